@@ -1,0 +1,107 @@
+/* decode.c - options, the decoder table, and detect-then-decode. */
+#include <stdio.h>
+#include <string.h>
+#include "pb.h"
+
+void pb_options_init(pb_options *o)
+{
+    memset(o, 0, sizeof *o);
+}
+
+void pb_options_resolve(pb_options *o)
+{
+    if (!o->max_decompressed_bytes) o->max_decompressed_bytes = PB_DEFAULT_MAX_DECOMPRESSED;
+    if (!o->max_record_size) o->max_record_size = PB_DEFAULT_MAX_RECORD;
+    if (!o->max_stack_depth) o->max_stack_depth = PB_DEFAULT_MAX_STACK_DEPTH;
+    if (!o->max_strings) o->max_strings = PB_DEFAULT_MAX_STRINGS;
+    if (!o->max_frames) o->max_frames = PB_DEFAULT_MAX_FRAMES;
+}
+
+/* One line per decoder; a format without one here is "recognised but not
+ * yet supported". */
+pb_decoder_fn pb_decoder_for(pb_format f)
+{
+    switch (f) {
+    case PB_FMT_NYTPROF: return pb_read_nytprof;
+    case PB_FMT_PYNYTPROF: return pb_have_pynytprof ? pb_read_pynytprof : NULL;
+    case PB_FMT_EASYPROFILER: return pb_have_easyprofiler ? pb_read_easyprofiler : NULL;
+    case PB_FMT_TACHYON: return pb_have_tachyon ? pb_read_tachyon : NULL;
+    case PB_FMT_STATPROFILER: return pb_have_statprofiler ? pb_read_statprofiler : NULL;
+    default: return NULL;
+    }
+}
+
+static pb_status run(pb_source *src, const char *name, pb_format format, const pb_options *opt_in,
+                     pb_sink *sink, pb_error *err)
+{
+    pb_options opt;
+    pb_decoder_fn fn;
+    pb_status st;
+    if (opt_in)
+        opt = *opt_in;
+    else
+        pb_options_init(&opt);
+    pb_options_resolve(&opt);
+    src->max_inflated = opt.max_decompressed_bytes;
+    src->max_window = opt.max_record_size;
+    if (format == PB_FMT_UNKNOWN) {
+        pb_format_info info;
+        size_t n;
+        size_t want = 4096;
+        if (pb_src_size(src) != UINT64_MAX && pb_src_size(src) < want)
+            want = (size_t)pb_src_size(src);
+        pb_src_need(src, want);
+        if (err->status)
+            return err->status;
+        n = pb_src_avail(src);
+        pb_detect_bytes(src->p, n, &info);
+        if (info.format == PB_FMT_UNKNOWN) {
+            err->format = "profbridge";
+            if (n == 0)
+                return pb_fail(err, PB_ERR_CORRUPT, 0, "empty file: not a profile");
+            return pb_fail(err, PB_ERR_CORRUPT, 0,
+                           "not a profile this distribution recognises (NYTProf, Pynytprof, EasyProfiler, "
+                           "Tachyon, StatProfiler); first bytes %02x %02x %02x %02x",
+                           n > 0 ? src->p[0] : 0, n > 1 ? src->p[1] : 0, n > 2 ? src->p[2] : 0,
+                           n > 3 ? src->p[3] : 0);
+        }
+        format = info.format;
+    }
+    err->format = pb_format_name(format);
+    src->format = err->format;
+    fn = pb_decoder_for(format);
+    if (!fn)
+        return pb_fail(err, PB_ERR_UNSUPPORTED, 0,
+                       "%s files are recognised but not yet supported by this version (%s)",
+                       pb_format_name(format), PB_VERSION_STRING);
+    (void)name;
+    st = fn(src, &opt, sink, err);
+    if (st != PB_OK && err->status == PB_OK)
+        err->status = st;
+    return st;
+}
+
+pb_status pb_decode_file(const char *path, pb_format format, const pb_options *opt, pb_sink *sink, pb_error *err)
+{
+    pb_source src;
+    pb_status st;
+    pb_error_init(err, format ? pb_format_name(format) : "profbridge", path);
+    st = pb_src_open_file(&src, path, err);
+    if (st != PB_OK)
+        return st;
+    st = run(&src, path, format, opt, sink, err);
+    pb_src_close(&src);
+    return st;
+}
+
+pb_status pb_decode_mem(const void *data, size_t len, const char *name, pb_format format, const pb_options *opt,
+                        pb_sink *sink, pb_error *err)
+{
+    pb_source src;
+    pb_status st;
+    pb_error_init(err, format ? pb_format_name(format) : "profbridge", name);
+    pb_src_open_mem(&src, data, len, err);
+    st = run(&src, name, format, opt, sink, err);
+    pb_src_close(&src);
+    return st;
+}

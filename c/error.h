@@ -1,0 +1,56 @@
+/* error.h - the one error record every C function fills.
+ *
+ * C code never prints, croaks or exits: it returns a status (pb_status) and
+ * fills a pb_error.  The XS glue turns that into one exception whose text is
+ *     "<format>: <class>: <what> at byte <offset> of <file>"
+ * (pb_error_format() builds exactly that line).
+ */
+#ifndef PB_ERROR_H
+#define PB_ERROR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+    PB_OK = 0,
+    PB_ERR_TRUNCATED,   /* input ended inside a record */
+    PB_ERR_CORRUPT,     /* bytes that can't be valid */
+    PB_ERR_UNSUPPORTED, /* a valid file of a version/feature we don't read */
+    PB_ERR_LIMIT,       /* a resource limit tripped */
+    PB_ERR_IO,          /* the OS refused: open/read/write/rename */
+    PB_ERR_ABORT        /* the sink asked to stop (e.g. a Perl callback died) */
+} pb_status;
+
+#define PB_ERR_MSG_MAX 512
+#define PB_ERR_FILE_MAX 1024
+
+typedef struct {
+    pb_status status;
+    const char *format;          /* "nytprof", "tachyon", ... (static string) */
+    uint64_t offset;             /* byte offset in the input where it was detected */
+    int has_offset;
+    char message[PB_ERR_MSG_MAX];/* <what>: names the record and what was expected */
+    char file[PB_ERR_FILE_MAX];  /* the input's name */
+} pb_error;
+
+/* "truncated", "corrupt", "unsupported", "limit", "io", "abort" */
+const char *pb_status_class(pb_status st);
+
+void pb_error_init(pb_error *e, const char *format, const char *file);
+/* Fill the record (first error wins: a second call does not overwrite) and
+ * return st, so decoders can `return pb_fail(...)`. */
+pb_status pb_fail(pb_error *e, pb_status st, uint64_t offset, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+/* Same, for errors that have no meaningful offset (open failures). */
+pb_status pb_fail_nooff(pb_error *e, pb_status st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* Write the one-line message into buf ("<format>: <class>: <what> at byte N of F"). */
+void pb_error_format(const pb_error *e, char *buf, size_t bufsize);
+
+#endif

@@ -1,0 +1,96 @@
+/* pb.h - Devel::ProfileBridge C core: options, format detection, decoders.
+ *
+ * Every decoder has the same shape:
+ *     pb_status pb_read_<format>(pb_source *src, const pb_options *opt,
+ *                                pb_sink *sink, pb_error *err);
+ * It reads src from its current position (just after nothing: decoders
+ * read and check their own magic), sends chunks to sink, and returns PB_OK
+ * or fills err.  pb_decode_file() / pb_decode_mem() detect the format and
+ * dispatch through the table in decode.c.
+ */
+#ifndef PB_H
+#define PB_H
+
+#include "chunk.h"
+#include "error.h"
+#include "source.h"
+
+#define PB_VERSION_STRING "0.01"
+
+typedef struct {
+    /* resource limits (0 = use the default below) */
+    uint64_t max_decompressed_bytes; /* per compressed view */
+    uint64_t max_record_size;        /* largest single record / string */
+    uint32_t max_stack_depth;        /* frames in one sample / nesting depth */
+    uint32_t max_strings;            /* string table entries, unique names */
+    uint32_t max_frames;             /* frame table entries, unique frames */
+
+    /* selection */
+    int have_thread;                 /* only this thread (sampling/span formats) */
+    uint64_t thread_id;
+    const char *thread_name;         /* or by name (EasyProfiler) */
+
+    int salvage;                     /* deliver what came before a truncation, then warn */
+} pb_options;
+
+#define PB_DEFAULT_MAX_DECOMPRESSED (UINT64_C(4) << 30)  /* 4 GiB */
+#define PB_DEFAULT_MAX_RECORD       (UINT64_C(256) << 20) /* 256 MiB */
+#define PB_DEFAULT_MAX_STACK_DEPTH  4096
+#define PB_DEFAULT_MAX_STRINGS      50000000u
+#define PB_DEFAULT_MAX_FRAMES       50000000u
+
+void pb_options_init(pb_options *o);
+/* fill zeros with defaults */
+void pb_options_resolve(pb_options *o);
+
+/* ---- formats ---------------------------------------------------------- */
+typedef enum {
+    PB_FMT_UNKNOWN = 0,
+    PB_FMT_NYTPROF,
+    PB_FMT_PYNYTPROF,
+    PB_FMT_EASYPROFILER,
+    PB_FMT_TACHYON,
+    PB_FMT_STATPROFILER,
+    PB_FMT_COUNT
+} pb_format;
+
+typedef struct {
+    pb_format format;
+    const char *name;       /* "nytprof", ... or NULL when unknown */
+    char version[32];       /* "5.0", "2.1.0", "1", ... ("" unknown) */
+    int compressed;         /* 1 zlib/zstd/snappy in use, 0 not, -1 unknown */
+    char compression[16];   /* "zlib", "zstd", "snappy", "none" */
+    char byte_order[8];     /* "little", "big" or "" */
+    char dialect[8];        /* Pynytprof: "A".."D" */
+    int supported;          /* a decoder exists in this build */
+} pb_format_info;
+
+const char *pb_format_name(pb_format f);
+pb_format pb_format_from_name(const char *name);
+
+/* Sniff the first bytes (as many as are there, up to 4096 is plenty). */
+void pb_detect_bytes(const unsigned char *p, size_t len, pb_format_info *info);
+/* Open, sniff, close. PB_ERR_IO if the file can't be read. */
+pb_status pb_detect_file(const char *path, pb_format_info *info, pb_error *err);
+
+/* ---- decoding --------------------------------------------------------- */
+typedef pb_status (*pb_decoder_fn)(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
+/* NULL when there is no decoder for f in this build */
+pb_decoder_fn pb_decoder_for(pb_format f);
+
+/* Detect (unless format != PB_FMT_UNKNOWN) and decode a whole file or buffer. */
+pb_status pb_decode_file(const char *path, pb_format format, const pb_options *opt,
+                         pb_sink *sink, pb_error *err);
+pb_status pb_decode_mem(const void *data, size_t len, const char *name, pb_format format,
+                        const pb_options *opt, pb_sink *sink, pb_error *err);
+
+/* decoders: each c/read_<format>.c defines its function and pb_have_<format>
+ * (0 while the file is a placeholder) */
+pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
+pb_status pb_read_pynytprof(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
+pb_status pb_read_easyprofiler(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
+pb_status pb_read_tachyon(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
+pb_status pb_read_statprofiler(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
+extern const int pb_have_pynytprof, pb_have_easyprofiler, pb_have_tachyon, pb_have_statprofiler;
+
+#endif

@@ -1,0 +1,413 @@
+/* read_nytprof.c - Devel::NYTProf v5 decoder (../shared/specs/nytprof-format.md).
+ *
+ * Produces exactly the chunk stream NYTProf 6.12's for_chunks delivers:
+ * VERSION from the first line, then one chunk per tag byte until EOF; text
+ * chunks anywhere; after `z` the rest of the file is one zlib stream.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "nytp_codec.h"
+#include "pb.h"
+
+typedef struct {
+    pb_source *s;
+    pb_error *err;
+    pb_sink *sink;
+    const char *what;    /* record being read, for messages */
+    uint64_t rec_off;    /* where it started */
+    char *scratch[2];    /* copies of strings that later reads could move */
+    size_t scap[2];
+    int deflated;
+} nyt_rd;
+
+static pb_status short_read(nyt_rd *r, int got, size_t need, const char *field)
+{
+    if (got < 0)
+        return r->err->status;
+    return pb_fail(r->err, PB_ERR_TRUNCATED, pb_src_offset(r->s),
+                   "%s record needs %zu more byte%s for its %s, the input has %zu", r->what,
+                   need, need == 1 ? "" : "s", field, pb_src_avail(r->s));
+}
+
+static inline pb_status rd_u32(nyt_rd *r, uint32_t *v, const char *field)
+{
+    pb_source *s = r->s;
+    unsigned len;
+    int got;
+    if (s->end - s->p >= 5) {
+        len = nytp_u32_len(*s->p);
+    } else {
+        got = pb_src_need(s, 1);
+        if (got <= 0)
+            return short_read(r, got, 1, field);
+        len = nytp_u32_len(*s->p);
+        got = pb_src_need(s, len);
+        if (got <= 0)
+            return short_read(r, got, len, field);
+    }
+    *v = nytp_u32_decode(s->p);
+    s->p += len;
+    return PB_OK;
+}
+
+static inline pb_status rd_nv(nyt_rd *r, double *v, const char *field)
+{
+    int got = pb_src_need(r->s, 8);
+    if (got <= 0)
+        return short_read(r, got, 8, field);
+    *v = nytp_nv_decode(r->s->p);
+    r->s->p += 8;
+    return PB_OK;
+}
+
+/* Read a string; if keep >= 0 it is copied to scratch[keep] so that later
+ * reads of the same record cannot move it. */
+static pb_status rd_str(nyt_rd *r, pb_str *out, int keep, const char *field)
+{
+    pb_source *s = r->s;
+    unsigned char prefix;
+    uint32_t len;
+    int got;
+    pb_status st;
+    got = pb_src_need(s, 1);
+    if (got <= 0)
+        return short_read(r, got, 1, field);
+    prefix = *s->p;
+    if (prefix != NYTP_STRING && prefix != NYTP_STRING_UTF8)
+        return pb_fail(r->err, PB_ERR_CORRUPT, pb_src_offset(s),
+                       "%s record: %s should start with a string prefix (0x27 or 0x22), found 0x%02x",
+                       r->what, field, prefix);
+    s->p++;
+    if ((st = rd_u32(r, &len, field)) != PB_OK)
+        return st;
+    got = pb_src_need(s, len);
+    if (got <= 0)
+        return short_read(r, got, len, field);
+    if (keep >= 0) {
+        if (r->scap[keep] < (size_t)len + 1) {
+            size_t ncap = (size_t)len + 1 < 256 ? 256 : (size_t)len + 1;
+            char *nb = (char *)realloc(r->scratch[keep], ncap);
+            if (!nb)
+                return pb_fail(r->err, PB_ERR_LIMIT, pb_src_offset(s), "out of memory");
+            r->scratch[keep] = nb;
+            r->scap[keep] = ncap;
+        }
+        memcpy(r->scratch[keep], s->p, len);
+        r->scratch[keep][len] = '\0';
+        *out = pb_str_make(r->scratch[keep], len, prefix == NYTP_STRING_UTF8);
+    } else {
+        *out = pb_str_make((const char *)s->p, len, prefix == NYTP_STRING_UTF8);
+    }
+    s->p += len;
+    return PB_OK;
+}
+
+/* A text chunk: the bytes up to and including "\n".  *len includes it. */
+static pb_status rd_line(nyt_rd *r, const char **line, size_t *len)
+{
+    pb_source *s = r->s;
+    size_t scanned = 0;
+    for (;;) {
+        const unsigned char *nl;
+        size_t avail = pb_src_avail(s);
+        int got;
+        if (avail > scanned) {
+            nl = (const unsigned char *)memchr(s->p + scanned, '\n', avail - scanned);
+            if (nl) {
+                *line = (const char *)s->p;
+                *len = (size_t)(nl - s->p) + 1;
+                s->p = nl + 1;
+                return PB_OK;
+            }
+            scanned = avail;
+        }
+        got = pb_src_need(s, avail + 1);
+        if (got <= 0) {
+            if (got < 0)
+                return r->err->status;
+            return pb_fail(r->err, PB_ERR_TRUNCATED, pb_src_offset(s) + avail,
+                           "%s text has no terminating newline", r->what);
+        }
+    }
+}
+
+static pb_status text_chunk(nyt_rd *r, unsigned char tag)
+{
+    const char *line;
+    size_t len;
+    pb_chunk c;
+    pb_status st;
+    const char *eq;
+    r->what = tag == '#' ? "COMMENT" : tag == ':' ? "ATTRIBUTE" : "OPTION";
+    if ((st = rd_line(r, &line, &len)) != PB_OK)
+        return st;
+    if (tag == '#') {
+        pb_chunk_comment(&c, pb_str_make(line, len, 0));
+        return pb_emit(r->sink, &c) ? PB_ERR_ABORT : PB_OK;
+    }
+    eq = (const char *)memchr(line, '=', len - 1);
+    if (!eq) {
+        /* NYTProf logs "attribute malformed" and skips it */
+        if (r->sink->warn) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "nytprof: %s malformed (no '=') at byte %llu, skipped",
+                     r->what, (unsigned long long)r->rec_off);
+            r->sink->warn(r->sink, msg);
+        }
+        return PB_OK;
+    }
+    {
+        pb_str key = pb_str_make(line, (size_t)(eq - line), 0);
+        pb_str val = pb_str_make(eq + 1, len - 1 - (size_t)(eq + 1 - line), 0);
+        if (tag == ':' && key.len == 7 && memcmp(key.ptr, "nv_size", 7) == 0 &&
+            !(val.len == 1 && val.ptr[0] == '8'))
+            return pb_fail(r->err, PB_ERR_UNSUPPORTED, r->rec_off,
+                           "profile written with nv_size=%.*s; this reader handles nv_size=8 (IEEE double)",
+                           (int)(val.len > 20 ? 20 : val.len), val.ptr);
+        if (tag == ':')
+            pb_chunk_attribute(&c, key, val);
+        else
+            pb_chunk_option(&c, key, val);
+    }
+    return pb_emit(r->sink, &c) ? PB_ERR_ABORT : PB_OK;
+}
+
+static pb_status read_header(nyt_rd *r)
+{
+    const char *line;
+    size_t len;
+    pb_status st;
+    int major = -1, minor = -1, n = 0;
+    char tmp[64];
+    pb_chunk c;
+    r->what = "header";
+    if (pb_src_need(r->s, 8) <= 0 || memcmp(r->s->p, "NYTProf ", 8) != 0) {
+        if (r->err->status)
+            return r->err->status;
+        return pb_fail(r->err, PB_ERR_CORRUPT, pb_src_offset(r->s),
+                       "not a NYTProf file: it does not start with \"NYTProf \"");
+    }
+    if ((st = rd_line(r, &line, &len)) != PB_OK)
+        return st;
+    if (len >= sizeof tmp)
+        return pb_fail(r->err, PB_ERR_CORRUPT, 0, "header line is %zu bytes long", len);
+    memcpy(tmp, line, len);
+    tmp[len] = '\0';
+    if (sscanf(tmp, "NYTProf %d %d\n%n", &major, &minor, &n) < 2 || major < 0 || minor < 0)
+        return pb_fail(r->err, PB_ERR_CORRUPT, 0, "header line is not \"NYTProf <major> <minor>\"");
+    if (major != 5)
+        return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0,
+                       "NYTProf file format version %d.%d; this reader handles major version 5", major, minor);
+    if (minor > 0 && r->sink->warn) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "nytprof: file format version 5.%d is newer than 5.0; reading it anyway", minor);
+        r->sink->warn(r->sink, msg);
+    }
+    pb_chunk_version(&c, (uint32_t)major, (uint32_t)minor);
+    return pb_emit(r->sink, &c) ? PB_ERR_ABORT : PB_OK;
+}
+
+#define TRY(x) do { if ((st = (x)) != PB_OK) goto done; } while (0)
+#define EMIT() do { if (pb_emit(sink, &c)) { st = PB_ERR_ABORT; goto done; } } while (0)
+
+pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
+{
+    nyt_rd r;
+    pb_status st;
+    pb_chunk c;
+    (void)opt;
+    memset(&r, 0, sizeof r);
+    r.s = src;
+    r.err = err;
+    r.sink = sink;
+    memset(&c, 0, sizeof c);
+
+    TRY(read_header(&r));
+    for (;;) {
+        unsigned char tag;
+        int got;
+        if (src->p < src->end) {
+            got = 1;
+        } else {
+            got = pb_src_need(src, 1);
+            if (got < 0) {
+                st = err->status;
+                goto done;
+            }
+            if (got == 0)
+                break; /* clean end of stream */
+        }
+        r.rec_off = pb_src_offset(src);
+        tag = *src->p++;
+        switch (tag) {
+        case '+':
+            r.what = "TIME_LINE";
+            {
+                uint32_t t, fid, line;
+                TRY(rd_u32(&r, &t, "ticks"));
+                TRY(rd_u32(&r, &fid, "fid"));
+                TRY(rd_u32(&r, &line, "line"));
+                pb_chunk_time_line(&c, (int32_t)t, fid, line);
+            }
+            EMIT();
+            break;
+        case '-':
+            pb_chunk_discount(&c);
+            EMIT();
+            break;
+        case '<':
+            r.what = "SUB_RETURN";
+            {
+                uint32_t depth;
+                double incl = 0, excl = 0;
+                pb_str name;
+                TRY(rd_u32(&r, &depth, "depth"));
+                TRY(rd_nv(&r, &incl, "inclusive ticks"));
+                TRY(rd_nv(&r, &excl, "exclusive ticks"));
+                TRY(rd_str(&r, &name, -1, "sub name"));
+                pb_chunk_sub_return(&c, depth, incl, excl, name);
+            }
+            EMIT();
+            break;
+        case '>':
+            r.what = "SUB_ENTRY";
+            {
+                uint32_t fid, line;
+                TRY(rd_u32(&r, &fid, "fid"));
+                TRY(rd_u32(&r, &line, "line"));
+                pb_chunk_sub_entry(&c, fid, line);
+            }
+            EMIT();
+            break;
+        case '*':
+            r.what = "TIME_BLOCK";
+            {
+                uint32_t t, fid, line, bl, sl;
+                TRY(rd_u32(&r, &t, "ticks"));
+                TRY(rd_u32(&r, &fid, "fid"));
+                TRY(rd_u32(&r, &line, "line"));
+                TRY(rd_u32(&r, &bl, "block line"));
+                TRY(rd_u32(&r, &sl, "sub line"));
+                pb_chunk_time_block(&c, (int32_t)t, fid, line, bl, sl);
+            }
+            EMIT();
+            break;
+        case '@':
+            r.what = "NEW_FID";
+            {
+                uint32_t v[6];
+                pb_str name;
+                TRY(rd_u32(&r, &v[0], "fid"));
+                TRY(rd_u32(&r, &v[1], "eval fid"));
+                TRY(rd_u32(&r, &v[2], "eval line"));
+                TRY(rd_u32(&r, &v[3], "flags"));
+                TRY(rd_u32(&r, &v[4], "size"));
+                TRY(rd_u32(&r, &v[5], "mtime"));
+                TRY(rd_str(&r, &name, -1, "file name"));
+                pb_chunk_new_fid(&c, v[0], v[1], v[2], v[3], v[4], v[5], name);
+            }
+            EMIT();
+            break;
+        case 'S':
+            r.what = "SRC_LINE";
+            {
+                uint32_t fid, line;
+                pb_str text;
+                TRY(rd_u32(&r, &fid, "fid"));
+                TRY(rd_u32(&r, &line, "line"));
+                TRY(rd_str(&r, &text, -1, "source text"));
+                pb_chunk_src_line(&c, fid, line, text);
+            }
+            EMIT();
+            break;
+        case 's':
+            r.what = "SUB_INFO";
+            {
+                uint32_t fid, first, last;
+                pb_str name;
+                TRY(rd_u32(&r, &fid, "fid"));
+                TRY(rd_str(&r, &name, 0, "sub name"));
+                TRY(rd_u32(&r, &first, "first line"));
+                TRY(rd_u32(&r, &last, "last line"));
+                pb_chunk_sub_info(&c, fid, first, last, name);
+            }
+            EMIT();
+            break;
+        case 'c':
+            r.what = "SUB_CALLERS";
+            {
+                uint32_t fid, line, count, depth;
+                double incl = 0, excl = 0, reci = 0;
+                pb_str caller, called;
+                TRY(rd_u32(&r, &fid, "fid"));
+                TRY(rd_u32(&r, &line, "line"));
+                TRY(rd_str(&r, &caller, 0, "caller name"));
+                TRY(rd_u32(&r, &count, "call count"));
+                TRY(rd_nv(&r, &incl, "inclusive time"));
+                TRY(rd_nv(&r, &excl, "exclusive time"));
+                TRY(rd_nv(&r, &reci, "recursive time"));
+                TRY(rd_u32(&r, &depth, "recursion depth"));
+                TRY(rd_str(&r, &called, -1, "called sub name"));
+                pb_chunk_sub_callers(&c, fid, line, count, incl, excl, reci, depth, called, caller);
+            }
+            EMIT();
+            break;
+        case 'P':
+            r.what = "PID_START";
+            {
+                uint32_t pid, ppid;
+                double t = 0;
+                TRY(rd_u32(&r, &pid, "pid"));
+                TRY(rd_u32(&r, &ppid, "ppid"));
+                TRY(rd_nv(&r, &t, "start time"));
+                pb_chunk_pid_start(&c, pid, ppid, t);
+            }
+            EMIT();
+            break;
+        case 'p':
+            r.what = "PID_END";
+            {
+                uint32_t pid;
+                double t = 0;
+                TRY(rd_u32(&r, &pid, "pid"));
+                TRY(rd_nv(&r, &t, "end time"));
+                pb_chunk_pid_end(&c, pid, t);
+            }
+            EMIT();
+            break;
+        case '#':
+        case ':':
+        case '!':
+            TRY(text_chunk(&r, tag));
+            break;
+        case 'z':
+            if (r.deflated) {
+                st = pb_fail(err, PB_ERR_CORRUPT, r.rec_off,
+                             "second START_DEFLATE ('z') inside the compressed stream");
+                goto done;
+            }
+            pb_chunk_start_deflate(&c);
+            EMIT();
+            r.deflated = 1;
+            TRY(pb_src_start_zlib(src));
+            break;
+        default:
+            if (tag == NYTP_STRING || tag == NYTP_STRING_UTF8)
+                st = pb_fail(err, PB_ERR_CORRUPT, r.rec_off,
+                             "a string prefix (0x%02x) where a tag byte was expected", tag);
+            else if (tag >= 0x20 && tag < 0x7f)
+                st = pb_fail(err, PB_ERR_CORRUPT, r.rec_off, "unknown tag 0x%02x ('%c')", tag, tag);
+            else
+                st = pb_fail(err, PB_ERR_CORRUPT, r.rec_off, "unknown tag 0x%02x", tag);
+            goto done;
+        }
+    }
+    st = PB_OK;
+done:
+    free(r.scratch[0]);
+    free(r.scratch[1]);
+    if (st == PB_ERR_ABORT && err->status == PB_OK)
+        err->status = PB_ERR_ABORT;
+    return st;
+}

@@ -1,0 +1,61 @@
+/* samples.h - the stack-sample layer shared by the sampling formats.
+ *
+ * Sampling decoders (Tachyon, StatProfiler) do not build chunks themselves:
+ * they describe frames once (interned to a small integer id) and then hand
+ * over samples as arrays of frame ids, innermost first.  Consumers:
+ *   - fold_samples.c: samples -> NYTProf chunks (fids, subs, TIME_LINE,
+ *     SUB_CALLERS edges) sent to a pb_sink;
+ *   - write_statprofiler.c: samples -> StatProfiler records;
+ *   - collapsed stacks (flamegraph.pl input).
+ *
+ * Memory in every consumer grows with unique frames/stacks/edges, never with
+ * the number of samples.
+ */
+#ifndef PB_SAMPLES_H
+#define PB_SAMPLES_H
+
+#include "pb.h"
+
+typedef enum {
+    PB_FRAME_SUB = 0,  /* a function/sub with a source file */
+    PB_FRAME_XSUB,     /* native code with no source (StatProfiler xsub) */
+    PB_FRAME_MAIN,     /* top-level code of a file (StatProfiler main frame) */
+    PB_FRAME_EVAL,     /* string-eval code, file "(eval N)" */
+    PB_FRAME_SYNTHETIC /* Tachyon "~" frames: <GC>, <native>, ... */
+} pb_frame_kind;
+
+typedef struct {
+    pb_frame_kind kind;
+    pb_str package;     /* "pkg::mod" ("" for none) */
+    pb_str name;        /* "Class::method", "<GC>", "__ANON__"; sub name = package::name */
+    pb_str file;        /* source file as recorded ("" for none) */
+    int32_t line;       /* line executing in this frame (0/-1 unknown) */
+    int32_t first_line; /* first line of the function (0/-1 unknown) */
+} pb_frame;
+
+typedef struct pb_sample_sink pb_sample_sink;
+struct pb_sample_sink {
+    /* Header facts, before any sample: an ATTRIBUTE-style key/value. */
+    pb_status (*attribute)(pb_sample_sink *self, const char *key, pb_str value);
+    /* Intern a frame; *id receives a dense id (0..).  The same frame
+     * content may be interned more than once; consumers dedupe. */
+    pb_status (*frame)(pb_sample_sink *self, const pb_frame *fr, uint32_t *id);
+    /* A thread/process appears: key is what samples use; label is its id
+     * as text (tid, pid); parent_key is 0 when none.  Optional to call:
+     * consumers create threads on first sample too. */
+    pb_status (*thread)(pb_sample_sink *self, uint64_t key, uint32_t pid, uint32_t ppid, const char *label);
+    /* One sample: ids innermost first; weight = number of ticks it stands
+     * for; timestamp in the source's unit (µs), 0 if unknown. */
+    pb_status (*sample)(pb_sample_sink *self, uint64_t thread_key, const uint32_t *ids, uint32_t depth,
+                        uint64_t weight, uint64_t timestamp);
+    /* Text that is not a sample: sections, eval source, metadata.  kind is
+     * "section_start", "section_end", "eval_source", "metadata"; n is the
+     * eval number for eval_source. */
+    pb_status (*note)(pb_sample_sink *self, const char *kind, pb_str a, pb_str b, uint32_t n);
+    /* End of input: flush everything. */
+    pb_status (*finish)(pb_sample_sink *self);
+    pb_error *err;
+    void *ctx;
+};
+
+#endif

@@ -1,0 +1,457 @@
+/* source.c - bounded-memory byte source with zlib / zstd views. */
+#define _FILE_OFFSET_BITS 64
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <zlib.h>
+#include <zstd.h>
+#include "pb.h"
+#include "source.h"
+
+#define PLAIN_BUF  (64 * 1024)
+#define VIEW_BUF   (256 * 1024)
+#define RAW_BUF    (64 * 1024)
+
+static void reset(pb_source *s, pb_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->raw_limit = UINT64_MAX;
+    s->raw_size = UINT64_MAX;
+    s->max_window = PB_DEFAULT_MAX_RECORD;
+    s->max_inflated = PB_DEFAULT_MAX_DECOMPRESSED;
+    s->err = err;
+    s->format = err && err->format ? err->format : "profbridge";
+}
+
+pb_status pb_src_open_file(pb_source *s, const char *path, pb_error *err)
+{
+    struct stat st;
+    reset(s, err);
+    s->fp = fopen(path, "rb");
+    if (!s->fp)
+        return pb_fail_nooff(err, PB_ERR_IO, "cannot open: %s", strerror(errno));
+    s->own_fp = 1;
+    if (fstat(fileno(s->fp), &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            fclose(s->fp);
+            s->fp = NULL;
+            return pb_fail_nooff(err, PB_ERR_IO, "cannot read: is a directory");
+        }
+        if (S_ISREG(st.st_mode))
+            s->raw_size = (uint64_t)st.st_size;
+    }
+    s->cap = PLAIN_BUF;
+    s->buf = (unsigned char *)malloc(s->cap);
+    if (!s->buf) {
+        fclose(s->fp);
+        s->fp = NULL;
+        return pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
+    }
+    s->base = s->p = s->end = s->buf;
+    return PB_OK;
+}
+
+void pb_src_open_mem(pb_source *s, const void *data, size_t len, pb_error *err)
+{
+    reset(s, err);
+    s->mem = (const unsigned char *)data;
+    s->mem_len = len;
+    s->raw_size = len;
+    s->base = s->p = s->mem;
+    s->end = s->mem + len;
+    s->raw_pos = len;
+}
+
+static void end_view(pb_source *s)
+{
+    if (s->zstate) {
+        if (s->view == PB_VIEW_ZLIB) {
+            inflateEnd((z_stream *)s->zstate);
+            free(s->zstate);
+        } else if (s->view == PB_VIEW_ZSTD) {
+            ZSTD_freeDStream((ZSTD_DStream *)s->zstate);
+        }
+        s->zstate = NULL;
+    }
+}
+
+void pb_src_close(pb_source *s)
+{
+    end_view(s);
+    if (s->fp && s->own_fp)
+        fclose(s->fp);
+    s->fp = NULL;
+    free(s->buf);
+    s->buf = NULL;
+    free(s->rawbuf);
+    s->rawbuf = NULL;
+    s->p = s->end = s->base = NULL;
+}
+
+/* Read raw input bytes (file or memory) honouring raw_limit. */
+static size_t raw_read(pb_source *s, unsigned char *dst, size_t max)
+{
+    size_t got;
+    if (s->raw_limit != UINT64_MAX) {
+        if (s->raw_pos >= s->raw_limit)
+            return 0;
+        if ((uint64_t)max > s->raw_limit - s->raw_pos)
+            max = (size_t)(s->raw_limit - s->raw_pos);
+    }
+    if (max == 0)
+        return 0;
+    if (s->mem) {
+        if (s->raw_pos >= s->mem_len)
+            return 0;
+        got = s->mem_len - (size_t)s->raw_pos;
+        if (got > max)
+            got = max;
+        memcpy(dst, s->mem + s->raw_pos, got);
+    } else {
+        if (s->raw_eof)
+            return 0;
+        got = fread(dst, 1, max, s->fp);
+        if (got < max) {
+            if (ferror(s->fp)) {
+                pb_fail(s->err, PB_ERR_IO, s->raw_pos + got, "read error: %s", strerror(errno));
+                return (size_t)-1;
+            }
+            s->raw_eof = 1;
+        }
+    }
+    s->raw_pos += got;
+    return got;
+}
+
+/* Move unread bytes to the start of buf (allocating buf for memory inputs
+ * that switched to a view) and make room for n bytes if n is allowed. */
+static int compact_and_grow(pb_source *s, size_t n)
+{
+    size_t avail = (size_t)(s->end - s->p);
+    s->buf_off += (uint64_t)(s->p - s->base);
+    if (s->buf && s->p != s->buf && avail)
+        memmove(s->buf, s->p, avail);
+    s->base = s->p = s->buf;
+    s->end = s->buf + avail;
+    (void)n;
+    return 0;
+}
+
+/* Grow the window only when it is full of real bytes: never more than twice
+ * what actually arrived. */
+static int grow_if_full(pb_source *s, size_t n)
+{
+    size_t avail = (size_t)(s->end - s->p);
+    size_t ncap;
+    unsigned char *nb;
+    if (avail < s->cap)
+        return 0;
+    if ((uint64_t)n > s->max_window) {
+        pb_fail(s->err, PB_ERR_LIMIT, pb_src_offset(s),
+                "record of %llu bytes exceeds max_record_size (%llu)", (unsigned long long)n,
+                (unsigned long long)s->max_window);
+        return -1;
+    }
+    ncap = s->cap * 2;
+    if (ncap < s->cap || (uint64_t)ncap > s->max_window + 1024)
+        ncap = (size_t)s->max_window + 1024;
+    nb = (unsigned char *)realloc(s->buf, ncap);
+    if (!nb) {
+        pb_fail(s->err, PB_ERR_LIMIT, pb_src_offset(s), "out of memory growing the read window to %zu bytes", ncap);
+        return -1;
+    }
+    s->buf = nb;
+    s->cap = ncap;
+    s->base = s->p = nb;
+    s->end = nb + avail;
+    return 0;
+}
+
+static int fill_plain(pb_source *s, size_t n)
+{
+    if (s->mem) {
+        /* the whole (limited) block is already in the window */
+        return 0;
+    }
+    /* a record that cannot fit in what remains of the file is truncated,
+     * whatever its size: say so without buffering the rest of the file */
+    if (s->raw_size != UINT64_MAX) {
+        uint64_t lim = s->raw_limit < s->raw_size ? s->raw_limit : s->raw_size;
+        uint64_t left = lim > s->raw_pos ? lim - s->raw_pos : 0;
+        if ((uint64_t)(s->end - s->p) + left < (uint64_t)n)
+            return 0;
+    }
+    compact_and_grow(s, n);
+    while ((size_t)(s->end - s->p) < n) {
+        size_t got;
+        if (grow_if_full(s, n) < 0)
+            return -1;
+        got = raw_read(s, (unsigned char *)s->end, s->cap - (size_t)(s->end - s->buf));
+        if (got == (size_t)-1)
+            return -1;
+        if (got == 0)
+            return 0;
+        s->end += got;
+    }
+    return 1;
+}
+
+static int refill_raw(pb_source *s)
+{
+    size_t got;
+    if (s->rawoff < s->rawlen)
+        return 1;
+    s->rawoff = s->rawlen = 0;
+    got = raw_read(s, s->rawbuf, s->rawcap);
+    if (got == (size_t)-1)
+        return -1;
+    s->rawlen = got;
+    return got > 0;
+}
+
+static int check_inflated(pb_source *s, size_t produced)
+{
+    s->inflated += produced;
+    if (s->max_inflated && s->inflated > s->max_inflated) {
+        pb_fail(s->err, PB_ERR_LIMIT, pb_src_offset(s),
+                "decompressed data exceeds max_decompressed_bytes (%llu)", (unsigned long long)s->max_inflated);
+        return -1;
+    }
+    return 0;
+}
+
+static int fill_zlib(pb_source *s, size_t n)
+{
+    z_stream *z = (z_stream *)s->zstate;
+    compact_and_grow(s, n);
+    while ((size_t)(s->end - s->p) < n) {
+        int r, rr;
+        size_t room, produced;
+        if (s->z_done)
+            return 0;
+        if (grow_if_full(s, n) < 0)
+            return -1;
+        rr = refill_raw(s);
+        if (rr < 0)
+            return -1;
+        if (rr == 0) {
+            pb_fail(s->err, PB_ERR_TRUNCATED, pb_src_offset(s) + (uint64_t)(s->end - s->p),
+                    "zlib stream ends before its end marker (file truncated?)");
+            return -1;
+        }
+        room = s->cap - (size_t)(s->end - s->buf);
+        z->next_in = s->rawbuf + s->rawoff;
+        z->avail_in = (uInt)(s->rawlen - s->rawoff);
+        z->next_out = (Bytef *)s->end;
+        z->avail_out = (uInt)room;
+        r = inflate(z, Z_NO_FLUSH);
+        produced = room - z->avail_out;
+        s->rawoff = s->rawlen - z->avail_in;
+        s->end += produced;
+        if (check_inflated(s, produced) < 0)
+            return -1;
+        if (r == Z_STREAM_END) {
+            s->z_done = 1;
+        } else if (r == Z_BUF_ERROR) {
+            /* no progress possible with this input: need more raw bytes */
+            continue;
+        } else if (r != Z_OK) {
+            pb_fail(s->err, PB_ERR_CORRUPT, pb_src_offset(s) + (uint64_t)(s->end - s->p),
+                    "zlib inflate failed (%d: %s)", r, z->msg ? z->msg : "corrupt data");
+            return -1;
+        }
+    }
+    return 1;
+}
+
+static int fill_zstd(pb_source *s, size_t n)
+{
+    ZSTD_DStream *zd = (ZSTD_DStream *)s->zstate;
+    compact_and_grow(s, n);
+    while ((size_t)(s->end - s->p) < n) {
+        ZSTD_inBuffer in;
+        ZSTD_outBuffer out;
+        size_t r, room;
+        int rr;
+        if (grow_if_full(s, n) < 0)
+            return -1;
+        rr = refill_raw(s);
+        if (rr < 0)
+            return -1;
+        if (rr == 0) {
+            if (s->z_done)
+                return 0;
+            pb_fail(s->err, PB_ERR_TRUNCATED, pb_src_offset(s) + (uint64_t)(s->end - s->p),
+                    "incomplete zstd frame: data may be truncated");
+            return -1;
+        }
+        room = s->cap - (size_t)(s->end - s->buf);
+        in.src = s->rawbuf;
+        in.size = s->rawlen;
+        in.pos = s->rawoff;
+        out.dst = (void *)s->end;
+        out.size = room;
+        out.pos = 0;
+        r = ZSTD_decompressStream(zd, &out, &in);
+        if (ZSTD_isError(r)) {
+            pb_fail(s->err, PB_ERR_CORRUPT, pb_src_offset(s) + (uint64_t)(s->end - s->p),
+                    "zstd decompression error: %s", ZSTD_getErrorName(r));
+            return -1;
+        }
+        s->rawoff = in.pos;
+        s->end += out.pos;
+        if (check_inflated(s, out.pos) < 0)
+            return -1;
+        s->z_done = (r == 0);
+    }
+    return 1;
+}
+
+int pb_src_fill(pb_source *s, size_t n)
+{
+    if (s->err && s->err->status != PB_OK)
+        return -1;
+    switch (s->view) {
+    case PB_VIEW_ZLIB: return fill_zlib(s, n);
+    case PB_VIEW_ZSTD: return fill_zstd(s, n);
+    default: return fill_plain(s, n);
+    }
+}
+
+int pb_src_at_eof(pb_source *s)
+{
+    int r = pb_src_need(s, 1);
+    if (r < 0)
+        return -1;
+    return r == 0;
+}
+
+/* Hand over [p, end) as the start of the compressed input and empty the window. */
+static pb_status begin_view(pb_source *s, uint64_t raw_end)
+{
+    size_t left = (size_t)(s->end - s->p);
+    uint64_t off0 = pb_src_offset(s);
+    s->rawcap = RAW_BUF;
+    if (s->mem) {
+        /* memory: no staging of leftovers needed, just restart raw reads here */
+        s->raw_pos = (uint64_t)(s->p - s->mem);
+        left = 0;
+    }
+    if (left > s->rawcap)
+        s->rawcap = left;
+    s->rawbuf = (unsigned char *)malloc(s->rawcap);
+    if (!s->rawbuf)
+        return pb_fail(s->err, PB_ERR_LIMIT, off0, "out of memory");
+    if (left)
+        memcpy(s->rawbuf, s->p, left);
+    s->rawlen = left;
+    s->rawoff = 0;
+    if (raw_end != UINT64_MAX) {
+        /* leftovers already read past raw_end are cut off */
+        uint64_t start_raw = s->raw_pos - left;
+        if (raw_end < start_raw)
+            raw_end = start_raw;
+        if (raw_end - start_raw < left)
+            s->rawlen = (size_t)(raw_end - start_raw);
+        s->raw_limit = raw_end;
+    }
+    if (!s->buf || s->cap < VIEW_BUF) {
+        unsigned char *nb = (unsigned char *)realloc(s->buf, VIEW_BUF);
+        if (!nb)
+            return pb_fail(s->err, PB_ERR_LIMIT, off0, "out of memory");
+        s->buf = nb;
+        s->cap = VIEW_BUF;
+    }
+    s->buf_off = off0;
+    s->base = s->p = s->end = s->buf;
+    s->inflated = 0;
+    s->z_done = 0;
+    return PB_OK;
+}
+
+pb_status pb_src_start_zlib(pb_source *s)
+{
+    z_stream *z;
+    pb_status st = begin_view(s, UINT64_MAX);
+    if (st != PB_OK)
+        return st;
+    z = (z_stream *)calloc(1, sizeof *z);
+    if (!z)
+        return pb_fail(s->err, PB_ERR_LIMIT, pb_src_offset(s), "out of memory");
+    if (inflateInit2(z, 15) != Z_OK) {
+        free(z);
+        return pb_fail(s->err, PB_ERR_LIMIT, pb_src_offset(s), "zlib inflateInit2 failed");
+    }
+    s->zstate = z;
+    s->view = PB_VIEW_ZLIB;
+    return PB_OK;
+}
+
+pb_status pb_src_start_zstd(pb_source *s, uint64_t raw_end)
+{
+    ZSTD_DStream *zd;
+    pb_status st = begin_view(s, raw_end);
+    if (st != PB_OK)
+        return st;
+    zd = ZSTD_createDStream();
+    if (!zd)
+        return pb_fail(s->err, PB_ERR_LIMIT, pb_src_offset(s), "out of memory");
+    ZSTD_initDStream(zd);
+    s->zstate = zd;
+    s->view = PB_VIEW_ZSTD;
+    return PB_OK;
+}
+
+int pb_src_view_finished(const pb_source *s) { return s->z_done; }
+
+pb_status pb_src_seek(pb_source *s, uint64_t offset)
+{
+    if (s->view != PB_VIEW_PLAIN)
+        return pb_fail(s->err, PB_ERR_CORRUPT, pb_src_offset(s), "seek inside a compressed view");
+    if (s->raw_size != UINT64_MAX && offset > s->raw_size)
+        return pb_fail(s->err, PB_ERR_TRUNCATED, offset, "offset past the end of the file (size %llu)",
+                       (unsigned long long)s->raw_size);
+    if (s->mem) {
+        s->base = s->mem;
+        s->buf_off = 0;
+        s->p = s->mem + offset;
+        s->end = s->mem + s->mem_len;
+        if (s->raw_limit != UINT64_MAX && s->raw_limit < s->mem_len)
+            s->end = s->mem + (s->raw_limit > offset ? s->raw_limit : offset);
+        return PB_OK;
+    }
+    if (fseeko(s->fp, (off_t)offset, SEEK_SET) != 0)
+        return pb_fail(s->err, PB_ERR_IO, offset, "seek failed: %s", strerror(errno));
+    s->raw_pos = offset;
+    s->raw_eof = 0;
+    s->buf_off = offset;
+    s->base = s->p = s->end = s->buf;
+    return PB_OK;
+}
+
+void pb_src_set_limit(pb_source *s, uint64_t limit)
+{
+    s->raw_limit = limit;
+    if (s->view != PB_VIEW_PLAIN)
+        return;
+    if (s->mem) {
+        size_t e = limit < s->mem_len ? (size_t)limit : s->mem_len;
+        if (s->mem + e < s->p)
+            e = (size_t)(s->p - s->mem);
+        s->end = s->mem + e;
+        return;
+    }
+    /* cut buffered bytes that lie past the limit */
+    if (limit != UINT64_MAX) {
+        uint64_t end_off = s->buf_off + (uint64_t)(s->end - s->base);
+        if (end_off > limit) {
+            uint64_t keep = limit > pb_src_offset(s) ? limit - pb_src_offset(s) : 0;
+            s->end = s->p + keep;
+        }
+    } else if (s->raw_eof == 0) {
+        /* nothing to do: further reads go on */
+    }
+}

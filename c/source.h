@@ -1,0 +1,103 @@
+/* source.h - a byte source for decoders.
+ *
+ * Reads a file (in bounded memory: a window buffer that grows only when a
+ * single record needs more bytes than it holds, and only as far as bytes
+ * really arrive) or a memory block, tracks the logical byte offset for error
+ * messages, and can switch mid-stream to a zlib- or zstd-inflating view.
+ *
+ * Fast path: decoders read from src->p .. src->end directly after
+ * pb_src_need(src, n) said n bytes are there.  pb_src_need() returns:
+ *   1  n bytes are available at src->p
+ *   0  the input ended first (src->end - src->p bytes remain)
+ *  -1  an error (I/O, corrupt compressed data, limit) is in src->err
+ *
+ * Offsets: pb_src_offset() is the position in the logical stream, i.e. in
+ * the file for plain data, and raw-offset-of-the-view-start plus inflated
+ * bytes inside a compressed view (NYTProf's own "pos" counts the same way).
+ */
+#ifndef PB_SOURCE_H
+#define PB_SOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "error.h"
+
+typedef enum { PB_VIEW_PLAIN = 0, PB_VIEW_ZLIB, PB_VIEW_ZSTD } pb_view;
+
+typedef struct pb_source {
+    /* fast-path window: unread bytes are [p, end) */
+    const unsigned char *p;
+    const unsigned char *end;
+
+    /* window buffer (file input, or any compressed view) */
+    unsigned char *buf;
+    size_t cap;
+    uint64_t buf_off;        /* logical offset of the byte at `base` */
+    const unsigned char *base; /* start of the current window (buf or mem) */
+
+    /* raw input: a FILE* or a memory block */
+    FILE *fp;
+    int own_fp;
+    const unsigned char *mem;
+    size_t mem_len;
+    uint64_t raw_pos;        /* next raw byte to read from the input */
+    uint64_t raw_limit;      /* raw bytes past this are not part of the view (UINT64_MAX: none) */
+    uint64_t raw_size;       /* total raw size when known (files: fstat), else UINT64_MAX */
+    int raw_eof;
+
+    /* compressed view */
+    pb_view view;
+    void *zstate;            /* z_stream* or ZSTD_DStream* */
+    unsigned char *rawbuf;   /* compressed input staging */
+    size_t rawcap, rawlen, rawoff;
+    int z_done;              /* the compressed stream reported its end */
+    uint64_t inflated;       /* bytes produced by the current view */
+    uint64_t max_inflated;   /* limit: max_decompressed_bytes (0: none) */
+    uint64_t max_window;     /* limit: largest single record (max_record_size) */
+
+    pb_error *err;
+    const char *format;      /* for error messages */
+} pb_source;
+
+/* Open a file.  On failure returns PB_ERR_IO with the error filled. */
+pb_status pb_src_open_file(pb_source *s, const char *path, pb_error *err);
+/* Read from memory (not copied; must outlive the source). */
+void pb_src_open_mem(pb_source *s, const void *data, size_t len, pb_error *err);
+void pb_src_close(pb_source *s);
+
+/* Slow path of pb_src_need(); do not call directly. */
+int pb_src_fill(pb_source *s, size_t n);
+
+static inline int pb_src_need(pb_source *s, size_t n)
+{
+    if ((size_t)(s->end - s->p) >= n)
+        return 1;
+    return pb_src_fill(s, n);
+}
+static inline size_t pb_src_avail(const pb_source *s) { return (size_t)(s->end - s->p); }
+static inline uint64_t pb_src_offset(const pb_source *s)
+{
+    return s->buf_off + (uint64_t)(s->p - s->base);
+}
+/* 1 at end of input (nothing more will come), 0 if a byte is there, -1 error */
+int pb_src_at_eof(pb_source *s);
+
+/* Switch the rest of the input (from the current position) to an inflating
+ * view.  Bytes already buffered are handed to the inflater first.
+ * raw_end: raw offset where the compressed data stops (UINT64_MAX: to EOF). */
+pb_status pb_src_start_zlib(pb_source *s);
+pb_status pb_src_start_zstd(pb_source *s, uint64_t raw_end);
+/* After a compressed view: 1 if the compressed stream ended cleanly. */
+int pb_src_view_finished(const pb_source *s);
+
+/* Random access (plain input only, no view active): move to a raw offset.
+ * Returns PB_OK, or an error if the offset lies past the end. */
+pb_status pb_src_seek(pb_source *s, uint64_t offset);
+/* Restrict the plain input to raw offsets < limit (UINT64_MAX to lift). */
+void pb_src_set_limit(pb_source *s, uint64_t limit);
+
+/* Total input size if known (UINT64_MAX otherwise). */
+static inline uint64_t pb_src_size(const pb_source *s) { return s->raw_size; }
+
+#endif
