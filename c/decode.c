@@ -31,8 +31,8 @@ pb_decoder_fn pb_decoder_for(pb_format f)
     }
 }
 
-static pb_status run(pb_source *src, const char *name, pb_format format, const pb_options *opt_in,
-                     pb_sink *sink, pb_error *err)
+pb_status pb_decode_source(pb_source *src, const char *name, pb_format format, const pb_options *opt_in,
+                          pb_sink *sink, pb_error *err)
 {
     pb_options opt;
     pb_decoder_fn fn;
@@ -89,7 +89,7 @@ pb_status pb_decode_file(const char *path, pb_format format, const pb_options *o
     st = pb_src_open_file(&src, path, err);
     if (st != PB_OK)
         return st;
-    st = run(&src, path, format, opt, sink, err);
+    st = pb_decode_source(&src, path, format, opt, sink, err);
     pb_src_close(&src);
     return st;
 }
@@ -101,7 +101,7 @@ pb_status pb_decode_mem(const void *data, size_t len, const char *name, pb_forma
     pb_status st;
     pb_error_init(err, format ? pb_format_name(format) : "profbridge", name);
     pb_src_open_mem(&src, data, len, err);
-    st = run(&src, name, format, opt, sink, err);
+    st = pb_decode_source(&src, name, format, opt, sink, err);
     pb_src_close(&src);
     return st;
 }

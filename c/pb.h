@@ -84,6 +84,11 @@ pb_status pb_decode_file(const char *path, pb_format format, const pb_options *o
 pb_status pb_decode_mem(const void *data, size_t len, const char *name, pb_format format,
                         const pb_options *opt, pb_sink *sink, pb_error *err);
 
+/* Decode from a source the caller opened (and will close): lets a caller
+ * that may be unwound (a Perl callback dying) own the resources. */
+pb_status pb_decode_source(pb_source *src, const char *name, pb_format format, const pb_options *opt,
+                          pb_sink *sink, pb_error *err);
+
 /* decoders: each c/read_<format>.c defines its function and pb_have_<format>
  * (0 while the file is a placeholder) */
 pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);

@@ -1,0 +1,263 @@
+package Devel::ProfileBridge;
+use 5.010;
+use strict;
+use warnings;
+
+our $VERSION = '0.01';
+
+require XSLoader;
+XSLoader::load('Devel::ProfileBridge', $VERSION);
+
+use Devel::ProfileBridge::Error ();
+
+my %FOR_CHUNKS_OPTS = map { $_ => 1 } qw(
+    filename format thread quiet callback salvage
+    max_decompressed_bytes max_record_size max_stack_depth max_strings max_frames
+);
+my @LIMITS = qw(max_decompressed_bytes max_record_size max_stack_depth max_strings max_frames);
+
+sub _check_opts {
+    my ($what, $known, $opts) = @_;
+    for my $k (keys %$opts) {
+        next if $known->{$k};
+        require Carp;
+        Carp::croak("$what: unknown option '$k' (known: " . join(', ', sort keys %$known) . ")");
+    }
+    for my $k (@LIMITS) {
+        next unless defined $opts->{$k};
+        next if $opts->{$k} =~ /\A[0-9]+\z/ && $opts->{$k} > 0;
+        require Carp;
+        Carp::croak("$what: $k must be a positive integer, not '$opts->{$k}'");
+    }
+}
+
+sub _xs_opts {
+    my ($opts) = @_;
+    my %x;
+    for my $k (@LIMITS, qw(thread salvage)) {
+        $x{$k} = $opts->{$k} if defined $opts->{$k};
+    }
+    return \%x;
+}
+
+my %TAG = map { $_ => 1 } qw(
+    VERSION COMMENT ATTRIBUTE OPTION START_DEFLATE PID_START PID_END NEW_FID TIME_LINE
+    TIME_BLOCK DISCOUNT SRC_LINE SUB_INFO SUB_CALLERS SUB_ENTRY SUB_RETURN
+);
+
+# With for_chunks' (&%) prototype, `for_chunks { SUB_INFO => sub {...} } ...`
+# is parsed as a code block, not a hash.  A block whose only statement is a
+# list of (constant, code reference) pairs is a tag table: evaluate it once
+# (it only builds closures) and use the table, so unnamed tags are skipped
+# in C.
+sub _tag_table {
+    my ($cb) = @_;
+    require B;
+    my $root = B::svref_2object($cb)->ROOT;
+    return undef unless $$root && $root->name eq 'leavesub';
+    my $seq = $root->first;
+    return undef unless $$seq && $seq->name eq 'lineseq';
+    my @stmts;
+    for (my $k = $seq->first; $$k; $k = $k->sibling) { push @stmts, $k }
+    @stmts = grep { $_->name ne 'nextstate' && $_->name ne 'dbstate' } @stmts;
+    return undef unless @stmts == 1 && $stmts[0]->name eq 'list';
+    my @items;
+    for (my $k = $stmts[0]->first; $$k; $k = $k->sibling) { push @items, $k->name }
+    shift @items if @items && $items[0] eq 'pushmark';
+    return undef unless @items && @items % 2 == 0;
+    while (my ($key, $val) = splice @items, 0, 2) {
+        return undef unless $key eq 'const' && $val =~ /\A(?:srefgen|refgen|anoncode|padsv)\z/;
+    }
+    my @list = $cb->();
+    return undef if @list % 2;
+    my %table = @list;
+    for my $k (keys %table) {
+        return undef unless ($k eq '' || $TAG{$k}) && ref $table{$k} eq 'CODE';
+    }
+    return \%table;
+}
+
+sub for_chunks {
+    my ($cb, %opts) = @_;
+    _check_opts('for_chunks', \%FOR_CHUNKS_OPTS, \%opts);
+    $cb = delete $opts{callback} if !defined $cb && $opts{callback};
+    if (ref $cb eq 'CODE') {
+        my $table = _tag_table($cb);
+        $cb = $table if $table;
+    }
+    my $file = defined $opts{filename} ? $opts{filename} : 'nytprof.out';
+    _for_chunks($cb, $file, $opts{format}, _xs_opts(\%opts));
+    return;
+}
+
+sub detect_format {
+    my ($file) = @_;
+    return _detect($file);
+}
+
+sub chunk_counts {
+    my ($file, %opts) = @_;
+    _check_opts('chunk_counts', { map { $_ => 1 } qw(format thread salvage), @LIMITS }, \%opts);
+    return _count($file, $opts{format}, _xs_opts(\%opts));
+}
+
+sub dump_json {
+    my ($file, %opts) = @_;
+    _check_opts('dump_json', { map { $_ => 1 } qw(format thread salvage output), @LIMITS }, \%opts);
+    _dump_json($file, $opts{format}, _xs_opts(\%opts), defined $opts{output} ? $opts{output} : '-');
+    return;
+}
+
+1;
+__END__
+
+=encoding utf8
+
+=head1 NAME
+
+Devel::ProfileBridge - read Python, C++ and Perl profiles with Devel::NYTProf's tools
+
+=head1 SYNOPSIS
+
+  use Devel::ProfileBridge::ReadStream qw(for_chunks);
+
+  for_chunks {
+      my $tag = shift;
+      print join(' ', $tag, @_), "\n";
+  } filename => 'nytprof.out';
+
+  my $info = Devel::ProfileBridge::detect_format('profile.bin');
+  # { format => 'tachyon', version => '1', compressed => 1, compression => 'zstd',
+  #   byte_order => 'little', supported => 1 }
+
+  my $counts = Devel::ProfileBridge::chunk_counts('nytprof.out');
+  # { VERSION => 1, TIME_LINE => 41640058, ... }   decoded in C, no Perl call per chunk
+
+=head1 DESCRIPTION
+
+Devel::ProfileBridge reads profiles written by other profilers and presents
+each one as the chunk stream of L<Devel::NYTProf::ReadStream>, so that
+callbacks written for NYTProf work unchanged.  All decoding is done by
+plain C99 code (F<c/> in the distribution); this module and
+L<Devel::ProfileBridge::ReadStream> are the Perl interface.
+
+Formats are recognised by their first bytes:
+
+=over
+
+=item nytprof
+
+Devel::NYTProf v5 files, plain or zlib-compressed after the C<z> tag
+(NYTProf 6.x).  The chunk stream is identical to NYTProf 6.12's own reader.
+
+=item pynytprof, easyprofiler, tachyon, statprofiler
+
+Recognised (detect_format names them); decoding them is added format by
+format.  A file of a recognised format without a decoder in this version
+throws an C<unsupported> error saying so.
+
+=back
+
+=head1 FUNCTIONS
+
+=head2 for_chunks($callback, %options)
+
+The function behind L<Devel::ProfileBridge::ReadStream/for_chunks>; the
+same arguments.
+
+=head2 detect_format($file)
+
+Reads the first 4 KB of C<$file> and returns a hash reference:
+C<format> (a name above, or C<undef> when unknown), C<version> (the file's
+format version as a string, e.g. C<5.0> for NYTProf, C<2.1.0> for
+EasyProfiler, C<1> for Tachyon and StatProfiler), C<compressed> (1, 0, or
+C<undef> when it cannot tell from the first bytes), C<compression>
+(C<zlib>, C<zstd>, C<snappy>, C<none>), C<byte_order> (Tachyon,
+EasyProfiler), C<dialect> (Pynytprof: C<A> to C<D>), and C<supported> (1
+when this build has a decoder for it).  Throws an C<io> error if the file
+cannot be read.
+
+=head2 chunk_counts($file, %options)
+
+Decodes the whole file in C and returns C<< { TAG => count, ... } >> for
+the tags present.  It makes no Perl call per chunk, so it is the fast way
+to validate a file.  Options as for C<for_chunks> (C<format>, C<thread>,
+limits).
+
+=head2 dump_json($file, %options)
+
+Writes the chunk stream as JSON Lines, one C<[tag, args...]> array per
+chunk, with exactly the conventions of the C<nytprof-dump-chunks> tool
+(integers as JSON integers, NVs in the shortest round-trip form, strings as
+Perl characters with C<\uXXXX> escapes).  C<< output => $path >> (default
+C<->, standard output).
+
+=head1 CHUNKS
+
+Tags and arguments, in callback order (NYTProf 6.12 C<callback_info[]>):
+
+  VERSION       major, minor
+  COMMENT       text (with its trailing "\n")
+  ATTRIBUTE     key, value
+  OPTION        key, value
+  START_DEFLATE
+  PID_START     pid, ppid, time_of_day (seconds, NV)
+  PID_END       pid, time_of_day
+  NEW_FID       fid, eval_fid, eval_line, flags, size, mtime, name
+  TIME_LINE     ticks, fid, line
+  TIME_BLOCK    ticks, fid, line, block_line, sub_line
+  DISCOUNT
+  SRC_LINE      fid, line, text
+  SUB_INFO      fid, first_line, last_line, name
+  SUB_CALLERS   fid, line, count, incl_time, excl_time, reci_time, rec_depth, called, caller
+  SUB_ENTRY     fid, line
+  SUB_RETURN    depth, incl_ticks, excl_ticks, subname
+
+Units: C<TIME_*> ticks are divided by the C<ticks_per_sec> ATTRIBUTE;
+C<SUB_CALLERS> times are seconds; C<SUB_RETURN> times are ticks.  As in
+NYTProf, ticks are delivered with C<sv_setuv> of a 32-bit signed value, so
+a negative count appears as C<2**64 + ticks>.
+
+=head1 LIMITS
+
+Every decoder bounds-checks every read and never allocates from a count
+before the bytes behind it exist.  On top of that, these options of
+C<for_chunks>, C<chunk_counts> and C<dump_json> bound the resources one
+file may use; tripping one throws a C<limit> error:
+
+=over
+
+=item max_decompressed_bytes
+
+Bytes one compressed region may inflate to (zlib, zstd, snappy).  Default
+4 GiB.
+
+=item max_record_size
+
+Bytes one record or string may occupy.  Default 256 MiB.
+
+=item max_stack_depth, max_strings, max_frames
+
+Frames in one stack sample or nesting depth (default 4096); entries in a
+string table (default 50 million); entries in a frame table (default 50
+million).
+
+=back
+
+=head1 ERRORS
+
+Everything a decoder rejects is thrown as a L<Devel::ProfileBridge::Error>
+whose text is C<< <format>: <class>: <what> at byte <offset> of <file> >>;
+the class is C<truncated>, C<corrupt>, C<unsupported>, C<limit> or C<io>.
+Bad options croak with a plain message naming the option.
+
+=head1 SEE ALSO
+
+L<Devel::NYTProf>, L<Devel::NYTProf::ReadStream>, L<profbridge>.
+
+=head1 LICENSE
+
+This library is free software; you can redistribute it and/or modify it
+under the same terms as Perl itself.
+
+=cut

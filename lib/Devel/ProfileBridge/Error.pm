@@ -1,0 +1,98 @@
+package Devel::ProfileBridge::Error;
+use strict;
+use warnings;
+
+our $VERSION = '0.01';
+
+use overload
+    '""'     => sub { $_[0]->{line} . "\n" },
+    'bool'   => sub { 1 },
+    fallback => 1;
+
+sub format  { $_[0]->{format} }
+sub class   { $_[0]->{class} }
+sub offset  { $_[0]->{offset} }
+sub file    { $_[0]->{file} }
+sub message { $_[0]->{message} }
+sub line    { $_[0]->{line} }
+
+sub throw {
+    my ($class, %f) = @_;
+    my $self = bless {%f}, $class;
+    $self->{line} //= defined $self->{offset}
+        ? "$self->{format}: $self->{class}: $self->{message} at byte $self->{offset} of $self->{file}"
+        : "$self->{format}: $self->{class}: $self->{file}: $self->{message}";
+    die $self;
+}
+
+1;
+__END__
+
+=head1 NAME
+
+Devel::ProfileBridge::Error - the exception every decoder and writer throws
+
+=head1 SYNOPSIS
+
+  use Devel::ProfileBridge::ReadStream qw(for_chunks);
+  eval { for_chunks { } filename => 'x.bin'; 1 } or do {
+      my $e = $@;
+      die $e unless ref $e && $e->isa('Devel::ProfileBridge::Error');
+      warn "bad profile ", $e->file, " (", $e->class, ") at byte ", $e->offset, "\n";
+  };
+
+=head1 DESCRIPTION
+
+Every error found in a profile (by the C decoders in F<c/>) reaches Perl as
+one exception object of this class.  It stringifies to one line, followed by
+a newline:
+
+  <format>: <class>: <what> at byte <offset> of <file>
+
+for example
+
+  tachyon: corrupt: frame index 91 out of range (frame count 40) at byte 1234 of x.bin
+
+Errors that have no byte offset (the file cannot be opened) read
+C<< <format>: io: <file>: <what> >>.
+
+=head1 METHODS
+
+=over
+
+=item format
+
+The decoder that found the problem: C<nytprof>, C<pynytprof>,
+C<easyprofiler>, C<tachyon>, C<statprofiler>, or C<profbridge> before the
+format is known.
+
+=item class
+
+One of C<truncated> (the input ended inside a record), C<corrupt> (bytes
+that cannot be valid), C<unsupported> (a valid file of a version or feature
+this distribution does not read; the message says which versions it reads),
+C<limit> (a resource limit such as C<max_decompressed_bytes> tripped), or
+C<io> (the operating system refused to open, read, write or rename a file).
+
+=item offset
+
+The byte offset (an integer, counted from 0) at which the problem was
+detected.  For data inside a compressed region (NYTProf after C<z>, Tachyon
+zstd sample data) it counts the file's bytes before that region plus the
+decompressed bytes, as NYTProf's own "pos" does.  C<undef> for C<io> errors.
+
+=item file
+
+The file name as given.
+
+=item message
+
+The "what" part: which record was being read and what was expected.
+
+=item line
+
+The whole line (what stringification gives, without the newline).
+
+=back
+
+=cut

@@ -1,0 +1,95 @@
+package Devel::ProfileBridge::ReadStream;
+use strict;
+use warnings;
+
+our $VERSION = '0.01';
+
+use Exporter 'import';
+our @EXPORT_OK = qw(for_chunks);
+
+use Devel::ProfileBridge ();
+
+sub for_chunks (&%) {
+    my ($cb, %opts) = @_;
+    return Devel::ProfileBridge::for_chunks($cb, %opts);
+}
+
+1;
+__END__
+
+=head1 NAME
+
+Devel::ProfileBridge::ReadStream - drop-in for Devel::NYTProf::ReadStream that reads every profile format
+
+=head1 SYNOPSIS
+
+  use Devel::ProfileBridge::ReadStream qw(for_chunks);
+
+  for_chunks {
+      my $tag = shift;
+      print "$.: $tag @_\n";
+  } filename => 'nytprof.out';
+
+  # only some tags; the others are skipped in C, without a Perl call
+  my %calls;
+  for_chunks {
+      SUB_CALLERS => sub { my (undef, $fid, $line, $count) = @_; $calls{"$fid:$line"} += $count },
+  } filename => 'profile.bin';   # a Tachyon, EasyProfiler, StatProfiler, Pynytprof or NYTProf file
+
+=head1 DESCRIPTION
+
+C<for_chunks> reads a profile and calls your callback once per chunk, with
+exactly the tags, argument lists, argument types and order of
+L<Devel::NYTProf::ReadStream> in Devel::NYTProf 6.12 (see
+F<../shared/specs/nytprof-format.md>, section 3, and
+L<Devel::ProfileBridge/CHUNKS>).  On a real F<nytprof.out> the stream is
+identical to NYTProf's own.  Foreign formats are presented as the same
+chunks (L<Devel::ProfileBridge/MAPPING FOREIGN PROFILES>).
+
+=head2 for_chunks { ... } %options
+
+=over
+
+=item the callback
+
+A code block or code reference, called as C<< $cb->($tag, @args) >>; or a
+hash reference C<< { TAG => sub {...}, ..., '' => sub {...} } >> whose
+C<''> entry, if present, gets every tag not named.  Tags with no callback
+are decoded but never turned into Perl calls, so asking only for
+C<SUB_INFO> and C<SUB_CALLERS> costs a fraction of a full pass.
+
+As with NYTProf, the argument scalars are reused between calls (they are
+aliased in C<@_>): copy them if you keep them.  C<$.> is set to the chunk
+sequence number (C<VERSION> is 0) before each call.
+
+=item filename => $file
+
+The profile to read (default C<nytprof.out>, as NYTProf).  Its format is
+detected from its first bytes.
+
+=item format => $name
+
+Skip detection: C<nytprof>, C<pynytprof>, C<easyprofiler>, C<tachyon> or
+C<statprofiler>.
+
+=item thread => $id
+
+For formats that record threads (Tachyon, EasyProfiler, StatProfiler): only
+this thread (a numeric id, or an EasyProfiler thread name).
+
+=item quiet => 1
+
+Accepted for compatibility.  Unlike NYTProf, which prints C<Reading $file>
+unless C<quiet> is set, this module prints nothing by default either.
+
+=item max_decompressed_bytes, max_record_size, max_stack_depth, max_strings, max_frames
+
+Resource limits (bytes, bytes, frames, entries, entries); see
+L<Devel::ProfileBridge/LIMITS>.  Tripping one throws a C<limit> error.
+
+=back
+
+Errors throw a L<Devel::ProfileBridge::Error>.  A callback that dies stops
+the stream; its exception propagates unchanged.
+
+=cut

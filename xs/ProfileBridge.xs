@@ -1,0 +1,403 @@
+/* ProfileBridge.xs - glue only: C chunks -> Perl calls, C errors -> one croak.
+ *
+ * Everything that parses, folds or writes lives in ../c (plain C99).  This
+ * file marshals: options hash -> pb_options, chunk -> callback arguments
+ * (NYTProf 6.12's callback_info[] conventions), pb_error -> an exception
+ * object of class Devel::ProfileBridge::Error.
+ */
+#define PERL_NO_GET_CONTEXT
+#include "EXTERN.h"
+#include "perl.h"
+#include "XSUB.h"
+
+#include "pb.h"
+#include "json_lines.h"
+
+/* ---- errors ------------------------------------------------------------ */
+
+/* Croak with a Devel::ProfileBridge::Error built from the record. */
+static void croak_pb(pTHX_ const pb_error *e)
+{
+    HV *hv = newHV();
+    char line[PB_ERR_MSG_MAX + PB_ERR_FILE_MAX + 128];
+    SV *obj;
+    pb_error_format(e, line, sizeof line);
+    (void)hv_stores(hv, "format", newSVpv(e->format ? e->format : "profbridge", 0));
+    (void)hv_stores(hv, "class", newSVpv(pb_status_class(e->status), 0));
+    (void)hv_stores(hv, "message", newSVpv(e->message, 0));
+    (void)hv_stores(hv, "file", newSVpv(e->file, 0));
+    (void)hv_stores(hv, "offset", e->has_offset ? newSVuv((UV)e->offset) : newSV(0));
+    (void)hv_stores(hv, "line", newSVpv(line, 0));
+    obj = sv_bless(newRV_noinc((SV *)hv), gv_stashpv("Devel::ProfileBridge::Error", GV_ADD));
+    croak_sv(sv_2mortal(obj));
+}
+
+/* ---- options ------------------------------------------------------------ */
+
+static UV opt_uv(pTHX_ HV *hv, const char *key)
+{
+    SV **svp = hv ? hv_fetch(hv, key, (I32)strlen(key), 0) : NULL;
+    if (!svp || !SvOK(*svp))
+        return 0;
+    return SvUV(*svp);
+}
+
+static void fill_options(pTHX_ HV *hv, pb_options *o)
+{
+    SV **svp;
+    pb_options_init(o);
+    if (!hv)
+        return;
+    o->max_decompressed_bytes = opt_uv(aTHX_ hv, "max_decompressed_bytes");
+    o->max_record_size = opt_uv(aTHX_ hv, "max_record_size");
+    o->max_stack_depth = (uint32_t)opt_uv(aTHX_ hv, "max_stack_depth");
+    o->max_strings = (uint32_t)opt_uv(aTHX_ hv, "max_strings");
+    o->max_frames = (uint32_t)opt_uv(aTHX_ hv, "max_frames");
+    o->salvage = (int)opt_uv(aTHX_ hv, "salvage");
+    svp = hv_fetchs(hv, "thread", 0);
+    if (svp && SvOK(*svp)) {
+        STRLEN len;
+        const char *p = SvPV(*svp, len);
+        UV v = 0;
+        int numeric = len > 0 && grok_number(p, len, &v) == IS_NUMBER_IN_UV;
+        o->have_thread = 1;
+        if (numeric)
+            o->thread_id = (uint64_t)v;
+        else
+            o->thread_name = p; /* valid while the options hash lives */
+    }
+}
+
+static pb_format format_arg(pTHX_ SV *sv)
+{
+    pb_format f;
+    if (!sv || !SvOK(sv))
+        return PB_FMT_UNKNOWN;
+    f = pb_format_from_name(SvPV_nolen(sv));
+    if (f == PB_FMT_UNKNOWN)
+        croak("Devel::ProfileBridge: unknown format '%s' (known: nytprof, pynytprof, easyprofiler, tachyon, "
+              "statprofiler)", SvPV_nolen(sv));
+    return f;
+}
+
+/* ---- the Perl-calling sink ------------------------------------------------ */
+
+typedef struct {
+    pb_sink sink;
+    unsigned char wants[PB_TAG_COUNT];
+    SV *cb[PB_TAG_COUNT];   /* the CV to call per tag (borrowed) */
+    SV *tag_sv[PB_TAG_COUNT];
+    SV *u_sv[6];
+    SV *i_sv;
+    SV *n_sv[3];
+    SV *s_sv[2];
+    SV *seq_sv;             /* $. */
+    pb_source src;
+    int src_open;
+#ifdef MULTIPLICITY
+    PerlInterpreter *interp;
+#endif
+} xs_sink;
+
+static void xs_sink_cleanup(pTHX_ void *p)
+{
+    xs_sink *x = (xs_sink *)p;
+    int i;
+    if (x->src_open)
+        pb_src_close(&x->src);
+    for (i = 0; i < PB_TAG_COUNT; i++)
+        SvREFCNT_dec(x->tag_sv[i]);
+    for (i = 0; i < 6; i++)
+        SvREFCNT_dec(x->u_sv[i]);
+    for (i = 0; i < 3; i++)
+        SvREFCNT_dec(x->n_sv[i]);
+    for (i = 0; i < 2; i++)
+        SvREFCNT_dec(x->s_sv[i]);
+    SvREFCNT_dec(x->i_sv);
+    Safefree(x);
+}
+
+/* $. = n, as NYTProf does before each callback, without a magic round-trip:
+ * the value is kept in the SV and, when a filehandle was read last, in its
+ * line counter (which is where reading $. looks first). */
+static void set_input_line(pTHX_ SV *sv, IV n)
+{
+    GV *gv = PL_last_in_gv;
+    if (gv && isGV_with_GP(gv) && GvIO(gv))
+        IoLINES(GvIOp(gv)) = n;
+    if (SvTYPE(sv) >= SVt_PVIV && !SvREADONLY(sv) && !SvROK(sv)) {
+        (void)SvIOK_only(sv);   /* drop a cached string or NV */
+        SvIV_set(sv, n);
+    } else {
+        sv_setiv(sv, n);
+    }
+}
+
+static int xs_chunk(pb_sink *self, const pb_chunk *c)
+{
+    xs_sink *x = (xs_sink *)self->ctx;
+#ifdef MULTIPLICITY
+    dTHXa(x->interp);
+#endif
+    const char *sig = pb_tag_sig[c->tag];
+    int ui = 0, ni = 0, si = 0, mortal = 0;
+    dSP;
+
+    set_input_line(aTHX_ x->seq_sv, (IV)(self->seq - 1));
+    PUSHMARK(SP);
+    EXTEND(SP, 10);
+    PUSHs(x->tag_sv[c->tag]);
+    for (; *sig; sig++) {
+        SV *sv;
+        switch (*sig) {
+        case 'u':
+            sv = x->u_sv[ui];
+            sv_setuv(sv, (UV)c->u[ui]);
+            ui++;
+            break;
+        case 'i':
+            /* as NYTProf: sv_setuv((I32)ticks), so -1 shows as 2**64-1 */
+            sv = x->i_sv;
+            sv_setuv(sv, (UV)(IV)c->ticks);
+            break;
+        case 'n':
+            sv = x->n_sv[ni];
+            sv_setnv(sv, c->n[ni]);
+            ni++;
+            break;
+        default: /* 's' */
+            if (c->tag == PB_T_NEW_FID || c->tag == PB_T_SRC_LINE) {
+                /* NYTProf passes fresh mortals for these two */
+                sv = sv_2mortal(newSVpvn(c->s[si].ptr, c->s[si].len));
+                mortal = 1;
+            } else {
+                sv = x->s_sv[si];
+                sv_setpvn(sv, c->s[si].ptr, c->s[si].len);
+            }
+            if (c->s[si].utf8)
+                SvUTF8_on(sv);
+            else
+                SvUTF8_off(sv);
+            si++;
+            break;
+        }
+        PUSHs(sv);
+    }
+    PUTBACK;
+    call_sv(x->cb[c->tag], G_DISCARD | G_VOID);
+    if (mortal)
+        FREETMPS; /* memory must not grow with the number of chunks */
+    return 0;
+}
+
+static void xs_warn(pb_sink *self, const char *msg)
+{
+    xs_sink *x = (xs_sink *)self->ctx;
+#ifdef MULTIPLICITY
+    dTHXa(x->interp);
+#endif
+    PERL_UNUSED_VAR(x);
+    warn("%s\n", msg);
+}
+
+static SV *code_of(pTHX_ SV *sv, const char *what)
+{
+    if (SvROK(sv) && SvTYPE(SvRV(sv)) == SVt_PVCV)
+        return SvRV(sv);
+    croak("Devel::ProfileBridge: %s must be a code reference", what);
+    return NULL;
+}
+
+/* Build the sink on the savestack: freed (and the file closed) at scope
+ * exit, including when a callback dies. */
+static xs_sink *new_xs_sink(pTHX_ SV *callback)
+{
+    xs_sink *x;
+    int i;
+    SV *deflt = NULL;
+    Newxz(x, 1, xs_sink);
+    SAVEDESTRUCTOR_X(xs_sink_cleanup, x);
+#ifdef MULTIPLICITY
+    x->interp = aTHX;
+#endif
+    if (SvROK(callback) && SvTYPE(SvRV(callback)) == SVt_PVHV) {
+        HV *hv = (HV *)SvRV(callback);
+        HE *he;
+        SV **d = hv_fetchs(hv, "", 0);
+        if (d && SvOK(*d))
+            deflt = code_of(aTHX_ *d, "the '' (default) callback");
+        hv_iterinit(hv);
+        while ((he = hv_iternext(hv))) {
+            I32 klen;
+            const char *k = hv_iterkey(he, &klen);
+            pb_tag t;
+            if (klen == 0)
+                continue;
+            t = pb_tag_from_name(k, (size_t)klen);
+            if (t == PB_TAG_COUNT)
+                croak("Devel::ProfileBridge: unknown tag '%s' in the callback hash", k);
+            x->cb[t] = code_of(aTHX_ hv_iterval(hv, he), "a callback hash value");
+        }
+    } else {
+        deflt = code_of(aTHX_ callback, "the callback");
+    }
+    for (i = 0; i < PB_TAG_COUNT; i++) {
+        if (!x->cb[i])
+            x->cb[i] = deflt;
+        x->wants[i] = x->cb[i] != NULL;
+        x->tag_sv[i] = newSVpv(pb_tag_name[i], 0);
+        SvREADONLY_on(x->tag_sv[i]);
+    }
+    for (i = 0; i < 6; i++)
+        x->u_sv[i] = newSV(0);
+    for (i = 0; i < 3; i++)
+        x->n_sv[i] = newSV(0);
+    for (i = 0; i < 2; i++)
+        x->s_sv[i] = newSV(0);
+    x->i_sv = newSV(0);
+    x->seq_sv = get_sv(".", GV_ADD);
+    x->sink.chunk = xs_chunk;
+    x->sink.warn = xs_warn;
+    x->sink.wants = x->wants;
+    x->sink.ctx = x;
+    return x;
+}
+
+static HV *info_hv(pTHX_ const pb_format_info *info)
+{
+    HV *hv = newHV();
+    (void)hv_stores(hv, "format", info->name ? newSVpv(info->name, 0) : newSV(0));
+    (void)hv_stores(hv, "version", info->version[0] ? newSVpv(info->version, 0) : newSV(0));
+    (void)hv_stores(hv, "compressed", info->compressed < 0 ? newSV(0) : newSViv(info->compressed));
+    if (info->compression[0])
+        (void)hv_stores(hv, "compression", newSVpv(info->compression, 0));
+    if (info->byte_order[0])
+        (void)hv_stores(hv, "byte_order", newSVpv(info->byte_order, 0));
+    if (info->dialect[0])
+        (void)hv_stores(hv, "dialect", newSVpv(info->dialect, 0));
+    (void)hv_stores(hv, "supported", newSViv(info->supported));
+    return hv;
+}
+
+MODULE = Devel::ProfileBridge    PACKAGE = Devel::ProfileBridge    PREFIX = pbxs_
+
+PROTOTYPES: DISABLE
+
+SV *
+pbxs__detect(file)
+        const char *file
+    PREINIT:
+        pb_format_info info;
+        pb_error err;
+    CODE:
+        pb_error_init(&err, "profbridge", file);
+        if (pb_detect_file(file, &info, &err) != PB_OK)
+            croak_pb(aTHX_ &err);
+        RETVAL = newRV_noinc((SV *)info_hv(aTHX_ &info));
+    OUTPUT:
+        RETVAL
+
+void
+pbxs__for_chunks(callback, file, format_sv, opts)
+        SV *callback
+        const char *file
+        SV *format_sv
+        HV *opts
+    PREINIT:
+        xs_sink *x;
+        pb_options o;
+        pb_error err;
+        pb_format fmt;
+    CODE:
+        ENTER;
+        SAVETMPS;
+        fmt = format_arg(aTHX_ format_sv);
+        fill_options(aTHX_ opts, &o);
+        x = new_xs_sink(aTHX_ callback);
+        pb_error_init(&err, fmt ? pb_format_name(fmt) : "profbridge", file);
+        if (pb_src_open_file(&x->src, file, &err) != PB_OK)
+            croak_pb(aTHX_ &err);
+        x->src_open = 1;
+        if (pb_decode_source(&x->src, file, fmt, &o, &x->sink, &err) != PB_OK)
+            croak_pb(aTHX_ &err);
+        FREETMPS;
+        LEAVE;
+
+SV *
+pbxs__count(file, format_sv, opts)
+        const char *file
+        SV *format_sv
+        HV *opts
+    PREINIT:
+        pb_count_sink cs;
+        pb_options o;
+        pb_error err;
+        pb_format fmt;
+        HV *counts;
+        int t;
+    CODE:
+        fmt = format_arg(aTHX_ format_sv);
+        fill_options(aTHX_ opts, &o);
+        pb_count_sink_init(&cs);
+        if (pb_decode_file(file, fmt, &o, &cs.sink, &err) != PB_OK)
+            croak_pb(aTHX_ &err);
+        counts = newHV();
+        for (t = 0; t < PB_TAG_COUNT; t++)
+            if (cs.count[t])
+                (void)hv_store(counts, pb_tag_name[t], (I32)strlen(pb_tag_name[t]), newSVuv((UV)cs.count[t]), 0);
+        RETVAL = newRV_noinc((SV *)counts);
+    OUTPUT:
+        RETVAL
+
+void
+pbxs__dump_json(file, format_sv, opts, out)
+        const char *file
+        SV *format_sv
+        HV *opts
+        const char *out
+    PREINIT:
+        pb_sink sink;
+        pb_options o;
+        pb_error err;
+        pb_format fmt;
+        FILE *fp;
+        int to_stdout;
+    CODE:
+        fmt = format_arg(aTHX_ format_sv);
+        fill_options(aTHX_ opts, &o);
+        to_stdout = strcmp(out, "-") == 0;
+        if (to_stdout) {
+            PerlIO_flush(PerlIO_stdout());
+            fp = stdout;
+        } else {
+            fp = fopen(out, "wb");
+            if (!fp)
+                croak("profbridge: cannot write %s: %s", out, strerror(errno));
+        }
+        pb_json_sink_init(&sink, fp);
+        if (pb_decode_file(file, fmt, &o, &sink, &err) != PB_OK) {
+            fflush(fp);
+            if (!to_stdout)
+                fclose(fp);
+            croak_pb(aTHX_ &err);
+        }
+        if (to_stdout) {
+            if (fflush(fp) != 0)
+                croak("profbridge: write error on standard output: %s", strerror(errno));
+        } else if (fclose(fp) != 0) {
+            croak("profbridge: write error on %s: %s", out, strerror(errno));
+        }
+
+SV *
+pbxs_formats()
+    PREINIT:
+        HV *hv;
+        int f;
+    CODE:
+        hv = newHV();
+        for (f = 1; f < PB_FMT_COUNT; f++)
+            (void)hv_store(hv, pb_format_name((pb_format)f), (I32)strlen(pb_format_name((pb_format)f)),
+                           newSViv(pb_decoder_for((pb_format)f) != NULL), 0);
+        RETVAL = newRV_noinc((SV *)hv);
+    OUTPUT:
+        RETVAL
