@@ -1,0 +1,34 @@
+/* convert.c - decoder -> NYTProf writer, all in C (see convert.h). */
+#include <string.h>
+#include "convert.h"
+
+pb_status pb_convert_file_warn(const char *in, pb_format fmt, const pb_options *opt, const char *out,
+                               int compress_level, void (*warn)(void *ud, const char *msg), void *ud,
+                               pb_error *err)
+{
+    pb_nytprof_writer_opts wo;
+    pb_nytprof_writer *w;
+    pb_status st;
+    pb_nytprof_writer_opts_init(&wo);
+    if (compress_level >= 0)
+        wo.compress_level = compress_level;
+    wo.warn = warn;
+    wo.warn_ud = ud;
+    w = pb_nytprof_writer_open(out, &wo, err);
+    if (!w)
+        return err->status;
+    st = pb_decode_file(in, fmt, opt, pb_nytprof_writer_sink(w), err);
+    if (st != PB_OK) {
+        if (st == PB_ERR_ABORT && pb_nytprof_writer_failed(w))
+            return pb_nytprof_writer_close(w, err); /* hands out the writer's reason, removes the temp */
+        pb_nytprof_writer_abort(w);
+        return st;
+    }
+    return pb_nytprof_writer_close(w, err);
+}
+
+pb_status pb_convert_file(const char *in, pb_format fmt, const pb_options *opt, const char *out,
+                          int compress_level, pb_error *err)
+{
+    return pb_convert_file_warn(in, fmt, opt, out, compress_level, NULL, NULL, err);
+}

@@ -1,0 +1,24 @@
+/* convert.h - decode a profile in C straight into the NYTProf writer.
+ *
+ * No Perl is involved: decoder -> pb_nytprof_writer sink -> nytprof.out.
+ * On any error (decoding, the writer's checks, I/O) the target file is left
+ * as it was and no temporary file remains.
+ */
+#ifndef PB_CONVERT_H
+#define PB_CONVERT_H
+
+#include "pb.h"
+#include "write_nytprof.h"
+
+/* fmt PB_FMT_UNKNOWN: detect.  opt NULL: defaults.  compress_level 0..9
+ * (-1: the writer's default, 6).  Errors from the decoder keep the input's
+ * format and name; errors from the writer read "nytprof-writer: ...". */
+pb_status pb_convert_file(const char *in, pb_format fmt, const pb_options *opt, const char *out,
+                          int compress_level, pb_error *err);
+
+/* Same, with a callback for the decoder's non-fatal warnings (NULL drops them). */
+pb_status pb_convert_file_warn(const char *in, pb_format fmt, const pb_options *opt, const char *out,
+                               int compress_level, void (*warn)(void *ud, const char *msg), void *ud,
+                               pb_error *err);
+
+#endif
