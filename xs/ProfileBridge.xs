@@ -12,6 +12,8 @@
 
 #include "pb.h"
 #include "json_lines.h"
+#include "write_nytprof.h"
+#include "convert.h"
 
 /* ---- errors ------------------------------------------------------------ */
 
@@ -279,6 +281,49 @@ static HV *info_hv(pTHX_ const pb_format_info *info)
     return hv;
 }
 
+static void perl_warn_cb(void *ud, const char *msg)
+{
+#ifdef MULTIPLICITY
+    dTHXa((PerlInterpreter *)ud);
+#else
+    PERL_UNUSED_ARG(ud);
+#endif
+    warn("%s\n", msg);
+}
+
+/* ---- writer handles ------------------------------------------------------ */
+
+typedef struct {
+    pb_nytprof_writer *w;
+    char *path;
+} xs_writer;
+
+/* Fill a chunk from Perl values in callback order (tag already known). */
+static void chunk_from_args(pTHX_ pb_chunk *c, pb_tag t, SV **args, I32 nargs)
+{
+    const char *sig = pb_tag_sig[t];
+    I32 need = (I32)strlen(sig), k = 0;
+    int ui = 0, ni = 0, si = 0;
+    if (nargs != need)
+        croak("Devel::ProfileBridge::NYTProfWriter: %s takes %d argument%s (%s), got %d", pb_tag_name[t],
+              (int)need, need == 1 ? "" : "s", sig, (int)nargs);
+    memset(c, 0, sizeof *c);
+    c->tag = t;
+    for (; *sig; sig++, k++) {
+        SV *sv = args[k];
+        switch (*sig) {
+        case 'u': c->u[ui++] = (uint32_t)SvUV(sv); break;
+        case 'i': c->ticks = (int32_t)(uint32_t)(SvIOK_UV(sv) ? SvUV(sv) : (UV)SvIV(sv)); break;
+        case 'n': c->n[ni++] = SvNV(sv); break;
+        default: {
+            STRLEN len;
+            const char *p = SvPV(sv, len);
+            c->s[si++] = pb_str_make(p, len, SvUTF8(sv) ? 1 : 0);
+        }
+        }
+    }
+}
+
 MODULE = Devel::ProfileBridge    PACKAGE = Devel::ProfileBridge    PREFIX = pbxs_
 
 PROTOTYPES: DISABLE
@@ -401,3 +446,112 @@ pbxs_formats()
         RETVAL = newRV_noinc((SV *)hv);
     OUTPUT:
         RETVAL
+
+void
+pbxs__convert(in, format_sv, opts, out, level)
+        const char *in
+        SV *format_sv
+        HV *opts
+        const char *out
+        int level
+    PREINIT:
+        pb_options o;
+        pb_error err;
+        pb_format fmt;
+    CODE:
+        fmt = format_arg(aTHX_ format_sv);
+        fill_options(aTHX_ opts, &o);
+        if (level < -1 || level > 9)
+            croak("Devel::ProfileBridge::convert: compress must be 0..9, not %d", level);
+        if (pb_convert_file_warn(in, fmt, &o, out, level, perl_warn_cb,
+#ifdef MULTIPLICITY
+                                 (void *)aTHX,
+#else
+                                 NULL,
+#endif
+                                 &err) != PB_OK)
+            croak_pb(aTHX_ &err);
+
+MODULE = Devel::ProfileBridge    PACKAGE = Devel::ProfileBridge::NYTProfWriter    PREFIX = pbw_
+
+IV
+pbw__open(path, level)
+        const char *path
+        int level
+    PREINIT:
+        pb_nytprof_writer_opts wo;
+        pb_error err;
+        xs_writer *xw;
+    CODE:
+        pb_nytprof_writer_opts_init(&wo);
+        if (level >= 0)
+            wo.compress_level = level;
+        wo.warn = perl_warn_cb;
+#ifdef MULTIPLICITY
+        wo.warn_ud = (void *)aTHX;
+#endif
+        pb_error_init(&err, "nytprof-writer", path);
+        Newxz(xw, 1, xs_writer);
+        xw->w = pb_nytprof_writer_open(path, &wo, &err);
+        if (!xw->w) {
+            Safefree(xw);
+            croak_pb(aTHX_ &err);
+        }
+        xw->path = savepv(path);
+        RETVAL = PTR2IV(xw);
+    OUTPUT:
+        RETVAL
+
+void
+pbw__write(handle, tag, ...)
+        IV handle
+        const char *tag
+    PREINIT:
+        xs_writer *xw = INT2PTR(xs_writer *, handle);
+        pb_tag t;
+        pb_chunk c;
+        pb_sink *sink;
+        pb_error err;
+    CODE:
+        if (!xw || !xw->w)
+            croak("Devel::ProfileBridge::NYTProfWriter: write after close");
+        t = pb_tag_from_name(tag, strlen(tag));
+        if (t == PB_TAG_COUNT)
+            croak("Devel::ProfileBridge::NYTProfWriter: unknown tag '%s'", tag);
+        chunk_from_args(aTHX_ &c, t, &ST(2), items - 2);
+        sink = pb_nytprof_writer_sink(xw->w);
+        if (pb_emit(sink, &c) != 0 || pb_nytprof_writer_failed(xw->w)) {
+            pb_status st = pb_nytprof_writer_close(xw->w, &err);
+            xw->w = NULL;
+            if (st != PB_OK)
+                croak_pb(aTHX_ &err);
+            croak("Devel::ProfileBridge::NYTProfWriter: writer failed");
+        }
+
+void
+pbw__close(handle)
+        IV handle
+    PREINIT:
+        xs_writer *xw = INT2PTR(xs_writer *, handle);
+        pb_error err;
+        pb_status st;
+    CODE:
+        if (!xw || !xw->w)
+            croak("Devel::ProfileBridge::NYTProfWriter: close after close");
+        st = pb_nytprof_writer_close(xw->w, &err);
+        xw->w = NULL;
+        if (st != PB_OK)
+            croak_pb(aTHX_ &err);
+
+void
+pbw__free(handle)
+        IV handle
+    PREINIT:
+        xs_writer *xw = INT2PTR(xs_writer *, handle);
+    CODE:
+        if (xw) {
+            if (xw->w)
+                pb_nytprof_writer_abort(xw->w);
+            Safefree(xw->path);
+            Safefree(xw);
+        }

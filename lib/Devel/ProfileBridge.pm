@@ -108,6 +108,33 @@ sub dump_json {
     return;
 }
 
+my %CONVERT_OPTS = map { $_ => 1 } qw(in out format thread compress salvage to), @LIMITS;
+
+sub convert {
+    my (%opts) = @_;
+    _check_opts('convert', \%CONVERT_OPTS, \%opts);
+    for my $k (qw(in out)) {
+        next if defined $opts{$k} && length $opts{$k};
+        require Carp;
+        Carp::croak("convert: $k => PATH is required");
+    }
+    my $to = defined $opts{to} ? $opts{to} : 'nytprof';
+    my $x = _xs_opts(\%opts);
+    if ($to eq 'nytprof') {
+        my $level = defined $opts{compress} ? $opts{compress} : -1;
+        if ($level !~ /\A-?[0-9]\z/ || $level > 9) {
+            require Carp;
+            Carp::croak("convert: compress must be 0..9, not '$level'");
+        }
+        _convert($opts{in}, $opts{format}, $x, $opts{out}, $level);
+    }
+    else {
+        require Carp;
+        Carp::croak("convert: to => '$to' is not supported (known: nytprof)");
+    }
+    return 1;
+}
+
 1;
 __END__
 
@@ -183,6 +210,18 @@ Decodes the whole file in C and returns C<< { TAG => count, ... } >> for
 the tags present.  It makes no Perl call per chunk, so it is the fast way
 to validate a file.  Options as for C<for_chunks> (C<format>, C<thread>,
 limits).
+
+=head2 convert(in => $file, out => $path, %options)
+
+Decodes C<$file> in C and writes it as a real NYTProf file at C<$path>,
+without a Perl call per chunk (L<Devel::ProfileBridge::NYTProfWriter>
+explains what is written and refused).  Options: C<format> (skip
+detection), C<thread> (one thread only), C<< compress => 0..9 >> (zlib
+level, default 6), C<< to => 'nytprof' >> (the default), and the limits.
+The output goes to a temporary file renamed on success: on any error the
+target is left as it was.  Throws a L<Devel::ProfileBridge::Error>: the
+decoder's (named after the input format), or C<nytprof-writer: ...> for
+what the writer refuses or fails to write.
 
 =head2 dump_json($file, %options)
 
