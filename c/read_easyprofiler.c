@@ -1,12 +1,971 @@
-/* read_easyprofiler.c - placeholder until the easyprofiler decoder lands: the format is
- * recognised by detect.c and reported as not yet supported. */
+/* read_easyprofiler.c - EasyProfiler .prof decoder, every version from 0.1.0
+ * to 2.1.0 (../shared/specs/easyprofiler-format.md), folded into NYTProf
+ * chunks by fold_spans.c.
+ *
+ * The file is read as a stream, one record at a time: counts and sizes in
+ * the header (blocks_count, memory_size, descriptors_memory_size) are never
+ * used to size anything; every u16-sized record is checked against the bytes
+ * that really follow.  Timestamps are converted one by one exactly as the
+ * real reader does: ns = (u64)((double)t * (1e9 / cpu_frequency)), with
+ * cpu_frequency 0 meaning "already ns".  Blocks that end before profiling
+ * began are dropped and earlier begins are clamped to it, as the reader does.
+ *
+ * On purpose unlike the real reader:
+ *  - a file with 0 blocks (dumped while a top-level block was open, upstream
+ *    #135/#218) is read, with a warning, instead of refused;
+ *  - context switches of files before 1.3.0 are read with their u32 target
+ *    tid (the current reader reads them with the 1.3 layout and garbles the
+ *    name);
+ *  - a block whose end lies before its begin is given length 0 (warning)
+ *    instead of an unsigned wrap-around;
+ *  - the number of records is not required to equal the header's count
+ *    (warning).
+ *
+ * Chunk stream: VERSION 5 0, ATTRIBUTEs (ticks_per_sec=1000000000,
+ * source_format, source_format_version, cpu_frequency, pid, ...), then per
+ * thread: ATTRIBUTEs thread_<tid>_name/_pid, PID_START, NEW_FIDs, TIME_LINEs,
+ * one COMMENT per value record (see value_comment()), SUB_INFO, SUB_CALLERS,
+ * statistics ATTRIBUTEs, PID_END; at the end bookmark ATTRIBUTEs.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include "pb.h"
+#include "fold_spans.h"
 
-const int pb_have_easyprofiler = 0;
+const int pb_have_easyprofiler = 1;
+
+#define EP_SIGNATURE 0x45617379u
+#define V(a, b, c) (((uint32_t)(a) << 24) | ((uint32_t)(b) << 16) | (uint32_t)(c))
+
+enum { EP_EVENT = 0, EP_BLOCK = 1, EP_VALUE = 2 };
+
+typedef struct {
+    uint32_t key;     /* fold kind */
+    uint8_t type;
+    uint8_t present;  /* 0: null slot */
+} ep_desc;
+
+typedef struct {
+    char *p;
+    size_t len, cap;
+    int oom;
+} ep_buf;
+
+typedef struct {
+    pb_source *s;
+    pb_error *err;
+    pb_sink *sink;
+    const pb_options *opt;
+    pb_spans *fold;
+    uint32_t version;
+    int tid64;
+    int64_t freq;
+    double factor;
+    uint64_t begin_ns, end_ns;
+    uint64_t pid;
+    int have_pid;
+    uint64_t blocks_count;
+    uint32_t threads_count;
+    uint32_t desc_count;
+    uint16_t bookmarks_count;
+    ep_desc *desc;
+    uint32_t ndesc, desc_cap;
+    uint64_t records;
+    uint64_t dropped;
+    int warned_backwards;
+    int matched;
+    ep_buf text;
+    char threads_seen[320];
+} ep_rd;
+
+static uint16_t le16(const unsigned char *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static uint32_t le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+static uint64_t le64(const unsigned char *p) { return (uint64_t)le32(p) | ((uint64_t)le32(p + 4) << 32); }
+
+static pb_status need(ep_rd *r, size_t n, const char *what)
+{
+    int got = pb_src_need(r->s, n);
+    if (got > 0)
+        return PB_OK;
+    if (got < 0)
+        return r->err->status ? r->err->status : PB_ERR_IO;
+    return pb_fail(r->err, PB_ERR_TRUNCATED, pb_src_offset(r->s),
+                   "%s needs %zu byte%s, the file has %zu left", what, n, n == 1 ? "" : "s", pb_src_avail(r->s));
+}
+
+static void warn(ep_rd *r, const char *msg)
+{
+    if (r->sink->warn) {
+        char buf[600];
+        snprintf(buf, sizeof buf, "easyprofiler: %s", msg);
+        r->sink->warn(r->sink, buf);
+    }
+}
+
+/* ns = (u64)(t * (1e9 / cpu_frequency)), as EASY_CONVERT_TO_NANO */
+static int conv(const ep_rd *r, uint64_t t, uint64_t *ns)
+{
+    double v;
+    if (r->freq == 0) {
+        *ns = t;
+        return 0;
+    }
+    v = (double)t * r->factor;
+    if (!(v < 18446744073709551616.0))
+        return -1;
+    *ns = (uint64_t)v;
+    return 0;
+}
+
+/* ---- text helpers ----------------------------------------------------- */
+static void buf_add(ep_buf *b, const char *p, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t nc = b->cap ? b->cap : 256;
+        char *np;
+        while (nc < b->len + n + 1)
+            nc *= 2;
+        np = (char *)realloc(b->p, nc);
+        if (!np) {
+            b->oom = 1;
+            return;
+        }
+        b->p = np;
+        b->cap = nc;
+    }
+    memcpy(b->p + b->len, p, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+static void buf_str(ep_buf *b, const char *s) { buf_add(b, s, strlen(s)); }
+
+static void buf_fmt_u64(ep_buf *b, uint64_t v)
+{
+    char t[32];
+    snprintf(t, sizeof t, "%llu", (unsigned long long)v);
+    buf_str(b, t);
+}
+
+static int valid_utf8(const unsigned char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        unsigned char c = s[i];
+        size_t more, k;
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        if (c >= 0xC2 && c <= 0xDF)
+            more = 1;
+        else if (c >= 0xE0 && c <= 0xEF)
+            more = 2;
+        else if (c >= 0xF0 && c <= 0xF4)
+            more = 3;
+        else
+            return 0;
+        if (more >= n - i)
+            return 0;
+        for (k = 1; k <= more; k++)
+            if ((s[i + k] & 0xC0) != 0x80)
+                return 0;
+        i += more + 1;
+    }
+    return 1;
+}
+
+/* A JSON string: UTF-8 passes through when the bytes are valid UTF-8,
+ * otherwise bytes >= 0x80 become \u00XX (Latin-1). */
+static void buf_json_str(ep_buf *b, const unsigned char *s, size_t n)
+{
+    int utf8 = valid_utf8(s, n);
+    size_t i;
+    buf_add(b, "\"", 1);
+    for (i = 0; i < n; i++) {
+        unsigned char c = s[i];
+        char t[8];
+        if (c == '"' || c == '\\') {
+            t[0] = '\\';
+            t[1] = (char)c;
+            buf_add(b, t, 2);
+        } else if (c < 0x20 || c == 0x7f || (c >= 0x80 && !utf8)) {
+            snprintf(t, sizeof t, "\\u%04x", c);
+            buf_add(b, t, 6);
+        } else {
+            buf_add(b, (const char *)&c, 1);
+        }
+    }
+    buf_add(b, "\"", 1);
+}
+
+static void buf_double(ep_buf *b, double v, int prec)
+{
+    char t[48];
+    if (v != v) {
+        buf_str(b, "\"NaN\"");
+        return;
+    }
+    if (v - v != 0) {
+        buf_str(b, v > 0 ? "\"Inf\"" : "\"-Inf\"");
+        return;
+    }
+    snprintf(t, sizeof t, "%.*g", prec, v);
+    buf_str(b, t);
+}
+
+static const char *const type_names[13] = {
+    "bool", "char", "int8", "uint8", "int16", "uint16", "int32", "uint32",
+    "int64", "uint64", "float", "double", "string",
+};
+static const unsigned char type_size[13] = {1, 1, 1, 1, 2, 2, 4, 4, 8, 8, 4, 8, 1};
+
+static void buf_elem(ep_buf *b, unsigned type, const unsigned char *p)
+{
+    char t[32];
+    switch (type) {
+    case 0: buf_str(b, p[0] ? "true" : "false"); return;
+    case 1:
+    case 2: snprintf(t, sizeof t, "%d", (int)(signed char)p[0]); break;
+    case 3: snprintf(t, sizeof t, "%u", (unsigned)p[0]); break;
+    case 4: snprintf(t, sizeof t, "%d", (int)(int16_t)le16(p)); break;
+    case 5: snprintf(t, sizeof t, "%u", (unsigned)le16(p)); break;
+    case 6: snprintf(t, sizeof t, "%ld", (long)(int32_t)le32(p)); break;
+    case 7: snprintf(t, sizeof t, "%lu", (unsigned long)le32(p)); break;
+    case 8: snprintf(t, sizeof t, "%lld", (long long)(int64_t)le64(p)); break;
+    case 9: snprintf(t, sizeof t, "%llu", (unsigned long long)le64(p)); break;
+    case 10: {
+        uint32_t u = le32(p);
+        float fv;
+        memcpy(&fv, &u, 4);
+        buf_double(b, (double)fv, 9);
+        return;
+    }
+    case 11: {
+        uint64_t u = le64(p);
+        double dv;
+        memcpy(&dv, &u, 8);
+        buf_double(b, dv, 17);
+        return;
+    }
+    default: return;
+    }
+    buf_str(b, t);
+}
+
+/* One value record as a COMMENT:
+ *   value {"thread":T,"t_ns":N,"name":"...","type":"int32","array":0,"id":"0x...","value":V}\n
+ * V is a JSON number/true/false, an array of them, or a string (type
+ * "string"); when the data does not fit its type, "hex" holds the raw bytes
+ * instead of "value".  Types: bool char int8 uint8 int16 uint16 int32 uint32
+ * int64 uint64 float double string (or "type_N" for unknown N). */
+static pb_status value_comment(ep_rd *r, uint64_t tid, uint64_t t_ns, const char *name, size_t name_len,
+                               const unsigned char *tail, size_t tlen)
+{
+    ep_buf *b = &r->text;
+    unsigned type = tail[4];
+    int is_array = tail[5] != 0;
+    uint64_t id = le64(tail + 6);
+    size_t dsize = le16(tail + 2);
+    const unsigned char *d = tail + 14;
+    char t[64];
+    pb_chunk c;
+    int fits;
+    (void)tlen;
+    b->len = 0;
+    buf_str(b, "value {\"thread\":");
+    buf_fmt_u64(b, tid);
+    buf_str(b, ",\"t_ns\":");
+    buf_fmt_u64(b, t_ns);
+    buf_str(b, ",\"name\":");
+    buf_json_str(b, (const unsigned char *)name, name_len);
+    if (type < 13)
+        snprintf(t, sizeof t, ",\"type\":\"%s\"", type_names[type]);
+    else
+        snprintf(t, sizeof t, ",\"type\":\"type_%u\"", type);
+    buf_str(b, t);
+    snprintf(t, sizeof t, ",\"array\":%d,\"id\":\"0x%llx\"", is_array, (unsigned long long)id);
+    buf_str(b, t);
+    if (type == 12) {
+        fits = 1;
+    } else if (type < 13) {
+        fits = is_array ? dsize % type_size[type] == 0 : dsize == type_size[type];
+    } else {
+        fits = 0;
+    }
+    if (!fits) {
+        size_t i;
+        buf_str(b, ",\"hex\":\"");
+        for (i = 0; i < dsize; i++) {
+            snprintf(t, sizeof t, "%02x", d[i]);
+            buf_add(b, t, 2);
+        }
+        buf_str(b, "\"");
+    } else if (type == 12) {
+        size_t n = 0;
+        while (n < dsize && d[n])
+            n++;
+        buf_str(b, ",\"value\":");
+        buf_json_str(b, d, n);
+    } else if (is_array) {
+        size_t i;
+        buf_str(b, ",\"value\":[");
+        for (i = 0; i < dsize; i += type_size[type]) {
+            if (i)
+                buf_add(b, ",", 1);
+            buf_elem(b, type, d + i);
+        }
+        buf_str(b, "]");
+    } else {
+        buf_str(b, ",\"value\":");
+        buf_elem(b, type, d);
+    }
+    buf_str(b, "}\n");
+    if (b->oom)
+        return pb_fail(r->err, PB_ERR_LIMIT, pb_src_offset(r->s), "out of memory formatting a value record");
+    memset(&c, 0, sizeof c);
+    pb_chunk_comment(&c, pb_str_make(b->p, b->len, 0));
+    return pb_emit(r->sink, &c) ? PB_ERR_ABORT : PB_OK;
+}
+
+/* Attribute values are text lines in nytprof.out: no newlines. */
+static int emit_attr_bytes(ep_rd *r, const char *key, const unsigned char *v, size_t n)
+{
+    pb_chunk c;
+    size_t i;
+    int high = 0;
+    ep_buf *b = &r->text;
+    b->len = 0;
+    buf_add(b, (const char *)v, n);
+    buf_add(b, "", 0);
+    if (b->oom)
+        return -1;
+    for (i = 0; i < n; i++) {
+        if (b->p[i] == '\n' || b->p[i] == '\r')
+            b->p[i] = ' ';
+        if ((unsigned char)b->p[i] >= 0x80)
+            high = 1;
+    }
+    pb_chunk_attribute(&c, pb_str_c(key), pb_str_make(b->p, n, high && valid_utf8(v, n)));
+    return pb_emit(r->sink, &c);
+}
+
+/* ---- header ------------------------------------------------------------ */
+static pb_status read_header(ep_rd *r)
+{
+    const unsigned char *p;
+    uint32_t sig, v;
+    size_t hsize;
+    uint64_t begin, end;
+    pb_status st;
+    char vs[32], t[64];
+    pb_chunk c;
+
+    if ((st = need(r, 8, "file header (signature and version)")) != PB_OK)
+        return st;
+    p = r->s->p;
+    sig = le32(p);
+    v = le32(p + 4);
+    if (sig != EP_SIGNATURE)
+        return pb_fail(r->err, PB_ERR_CORRUPT, 0, "file signature is 0x%08x, expected 0x%08x (\"ysaE\")", sig,
+                       EP_SIGNATURE);
+    if (v < V(0, 1, 0))
+        return pb_fail(r->err, PB_ERR_UNSUPPORTED, 4,
+                       "file version %u.%u.%u is older than 0.1.0, the first EasyProfiler file format", v >> 24,
+                       (v >> 16) & 0xFF, v & 0xFFFF);
+    r->version = v;
+    r->tid64 = v >= V(1, 3, 0);
+    /* whole header, signature and version included */
+    if (v <= V(1, 0, 0))
+        hsize = 56;
+    else if (v < V(1, 3, 0))
+        hsize = 60;
+    else if (v < V(2, 1, 0))
+        hsize = 64;
+    else
+        hsize = 72;
+    snprintf(vs, sizeof vs, "%u.%u.%u", v >> 24, (v >> 16) & 0xFF, v & 0xFFFF);
+    snprintf(t, sizeof t, "file header of version %s", vs);
+    if ((st = need(r, hsize, t)) != PB_OK)
+        return st;
+    p = r->s->p + 8;
+    if (v < V(2, 0, 0)) {
+        if (v > V(1, 0, 0)) {
+            r->have_pid = 1;
+            if (v < V(1, 3, 0)) {
+                r->pid = le32(p);
+                p += 4;
+            } else {
+                r->pid = le64(p);
+                p += 8;
+            }
+        }
+        r->freq = (int64_t)le64(p);
+        begin = le64(p + 8);
+        end = le64(p + 16);
+        r->blocks_count = le32(p + 24);
+        /* memory_size u64 at +28 and descriptors_memory_size at +40 are not used */
+        r->desc_count = le32(p + 36);
+    } else {
+        r->have_pid = 1;
+        r->pid = le64(p);
+        r->freq = (int64_t)le64(p + 8);
+        begin = le64(p + 16);
+        end = le64(p + 24);
+        /* memory_size +32, descriptors_memory_size +40 */
+        r->blocks_count = le32(p + 48);
+        r->desc_count = le32(p + 52);
+        if (v >= V(2, 1, 0)) {
+            r->threads_count = le32(p + 56);
+            uint16_t pad;
+            r->bookmarks_count = le16(p + 60);
+            pad = le16(p + 62);
+            if (pad != 0)
+                return pb_fail(r->err, PB_ERR_CORRUPT, 70, "file header padding is 0x%04x, expected 0", pad);
+        }
+    }
+    if (r->freq < 0)
+        return pb_fail(r->err, PB_ERR_CORRUPT, 8, "cpu_frequency %lld is negative", (long long)r->freq);
+    if (r->freq)
+        r->factor = 1e9 / (double)r->freq;
+    if (conv(r, begin, &r->begin_ns) || conv(r, end, &r->end_ns))
+        return pb_fail(r->err, PB_ERR_CORRUPT, 8,
+                       "file header times do not fit in 64 bits of ns at cpu_frequency %lld Hz",
+                       (long long)r->freq);
+
+    memset(&c, 0, sizeof c);
+    pb_chunk_version(&c, 5, 0);
+    if (pb_emit(r->sink, &c))
+        return PB_ERR_ABORT;
+    if (pb_emit_attribute(r->sink, "ticks_per_sec", "1000000000") ||
+        pb_emit_attribute(r->sink, "source_format", "easyprofiler") ||
+        pb_emit_attribute(r->sink, "source_format_version", vs) ||
+        (r->err->file[0] && pb_emit_attribute(r->sink, "application", r->err->file)))
+        return PB_ERR_ABORT;
+    if (r->s->fp) {
+        /* the file carries no wall-clock time: basetime (NYTProf's $^T) is
+         * estimated as the file's mtime minus the profiled duration */
+        struct stat sb;
+        if (fstat(fileno(r->s->fp), &sb) == 0 && sb.st_mtime > 0) {
+            uint64_t dur = r->end_ns > r->begin_ns ? (r->end_ns - r->begin_ns + 500000000u) / 1000000000u : 0;
+            uint64_t mt = (uint64_t)sb.st_mtime;
+            if (pb_emit_attribute_u64(r->sink, "basetime", mt > dur ? mt - dur : mt))
+                return PB_ERR_ABORT;
+        }
+    }
+    snprintf(t, sizeof t, "%lld", (long long)r->freq);
+    if (pb_emit_attribute(r->sink, "cpu_frequency", t))
+        return PB_ERR_ABORT;
+    if (r->have_pid && pb_emit_attribute_u64(r->sink, "pid", r->pid))
+        return PB_ERR_ABORT;
+    if (pb_emit_attribute_u64(r->sink, "source_begin_ns", r->begin_ns) ||
+        pb_emit_attribute_u64(r->sink, "source_end_ns", r->end_ns) ||
+        pb_emit_attribute_u64(r->sink, "source_blocks_count", r->blocks_count) ||
+        pb_emit_attribute(r->sink, "cumulative_overhead_ticks", "0"))
+        return PB_ERR_ABORT;
+    if (r->blocks_count == 0)
+        warn(r, "the file has 0 blocks (a dump taken while a top-level block is still open writes none; "
+                "upstream issues #135 and #218). EasyProfiler's own reader refuses such a file; it is read "
+                "here as a profile without calls");
+    r->s->p += hsize;
+    return PB_OK;
+}
+
+/* ---- descriptors --------------------------------------------------------- */
+static pb_status read_descriptors(ep_rd *r, uint32_t count)
+{
+    uint32_t i;
+    pb_status st;
+    for (i = 0; i < count; i++) {
+        const unsigned char *p;
+        uint64_t off = pb_src_offset(r->s);
+        uint16_t size, name_len;
+        ep_desc *d;
+        size_t nl, fl;
+        int32_t line;
+        if (pb_src_need(r->s, 2) <= 0) {
+            char what[96];
+            snprintf(what, sizeof what, "descriptor %u of %u: its record size", i, count);
+            if ((st = need(r, 2, what)) != PB_OK)
+                return st;
+        }
+        size = le16(r->s->p);
+        if (r->ndesc == r->desc_cap) {
+            uint32_t nc = r->desc_cap ? r->desc_cap * 2 : 64;
+            ep_desc *nd;
+            if (r->desc_cap > UINT32_MAX / 4)
+                return pb_fail(r->err, PB_ERR_LIMIT, off, "too many descriptors");
+            nd = (ep_desc *)realloc(r->desc, (size_t)nc * sizeof *nd);
+            if (!nd)
+                return pb_fail(r->err, PB_ERR_LIMIT, off, "out of memory reading descriptors");
+            r->desc = nd;
+            r->desc_cap = nc;
+        }
+        d = &r->desc[r->ndesc];
+        memset(d, 0, sizeof *d);
+        if (size == 0) {
+            r->s->p += 2; /* a null slot */
+            r->ndesc++;
+            continue;
+        }
+        if (pb_src_need(r->s, 2 + (size_t)size) <= 0) {
+            if (r->err->status)
+                return r->err->status;
+            return pb_fail(r->err, PB_ERR_TRUNCATED, off,
+                           "descriptor %u record claims %u bytes, the file has %zu left", i, size,
+                           pb_src_avail(r->s) >= 2 ? pb_src_avail(r->s) - 2 : 0);
+        }
+        p = r->s->p + 2;
+        if (size < 16)
+            return pb_fail(r->err, PB_ERR_CORRUPT, off,
+                           "descriptor %u record is %u bytes, shorter than its 16 fixed bytes", i, size);
+        line = (int32_t)le32(p + 4);
+        d->type = p[12];
+        name_len = le16(p + 14);
+        if (name_len > size - 16)
+            return pb_fail(r->err, PB_ERR_CORRUPT, off,
+                           "descriptor %u name is %u bytes, but only %u bytes of the record follow", i,
+                           name_len, size - 16);
+        nl = 0;
+        while (nl < name_len && p[16 + nl])
+            nl++;
+        fl = 0;
+        while (16 + (size_t)name_len + fl < size && p[16 + name_len + fl])
+            fl++;
+        if ((st = pb_spans_kind(r->fold, pb_str_make((const char *)p + 16, nl, 0),
+                                pb_str_make((const char *)p + 16 + name_len, fl, 0),
+                                line < 0 ? 0u : (uint32_t)line, &d->key)) != PB_OK)
+            return st;
+        d->present = 1;
+        r->ndesc++;
+        r->s->p += 2 + (size_t)size;
+    }
+    return PB_OK;
+}
+
+/* ---- threads --------------------------------------------------------------- */
+static int thread_selected(const ep_rd *r, uint64_t tid, const unsigned char *name, size_t nl)
+{
+    const pb_options *o = r->opt;
+    if (!o->have_thread)
+        return 1;
+    if (o->thread_name) {
+        const char *tn = o->thread_name;
+        size_t tl = strlen(tn), i;
+        uint64_t v = 0;
+        if (tl == nl && memcmp(tn, name, nl) == 0)
+            return 1;
+        if (tl == 0 || tl > 20)
+            return 0;
+        for (i = 0; i < tl; i++) {
+            if (tn[i] < '0' || tn[i] > '9')
+                return 0;
+            v = v * 10 + (uint64_t)(tn[i] - '0');
+        }
+        return v == tid;
+    }
+    return tid == o->thread_id;
+}
+
+/* The package for subs of this thread: "main" for the thread named "Main"
+ * (EasyProfiler's EASY_MAIN_THREAD) and for a thread named "main";
+ * "thread_<tid>" for an unnamed thread; otherwise the thread name with every
+ * ASCII character outside [A-Za-z0-9_] made "_" (and "_" put in front of a
+ * leading digit). */
+static char *thread_package(uint64_t tid, const unsigned char *name, size_t nl)
+{
+    char *pk;
+    size_t i, o = 0;
+    if (nl == 0) {
+        pk = (char *)malloc(32);
+        if (pk)
+            snprintf(pk, 32, "thread_%llu", (unsigned long long)tid);
+        return pk;
+    }
+    if ((nl == 4 && memcmp(name, "Main", 4) == 0) || (nl == 4 && memcmp(name, "main", 4) == 0)) {
+        pk = (char *)malloc(5);
+        if (pk)
+            memcpy(pk, "main", 5);
+        return pk;
+    }
+    pk = (char *)malloc(nl + 2);
+    if (!pk)
+        return NULL;
+    if (name[0] >= '0' && name[0] <= '9')
+        pk[o++] = '_';
+    for (i = 0; i < nl; i++) {
+        unsigned char ch = name[i];
+        int ok = ch >= 0x80 || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+                 ch == '_';
+        pk[o++] = ok ? (char)ch : '_';
+    }
+    pk[o] = '\0';
+    return pk;
+}
+
+static pb_status read_thread(ep_rd *r, uint32_t index)
+{
+    const unsigned char *p;
+    uint64_t tid, toff = pb_src_offset(r->s);
+    size_t tsz = r->tid64 ? 8 : 4;
+    uint16_t name_size;
+    size_t nl;
+    unsigned char *name = NULL;
+    uint32_t cs_count, blk_count, i;
+    uint64_t cs_kept = 0;
+    int sel;
+    pb_status st;
+    char what[112], key[96];
+
+    snprintf(what, sizeof what, "thread %u id and name size", index);
+    if ((st = need(r, tsz + 2, what)) != PB_OK)
+        return st;
+    p = r->s->p;
+    tid = r->tid64 ? le64(p) : le32(p);
+    name_size = le16(p + tsz);
+    r->s->p += tsz + 2;
+    snprintf(what, sizeof what, "thread %llu name of %u bytes", (unsigned long long)tid, name_size);
+    if ((st = need(r, name_size, what)) != PB_OK)
+        return st;
+    nl = 0;
+    while (nl < name_size && r->s->p[nl])
+        nl++;
+    name = (unsigned char *)malloc(nl + 1);
+    if (!name)
+        return pb_fail(r->err, PB_ERR_LIMIT, toff, "out of memory");
+    memcpy(name, r->s->p, nl);
+    name[nl] = 0;
+    r->s->p += name_size;
+    {
+        size_t used = strlen(r->threads_seen);
+        if (used + 40 < sizeof r->threads_seen)
+            snprintf(r->threads_seen + used, sizeof r->threads_seen - used, "%s%llu \"%.*s\"", used ? ", " : "",
+                     (unsigned long long)tid, (int)(nl > 24 ? 24 : nl), (const char *)name);
+    }
+    sel = thread_selected(r, tid, name, nl);
+    if (sel) {
+        pb_spans_thread th;
+        char *pkg = thread_package(tid, name, nl);
+        if (!pkg) {
+            free(name);
+            return pb_fail(r->err, PB_ERR_LIMIT, toff, "out of memory");
+        }
+        r->matched = 1;
+        snprintf(key, sizeof key, "thread_%llu_name", (unsigned long long)tid);
+        if (emit_attr_bytes(r, key, name, nl)) {
+            free(pkg);
+            free(name);
+            return r->text.oom ? pb_fail(r->err, PB_ERR_LIMIT, toff, "out of memory") : PB_ERR_ABORT;
+        }
+        snprintf(key, sizeof key, "thread_%llu_pid", (unsigned long long)tid);
+        if (pb_emit_attribute_u64(r->sink, key, (uint32_t)tid)) {
+            free(pkg);
+            free(name);
+            return PB_ERR_ABORT;
+        }
+        memset(&th, 0, sizeof th);
+        th.tid = tid;
+        th.pid = (uint32_t)tid;
+        th.ppid = r->have_pid && (uint32_t)r->pid != (uint32_t)tid ? (uint32_t)r->pid : 0;
+        th.start_time = (double)r->begin_ns / 1e9;
+        th.end_time = (double)r->end_ns / 1e9;
+        th.package = pkg;
+        st = pb_spans_thread_begin(r->fold, &th);
+        free(pkg);
+        if (st != PB_OK) {
+            free(name);
+            return st;
+        }
+    }
+    free(name);
+
+    /* context switches: begin, end, target tid, name */
+    snprintf(what, sizeof what, "thread %llu context switch count", (unsigned long long)tid);
+    if ((st = need(r, 4, what)) != PB_OK)
+        return st;
+    cs_count = le32(r->s->p);
+    r->s->p += 4;
+    for (i = 0; i < cs_count; i++) {
+        uint64_t off = pb_src_offset(r->s), e_ns;
+        uint16_t size;
+        if ((st = need(r, 2, "context switch record size")) != PB_OK)
+            return st;
+        size = le16(r->s->p);
+        if (pb_src_need(r->s, 2 + (size_t)size) <= 0) {
+            if (r->err->status)
+                return r->err->status;
+            return pb_fail(r->err, PB_ERR_TRUNCATED, off,
+                           "context switch record claims %u bytes, the file has %zu left", size,
+                           pb_src_avail(r->s) >= 2 ? pb_src_avail(r->s) - 2 : 0);
+        }
+        if (size < 16 + tsz)
+            return pb_fail(r->err, PB_ERR_CORRUPT, off,
+                           "context switch record is %u bytes, shorter than begin, end and a %zu-byte target tid",
+                           size, tsz);
+        if (conv(r, le64(r->s->p + 10), &e_ns))
+            return pb_fail(r->err, PB_ERR_CORRUPT, off, "context switch end time does not fit in 64 bits of ns");
+        if (e_ns > r->begin_ns)
+            cs_kept++;
+        r->records++;
+        r->s->p += 2 + (size_t)size;
+    }
+
+    snprintf(what, sizeof what, "thread %llu block count", (unsigned long long)tid);
+    if ((st = need(r, 4, what)) != PB_OK)
+        return st;
+    blk_count = le32(r->s->p);
+    r->s->p += 4;
+    for (i = 0; i < blk_count; i++) {
+        uint64_t off, b_ns, e_ns;
+        uint16_t size;
+        uint32_t id, key_id;
+        const unsigned char *q, *tail;
+        size_t tlen;
+        const ep_desc *d;
+        /* fast path: the whole record is in the window */
+        if ((size_t)(r->s->end - r->s->p) < 2 || (size_t)(r->s->end - r->s->p) < 2 + (size_t)le16(r->s->p)) {
+            if (pb_src_need(r->s, 2) <= 0) {
+                snprintf(what, sizeof what, "block record %u of %u in thread %llu: its size", i, blk_count,
+                         (unsigned long long)tid);
+                if ((st = need(r, 2, what)) != PB_OK)
+                    return st;
+            }
+            size = le16(r->s->p);
+            if (pb_src_need(r->s, 2 + (size_t)size) <= 0) {
+                if (r->err->status)
+                    return r->err->status;
+                return pb_fail(r->err, PB_ERR_TRUNCATED, pb_src_offset(r->s),
+                               "block record %u of thread %llu claims %u bytes, the file has %zu left", i,
+                               (unsigned long long)tid, size, pb_src_avail(r->s) >= 2 ? pb_src_avail(r->s) - 2 : 0);
+            }
+        }
+        off = pb_src_offset(r->s);
+        q = r->s->p;
+        size = le16(q);
+        if (size < 20)
+            return pb_fail(r->err, PB_ERR_CORRUPT, off,
+                           "block record is %u bytes, shorter than its begin, end and descriptor id (20)", size);
+        id = le32(q + 18);
+        if (id >= r->ndesc)
+            return pb_fail(r->err, PB_ERR_CORRUPT, off,
+                           "block record uses descriptor %u, but the file has %u descriptors", id, r->ndesc);
+        d = &r->desc[id];
+        if (!d->present)
+            return pb_fail(r->err, PB_ERR_CORRUPT, off, "block record uses descriptor %u, whose slot is empty", id);
+        if (conv(r, le64(q + 2), &b_ns) || conv(r, le64(q + 10), &e_ns))
+            return pb_fail(r->err, PB_ERR_CORRUPT, off, "block times do not fit in 64 bits of ns");
+        tail = q + 22;
+        tlen = (size_t)size - 20;
+        r->records++;
+        key_id = d->key;
+        if (d->type == EP_VALUE) {
+            if (tlen < 14)
+                return pb_fail(r->err, PB_ERR_CORRUPT, off,
+                               "value record is %u bytes, shorter than the 34 bytes of a value header", size);
+            if ((size_t)le16(tail + 2) > tlen - 14)
+                return pb_fail(r->err, PB_ERR_CORRUPT, off,
+                               "value record claims %u data bytes, but only %zu bytes of the record follow",
+                               le16(tail + 2), tlen - 14);
+        } else if (tlen > 0 && tail[0] != 0) {
+            size_t n = 0;
+            while (n < tlen && tail[n])
+                n++;
+            if ((st = pb_spans_dynamic_kind(r->fold, pb_str_make((const char *)tail, n, 0), d->key, &key_id)) !=
+                PB_OK)
+                return st;
+        }
+        if (e_ns < r->begin_ns) {
+            r->dropped++;
+        } else if (sel) {
+            if (b_ns < r->begin_ns)
+                b_ns = r->begin_ns;
+            if (e_ns < b_ns) {
+                if (!r->warned_backwards) {
+                    char msg[200];
+                    snprintf(msg, sizeof msg,
+                             "block record at byte %llu ends before it begins; given length 0 (further such "
+                             "records are not reported)", (unsigned long long)off);
+                    warn(r, msg);
+                    r->warned_backwards = 1;
+                }
+                e_ns = b_ns;
+            }
+            if (d->type == EP_VALUE) {
+                /* name: the value descriptor's own name */
+                size_t nlen;
+                const char *np = pb_spans_kind_name(r->fold, key_id, &nlen);
+                if ((st = value_comment(r, tid, b_ns, np, nlen, tail, tlen)) != PB_OK)
+                    return st;
+            }
+            if ((st = pb_spans_span(r->fold, key_id, b_ns, e_ns, off)) != PB_OK)
+                return st;
+        }
+        r->s->p += 2 + (size_t)size;
+    }
+    if (sel) {
+        snprintf(key, sizeof key, "thread_%llu_context_switches", (unsigned long long)tid);
+        if (pb_emit_attribute_u64(r->sink, key, cs_kept))
+            return PB_ERR_ABORT;
+        if ((st = pb_spans_thread_end(r->fold)) != PB_OK)
+            return st;
+    }
+    return PB_OK;
+}
+
+/* ---- tail (2.1+) ----------------------------------------------------------- */
+static pb_status read_tail(ep_rd *r)
+{
+    int eof = pb_src_at_eof(r->s);
+    uint64_t off;
+    uint32_t i;
+    pb_status st;
+    if (eof < 0)
+        return r->err->status;
+    if (eof)
+        return PB_OK; /* the reader skips the checks at EOF */
+    off = pb_src_offset(r->s);
+    if ((st = need(r, 4, "end signature")) != PB_OK)
+        return st;
+    if (le32(r->s->p) != EP_SIGNATURE)
+        return pb_fail(r->err, PB_ERR_CORRUPT, off, "end signature after the last thread is 0x%08x, expected 0x%08x",
+                       le32(r->s->p), EP_SIGNATURE);
+    r->s->p += 4;
+    if (r->bookmarks_count == 0)
+        goto trailing;
+    for (i = 0; i < r->bookmarks_count; i++) {
+        uint16_t size;
+        const unsigned char *p;
+        size_t tl;
+        char key[64], t[32];
+        uint64_t pos;
+        off = pb_src_offset(r->s);
+        if ((st = need(r, 2, "bookmark record size")) != PB_OK)
+            return st;
+        size = le16(r->s->p);
+        if (pb_src_need(r->s, 2 + (size_t)size) <= 0) {
+            if (r->err->status)
+                return r->err->status;
+            return pb_fail(r->err, PB_ERR_TRUNCATED, off, "bookmark %u record claims %u bytes, the file has %zu left",
+                           i, size, pb_src_avail(r->s) >= 2 ? pb_src_avail(r->s) - 2 : 0);
+        }
+        if (size < 13)
+            return pb_fail(r->err, PB_ERR_CORRUPT, off,
+                           "bookmark %u record is %u bytes, shorter than position, color and a NUL (13)", i, size);
+        p = r->s->p + 2;
+        pos = le64(p);
+        tl = 0;
+        while (12 + tl < size && p[12 + tl])
+            tl++;
+        snprintf(key, sizeof key, "bookmark_%u_pos_ns", i);
+        if (pb_emit_attribute_u64(r->sink, key, pos))
+            return PB_ERR_ABORT;
+        snprintf(key, sizeof key, "bookmark_%u_color", i);
+        snprintf(t, sizeof t, "0x%08x", le32(p + 8));
+        if (pb_emit_attribute(r->sink, key, t))
+            return PB_ERR_ABORT;
+        snprintf(key, sizeof key, "bookmark_%u_text", i);
+        if (emit_attr_bytes(r, key, p + 12, tl))
+            return r->text.oom ? pb_fail(r->err, PB_ERR_LIMIT, off, "out of memory") : PB_ERR_ABORT;
+        r->s->p += 2 + (size_t)size;
+    }
+    off = pb_src_offset(r->s);
+    if ((st = need(r, 4, "signature after the bookmarks")) != PB_OK)
+        return st;
+    if (le32(r->s->p) != EP_SIGNATURE)
+        return pb_fail(r->err, PB_ERR_CORRUPT, off, "signature after the bookmarks is 0x%08x, expected 0x%08x",
+                       le32(r->s->p), EP_SIGNATURE);
+    r->s->p += 4;
+trailing:
+    eof = pb_src_at_eof(r->s);
+    if (eof < 0)
+        return r->err->status;
+    if (!eof) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "bytes after the end signature at byte %llu are ignored",
+                 (unsigned long long)pb_src_offset(r->s));
+        warn(r, msg);
+    }
+    return PB_OK;
+}
 
 pb_status pb_read_easyprofiler(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
 {
-    (void)opt;
-    (void)sink;
-    return pb_fail(err, PB_ERR_UNSUPPORTED, pb_src_offset(src), "easyprofiler files are recognised but not yet supported");
+    ep_rd r;
+    pb_status st;
+    pb_options defopt;
+    uint32_t t;
+    if (!opt) {
+        pb_options_init(&defopt);
+        pb_options_resolve(&defopt);
+        opt = &defopt;
+    }
+    memset(&r, 0, sizeof r);
+    r.s = src;
+    r.err = err;
+    r.sink = sink;
+    r.opt = opt;
+    r.fold = pb_spans_new(sink, opt, err);
+    if (!r.fold)
+        return pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
+
+    if ((st = read_header(&r)) != PB_OK)
+        goto done;
+    if ((st = read_descriptors(&r, r.desc_count)) != PB_OK)
+        goto done;
+    for (t = 0;; t++) {
+        if (r.version >= V(2, 1, 0)) {
+            if (t == r.threads_count)
+                break;
+        } else {
+            int eof = pb_src_at_eof(src);
+            if (eof < 0) {
+                st = err->status;
+                goto done;
+            }
+            if (eof)
+                break;
+        }
+        if ((st = read_thread(&r, t)) != PB_OK)
+            goto done;
+    }
+    if (r.version >= V(2, 1, 0) && (st = read_tail(&r)) != PB_OK)
+        goto done;
+    if (r.records != r.blocks_count) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "the header counts %llu blocks and context switches, the file holds %llu",
+                 (unsigned long long)r.blocks_count, (unsigned long long)r.records);
+        warn(&r, msg);
+    }
+    if (r.dropped) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "%llu block%s ended before profiling began and %s dropped (as the real reader does)",
+                 (unsigned long long)r.dropped, r.dropped == 1 ? "" : "s", r.dropped == 1 ? "was" : "were");
+        warn(&r, msg);
+    }
+    if (opt->have_thread && !r.matched) {
+        if (opt->thread_name)
+            st = pb_fail(err, PB_ERR_UNSUPPORTED, pb_src_offset(src),
+                         "no thread named or numbered \"%.100s\" in this file (threads: %s)", opt->thread_name,
+                         r.threads_seen);
+        else
+            st = pb_fail(err, PB_ERR_UNSUPPORTED, pb_src_offset(src), "no thread %llu in this file (threads: %s)",
+                         (unsigned long long)opt->thread_id, r.threads_seen);
+        goto done;
+    }
+    st = PB_OK;
+done:
+    pb_spans_free(r.fold);
+    free(r.desc);
+    free(r.text.p);
+    if (st == PB_ERR_ABORT && err->status == PB_OK)
+        err->status = PB_ERR_ABORT;
+    return st;
 }

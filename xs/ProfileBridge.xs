@@ -93,6 +93,7 @@ typedef struct {
     SV *i_sv;
     SV *n_sv[3];
     SV *s_sv[2];
+    SV *t_sv[2];
     SV *seq_sv;             /* $. */
     pb_source src;
     int src_open;
@@ -113,8 +114,10 @@ static void xs_sink_cleanup(pTHX_ void *p)
         SvREFCNT_dec(x->u_sv[i]);
     for (i = 0; i < 3; i++)
         SvREFCNT_dec(x->n_sv[i]);
-    for (i = 0; i < 2; i++)
+    for (i = 0; i < 2; i++) {
         SvREFCNT_dec(x->s_sv[i]);
+        SvREFCNT_dec(x->t_sv[i]);
+    }
     SvREFCNT_dec(x->i_sv);
     Safefree(x);
 }
@@ -172,14 +175,22 @@ static int xs_chunk(pb_sink *self, const pb_chunk *c)
                 /* NYTProf passes fresh mortals for these two */
                 sv = sv_2mortal(newSVpvn(c->s[si].ptr, c->s[si].len));
                 mortal = 1;
+                if (c->s[si].utf8)
+                    SvUTF8_on(sv);
+            } else if (c->tag <= PB_T_OPTION) {
+                /* COMMENT, ATTRIBUTE, OPTION: never UTF-8 */
+                sv = x->t_sv[si];
+                sv_setpvn(sv, c->s[si].ptr, c->s[si].len);
+                SvUTF8_off(sv);
             } else {
+                /* SUB_INFO, SUB_CALLERS, SUB_RETURN: NYTProf's two reused
+                 * string scalars, whose UTF-8 flag is turned on by a
+                 * STRING_UTF8 and never off again (sv_setpvn keeps it) */
                 sv = x->s_sv[si];
                 sv_setpvn(sv, c->s[si].ptr, c->s[si].len);
+                if (c->s[si].utf8)
+                    SvUTF8_on(sv);
             }
-            if (c->s[si].utf8)
-                SvUTF8_on(sv);
-            else
-                SvUTF8_off(sv);
             si++;
             break;
         }
@@ -254,8 +265,10 @@ static xs_sink *new_xs_sink(pTHX_ SV *callback)
         x->u_sv[i] = newSV(0);
     for (i = 0; i < 3; i++)
         x->n_sv[i] = newSV(0);
-    for (i = 0; i < 2; i++)
+    for (i = 0; i < 2; i++) {
         x->s_sv[i] = newSV(0);
+        x->t_sv[i] = newSV(0);
+    }
     x->i_sv = newSV(0);
     x->seq_sv = get_sv(".", GV_ADD);
     x->sink.chunk = xs_chunk;

@@ -1,0 +1,850 @@
+/* fold_spans.c - begin/end spans -> NYTProf chunks (see fold_spans.h).
+ *
+ * How exact SUB_CALLERS come out of a stream in completion order without
+ * keeping subtrees:
+ *
+ * NYTProf books a call of sub S from caller C on the edge (C,S): count,
+ * exclusive time always, and inclusive time either as "incl" (S was not
+ * already active on the stack) or as "reci" with rec_depth = max number of
+ * S frames above it.  Call that number j.  j is only final once the whole
+ * ancestor chain is known, but it only ever grows: when a new span R (sub S)
+ * adopts a root X, every node below X whose sub is S gets one more S
+ * ancestor.  So each open root keeps, per distinct edge in its subtree,
+ *     exposed = inclusive ns of the calls on that edge that still have j = 0
+ *     maxj    = the largest j among the calls on that edge
+ * and global per-edge totals are booked as if every j were final.  When R
+ * (sub S) adopts X, for X's entries whose callee is S the exposed ns move
+ * from incl to reci, maxj grows by one and rec_depth takes the new maxj.
+ * The entries of the open roots live in one pool in the same order as the
+ * roots, so the adopted roots' entries are always the pool's tail.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include "fold_spans.h"
+
+#define NONE UINT32_MAX
+/* TIME_LINE chunks allowed for one span: 65536 x INT32_MAX ns is ~39 hours
+ * of exclusive time in one block; beyond that the data is taken as corrupt. */
+#define MAX_SPLIT 65536u
+
+/* ---- a string table: bytes -> dense id ------------------------------- */
+typedef struct {
+    char *arena;
+    size_t alen, acap;
+    size_t *off;       /* per id: offset in arena (string is NUL-terminated there) */
+    uint32_t *len;
+    uint32_t n, cap;
+    uint32_t *slot;    /* open addressing: id+1, 0 = empty */
+    uint32_t mask;     /* slots - 1 */
+} strtab;
+
+static uint64_t hash_bytes(const char *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        h ^= (unsigned char)p[i];
+        h *= 1099511628211ULL;
+    }
+    return h ^ (h >> 29);
+}
+
+static void strtab_free(strtab *t)
+{
+    free(t->arena);
+    free(t->off);
+    free(t->len);
+    free(t->slot);
+    memset(t, 0, sizeof *t);
+}
+
+static void strtab_clear(strtab *t)
+{
+    t->alen = 0;
+    t->n = 0;
+    if (t->slot)
+        memset(t->slot, 0, ((size_t)t->mask + 1) * sizeof *t->slot);
+}
+
+static const char *strtab_str(const strtab *t, uint32_t id) { return t->arena + t->off[id]; }
+
+static int strtab_rehash(strtab *t, uint32_t nslots)
+{
+    uint32_t *ns = (uint32_t *)calloc(nslots, sizeof *ns);
+    uint32_t i;
+    if (!ns)
+        return -1;
+    for (i = 0; i < t->n; i++) {
+        uint32_t h = (uint32_t)hash_bytes(t->arena + t->off[i], t->len[i]) & (nslots - 1);
+        while (ns[h])
+            h = (h + 1) & (nslots - 1);
+        ns[h] = i + 1;
+    }
+    free(t->slot);
+    t->slot = ns;
+    t->mask = nslots - 1;
+    return 0;
+}
+
+/* 1 found, 0 added, -1 out of memory */
+static int strtab_intern(strtab *t, const char *p, size_t n, uint32_t *id)
+{
+    uint32_t h;
+    if (!t->slot && strtab_rehash(t, 64))
+        return -1;
+    h = (uint32_t)hash_bytes(p, n) & t->mask;
+    while (t->slot[h]) {
+        uint32_t i = t->slot[h] - 1;
+        if (t->len[i] == n && memcmp(t->arena + t->off[i], p, n) == 0) {
+            *id = i;
+            return 1;
+        }
+        h = (h + 1) & t->mask;
+    }
+    if (n > UINT32_MAX - 1)
+        return -1;
+    if (t->n == t->cap) {
+        uint32_t nc = t->cap ? t->cap * 2 : 64;
+        size_t *no = (size_t *)realloc(t->off, nc * sizeof *no);
+        uint32_t *nl;
+        if (!no)
+            return -1;
+        t->off = no;
+        nl = (uint32_t *)realloc(t->len, nc * sizeof *nl);
+        if (!nl)
+            return -1;
+        t->len = nl;
+        t->cap = nc;
+    }
+    if (t->alen + n + 1 > t->acap) {
+        size_t nc = t->acap ? t->acap : 4096;
+        char *na;
+        while (nc < t->alen + n + 1)
+            nc *= 2;
+        na = (char *)realloc(t->arena, nc);
+        if (!na)
+            return -1;
+        t->arena = na;
+        t->acap = nc;
+    }
+    memcpy(t->arena + t->alen, p, n);
+    t->arena[t->alen + n] = '\0';
+    t->off[t->n] = t->alen;
+    t->len[t->n] = (uint32_t)n;
+    t->alen += n + 1;
+    t->slot[h] = t->n + 1;
+    *id = t->n++;
+    if ((uint64_t)t->n * 2 > (uint64_t)t->mask + 1 && strtab_rehash(t, (t->mask + 1) * 2))
+        return -1;
+    return 0;
+}
+
+/* ---- records ----------------------------------------------------------- */
+typedef struct {
+    uint32_t name;   /* in kind_names */
+    uint32_t file;   /* in files */
+    uint32_t line;
+} fs_kind;
+
+typedef struct {
+    uint32_t name;   /* in sub_names */
+    uint32_t file;   /* files index, NONE for the root */
+    uint32_t line;
+} fs_sub;
+
+typedef struct {
+    uint32_t caller, callee;
+    uint32_t rec_depth;
+    uint32_t next;   /* hash chain */
+    uint64_t count;
+    uint64_t incl, excl, reci; /* ns, modular arithmetic */
+} fs_edge;
+
+typedef struct {
+    uint64_t begin, end;
+    uint64_t incl;   /* end - begin */
+    uint64_t excl;   /* incl - children's incl (modular) */
+    uint32_t sub;
+    uint32_t height; /* levels, a leaf = 1 */
+    size_t map_off;  /* its entries in the pool */
+} fs_root;
+
+typedef struct {
+    uint32_t edge;
+    uint32_t maxj;
+    uint64_t exposed;
+} fs_ment;
+
+struct pb_spans {
+    pb_sink *sink;
+    pb_error *err;
+    uint32_t max_depth;
+    uint32_t max_names;
+
+    strtab files;           /* file names */
+    uint32_t *fid_of_file;  /* 0 = no NEW_FID sent yet */
+    uint32_t fid_cap;
+    uint32_t next_fid;
+
+    strtab kind_names;      /* static kind names are not deduplicated: */
+    fs_kind *kinds;         /* kinds[key] */
+    uint32_t nkinds, kinds_cap;
+    strtab dyn_names;       /* run-time names -> dyn_kind[] */
+    uint32_t *dyn_kind;
+    uint32_t dyn_cap;
+
+    /* per thread */
+    int in_thread;
+    pb_spans_thread th;
+    char *package;
+    strtab sub_names;
+    fs_sub *subs;
+    uint32_t nsubs, subs_cap;
+    uint32_t *sub_of_kind;  /* NONE = not yet */
+    uint32_t sok_cap;
+    uint32_t root_sub;
+
+    fs_edge *edges;
+    uint32_t nedges, edges_cap;
+    uint32_t *edge_head;    /* hash buckets */
+    uint32_t edge_mask;
+
+    fs_root *top;
+    size_t ntop, top_cap;
+    fs_ment *pool;
+    size_t npool, pool_cap;
+    fs_ment *scratch;
+    size_t scratch_cap;
+    uint32_t *edge_pos;     /* per edge: position in scratch (valid if edge_stamp == stamp) */
+    uint32_t *edge_stamp;
+    uint32_t ep_cap;
+    uint32_t stamp;
+
+    pb_spans_stats cur, last;
+};
+
+static pb_status oom(pb_spans *f, uint64_t off)
+{
+    return pb_fail(f->err, PB_ERR_LIMIT, off, "out of memory while folding spans");
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    size_t nc;
+    void *np;
+    if (need <= *cap)
+        return 0;
+    nc = *cap ? *cap : 16;
+    while (nc < need)
+        nc *= 2;
+    np = realloc(*p, nc * elem);
+    if (!np)
+        return -1;
+    *p = np;
+    *cap = nc;
+    return 0;
+}
+
+static int grow32(void **p, uint32_t *cap, size_t need, size_t elem)
+{
+    size_t c = *cap;
+    int r;
+    if (need > UINT32_MAX / 2)
+        return -1;
+    r = grow(p, &c, need, elem);
+    *cap = (uint32_t)c;
+    return r;
+}
+
+pb_spans *pb_spans_new(pb_sink *sink, const pb_options *opt, pb_error *err)
+{
+    pb_spans *f = (pb_spans *)calloc(1, sizeof *f);
+    if (!f)
+        return NULL;
+    f->sink = sink;
+    f->err = err;
+    f->max_depth = PB_SPANS_MAX_DEPTH;
+    if (opt && opt->max_stack_depth && opt->max_stack_depth < f->max_depth)
+        f->max_depth = opt->max_stack_depth;
+    f->max_names = opt && opt->max_strings ? opt->max_strings : PB_DEFAULT_MAX_STRINGS;
+    f->next_fid = 1;
+    return f;
+}
+
+void pb_spans_free(pb_spans *f)
+{
+    if (!f)
+        return;
+    strtab_free(&f->files);
+    strtab_free(&f->kind_names);
+    strtab_free(&f->dyn_names);
+    strtab_free(&f->sub_names);
+    free(f->fid_of_file);
+    free(f->kinds);
+    free(f->dyn_kind);
+    free(f->package);
+    free(f->subs);
+    free(f->sub_of_kind);
+    free(f->edges);
+    free(f->edge_head);
+    free(f->top);
+    free(f->pool);
+    free(f->scratch);
+    free(f->edge_pos);
+    free(f->edge_stamp);
+    free(f);
+}
+
+/* ---- fids ------------------------------------------------------------- */
+static int is_utf8(const char *s, size_t n)
+{
+    size_t i = 0;
+    int high = 0;
+    while (i < n) {
+        unsigned char c = (unsigned char)s[i];
+        size_t k, more;
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        high = 1;
+        if (c >= 0xC2 && c <= 0xDF)
+            more = 1;
+        else if (c >= 0xE0 && c <= 0xEF)
+            more = 2;
+        else if (c >= 0xF0 && c <= 0xF4)
+            more = 3;
+        else
+            return 0;
+        if (more >= n - i)
+            return 0;
+        for (k = 1; k <= more; k++)
+            if (((unsigned char)s[i + k] & 0xC0) != 0x80)
+                return 0;
+        i += more + 1;
+    }
+    return high;
+}
+
+static pb_status file_fid(pb_spans *f, uint32_t file, uint32_t *fid)
+{
+    if (f->fid_of_file[file] == 0) {
+        pb_chunk c;
+        const char *name = strtab_str(&f->files, file);
+        size_t len = f->files.len[file];
+        pb_str s;
+        if (len == 0) {
+            name = "(unknown file)";
+            len = strlen(name);
+        }
+        s = pb_str_make(name, len, is_utf8(name, len));
+        f->fid_of_file[file] = f->next_fid++;
+        memset(&c, 0, sizeof c);
+        pb_chunk_new_fid(&c, f->fid_of_file[file], 0, 0, PB_FID_VIA_STMT | PB_FID_VIA_SUB, 0, 0, s);
+        if (pb_emit(f->sink, &c))
+            return PB_ERR_ABORT;
+    }
+    *fid = f->fid_of_file[file];
+    return PB_OK;
+}
+
+static pb_status intern_file(pb_spans *f, pb_str file, uint32_t *id)
+{
+    int r = strtab_intern(&f->files, file.ptr, file.len, id);
+    if (r < 0)
+        return oom(f, 0);
+    if (r == 0) {
+        if (grow32((void **)&f->fid_of_file, &f->fid_cap, (size_t)*id + 1, sizeof *f->fid_of_file))
+            return oom(f, 0);
+        f->fid_of_file[*id] = 0;
+    }
+    return PB_OK;
+}
+
+/* ---- kinds ------------------------------------------------------------ */
+static pb_status add_kind(pb_spans *f, pb_str name, uint32_t file, uint32_t line, uint32_t *key)
+{
+    uint32_t nid;
+    int r;
+    if (f->nkinds >= f->max_names)
+        return pb_fail(f->err, PB_ERR_LIMIT, 0, "more than %u distinct block names (max_strings)", f->max_names);
+    if (grow32((void **)&f->kinds, &f->kinds_cap, (size_t)f->nkinds + 1, sizeof *f->kinds))
+        return oom(f, 0);
+    /* kind names are stored once per distinct text */
+    r = strtab_intern(&f->kind_names, name.ptr, name.len, &nid);
+    if (r < 0)
+        return oom(f, 0);
+    f->kinds[f->nkinds].name = nid;
+    f->kinds[f->nkinds].file = file;
+    f->kinds[f->nkinds].line = line;
+    *key = f->nkinds++;
+    return PB_OK;
+}
+
+pb_status pb_spans_kind(pb_spans *f, pb_str name, pb_str file, uint32_t line, uint32_t *key)
+{
+    uint32_t fi;
+    pb_status st = intern_file(f, file, &fi);
+    if (st != PB_OK)
+        return st;
+    return add_kind(f, name, fi, line, key);
+}
+
+const char *pb_spans_kind_name(const pb_spans *f, uint32_t key, size_t *len)
+{
+    if (key >= f->nkinds) {
+        *len = 0;
+        return "";
+    }
+    *len = f->kind_names.len[f->kinds[key].name];
+    return strtab_str(&f->kind_names, f->kinds[key].name);
+}
+
+pb_status pb_spans_dynamic_kind(pb_spans *f, pb_str name, uint32_t base_key, uint32_t *key)
+{
+    uint32_t d;
+    int r;
+    pb_status st;
+    if (base_key >= f->nkinds)
+        return pb_fail(f->err, PB_ERR_CORRUPT, 0, "run-time name for unknown kind %u", base_key);
+    r = strtab_intern(&f->dyn_names, name.ptr, name.len, &d);
+    if (r < 0)
+        return oom(f, 0);
+    if (r == 1) {
+        *key = f->dyn_kind[d];
+        return PB_OK;
+    }
+    if (grow32((void **)&f->dyn_kind, &f->dyn_cap, (size_t)d + 1, sizeof *f->dyn_kind))
+        return oom(f, 0);
+    st = add_kind(f, name, f->kinds[base_key].file, f->kinds[base_key].line, key);
+    if (st != PB_OK)
+        return st;
+    f->dyn_kind[d] = *key;
+    return PB_OK;
+}
+
+/* ---- subs and edges (per thread) ---------------------------------------- */
+static pb_status new_sub(pb_spans *f, const char *name, size_t len, uint32_t file, uint32_t line, uint32_t *sub)
+{
+    uint32_t id;
+    int r = strtab_intern(&f->sub_names, name, len, &id);
+    if (r < 0)
+        return oom(f, 0);
+    if (r == 1) {
+        *sub = id;
+        return PB_OK;
+    }
+    if (grow32((void **)&f->subs, &f->subs_cap, (size_t)id + 1, sizeof *f->subs))
+        return oom(f, 0);
+    f->subs[id].name = id;
+    f->subs[id].file = file;
+    f->subs[id].line = line;
+    f->nsubs = id + 1;
+    *sub = id;
+    return PB_OK;
+}
+
+static pb_status sub_for_kind(pb_spans *f, uint32_t key, uint32_t *sub, uint64_t off)
+{
+    const fs_kind *k;
+    const char *kn;
+    size_t kl, pl;
+    char stackbuf[512];
+    char *buf = stackbuf;
+    pb_status st;
+    if (key < f->sok_cap && f->sub_of_kind[key] != NONE) {
+        *sub = f->sub_of_kind[key];
+        return PB_OK;
+    }
+    if (key >= f->nkinds)
+        return pb_fail(f->err, PB_ERR_CORRUPT, off, "span of unknown kind %u", key);
+    if (key >= f->sok_cap) {
+        uint32_t old = f->sok_cap, i;
+        if (grow32((void **)&f->sub_of_kind, &f->sok_cap, (size_t)f->nkinds, sizeof *f->sub_of_kind))
+            return oom(f, off);
+        for (i = old; i < f->sok_cap; i++)
+            f->sub_of_kind[i] = NONE;
+    }
+    k = &f->kinds[key];
+    kn = strtab_str(&f->kind_names, k->name);
+    kl = f->kind_names.len[k->name];
+    pl = strlen(f->package);
+    if (kl >= 2 && strstr(kn, "::") != NULL && memchr(kn, '\0', kl) == NULL) {
+        st = new_sub(f, kn, kl, k->file, k->line, sub);
+    } else {
+        size_t need = pl + 2 + kl;
+        if (need > sizeof stackbuf) {
+            buf = (char *)malloc(need);
+            if (!buf)
+                return oom(f, off);
+        }
+        memcpy(buf, f->package, pl);
+        memcpy(buf + pl, "::", 2);
+        memcpy(buf + pl + 2, kn, kl);
+        st = new_sub(f, buf, need, k->file, k->line, sub);
+        if (buf != stackbuf)
+            free(buf);
+    }
+    if (st == PB_OK)
+        f->sub_of_kind[key] = *sub;
+    return st;
+}
+
+static uint32_t edge_hash(uint32_t a, uint32_t b)
+{
+    uint64_t k = ((uint64_t)a << 32) | b;
+    k *= 0x9E3779B97F4A7C15ULL;
+    return (uint32_t)(k >> 32);
+}
+
+static pb_status get_edge(pb_spans *f, uint32_t caller, uint32_t callee, uint32_t *edge, uint64_t off)
+{
+    uint32_t h, e;
+    if (f->edge_head) {
+        h = edge_hash(caller, callee) & f->edge_mask;
+        for (e = f->edge_head[h]; e != NONE; e = f->edges[e].next)
+            if (f->edges[e].caller == caller && f->edges[e].callee == callee) {
+                *edge = e;
+                return PB_OK;
+            }
+    }
+    if (grow32((void **)&f->edges, &f->edges_cap, (size_t)f->nedges + 1, sizeof *f->edges))
+        return oom(f, off);
+    if (grow32((void **)&f->edge_pos, &f->ep_cap, (size_t)f->nedges + 1, sizeof *f->edge_pos))
+        return oom(f, off);
+    {
+        uint32_t cap = f->ep_cap;
+        void *ns = realloc(f->edge_stamp, (size_t)cap * sizeof *f->edge_stamp);
+        if (!ns)
+            return oom(f, off);
+        f->edge_stamp = (uint32_t *)ns;
+    }
+    e = f->nedges++;
+    memset(&f->edges[e], 0, sizeof f->edges[e]);
+    f->edges[e].caller = caller;
+    f->edges[e].callee = callee;
+    f->edge_stamp[e] = 0;
+    if (!f->edge_head || (uint64_t)f->nedges > (uint64_t)f->edge_mask + 1) {
+        uint32_t nb = f->edge_head ? (f->edge_mask + 1) * 2 : 256, i;
+        uint32_t *heads = (uint32_t *)malloc((size_t)nb * sizeof *heads);
+        if (!heads)
+            return oom(f, off);
+        for (i = 0; i < nb; i++)
+            heads[i] = NONE;
+        for (i = 0; i < f->nedges; i++) {
+            uint32_t hh = edge_hash(f->edges[i].caller, f->edges[i].callee) & (nb - 1);
+            f->edges[i].next = heads[hh];
+            heads[hh] = i;
+        }
+        free(f->edge_head);
+        f->edge_head = heads;
+        f->edge_mask = nb - 1;
+    } else {
+        h = edge_hash(caller, callee) & f->edge_mask;
+        f->edges[e].next = f->edge_head[h];
+        f->edge_head[h] = e;
+    }
+    *edge = e;
+    return PB_OK;
+}
+
+/* ---- chunks ------------------------------------------------------------- */
+static int emit_attr(pb_spans *f, const char *key, const char *val)
+{
+    return pb_emit_attribute(f->sink, key, val);
+}
+
+static pb_status time_line(pb_spans *f, uint64_t excl, uint32_t file, uint32_t line, uint64_t off)
+{
+    pb_chunk c;
+    uint32_t fid;
+    pb_status st;
+    int neg = (int64_t)excl < 0;
+    uint64_t mag = neg ? (uint64_t)0 - excl : excl;
+    if (mag / (uint64_t)INT32_MAX >= MAX_SPLIT)
+        return pb_fail(f->err, PB_ERR_LIMIT, off,
+                       "block's exclusive time of %s%llu ns is beyond %u x 2^31 ns (about 39 hours); "
+                       "its timestamps look corrupt", neg ? "-" : "", (unsigned long long)mag, MAX_SPLIT);
+    if ((st = file_fid(f, file, &fid)) != PB_OK)
+        return st;
+    memset(&c, 0, sizeof c);
+    do {
+        uint64_t part = mag > (uint64_t)INT32_MAX ? (uint64_t)INT32_MAX : mag;
+        pb_chunk_time_line(&c, neg ? -(int32_t)part : (int32_t)part, fid, line);
+        if (pb_emit(f->sink, &c))
+            return PB_ERR_ABORT;
+        mag -= part;
+    } while (mag > 0);
+    return PB_OK;
+}
+
+pb_status pb_spans_thread_begin(pb_spans *f, const pb_spans_thread *t)
+{
+    pb_chunk c;
+    size_t pl;
+    uint32_t i;
+    if (f->in_thread)
+        return pb_fail(f->err, PB_ERR_CORRUPT, 0, "thread started inside a thread");
+    f->in_thread = 1;
+    f->th = *t;
+    free(f->package);
+    pl = strlen(t->package ? t->package : "main");
+    f->package = (char *)malloc(pl + 1);
+    if (!f->package)
+        return oom(f, 0);
+    memcpy(f->package, t->package ? t->package : "main", pl + 1);
+    f->th.package = f->package;
+    strtab_clear(&f->sub_names);
+    f->nsubs = 0;
+    for (i = 0; i < f->sok_cap; i++)
+        f->sub_of_kind[i] = NONE;
+    f->nedges = 0;
+    if (f->edge_head)
+        for (i = 0; i <= f->edge_mask; i++)
+            f->edge_head[i] = NONE;
+    f->ntop = 0;
+    f->npool = 0;
+    memset(&f->cur, 0, sizeof f->cur);
+    /* the synthetic root */
+    {
+        size_t need = pl + 2 + 7;
+        char *buf = (char *)malloc(need);
+        pb_status st;
+        if (!buf)
+            return oom(f, 0);
+        memcpy(buf, f->package, pl);
+        memcpy(buf + pl, "::RUNTIME", 9);
+        /* a fresh id even if a block is itself called "RUNTIME" */
+        st = new_sub(f, buf, need, NONE, 1, &f->root_sub);
+        free(buf);
+        if (st != PB_OK)
+            return st;
+    }
+    memset(&c, 0, sizeof c);
+    pb_chunk_pid_start(&c, t->pid, t->ppid, t->start_time);
+    return pb_emit(f->sink, &c) ? PB_ERR_ABORT : PB_OK;
+}
+
+/* Add (or merge) an entry of the map being built in scratch. */
+static void put_entry(pb_spans *f, size_t *nout, uint32_t e, uint32_t maxj, uint64_t exposed)
+{
+    if (f->edge_stamp[e] == f->stamp) {
+        fs_ment *m = &f->scratch[f->edge_pos[e]];
+        m->exposed += exposed;
+        if (m->maxj < maxj)
+            m->maxj = maxj;
+    } else {
+        f->edge_stamp[e] = f->stamp;
+        f->edge_pos[e] = (uint32_t)*nout;
+        f->scratch[*nout].edge = e;
+        f->scratch[*nout].maxj = maxj;
+        f->scratch[*nout].exposed = exposed;
+        (*nout)++;
+    }
+}
+
+/* R (sub s) adopts top[k..ntop): book the edges and build R's entry map. */
+static pb_status adopt(pb_spans *f, size_t k, uint32_t s, uint64_t *children_incl, uint32_t *height, uint64_t off)
+{
+    size_t i, p, from = f->top[k].map_off, nout = 0;
+    uint32_t h = 0;
+    uint64_t sum = 0;
+    pb_status st;
+    if (++f->stamp == 0) {
+        memset(f->edge_stamp, 0, (size_t)f->nedges * sizeof *f->edge_stamp);
+        f->stamp = 1;
+    }
+    /* worst case every pool entry plus one own edge per child */
+    if (grow((void **)&f->scratch, &f->scratch_cap, (f->npool - from) + (f->ntop - k), sizeof *f->scratch))
+        return oom(f, off);
+    /* entries below the adopted roots */
+    for (p = from; p < f->npool; p++) {
+        fs_ment m = f->pool[p];
+        fs_edge *e = &f->edges[m.edge];
+        if (e->callee == s) {
+            /* one more s frame above these calls */
+            e->incl -= m.exposed;
+            e->reci += m.exposed;
+            m.exposed = 0;
+            m.maxj++;
+            if (e->rec_depth < m.maxj)
+                e->rec_depth = m.maxj;
+        }
+        put_entry(f, &nout, m.edge, m.maxj, m.exposed);
+    }
+    /* the adopted roots themselves: calls s -> child */
+    for (i = k; i < f->ntop; i++) {
+        const fs_root *x = &f->top[i];
+        uint32_t ed;
+        fs_edge *e;
+        if ((st = get_edge(f, s, x->sub, &ed, off)) != PB_OK)
+            return st;
+        e = &f->edges[ed];
+        e->count++;
+        e->excl += x->excl;
+        if (x->sub == s) {
+            e->reci += x->incl;
+            if (e->rec_depth < 1)
+                e->rec_depth = 1;
+            put_entry(f, &nout, ed, 1, 0);
+        } else {
+            e->incl += x->incl;
+            put_entry(f, &nout, ed, 0, x->incl);
+        }
+        sum += x->incl;
+        if (h < x->height)
+            h = x->height;
+    }
+    f->ntop = k;
+    f->npool = from;
+    if (grow((void **)&f->pool, &f->pool_cap, from + nout, sizeof *f->pool))
+        return oom(f, off);
+    memcpy(f->pool + from, f->scratch, nout * sizeof *f->pool);
+    f->npool = from + nout;
+    *children_incl = sum;
+    *height = h;
+    return PB_OK;
+}
+
+pb_status pb_spans_span(pb_spans *f, uint32_t key, uint64_t begin_ns, uint64_t end_ns, uint64_t offset)
+{
+    uint32_t s, height = 0;
+    size_t n = f->ntop, k = n;
+    uint64_t children = 0, incl;
+    size_t map_off;
+    pb_status st;
+    fs_root *r;
+    if (!f->in_thread)
+        return pb_fail(f->err, PB_ERR_CORRUPT, offset, "span outside a thread");
+    if ((st = sub_for_kind(f, key, &s, offset)) != PB_OK)
+        return st;
+    if (f->subs[f->root_sub].file == NONE) {
+        /* RUNTIME's SUB_INFO: line 1 of the first file the thread uses */
+        f->subs[f->root_sub].file = f->kinds[key].file;
+        f->subs[f->root_sub].line = 1;
+    }
+    if (n > 0 && begin_ns < f->top[n - 1].end) {
+        k = n - 1;
+        while (k > 0 && !(begin_ns > f->top[k - 1].begin))
+            k--;
+    }
+    if (k < n) {
+        map_off = f->top[k].map_off; /* R's entries replace the adopted roots' */
+        if ((st = adopt(f, k, s, &children, &height, offset)) != PB_OK)
+            return st;
+    } else {
+        map_off = f->npool;
+    }
+    height++;
+    if (height > f->max_depth)
+        return pb_fail(f->err, PB_ERR_LIMIT, offset,
+                       "block nesting is %u levels deep; the limit is %u (EasyProfiler's reader stops at 254)",
+                       height, f->max_depth);
+    if (grow((void **)&f->top, &f->top_cap, f->ntop + 1, sizeof *f->top))
+        return oom(f, offset);
+    r = &f->top[f->ntop];
+    r->begin = begin_ns;
+    r->end = end_ns;
+    incl = end_ns - begin_ns;
+    r->incl = incl;
+    r->excl = incl - children;
+    r->sub = s;
+    r->height = height;
+    r->map_off = map_off;
+    f->ntop++;
+    f->cur.spans++;
+    if (height > f->cur.max_depth)
+        f->cur.max_depth = height;
+    return time_line(f, r->excl, f->kinds[key].file, f->kinds[key].line, offset);
+}
+
+pb_status pb_spans_thread_end(pb_spans *f)
+{
+    pb_chunk c;
+    pb_status st;
+    size_t i;
+    uint32_t e;
+    char key[96], val[32];
+    if (!f->in_thread)
+        return PB_OK;
+    /* the remaining roots are called by RUNTIME */
+    for (i = 0; i < f->ntop; i++) {
+        const fs_root *x = &f->top[i];
+        uint32_t ed;
+        if ((st = get_edge(f, f->root_sub, x->sub, &ed, 0)) != PB_OK)
+            return st;
+        f->edges[ed].count++;
+        f->edges[ed].incl += x->incl;
+        f->edges[ed].excl += x->excl;
+    }
+    f->cur.top_level = f->ntop;
+    f->ntop = 0;
+    f->npool = 0;
+    memset(&c, 0, sizeof c);
+
+    snprintf(key, sizeof key, "thread_%llu_blocks", (unsigned long long)f->th.tid);
+    snprintf(val, sizeof val, "%llu", (unsigned long long)f->cur.spans);
+    if (emit_attr(f, key, val))
+        return PB_ERR_ABORT;
+    snprintf(key, sizeof key, "thread_%llu_top_level", (unsigned long long)f->th.tid);
+    snprintf(val, sizeof val, "%llu", (unsigned long long)f->cur.top_level);
+    if (emit_attr(f, key, val))
+        return PB_ERR_ABORT;
+    snprintf(key, sizeof key, "thread_%llu_max_depth", (unsigned long long)f->th.tid);
+    snprintf(val, sizeof val, "%u", f->cur.max_depth);
+    if (emit_attr(f, key, val))
+        return PB_ERR_ABORT;
+
+    if (f->nedges > 0) {
+        uint32_t sub;
+        /* SUB_INFO for every sub that has a call (RUNTIME included) */
+        for (sub = 0; sub < f->nsubs; sub++) {
+            const fs_sub *sb = &f->subs[sub];
+            uint32_t fid, first, last;
+            const char *nm = strtab_str(&f->sub_names, sb->name);
+            size_t nl = f->sub_names.len[sb->name];
+            if ((st = file_fid(f, sb->file, &fid)) != PB_OK)
+                return st;
+            first = last = sb->line;
+            pb_chunk_sub_info(&c, fid, first, last, pb_str_make(nm, nl, is_utf8(nm, nl)));
+            if (pb_emit(f->sink, &c))
+                return PB_ERR_ABORT;
+        }
+        for (e = 0; e < f->nedges; e++) {
+            const fs_edge *ed = &f->edges[e];
+            const fs_sub *caller = &f->subs[ed->caller];
+            const fs_sub *callee = &f->subs[ed->callee];
+            const fs_sub *site = ed->caller == f->root_sub ? callee : caller;
+            const char *cn = strtab_str(&f->sub_names, caller->name);
+            size_t cl = f->sub_names.len[caller->name];
+            const char *dn = strtab_str(&f->sub_names, callee->name);
+            size_t dl = f->sub_names.len[callee->name];
+            uint32_t fid;
+            if ((st = file_fid(f, site->file, &fid)) != PB_OK)
+                return st;
+            pb_chunk_sub_callers(&c, fid, site->line, ed->count > UINT32_MAX ? UINT32_MAX : (uint32_t)ed->count,
+                                 (double)ed->incl / 1e9, (double)(int64_t)ed->excl / 1e9, (double)ed->reci / 1e9,
+                                 ed->rec_depth, pb_str_make(dn, dl, is_utf8(dn, dl)),
+                                 pb_str_make(cn, cl, is_utf8(cn, cl)));
+            if (pb_emit(f->sink, &c))
+                return PB_ERR_ABORT;
+        }
+    }
+    {
+        double end = f->th.end_time;
+        if (!(end > f->th.start_time))
+            end = f->th.start_time + 1e-6;
+        pb_chunk_pid_end(&c, f->th.pid, end);
+        if (pb_emit(f->sink, &c))
+            return PB_ERR_ABORT;
+    }
+    f->last = f->cur;
+    f->in_thread = 0;
+    return PB_OK;
+}
+
+void pb_spans_last_stats(const pb_spans *f, pb_spans_stats *st)
+{
+    *st = f->last;
+}

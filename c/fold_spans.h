@@ -1,0 +1,72 @@
+/* fold_spans.h - begin/end spans (EasyProfiler blocks) -> NYTProf chunks.
+ *
+ * A span decoder describes its "kinds" once (a descriptor: name, source
+ * file, line; or a run-time name that borrows a descriptor's file and line),
+ * then hands over each thread's spans in COMPLETION order (a span is
+ * reported when it ends, children before their parent), exactly as an
+ * EasyProfiler file stores them.  The folder rebuilds the nesting the way
+ * EasyProfiler's own reader does (a list of current roots; a new span adopts
+ * the last root if it begins before that root ends, then every earlier root
+ * it does not begin after) and emits, per thread:
+ *
+ *   PID_START, NEW_FID (a file, the first time it is used), one TIME_LINE per
+ *   span at its kind's line carrying the span's exclusive ns (split over
+ *   several TIME_LINEs when it exceeds an I32), SUB_INFO for every sub used,
+ *   SUB_CALLERS per (caller, callee) with exact count, inclusive, exclusive
+ *   and recursive time (seconds) and recursion depth, PID_END.
+ *
+ * Sub names: a kind name that contains "::" is kept as it is; any other name
+ * is put in the thread's package (pb_spans_thread.package), e.g. "main::leaf".
+ * Two kinds with the same resulting name are one sub.  Top-level spans are
+ * called by "<package>::RUNTIME".
+ *
+ * Memory grows with kinds, subs, edges and the roots the rebuild keeps open
+ * (plus a few bytes per distinct edge below each root), never with the number
+ * of nested spans.  Times are integer ns throughout (ticks_per_sec = 1e9).
+ */
+#ifndef PB_FOLD_SPANS_H
+#define PB_FOLD_SPANS_H
+
+#include "pb.h"
+
+typedef struct pb_spans pb_spans;
+
+/* Largest nesting the folder accepts (EasyProfiler's reader: 254 levels). */
+#define PB_SPANS_MAX_DEPTH 254
+
+pb_spans *pb_spans_new(pb_sink *sink, const pb_options *opt, pb_error *err);
+void pb_spans_free(pb_spans *f);
+
+/* Register a kind; *key receives its dense id (0..). */
+pb_status pb_spans_kind(pb_spans *f, pb_str name, pb_str file, uint32_t line, uint32_t *key);
+/* The kind for run-time name `name`: found by name (across threads), else a
+ * new kind with that name and base_key's file and line. */
+pb_status pb_spans_dynamic_kind(pb_spans *f, pb_str name, uint32_t base_key, uint32_t *key);
+
+typedef struct {
+    uint64_t tid;
+    uint32_t pid;            /* PID_START/PID_END pid */
+    uint32_t ppid;
+    double start_time;       /* PID_START / PID_END time (seconds) */
+    double end_time;
+    const char *package;     /* package for names without "::" */
+} pb_spans_thread;
+
+pb_status pb_spans_thread_begin(pb_spans *f, const pb_spans_thread *t);
+/* One span, in completion order; offset = where its record starts (errors). */
+pb_status pb_spans_span(pb_spans *f, uint32_t key, uint64_t begin_ns, uint64_t end_ns, uint64_t offset);
+/* Flush the thread: SUB_INFO, SUB_CALLERS, statistics ATTRIBUTEs, PID_END. */
+pb_status pb_spans_thread_end(pb_spans *f);
+
+/* Statistics of the thread last ended (also sent as ATTRIBUTEs). */
+typedef struct {
+    uint64_t spans;          /* spans folded */
+    uint64_t top_level;      /* spans left as roots */
+    uint32_t max_depth;      /* levels, a root alone = 1 */
+} pb_spans_stats;
+void pb_spans_last_stats(const pb_spans *f, pb_spans_stats *st);
+
+/* A kind's name (NUL-terminated, valid until pb_spans_free). */
+const char *pb_spans_kind_name(const pb_spans *f, uint32_t key, size_t *len);
+
+#endif

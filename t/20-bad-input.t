@@ -1,0 +1,115 @@
+#!perl
+# Bad input: the C sweep (t/c/sweep.c: every file under t/data cut at every
+# offset and with one byte flipped at every offset; sampled above 64 KB) and
+# the named NYTProf cases.  Every error is a Devel::ProfileBridge::Error of a
+# known class naming the byte offset; nothing crashes or hangs.
+use strict;
+use warnings;
+use Test::More;
+use FindBin;
+use Config;
+use File::Temp qw(tempdir);
+use Compress::Zlib ();
+use Devel::ProfileBridge::ReadStream qw(for_chunks);
+
+my $root = "$FindBin::Bin/..";
+my $tmp = tempdir('pb20-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+
+# ---- the sweep -------------------------------------------------------------
+my $sweep = "$root/t/c/sweep.bin";
+if (!-x $sweep) {
+    my @c = glob("$root/c/*.c");
+    my $cmd = join ' ', $Config{cc}, '-O2', '-std=c99', "-I$root/c", '-o', "$tmp/sweep",
+        "$root/t/c/sweep.c", @c, '-lzstd', '-lsnappy', '-lz', '2>&1';
+    my $out = `$cmd`;
+    $sweep = $? == 0 ? "$tmp/sweep" : undef;
+    diag("could not build the sweep driver: $out") unless $sweep;
+}
+SKIP: {
+    skip 'no sweep driver', 1 unless $sweep;
+    my @seed = defined $ENV{SWEEP_SEED} ? ('-s', $ENV{SWEEP_SEED}) : ();
+    my $out = `'$sweep' @seed -q '$root/t/data' 2>&1`;
+    my $rc = $? >> 8;
+    my ($seed) = $out =~ /sweep seed (\d+)/;
+    diag("sweep seed $seed (replay: SWEEP_SEED=$seed)") if defined $seed;
+    ok($rc == 0 && $out =~ /^1 passed, 0 failed$/m, 'sweep: every cut and flip of every file in t/data decodes or fails cleanly')
+        or diag($out);
+}
+
+# ---- named cases --------------------------------------------------------------
+sub write_file {
+    my ($name, $bytes) = @_;
+    my $p = "$tmp/$name";
+    open my $fh, '>:raw', $p or die "$p: $!";
+    print {$fh} $bytes;
+    close $fh;
+    return $p;
+}
+
+sub error_of {
+    my ($file, %opt) = @_;
+    my $n = 0;
+    my $ok = eval { for_chunks { $n++ } filename => $file, %opt; 1 };
+    return $ok ? undef : $@;
+}
+
+sub is_error {
+    my ($file, $class, $re, $name, %opt) = @_;
+    my $e = error_of($file, %opt);
+    if (!ref $e) {
+        fail("$name: expected a $class error, got " . (defined $e ? $e : 'success'));
+        return;
+    }
+    ok($e->isa('Devel::ProfileBridge::Error') && $e->class eq $class && "$e" =~ $re, $name)
+        or diag("got: $e");
+}
+
+my $hdr = "NYTProf 5 0\n:ticks_per_sec=10000000\n";
+is_error(write_file('junk', "GIF89a not a profile"), 'corrupt',
+    qr/^profbridge: corrupt: not a profile this distribution recognises \(.*\); first bytes 47 49 46 38 at byte 0 of /,
+    'not a profile');
+is_error(write_file('empty', ''), 'corrupt', qr/empty file/, 'empty file');
+is_error(write_file('v4', "NYTProf 4 0\n"), 'unsupported',
+    qr/^nytprof: unsupported: NYTProf file format version 4\.0; this reader handles major version 5 at byte 0 /,
+    'wrong major version');
+is_error(write_file('nv', "NYTProf 5 0\n:nv_size=16\n"), 'unsupported',
+    qr/nv_size=16; this reader handles nv_size=8 .* at byte 12 /, 'nv_size mismatch');
+is_error(write_file('tag', "${hdr}Q"), 'corrupt', qr/unknown tag 0x51 \('Q'\) at byte 35 /, 'unknown tag');
+is_error(write_file('strtag', "${hdr}'"), 'corrupt', qr/string prefix .* where a tag byte was expected/,
+    'a bare string prefix at tag position');
+is_error(write_file('badstr', "${hdr}\@\x01\x00\x00\x00\x00\x00Zx"), 'corrupt',
+    qr/NEW_FID record: file name should start with a string prefix/, 'bad string prefix');
+is_error(write_file('cut', "${hdr}+\x05\x01"), 'truncated',
+    qr/TIME_LINE record needs 1 more byte for its line, the input has 0 at byte 38 /, 'record cut short');
+is_error(write_file('longstr', "${hdr}S\x01\x01'\xFF\x7F\xFF\xFF\xFFabc"), 'truncated',
+    qr/SRC_LINE record needs 2147483647 more bytes for its source text/,
+    'a string length far past EOF is truncation, not an allocation');
+
+my $z = do {
+    open my $fh, '<:raw', "$FindBin::Bin/data/nytprof/evals.nytprof.out" or die;
+    local $/;
+    <$fh>;
+};
+is_error(write_file('zcut', substr($z, 0, length($z) - 50)), 'truncated',
+    qr/zlib stream ends before its end marker/, 'truncated zlib stream');
+is_error(write_file('zgarbage', "${hdr}zthis is not zlib data"), 'corrupt',
+    qr/zlib inflate failed \(-3: incorrect header check\) at byte \d+ /, 'garbage after z');
+my $bomb = "${hdr}z" . Compress::Zlib::compress('-' x 20_000_000, 9);
+ok(length($bomb) < 40_000, 'a small zlib bomb (' . length($bomb) . ' bytes for 20 MB)');
+is_error(write_file('bomb', $bomb), 'limit', qr/exceeds max_decompressed_bytes \(1000000\)/,
+    'zlib bomb stops at max_decompressed_bytes', max_decompressed_bytes => 1_000_000);
+
+# a minor version above 0 is read, with a warning (as NYTProf)
+{
+    my @w;
+    local $SIG{__WARN__} = sub { push @w, @_ };
+    my $n = 0;
+    for_chunks { $n++ } filename => write_file('minor', "NYTProf 5 1\n:ticks_per_sec=1\n");
+    is($n, 2, 'minor version 1: read');
+    like("@w", qr/format version 5\.1 is newer than 5\.0/, 'minor version 1: warned');
+}
+# format => overrides detection, and says what it expected
+is_error("$FindBin::Bin/data/nytprof/oneliner.nytprof.out", 'unsupported', qr/^tachyon: unsupported|^tachyon: corrupt/,
+    'format => tachyon on a NYTProf file', format => 'tachyon');
+
+done_testing;
