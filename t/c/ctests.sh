@@ -1,0 +1,52 @@
+#!/bin/sh
+# Build and run the C-level tests: every t/c/test_*.c, then the bad-input
+# sweep over t/data.  Run from the distribution's top directory.
+#   t/c/ctests.sh           plain build (-O2)
+#   t/c/ctests.sh asan      -fsanitize=address,undefined, leak detection on
+set -eu
+mode=${1:-plain}
+CC=${CC:-cc}
+LIBS="-lzstd -lsnappy -lz"
+if [ "$mode" = asan ]; then
+    CFLAGS="-O1 -g -std=c99 -Wall -Wextra -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+    export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:max_allocation_size_mb=512:allocator_may_return_null=0"
+    export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+    suffix=-asan
+else
+    CFLAGS="-O2 -std=c99 -Wall -Wextra"
+    suffix=
+fi
+out=t/c/build$suffix
+mkdir -p "$out"
+fail=0
+# arguments per test (default: none)
+args_for() {
+    case "$1" in
+        test_easyprofiler) echo "t/data/easyprofiler" ;;
+        test_statprofiler) echo "bad" ;;
+        *) echo "" ;;
+    esac
+}
+for src in t/c/test_*.c; do
+    name=$(basename "$src" .c)
+    echo "# building $name ($mode)"
+    $CC $CFLAGS -Ic -o "$out/$name" "$src" c/*.c $LIBS
+    echo "# running $name"
+    # shellcheck disable=SC2046
+    if ! "$out/$name" $(args_for "$name"); then
+        echo "not ok - $name"
+        fail=1
+    else
+        echo "ok - $name"
+    fi
+done
+echo "# building the sweep ($mode)"
+$CC $CFLAGS -Ic -o "$out/sweep" t/c/sweep.c c/*.c $LIBS
+if ! "$out/sweep" ${SWEEP_SEED:+-s $SWEEP_SEED} -q t/data; then
+    echo "not ok - sweep"
+    fail=1
+else
+    echo "ok - sweep"
+fi
+if [ $fail = 0 ]; then echo "C tests ($mode): all passed"; else echo "C tests ($mode): FAILED"; fi
+exit $fail
