@@ -13,6 +13,9 @@
 #include <string.h>
 #include "pb.h"
 
+/* read_pynytprof.c: "A".."D", or "" when the first bytes do not say */
+const char *pb_pynytprof_dialect(const unsigned char *p, size_t len);
+
 static const char *const format_names[PB_FMT_COUNT] = {
     NULL, "nytprof", "pynytprof", "easyprofiler", "tachyon", "statprofiler",
 };
@@ -96,6 +99,7 @@ void pb_detect_bytes(const unsigned char *p, size_t len, pb_format_info *info)
             info->format = PB_FMT_PYNYTPROF;
             info->compressed = 0;
             strcpy(info->compression, "none");
+            snprintf(info->dialect, sizeof info->dialect, "%s", pb_pynytprof_dialect(p, len));
             {
                 int major = 0, minor = 0;
                 if (sscanf((const char *)p, "NYTProf %d %d", &major, &minor) == 2)

@@ -1,12 +1,1465 @@
-/* read_pynytprof.c - placeholder until the pynytprof decoder lands: the format is
- * recognised by detect.c and reported as not yet supported. */
+/* read_pynytprof.c - Pynytprof output, all four dialects
+ * (../shared/specs/pynytprof-format.md), turned into a valid NYTProf chunk stream.
+ *
+ * Dialects (pb_pynytprof_dialect() tells them apart from the first bytes):
+ *   A  "NYTPROF\0", u32 5, u64 hlen, then framed H A F D C S E
+ *   B  NYTProf-style text header, a blank line, then framed F S D C E
+ *   C  text header, raw P (u32 pid, u32 ppid, f64), framed S F D(statement log) C, raw E
+ *   D  text header, raw P (u32 LE pid/ppid, f64), then NYTProf varint tokens (@ p ...)
+ * Framed chunk = u8 tag + u32 LE payload length + payload; integers little-endian;
+ * strings NUL-terminated; ticks are the header's ticks_per_sec (100 ns).
+ *
+ * Mapping (documented for the POD):
+ *   - file fids are renumbered densely 1.. in order of first appearance (fid 0 -> 1).
+ *     Dialect C writes no string table, so its files are named
+ *     "pynytprof-fid<N>-path-not-recorded" (N = our fid) and an ATTRIBUTE
+ *     source_path_lost_fid<N> says so.
+ *   - S record (fid, line, calls, inc_ticks, exc_ticks): NYTProf counts one statement
+ *     per TIME_LINE and a DISCOUNT only lowers the next one's count to 0 (two give -1
+ *     and a warning), so a count of N needs exactly N TIME_LINEs.  We emit N counted
+ *     TIME_LINEs whose ticks sum to exc_ticks (NYTProf line time is exclusive);
+ *     ticks beyond I32 per chunk go into extra DISCOUNT+TIME_LINE pairs (count 0).
+ *     inc_ticks goes to ATTRIBUTE "pynytprof_inc_ticks:<fid>:<line>".
+ *   - Dialect C: the D statement log gives the TIME_LINE sequence (one per executed
+ *     statement, in execution order); where the log's count for a line equals the S
+ *     record's calls, the S exc_ticks are spread over those statements in proportion to
+ *     the logged durations; lines whose log count disagrees are emitted from S alone.
+ *   - D names -> subs "main::<name>" ('.' -> '::'), SUB_INFO (fid 1, lines 0-0:
+ *     Pynytprof records no definition lines).  Dialect C has no names: subs are called
+ *     "main::pynytprof_sid_<sid>".
+ *   - C edge (caller_sid, callee_sid, calls, ticks, sub_ticks) -> SUB_CALLERS on fid 1,
+ *     line 0 (no call site recorded), incl = ticks/ticks_per_sec, excl = sub_ticks/tps.
+ *   - PID_START/PID_END synthesised where missing (pid 0; start = basetime/start_time;
+ *     end = start + the largest of total exclusive ticks, line inclusive ticks, edge ticks).
+ *   - ATTRIBUTEs source_format=pynytprof, source_dialect=A|B|C|D; :nv_size forced to 8;
+ *     :ticks_per_sec kept when valid, else 10000000; :cumulative_overhead_ticks=0 added.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "nytp_codec.h"
 #include "pb.h"
 
-const int pb_have_pynytprof = 0;
+const int pb_have_pynytprof = 1;
+
+const char *pb_pynytprof_dialect(const unsigned char *p, size_t len);
+
+#define PYN_I32_MAX 2147483647u
+#define PYN_DEFAULT_TPS 10000000.0
+/* Most TIME_LINE/DISCOUNT chunks synthesised from counts in the file (a 28-byte S
+ * record can claim 4e9 executions).  Proposed as pb_options.max_statements. */
+#define PYN_MAX_STATEMENTS (UINT64_C(1) << 28)
+
+/* ---- a small u64 -> u32 hash map (open addressing) ------------------- */
+typedef struct {
+    uint64_t *keys;
+    uint32_t *vals;
+    size_t cap, n;
+} pyn_map;
+
+static size_t map_slot(const pyn_map *m, uint64_t key)
+{
+    uint64_t h = key * UINT64_C(0x9E3779B97F4A7C15);
+    size_t i = (size_t)(h >> 20) & (m->cap - 1);
+    while (m->vals[i] != UINT32_MAX && m->keys[i] != key)
+        i = (i + 1) & (m->cap - 1);
+    return i;
+}
+
+static int map_get(const pyn_map *m, uint64_t key, uint32_t *val)
+{
+    size_t i;
+    if (!m->cap)
+        return 0;
+    i = map_slot(m, key);
+    if (m->vals[i] == UINT32_MAX)
+        return 0;
+    *val = m->vals[i];
+    return 1;
+}
+
+/* 1 ok, 0 out of memory */
+static int map_put(pyn_map *m, uint64_t key, uint32_t val)
+{
+    size_t i;
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t ncap = m->cap ? m->cap * 2 : 64, j;
+        pyn_map nm;
+        nm.keys = (uint64_t *)malloc(ncap * sizeof *nm.keys);
+        nm.vals = (uint32_t *)malloc(ncap * sizeof *nm.vals);
+        if (!nm.keys || !nm.vals) {
+            free(nm.keys);
+            free(nm.vals);
+            return 0;
+        }
+        nm.cap = ncap;
+        nm.n = m->n;
+        memset(nm.vals, 0xFF, ncap * sizeof *nm.vals);
+        for (j = 0; j < m->cap; j++)
+            if (m->vals[j] != UINT32_MAX) {
+                size_t k = map_slot(&nm, m->keys[j]);
+                nm.keys[k] = m->keys[j];
+                nm.vals[k] = m->vals[j];
+            }
+        free(m->keys);
+        free(m->vals);
+        *m = nm;
+    }
+    i = map_slot(m, key);
+    if (m->vals[i] == UINT32_MAX)
+        m->n++;
+    m->keys[i] = key;
+    m->vals[i] = val;
+    return 1;
+}
+
+static void map_free(pyn_map *m)
+{
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- decoder state ---------------------------------------------------- */
+typedef struct {
+    uint32_t fid, line;     /* ours */
+    uint64_t calls;
+    uint64_t inc, exc;
+    uint64_t log_n, log_ns; /* dialect C: statement log totals (pass 1) */
+    uint64_t done_n, done_ticks, cum_ns;
+    int use_log;            /* log count == calls: the log carries this line */
+} pyn_line;
+
+typedef struct {
+    char *name;             /* mapped, "main::..." */
+    int info_done;
+} pyn_sub;
+
+typedef struct {
+    pb_source *s;
+    const pb_options *opt;
+    pb_sink *sink;
+    pb_error *err;
+    char dialect;
+    const char *what;       /* chunk being read, for messages */
+    uint64_t chunk_end;     /* framed chunks: logical offset where the payload ends */
+    pb_chunk c;
+
+    double tps;
+    double start_time;
+    uint32_t pid, ppid;
+    int pid_started, pid_ended, saw_overhead, saw_application, tps_emitted, saw_basetime;
+    int have_calls;
+    uint64_t sum_ticks, max_ticks;
+    uint64_t budget;
+
+    pyn_map fidmap;         /* file fid -> our fid */
+    uint32_t nfids;
+    pyn_map sidmap;         /* sid -> index in subs */
+    pyn_sub *subs;
+    size_t nsubs, subcap;
+    pyn_map linemap;        /* (our fid << 32 | line) -> index in lines (dialect C) */
+    pyn_line *lines;
+    size_t nlines, linecap;
+    int log_seen, s_after_log_warned, names_note_done, version_done;
+
+    char *sbuf;             /* scratch for strings */
+    size_t sbufcap;
+    char *nbuf;             /* scratch for mapped names */
+    size_t nbufcap;
+} pyn;
+
+#define TRY(x) do { pb_status st_ = (x); if (st_ != PB_OK) return st_; } while (0)
+
+static pb_status emit(pyn *r)
+{
+    return pb_emit(r->sink, &r->c) ? PB_ERR_ABORT : PB_OK;
+}
+
+static pb_status emit_attr(pyn *r, const char *key, const char *value)
+{
+    return pb_emit_attribute(r->sink, key, value) ? PB_ERR_ABORT : PB_OK;
+}
+
+static pb_status emit_attr_u64(pyn *r, const char *key, uint64_t v)
+{
+    return pb_emit_attribute_u64(r->sink, key, v) ? PB_ERR_ABORT : PB_OK;
+}
+
+static void warn(pyn *r, const char *msg)
+{
+    if (r->sink->warn) {
+        char buf[300];
+        snprintf(buf, sizeof buf, "pynytprof: %s", msg);
+        r->sink->warn(r->sink, buf);
+    }
+}
+
+static pb_status oom(pyn *r)
+{
+    return pb_fail(r->err, PB_ERR_LIMIT, pb_src_offset(r->s), "out of memory");
+}
+
+static pb_status grow(pyn *r, void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need > *cap) {
+        size_t ncap = *cap ? *cap : 16;
+        void *np;
+        while (ncap < need)
+            ncap *= 2;
+        np = realloc(*p, ncap * elem);
+        if (!np)
+            return oom(r);
+        *p = np;
+        *cap = ncap;
+    }
+    return PB_OK;
+}
+
+/* ---- little-endian readers ------------------------------------------- */
+static uint32_t le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+static uint64_t le64(const unsigned char *p)
+{
+    return (uint64_t)le32(p) | ((uint64_t)le32(p + 4) << 32);
+}
+static double lef64(const unsigned char *p)
+{
+    return nytp_nv_decode(p); /* raw little-endian IEEE double */
+}
+
+/* n bytes of the current framed chunk, at src->p */
+static pb_status ck_need(pyn *r, size_t n, const char *field)
+{
+    uint64_t off = pb_src_offset(r->s);
+    int got;
+    if (off + n > r->chunk_end)
+        return pb_fail(r->err, PB_ERR_CORRUPT, off,
+                       "%s chunk ends inside its %s (%zu bytes needed, %llu left in the chunk)", r->what, field, n,
+                       (unsigned long long)(r->chunk_end - off));
+    got = pb_src_need(r->s, n);
+    if (got < 0)
+        return r->err->status;
+    if (got == 0)
+        return pb_fail(r->err, PB_ERR_TRUNCATED, off, "%s chunk needs %zu more bytes for its %s, the input has %zu",
+                       r->what, n, field, pb_src_avail(r->s));
+    return PB_OK;
+}
+
+/* n bytes outside any chunk (raw records) */
+static pb_status raw_need(pyn *r, size_t n, const char *rec, const char *field)
+{
+    int got = pb_src_need(r->s, n);
+    if (got < 0)
+        return r->err->status;
+    if (got == 0)
+        return pb_fail(r->err, PB_ERR_TRUNCATED, pb_src_offset(r->s),
+                       "%s record needs %zu more bytes for its %s, the input has %zu", rec, n, field,
+                       pb_src_avail(r->s));
+    return PB_OK;
+}
+
+/* A NUL-terminated string inside the current chunk, copied to r->sbuf. */
+static pb_status ck_zstr(pyn *r, size_t *len, const char *field)
+{
+    pb_source *s = r->s;
+    size_t scanned = 0;
+    for (;;) {
+        uint64_t off = pb_src_offset(s);
+        uint64_t left = r->chunk_end - off;
+        size_t avail = pb_src_avail(s);
+        int got;
+        if (avail > left)
+            avail = (size_t)left;
+        if (avail > scanned) {
+            const unsigned char *nul = (const unsigned char *)memchr(s->p + scanned, 0, avail - scanned);
+            if (nul) {
+                size_t l = (size_t)(nul - s->p);
+                TRY(grow(r, (void **)&r->sbuf, &r->sbufcap, l + 1, 1));
+                memcpy(r->sbuf, s->p, l);
+                r->sbuf[l] = '\0';
+                *len = l;
+                s->p = nul + 1;
+                return PB_OK;
+            }
+            scanned = avail;
+        }
+        if (scanned >= left)
+            return pb_fail(r->err, PB_ERR_CORRUPT, off + scanned,
+                           "%s chunk ends inside its %s: no terminating NUL", r->what, field);
+        if (scanned >= r->opt->max_record_size)
+            return pb_fail(r->err, PB_ERR_LIMIT, off, "%s chunk: %s longer than max_record_size (%llu bytes)",
+                           r->what, field, (unsigned long long)r->opt->max_record_size);
+        got = pb_src_need(s, scanned + 1);
+        if (got < 0)
+            return r->err->status;
+        if (got == 0)
+            return pb_fail(r->err, PB_ERR_TRUNCATED, off + scanned,
+                           "%s chunk: input ended inside its %s (no terminating NUL)", r->what, field);
+    }
+}
+
+/* ---- fids -------------------------------------------------------------- */
+static pb_status new_fid(pyn *r, uint32_t *out, uint32_t flags, uint32_t size, uint32_t mtime, pb_str name)
+{
+    if (r->nfids >= r->opt->max_strings)
+        return pb_fail(r->err, PB_ERR_LIMIT, pb_src_offset(r->s), "more than %u files (max_strings)",
+                       r->opt->max_strings);
+    *out = ++r->nfids;
+    pb_chunk_new_fid(&r->c, *out, 0, 0, flags, size, mtime, name);
+    return emit(r);
+}
+
+/* A file fid seen without a path: define it with the placeholder name. */
+static pb_status lost_fid(pyn *r, uint32_t file_fid, uint32_t *ours)
+{
+    char name[96], key[48];
+    uint32_t f = 0;
+    if (map_get(&r->fidmap, file_fid, ours))
+        return PB_OK;
+    snprintf(name, sizeof name, "pynytprof-fid%u-path-not-recorded", r->nfids + 1);
+    TRY(new_fid(r, &f, 0, 0, 0, pb_str_c(name)));
+    if (!map_put(&r->fidmap, file_fid, f))
+        return oom(r);
+    snprintf(key, sizeof key, "source_path_lost_fid%u", f);
+    snprintf(name, sizeof name, "file fid %u: the Pynytprof file records no path for it", file_fid);
+    TRY(emit_attr(r, key, name));
+    *ours = f;
+    return PB_OK;
+}
+
+/* fid for SUB_INFO / SUB_CALLERS: the first file (defined if there is none yet) */
+static pb_status sub_fid(pyn *r, uint32_t *fid)
+{
+    if (r->nfids == 0) {
+        uint32_t f;
+        TRY(lost_fid(r, UINT32_MAX, &f));
+    }
+    *fid = 1;
+    return PB_OK;
+}
+
+/* ---- statements -------------------------------------------------------- */
+static pb_status budget(pyn *r, uint64_t n, uint32_t fid, uint32_t line)
+{
+    if (n > r->budget)
+        return pb_fail(r->err, PB_ERR_LIMIT, pb_src_offset(r->s),
+                       "line %u of fid %u needs %llu more TIME_LINE chunks, more than the %llu statements "
+                       "this reader synthesises per file",
+                       line, fid, (unsigned long long)n, (unsigned long long)PYN_MAX_STATEMENTS);
+    r->budget -= n;
+    return PB_OK;
+}
+
+static pb_status emit_tl(pyn *r, uint32_t ticks, uint32_t fid, uint32_t line)
+{
+    pb_chunk_time_line(&r->c, (int32_t)ticks, fid, line);
+    return emit(r);
+}
+
+/* ticks in DISCOUNT+TIME_LINE pairs (count 0), at most I32 each */
+static pb_status emit_uncounted(pyn *r, uint64_t ticks, uint32_t fid, uint32_t line)
+{
+    while (ticks > 0) {
+        uint32_t t = ticks > PYN_I32_MAX ? PYN_I32_MAX : (uint32_t)ticks;
+        pb_chunk_discount(&r->c);
+        TRY(emit(r));
+        TRY(emit_tl(r, t, fid, line));
+        ticks -= t;
+    }
+    return PB_OK;
+}
+
+static uint64_t pairs_for(uint64_t ticks)
+{
+    return ticks / PYN_I32_MAX + (ticks % PYN_I32_MAX != 0);
+}
+
+/* n executions of (fid, line) with `ticks` in total */
+static pb_status emit_statements(pyn *r, uint32_t fid, uint32_t line, uint64_t n, uint64_t ticks)
+{
+    uint64_t q, rem, leftover = 0, i;
+    if (n == 0) {
+        TRY(budget(r, 2 * pairs_for(ticks), fid, line));
+        return emit_uncounted(r, ticks, fid, line);
+    }
+    q = ticks / n;
+    rem = ticks % n;
+    if (q + (rem != 0) > PYN_I32_MAX) {
+        leftover = ticks - n * (uint64_t)PYN_I32_MAX;
+        q = PYN_I32_MAX;
+        rem = 0;
+    }
+    TRY(budget(r, n + 2 * pairs_for(leftover), fid, line));
+    if (!pb_sink_wants(r->sink, PB_T_TIME_LINE) && !pb_sink_wants(r->sink, PB_T_DISCOUNT)) {
+        r->sink->seq += n + 2 * pairs_for(leftover);
+        return PB_OK;
+    }
+    for (i = 0; i < n; i++)
+        TRY(emit_tl(r, (uint32_t)(q + (i < rem)), fid, line));
+    return emit_uncounted(r, leftover, fid, line);
+}
+
+/* one counted execution carrying `ticks` */
+static pb_status emit_one(pyn *r, uint32_t fid, uint32_t line, uint64_t ticks)
+{
+    uint64_t first = ticks > PYN_I32_MAX ? PYN_I32_MAX : ticks;
+    TRY(budget(r, 1 + 2 * pairs_for(ticks - first), fid, line));
+    TRY(emit_tl(r, (uint32_t)first, fid, line));
+    return emit_uncounted(r, ticks - first, fid, line);
+}
+
+static pb_status inc_attr(pyn *r, uint32_t fid, uint32_t line, uint64_t inc)
+{
+    char key[64];
+    snprintf(key, sizeof key, "pynytprof_inc_ticks:%u:%u", fid, line);
+    return emit_attr_u64(r, key, inc);
+}
+
+/* ---- subs -------------------------------------------------------------- */
+/* "main::" + name with '.' -> '::' into r->nbuf */
+static pb_status map_name(pyn *r, const char *name, size_t len)
+{
+    size_t i, o = 6, dots = 0;
+    for (i = 0; i < len; i++)
+        dots += name[i] == '.';
+    TRY(grow(r, (void **)&r->nbuf, &r->nbufcap, len + dots + 7, 1));
+    memcpy(r->nbuf, "main::", 6);
+    for (i = 0; i < len; i++) {
+        if (name[i] == '.') {
+            r->nbuf[o++] = ':';
+            r->nbuf[o++] = ':';
+        } else
+            r->nbuf[o++] = name[i];
+    }
+    r->nbuf[o] = '\0';
+    return PB_OK;
+}
+
+/* define (or rename) sid; name NULL = placeholder */
+static pb_status set_sub(pyn *r, uint32_t sid, const char *name, size_t len, uint32_t *idx)
+{
+    char ph[48];
+    char *copy;
+    if (name) {
+        TRY(map_name(r, name, len));
+    } else {
+        snprintf(ph, sizeof ph, "main::pynytprof_sid_%u", sid);
+        TRY(grow(r, (void **)&r->nbuf, &r->nbufcap, strlen(ph) + 1, 1));
+        strcpy(r->nbuf, ph);
+    }
+    copy = (char *)malloc(strlen(r->nbuf) + 1);
+    if (!copy)
+        return oom(r);
+    strcpy(copy, r->nbuf);
+    if (map_get(&r->sidmap, sid, idx)) {
+        if (r->subs[*idx].info_done) {
+            char msg[128];
+            snprintf(msg, sizeof msg, "sub id %u named again after it was used; keeping its first name", sid);
+            warn(r, msg);
+            free(copy);
+            return PB_OK;
+        }
+        free(r->subs[*idx].name);
+        r->subs[*idx].name = copy;
+        return PB_OK;
+    }
+    if (r->nsubs >= r->opt->max_strings) {
+        free(copy);
+        return pb_fail(r->err, PB_ERR_LIMIT, pb_src_offset(r->s), "more than %u subs (max_strings)",
+                       r->opt->max_strings);
+    }
+    if (grow(r, (void **)&r->subs, &r->subcap, r->nsubs + 1, sizeof *r->subs) != PB_OK) {
+        free(copy);
+        return r->err->status;
+    }
+    r->subs[r->nsubs].name = copy;
+    r->subs[r->nsubs].info_done = 0;
+    *idx = (uint32_t)r->nsubs++;
+    if (!map_put(&r->sidmap, sid, *idx))
+        return oom(r);
+    return PB_OK;
+}
+
+static pb_status sub_info(pyn *r, uint32_t idx)
+{
+    uint32_t fid;
+    if (r->subs[idx].info_done)
+        return PB_OK;
+    TRY(sub_fid(r, &fid));
+    r->subs[idx].info_done = 1;
+    pb_chunk_sub_info(&r->c, fid, 0, 0, pb_str_c(r->subs[idx].name));
+    return emit(r);
+}
+
+/* the sub of sid, a placeholder when the file never named it */
+static pb_status use_sub(pyn *r, uint32_t sid, uint32_t *idx)
+{
+    if (!map_get(&r->sidmap, sid, idx)) {
+        if (!r->names_note_done) {
+            r->names_note_done = 1;
+            TRY(emit_attr(r, "source_sub_names",
+                          "not recorded for some subs; they are named main::pynytprof_sid_<sid>"));
+        }
+        TRY(set_sub(r, sid, NULL, 0, idx));
+    }
+    return sub_info(r, *idx);
+}
+
+/* ---- text header (dialects B, C, D) ---------------------------------- */
+static pb_status rd_line(pyn *r, const char **line, size_t *len)
+{
+    pb_source *s = r->s;
+    size_t scanned = 0;
+    for (;;) {
+        const unsigned char *nl;
+        size_t avail = pb_src_avail(s);
+        int got;
+        if (avail > scanned) {
+            nl = (const unsigned char *)memchr(s->p + scanned, '\n', avail - scanned);
+            if (nl) {
+                *line = (const char *)s->p;
+                *len = (size_t)(nl - s->p) + 1;
+                s->p = nl + 1;
+                return PB_OK;
+            }
+            scanned = avail;
+        }
+        got = pb_src_need(s, avail + 1);
+        if (got <= 0) {
+            if (got < 0)
+                return r->err->status;
+            return pb_fail(r->err, PB_ERR_TRUNCATED, pb_src_offset(s) + avail, "%s text has no terminating newline",
+                           r->what);
+        }
+    }
+}
+
+static int is_uint(const char *p, size_t n)
+{
+    size_t i;
+    if (n == 0 || n > 20)
+        return 0;
+    for (i = 0; i < n; i++)
+        if (p[i] < '0' || p[i] > '9')
+            return 0;
+    return 1;
+}
+
+static pb_status text_chunk(pyn *r, unsigned char tag)
+{
+    const char *line, *eq;
+    size_t len;
+    uint64_t off = pb_src_offset(r->s);
+    r->what = tag == '#' ? "COMMENT" : tag == ':' ? "ATTRIBUTE" : "OPTION";
+    r->s->p++;
+    TRY(rd_line(r, &line, &len));
+    if (tag == '#') {
+        pb_chunk_comment(&r->c, pb_str_make(line, len, 0));
+        return emit(r);
+    }
+    eq = (const char *)memchr(line, '=', len - 1);
+    if (!eq) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "%s malformed (no '=') at byte %llu, skipped", r->what, (unsigned long long)off);
+        warn(r, msg);
+        return PB_OK;
+    }
+    {
+        pb_str key = pb_str_make(line, (size_t)(eq - line), 0);
+        pb_str val = pb_str_make(eq + 1, len - 1 - (size_t)(eq + 1 - line), 0);
+        if (tag == '!') {
+            pb_chunk_option(&r->c, key, val);
+            return emit(r);
+        }
+#define KEYIS(k) (key.len == sizeof(k) - 1 && memcmp(key.ptr, k, sizeof(k) - 1) == 0)
+        if (KEYIS("nv_size") && !(val.len == 1 && val.ptr[0] == '8')) {
+            warn(r, "header says nv_size is not 8; written as 8 (the times we emit are doubles)");
+            val = pb_str_c("8");
+        } else if (KEYIS("ticks_per_sec")) {
+            double t = 0;
+            if (is_uint(val.ptr, val.len)) {
+                char tmp[24];
+                memcpy(tmp, val.ptr, val.len);
+                tmp[val.len] = '\0';
+                t = strtod(tmp, NULL);
+            }
+            if (t <= 0) {
+                warn(r, "header ticks_per_sec is missing or invalid; using 10000000 (Pynytprof's 100 ns ticks)");
+                val = pb_str_c("10000000");
+                t = PYN_DEFAULT_TPS;
+            }
+            r->tps = t;
+            r->tps_emitted = 1;
+        } else if (KEYIS("basetime") && is_uint(val.ptr, val.len)) {
+            char tmp[24];
+            memcpy(tmp, val.ptr, val.len);
+            tmp[val.len] = '\0';
+            r->saw_basetime = 1;
+            if (!r->pid_started)
+                r->start_time = strtod(tmp, NULL);
+        } else if (KEYIS("cumulative_overhead_ticks")) {
+            r->saw_overhead = 1;
+        } else if (KEYIS("application")) {
+            r->saw_application = 1;
+        }
+#undef KEYIS
+        pb_chunk_attribute(&r->c, key, val);
+        return emit(r);
+    }
+}
+
+static pb_status source_attrs(pyn *r)
+{
+    char d[2];
+    d[0] = r->dialect;
+    d[1] = '\0';
+    TRY(emit_attr(r, "source_format", "pynytprof"));
+    return emit_attr(r, "source_dialect", d);
+}
+
+static pb_status pid_start(pyn *r)
+{
+    r->pid_started = 1;
+    pb_chunk_pid_start(&r->c, r->pid, r->ppid, r->start_time);
+    return emit(r);
+}
+
+/* NYTProf divides by ticks_per_sec as chunks arrive: it must come first */
+static pb_status ensure_tps(pyn *r)
+{
+    if (r->tps_emitted)
+        return PB_OK;
+    r->tps_emitted = 1;
+    return emit_attr_u64(r, "ticks_per_sec", (uint64_t)r->tps);
+}
+
+/* before the first file/line/sub data: ticks_per_sec, basetime (A), PID_START */
+static pb_status before_data(pyn *r)
+{
+    if (r->pid_started)
+        return PB_OK;
+    TRY(ensure_tps(r));
+    if (!r->saw_basetime && r->start_time >= 0 && r->start_time < 1e15) {
+        r->saw_basetime = 1;
+        TRY(emit_attr_u64(r, "basetime", (uint64_t)r->start_time));
+    }
+    return pid_start(r);
+}
+
+/* ---- framed chunks ----------------------------------------------------- */
+/* F: {u32 fid, u32 flags, u32 size, u32 mtime, zstr path}* (A, B) */
+static pb_status chunk_F_full(pyn *r)
+{
+    while (pb_src_offset(r->s) < r->chunk_end) {
+        uint32_t file_fid, flags, size, mtime, ours;
+        size_t len;
+        TRY(ck_need(r, 16, "file record"));
+        file_fid = le32(r->s->p);
+        flags = le32(r->s->p + 4);
+        size = le32(r->s->p + 8);
+        mtime = le32(r->s->p + 12);
+        r->s->p += 16;
+        TRY(ck_zstr(r, &len, "path"));
+        if (map_get(&r->fidmap, file_fid, &ours)) {
+            char msg[96];
+            snprintf(msg, sizeof msg, "file fid %u defined twice; the second path is ignored", file_fid);
+            warn(r, msg);
+            continue;
+        }
+        TRY(new_fid(r, &ours, flags, size, mtime, pb_str_make(r->sbuf, len, 0)));
+        if (!map_put(&r->fidmap, file_fid, ours))
+            return oom(r);
+        if (!r->saw_application && r->dialect == 'A') {
+            r->saw_application = 1;
+            TRY(emit_attr(r, "application", r->sbuf));
+        }
+    }
+    return PB_OK;
+}
+
+/* F: {u32 fid, u32 string_index}* (C) */
+static pb_status chunk_F_index(pyn *r)
+{
+    while (pb_src_offset(r->s) < r->chunk_end) {
+        uint32_t file_fid, ours;
+        TRY(ck_need(r, 8, "file record"));
+        file_fid = le32(r->s->p);
+        r->s->p += 8;
+        TRY(lost_fid(r, file_fid, &ours));
+    }
+    return PB_OK;
+}
+
+static pb_status line_entry(pyn *r, uint32_t fid, uint32_t line, uint32_t *idx, int create)
+{
+    uint64_t key = ((uint64_t)fid << 32) | line;
+    if (map_get(&r->linemap, key, idx))
+        return PB_OK;
+    if (!create) {
+        *idx = UINT32_MAX;
+        return PB_OK;
+    }
+    if (r->nlines >= r->opt->max_frames)
+        return pb_fail(r->err, PB_ERR_LIMIT, pb_src_offset(r->s), "more than %u distinct lines (max_frames)",
+                       r->opt->max_frames);
+    TRY(grow(r, (void **)&r->lines, &r->linecap, r->nlines + 1, sizeof *r->lines));
+    memset(&r->lines[r->nlines], 0, sizeof *r->lines);
+    r->lines[r->nlines].fid = fid;
+    r->lines[r->nlines].line = line;
+    *idx = (uint32_t)r->nlines++;
+    if (!map_put(&r->linemap, key, *idx))
+        return oom(r);
+    return PB_OK;
+}
+
+/* S: {u32 fid, u32 line, u32 calls, u64 inc_ticks, u64 exc_ticks}* */
+static pb_status chunk_S(pyn *r)
+{
+    uint64_t len = r->chunk_end - pb_src_offset(r->s);
+    if (len % 28)
+        return pb_fail(r->err, PB_ERR_CORRUPT, pb_src_offset(r->s) - 5,
+                       "S chunk length %llu is not a multiple of the 28-byte line record",
+                       (unsigned long long)len);
+    while (pb_src_offset(r->s) < r->chunk_end) {
+        uint32_t file_fid, line, calls, fid;
+        uint64_t inc, exc;
+        const unsigned char *p;
+        TRY(ck_need(r, 28, "line record"));
+        p = r->s->p;
+        file_fid = le32(p);
+        line = le32(p + 4);
+        calls = le32(p + 8);
+        inc = le64(p + 12);
+        exc = le64(p + 20);
+        r->s->p += 28;
+        if (!map_get(&r->fidmap, file_fid, &fid))
+            TRY(lost_fid(r, file_fid, &fid));
+        r->sum_ticks += exc;
+        if (inc > r->max_ticks)
+            r->max_ticks = inc;
+        if (r->dialect == 'C') {
+            uint32_t idx;
+            if (r->log_seen) {
+                /* the log already gave this file's statements */
+                if (!r->s_after_log_warned) {
+                    r->s_after_log_warned = 1;
+                    warn(r, "S chunk after the statement log: its counts are not added again");
+                }
+            } else {
+                pyn_line *L;
+                TRY(line_entry(r, fid, line, &idx, 1));
+                L = &r->lines[idx];
+                /* a second record for the same line adds to the first */
+                L->calls += calls;
+                L->inc += inc;
+                L->exc += exc;
+            }
+        } else {
+            TRY(emit_statements(r, fid, line, calls, exc));
+        }
+        TRY(inc_attr(r, fid, line, inc));
+    }
+    return PB_OK;
+}
+
+/* D (A, B): {u32 sid, u32 flags, zstr name}* */
+static pb_status chunk_D_names(pyn *r)
+{
+    while (pb_src_offset(r->s) < r->chunk_end) {
+        uint32_t sid, idx;
+        size_t len;
+        TRY(ck_need(r, 8, "sub record"));
+        sid = le32(r->s->p);
+        r->s->p += 8;
+        TRY(ck_zstr(r, &len, "sub name"));
+        TRY(set_sub(r, sid, r->sbuf, len, &idx));
+        TRY(sub_info(r, idx));
+    }
+    return PB_OK;
+}
+
+/* D (C): statement log {u8 1, u32 fid, u32 line, u64 dur_ns}* u8 0.
+ * Two passes: the first sums counts and durations per line, the second emits. */
+static pb_status chunk_D_log(pyn *r)
+{
+    uint64_t start = pb_src_offset(r->s);
+    uint32_t fid_shift;
+    int pass;
+    size_t i;
+    int warned = 0;
+    if (r->log_seen)
+        return pb_fail(r->err, PB_ERR_UNSUPPORTED, start - 5, "a second D (statement log) chunk");
+    r->log_seen = 1;
+    /* the log numbers the script's file 0 where S and F use 1 */
+    {
+        uint32_t dummy;
+        fid_shift = map_get(&r->fidmap, 0, &dummy) ? 0 : 1;
+    }
+    for (pass = 1; pass <= 2; pass++) {
+        if (pass == 2) {
+            for (i = 0; i < r->nlines; i++)
+                r->lines[i].use_log = r->lines[i].log_n == r->lines[i].calls && r->lines[i].calls > 0;
+            TRY(pb_src_seek(r->s, start));
+        }
+        for (;;) {
+            unsigned char mark;
+            uint32_t log_fid, line, fid, idx;
+            uint64_t dur;
+            const unsigned char *p;
+            TRY(ck_need(r, 1, "record marker"));
+            mark = *r->s->p++;
+            if (mark == 0)
+                break;
+            if (mark != 1)
+                return pb_fail(r->err, PB_ERR_CORRUPT, pb_src_offset(r->s) - 1,
+                               "D statement log: record marker 0x%02x (expected 1, or 0 to end the log)", mark);
+            TRY(ck_need(r, 16, "statement record"));
+            p = r->s->p;
+            log_fid = le32(p);
+            line = le32(p + 4);
+            dur = le64(p + 8);
+            r->s->p += 16;
+            if (pass == 1) {
+                uint64_t key_fid = (uint64_t)log_fid + fid_shift;
+                if (key_fid > UINT32_MAX || !map_get(&r->fidmap, key_fid, &fid))
+                    continue;
+                TRY(line_entry(r, fid, line, &idx, 0));
+                if (idx != UINT32_MAX) {
+                    r->lines[idx].log_n++;
+                    r->lines[idx].log_ns += dur;
+                }
+                continue;
+            }
+            {
+                uint64_t key_fid = (uint64_t)log_fid + fid_shift;
+                idx = UINT32_MAX;
+                if (key_fid <= UINT32_MAX && map_get(&r->fidmap, key_fid, &fid))
+                    TRY(line_entry(r, fid, line, &idx, 0));
+                else
+                    TRY(lost_fid(r, key_fid > UINT32_MAX ? UINT32_MAX : (uint32_t)key_fid, &fid));
+            }
+            if (idx == UINT32_MAX) {
+                /* not in the S summary: the log's own duration */
+                uint64_t ticks = (uint64_t)((double)dur * r->tps / 1e9 + 0.5);
+                if (!warned) {
+                    warned = 1;
+                    warn(r, "statement log has lines the S summary lacks; their time comes from the log");
+                }
+                r->sum_ticks += ticks;
+                TRY(emit_one(r, fid, line, ticks));
+            } else {
+                pyn_line *L = &r->lines[idx];
+                uint64_t target, ticks;
+                if (!L->use_log)
+                    continue;
+                L->done_n++;
+                L->cum_ns += dur;
+                if (L->done_n >= L->calls)
+                    target = L->exc;
+                else if (L->log_ns > 0)
+                    target = (uint64_t)((double)L->exc * ((double)L->cum_ns / (double)L->log_ns));
+                else
+                    target = (uint64_t)((double)L->exc * ((double)L->done_n / (double)L->calls));
+                if (target > L->exc)
+                    target = L->exc;
+                ticks = target > L->done_ticks ? target - L->done_ticks : 0;
+                L->done_ticks += ticks;
+                TRY(emit_one(r, L->fid, L->line, ticks));
+            }
+        }
+        if (pb_src_offset(r->s) != r->chunk_end) {
+            char msg[128];
+            if (pass == 2) {
+                snprintf(msg, sizeof msg, "%llu bytes after the end of the D statement log, skipped",
+                         (unsigned long long)(r->chunk_end - pb_src_offset(r->s)));
+                warn(r, msg);
+            }
+            /* skip them */
+            while (pb_src_offset(r->s) < r->chunk_end) {
+                uint64_t left = r->chunk_end - pb_src_offset(r->s);
+                size_t n = left > 65536 ? 65536 : (size_t)left;
+                TRY(ck_need(r, n, "trailing bytes"));
+                r->s->p += n;
+            }
+        }
+    }
+    return PB_OK;
+}
+
+/* C: {u32 caller_sid, u32 callee_sid, u32 calls, u64 ticks, u64 sub_ticks}* */
+static pb_status chunk_C(pyn *r)
+{
+    uint64_t len = r->chunk_end - pb_src_offset(r->s);
+    if (len % 28)
+        return pb_fail(r->err, PB_ERR_CORRUPT, pb_src_offset(r->s) - 5,
+                       "C chunk length %llu is not a multiple of the 28-byte call-edge record",
+                       (unsigned long long)len);
+    while (pb_src_offset(r->s) < r->chunk_end) {
+        uint32_t caller, callee, calls, ci, ce, fid;
+        uint64_t ticks, sub_ticks;
+        const unsigned char *p;
+        TRY(ck_need(r, 28, "call-edge record"));
+        p = r->s->p;
+        caller = le32(p);
+        callee = le32(p + 4);
+        calls = le32(p + 8);
+        ticks = le64(p + 12);
+        sub_ticks = le64(p + 20);
+        r->s->p += 28;
+        TRY(use_sub(r, caller, &ci));
+        TRY(use_sub(r, callee, &ce));
+        TRY(sub_fid(r, &fid));
+        if (calls)
+            r->have_calls = 1;
+        if (ticks > r->max_ticks)
+            r->max_ticks = ticks;
+        pb_chunk_sub_callers(&r->c, fid, 0, calls, (double)ticks / r->tps, (double)sub_ticks / r->tps, 0.0, 0,
+                             pb_str_c(r->subs[ce].name), pb_str_c(r->subs[ci].name));
+        TRY(emit(r));
+    }
+    return PB_OK;
+}
+
+/* H / A (dialect A): zstr "key=value"* */
+static pb_status chunk_header_kv(pyn *r, int is_A)
+{
+    while (pb_src_offset(r->s) < r->chunk_end) {
+        size_t len;
+        char *eq;
+        TRY(ck_zstr(r, &len, "key=value entry"));
+        eq = strchr(r->sbuf, '=');
+        if (!eq) {
+            warn(r, "header entry without '=' skipped");
+            continue;
+        }
+        *eq = '\0';
+        if (!strcmp(r->sbuf, "ticks_per_sec")) {
+            double t = is_uint(eq + 1, strlen(eq + 1)) ? strtod(eq + 1, NULL) : 0;
+            if (t <= 0) {
+                warn(r, "header ticks_per_sec is missing or invalid; using 10000000 (Pynytprof's 100 ns ticks)");
+                t = PYN_DEFAULT_TPS;
+            }
+            if (!r->tps_emitted || r->tps != t) {
+                if (r->pid_started) {
+                    warn(r, "ticks_per_sec given after the data started; ignored");
+                    continue;
+                }
+                r->tps = t;
+                r->tps_emitted = 1;
+                TRY(emit_attr_u64(r, "ticks_per_sec", (uint64_t)t));
+            }
+            continue;
+        }
+        if (!strcmp(r->sbuf, "start_time") && is_uint(eq + 1, strlen(eq + 1))) {
+            double v = strtod(eq + 1, NULL);
+            if (is_A)
+                v /= 1e9; /* A gives nanoseconds */
+            r->start_time = v;
+        }
+        TRY(emit_attr(r, is_A ? (!strcmp(r->sbuf, "start_time") ? "start_time_ns" : r->sbuf) : r->sbuf, eq + 1));
+    }
+    return PB_OK;
+}
+
+static pb_status skip_chunk(pyn *r)
+{
+    while (pb_src_offset(r->s) < r->chunk_end) {
+        uint64_t left = r->chunk_end - pb_src_offset(r->s);
+        size_t n = left > 65536 ? 65536 : (size_t)left;
+        TRY(ck_need(r, n, "payload"));
+        r->s->p += n;
+    }
+    return PB_OK;
+}
+
+/* framed chunks until E; returns with *ended set */
+static pb_status framed_chunks(pyn *r)
+{
+    for (;;) {
+        unsigned char tag;
+        uint32_t len;
+        uint64_t off;
+        int got = pb_src_need(r->s, 1);
+        if (got < 0)
+            return r->err->status;
+        off = pb_src_offset(r->s);
+        if (got == 0)
+            return pb_fail(r->err, PB_ERR_TRUNCATED, off, "input ended before the E (end) chunk");
+        tag = *r->s->p;
+        if (r->dialect == 'C' && tag == 'E') { /* raw, no length */
+            r->s->p++;
+            return PB_OK;
+        }
+        if (!strchr("HAFSDCE", tag) || tag == 0 || (r->dialect != 'A' && (tag == 'H' || tag == 'A'))) {
+            if (tag >= 0x20 && tag < 0x7f)
+                return pb_fail(r->err, PB_ERR_CORRUPT, off, "unknown chunk tag 0x%02x ('%c') in dialect %c", tag,
+                               tag, r->dialect);
+            return pb_fail(r->err, PB_ERR_CORRUPT, off, "unknown chunk tag 0x%02x in dialect %c", tag, r->dialect);
+        }
+        r->what = tag == 'H' ? "H" : tag == 'A' ? "A" : tag == 'F' ? "F" : tag == 'S' ? "S" : tag == 'D' ? "D"
+                : tag == 'C' ? "C" : "E";
+        r->chunk_end = UINT64_MAX;
+        TRY(raw_need(r, 5, r->what, "chunk length"));
+        len = le32(r->s->p + 1);
+        r->s->p += 5;
+        r->chunk_end = off + 5 + len;
+        if (tag != 'H' && tag != 'A')
+            TRY(before_data(r));
+        switch (tag) {
+        case 'H': TRY(chunk_header_kv(r, 0)); break;
+        case 'A': TRY(chunk_header_kv(r, 1)); break;
+        case 'F': TRY(r->dialect == 'C' ? chunk_F_index(r) : chunk_F_full(r)); break;
+        case 'S': TRY(chunk_S(r)); break;
+        case 'D': TRY(r->dialect == 'C' ? chunk_D_log(r) : chunk_D_names(r)); break;
+        case 'C': TRY(chunk_C(r)); break;
+        case 'E':
+            if (len) {
+                warn(r, "E chunk has a payload; skipped");
+                TRY(skip_chunk(r));
+            }
+            return PB_OK;
+        }
+    }
+}
+
+/* ---- dialect D: NYTProf varint tokens ---------------------------------- */
+static pb_status tk_u32(pyn *r, uint32_t *v, const char *field)
+{
+    unsigned n;
+    TRY(raw_need(r, 1, r->what, field));
+    n = nytp_u32_len(*r->s->p);
+    TRY(raw_need(r, n, r->what, field));
+    *v = nytp_u32_decode(r->s->p);
+    r->s->p += n;
+    return PB_OK;
+}
+
+static pb_status tk_nv(pyn *r, double *v, const char *field)
+{
+    TRY(raw_need(r, 8, r->what, field));
+    *v = lef64(r->s->p);
+    r->s->p += 8;
+    return PB_OK;
+}
+
+/* string copied into buf slot 0 (sbuf) or 1 (nbuf) */
+static pb_status tk_str(pyn *r, pb_str *out, int slot, const char *field)
+{
+    unsigned char prefix;
+    uint32_t len;
+    char **b = slot ? &r->nbuf : &r->sbuf;
+    size_t *cap = slot ? &r->nbufcap : &r->sbufcap;
+    TRY(raw_need(r, 1, r->what, field));
+    prefix = *r->s->p;
+    if (prefix != NYTP_STRING && prefix != NYTP_STRING_UTF8)
+        return pb_fail(r->err, PB_ERR_CORRUPT, pb_src_offset(r->s),
+                       "%s record: %s should start with a string prefix (0x27 or 0x22), found 0x%02x", r->what,
+                       field, prefix);
+    r->s->p++;
+    TRY(tk_u32(r, &len, field));
+    if (len > r->opt->max_record_size)
+        return pb_fail(r->err, PB_ERR_LIMIT, pb_src_offset(r->s), "%s record: %s of %u bytes is over max_record_size",
+                       r->what, field, len);
+    TRY(raw_need(r, len, r->what, field));
+    TRY(grow(r, (void **)b, cap, (size_t)len + 1, 1));
+    memcpy(*b, r->s->p, len);
+    (*b)[len] = '\0';
+    r->s->p += len;
+    *out = pb_str_make(*b, len, prefix == NYTP_STRING_UTF8);
+    return PB_OK;
+}
+
+static pb_status map_fid_tok(pyn *r, uint32_t file_fid, uint32_t *ours)
+{
+    if (map_get(&r->fidmap, file_fid, ours))
+        return PB_OK;
+    return lost_fid(r, file_fid, ours);
+}
+
+static pb_status raw_P(pyn *r)
+{
+    const unsigned char *p;
+    r->what = "P";
+    TRY(raw_need(r, 17, "P", "pid, ppid and start time"));
+    p = r->s->p;
+    r->pid = le32(p + 1);
+    r->ppid = le32(p + 5);
+    r->start_time = lef64(p + 9);
+    r->s->p += 17;
+    return pid_start(r);
+}
+
+static pb_status token_stream(pyn *r)
+{
+    for (;;) {
+        unsigned char tag;
+        uint64_t off;
+        int got = pb_src_need(r->s, 1);
+        if (got < 0)
+            return r->err->status;
+        if (got == 0)
+            return PB_OK;
+        off = pb_src_offset(r->s);
+        tag = *r->s->p;
+        switch (tag) {
+        case '#':
+        case ':':
+        case '!':
+            TRY(text_chunk(r, tag));
+            break;
+        case 'P':
+            if (r->pid_started)
+                return pb_fail(r->err, PB_ERR_CORRUPT, off, "a second P (PID_START) record");
+            TRY(raw_P(r));
+            break;
+        case '@': {
+            uint32_t v[6], fid, efid = 0;
+            pb_str name;
+            r->what = "NEW_FID";
+            r->s->p++;
+            TRY(tk_u32(r, &v[0], "fid"));
+            TRY(tk_u32(r, &v[1], "eval fid"));
+            TRY(tk_u32(r, &v[2], "eval line"));
+            TRY(tk_u32(r, &v[3], "flags"));
+            TRY(tk_u32(r, &v[4], "size"));
+            TRY(tk_u32(r, &v[5], "mtime"));
+            TRY(tk_str(r, &name, 0, "file name"));
+            if (map_get(&r->fidmap, v[0], &fid))
+                return pb_fail(r->err, PB_ERR_CORRUPT, off, "NEW_FID for fid %u, which is already defined", v[0]);
+            if (v[1] && !map_get(&r->fidmap, v[1], &efid))
+                return pb_fail(r->err, PB_ERR_CORRUPT, off, "NEW_FID %u names eval fid %u, which is not defined",
+                               v[0], v[1]);
+            if (r->nfids >= r->opt->max_strings)
+                return pb_fail(r->err, PB_ERR_LIMIT, off, "more than %u files (max_strings)", r->opt->max_strings);
+            fid = ++r->nfids;
+            if (!map_put(&r->fidmap, v[0], fid))
+                return oom(r);
+            pb_chunk_new_fid(&r->c, fid, efid, v[1] ? v[2] : 0, v[3], v[4], v[5], name);
+            TRY(emit(r));
+            break;
+        }
+        case '+':
+        case '*': {
+            uint32_t t, fid, line, bl = 0, sl = 0;
+            r->what = tag == '+' ? "TIME_LINE" : "TIME_BLOCK";
+            r->s->p++;
+            TRY(tk_u32(r, &t, "ticks"));
+            TRY(tk_u32(r, &fid, "fid"));
+            TRY(tk_u32(r, &line, "line"));
+            if (tag == '*') {
+                TRY(tk_u32(r, &bl, "block line"));
+                TRY(tk_u32(r, &sl, "sub line"));
+            }
+            TRY(map_fid_tok(r, fid, &fid));
+            if ((int32_t)t > 0)
+                r->sum_ticks += t;
+            if (tag == '+')
+                pb_chunk_time_line(&r->c, (int32_t)t, fid, line);
+            else
+                pb_chunk_time_block(&r->c, (int32_t)t, fid, line, bl, sl);
+            TRY(emit(r));
+            break;
+        }
+        case '-':
+            r->s->p++;
+            pb_chunk_discount(&r->c);
+            TRY(emit(r));
+            break;
+        case 'S': {
+            uint32_t fid, line;
+            pb_str text;
+            r->what = "SRC_LINE";
+            r->s->p++;
+            TRY(tk_u32(r, &fid, "fid"));
+            TRY(tk_u32(r, &line, "line"));
+            TRY(tk_str(r, &text, 0, "source text"));
+            TRY(map_fid_tok(r, fid, &fid));
+            pb_chunk_src_line(&r->c, fid, line, text);
+            TRY(emit(r));
+            break;
+        }
+        case 's': {
+            uint32_t fid, first, last;
+            pb_str name;
+            r->what = "SUB_INFO";
+            r->s->p++;
+            TRY(tk_u32(r, &fid, "fid"));
+            TRY(tk_str(r, &name, 0, "sub name"));
+            TRY(tk_u32(r, &first, "first line"));
+            TRY(tk_u32(r, &last, "last line"));
+            TRY(map_fid_tok(r, fid, &fid));
+            pb_chunk_sub_info(&r->c, fid, first, last, name);
+            TRY(emit(r));
+            break;
+        }
+        case 'c': {
+            uint32_t fid, line, count, depth;
+            double incl, excl, reci;
+            pb_str caller, called;
+            r->what = "SUB_CALLERS";
+            r->s->p++;
+            TRY(tk_u32(r, &fid, "fid"));
+            TRY(tk_u32(r, &line, "line"));
+            TRY(tk_str(r, &caller, 1, "caller name"));
+            TRY(tk_u32(r, &count, "call count"));
+            TRY(tk_nv(r, &incl, "inclusive time"));
+            TRY(tk_nv(r, &excl, "exclusive time"));
+            TRY(tk_nv(r, &reci, "recursive time"));
+            TRY(tk_u32(r, &depth, "recursion depth"));
+            TRY(tk_str(r, &called, 0, "called sub name"));
+            if (fid)
+                TRY(map_fid_tok(r, fid, &fid));
+            if (count)
+                r->have_calls = 1;
+            pb_chunk_sub_callers(&r->c, fid, line, count, incl, excl, reci, depth, called, caller);
+            TRY(emit(r));
+            break;
+        }
+        case 'p': {
+            uint32_t pid;
+            double t;
+            r->what = "PID_END";
+            r->s->p++;
+            TRY(tk_u32(r, &pid, "pid"));
+            TRY(tk_nv(r, &t, "end time"));
+            if (!r->saw_overhead) {
+                r->saw_overhead = 1;
+                TRY(emit_attr(r, "cumulative_overhead_ticks", "0"));
+            }
+            r->pid_ended = 1;
+            pb_chunk_pid_end(&r->c, pid, t);
+            TRY(emit(r));
+            break;
+        }
+        case 'z':
+            return pb_fail(r->err, PB_ERR_UNSUPPORTED, off, "compressed data ('z'): Pynytprof never compresses");
+        default:
+            if (tag >= 0x20 && tag < 0x7f)
+                return pb_fail(r->err, PB_ERR_CORRUPT, off, "unknown tag 0x%02x ('%c') in dialect D", tag, tag);
+            return pb_fail(r->err, PB_ERR_CORRUPT, off, "unknown tag 0x%02x in dialect D", tag);
+        }
+    }
+}
+
+/* ---- dialect detection -------------------------------------------------- */
+/* "A".."D", or "" when the bytes do not say (too short, or an unknown layout). */
+const char *pb_pynytprof_dialect(const unsigned char *p, size_t len)
+{
+    size_t i;
+    const unsigned char *nl;
+    if (len >= 8 && memcmp(p, "NYTPROF\0", 8) == 0)
+        return "A";
+    if (len < 8 || memcmp(p, "NYTProf ", 8) != 0)
+        return "";
+    nl = (const unsigned char *)memchr(p, '\n', len);
+    if (!nl)
+        return "";
+    i = (size_t)(nl - p) + 1;
+    while (i < len && (p[i] == '#' || p[i] == ':' || p[i] == '!')) {
+        nl = (const unsigned char *)memchr(p + i, '\n', len - i);
+        if (!nl)
+            return "";
+        i = (size_t)(nl - p) + 1;
+    }
+    if (i >= len)
+        return "";
+    if (p[i] == '\n')
+        return "B";
+    if (p[i] != 'P' || i + 17 >= len)
+        return "";
+    return strchr("SFDCE", p[i + 17]) && p[i + 17] ? "C" : "D";
+}
+
+/* ---- top level ----------------------------------------------------------- */
+static pb_status finish(pyn *r)
+{
+    size_t i;
+    if (r->dialect == 'C') {
+        for (i = 0; i < r->nlines; i++) {
+            pyn_line *L = &r->lines[i];
+            if (L->use_log)
+                continue;
+            if (r->log_seen && L->calls && r->sink->warn) {
+                char msg[160];
+                snprintf(msg, sizeof msg,
+                         "line %u: the statement log has %llu executions, the S record %llu; using the S record",
+                         L->line, (unsigned long long)L->log_n, (unsigned long long)L->calls);
+                warn(r, msg);
+            }
+            TRY(emit_statements(r, L->fid, L->line, L->calls, L->exc));
+        }
+    }
+    TRY(before_data(r));
+    if (!r->saw_overhead)
+        TRY(emit_attr(r, "cumulative_overhead_ticks", "0"));
+    if (!r->pid_ended) {
+        uint64_t t = r->sum_ticks > r->max_ticks ? r->sum_ticks : r->max_ticks;
+        double d = (double)t / r->tps, end;
+        if (d < 1e-6)
+            d = 1e-6;
+        end = r->start_time + d;
+        while (!(end > r->start_time) && d < 1e300) {
+            d *= 2;
+            end = r->start_time + d;
+        }
+        r->pid_ended = 1;
+        pb_chunk_pid_end(&r->c, r->pid, end);
+        TRY(emit(r));
+    }
+    return PB_OK;
+}
+
+static pb_status trailing(pyn *r)
+{
+    int got = pb_src_need(r->s, 1);
+    if (got < 0)
+        return r->err->status;
+    if (got > 0) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "bytes after the end chunk at byte %llu, ignored",
+                 (unsigned long long)pb_src_offset(r->s));
+        warn(r, msg);
+    }
+    return PB_OK;
+}
+
+static pb_status read_version_line(pyn *r)
+{
+    const char *line;
+    size_t len;
+    char tmp[64];
+    int major = -1, minor = -1;
+    r->what = "header";
+    TRY(rd_line(r, &line, &len));
+    if (len >= sizeof tmp)
+        return pb_fail(r->err, PB_ERR_CORRUPT, 0, "header line is %zu bytes long", len);
+    memcpy(tmp, line, len);
+    tmp[len] = '\0';
+    if (sscanf(tmp, "NYTProf %d %d", &major, &minor) != 2 || major < 0 || minor < 0)
+        return pb_fail(r->err, PB_ERR_CORRUPT, 0, "header line is not \"NYTProf <major> <minor>\"");
+    if (major != 5)
+        return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0, "header says version %d.%d; Pynytprof writes 5.0", major, minor);
+    pb_chunk_version(&r->c, 5, (uint32_t)minor);
+    r->version_done = 1;
+    return emit(r);
+}
+
+static pb_status run(pyn *r)
+{
+    pb_source *s = r->s;
+    int got = pb_src_need(s, 8);
+    if (got < 0)
+        return r->err->status;
+    if (got == 0 || (memcmp(s->p, "NYTPROF\0", 8) != 0 && memcmp(s->p, "NYTProf ", 8) != 0))
+        return pb_fail(r->err, got ? PB_ERR_CORRUPT : PB_ERR_TRUNCATED, 0,
+                       "not a Pynytprof file: it starts with neither \"NYTPROF\\0\" nor \"NYTProf \"");
+    if (s->p[4] == 'R') { /* "NYTPROF\0": dialect A */
+        uint32_t ver;
+        r->dialect = 'A';
+        TRY(raw_need(r, 20, "magic", "version and header length"));
+        ver = le32(s->p + 8);
+        if (ver != 5)
+            return pb_fail(r->err, PB_ERR_UNSUPPORTED, 8, "binary-magic file version %u; this reader knows version 5",
+                           ver);
+        s->p += 20;
+        pb_chunk_version(&r->c, 5, 0);
+        r->version_done = 1;
+        TRY(emit(r));
+        TRY(source_attrs(r));
+        TRY(emit_attr(r, "nv_size", "8"));
+        TRY(framed_chunks(r));
+        TRY(trailing(r));
+        return finish(r);
+    }
+    TRY(read_version_line(r));
+    for (;;) {
+        unsigned char b;
+        got = pb_src_need(s, 1);
+        if (got < 0)
+            return r->err->status;
+        if (got == 0)
+            return pb_fail(r->err, PB_ERR_TRUNCATED, pb_src_offset(s),
+                           "input ended in the text header (expected a blank line or a P record after it)");
+        b = *s->p;
+        if (b != '#' && b != ':' && b != '!')
+            break;
+        TRY(text_chunk(r, b));
+    }
+    if (*s->p == '\n') {
+        r->dialect = 'B';
+        s->p++;
+        TRY(source_attrs(r));
+        TRY(framed_chunks(r));
+        TRY(trailing(r));
+        return finish(r);
+    }
+    if (*s->p == 'P') {
+        TRY(raw_need(r, 18, "P", "pid, ppid, start time and the next tag"));
+        r->dialect = (s->p[17] && strchr("SFDCE", s->p[17])) ? 'C' : 'D';
+        TRY(source_attrs(r));
+        TRY(ensure_tps(r));
+        TRY(raw_P(r));
+        if (r->dialect == 'C') {
+            TRY(framed_chunks(r));
+            TRY(trailing(r));
+        } else {
+            TRY(token_stream(r));
+        }
+        return finish(r);
+    }
+    return pb_fail(r->err, PB_ERR_UNSUPPORTED, pb_src_offset(s),
+                   "Pynytprof layout not known: after the text header comes byte 0x%02x "
+                   "(dialect B has a blank line there, C and D a P record)", *s->p);
+}
 
 pb_status pb_read_pynytprof(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
 {
-    (void)opt;
-    (void)sink;
-    return pb_fail(err, PB_ERR_UNSUPPORTED, pb_src_offset(src), "pynytprof files are recognised but not yet supported");
+    pyn r;
+    pb_status st;
+    size_t i;
+    pb_options o;
+    if (opt)
+        o = *opt;
+    else
+        pb_options_init(&o);
+    pb_options_resolve(&o);
+    memset(&r, 0, sizeof r);
+    r.s = src;
+    r.opt = &o;
+    r.sink = sink;
+    r.err = err;
+    r.tps = PYN_DEFAULT_TPS;
+    r.budget = PYN_MAX_STATEMENTS;
+    r.chunk_end = UINT64_MAX;
+    st = run(&r);
+    if (st == PB_ERR_TRUNCATED && o.salvage && r.version_done && err->status == PB_ERR_TRUNCATED) {
+        /* deliver a loadable ending for what came before */
+        pb_error keep = *err;
+        char buf[PB_ERR_MSG_MAX + 64];
+        err->status = PB_OK;
+        if (finish(&r) == PB_OK) {
+            snprintf(buf, sizeof buf, "pynytprof: salvaged after: %s at byte %llu", keep.message,
+                     (unsigned long long)keep.offset);
+            if (sink->warn)
+                sink->warn(sink, buf);
+            st = PB_OK;
+        } else if (err->status == PB_OK) {
+            *err = keep;
+        }
+    }
+    for (i = 0; i < r.nsubs; i++)
+        free(r.subs[i].name);
+    free(r.subs);
+    free(r.lines);
+    free(r.sbuf);
+    free(r.nbuf);
+    map_free(&r.fidmap);
+    map_free(&r.sidmap);
+    map_free(&r.linemap);
+    if (st == PB_ERR_ABORT && err->status == PB_OK)
+        err->status = PB_ERR_ABORT;
+    return st;
 }

@@ -1,12 +1,1214 @@
-/* read_tachyon.c - placeholder until the tachyon decoder lands: the format is
- * recognised by detect.c and reported as not yet supported. */
+/* read_tachyon.c - CPython Tachyon binary profiles (profiling.sampling
+ * --binary), format version 1, as ../shared/specs/tachyon-format.md
+ * describes it.
+ *
+ * Layout: 64-byte header | sample region [64, string_table_offset) (plain or
+ * one zstd stream) | string table | frame table | [stats trailer] | 32-byte
+ * footer.  Fixed-width fields are in the writer's byte order (magic
+ * 0x54414348; read swapped => swap them all); varints are LEB128.
+ *
+ * Order of work: header, footer, string table, frame table and trailer are
+ * read first (random access), then the sample region is replayed once, front
+ * to back, in bounded memory (zstd through the source's streaming view; the
+ * frame has no content size and is never inflated whole).  Stacks are rebuilt
+ * per (thread_id, interpreter_id) exactly as the reference reader does, and
+ * handed to a pb_sample_sink: frames are interned lazily (frame index ->
+ * sink id cache) the first time a sample uses them; a REPEAT run becomes one
+ * sample call per run of equal status bytes (weight = samples in it, the
+ * timestamp that of the last of them), as the reference reader's collect()
+ * calls.
+ *
+ * Python specifics live here, not in the fold:
+ *   package of a frame (from its file name):
+ *     "~"                  synthetic frame (<GC>, <native>): no package, fake fid
+ *     "<frozen a.b>"       a::b
+ *     other "<...>", ""    main
+ *     a path               the part after the last ".../site-packages/",
+ *                          ".../dist-packages/" or ".../lib/pythonX.Y/"
+ *                          directory, else the base name; ".py"/".pyw"
+ *                          dropped; "/" and "." become "::"; a trailing
+ *                          "__init__" names its package (pkg/__init__.py -> pkg)
+ *   name: the function's qualname with "." -> "::"  (Class.method -> Class::method)
+ *   sub = package::name, e.g. asyncio/base_events.py + BaseEventLoop.run_forever
+ *         -> asyncio::base_events::BaseEventLoop::run_forever
+ *   files named "<...>" (frozen modules, <string>) get IS_FAKE: no source on disk.
+ * Threads: key = dense index in order of first appearance in the sample
+ * region, pid = key + 1, ppid 0, label = thread id ("tid/iid" when the
+ * interpreter id is not 0); ATTRIBUTE thread_id_<pid> = label.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "pb.h"
+#include "fold_samples.h"
 
-const int pb_have_tachyon = 0;
+const int pb_have_tachyon = 1;
 
-pb_status pb_read_tachyon(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
+#define T_MAGIC 0x54414348u
+#define T_MAGIC_SWAPPED 0x48434154u
+#define T_HEADER 64
+#define T_FOOTER 32
+#define T_MAX_DEPTH 256
+#define T_NONE UINT32_MAX
+/* the most bytes one sample can take in the sample region: a FULL record
+ * (13 + ts varint 10 + status 1 + depth varint 2 + 256 x 5) */
+#define T_MAX_SAMPLE_BYTES (13 + 10 + 1 + 2 + T_MAX_DEPTH * 5)
+
+typedef struct {
+    uint32_t file, func;
+    int32_t line;
+} t_frame;
+
+typedef struct {
+    size_t at;
+    uint32_t len;
+} t_str;
+
+typedef struct {
+    uint64_t tid;
+    uint32_t iid;
+    uint32_t index;
+    int selected;
+    uint64_t ts;
+    uint64_t samples;
+    uint32_t start, cap;           /* stack = slots [start, cap), innermost first */
+    uint32_t *fidx;                /* frame table indices */
+    uint32_t *ids;                 /* sink ids (selected threads only) */
+} t_thread;
+
+typedef struct {
+    pb_source *s;
+    pb_error *err;
+    const pb_options *opt;
+    pb_sample_sink *out;
+    int swap;
+    /* header */
+    uint32_t version;
+    unsigned char pyver[3];
+    uint64_t start_time, interval;
+    uint32_t sample_count, thread_count, compression;
+    uint64_t str_off, frame_off, size, footer_off;
+    uint32_t nstrings_decl, nframes_decl;
+    /* tables */
+    char *strbuf;
+    size_t strused, strcap;
+    t_str *strs;
+    size_t nstr, cstr;
+    t_frame *frames;
+    size_t nframes, cframes;
+    uint32_t *cache;
+    /* stats trailer */
+    int have_stats;
+    uint32_t stats_size, stats_flags;
+    double stats[4];
+    /* replay */
+    t_thread **threads;
+    size_t nthreads, cthreads;
+    uint32_t *ttab;
+    size_t ttab_cap;
+    uint64_t total;
+    uint64_t hist[256];
+    uint32_t app_frame, app_dist;
+    uint32_t max_depth;
+    char *pkgbuf, *namebuf;
+    size_t pkgcap, namecap;
+} tr;
+
+static uint32_t bswap32(uint32_t v)
 {
-    (void)opt;
-    (void)sink;
-    return pb_fail(err, PB_ERR_UNSUPPORTED, pb_src_offset(src), "tachyon files are recognised but not yet supported");
+    return (v >> 24) | ((v >> 8) & 0xFF00u) | ((v << 8) & 0xFF0000u) | (v << 24);
+}
+static uint64_t bswap64(uint64_t v)
+{
+    return ((uint64_t)bswap32((uint32_t)v) << 32) | bswap32((uint32_t)(v >> 32));
+}
+static uint32_t get32(const tr *r, const unsigned char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return r->swap ? bswap32(v) : v;
+}
+static uint64_t get64(const tr *r, const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return r->swap ? bswap64(v) : v;
+}
+static double getf64(const tr *r, const unsigned char *p)
+{
+    uint64_t u = get64(r, p);
+    double d;
+    memcpy(&d, &u, 8);
+    return d;
+}
+
+/* the magic as the machine reads it: native order makes the file's own
+ * order detectable whatever the host's */
+static int host_little(void)
+{
+    uint32_t one = 1;
+    unsigned char b;
+    memcpy(&b, &one, 1);
+    return b == 1;
+}
+
+static pb_status oom(tr *r)
+{
+    return pb_fail(r->err, PB_ERR_LIMIT, pb_src_offset(r->s), "out of memory");
+}
+
+static int t_grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    size_t ncap;
+    void *np;
+    if (need <= *cap)
+        return 0;
+    ncap = *cap ? *cap : 16;
+    while (ncap < need) {
+        if (ncap > SIZE_MAX / 2)
+            return -1;
+        ncap *= 2;
+    }
+    if (ncap > SIZE_MAX / elem)
+        return -1;
+    np = realloc(*p, ncap * elem);
+    if (!np)
+        return -1;
+    *p = np;
+    *cap = ncap;
+    return 0;
+}
+
+/* Need n bytes at s->p, for `what` of record `rec`: truncated error if the
+ * input (or the region) ends first. */
+static pb_status need(tr *r, size_t n, const char *rec, const char *what)
+{
+    int got = pb_src_need(r->s, n);
+    if (got > 0)
+        return PB_OK;
+    if (got < 0)
+        return r->err->status;
+    return pb_fail(r->err, PB_ERR_TRUNCATED, pb_src_offset(r->s),
+                   "%s needs %zu more byte%s for its %s, only %zu left", rec, n, n == 1 ? "" : "s", what,
+                   pb_src_avail(r->s));
+}
+
+/* LEB128 varint of at most 10 bytes; with max32, values over 2^32-1 are
+ * rejected. */
+static pb_status varint_slow(tr *r, uint64_t *v, int max32, const char *rec, const char *what)
+{
+    pb_source *s = r->s;
+    uint64_t x = 0;
+    unsigned k;
+    for (k = 0; k < 10; k++) {
+        int got = pb_src_need(s, k + 1);
+        unsigned char b;
+        if (got < 0)
+            return r->err->status;
+        if (got == 0)
+            return pb_fail(r->err, PB_ERR_TRUNCATED, pb_src_offset(s), "%s ends inside its %s varint", rec, what);
+        b = s->p[k];
+        if (k == 9 && b > 1)
+            break;
+        x |= (uint64_t)(b & 0x7F) << (7 * k);
+        if (!(b & 0x80)) {
+            if (max32 && x > UINT32_MAX)
+                break;
+            s->p += k + 1;
+            *v = x;
+            return PB_OK;
+        }
+    }
+    return pb_fail(r->err, PB_ERR_CORRUPT, pb_src_offset(s), "%s has a malformed %s varint (more than %s bits)", rec,
+                   what, max32 ? "32" : "64");
+}
+
+static inline pb_status varint(tr *r, uint64_t *v, int max32, const char *rec, const char *what)
+{
+    pb_source *s = r->s;
+    if (s->end - s->p >= 10) {
+        const unsigned char *p = s->p;
+        uint64_t x = p[0] & 0x7F;
+        if (!(p[0] & 0x80)) {
+            s->p = p + 1;
+            *v = x;
+            return PB_OK;
+        }
+        {
+            unsigned k;
+            for (k = 1; k < 10; k++) {
+                unsigned char b = p[k];
+                if (k == 9 && b > 1)
+                    break;
+                x |= (uint64_t)(b & 0x7F) << (7 * k);
+                if (!(b & 0x80)) {
+                    if (max32 && x > UINT32_MAX)
+                        break;
+                    s->p = p + k + 1;
+                    *v = x;
+                    return PB_OK;
+                }
+            }
+        }
+    }
+    return varint_slow(r, v, max32, rec, what);
+}
+
+static inline pb_status varint32(tr *r, uint32_t *v, const char *rec, const char *what)
+{
+    uint64_t x;
+    pb_status st = varint(r, &x, 1, rec, what);
+    *v = (uint32_t)x;
+    return st;
+}
+
+/* ---- header, footer, tables --------------------------------------------- */
+static pb_status read_header(tr *r)
+{
+    pb_source *s = r->s;
+    unsigned char h[T_HEADER];
+    uint32_t magic_native;
+    int got = pb_src_need(s, T_HEADER);
+    if (got < 0)
+        return r->err->status;
+    if (got == 0)
+        return pb_fail(r->err, PB_ERR_TRUNCATED, 0, "file has %zu bytes, too small for the 64-byte header",
+                       pb_src_avail(s));
+    memcpy(h, s->p, T_HEADER);
+    s->p += T_HEADER;
+    memcpy(&magic_native, h, 4);
+    if (magic_native == T_MAGIC) {
+        r->swap = 0;
+    } else if (magic_native == T_MAGIC_SWAPPED) {
+        r->swap = 1;
+    } else {
+        uint32_t le = (uint32_t)h[0] | ((uint32_t)h[1] << 8) | ((uint32_t)h[2] << 16) | ((uint32_t)h[3] << 24);
+        return pb_fail(r->err, PB_ERR_CORRUPT, 0,
+                       "header: invalid magic number 0x%08x (expected 0x54414348, \"HCAT\" little-endian or "
+                       "\"TACH\" big-endian)%s",
+                       le, le == 0 ? "; an all-zero header means the profiler did not finish writing" : "");
+    }
+    r->version = get32(r, h + 4);
+    memcpy(r->pyver, h + 8, 3);
+    if (r->version != 1)
+        return pb_fail(r->err, PB_ERR_UNSUPPORTED, 4,
+                       "header: format version %u (written by Python %u.%u.%u); this reader supports version 1",
+                       r->version, r->pyver[0], r->pyver[1], r->pyver[2]);
+    r->start_time = get64(r, h + 12);
+    r->interval = get64(r, h + 20);
+    r->sample_count = get32(r, h + 28);
+    r->thread_count = get32(r, h + 32);
+    r->str_off = get64(r, h + 36);
+    r->frame_off = get64(r, h + 44);
+    r->compression = get32(r, h + 52);
+    if (r->compression > 1)
+        return pb_fail(r->err, PB_ERR_UNSUPPORTED, 52,
+                       "header: compression type %u; this reader knows 0 (none) and 1 (zstd)", r->compression);
+    r->size = pb_src_size(s);
+    if (r->size == UINT64_MAX)
+        return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0,
+                       "tachyon profiles keep their tables at the end: the input must be a regular file");
+    if (r->size < T_HEADER + T_FOOTER)
+        return pb_fail(r->err, PB_ERR_TRUNCATED, r->size,
+                       "file has %llu bytes, too small for the 64-byte header and the 32-byte footer",
+                       (unsigned long long)r->size);
+    r->footer_off = r->size - T_FOOTER;
+    if (r->str_off < T_HEADER)
+        return pb_fail(r->err, PB_ERR_CORRUPT, 36, "header: string table offset %llu is before the data section (64)",
+                       (unsigned long long)r->str_off);
+    if (r->str_off > r->footer_off)
+        return pb_fail(r->err, PB_ERR_TRUNCATED, 36,
+                       "header: string table offset %llu is past the footer: the file has only %llu bytes "
+                       "(truncated?)",
+                       (unsigned long long)r->str_off, (unsigned long long)r->size);
+    if (r->frame_off < r->str_off)
+        return pb_fail(r->err, PB_ERR_CORRUPT, 44,
+                       "header: frame table offset %llu is before the string table offset %llu",
+                       (unsigned long long)r->frame_off, (unsigned long long)r->str_off);
+    if (r->frame_off > r->footer_off)
+        return pb_fail(r->err, PB_ERR_TRUNCATED, 44,
+                       "header: frame table offset %llu is past the footer: the file has only %llu bytes "
+                       "(truncated?)",
+                       (unsigned long long)r->frame_off, (unsigned long long)r->size);
+    return PB_OK;
+}
+
+static pb_status read_footer(tr *r)
+{
+    pb_status st;
+    pb_src_set_limit(r->s, UINT64_MAX);
+    if ((st = pb_src_seek(r->s, r->footer_off)) != PB_OK)
+        return st;
+    if ((st = need(r, T_FOOTER, "footer", "counts")) != PB_OK)
+        return st;
+    r->nstrings_decl = get32(r, r->s->p);
+    r->nframes_decl = get32(r, r->s->p + 4);
+    return PB_OK;
+}
+
+/* Copy UTF-8, replacing each invalid sequence by U+FFFD (CPython decodes
+ * the table with errors="replace"); dst has room for 3 x len bytes. */
+static size_t utf8_replace(char *dst, const unsigned char *p, size_t len)
+{
+    size_t i = 0, o = 0;
+    while (i < len) {
+        unsigned char b = p[i];
+        size_t n = 0, k;
+        uint32_t cp = 0, min = 0;
+        if (b < 0x80) {
+            dst[o++] = (char)b;
+            i++;
+            continue;
+        }
+        if (b >= 0xC2 && b <= 0xDF) { n = 1; cp = b & 0x1Fu; min = 0x80; }
+        else if (b >= 0xE0 && b <= 0xEF) { n = 2; cp = b & 0x0Fu; min = 0x800; }
+        else if (b >= 0xF0 && b <= 0xF4) { n = 3; cp = b & 0x07u; min = 0x10000; }
+        for (k = 1; n && k <= n; k++) {
+            if (i + k >= len || (p[i + k] & 0xC0) != 0x80) {
+                n = 0;
+                break;
+            }
+            cp = (cp << 6) | (p[i + k] & 0x3Fu);
+        }
+        if (n && (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)))
+            n = 0;
+        if (!n) {
+            dst[o++] = (char)0xEF;
+            dst[o++] = (char)0xBF;
+            dst[o++] = (char)0xBD;
+            i++;
+            continue;
+        }
+        memcpy(dst + o, p + i, n + 1);
+        o += n + 1;
+        i += n + 1;
+    }
+    return o;
+}
+
+static pb_status read_strings(tr *r)
+{
+    pb_source *s = r->s;
+    pb_status st;
+    uint32_t i;
+    uint64_t room = r->frame_off - r->str_off;
+    if (r->nstrings_decl > r->opt->max_strings)
+        return pb_fail(r->err, PB_ERR_LIMIT, r->footer_off, "footer: %u strings exceed max_strings (%u)",
+                       r->nstrings_decl, r->opt->max_strings);
+    if (r->nstrings_decl > room)
+        return pb_fail(r->err, PB_ERR_CORRUPT, r->footer_off,
+                       "footer: %u strings cannot fit in the %llu-byte string table", r->nstrings_decl,
+                       (unsigned long long)room);
+    if ((st = pb_src_seek(s, r->str_off)) != PB_OK)
+        return st;
+    pb_src_set_limit(s, r->frame_off);
+    for (i = 0; i < r->nstrings_decl; i++) {
+        uint32_t len;
+        int got;
+        if ((st = varint32(r, &len, "string table entry", "length")) != PB_OK) {
+            if (r->err->status == PB_ERR_TRUNCATED) {
+                r->err->status = PB_ERR_CORRUPT;
+                snprintf(r->err->message, sizeof r->err->message,
+                         "string table overflow: string %u of %u starts at the frame table", i, r->nstrings_decl);
+            }
+            return r->err->status;
+        }
+        got = pb_src_need(s, len);
+        if (got < 0)
+            return r->err->status;
+        if (got == 0)
+            return pb_fail(r->err, PB_ERR_CORRUPT, pb_src_offset(s),
+                           "string table overflow: string %u of %u is %u bytes long, only %zu left before the "
+                           "frame table",
+                           i, r->nstrings_decl, len, pb_src_avail(s));
+        if ((uint64_t)len * 3 + 1 > SIZE_MAX - r->strused ||
+            t_grow((void **)&r->strbuf, &r->strcap, r->strused + (size_t)len * 3 + 1, 1) < 0 ||
+            t_grow((void **)&r->strs, &r->cstr, r->nstr + 1, sizeof *r->strs) < 0)
+            return oom(r);
+        {
+            size_t out = utf8_replace(r->strbuf + r->strused, s->p, len);
+            r->strbuf[r->strused + out] = '\0';
+            r->strs[r->nstr].at = r->strused;
+            r->strs[r->nstr].len = (uint32_t)out;
+            r->nstr++;
+            r->strused += out + 1;
+        }
+        s->p += len;
+    }
+    return PB_OK;
+}
+
+static int32_t unzigzag32(uint32_t v)
+{
+    return (int32_t)((v >> 1) ^ (0u - (v & 1u)));
+}
+
+static pb_status read_frames(tr *r, uint64_t *end)
+{
+    pb_source *s = r->s;
+    pb_status st;
+    uint32_t i;
+    uint64_t room = r->footer_off - r->frame_off;
+    static const char *const fields[6] = {"filename index", "funcname index", "lineno", "end_lineno delta",
+                                          "column", "end_column delta"};
+    if (r->nframes_decl > r->opt->max_frames)
+        return pb_fail(r->err, PB_ERR_LIMIT, r->footer_off + 4, "footer: %u frames exceed max_frames (%u)",
+                       r->nframes_decl, r->opt->max_frames);
+    if ((uint64_t)r->nframes_decl * 7 > room)
+        return pb_fail(r->err, PB_ERR_CORRUPT, r->footer_off + 4,
+                       "footer: %u frames (7 bytes or more each) cannot fit in the %llu-byte frame table",
+                       r->nframes_decl, (unsigned long long)room);
+    if ((st = pb_src_seek(s, r->frame_off)) != PB_OK)
+        return st;
+    pb_src_set_limit(s, r->footer_off);
+    for (i = 0; i < r->nframes_decl; i++) {
+        uint32_t v[6];
+        int k;
+        for (k = 0; k < 6; k++) {
+            if ((st = varint32(r, &v[k], "frame table entry", fields[k])) != PB_OK) {
+                if (r->err->status == PB_ERR_TRUNCATED) {
+                    r->err->status = PB_ERR_CORRUPT;
+                    snprintf(r->err->message, sizeof r->err->message,
+                             "frame table entry %u of %u runs into the footer (reading its %s)", i,
+                             r->nframes_decl, fields[k]);
+                }
+                return r->err->status;
+            }
+        }
+        if (pb_src_need(s, 1) <= 0) {
+            if (r->err->status)
+                return r->err->status;
+            return pb_fail(r->err, PB_ERR_CORRUPT, pb_src_offset(s),
+                           "frame table entry %u of %u runs into the footer (reading its opcode)", i,
+                           r->nframes_decl);
+        }
+        s->p++; /* opcode */
+        if (t_grow((void **)&r->frames, &r->cframes, r->nframes + 1, sizeof *r->frames) < 0)
+            return oom(r);
+        r->frames[r->nframes].file = v[0];
+        r->frames[r->nframes].func = v[1];
+        r->frames[r->nframes].line = unzigzag32(v[2]);
+        r->nframes++;
+    }
+    *end = pb_src_offset(s);
+    if (r->nframes) {
+        size_t n;
+        r->cache = (uint32_t *)malloc(r->nframes * sizeof *r->cache);
+        if (!r->cache)
+            return oom(r);
+        for (n = 0; n < r->nframes; n++)
+            r->cache[n] = T_NONE;
+    }
+    return PB_OK;
+}
+
+/* Optional stats trailer right before the footer: 56 bytes (4 f64, flags,
+ * reserved, "TACHSTAT", version, size) or the legacy 32 bytes (2 f64,
+ * "TACHSTAT", version, size).  Found by its signature; ignored when it
+ * would overlap the frame table. */
+static pb_status read_trailer(tr *r, uint64_t frames_end)
+{
+    pb_source *s = r->s;
+    pb_status st;
+    uint32_t size;
+    unsigned char t[56];
+    int k;
+    if (r->footer_off < frames_end + 32)
+        return PB_OK;
+    pb_src_set_limit(s, UINT64_MAX);
+    if ((st = pb_src_seek(s, r->footer_off - 16)) != PB_OK)
+        return st;
+    if ((st = need(r, 16, "stats trailer", "signature")) != PB_OK)
+        return st;
+    if (memcmp(s->p, "TACHSTAT", 8) != 0)
+        return PB_OK;
+    size = get32(r, s->p + 12);
+    if ((size != 56 && size != 32) || r->footer_off - frames_end < size)
+        return PB_OK;
+    if ((st = pb_src_seek(s, r->footer_off - size)) != PB_OK)
+        return st;
+    if ((st = need(r, size, "stats trailer", "fields")) != PB_OK)
+        return st;
+    memcpy(t, s->p, size);
+    r->have_stats = 1;
+    r->stats_size = size;
+    for (k = 0; k < (size == 56 ? 4 : 2); k++)
+        r->stats[k] = getf64(r, t + 8 * k);
+    r->stats_flags = size == 56 ? get32(r, t + 32) : 0x3u;
+    return PB_OK;
+}
+
+/* ---- attributes ----------------------------------------------------------- */
+static pb_status attr(tr *r, const char *key, const char *val)
+{
+    return r->out->attribute(r->out, key, pb_str_c(val));
+}
+static pb_status attr_u64(tr *r, const char *key, uint64_t v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+    return attr(r, key, buf);
+}
+static pb_status attr_f64(tr *r, const char *key, double v)
+{
+    char buf[64];
+    int p;
+    for (p = 15; p <= 17; p++) {
+        double back;
+        snprintf(buf, sizeof buf, "%.*g", p, v);
+        if (sscanf(buf, "%lf", &back) == 1 && back == v)
+            break;
+    }
+    return attr(r, key, buf);
+}
+
+static pb_status header_attributes(tr *r)
+{
+    pb_status st;
+    char buf[64];
+    static const char *const stat_names[4] = {"profile_duration_sec", "profile_sample_rate", "profile_error_rate",
+                                              "profile_missed_samples"};
+    int k;
+    snprintf(buf, sizeof buf, "%u.%u.%u", r->pyver[0], r->pyver[1], r->pyver[2]);
+    if ((st = attr_u64(r, "source_format_version", r->version)) != PB_OK ||
+        (st = attr(r, "python_version", buf)) != PB_OK ||
+        (st = attr_u64(r, "basetime", r->start_time / 1000000u)) != PB_OK ||
+        (st = attr_u64(r, "start_time_us", r->start_time)) != PB_OK ||
+        (st = attr_u64(r, "sample_interval_us", r->interval)) != PB_OK ||
+        (st = attr_u64(r, "total_samples", r->sample_count)) != PB_OK ||
+        (st = attr_u64(r, "thread_count", r->thread_count)) != PB_OK ||
+        (st = attr(r, "compression", r->compression ? "zstd" : "none")) != PB_OK ||
+        (st = attr(r, "byte_order", (r->swap ? !host_little() : host_little()) ? "little" : "big")) != PB_OK)
+        return st;
+    if (r->have_stats) {
+        for (k = 0; k < 4; k++)
+            if (r->stats_flags & (1u << k))
+                if ((st = attr_f64(r, stat_names[k], r->stats[k])) != PB_OK)
+                    return st;
+        if ((st = attr_u64(r, "profile_stats_trailer_bytes", r->stats_size)) != PB_OK)
+            return st;
+    }
+    return PB_OK;
+}
+
+/* ---- frames -> sink ids ----------------------------------------------------- */
+static int put(char **buf, size_t *cap, size_t *n, const char *p, size_t len)
+{
+    if (t_grow((void **)buf, cap, *n + len + 1, 1) < 0)
+        return -1;
+    memcpy(*buf + *n, p, len);
+    *n += len;
+    (*buf)[*n] = '\0';
+    return 0;
+}
+
+/* append s with "." (and "/" "\\" when path) turned into "::" */
+static int put_colons(char **buf, size_t *cap, size_t *n, const char *p, size_t len, int path)
+{
+    size_t i, from = 0;
+    for (i = 0; i <= len; i++) {
+        if (i == len || p[i] == '.' || (path && (p[i] == '/' || p[i] == '\\'))) {
+            if (put(buf, cap, n, p + from, i - from) < 0)
+                return -1;
+            if (i < len && put(buf, cap, n, "::", 2) < 0)
+                return -1;
+            from = i + 1;
+        }
+    }
+    return 0;
+}
+
+static const char *find_root(const char *f, size_t len, size_t *after)
+{
+    /* the last ".../site-packages/", ".../dist-packages/" or ".../lib/pythonX[.Y]/" */
+    size_t i;
+    const char *best = NULL;
+    for (i = 0; i < len; i++) {
+        if (f[i] != '/' && f[i] != '\\')
+            continue;
+        if (len - i > 15 && (memcmp(f + i + 1, "site-packages", 13) == 0 || memcmp(f + i + 1, "dist-packages", 13) == 0) &&
+            (f[i + 14] == '/' || f[i + 14] == '\\')) {
+            best = f + i;
+            *after = i + 15;
+        } else if (len - i > 11 && (memcmp(f + i + 1, "lib/python", 10) == 0 || memcmp(f + i + 1, "Lib\\", 4) == 0)) {
+            size_t j = i + 11;
+            if (f[i + 1] == 'L') {
+                best = f + i;
+                *after = i + 5;
+                continue;
+            }
+            while (j < len && ((f[j] >= '0' && f[j] <= '9') || f[j] == '.' || f[j] == 't'))
+                j++;
+            if (j > i + 11 && j < len && f[j] == '/') {
+                best = f + i;
+                *after = j + 1;
+            }
+        }
+    }
+    return best;
+}
+
+/* Python module path of a file name, as a Perl package (see the top). */
+static int python_package(tr *r, const char *f, size_t len, size_t *out_len)
+{
+    size_t n = 0, after = 0, b;
+    const char *rest;
+    size_t rlen;
+    if (len == 0 || (f[0] == '<' && f[len - 1] == '>')) {
+        if (len > 9 && memcmp(f, "<frozen ", 8) == 0) {
+            if (put_colons(&r->pkgbuf, &r->pkgcap, &n, f + 8, len - 9, 0) < 0)
+                return -1;
+        } else if (put(&r->pkgbuf, &r->pkgcap, &n, "main", 4) < 0) {
+            return -1;
+        }
+        *out_len = n;
+        return 0;
+    }
+    if (find_root(f, len, &after)) {
+        rest = f + after;
+        rlen = len - after;
+    } else {
+        for (b = len; b > 0 && f[b - 1] != '/' && f[b - 1] != '\\'; b--)
+            ;
+        rest = f + b;
+        rlen = len - b;
+    }
+    if (rlen > 3 && memcmp(rest + rlen - 3, ".py", 3) == 0)
+        rlen -= 3;
+    else if (rlen > 4 && memcmp(rest + rlen - 4, ".pyw", 4) == 0)
+        rlen -= 4;
+    if (rlen >= 8 && memcmp(rest + rlen - 8, "__init__", 8) == 0 &&
+        (rlen == 8 || rest[rlen - 9] == '/' || rest[rlen - 9] == '\\')) {
+        if (rlen > 8) {
+            rlen -= 9;
+        } else {
+            /* a bare __init__.py: its directory names the package */
+            size_t e = (size_t)(rest - f), s0;
+            if (e > 0)
+                e--; /* the separator */
+            for (s0 = e; s0 > 0 && f[s0 - 1] != '/' && f[s0 - 1] != '\\'; s0--)
+                ;
+            rest = f + s0;
+            rlen = e - s0;
+        }
+    }
+    if (rlen == 0) {
+        if (put(&r->pkgbuf, &r->pkgcap, &n, "main", 4) < 0)
+            return -1;
+    } else if (put_colons(&r->pkgbuf, &r->pkgcap, &n, rest, rlen, 1) < 0) {
+        return -1;
+    }
+    *out_len = n;
+    return 0;
+}
+
+static uint32_t tachyon_fid_flags(void *ctx, pb_str file)
+{
+    (void)ctx;
+    if (file.len >= 2 && file.ptr[0] == '<' && file.ptr[file.len - 1] == '>')
+        return PB_FID_IS_FAKE | PB_FID_VIA_SUB;
+    return PB_FID_VIA_STMT | PB_FID_VIA_SUB;
+}
+
+/* sink id of frame index fi (already range-checked) */
+static pb_status intern(tr *r, uint32_t fi, uint64_t off, uint32_t *id)
+{
+    const t_frame *fr = &r->frames[fi];
+    pb_frame pf;
+    pb_status st;
+    const char *file, *func;
+    size_t flen, fnlen, plen = 0, nlen = 0;
+    if (fr->file >= r->nstr || fr->func >= r->nstr)
+        return pb_fail(r->err, PB_ERR_CORRUPT, off,
+                       "frame %u names string %u, but the string table has %zu entries", fi,
+                       fr->file >= r->nstr ? fr->file : fr->func, r->nstr);
+    file = r->strbuf + r->strs[fr->file].at;
+    flen = r->strs[fr->file].len;
+    func = r->strbuf + r->strs[fr->func].at;
+    fnlen = r->strs[fr->func].len;
+    memset(&pf, 0, sizeof pf);
+    if (flen == 1 && file[0] == '~') {
+        pf.kind = PB_FRAME_SYNTHETIC;
+        pf.package = pb_str_make("", 0, 0);
+        pf.name = pb_str_make(func, fnlen, 1);
+    } else {
+        pf.kind = PB_FRAME_SUB;
+        if (python_package(r, file, flen, &plen) < 0 ||
+            put_colons(&r->namebuf, &r->namecap, &nlen, func, fnlen, 0) < 0)
+            return oom(r);
+        if (nlen == 0 && put(&r->namebuf, &r->namecap, &nlen, "__ANON__", 8) < 0)
+            return oom(r);
+        pf.package = pb_str_make(r->pkgbuf, plen, 1);
+        pf.name = pb_str_make(r->namebuf, nlen, 1);
+    }
+    pf.file = pb_str_make(file, flen, 1);
+    pf.line = fr->line;
+    pf.first_line = -1;
+    if ((st = r->out->frame(r->out, &pf, id)) != PB_OK)
+        return st;
+    r->cache[fi] = *id;
+    return PB_OK;
+}
+
+/* ---- replay ------------------------------------------------------------------ */
+static uint32_t tmix(uint64_t tid, uint32_t iid)
+{
+    uint64_t x = tid ^ ((uint64_t)iid * UINT64_C(0x9E3779B97F4A7C15));
+    x ^= x >> 33;
+    x *= UINT64_C(0xff51afd7ed558ccd);
+    x ^= x >> 33;
+    return (uint32_t)x;
+}
+
+static pb_status get_thread(tr *r, uint64_t tid, uint32_t iid, uint64_t rec_off, t_thread **out)
+{
+    size_t j;
+    t_thread *t;
+    pb_status st;
+    uint32_t h = tmix(tid, iid);
+    if (r->ttab_cap) {
+        for (j = h & (r->ttab_cap - 1); r->ttab[j] != T_NONE; j = (j + 1) & (r->ttab_cap - 1)) {
+            t = r->threads[r->ttab[j]];
+            if (t->tid == tid && t->iid == iid) {
+                *out = t;
+                return PB_OK;
+            }
+        }
+    }
+    if (r->nthreads >= r->thread_count)
+        return pb_fail(r->err, PB_ERR_CORRUPT, rec_off,
+                       "sample record of thread %llu (interpreter %u): the sample data holds more threads than "
+                       "the %u the header declares",
+                       (unsigned long long)tid, iid, r->thread_count);
+    if ((r->nthreads + 1) * 2 > r->ttab_cap) {
+        size_t ncap = r->ttab_cap ? r->ttab_cap * 2 : 16, i;
+        uint32_t *nt = (uint32_t *)malloc(ncap * sizeof *nt);
+        if (!nt)
+            return oom(r);
+        for (i = 0; i < ncap; i++)
+            nt[i] = T_NONE;
+        for (i = 0; i < r->nthreads; i++) {
+            size_t k = tmix(r->threads[i]->tid, r->threads[i]->iid) & (ncap - 1);
+            while (nt[k] != T_NONE)
+                k = (k + 1) & (ncap - 1);
+            nt[k] = (uint32_t)i;
+        }
+        free(r->ttab);
+        r->ttab = nt;
+        r->ttab_cap = ncap;
+    }
+    if (t_grow((void **)&r->threads, &r->cthreads, r->nthreads + 1, sizeof *r->threads) < 0)
+        return oom(r);
+    t = (t_thread *)malloc(sizeof *t);
+    if (!t)
+        return oom(r);
+    t->tid = tid;
+    t->iid = iid;
+    t->index = (uint32_t)r->nthreads;
+    t->selected = !r->opt->have_thread || r->opt->thread_id == tid;
+    t->ts = r->start_time;
+    t->samples = 0;
+    t->start = t->cap = 0;
+    t->fidx = t->ids = NULL;
+    r->threads[r->nthreads++] = t;
+    for (j = h & (r->ttab_cap - 1); r->ttab[j] != T_NONE; j = (j + 1) & (r->ttab_cap - 1))
+        ;
+    r->ttab[j] = t->index;
+    if (t->selected) {
+        char label[48];
+        if (iid)
+            snprintf(label, sizeof label, "%llu/%u", (unsigned long long)tid, iid);
+        else
+            snprintf(label, sizeof label, "%llu", (unsigned long long)tid);
+        if ((st = r->out->thread(r->out, t->index, t->index + 1, 0, label)) != PB_OK)
+            return st;
+    }
+    *out = t;
+    return PB_OK;
+}
+
+/* room for a stack of nd frames (the stack stays anchored at the end) */
+static pb_status grow_stack(tr *r, t_thread *t, uint32_t nd)
+{
+    uint32_t ncap = t->cap ? t->cap : 16, depth = t->cap - t->start;
+    uint32_t *nf, *ni;
+    while (ncap < nd)
+        ncap *= 2;
+    nf = (uint32_t *)malloc(ncap * sizeof *nf);
+    ni = (uint32_t *)malloc(ncap * sizeof *ni);
+    if (!nf || !ni) {
+        free(nf);
+        free(ni);
+        return oom(r);
+    }
+    if (depth) {
+        memcpy(nf + ncap - depth, t->fidx + t->start, depth * sizeof *nf);
+        memcpy(ni + ncap - depth, t->ids + t->start, depth * sizeof *ni);
+    }
+    free(t->fidx);
+    free(t->ids);
+    t->fidx = nf;
+    t->ids = ni;
+    t->start = ncap - depth;
+    t->cap = ncap;
+    return PB_OK;
+}
+
+/* read n frame indices (innermost first) into t->fidx[at..at+n) */
+static pb_status read_frames_into(tr *r, t_thread *t, uint32_t at, uint32_t n, const char *rec)
+{
+    uint32_t k;
+    pb_status st;
+    for (k = 0; k < n; k++) {
+        uint32_t fi;
+        uint64_t off = pb_src_offset(r->s);
+        if ((st = varint32(r, &fi, rec, "frame index")) != PB_OK)
+            return st;
+        if (fi >= r->nframes)
+            return pb_fail(r->err, PB_ERR_CORRUPT, off, "%s: frame index %u out of range (frame count %zu)", rec, fi,
+                           r->nframes);
+        t->fidx[at + k] = fi;
+    }
+    return PB_OK;
+}
+
+/* ids for the n frames pushed at t->fidx[at..] (selected threads) */
+static pb_status ids_for(tr *r, t_thread *t, uint32_t at, uint32_t n, uint64_t off)
+{
+    uint32_t k;
+    pb_status st;
+    for (k = at; k < at + n; k++) {
+        uint32_t fi = t->fidx[k], id = r->cache[fi];
+        if (id == T_NONE) {
+            const t_frame *fr = &r->frames[fi];
+            if ((st = intern(r, fi, off, &id)) != PB_OK)
+                return st;
+            /* the main script: the <module> frame nearest the root */
+            if (fr->func < r->nstr && fr->file < r->nstr && r->strs[fr->func].len == 8 &&
+                memcmp(r->strbuf + r->strs[fr->func].at, "<module>", 8) == 0 && r->strs[fr->file].len > 0 &&
+                r->strbuf[r->strs[fr->file].at] != '<' &&
+                (t->cap - 1 - k) < r->app_dist) {
+                r->app_dist = t->cap - 1 - k;
+                r->app_frame = fi;
+            }
+        }
+        t->ids[k] = id;
+    }
+    return PB_OK;
+}
+
+static pb_status emit_sample(tr *r, t_thread *t, uint64_t weight, uint64_t ts)
+{
+    return r->out->sample(r->out, t->index, t->ids ? t->ids + t->start : NULL, t->cap - t->start, weight, ts);
+}
+
+static pb_status count_samples(tr *r, uint64_t n, uint64_t off)
+{
+    r->total += n;
+    if (r->total > r->sample_count)
+        return pb_fail(r->err, PB_ERR_CORRUPT, off,
+                       "sample count mismatch: the header declares %u samples, the sample data holds more",
+                       r->sample_count);
+    return PB_OK;
+}
+
+static pb_status replay(tr *r)
+{
+    pb_source *s = r->s;
+    pb_status st;
+    uint64_t region_end = r->str_off;
+    for (;;) {
+        uint64_t rec_off = pb_src_offset(s), tid, delta;
+        uint32_t iid;
+        unsigned enc, status;
+        t_thread *t = NULL;
+        int got = pb_src_need(s, 13);
+        if (got < 0)
+            return r->err->status;
+        if (got == 0) {
+            size_t left = pb_src_avail(s);
+            if (left == 0)
+                break;
+            return pb_fail(r->err, PB_ERR_TRUNCATED, rec_off,
+                           "truncated sample data: %zu trailing byte%s, a record header needs 13", left,
+                           left == 1 ? "" : "s");
+        }
+        tid = get64(r, s->p);
+        iid = get32(r, s->p + 8);
+        enc = s->p[12];
+        s->p += 13;
+        if ((st = get_thread(r, tid, iid, rec_off, &t)) != PB_OK)
+            return st;
+        if (enc == 0) {
+            uint32_t count, i;
+            uint64_t n = 0, ts_last = 0;
+            int bstatus = -1;
+            if ((st = varint32(r, &count, "REPEAT record", "count")) != PB_OK)
+                return st;
+            if (!r->compression) {
+                uint64_t at = pb_src_offset(s), left = region_end > at ? region_end - at : 0;
+                if (count > left / 2)
+                    return pb_fail(r->err, PB_ERR_CORRUPT, rec_off,
+                                   "REPEAT record: count %u exceeds the %llu samples the %llu remaining bytes can "
+                                   "hold (2 bytes each at least)",
+                                   count, (unsigned long long)(left / 2), (unsigned long long)left);
+            }
+            if ((st = count_samples(r, count, rec_off)) != PB_OK)
+                return st;
+            t->samples += count;
+            for (i = 0; i < count; i++) {
+                if (s->end - s->p >= 11 && !(s->p[0] & 0x80)) {
+                    delta = s->p[0];
+                    status = s->p[1];
+                    s->p += 2;
+                } else {
+                    if ((st = varint(r, &delta, 0, "REPEAT record", "timestamp delta")) != PB_OK)
+                        return st;
+                    if ((st = need(r, 1, "REPEAT record", "status byte")) != PB_OK)
+                        return st;
+                    status = *s->p++;
+                }
+                if ((int)status != bstatus) {
+                    if (n && t->selected && (st = emit_sample(r, t, n, ts_last)) != PB_OK)
+                        return st;
+                    bstatus = (int)status;
+                    n = 0;
+                }
+                t->ts += delta;
+                ts_last = t->ts;
+                r->hist[status]++;
+                n++;
+            }
+            if (n && t->selected && (st = emit_sample(r, t, n, ts_last)) != PB_OK)
+                return st;
+            continue;
+        }
+        if (enc > 3)
+            return pb_fail(r->err, PB_ERR_CORRUPT, rec_off + 12,
+                           "unknown stack encoding %u (expected 0 REPEAT, 1 FULL, 2 SUFFIX or 3 POP_PUSH)", enc);
+        {
+            static const char *const names[4] = {"REPEAT record", "FULL record", "SUFFIX record", "POP_PUSH record"};
+            const char *rec = names[enc];
+            uint32_t a, b, depth = t->cap - t->start, keep, push, nd;
+            if ((st = varint(r, &delta, 0, rec, "timestamp delta")) != PB_OK)
+                return st;
+            if ((st = need(r, 1, rec, "status byte")) != PB_OK)
+                return st;
+            status = *s->p++;
+            if ((st = varint32(r, &a, rec, enc == 1 ? "depth" : enc == 2 ? "shared count" : "pop count")) != PB_OK)
+                return st;
+            if (enc == 1) {
+                keep = 0;
+                push = a;
+                if (a > r->max_depth)
+                    return pb_fail(r->err, a > T_MAX_DEPTH ? PB_ERR_CORRUPT : PB_ERR_LIMIT, rec_off,
+                                   "FULL record: stack depth %u exceeds %u", a, r->max_depth);
+            } else {
+                if ((st = varint32(r, &b, rec, enc == 2 ? "new frame count" : "push count")) != PB_OK)
+                    return st;
+                if (enc == 2) {
+                    if (a > depth)
+                        return pb_fail(r->err, PB_ERR_CORRUPT, rec_off,
+                                       "SUFFIX record: shared count %u exceeds the current stack depth %u", a, depth);
+                    keep = a;
+                } else {
+                    keep = a >= depth ? 0 : depth - a;
+                }
+                push = b;
+                if ((uint64_t)keep + push > r->max_depth)
+                    return pb_fail(r->err, (uint64_t)keep + push > T_MAX_DEPTH ? PB_ERR_CORRUPT : PB_ERR_LIMIT,
+                                   rec_off, "%s: final stack depth %llu exceeds %u", rec,
+                                   (unsigned long long)keep + push, r->max_depth);
+            }
+            nd = keep + push;
+            if (nd > t->cap && (st = grow_stack(r, t, nd)) != PB_OK)
+                return st;
+            if ((st = read_frames_into(r, t, t->cap - nd, push, rec)) != PB_OK)
+                return st;
+            t->start = t->cap - nd;
+            t->ts += delta;
+            r->hist[status]++;
+            t->samples++;
+            if ((st = count_samples(r, 1, rec_off)) != PB_OK)
+                return st;
+            if (t->selected) {
+                if ((st = ids_for(r, t, t->start, push, rec_off)) != PB_OK)
+                    return st;
+                if ((st = emit_sample(r, t, 1, t->ts)) != PB_OK)
+                    return st;
+            }
+        }
+    }
+    if (r->total != r->sample_count)
+        return pb_fail(r->err, PB_ERR_CORRUPT, pb_src_offset(s),
+                       "sample count mismatch: the header declares %u samples, the sample data holds %llu",
+                       r->sample_count, (unsigned long long)r->total);
+    return PB_OK;
+}
+
+static pb_status end_attributes(tr *r)
+{
+    pb_status st;
+    char buf[32 * 256 + 1];
+    size_t n = 0;
+    int k;
+    if (r->app_frame != T_NONE) {
+        const t_frame *fr = &r->frames[r->app_frame];
+        st = r->out->attribute(r->out, "application",
+                               pb_str_make(r->strbuf + r->strs[fr->file].at, r->strs[fr->file].len, 1));
+    } else {
+        const char *f = r->err->file;
+        const char *b = strrchr(f, '/');
+        st = attr(r, "application", f[0] ? (b ? b + 1 : f) : "tachyon");
+    }
+    if (st != PB_OK)
+        return st;
+    buf[0] = '\0';
+    for (k = 0; k < 256; k++)
+        if (r->hist[k])
+            n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%d:%llu", n ? "," : "", k,
+                                  (unsigned long long)r->hist[k]);
+    return attr(r, "sample_status_counts", buf);
+}
+
+static void tr_free(tr *r)
+{
+    size_t i;
+    free(r->strbuf);
+    free(r->strs);
+    free(r->frames);
+    free(r->cache);
+    for (i = 0; i < r->nthreads; i++) {
+        free(r->threads[i]->fidx);
+        free(r->threads[i]->ids);
+        free(r->threads[i]);
+    }
+    free(r->threads);
+    free(r->ttab);
+    free(r->pkgbuf);
+    free(r->namebuf);
+}
+
+/* header + tables; leaves src at the start of the sample region */
+static pb_status prepare(tr *r)
+{
+    pb_status st;
+    uint64_t frames_end = 0;
+    if ((st = read_header(r)) != PB_OK || (st = read_footer(r)) != PB_OK || (st = read_strings(r)) != PB_OK ||
+        (st = read_frames(r, &frames_end)) != PB_OK || (st = read_trailer(r, frames_end)) != PB_OK)
+        return st;
+    pb_src_set_limit(r->s, UINT64_MAX);
+    if ((st = pb_src_seek(r->s, T_HEADER)) != PB_OK)
+        return st;
+    pb_src_set_limit(r->s, r->str_off);
+    return PB_OK;
+}
+
+static pb_status run(tr *r)
+{
+    pb_status st;
+    uint64_t bound = 0, lim = r->opt->max_decompressed_bytes;
+    if ((st = header_attributes(r)) != PB_OK)
+        return st;
+    if (r->compression == 1) {
+        if ((st = pb_src_start_zstd(r->s, r->str_off)) != PB_OK)
+            return st;
+        /* a zstd bomb can't pass for samples: cap the inflated region at what
+         * the header's sample count could occupy */
+        bound = (uint64_t)r->sample_count * T_MAX_SAMPLE_BYTES + 65536;
+        if (!lim || bound < lim)
+            r->s->max_inflated = bound;
+    }
+    st = replay(r);
+    if (st == PB_ERR_LIMIT && bound && r->s->max_inflated == bound &&
+        strstr(r->err->message, "max_decompressed_bytes")) {
+        snprintf(r->err->message, sizeof r->err->message,
+                 "zstd sample region inflates past %llu bytes, more than the header's %u samples can occupy "
+                 "(zstd bomb?)",
+                 (unsigned long long)bound, r->sample_count);
+    }
+    if (st != PB_OK)
+        return st;
+    if (r->opt->have_thread) {
+        size_t i;
+        int found = 0;
+        for (i = 0; i < r->nthreads; i++)
+            found |= r->threads[i]->selected;
+        if (!found) {
+            char list[256];
+            size_t n = 0;
+            list[0] = '\0';
+            for (i = 0; i < r->nthreads && n < sizeof list - 40; i++)
+                n += (size_t)snprintf(list + n, sizeof list - n, "%s%llu", i ? ", " : "",
+                                      (unsigned long long)r->threads[i]->tid);
+            return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0, "no thread %llu in this profile (its threads: %s%s)",
+                           (unsigned long long)r->opt->thread_id, list, i < r->nthreads ? ", ..." : "");
+        }
+    }
+    if ((st = end_attributes(r)) != PB_OK)
+        return st;
+    return r->out->finish(r->out);
+}
+
+static void tr_init(tr *r, pb_source *src, const pb_options *opt, pb_error *err)
+{
+    memset(r, 0, sizeof *r);
+    r->s = src;
+    r->err = err;
+    r->opt = opt;
+    r->app_frame = T_NONE;
+    r->app_dist = UINT32_MAX;
+    r->max_depth = opt->max_stack_depth && opt->max_stack_depth < T_MAX_DEPTH ? opt->max_stack_depth : T_MAX_DEPTH;
+}
+
+pb_status pb_read_tachyon_samples(pb_source *src, const pb_options *opt_in, pb_sample_sink *out, pb_error *err)
+{
+    tr r;
+    pb_status st;
+    pb_options opt;
+    if (opt_in)
+        opt = *opt_in;
+    else
+        pb_options_init(&opt);
+    pb_options_resolve(&opt);
+    tr_init(&r, src, &opt, err);
+    r.out = out;
+    st = prepare(&r);
+    if (st == PB_OK)
+        st = run(&r);
+    tr_free(&r);
+    return st;
+}
+
+pb_status pb_read_tachyon(pb_source *src, const pb_options *opt_in, pb_sink *sink, pb_error *err)
+{
+    tr r;
+    pb_status st;
+    pb_options opt;
+    pb_fold_config cfg;
+    pb_fold *fold = NULL;
+    if (opt_in)
+        opt = *opt_in;
+    else
+        pb_options_init(&opt);
+    pb_options_resolve(&opt);
+    tr_init(&r, src, &opt, err);
+    st = prepare(&r);
+    if (st == PB_OK) {
+        memset(&cfg, 0, sizeof cfg);
+        cfg.source_format = "tachyon";
+        cfg.ticks_per_sec = 1000000;
+        cfg.ticks_per_weight = r.interval;
+        cfg.fid_flags = tachyon_fid_flags;
+        fold = pb_fold_new(&cfg, sink, err);
+        if (!fold)
+            st = err->status;
+    }
+    if (st == PB_OK) {
+        r.out = pb_fold_sample_sink(fold);
+        st = run(&r);
+    }
+    pb_fold_free(fold);
+    tr_free(&r);
+    return st;
 }

@@ -143,7 +143,10 @@ sub check_truth {
     my @bm = @{ $truth->{bookmarks} || [] };
     for my $i (0 .. $#bm) {
         is($attr->{"bookmark_${i}_pos_ns"}, $bm[$i]{pos_ns}, "$label: bookmark $i position");
-        is($attr->{"bookmark_${i}_text"},   $bm[$i]{text},   "$label: bookmark $i text");
+        # ATTRIBUTE values are byte strings, as in NYTProf: the text is UTF-8 bytes
+        my $text = $attr->{"bookmark_${i}_text"};
+        utf8::decode($text) if defined $text;
+        is($text, $bm[$i]{text}, "$label: bookmark $i text (UTF-8 bytes)");
         is($attr->{"bookmark_${i}_color"},  $bm[$i]{color},  "$label: bookmark $i color");
     }
     my %by_pid = map { $_->{pid} => $_ } @{ $got->{threads} };

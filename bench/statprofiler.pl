@@ -1,0 +1,31 @@
+#!/usr/bin/perl
+# bench/statprofiler.pl - StatProfiler decode (+ fold to chunks) and writer
+# throughput, against ../shared/corpus/statprofiler/large/ (18.2 MB, 848,805
+# samples; the real Devel::StatProfiler::Reader: 2.78 s, 7.4 MB RSS).
+#   perl bench/statprofiler.pl [LARGE_FILE]
+use strict;
+use warnings;
+use File::Temp qw(tempdir);
+my $large = shift // (glob('../shared/corpus/statprofiler/large/large.out.*[0-9a-f]'))[0];
+die "no large trace\n" unless $large && -e $large;
+my $tmp = tempdir(CLEANUP => 1);
+my @core = grep { -e } map { "c/$_.c" } qw(chunk error source decode detect read_nytprof read_pynytprof
+    read_easyprofiler read_tachyon read_statprofiler write_statprofiler fold_samples fold_spans json_lines);
+for my $t ([pbdump => 't/c/pbdump.c'], [samples => 't/c/statprof_samples.c'], [tsp => 't/c/test_statprofiler.c']) {
+    system("cc -O2 -std=c99 -Ic $t->[1] @core -lz -lzstd -lsnappy -o $tmp/$t->[0]") == 0 or die "build $t->[0]\n";
+}
+sub timed {
+    my ($label, $cmd) = @_;
+    my @runs;
+    for (1 .. 3) {
+        my $out = `/usr/bin/time -f '%e %M' $cmd 2>&1 >/dev/null`;
+        my ($s, $kb) = $out =~ /([\d.]+) (\d+)\s*$/ or die "$cmd: $out";
+        push @runs, [$s, $kb];
+    }
+    @runs = sort { $a->[0] <=> $b->[0] } @runs;
+    printf "%-40s median %.2f s, peak RSS %.1f MB\n", $label, $runs[1][0], $runs[1][1] / 1024;
+}
+timed('decode only (sample sink, no output)', "$tmp/samples -n $large");
+timed('decode + fold to chunks (pbdump -c)', "$tmp/pbdump -c $large");
+timed('decode + writer (convert to StatProfiler)', "$tmp/tsp convert $large -o $tmp/rt.out");
+print `$tmp/tsp bench-write $tmp/w.out 1000000`;

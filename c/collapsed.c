@@ -1,0 +1,485 @@
+/* collapsed.c - stack samples -> collapsed stacks (see collapsed.h). */
+#include <stdlib.h>
+#include <string.h>
+#include "collapsed.h"
+
+#define NONE UINT32_MAX
+
+typedef struct {
+    uint32_t idx, h;
+} c_slot;
+
+typedef struct {
+    c_slot *s;
+    size_t cap, n;
+} c_tab;
+
+static uint32_t c_mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= UINT64_C(0xff51afd7ed558ccd);
+    x ^= x >> 33;
+    x *= UINT64_C(0xc4ceb9fe1a85ec53);
+    x ^= x >> 33;
+    return (uint32_t)x;
+}
+
+static int c_grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    size_t ncap;
+    void *np;
+    if (need <= *cap)
+        return 0;
+    ncap = *cap ? *cap : 16;
+    while (ncap < need) {
+        if (ncap > SIZE_MAX / 2)
+            return -1;
+        ncap *= 2;
+    }
+    if (ncap > SIZE_MAX / elem)
+        return -1;
+    np = realloc(*p, ncap * elem);
+    if (!np)
+        return -1;
+    *p = np;
+    *cap = ncap;
+    return 0;
+}
+
+static int c_reserve(c_tab *t)
+{
+    size_t ncap, i;
+    c_slot *ns;
+    if ((t->n + 1) * 2 <= t->cap)
+        return 0;
+    ncap = t->cap ? t->cap * 2 : 64;
+    if (ncap > SIZE_MAX / sizeof *ns)
+        return -1;
+    ns = (c_slot *)malloc(ncap * sizeof *ns);
+    if (!ns)
+        return -1;
+    for (i = 0; i < ncap; i++)
+        ns[i].idx = NONE;
+    for (i = 0; i < t->cap; i++)
+        if (t->s[i].idx != NONE) {
+            size_t j = t->s[i].h & (ncap - 1);
+            while (ns[j].idx != NONE)
+                j = (j + 1) & (ncap - 1);
+            ns[j] = t->s[i];
+        }
+    free(t->s);
+    t->s = ns;
+    t->cap = ncap;
+    return 0;
+}
+
+typedef struct {
+    char *name;
+    size_t len;
+    uint32_t h;
+} c_sub;
+
+typedef struct {
+    uint32_t parent, sub, thread, h;
+    uint64_t count;
+} c_node;
+
+typedef struct {
+    uint64_t key;
+    char *label;
+    uint32_t root;
+    uint32_t *prev, *path;
+    size_t depth, pcap, hcap;
+} c_thread;
+
+struct pb_collapse {
+    pb_sample_sink ss;
+    FILE *out;
+    pb_error *err;
+    c_sub *subs; size_t nsubs, csubs; c_tab tsubs;
+    c_node *nodes; size_t nnodes, cnodes; c_tab tnodes;
+    c_thread *threads; size_t nthreads, cthreads; c_tab tthreads;
+    char *namebuf; size_t cnamebuf;
+};
+
+#define C_OOM(c) pb_fail((c)->err, PB_ERR_LIMIT, 0, "out of memory while collapsing stacks")
+
+static uint32_t c_hash_bytes(const char *p, size_t n)
+{
+    uint64_t h = UINT64_C(1469598103934665603);
+    size_t i;
+    for (i = 0; i < n; i++) {
+        h ^= (unsigned char)p[i];
+        h *= UINT64_C(1099511628211);
+    }
+    return c_mix(h);
+}
+
+static pb_status cs_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id)
+{
+    pb_collapse *c = (pb_collapse *)self->ctx;
+    size_t need = pb_fold_sub_name(fr, NULL, 0) + 1, j;
+    uint32_t h;
+    c_sub *s;
+    if (c_grow((void **)&c->namebuf, &c->cnamebuf, need, 1) < 0)
+        return C_OOM(c);
+    pb_fold_sub_name(fr, c->namebuf, need);
+    need--;
+    h = c_hash_bytes(c->namebuf, need);
+    if (c_reserve(&c->tsubs) < 0)
+        return C_OOM(c);
+    for (j = h & (c->tsubs.cap - 1); c->tsubs.s[j].idx != NONE; j = (j + 1) & (c->tsubs.cap - 1)) {
+        const c_sub *o = &c->subs[c->tsubs.s[j].idx];
+        if (o->h == h && o->len == need && memcmp(o->name, c->namebuf, need) == 0) {
+            *id = c->tsubs.s[j].idx;
+            return PB_OK;
+        }
+    }
+    if (c_grow((void **)&c->subs, &c->csubs, c->nsubs + 1, sizeof *c->subs) < 0)
+        return C_OOM(c);
+    s = &c->subs[c->nsubs];
+    s->name = (char *)malloc(need + 1);
+    if (!s->name)
+        return C_OOM(c);
+    memcpy(s->name, c->namebuf, need + 1);
+    s->len = need;
+    s->h = h;
+    c->tsubs.s[j].idx = (uint32_t)c->nsubs;
+    c->tsubs.s[j].h = h;
+    c->tsubs.n++;
+    *id = (uint32_t)c->nsubs++;
+    return PB_OK;
+}
+
+static pb_status new_node(pb_collapse *c, uint32_t parent, uint32_t sub, uint32_t thread, uint32_t h,
+                          uint32_t *idx)
+{
+    c_node *n;
+    if (c_grow((void **)&c->nodes, &c->cnodes, c->nnodes + 1, sizeof *c->nodes) < 0)
+        return C_OOM(c);
+    n = &c->nodes[c->nnodes];
+    n->parent = parent;
+    n->sub = sub;
+    n->thread = thread;
+    n->h = h;
+    n->count = 0;
+    *idx = (uint32_t)c->nnodes++;
+    return PB_OK;
+}
+
+static pb_status get_thread(pb_collapse *c, uint64_t key, uint32_t *idx)
+{
+    uint32_t h = c_mix(key);
+    size_t j;
+    c_thread *t;
+    char buf[32];
+    if (c_reserve(&c->tthreads) < 0)
+        return C_OOM(c);
+    for (j = h & (c->tthreads.cap - 1); c->tthreads.s[j].idx != NONE; j = (j + 1) & (c->tthreads.cap - 1))
+        if (c->threads[c->tthreads.s[j].idx].key == key) {
+            *idx = c->tthreads.s[j].idx;
+            return PB_OK;
+        }
+    if (c_grow((void **)&c->threads, &c->cthreads, c->nthreads + 1, sizeof *c->threads) < 0)
+        return C_OOM(c);
+    t = &c->threads[c->nthreads];
+    memset(t, 0, sizeof *t);
+    t->key = key;
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)key);
+    t->label = (char *)malloc(strlen(buf) + 1);
+    if (!t->label)
+        return C_OOM(c);
+    strcpy(t->label, buf);
+    c->tthreads.s[j].idx = (uint32_t)c->nthreads;
+    c->tthreads.s[j].h = h;
+    c->tthreads.n++;
+    *idx = (uint32_t)c->nthreads++;
+    return new_node(c, NONE, NONE, *idx, 0, &c->threads[*idx].root);
+}
+
+static pb_status cs_thread(pb_sample_sink *self, uint64_t key, uint32_t pid, uint32_t ppid, const char *label)
+{
+    pb_collapse *c = (pb_collapse *)self->ctx;
+    uint32_t ti;
+    pb_status st;
+    char *l;
+    (void)pid;
+    (void)ppid;
+    if ((st = get_thread(c, key, &ti)) != PB_OK)
+        return st;
+    if (!label)
+        return PB_OK;
+    l = (char *)malloc(strlen(label) + 1);
+    if (!l)
+        return C_OOM(c);
+    strcpy(l, label);
+    free(c->threads[ti].label);
+    c->threads[ti].label = l;
+    return PB_OK;
+}
+
+static pb_status cs_attribute(pb_sample_sink *self, const char *key, pb_str value)
+{
+    (void)self; (void)key; (void)value;
+    return PB_OK;
+}
+
+static pb_status cs_note(pb_sample_sink *self, const char *kind, pb_str a, pb_str b, uint32_t n)
+{
+    (void)self; (void)kind; (void)a; (void)b; (void)n;
+    return PB_OK;
+}
+
+static pb_status cs_sample(pb_sample_sink *self, uint64_t thread_key, const uint32_t *ids, uint32_t depth,
+                           uint64_t weight, uint64_t timestamp)
+{
+    pb_collapse *c = (pb_collapse *)self->ctx;
+    uint32_t ti, m, lim, j;
+    c_thread *t;
+    pb_status st;
+    (void)timestamp;
+    if (depth == 0)
+        return PB_OK;
+    if ((st = get_thread(c, thread_key, &ti)) != PB_OK)
+        return st;
+    t = &c->threads[ti];
+    if (c_grow((void **)&t->prev, &t->pcap, depth, sizeof *t->prev) < 0 ||
+        c_grow((void **)&t->path, &t->hcap, depth, sizeof *t->path) < 0)
+        return C_OOM(c);
+    lim = depth < t->depth ? depth : (uint32_t)t->depth;
+    for (m = 0; m < lim && t->prev[t->depth - 1 - m] == ids[depth - 1 - m]; m++)
+        ;
+    for (j = m; j < depth; j++) {
+        uint32_t sub = ids[depth - 1 - j];
+        uint32_t parent = j ? t->path[j - 1] : t->root;
+        if (sub >= c->nsubs)
+            return pb_fail(c->err, PB_ERR_CORRUPT, 0, "sample uses frame id %u, only %zu interned", sub, c->nsubs);
+        uint32_t h = c_mix(((uint64_t)parent << 32) | sub);
+        uint32_t node = NONE;
+        size_t k;
+        if (c_reserve(&c->tnodes) < 0)
+            return C_OOM(c);
+        for (k = h & (c->tnodes.cap - 1); c->tnodes.s[k].idx != NONE; k = (k + 1) & (c->tnodes.cap - 1)) {
+            const c_node *o = &c->nodes[c->tnodes.s[k].idx];
+            if (o->h == h && o->parent == parent && o->sub == sub) {
+                node = c->tnodes.s[k].idx;
+                break;
+            }
+        }
+        if (node == NONE) {
+            if ((st = new_node(c, parent, sub, ti, h, &node)) != PB_OK)
+                return st;
+            c->tnodes.s[k].idx = node;
+            c->tnodes.s[k].h = h;
+            c->tnodes.n++;
+        }
+        t->path[j] = node;
+    }
+    memcpy(t->prev, ids, depth * sizeof *ids);
+    t->depth = depth;
+    c->nodes[t->path[depth - 1]].count += weight;
+    return PB_OK;
+}
+
+typedef struct {
+    char *text;
+    size_t len;
+    uint64_t count;
+} c_line;
+
+static int cmp_line(const void *a, const void *b)
+{
+    const c_line *x = (const c_line *)a, *y = (const c_line *)b;
+    size_t n;
+    int r;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    n = x->len < y->len ? x->len : y->len;
+    r = memcmp(x->text, y->text, n);
+    if (r)
+        return r;
+    return x->len < y->len ? -1 : x->len > y->len;
+}
+
+static pb_status cs_finish(pb_sample_sink *self)
+{
+    pb_collapse *c = (pb_collapse *)self->ctx;
+    c_line *lines = NULL;
+    size_t nlines = 0, clines = 0, i;
+    pb_status st = PB_OK;
+    for (i = 0; i < c->nnodes; i++) {
+        const c_node *n = &c->nodes[i];
+        const c_thread *t;
+        size_t len, pos;
+        uint32_t p;
+        char *text;
+        if (!n->count || n->parent == NONE)
+            continue;
+        t = &c->threads[n->thread];
+        len = 4 + strlen(t->label);
+        for (p = (uint32_t)i; c->nodes[p].parent != NONE; p = c->nodes[p].parent)
+            len += 1 + c->subs[c->nodes[p].sub].len;
+        text = (char *)malloc(len + 1);
+        if (!text || c_grow((void **)&lines, &clines, nlines + 1, sizeof *lines) < 0) {
+            free(text);
+            st = C_OOM(c);
+            goto done;
+        }
+        pos = len;
+        text[pos] = '\0';
+        for (p = (uint32_t)i; c->nodes[p].parent != NONE; p = c->nodes[p].parent) {
+            const c_sub *s = &c->subs[c->nodes[p].sub];
+            pos -= s->len;
+            memcpy(text + pos, s->name, s->len);
+            text[--pos] = ';';
+        }
+        memcpy(text, "tid:", 4);
+        memcpy(text + 4, t->label, strlen(t->label));
+        lines[nlines].text = text;
+        lines[nlines].len = len;
+        lines[nlines].count = n->count;
+        nlines++;
+    }
+    if (nlines)
+        qsort(lines, nlines, sizeof *lines, cmp_line);
+    for (i = 0; i < nlines; i++)
+        if (fprintf(c->out, "%s %llu\n", lines[i].text, (unsigned long long)lines[i].count) < 0) {
+            st = pb_fail(c->err, PB_ERR_IO, 0, "cannot write the collapsed stacks");
+            goto done;
+        }
+    if (fflush(c->out) != 0)
+        st = pb_fail(c->err, PB_ERR_IO, 0, "cannot write the collapsed stacks");
+done:
+    for (i = 0; i < nlines; i++)
+        free(lines[i].text);
+    free(lines);
+    return st;
+}
+
+pb_collapse *pb_collapse_new(FILE *out, pb_error *err)
+{
+    pb_collapse *c = (pb_collapse *)calloc(1, sizeof *c);
+    if (!c) {
+        pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
+        return NULL;
+    }
+    c->out = out;
+    c->err = err;
+    c->ss.attribute = cs_attribute;
+    c->ss.frame = cs_frame;
+    c->ss.thread = cs_thread;
+    c->ss.sample = cs_sample;
+    c->ss.note = cs_note;
+    c->ss.finish = cs_finish;
+    c->ss.err = err;
+    c->ss.ctx = c;
+    return c;
+}
+
+pb_sample_sink *pb_collapse_sample_sink(pb_collapse *c) { return &c->ss; }
+
+void pb_collapse_free(pb_collapse *c)
+{
+    size_t i;
+    if (!c)
+        return;
+    for (i = 0; i < c->nsubs; i++)
+        free(c->subs[i].name);
+    for (i = 0; i < c->nthreads; i++) {
+        free(c->threads[i].label);
+        free(c->threads[i].prev);
+        free(c->threads[i].path);
+    }
+    free(c->subs);
+    free(c->nodes);
+    free(c->threads);
+    free(c->tsubs.s);
+    free(c->tnodes.s);
+    free(c->tthreads.s);
+    free(c->namebuf);
+    free(c);
+}
+
+/* ---- running a file through it ----------------------------------------- */
+/* c/read_statprofiler.c (declared in c/write_statprofiler.h) */
+pb_status pb_read_statprofiler_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err);
+
+pb_sample_decoder_fn pb_sample_decoder_for(pb_format f)
+{
+    switch (f) {
+    case PB_FMT_TACHYON: return pb_read_tachyon_samples;
+    case PB_FMT_STATPROFILER: return pb_have_statprofiler ? pb_read_statprofiler_samples : NULL;
+    default: return NULL;
+    }
+}
+
+static pb_status collapse_src(pb_source *src, pb_format fmt, const pb_options *opt_in, FILE *out, pb_error *err)
+{
+    pb_options opt;
+    pb_sample_decoder_fn fn;
+    pb_collapse *c;
+    pb_status st;
+    if (opt_in)
+        opt = *opt_in;
+    else
+        pb_options_init(&opt);
+    pb_options_resolve(&opt);
+    src->max_inflated = opt.max_decompressed_bytes;
+    src->max_window = opt.max_record_size;
+    if (fmt == PB_FMT_UNKNOWN) {
+        pb_format_info info;
+        size_t want = 4096;
+        if (pb_src_size(src) != UINT64_MAX && pb_src_size(src) < want)
+            want = (size_t)pb_src_size(src);
+        pb_src_need(src, want);
+        if (err->status)
+            return err->status;
+        pb_detect_bytes(src->p, pb_src_avail(src), &info);
+        if (info.format == PB_FMT_UNKNOWN) {
+            err->format = "profbridge";
+            return pb_fail(err, PB_ERR_CORRUPT, 0, "not a profile this distribution recognises");
+        }
+        fmt = info.format;
+    }
+    err->format = pb_format_name(fmt);
+    src->format = err->format;
+    fn = pb_sample_decoder_for(fmt);
+    if (!fn)
+        return pb_fail(err, PB_ERR_UNSUPPORTED, 0,
+                       "%s profiles have no stack samples to collapse (collapsed output needs Tachyon or "
+                       "StatProfiler input)",
+                       pb_format_name(fmt));
+    c = pb_collapse_new(out, err);
+    if (!c)
+        return err->status;
+    st = fn(src, &opt, pb_collapse_sample_sink(c), err);
+    pb_collapse_free(c);
+    if (st != PB_OK && err->status == PB_OK)
+        err->status = st;
+    return st;
+}
+
+pb_status pb_collapse_file(const char *path, pb_format fmt, const pb_options *opt, FILE *out, pb_error *err)
+{
+    pb_source src;
+    pb_status st;
+    pb_error_init(err, fmt ? pb_format_name(fmt) : "profbridge", path);
+    st = pb_src_open_file(&src, path, err);
+    if (st != PB_OK)
+        return st;
+    st = collapse_src(&src, fmt, opt, out, err);
+    pb_src_close(&src);
+    return st;
+}
+
+pb_status pb_collapse_mem(const void *data, size_t len, const char *name, pb_format fmt, const pb_options *opt,
+                          FILE *out, pb_error *err)
+{
+    pb_source src;
+    pb_status st;
+    pb_error_init(err, fmt ? pb_format_name(fmt) : "profbridge", name);
+    pb_src_open_mem(&src, data, len, err);
+    st = collapse_src(&src, fmt, opt, out, err);
+    pb_src_close(&src);
+    return st;
+}

@@ -1,0 +1,32 @@
+/* collapsed.h - stack samples -> collapsed stacks (flamegraph.pl input).
+ *
+ * One line per distinct stack per thread:
+ *     tid:<thread label>;<sub>;<sub>;...;<sub> <samples>
+ * subs root -> leaf, named exactly as the fold names them in SUB_INFO
+ * (pb_fold_sub_name: package::name), the count being the summed sample
+ * weight.  Lines are sorted by count (descending), then by text, as
+ * CPython's CollapsedStackCollector sorts them.  Samples with an empty stack
+ * are dropped (as CPython does).  Memory grows with distinct stacks, never
+ * with the number of samples.
+ */
+#ifndef PB_COLLAPSED_H
+#define PB_COLLAPSED_H
+
+#include <stdio.h>
+#include "fold_samples.h"
+
+typedef struct pb_collapse pb_collapse;
+
+/* Lines go to out at finish().  NULL on out-of-memory (err filled). */
+pb_collapse *pb_collapse_new(FILE *out, pb_error *err);
+pb_sample_sink *pb_collapse_sample_sink(pb_collapse *c);
+void pb_collapse_free(pb_collapse *c);
+
+/* Decode a sampling profile (fmt PB_FMT_UNKNOWN: detect) and write its
+ * collapsed stacks to out.  opt may be NULL; opt->have_thread selects one
+ * thread.  PB_ERR_UNSUPPORTED for formats without stack samples. */
+pb_status pb_collapse_file(const char *path, pb_format fmt, const pb_options *opt, FILE *out, pb_error *err);
+pb_status pb_collapse_mem(const void *data, size_t len, const char *name, pb_format fmt, const pb_options *opt,
+                          FILE *out, pb_error *err);
+
+#endif

@@ -1,0 +1,87 @@
+/* fold_samples.h - stack samples -> NYTProf chunks.
+ *
+ * A pb_sample_sink (samples.h) that turns what a sampling decoder reports
+ * into the chunk stream nytprofhtml needs (../shared/DESIGN.md, "Mapping
+ * foreign data onto chunks"):
+ *
+ *   VERSION 5 0, COMMENT, ATTRIBUTE ticks_per_sec / nv_size / source_format
+ *   ... the decoder's attributes (passed through as ATTRIBUTEs, any time)
+ *   per thread, at its first sample: PID_START pid ppid t_first
+ *             (sample timestamps: for weight > 1, that of the last sample;
+ *             PID_END = last timestamp + ticks_per_weight)
+ *   NEW_FID when a file is first used (dense fids 1..N, root->leaf order)
+ *   TIME_LINE per sample call: ticks = weight x ticks_per_weight on the
+ *             innermost frame's fid/line, in input order (a stream)
+ *   at finish: ATTRIBUTE cumulative_overhead_ticks=0, SUB_INFO for every sub
+ *             used (+ root_sub on fid 1), then per thread in order of first
+ *             sample: its SUB_CALLERS edges, then its PID_END.
+ *
+ * Sub names: package "::" name (frame's pb_str fields; an empty package
+ * gives "main"); SUB_INFO lines = frame first_line when known, else the
+ * smallest line seen, to the largest line seen.  Synthetic frames all live
+ * in one fake fid (IS_FAKE) named config.synthetic_file.
+ *
+ * SUB_CALLERS per (thread, caller sub, call-site fid:line, callee sub), with
+ * NYTProf's own meaning of the numbers:
+ *   incl  = weight of samples whose stack holds this call while the callee is
+ *           not already active further out (outermost activation only)
+ *   reci  = weight of samples holding this call while the callee is already
+ *           active further out (summed per nested activation)
+ *   excl  = weight of samples where this call is the innermost frame
+ *   rec_depth = max number of activations of the callee further out
+ *   count = calls inferred from stack changes between consecutive samples of
+ *           the thread: a frame present at a depth where the previous sample
+ *           had a different frame (or nothing) is a new call, except that the
+ *           outermost changed depth counts only if its sub changed (the same
+ *           sub on another line is the same activation).
+ *   Outermost frames are called by config.root_sub ("main::RUNTIME") from the
+ *   callee's own fid and first line.  Times in seconds:
+ *   weight x ticks_per_weight / ticks_per_sec.
+ *
+ * Memory: O(unique frames + distinct stack prefixes per thread + edges);
+ * nothing grows with the number of samples.
+ */
+#ifndef PB_FOLD_SAMPLES_H
+#define PB_FOLD_SAMPLES_H
+
+#include "samples.h"
+
+typedef struct {
+    const char *source_format;   /* "tachyon": COMMENT + ATTRIBUTE source_format (NULL: none) */
+    uint64_t ticks_per_sec;      /* unit of timestamps and ticks (1000000 = µs); 0 -> 1000000 */
+    uint64_t ticks_per_weight;   /* ticks one unit of sample weight stands for (sample interval);
+                                  * must be <= INT32_MAX */
+    const char *root_sub;        /* caller of outermost frames (NULL: "main::RUNTIME") */
+    const char *synthetic_file;  /* name of the fake fid of synthetic frames (NULL: "~") */
+    /* Optional: NEW_FID flags of a (non-synthetic) file.  NULL: VIA_STMT|VIA_SUB,
+     * i.e. no saved source, so nytprofhtml reads the file from disk. */
+    uint32_t (*fid_flags)(void *ctx, pb_str file);
+    void *fid_flags_ctx;
+} pb_fold_config;
+
+typedef struct pb_fold pb_fold;
+
+/* NULL on out-of-memory (err filled).  The fold writes to out; nothing is
+ * emitted before the first call through its sample sink. */
+pb_fold *pb_fold_new(const pb_fold_config *cfg, pb_sink *out, pb_error *err);
+/* The sample sink to hand to a sampling decoder.  Calls return PB_OK or an
+ * error status (PB_ERR_ABORT when out asked to stop). */
+pb_sample_sink *pb_fold_sample_sink(pb_fold *f);
+void pb_fold_free(pb_fold *f);
+
+/* The sub name the fold (and the collapsed writer) gives a frame:
+ * package::name, "main" for an empty package.  Returns the length; writes at
+ * most cap-1 bytes plus NUL into buf (like snprintf). */
+size_t pb_fold_sub_name(const pb_frame *fr, char *buf, size_t cap);
+
+/* ---- sampling decoders: replay a file into any pb_sample_sink ---------- */
+typedef pb_status (*pb_sample_decoder_fn)(pb_source *src, const pb_options *opt, pb_sample_sink *out,
+                                          pb_error *err);
+/* c/read_tachyon.c.  Thread keys are dense indices (0..) in order of first
+ * appearance; thread() is called before a thread's first sample with
+ * pid = key + 1, ppid 0 and label = thread id (or "tid/interpreter_id"). */
+pb_status pb_read_tachyon_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err);
+/* NULL when the format has no sample decoder (c/collapsed.c) */
+pb_sample_decoder_fn pb_sample_decoder_for(pb_format f);
+
+#endif

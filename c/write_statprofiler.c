@@ -1,0 +1,838 @@
+/* write_statprofiler.c - Devel::StatProfiler trace writer (records and a
+ * pb_sample_sink).  See write_statprofiler.h and
+ * ../shared/specs/statprofiler-format.md.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <snappy-c.h>
+#include "write_statprofiler.h"
+
+enum { W_HEADER = 0, W_BODY, W_SAMPLE, W_CLOSED, W_FAILED };
+
+struct pb_spw {
+    FILE *fp;
+    char *path, *tmp;
+    unsigned char buf[PB_SP_PACKET_MAX];
+    size_t len;
+    char *zbuf;
+    size_t zcap;
+    int state;
+    pb_spw_header h;
+    pb_error err;
+    uint64_t samples, bytes;
+    unsigned char *hdrbuf; /* header metadata records, until the header goes out */
+    size_t hlen, hcap;
+};
+
+/* ---- encoding ------------------------------------------------------------ */
+static size_t vlen(uint32_t v)
+{
+    return v < (1u << 7) ? 1 : v < (1u << 14) ? 2 : v < (1u << 21) ? 3 : v < (1u << 28) ? 4 : 5;
+}
+static size_t venc(unsigned char *o, uint32_t v)
+{
+    size_t n = vlen(v), i;
+    for (i = 0; i < n; i++) {
+        unsigned shift = (unsigned)(7 * (n - 1 - i));
+        o[i] = (unsigned char)(((v >> shift) & 0x7f) | (i + 1 < n ? 0x80 : 0));
+    }
+    return n;
+}
+static size_t slen(pb_str s) { return 1 + vlen((uint32_t)s.len) + s.len; }
+
+static pb_status w_fail(pb_spw *w, pb_status st, const char *fmt, const char *a)
+{
+    char msg[PB_ERR_MSG_MAX];
+    snprintf(msg, sizeof msg, fmt, a);
+    w->err.status = PB_OK; /* each failing call reports its own reason */
+    pb_fail_nooff(&w->err, st, "%s", msg);
+    if (st == PB_ERR_IO)
+        w->state = W_FAILED;
+    return st;
+}
+
+static pb_status w_packet(pb_spw *w)
+{
+    size_t zl = w->zcap;
+    unsigned char hdr[2];
+    if (w->len == 0)
+        return PB_OK;
+    if (snappy_compress((const char *)w->buf, w->len, w->zbuf, &zl) != SNAPPY_OK || zl > 0xFFFF)
+        return w_fail(w, PB_ERR_IO, "snappy compression of a packet failed (%s)", w->tmp);
+    hdr[0] = (unsigned char)(zl >> 8);
+    hdr[1] = (unsigned char)zl;
+    if (fwrite(hdr, 1, 2, w->fp) != 2 || fwrite(w->zbuf, 1, zl, w->fp) != zl)
+        return w_fail(w, PB_ERR_IO, "cannot write %s", w->tmp);
+    w->bytes += 2 + zl;
+    w->len = 0;
+    return PB_OK;
+}
+
+/* append bytes to the logical stream, cutting packets at 32000 */
+static pb_status w_put(pb_spw *w, const unsigned char *p, size_t n)
+{
+    while (n) {
+        size_t room = PB_SP_PACKET_MAX - w->len, k = n < room ? n : room;
+        pb_status st;
+        memcpy(w->buf + w->len, p, k);
+        w->len += k;
+        p += k;
+        n -= k;
+        if (w->len == PB_SP_PACKET_MAX && (st = w_packet(w)) != PB_OK)
+            return st;
+    }
+    return PB_OK;
+}
+static pb_status w_varint(pb_spw *w, uint32_t v)
+{
+    unsigned char t[5];
+    return w_put(w, t, venc(t, v));
+}
+static pb_status w_string(pb_spw *w, pb_str s)
+{
+    pb_status st;
+    unsigned char f = s.utf8 ? 1 : 0;
+    if (s.len > UINT32_MAX)
+        return w_fail(w, PB_ERR_LIMIT, "a string longer than 4 GiB cannot be written (%s)", w->tmp);
+    if ((st = w_put(w, &f, 1)) != PB_OK || (st = w_varint(w, (uint32_t)s.len)) != PB_OK)
+        return st;
+    return w_put(w, (const unsigned char *)s.ptr, s.len);
+}
+static pb_status w_tag(pb_spw *w, unsigned tag, size_t payload)
+{
+    unsigned char t = (unsigned char)tag;
+    pb_status st;
+    if (payload > UINT32_MAX)
+        return w_fail(w, PB_ERR_LIMIT, "a record longer than 4 GiB cannot be written (%s)", w->tmp);
+    if ((st = w_put(w, &t, 1)) != PB_OK)
+        return st;
+    return w_varint(w, (uint32_t)payload);
+}
+
+/* ---- header ---------------------------------------------------------------- */
+void pb_spw_header_init(pb_spw_header *h)
+{
+    memset(h, 0, sizeof *h);
+    h->perl_revision = 5;
+    h->perl_version = 36;
+    h->perl_subversion = 0;
+}
+
+static pb_status w_header(pb_spw *w)
+{
+    unsigned char t[64];
+    size_t n = 0;
+    pb_status st;
+    if (w->state != W_HEADER)
+        return PB_OK;
+    t[n++] = 201;
+    n += venc(t + n, w->h.perl_revision);
+    n += venc(t + n, w->h.perl_version);
+    n += venc(t + n, w->h.perl_subversion);
+    t[n++] = 202;
+    n += venc(t + n, w->h.interval_us);
+    t[n++] = 203;
+    n += venc(t + n, w->h.depth);
+    t[n++] = 205;
+    n += venc(t + n, w->h.ordinal);
+    n += venc(t + n, w->h.parent_ordinal);
+    if ((st = w_put(w, t, n)) != PB_OK || (st = w_put(w, w->h.id, PB_SP_ID_BYTES)) != PB_OK ||
+        (st = w_put(w, w->h.parent_id, PB_SP_ID_BYTES)) != PB_OK)
+        return st;
+    if (w->hlen && (st = w_put(w, w->hdrbuf, w->hlen)) != PB_OK)
+        return st;
+    t[0] = 254;
+    if ((st = w_put(w, t, 1)) != PB_OK)
+        return st;
+    free(w->hdrbuf);
+    w->hdrbuf = NULL;
+    w->hlen = w->hcap = 0;
+    w->state = W_BODY;
+    return w_packet(w); /* the header is its own packet, as StatProfiler flushes it */
+}
+
+static void put_le32(unsigned char *o, uint32_t v)
+{
+    o[0] = (unsigned char)v;
+    o[1] = (unsigned char)(v >> 8);
+    o[2] = (unsigned char)(v >> 16);
+    o[3] = (unsigned char)(v >> 24);
+}
+
+pb_spw *pb_spw_open(const char *path, const pb_spw_header *h, pb_error *err)
+{
+    pb_spw *w;
+    size_t pl = strlen(path);
+    static const unsigned char magic[] = "=statprofiler\001";
+    pb_error_init(err, "statprofiler-writer", path);
+    w = (pb_spw *)calloc(1, sizeof *w);
+    if (!w) {
+        pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
+        return NULL;
+    }
+    pb_error_init(&w->err, "statprofiler-writer", path);
+    w->path = (char *)malloc(pl + 1);
+    w->tmp = (char *)malloc(pl + 2);
+    w->zcap = snappy_max_compressed_length(PB_SP_PACKET_MAX);
+    w->zbuf = (char *)malloc(w->zcap);
+    if (!w->path || !w->tmp || !w->zbuf) {
+        pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
+        pb_spw_free(w);
+        return NULL;
+    }
+    memcpy(w->path, path, pl + 1);
+    memcpy(w->tmp, path, pl);
+    w->tmp[pl] = '_';
+    w->tmp[pl + 1] = '\0';
+    if (h)
+        w->h = *h;
+    else
+        pb_spw_header_init(&w->h);
+    if (!w->h.interval_us)
+        w->h.interval_us = 10000;
+    if (!w->h.depth)
+        w->h.depth = 20;
+    if (!w->h.ordinal)
+        w->h.ordinal = 1;
+    if (!w->h.have_id) {
+        static unsigned seq;
+        uint32_t t = (uint32_t)time(NULL);
+        uint32_t r = (uint32_t)getpid() * 2654435761u ^ t ^ (uint32_t)(uintptr_t)w ^ (++seq * 0x9E3779B9u);
+        int i;
+        put_le32(w->h.id, (uint32_t)getpid());
+        put_le32(w->h.id + 4, seq);
+        put_le32(w->h.id + 8, t);
+        for (i = 0; i < 3; i++) {
+            r ^= r << 13;
+            r ^= r >> 17;
+            r ^= r << 5;
+            put_le32(w->h.id + 12 + 4 * i, r);
+        }
+        w->h.have_id = 1;
+    }
+    w->fp = fopen(w->tmp, "wb");
+    if (!w->fp) {
+        pb_error_init(err, "statprofiler-writer", w->tmp);
+        pb_fail_nooff(err, PB_ERR_IO, "cannot create %s", w->tmp);
+        pb_spw_free(w);
+        return NULL;
+    }
+    if (fwrite(magic, 1, 14, w->fp) != 14) {
+        pb_fail_nooff(err, PB_ERR_IO, "cannot write %s", w->tmp);
+        pb_spw_free(w);
+        return NULL;
+    }
+    w->bytes = 14;
+    return w;
+}
+
+static pb_status w_check(pb_spw *w, const char *what, int want_sample)
+{
+    if (w->state == W_CLOSED)
+        return w_fail(w, PB_ERR_CORRUPT, "%s after close", what);
+    if (w->state == W_FAILED)
+        return w->err.status ? w->err.status : PB_ERR_IO;
+    if (want_sample > 0 && w->state != W_SAMPLE)
+        return w_fail(w, PB_ERR_CORRUPT, "%s outside a sample (call start_sample first)", what);
+    if (want_sample == 0 && w->state == W_SAMPLE)
+        return w_fail(w, PB_ERR_CORRUPT, "%s inside a sample (call end_sample first)", what);
+    return w_header(w);
+}
+
+pb_status pb_spw_header_metadata(pb_spw *w, pb_str key, pb_str value)
+{
+    size_t need = 1 + 5 + slen(key) + slen(value), n = 0;
+    unsigned char *q;
+    if (w->state != W_HEADER)
+        return w_fail(w, PB_ERR_CORRUPT, "%s: header metadata after the first body record", w->tmp);
+    if (w->hlen + need > w->hcap) {
+        size_t nc = w->hcap ? w->hcap : 256;
+        unsigned char *nb;
+        while (nc < w->hlen + need)
+            nc *= 2;
+        nb = (unsigned char *)realloc(w->hdrbuf, nc);
+        if (!nb)
+            return w_fail(w, PB_ERR_LIMIT, "out of memory (%s)", w->tmp);
+        w->hdrbuf = nb;
+        w->hcap = nc;
+    }
+    q = w->hdrbuf + w->hlen;
+    q[n++] = 200;
+    n += venc(q + n, (uint32_t)(slen(key) + slen(value)));
+    q[n++] = key.utf8 ? 1 : 0;
+    n += venc(q + n, (uint32_t)key.len);
+    memcpy(q + n, key.ptr, key.len);
+    n += key.len;
+    q[n++] = value.utf8 ? 1 : 0;
+    n += venc(q + n, (uint32_t)value.len);
+    memcpy(q + n, value.ptr, value.len);
+    n += value.len;
+    w->hlen += n;
+    return PB_OK;
+}
+
+#define CHECK(what, ws) do { pb_status c_ = w_check(w, what, ws); if (c_ != PB_OK) return c_; } while (0)
+#define TRY(x) do { pb_status t_ = (x); if (t_ != PB_OK) return t_; } while (0)
+
+pb_status pb_spw_start_sample(pb_spw *w, uint32_t weight, pb_str op_name)
+{
+    CHECK("start_sample", 0);
+    TRY(w_tag(w, 1, vlen(weight) + slen(op_name)));
+    TRY(w_varint(w, weight));
+    TRY(w_string(w, op_name));
+    w->state = W_SAMPLE;
+    return PB_OK;
+}
+
+pb_status pb_spw_sub_frame(pb_spw *w, pb_str package, pb_str name, pb_str file, int32_t line, int32_t first_line)
+{
+    CHECK("sub_frame", 1);
+    TRY(w_tag(w, 3, slen(package) + slen(name) + slen(file) + vlen((uint32_t)line) + vlen((uint32_t)first_line)));
+    TRY(w_string(w, package));
+    TRY(w_string(w, name));
+    TRY(w_string(w, file));
+    TRY(w_varint(w, (uint32_t)line));
+    return w_varint(w, (uint32_t)first_line);
+}
+
+pb_status pb_spw_xsub_frame(pb_spw *w, pb_str package, pb_str name)
+{
+    CHECK("xsub_frame", 1);
+    TRY(w_tag(w, 5, slen(package) + slen(name)));
+    TRY(w_string(w, package));
+    return w_string(w, name);
+}
+
+static pb_status w_file_line(pb_spw *w, unsigned tag, pb_str file, int32_t line)
+{
+    TRY(w_tag(w, tag, slen(file) + vlen((uint32_t)line)));
+    TRY(w_string(w, file));
+    return w_varint(w, (uint32_t)line);
+}
+
+pb_status pb_spw_main_frame(pb_spw *w, pb_str file, int32_t line)
+{
+    CHECK("main_frame", 1);
+    return w_file_line(w, 6, file, line);
+}
+
+pb_status pb_spw_eval_frame(pb_spw *w, pb_str file, int32_t line)
+{
+    CHECK("eval_frame", 1);
+    return w_file_line(w, 4, file, line);
+}
+
+pb_status pb_spw_end_sample(pb_spw *w)
+{
+    CHECK("end_sample", 1);
+    TRY(w_tag(w, 2, 0));
+    w->state = W_BODY;
+    w->samples++;
+    return PB_OK;
+}
+
+pb_status pb_spw_eval_source(pb_spw *w, pb_str text, uint32_t eval_n)
+{
+    CHECK("eval_source", -1);
+    TRY(w_tag(w, 8, slen(text) + vlen(eval_n)));
+    TRY(w_string(w, text));
+    return w_varint(w, eval_n);
+}
+
+static pb_status w_section(pb_spw *w, unsigned tag, pb_str name)
+{
+    TRY(w_tag(w, tag, slen(name)));
+    return w_string(w, name);
+}
+pb_status pb_spw_section_start(pb_spw *w, pb_str name)
+{
+    CHECK("section_start", 0);
+    return w_section(w, 198, name);
+}
+pb_status pb_spw_section_end(pb_spw *w, pb_str name)
+{
+    CHECK("section_end", 0);
+    return w_section(w, 199, name);
+}
+
+pb_status pb_spw_metadata(pb_spw *w, pb_str key, pb_str value)
+{
+    CHECK("metadata", 0);
+    TRY(w_tag(w, 200, slen(key) + slen(value)));
+    TRY(w_string(w, key));
+    return w_string(w, value);
+}
+
+pb_status pb_spw_close(pb_spw *w, const char *final_path)
+{
+    CHECK("close", 0);
+    TRY(w_tag(w, 197, 0));
+    TRY(w_packet(w));
+    if (fclose(w->fp) != 0) {
+        w->fp = NULL;
+        return w_fail(w, PB_ERR_IO, "cannot write %s", w->tmp);
+    }
+    w->fp = NULL;
+    if (rename(w->tmp, final_path ? final_path : w->path) != 0)
+        return w_fail(w, PB_ERR_IO, "cannot rename %s to its final name", w->tmp);
+    w->state = W_CLOSED;
+    return PB_OK;
+}
+
+void pb_spw_free(pb_spw *w)
+{
+    if (!w)
+        return;
+    if (w->fp) {
+        /* not closed: keep what was written in "<path>_", no end marker */
+        if (w->state == W_HEADER)
+            w_header(w);
+        w_packet(w);
+        fclose(w->fp);
+    }
+    free(w->path);
+    free(w->tmp);
+    free(w->zbuf);
+    free(w->hdrbuf);
+    free(w);
+}
+
+const pb_error *pb_spw_error(const pb_spw *w) { return &w->err; }
+int pb_spw_in_sample(const pb_spw *w) { return w->state == W_SAMPLE; }
+int pb_spw_is_closed(const pb_spw *w) { return w->state == W_CLOSED; }
+uint64_t pb_spw_samples(const pb_spw *w) { return w->samples; }
+uint64_t pb_spw_bytes_written(const pb_spw *w) { return w->bytes; }
+
+/* ---- the sample sink ---------------------------------------------------------- */
+typedef struct {
+    pb_frame_kind kind;
+    uint32_t off, plen, nlen, flen; /* package, name, file bytes in the arena */
+    unsigned char putf8, nutf8, futf8;
+    int32_t line, first_line;
+} k_frame;
+
+typedef struct {
+    uint64_t key;
+    uint32_t pid;
+    pb_spw *w;
+    char *tmpname; /* "<out>.t<index>" while writing */
+} k_thread;
+
+typedef struct {
+    unsigned char *k, *v;
+    size_t kl, vl;
+    int ku, vu;
+} k_meta;
+
+struct pb_spw_sink {
+    pb_sample_sink ss;
+    pb_error *err;
+    pb_error own_err;
+    char *out;
+    pb_spw_header h;
+    k_frame *fr;
+    size_t nfr, capfr;
+    unsigned char *arena;
+    size_t alen, acap;
+    k_thread *th;
+    size_t nth, capth;
+    k_meta *hm; /* header metadata, replayed into each trace */
+    size_t nhm, caphm;
+    char *op;
+    size_t oplen, opcap;
+    char **names;
+    size_t nnames;
+    int finished;
+};
+
+static pb_status k_oom(pb_spw_sink *k) { return pb_fail_nooff(k->err, PB_ERR_LIMIT, "out of memory"); }
+
+static pb_status k_writer_fail(pb_spw_sink *k, pb_spw *w)
+{
+    const pb_error *e = pb_spw_error(w);
+    pb_error_init(k->err, "statprofiler-writer", e->file);
+    return pb_fail_nooff(k->err, e->status ? e->status : PB_ERR_IO, "%s", e->message);
+}
+
+static pb_status k_attribute(pb_sample_sink *self, const char *key, pb_str v)
+{
+    pb_spw_sink *k = (pb_spw_sink *)self->ctx;
+    char buf[32];
+    size_t n = v.len < sizeof buf - 1 ? v.len : sizeof buf - 1;
+    memcpy(buf, v.ptr, n);
+    buf[n] = '\0';
+    if (!strcmp(key, "sample_interval_us") || !strcmp(key, "interval_us"))
+        k->h.interval_us = (uint32_t)strtoul(buf, NULL, 10);
+    else if (!strcmp(key, "stack_depth"))
+        k->h.depth = (uint32_t)strtoul(buf, NULL, 10);
+    else if (!strcmp(key, "perl_version")) {
+        unsigned a = 0, b = 0, c = 0;
+        if (sscanf(buf, "%u.%u.%u", &a, &b, &c) >= 2) {
+            k->h.perl_revision = a;
+            k->h.perl_version = b;
+            k->h.perl_subversion = c;
+        }
+    }
+    return PB_OK;
+}
+
+static pb_status k_frame_cb(pb_sample_sink *self, const pb_frame *f, uint32_t *id)
+{
+    pb_spw_sink *k = (pb_spw_sink *)self->ctx;
+    k_frame *e;
+    size_t need = f->package.len + f->name.len + f->file.len;
+    if (k->nfr == k->capfr) {
+        size_t nc = k->capfr ? 2 * k->capfr : 256;
+        k_frame *nf = (k_frame *)realloc(k->fr, nc * sizeof *nf);
+        if (!nf)
+            return k_oom(k);
+        k->fr = nf;
+        k->capfr = nc;
+    }
+    if (k->alen + need > k->acap) {
+        size_t nc = k->acap ? k->acap : 65536;
+        unsigned char *na;
+        while (nc < k->alen + need)
+            nc *= 2;
+        if (nc > UINT32_MAX)
+            return k_oom(k);
+        na = (unsigned char *)realloc(k->arena, nc);
+        if (!na)
+            return k_oom(k);
+        k->arena = na;
+        k->acap = nc;
+    }
+    e = &k->fr[k->nfr];
+    e->kind = f->kind;
+    e->off = (uint32_t)k->alen;
+    e->plen = (uint32_t)f->package.len;
+    e->nlen = (uint32_t)f->name.len;
+    e->flen = (uint32_t)f->file.len;
+    e->putf8 = (unsigned char)f->package.utf8;
+    e->nutf8 = (unsigned char)f->name.utf8;
+    e->futf8 = (unsigned char)f->file.utf8;
+    e->line = f->line;
+    e->first_line = f->first_line;
+    if (f->package.len)
+        memcpy(k->arena + k->alen, f->package.ptr, f->package.len);
+    k->alen += f->package.len;
+    if (f->name.len)
+        memcpy(k->arena + k->alen, f->name.ptr, f->name.len);
+    k->alen += f->name.len;
+    if (f->file.len)
+        memcpy(k->arena + k->alen, f->file.ptr, f->file.len);
+    k->alen += f->file.len;
+    *id = (uint32_t)k->nfr++;
+    return PB_OK;
+}
+
+static k_thread *k_thread_get(pb_spw_sink *k, uint64_t key, uint32_t pid, pb_status *st)
+{
+    size_t i;
+    k_thread *t;
+    pb_spw_header h;
+    size_t ol = strlen(k->out);
+    *st = PB_OK;
+    for (i = 0; i < k->nth; i++)
+        if (k->th[i].key == key)
+            return &k->th[i];
+    if (k->nth == k->capth) {
+        size_t nc = k->capth ? 2 * k->capth : 8;
+        k_thread *nt = (k_thread *)realloc(k->th, nc * sizeof *nt);
+        if (!nt) {
+            *st = k_oom(k);
+            return NULL;
+        }
+        k->th = nt;
+        k->capth = nc;
+    }
+    t = &k->th[k->nth];
+    memset(t, 0, sizeof *t);
+    t->key = key;
+    t->pid = pid;
+    t->tmpname = (char *)malloc(ol + 32);
+    if (!t->tmpname) {
+        *st = k_oom(k);
+        return NULL;
+    }
+    snprintf(t->tmpname, ol + 32, "%s.t%u", k->out, (unsigned)k->nth);
+    h = k->h;
+    h.have_id = 1;
+    {
+        uint32_t words[6];
+        int j;
+        words[0] = pid ? pid : (uint32_t)getpid();
+        words[1] = (uint32_t)key;
+        words[2] = (uint32_t)time(NULL);
+        words[3] = (uint32_t)(key >> 32) ^ 0x5bd1e995u;
+        words[4] = (uint32_t)getpid() * 2654435761u;
+        words[5] = (uint32_t)k->nth * 0x9E3779B9u ^ words[2];
+        for (j = 0; j < 6; j++)
+            put_le32(h.id + 4 * j, words[j]);
+    }
+    t->w = pb_spw_open(t->tmpname, &h, k->err);
+    if (!t->w) {
+        free(t->tmpname);
+        *st = k->err->status;
+        return NULL;
+    }
+    k->nth++;
+    for (i = 0; i < k->nhm; i++) {
+        if (pb_spw_header_metadata(t->w, pb_str_make((const char *)k->hm[i].k, k->hm[i].kl, k->hm[i].ku),
+                                   pb_str_make((const char *)k->hm[i].v, k->hm[i].vl, k->hm[i].vu)) != PB_OK) {
+            *st = k_writer_fail(k, t->w);
+            return NULL;
+        }
+    }
+    return t;
+}
+
+static pb_status k_thread_cb(pb_sample_sink *self, uint64_t key, uint32_t pid, uint32_t ppid, const char *label)
+{
+    pb_spw_sink *k = (pb_spw_sink *)self->ctx;
+    pb_status st;
+    (void)ppid;
+    (void)label;
+    k_thread_get(k, key, pid, &st);
+    return st;
+}
+
+static pb_str k_s(pb_spw_sink *k, uint32_t off, uint32_t len, int utf8)
+{
+    return pb_str_make((const char *)k->arena + off, len, utf8);
+}
+
+static pb_status k_sample(pb_sample_sink *self, uint64_t key, const uint32_t *ids, uint32_t depth, uint64_t weight,
+                          uint64_t ts)
+{
+    pb_spw_sink *k = (pb_spw_sink *)self->ctx;
+    pb_status st;
+    k_thread *t = k_thread_get(k, key, 0, &st);
+    uint32_t i;
+    (void)ts;
+    if (!t)
+        return st;
+    if (weight > UINT32_MAX)
+        weight = UINT32_MAX;
+    if (pb_spw_start_sample(t->w, (uint32_t)weight, pb_str_make(k->op ? k->op : "", k->oplen, 0)) != PB_OK)
+        return k_writer_fail(k, t->w);
+    k->oplen = 0;
+    for (i = 0; i < depth; i++) {
+        const k_frame *f;
+        pb_str pkg, name, file;
+        if (ids[i] >= k->nfr)
+            return pb_fail_nooff(k->err, PB_ERR_CORRUPT, "sample refers to frame id %u of %zu", (unsigned)ids[i],
+                                 k->nfr);
+        f = &k->fr[ids[i]];
+        pkg = k_s(k, f->off, f->plen, f->putf8);
+        name = k_s(k, f->off + f->plen, f->nlen, f->nutf8);
+        file = k_s(k, f->off + f->plen + f->nlen, f->flen, f->futf8);
+        switch (f->kind) {
+        case PB_FRAME_SUB:
+            st = pb_spw_sub_frame(t->w, pkg, name, file, f->line, f->first_line);
+            break;
+        case PB_FRAME_MAIN:
+            st = pb_spw_main_frame(t->w, file, f->line);
+            break;
+        case PB_FRAME_EVAL:
+            st = pb_spw_eval_frame(t->w, file, f->line);
+            break;
+        default: /* XSUB and synthetic */
+            st = pb_spw_xsub_frame(t->w, pkg, name);
+            break;
+        }
+        if (st != PB_OK)
+            return k_writer_fail(k, t->w);
+    }
+    if (pb_spw_end_sample(t->w) != PB_OK)
+        return k_writer_fail(k, t->w);
+    return PB_OK;
+}
+
+static unsigned char *k_dup(pb_str s)
+{
+    unsigned char *p = (unsigned char *)malloc(s.len + 1);
+    if (p && s.len)
+        memcpy(p, s.ptr, s.len);
+    return p;
+}
+
+static pb_status k_note(pb_sample_sink *self, const char *kind, pb_str a, pb_str b, uint32_t n)
+{
+    pb_spw_sink *k = (pb_spw_sink *)self->ctx;
+    size_t i;
+    pb_status st = PB_OK;
+    if (!strcmp(kind, "metadata") && n == 1) {
+        k_meta *m;
+        if (k->nhm == k->caphm) {
+            size_t nc = k->caphm ? 2 * k->caphm : 8;
+            k_meta *nm = (k_meta *)realloc(k->hm, nc * sizeof *nm);
+            if (!nm)
+                return k_oom(k);
+            k->hm = nm;
+            k->caphm = nc;
+        }
+        m = &k->hm[k->nhm];
+        m->k = k_dup(a);
+        m->v = k_dup(b);
+        if (!m->k || !m->v) {
+            free(m->k);
+            free(m->v);
+            return k_oom(k);
+        }
+        m->kl = a.len;
+        m->vl = b.len;
+        m->ku = a.utf8;
+        m->vu = b.utf8;
+        k->nhm++;
+        for (i = 0; i < k->nth; i++)
+            if (pb_spw_header_metadata(k->th[i].w, a, b) != PB_OK)
+                return k_writer_fail(k, k->th[i].w);
+        return PB_OK;
+    }
+    /* body records go to every trace (sections and metadata describe the run) */
+    if (k->nth == 0 && !k_thread_get(k, 0, 0, &st))
+        return st;
+    for (i = 0; i < k->nth; i++) {
+        pb_spw *w = k->th[i].w;
+        if (!strcmp(kind, "metadata"))
+            st = pb_spw_metadata(w, a, b);
+        else if (!strcmp(kind, "section_start"))
+            st = pb_spw_section_start(w, a);
+        else if (!strcmp(kind, "section_end"))
+            st = pb_spw_section_end(w, a);
+        else if (!strcmp(kind, "eval_source"))
+            st = pb_spw_eval_source(w, a, n);
+        if (st != PB_OK)
+            return k_writer_fail(k, w);
+    }
+    return PB_OK;
+}
+
+static pb_status k_finish(pb_sample_sink *self)
+{
+    pb_spw_sink *k = (pb_spw_sink *)self->ctx;
+    size_t i, ol = strlen(k->out);
+    pb_status st = PB_OK;
+    if (k->finished)
+        return PB_OK;
+    k->finished = 1;
+    if (k->nth == 0 && !k_thread_get(k, 0, 0, &st))
+        return st;
+    k->names = (char **)calloc(k->nth, sizeof *k->names);
+    if (!k->names)
+        return k_oom(k);
+    for (i = 0; i < k->nth; i++) {
+        char *name = (char *)malloc(ol + 64);
+        if (!name)
+            return k_oom(k);
+        if (k->nth == 1) {
+            memcpy(name, k->out, ol + 1);
+        } else {
+            char hex[49];
+            pb_sp_id_hex(k->th[i].w->h.id, hex);
+            snprintf(name, ol + 64, "%s.%s.%08x", k->out, hex, 1u);
+        }
+        k->names[k->nnames++] = name;
+        if (pb_spw_close(k->th[i].w, name) != PB_OK)
+            return k_writer_fail(k, k->th[i].w);
+    }
+    return PB_OK;
+}
+
+static void k_op(void *ctx, pb_str op)
+{
+    pb_spw_sink *k = (pb_spw_sink *)ctx;
+    if (op.len + 1 > k->opcap) {
+        char *nb = (char *)realloc(k->op, op.len + 64);
+        if (!nb)
+            return;
+        k->op = nb;
+        k->opcap = op.len + 64;
+    }
+    memcpy(k->op, op.ptr, op.len);
+    k->oplen = op.len;
+}
+
+pb_spw_sink *pb_spw_sink_new(const char *out_path, pb_error *err)
+{
+    pb_spw_sink *k = (pb_spw_sink *)calloc(1, sizeof *k);
+    size_t ol = strlen(out_path);
+    if (!k) {
+        pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
+        return NULL;
+    }
+    k->err = err ? err : &k->own_err;
+    k->out = (char *)malloc(ol + 1);
+    if (!k->out) {
+        free(k);
+        pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
+        return NULL;
+    }
+    memcpy(k->out, out_path, ol + 1);
+    pb_spw_header_init(&k->h);
+    k->ss.attribute = k_attribute;
+    k->ss.frame = k_frame_cb;
+    k->ss.thread = k_thread_cb;
+    k->ss.sample = k_sample;
+    k->ss.note = k_note;
+    k->ss.finish = k_finish;
+    k->ss.err = k->err;
+    k->ss.ctx = k;
+    return k;
+}
+
+pb_sample_sink *pb_spw_sink_base(pb_spw_sink *k) { return &k->ss; }
+
+pb_sp_hooks pb_spw_sink_hooks(pb_spw_sink *k)
+{
+    pb_sp_hooks h;
+    h.op_name = k_op;
+    h.warn = NULL;
+    h.ctx = k;
+    return h;
+}
+
+size_t pb_spw_sink_files(const pb_spw_sink *k, const char *const **names)
+{
+    *names = (const char *const *)k->names;
+    return k->nnames;
+}
+
+void pb_spw_sink_free(pb_spw_sink *k)
+{
+    size_t i;
+    if (!k)
+        return;
+    for (i = 0; i < k->nth; i++) {
+        int closed = pb_spw_is_closed(k->th[i].w);
+        pb_spw_free(k->th[i].w);
+        if (!closed) { /* a failed conversion leaves no partial trace behind */
+            char *tmp = (char *)malloc(strlen(k->th[i].tmpname) + 2);
+            if (tmp) {
+                sprintf(tmp, "%s_", k->th[i].tmpname);
+                remove(tmp);
+                free(tmp);
+            }
+        }
+        free(k->th[i].tmpname);
+    }
+    for (i = 0; i < k->nhm; i++) {
+        free(k->hm[i].k);
+        free(k->hm[i].v);
+    }
+    for (i = 0; i < k->nnames; i++)
+        free(k->names[i]);
+    free(k->names);
+    free(k->hm);
+    free(k->th);
+    free(k->fr);
+    free(k->arena);
+    free(k->op);
+    free(k->out);
+    free(k);
+}

@@ -1,0 +1,300 @@
+package Devel::ProfileBridge::StatProfilerWriter;
+use strict;
+use warnings;
+use Carp ();
+
+our $VERSION = '0.01';
+
+# The record writer is C (c/write_statprofiler.c); the XS glue in
+# xs/ProfileBridge.xs provides the _xs_* functions below.
+require Devel::ProfileBridge;
+
+my %DEFAULT = (interval_us => 10000, depth => 20, perl_version => '5.36.0');
+
+sub new {
+    my ($class, %arg) = @_;
+    my $file = delete $arg{file};
+    Carp::croak('StatProfilerWriter: new needs file => PATH') unless defined $file && length $file;
+    my $pv = delete $arg{perl_version} // $DEFAULT{perl_version};
+    $pv = sprintf '%vd', $pv if ref \$pv eq 'VSTRING';
+    $pv =~ s/^v//;
+    my ($rev, $ver, $sub) = $pv =~ /^(\d+)\.(\d+)(?:\.(\d+))?$/
+        or Carp::croak("StatProfilerWriter: perl_version '$pv' is not like 5.36.0");
+    my $interval = delete $arg{interval_us} // $DEFAULT{interval_us};
+    my $depth = delete $arg{depth} // $DEFAULT{depth};
+    for ([interval_us => $interval], [depth => $depth]) {
+        Carp::croak("StatProfilerWriter: $_->[0] must be a positive integer, not '$_->[1]'")
+            unless $_->[1] =~ /^\d+$/ && $_->[1] > 0 && $_->[1] <= 0xFFFFFFFF;
+    }
+    my $meta = delete $arg{metadata} // {};
+    Carp::croak('StatProfilerWriter: metadata must be a hash reference') unless ref $meta eq 'HASH';
+    Carp::croak('StatProfilerWriter: unknown option(s) ' . join(', ', sort keys %arg)) if %arg;
+
+    my $h = _xs_open($file, $rev, $ver, $sub // 0, $interval, $depth);
+    my $self = bless { h => $h, file => $file, in_sample => 0, closed => 0, samples => 0 }, $class;
+    _xs_header_metadata($h, $_, $meta->{$_}) for sort keys %$meta;
+    return $self;
+}
+
+sub _live {
+    my ($self, $what) = @_;
+    Carp::croak("StatProfilerWriter: $what after close") if $self->{closed};
+}
+sub _in {
+    my ($self, $what) = @_;
+    $self->_live($what);
+    Carp::croak("StatProfilerWriter: $what outside a sample (call start_sample first)") unless $self->{in_sample};
+}
+sub _out {
+    my ($self, $what) = @_;
+    $self->_live($what);
+    Carp::croak("StatProfilerWriter: $what inside a sample (call end_sample first)") if $self->{in_sample};
+}
+sub _int {
+    my ($what, $v) = @_;
+    Carp::croak("StatProfilerWriter: $what must be an integer, not '" . ($v // 'undef') . "'")
+        unless defined $v && $v =~ /^-?\d+$/;
+    return $v;
+}
+
+sub start_sample {
+    my ($self, $weight, $op_name) = @_;
+    $self->_out('start_sample');
+    $weight = _int('weight', $weight // 1);
+    Carp::croak('StatProfilerWriter: weight must be >= 0') if $weight < 0;
+    _xs_start_sample($self->{h}, $weight, $op_name // '');
+    $self->{in_sample} = 1;
+    return $self;
+}
+
+sub sub_frame {
+    my ($self, $package, $name, $file, $line, $first_line) = @_;
+    $self->_in('sub_frame');
+    _xs_sub_frame($self->{h}, $package // 'main', $name // '__ANON__', $file // '', _int('line', $line // 0),
+        _int('first_line', $first_line // -1));
+    return $self;
+}
+
+sub xsub_frame {
+    my ($self, $package, $name) = @_;
+    $self->_in('xsub_frame');
+    _xs_xsub_frame($self->{h}, $package // 'main', $name // '');
+    return $self;
+}
+
+sub main_frame {
+    my ($self, $file, $line) = @_;
+    $self->_in('main_frame');
+    _xs_main_frame($self->{h}, $file // '', _int('line', $line // 0));
+    return $self;
+}
+
+sub eval_frame {
+    my ($self, $file, $line) = @_;
+    $self->_in('eval_frame');
+    _xs_eval_frame($self->{h}, $file // '', _int('line', $line // 0));
+    return $self;
+}
+
+sub eval_source {
+    my ($self, $text, $n) = @_;
+    $self->_live('eval_source');
+    $n = _int('eval number', $n);
+    Carp::croak('StatProfilerWriter: eval number must be >= 0') if $n < 0;
+    _xs_eval_source($self->{h}, $text // '', $n);
+    return $self;
+}
+
+sub end_sample {
+    my ($self) = @_;
+    $self->_in('end_sample');
+    _xs_end_sample($self->{h});
+    $self->{in_sample} = 0;
+    $self->{samples}++;
+    return $self;
+}
+
+sub section_start {
+    my ($self, $name) = @_;
+    $self->_out('section_start');
+    _xs_section_start($self->{h}, $name // '');
+    return $self;
+}
+
+sub section_end {
+    my ($self, $name) = @_;
+    $self->_out('section_end');
+    _xs_section_end($self->{h}, $name // '');
+    return $self;
+}
+
+sub metadata {
+    my ($self, $key, $value) = @_;
+    $self->_out('metadata');
+    Carp::croak('StatProfilerWriter: metadata needs a key') unless defined $key;
+    _xs_metadata($self->{h}, $key, $value // '');
+    return $self;
+}
+
+sub samples { $_[0]{samples} }
+sub file    { $_[0]{file} }
+
+sub close {
+    my ($self) = @_;
+    Carp::croak('StatProfilerWriter: close called twice') if $self->{closed};
+    $self->_out('close');
+    _xs_close($self->{h});
+    $self->{closed} = 1;
+    return 1;
+}
+
+sub DESTROY {
+    my ($self) = @_;
+    return unless $self->{h};
+    # Not closed: what was written stays in "<file>_" (flushed, no end
+    # marker, not renamed), like a profiler that died.
+    _xs_free(delete $self->{h});
+}
+
+1;
+
+__END__
+
+=head1 NAME
+
+Devel::ProfileBridge::StatProfilerWriter - write Devel::StatProfiler trace files
+
+=head1 SYNOPSIS
+
+    use Devel::ProfileBridge::StatProfilerWriter;
+
+    my $w = Devel::ProfileBridge::StatProfilerWriter->new(
+        file         => 'statprof.out',
+        perl_version => '5.36.0',
+        interval_us  => 1000,
+        depth        => 20,
+        metadata     => { host => 'box1' },
+    );
+    $w->start_sample(1, 'padsv');
+    $w->sub_frame('My::Mod', 'work', 'lib/My/Mod.pm', 12, 10);   # innermost first
+    $w->xsub_frame('List::Util', 'sum');
+    $w->main_frame('script.pl', 7);                               # outermost
+    $w->end_sample;
+    $w->section_start('phase1');
+    $w->section_end('phase1');
+    $w->metadata(iteration => 3);
+    $w->close;      # "statprof.out_" becomes "statprof.out"
+
+=head1 DESCRIPTION
+
+Writes the binary trace format of L<Devel::StatProfiler> 0.56 (format
+version 1) without needing Devel::StatProfiler: the C<=statprofiler> magic,
+a header (perl version, sampling interval in microseconds, stack depth, a
+genealogy record with a fresh id, custom metadata), then body records, all
+packed in Snappy packets of at most 32000 decompressed bytes, the header
+flushed as its own packet, exactly as the profiler writes them.  Declared
+record lengths are the true payload sizes (the real reader accepts them;
+the profiler itself writes smaller, wrong ones).  Files written here are
+read by C<Devel::StatProfiler::Reader>, C<statprofilehtml>, and by this
+distribution's C<for_chunks>.
+
+While the trace is being written it is called C<< <file>_ >>; L</close>
+renames it to C<file>, like Devel::StatProfiler does, so an interrupted
+program never leaves a file that looks complete.
+
+Strings are written with the UTF-8 flag only when they cannot be
+downgraded to Latin-1, as the profiler does for Perl names.
+
+=head1 METHODS
+
+=head2 new(file => PATH, perl_version => '5.36.0', interval_us => 10000, depth => 20, metadata => {...})
+
+Creates C<< PATH_ >>.  C<perl_version> is the profiled perl's version
+(string or v-string), C<interval_us> the sampling interval (one unit of
+sample weight), C<depth> the stack depth the profiler was told to keep,
+C<metadata> custom key/value pairs written in the header (in sorted key
+order).  Croaks if the file cannot be created.
+
+=head2 start_sample($weight, $op_name)
+
+Starts a sample standing for C<$weight> ticks of the interval (0 is
+allowed: the profiler writes weight-0, frameless samples).  C<$op_name> is
+the Perl op being run (C<_xsub> when an XSUB was being called).
+
+=head2 sub_frame($package, $name, $file, $line, $first_line)
+
+A Perl sub frame: package and sub name separately (C<main>, C<__ANON__>
+for anonymous subs), the file, the line executing in it, and the sub's
+first line (-1 when unknown).
+
+=head2 xsub_frame($package, $name)
+
+An XSUB frame (no file or line).
+
+=head2 main_frame($file, $line)
+
+File-level code: the main program or a file being C<require>d / C<do>ne.
+
+=head2 eval_frame($file, $line)
+
+String-eval code; C<$file> is C<(eval N)>.
+
+Frames are given innermost first, between L</start_sample> and
+L</end_sample>.
+
+=head2 end_sample
+
+Ends the sample.
+
+=head2 eval_source($text, $n)
+
+The source text of C<(eval $n)>.  Allowed inside or outside a sample (the
+profiler writes it inside).
+
+=head2 section_start($name), section_end($name)
+
+Section markers (Devel::StatProfiler::start_section/end_section).
+
+=head2 metadata($key, $value)
+
+A custom metadata record in the body (write_custom_metadata).
+
+=head2 close
+
+Writes the end-of-stream record, flushes, and renames C<< file_ >> to
+C<file>.  Croaks on I/O errors.
+
+=head2 samples, file
+
+The number of samples ended so far; the final file name.
+
+=head1 ERRORS
+
+Misuse croaks with C<StatProfilerWriter: ...>: a frame or C<end_sample>
+outside a sample, C<start_sample>, a section, metadata or C<close> inside
+a sample, any call after L</close>, C<close> twice, non-integer lines or
+weights, unknown options to C<new>.  I/O failures croak with the file name.
+
+If the object is destroyed without L</close>, the records written so far
+are flushed into C<< file_ >>, without an end marker and without renaming,
+the same state a crashed profiler leaves behind.
+
+=head1 CONVERTING
+
+Any sampling profile this distribution reads (Tachyon, StatProfiler) can be
+converted with
+
+    profbridge convert IN --to statprofiler -o OUT
+
+Frames are written innermost first; Python functions become sub frames
+C<package::name> with file, line and first line; weight comes from the
+sample count; the interval from the source.  A source with several threads
+gives one trace per thread, named like Devel::StatProfiler's template mode:
+C<< OUT.<48 hex id>.00000001 >>.
+
+=head1 SEE ALSO
+
+L<Devel::StatProfiler>, L<Devel::ProfileBridge>, the format description in
+the distribution's F<../shared/specs/statprofiler-format.md>.
+
+=cut
