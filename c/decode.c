@@ -15,6 +15,7 @@ void pb_options_resolve(pb_options *o)
     if (!o->max_stack_depth) o->max_stack_depth = PB_DEFAULT_MAX_STACK_DEPTH;
     if (!o->max_strings) o->max_strings = PB_DEFAULT_MAX_STRINGS;
     if (!o->max_frames) o->max_frames = PB_DEFAULT_MAX_FRAMES;
+    if (!o->max_statements) o->max_statements = PB_DEFAULT_MAX_STATEMENTS;
 }
 
 /* One line per decoder; a format without one here is "recognised but not

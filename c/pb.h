@@ -24,6 +24,7 @@ typedef struct {
     uint32_t max_stack_depth;        /* frames in one sample / nesting depth */
     uint32_t max_strings;            /* string table entries, unique names */
     uint32_t max_frames;             /* frame table entries, unique frames */
+    uint64_t max_statements;         /* TIME_LINE chunks synthesised from statement counts */
 
     /* selection */
     int have_thread;                 /* only this thread (sampling/span formats) */
@@ -38,6 +39,7 @@ typedef struct {
 #define PB_DEFAULT_MAX_STACK_DEPTH  4096
 #define PB_DEFAULT_MAX_STRINGS      50000000u
 #define PB_DEFAULT_MAX_FRAMES       50000000u
+#define PB_DEFAULT_MAX_STATEMENTS   (UINT64_C(1) << 28)
 
 void pb_options_init(pb_options *o);
 /* fill zeros with defaults */

@@ -1432,7 +1432,7 @@ pb_status pb_read_pynytprof(pb_source *src, const pb_options *opt, pb_sink *sink
     r.sink = sink;
     r.err = err;
     r.tps = PYN_DEFAULT_TPS;
-    r.budget = PYN_MAX_STATEMENTS;
+    r.budget = opt->max_statements ? opt->max_statements : PYN_MAX_STATEMENTS;
     r.chunk_end = UINT64_MAX;
     st = run(&r);
     if (st == PB_ERR_TRUNCATED && o.salvage && r.version_done && err->status == PB_ERR_TRUNCATED) {

@@ -55,6 +55,7 @@ static void fill_options(pTHX_ HV *hv, pb_options *o)
     o->max_stack_depth = (uint32_t)opt_uv(aTHX_ hv, "max_stack_depth");
     o->max_strings = (uint32_t)opt_uv(aTHX_ hv, "max_strings");
     o->max_frames = (uint32_t)opt_uv(aTHX_ hv, "max_frames");
+    o->max_statements = (uint64_t)opt_uv(aTHX_ hv, "max_statements");
     o->salvage = (int)opt_uv(aTHX_ hv, "salvage");
     svp = hv_fetchs(hv, "thread", 0);
     if (svp && SvOK(*svp)) {

@@ -11,10 +11,10 @@ XSLoader::load('Devel::ProfileBridge', $VERSION);
 use Devel::ProfileBridge::Error ();
 
 my %FOR_CHUNKS_OPTS = map { $_ => 1 } qw(
-    filename format thread quiet callback salvage
-    max_decompressed_bytes max_record_size max_stack_depth max_strings max_frames
+    filename format thread quiet callback salvage files
+    max_decompressed_bytes max_record_size max_stack_depth max_strings max_frames max_statements
 );
-my @LIMITS = qw(max_decompressed_bytes max_record_size max_stack_depth max_strings max_frames);
+my @LIMITS = qw(max_decompressed_bytes max_record_size max_stack_depth max_strings max_frames max_statements);
 
 sub _check_opts {
     my ($what, $known, $opts) = @_;
