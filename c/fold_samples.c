@@ -103,6 +103,9 @@ typedef struct {
     uint32_t fid;      /* 0 until first used in a sample */
     uint32_t flags;
     int utf8;          /* non-ASCII UTF-8: deliver flagged */
+    char *src;         /* source text carried by the profile (eval source), or NULL */
+    size_t src_len;
+    int src_utf8;
 } f_file;
 
 typedef struct {
@@ -278,6 +281,9 @@ static pb_status intern_file(pb_fold *f, const char *name, size_t len, int synth
     fl->len = len;
     fl->hash = h;
     fl->fid = 0;
+    fl->src = NULL;
+    fl->src_len = 0;
+    fl->src_utf8 = 0;
     fl->utf8 = wide(name, len, utf8);
     if (synthetic)
         fl->flags = PB_FID_IS_FAKE | PB_FID_VIA_SUB;
@@ -458,10 +464,63 @@ static pb_status ss_attribute(pb_sample_sink *self, const char *key, pb_str valu
     return emit_attr(f, key, value);
 }
 
+/* SRC_LINE per line of a file's carried source (lines keep their "\n") */
+static pb_status emit_src_lines(pb_fold *f, const f_file *fl)
+{
+    const char *p = fl->src, *end = fl->src + fl->src_len;
+    uint32_t line = 0;
+    while (p < end) {
+        const char *nl = (const char *)memchr(p, '\n', (size_t)(end - p));
+        const char *stop = nl ? nl + 1 : end;
+        pb_chunk c;
+        pb_status st;
+        pb_chunk_src_line(&c, fl->fid, ++line, pb_str_make(p, (size_t)(stop - p), fl->src_utf8));
+        if ((st = emit(f, &c)) != PB_OK)
+            return st;
+        p = stop;
+    }
+    return PB_OK;
+}
+
+/* give a file its fid: NEW_FID, then its carried source if any */
+static pb_status define_fid(pb_fold *f, f_file *fl)
+{
+    pb_chunk c;
+    pb_status st;
+    fl->fid = ++f->next_fid;
+    if (fl->src)
+        fl->flags |= PB_FID_HAS_SRC | PB_FID_SAVE_SRC;
+    pb_chunk_new_fid(&c, fl->fid, 0, 0, fl->flags, 0, 0, pb_str_make(fl->name, fl->len, fl->utf8));
+    if ((st = emit(f, &c)) != PB_OK)
+        return st;
+    return fl->src ? emit_src_lines(f, fl) : PB_OK;
+}
+
+/* eval source ("eval_source", a = text, b = "(eval N)"): kept with the
+ * file of that name and delivered as SRC_LINEs of its fid.  Other notes
+ * (sections, metadata) are the decoder's to present. */
 static pb_status ss_note(pb_sample_sink *self, const char *kind, pb_str a, pb_str b, uint32_t n)
 {
-    (void)self; (void)kind; (void)a; (void)b; (void)n;
-    return PB_OK;
+    pb_fold *f = (pb_fold *)self->ctx;
+    uint32_t idx;
+    f_file *fl;
+    pb_status st;
+    (void)n;
+    if (strcmp(kind, "eval_source") != 0 || b.len == 0)
+        return PB_OK;
+    if ((st = header(f)) != PB_OK)
+        return st;
+    if ((st = intern_file(f, b.ptr, b.len, 0, b.utf8, &idx)) != PB_OK)
+        return st;
+    fl = &f->files[idx];
+    if (fl->src)
+        return PB_OK; /* the first text for a name wins */
+    fl->src = dupmem(a.ptr ? a.ptr : "", a.len);
+    if (!fl->src)
+        return OOM(f);
+    fl->src_len = a.len;
+    fl->src_utf8 = a.utf8;
+    return fl->fid ? emit_src_lines(f, fl) : PB_OK;
 }
 
 /* make sure the file of frame id has a fid (emitting NEW_FID) and note the line */
@@ -471,23 +530,16 @@ static pb_status use_frame(pb_fold *f, uint32_t id)
     f_file *fl = &f->files[fr->file];
     f_sub *s = &f->subs[fr->sub];
     if (!fl->fid) {
-        pb_chunk c;
-        pb_status st;
-        fl->fid = ++f->next_fid;
-        pb_chunk_new_fid(&c, fl->fid, 0, 0, fl->flags, 0, 0, pb_str_make(fl->name, fl->len, fl->utf8));
-        if ((st = emit(f, &c)) != PB_OK)
+        pb_status st = define_fid(f, fl);
+        if (st != PB_OK)
             return st;
     }
     if (!s->used) {
         s->used = 1;
         /* the sub's SUB_INFO fid is its own file's, which must exist */
         if (!f->files[s->file].fid) {
-            pb_status st = PB_OK;
-            f_file *sf = &f->files[s->file];
-            pb_chunk c;
-            sf->fid = ++f->next_fid;
-            pb_chunk_new_fid(&c, sf->fid, 0, 0, sf->flags, 0, 0, pb_str_make(sf->name, sf->len, sf->utf8));
-            if ((st = emit(f, &c)) != PB_OK)
+            pb_status st = define_fid(f, &f->files[s->file]);
+            if (st != PB_OK)
                 return st;
         }
     }
@@ -646,14 +698,19 @@ static pb_status ss_finish(pb_sample_sink *self)
     edges E;
     size_t i;
     const char *root = f->cfg.root_sub ? f->cfg.root_sub : "main::RUNTIME";
+    uint32_t root_sub;
     double spw = (double)f->cfg.ticks_per_weight / (double)f->cfg.ticks_per_sec;
     memset(&E, 0, sizeof E);
     if ((st = header(f)) != PB_OK)
         return st;
     if ((st = emit_attr(f, "cumulative_overhead_ticks", pb_str_c("0"))) != PB_OK)
         return st;
-    /* SUB_INFO */
-    if (f->next_fid) {
+    /* SUB_INFO: the synthetic root, unless a frame already is that sub */
+    for (i = 0; i < f->nsubs; i++)
+        if (f->subs[i].used && f->subs[i].len == strlen(root) && memcmp(f->subs[i].name, root, f->subs[i].len) == 0)
+            break;
+    root_sub = i < f->nsubs ? (uint32_t)i : NONE;
+    if (f->next_fid && root_sub == NONE) {
         pb_chunk_sub_info(&c, 1, 1, 1, pb_str_c(root));
         if ((st = emit(f, &c)) != PB_OK)
             return st;
@@ -683,6 +740,12 @@ static pb_status ss_finish(pb_sample_sink *self)
         if (n->parent == NONE)
             continue;
         callee = f->frames[n->frame].sub;
+        /* Frames of the root sub itself (StatProfiler main and eval frames
+         * are main::RUNTIME) are not calls, as in NYTProf: no edge into them,
+         * and a sub called from one is called by the nearest enclosing real
+         * sub (or the root), at the frame's own file and line. */
+        if (callee == root_sub)
+            continue;
         memset(&key, 0, sizeof key);
         key.thread = n->thread;
         key.callee = callee;
@@ -693,7 +756,10 @@ static pb_status ss_finish(pb_sample_sink *self)
             key.line = sub_first(s);
         } else {
             const f_frame *pf = &f->frames[f->nodes[n->parent].frame];
-            key.caller = pf->sub;
+            uint32_t q = n->parent;
+            while (f->nodes[q].parent != NONE && f->frames[f->nodes[q].frame].sub == root_sub)
+                q = f->nodes[q].parent;
+            key.caller = f->nodes[q].parent == NONE ? NONE : f->frames[f->nodes[q].frame].sub;
             key.fid = f->files[pf->file].fid;
             key.line = pf->line;
         }
@@ -800,8 +866,10 @@ void pb_fold_free(pb_fold *f)
     size_t i;
     if (!f)
         return;
-    for (i = 0; i < f->nfiles; i++)
+    for (i = 0; i < f->nfiles; i++) {
         free(f->files[i].name);
+        free(f->files[i].src);
+    }
     for (i = 0; i < f->nsubs; i++)
         free(f->subs[i].name);
     for (i = 0; i < f->nthreads; i++) {

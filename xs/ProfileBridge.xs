@@ -14,6 +14,8 @@
 #include "json_lines.h"
 #include "write_nytprof.h"
 #include "convert.h"
+#include "convert_samples.h"
+#include "write_statprofiler.h"
 
 /* ---- errors ------------------------------------------------------------ */
 
@@ -338,6 +340,43 @@ static void chunk_from_args(pTHX_ pb_chunk *c, pb_tag t, SV **args, I32 nargs)
     }
 }
 
+/* ---- StatProfiler writer handles ---------------------------------------- */
+
+/* A Perl string as StatProfiler writes it: Latin-1 bytes (flag 0) when the
+ * characters allow, else UTF-8 bytes (flag 1) -- as Devel::StatProfiler. */
+static pb_str sp_str(pTHX_ SV *sv)
+{
+    STRLEN len;
+    const char *p;
+    if (SvUTF8(sv)) {
+        SV *copy = sv_2mortal(newSVsv(sv));
+        if (sv_utf8_downgrade(copy, TRUE)) {
+            p = SvPV(copy, len);
+            return pb_str_make(p, len, 0);
+        }
+        p = SvPV(sv, len);
+        return pb_str_make(p, len, 1);
+    }
+    p = SvPV(sv, len);
+    return pb_str_make(p, len, 0);
+}
+
+static void spw_check(pTHX_ pb_spw *w, pb_status st)
+{
+    if (st != PB_OK) {
+        const pb_error *e = pb_spw_error(w);
+        croak("StatProfilerWriter: %s", e && e->message[0] ? e->message : "write failed");
+    }
+}
+
+static pb_spw *spw_of(pTHX_ IV h)
+{
+    pb_spw *w = INT2PTR(pb_spw *, h);
+    if (!w)
+        croak("StatProfilerWriter: the writer is gone");
+    return w;
+}
+
 MODULE = Devel::ProfileBridge    PACKAGE = Devel::ProfileBridge    PREFIX = pbxs_
 
 PROTOTYPES: DISABLE
@@ -486,6 +525,98 @@ pbxs__convert(in, format_sv, opts, out, level)
                                  &err) != PB_OK)
             croak_pb(aTHX_ &err);
 
+void
+pbxs__convert_collapsed(in, format_sv, opts, out)
+        const char *in
+        SV *format_sv
+        HV *opts
+        const char *out
+    PREINIT:
+        pb_options o;
+        pb_error err;
+        pb_format fmt;
+    CODE:
+        fmt = format_arg(aTHX_ format_sv);
+        fill_options(aTHX_ opts, &o);
+        if (strcmp(out, "-") == 0)
+            PerlIO_flush(PerlIO_stdout());
+        if (pb_convert_collapsed(in, fmt, &o, out, &err) != PB_OK)
+            croak_pb(aTHX_ &err);
+
+SV *
+pbxs__convert_statprofiler(in, format_sv, opts, out)
+        const char *in
+        SV *format_sv
+        HV *opts
+        const char *out
+    PREINIT:
+        pb_options o;
+        pb_error err;
+        pb_format fmt;
+        char **names = NULL;
+        size_t n = 0, i;
+        AV *av;
+    CODE:
+        fmt = format_arg(aTHX_ format_sv);
+        fill_options(aTHX_ opts, &o);
+        if (pb_convert_statprofiler(in, fmt, &o, out, &names, &n, &err) != PB_OK)
+            croak_pb(aTHX_ &err);
+        av = newAV();
+        for (i = 0; i < n; i++)
+            av_push(av, newSVpv(names[i], 0));
+        pb_convert_free_names(names, n);
+        RETVAL = newRV_noinc((SV *)av);
+    OUTPUT:
+        RETVAL
+
+void
+pbxs__for_chunks_statprofiler_files(callback, files, opts)
+        SV *callback
+        AV *files
+        HV *opts
+    PREINIT:
+        xs_sink *x;
+        pb_options o;
+        pb_error err;
+        const char **paths;
+        SSize_t i, n;
+    CODE:
+        ENTER;
+        SAVETMPS;
+        fill_options(aTHX_ opts, &o);
+        x = new_xs_sink(aTHX_ callback);
+        n = av_len(files) + 1;
+        Newxz(paths, n ? n : 1, const char *);
+        SAVEFREEPV(paths);
+        for (i = 0; i < n; i++) {
+            SV **svp = av_fetch(files, i, 0);
+            paths[i] = svp ? SvPV_nolen(*svp) : "";
+        }
+        if (pb_read_statprofiler_files(paths, (size_t)n, &o, &x->sink, &err) != PB_OK)
+            croak_pb(aTHX_ &err);
+        FREETMPS;
+        LEAVE;
+
+SV *
+pbxs__statprofiler_expand(spec)
+        const char *spec
+    PREINIT:
+        char **paths = NULL;
+        size_t n = 0, i;
+        pb_error err;
+        AV *av;
+    CODE:
+        pb_error_init(&err, "statprofiler", spec);
+        if (pb_statprofiler_expand(spec, &paths, &n, &err) != PB_OK)
+            croak_pb(aTHX_ &err);
+        av = newAV();
+        for (i = 0; i < n; i++)
+            av_push(av, newSVpv(paths[i], 0));
+        pb_statprofiler_free_list(paths, n);
+        RETVAL = newRV_noinc((SV *)av);
+    OUTPUT:
+        RETVAL
+
 MODULE = Devel::ProfileBridge    PACKAGE = Devel::ProfileBridge::NYTProfWriter    PREFIX = pbw_
 
 IV
@@ -569,3 +700,133 @@ pbw__free(handle)
             Safefree(xw->path);
             Safefree(xw);
         }
+
+MODULE = Devel::ProfileBridge    PACKAGE = Devel::ProfileBridge::StatProfilerWriter
+
+IV
+_xs_open(path, rev, ver, sub, interval_us, depth)
+        const char *path
+        UV rev
+        UV ver
+        UV sub
+        UV interval_us
+        UV depth
+    PREINIT:
+        pb_spw_header h;
+        pb_error err;
+        pb_spw *w;
+    CODE:
+        pb_spw_header_init(&h);
+        h.perl_revision = (uint32_t)rev;
+        h.perl_version = (uint32_t)ver;
+        h.perl_subversion = (uint32_t)sub;
+        h.interval_us = (uint32_t)interval_us;
+        h.depth = (uint32_t)depth;
+        pb_error_init(&err, "statprofiler-writer", path);
+        w = pb_spw_open(path, &h, &err);
+        if (!w)
+            croak_pb(aTHX_ &err);
+        RETVAL = PTR2IV(w);
+    OUTPUT:
+        RETVAL
+
+void
+_xs_header_metadata(h, key, value)
+        IV h
+        SV *key
+        SV *value
+    CODE:
+        spw_check(aTHX_ spw_of(aTHX_ h), pb_spw_header_metadata(spw_of(aTHX_ h), sp_str(aTHX_ key), sp_str(aTHX_ value)));
+
+void
+_xs_start_sample(h, weight, op)
+        IV h
+        UV weight
+        SV *op
+    CODE:
+        spw_check(aTHX_ spw_of(aTHX_ h), pb_spw_start_sample(spw_of(aTHX_ h), (uint32_t)weight, sp_str(aTHX_ op)));
+
+void
+_xs_sub_frame(h, package, name, file, line, first_line)
+        IV h
+        SV *package
+        SV *name
+        SV *file
+        IV line
+        IV first_line
+    CODE:
+        spw_check(aTHX_ spw_of(aTHX_ h), pb_spw_sub_frame(spw_of(aTHX_ h), sp_str(aTHX_ package), sp_str(aTHX_ name),
+                                                         sp_str(aTHX_ file), (int32_t)line, (int32_t)first_line));
+
+void
+_xs_xsub_frame(h, package, name)
+        IV h
+        SV *package
+        SV *name
+    CODE:
+        spw_check(aTHX_ spw_of(aTHX_ h), pb_spw_xsub_frame(spw_of(aTHX_ h), sp_str(aTHX_ package), sp_str(aTHX_ name)));
+
+void
+_xs_main_frame(h, file, line)
+        IV h
+        SV *file
+        IV line
+    CODE:
+        spw_check(aTHX_ spw_of(aTHX_ h), pb_spw_main_frame(spw_of(aTHX_ h), sp_str(aTHX_ file), (int32_t)line));
+
+void
+_xs_eval_frame(h, file, line)
+        IV h
+        SV *file
+        IV line
+    CODE:
+        spw_check(aTHX_ spw_of(aTHX_ h), pb_spw_eval_frame(spw_of(aTHX_ h), sp_str(aTHX_ file), (int32_t)line));
+
+void
+_xs_eval_source(h, text, n)
+        IV h
+        SV *text
+        UV n
+    CODE:
+        spw_check(aTHX_ spw_of(aTHX_ h), pb_spw_eval_source(spw_of(aTHX_ h), sp_str(aTHX_ text), (uint32_t)n));
+
+void
+_xs_end_sample(h)
+        IV h
+    CODE:
+        spw_check(aTHX_ spw_of(aTHX_ h), pb_spw_end_sample(spw_of(aTHX_ h)));
+
+void
+_xs_section_start(h, name)
+        IV h
+        SV *name
+    CODE:
+        spw_check(aTHX_ spw_of(aTHX_ h), pb_spw_section_start(spw_of(aTHX_ h), sp_str(aTHX_ name)));
+
+void
+_xs_section_end(h, name)
+        IV h
+        SV *name
+    CODE:
+        spw_check(aTHX_ spw_of(aTHX_ h), pb_spw_section_end(spw_of(aTHX_ h), sp_str(aTHX_ name)));
+
+void
+_xs_metadata(h, key, value)
+        IV h
+        SV *key
+        SV *value
+    CODE:
+        spw_check(aTHX_ spw_of(aTHX_ h), pb_spw_metadata(spw_of(aTHX_ h), sp_str(aTHX_ key), sp_str(aTHX_ value)));
+
+void
+_xs_close(h)
+        IV h
+    CODE:
+        spw_check(aTHX_ spw_of(aTHX_ h), pb_spw_close(spw_of(aTHX_ h), NULL));
+
+void
+_xs_free(h)
+        IV h
+    CODE:
+        if (h)
+            pb_spw_free(INT2PTR(pb_spw *, h));

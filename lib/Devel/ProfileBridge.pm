@@ -85,6 +85,21 @@ sub for_chunks {
         my $table = _tag_table($cb);
         $cb = $table if $table;
     }
+    if (defined $opts{files}) {
+        # a whole Devel::StatProfiler trace: a list of files, a directory or a template
+        my $files = $opts{files};
+        $files = _statprofiler_expand($files) unless ref $files;
+        if (ref $files ne 'ARRAY' || !@$files) {
+            require Carp;
+            Carp::croak("for_chunks: files => must be an array of StatProfiler trace files, a directory or a template");
+        }
+        if (defined $opts{format} && $opts{format} ne 'statprofiler') {
+            require Carp;
+            Carp::croak("for_chunks: files => reads Devel::StatProfiler traces only");
+        }
+        _for_chunks_statprofiler_files($cb, [@$files], _xs_opts(\%opts));
+        return;
+    }
     my $file = defined $opts{filename} ? $opts{filename} : 'nytprof.out';
     _for_chunks($cb, $file, $opts{format}, _xs_opts(\%opts));
     return;
@@ -128,9 +143,15 @@ sub convert {
         }
         _convert($opts{in}, $opts{format}, $x, $opts{out}, $level);
     }
+    elsif ($to eq 'collapsed') {
+        _convert_collapsed($opts{in}, $opts{format}, $x, $opts{out});
+    }
+    elsif ($to eq 'statprofiler') {
+        return @{ _convert_statprofiler($opts{in}, $opts{format}, $x, $opts{out}) };
+    }
     else {
         require Carp;
-        Carp::croak("convert: to => '$to' is not supported (known: nytprof)");
+        Carp::croak("convert: to => '$to' is not supported (known: nytprof, collapsed, statprofiler)");
     }
     return 1;
 }

@@ -1,0 +1,152 @@
+/* convert_samples.c - sample profiles to collapsed stacks or StatProfiler records. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "collapsed.h"
+#include "convert_samples.h"
+#include "fold_samples.h"
+#include "write_statprofiler.h"
+
+pb_status pb_convert_collapsed(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
+                               pb_error *err)
+{
+    char *tmp;
+    const char *slash;
+    size_t dirlen;
+    int fd;
+    FILE *fp;
+    pb_status st;
+    pb_error werr;
+    if (strcmp(out_path, "-") == 0) {
+        st = pb_collapse_file(in, fmt, opt, stdout, err);
+        if (st == PB_OK && fflush(stdout) != 0) {
+            pb_error_init(err, "collapsed", "standard output");
+            st = pb_fail_nooff(err, PB_ERR_IO, "write error: %s", strerror(errno));
+        }
+        return st;
+    }
+    slash = strrchr(out_path, '/');
+    dirlen = slash ? (size_t)(slash - out_path) + 1 : 0;
+    tmp = (char *)malloc(dirlen + strlen(out_path) + 16);
+    if (!tmp) {
+        pb_error_init(err, "collapsed", out_path);
+        return pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
+    }
+    memcpy(tmp, out_path, dirlen);
+    sprintf(tmp + dirlen, ".%s.XXXXXX", out_path + dirlen);
+    fd = mkstemp(tmp);
+    if (fd < 0) {
+        pb_error_init(err, "collapsed", out_path);
+        st = pb_fail_nooff(err, PB_ERR_IO, "cannot create a temporary file next to it: %s", strerror(errno));
+        free(tmp);
+        return st;
+    }
+    {
+        /* mkstemp makes it 0600; give it the mode a plain open() would */
+        mode_t um = umask(0);
+        umask(um);
+        fchmod(fd, 0666 & ~um);
+    }
+    fp = fdopen(fd, "wb");
+    if (!fp) {
+        close(fd);
+        unlink(tmp);
+        free(tmp);
+        pb_error_init(err, "collapsed", out_path);
+        return pb_fail_nooff(err, PB_ERR_IO, "cannot open the temporary file: %s", strerror(errno));
+    }
+    st = pb_collapse_file(in, fmt, opt, fp, err);
+    pb_error_init(&werr, "collapsed", out_path);
+    if (fclose(fp) != 0 && st == PB_OK)
+        st = pb_fail_nooff(err, PB_ERR_IO, "write error: %s", strerror(errno));
+    if (st == PB_OK && rename(tmp, out_path) != 0) {
+        pb_error_init(err, "collapsed", out_path);
+        st = pb_fail_nooff(err, PB_ERR_IO, "cannot rename the temporary file onto the target: %s", strerror(errno));
+    }
+    if (st != PB_OK)
+        unlink(tmp);
+    free(tmp);
+    return st;
+}
+
+void pb_convert_free_names(char **names, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+pb_status pb_convert_statprofiler(const char *in, pb_format fmt, const pb_options *opt_in, const char *out_path,
+                                  char ***names_out, size_t *n_out, pb_error *err)
+{
+    pb_options opt;
+    pb_spw_sink *k;
+    pb_sample_sink *ss;
+    pb_status st;
+    pb_error werr;
+    if (names_out)
+        *names_out = NULL;
+    if (n_out)
+        *n_out = 0;
+    if (opt_in)
+        opt = *opt_in;
+    else
+        pb_options_init(&opt);
+    pb_options_resolve(&opt);
+    if (fmt == PB_FMT_UNKNOWN) {
+        pb_format_info info;
+        pb_error_init(err, "profbridge", in);
+        if ((st = pb_detect_file(in, &info, err)) != PB_OK)
+            return st;
+        fmt = info.format;
+    }
+    pb_error_init(err, fmt ? pb_format_name(fmt) : "profbridge", in);
+    if (fmt != PB_FMT_TACHYON && fmt != PB_FMT_STATPROFILER)
+        return pb_fail_nooff(err, PB_ERR_UNSUPPORTED,
+                             "%s profiles have no stack samples: StatProfiler output needs Tachyon or StatProfiler "
+                             "input",
+                             fmt ? pb_format_name(fmt) : "unrecognised");
+    pb_error_init(&werr, "statprofiler-writer", out_path);
+    k = pb_spw_sink_new(out_path, &werr);
+    if (!k) {
+        *err = werr;
+        return err->status;
+    }
+    ss = pb_spw_sink_base(k);
+    if (fmt == PB_FMT_STATPROFILER) {
+        pb_sp_hooks hooks = pb_spw_sink_hooks(k);
+        const char *paths[1];
+        paths[0] = in;
+        st = pb_statprofiler_files(paths, 1, &opt, ss, &hooks, err);
+    } else {
+        pb_source src;
+        st = pb_src_open_file(&src, in, err);
+        if (st == PB_OK) {
+            src.max_inflated = opt.max_decompressed_bytes;
+            src.max_window = opt.max_record_size;
+            st = pb_read_tachyon_samples(&src, &opt, ss, err);
+            pb_src_close(&src);
+            if (st == PB_OK)
+                st = ss->finish(ss);
+        }
+    }
+    if (st != PB_OK && werr.status != PB_OK && err->status == PB_ERR_ABORT)
+        *err = werr; /* the writer's reason */
+    if (st == PB_OK && names_out) {
+        const char *const *names;
+        size_t n = pb_spw_sink_files(k, &names), i;
+        char **copy = (char **)calloc(n ? n : 1, sizeof *copy);
+        for (i = 0; copy && i < n; i++)
+            copy[i] = strdup(names[i]);
+        *names_out = copy;
+        if (n_out)
+            *n_out = copy ? n : 0;
+    }
+    pb_spw_sink_free(k);
+    return st;
+}
