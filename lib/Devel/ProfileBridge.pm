@@ -198,13 +198,180 @@ Formats are recognised by their first bytes:
 Devel::NYTProf v5 files, plain or zlib-compressed after the C<z> tag
 (NYTProf 6.x).  The chunk stream is identical to NYTProf 6.12's own reader.
 
-=item pynytprof, easyprofiler, tachyon, statprofiler
+=item tachyon
 
-Recognised (detect_format names them); decoding them is added format by
-format.  A file of a recognised format without a decoder in this version
-throws an C<unsupported> error saying so.
+CPython's sampling profiler binary files (C<python -m profiling.sampling
+--binary>), format version 1, either byte order, plain or zstd-compressed
+(F<../shared/specs/tachyon-format.md>).
+
+=item easyprofiler
+
+EasyProfiler C<.prof> captures of every version its reader accepts (header
+layouts 0.1.0-1.0.0, 1.0.1-1.2.x, 1.3.x, 2.0.x, 2.1.x and later)
+(F<../shared/specs/easyprofiler-format.md>).
+
+=item statprofiler
+
+Devel::StatProfiler traces (Snappy packets), one file or a whole genealogy
+(F<../shared/specs/statprofiler-format.md>).
+
+=item pynytprof
+
+Files written by Pynytprof in any of its four historical dialects (A:
+binary magic; B: banner and framed chunks; C: raw C<P> and a statement log;
+D: NYTProf tokens with fixed-width pids), none of which NYTProf itself can
+load (F<../shared/specs/pynytprof-format.md>).
 
 =back
+
+C<formats()> returns C<< { name => 1 if this build decodes it } >>.
+
+=head1 MAPPING FOREIGN PROFILES
+
+Every foreign profile becomes the NYTProf chunks that C<nytprofhtml> needs
+(F<../shared/DESIGN.md>): C<ATTRIBUTE>s first (C<ticks_per_sec>,
+C<nv_size=8>, C<source_format>, C<source_format_version>, and what the file
+says about its origin), C<NEW_FID> for each file in order of first use
+(fids 1..N), C<TIME_LINE>s in file order, then C<SUB_INFO> and
+C<SUB_CALLERS> (times in seconds) and C<PID_END>.  Threads are never merged:
+each is its own C<PID_START>/C<PID_END> span, and C<< thread => $id >>
+selects one.  C<nytprofhtml> adds the spans up, so its "profiled for" is
+the sum over threads.  No new tags are invented.
+
+=head2 Tachyon (CPython)
+
+=over
+
+=item units
+
+C<ticks_per_sec=1000000> (µs).  Each sample gives one C<TIME_LINE> on the
+innermost frame's line, ticks = sample interval (µs) × weight.  C<SUB_CALLERS>
+per caller→callee pair on a stack: inclusive time = samples containing the
+edge (outermost activation only; recursive activations go to the recursive
+time, as NYTProf does), exclusive = samples where the callee is innermost,
+recursion depth, and a call count inferred from stack changes between
+consecutive samples of a thread (a frame that appears at a depth where it
+was not is a new call).
+
+=item names
+
+A frame's package comes from its file: C<pkg/mod.py> gives C<pkg::mod>
+(relative to the last C<site-packages/>, C<dist-packages/> or
+C<lib/pythonX.Y/>, else the base name), C<pkg/__init__.py> gives C<pkg>,
+C<< <frozen a.b> >> gives C<a::b>, other C<< <...> >> names give C<main>.
+The qualname's dots become C<::>: C<Class.method> in C<mod.py> is
+C<mod::Class::method>.  Synthetic frames (file C<~>: C<< <GC> >>,
+C<< <native> >>) share one fake fid named C<~> (flag IS_FAKE).  Real files
+get flags VIA_STMT|VIA_SUB and no saved source, so C<nytprofhtml> reads
+them from disk when they exist.  Top-level frames are called by
+C<main::RUNTIME>.
+
+=item threads
+
+Each (thread id, interpreter id) pair becomes pid 1, 2, ... in order of
+first appearance (ppid 0); C<ATTRIBUTE thread_id_E<lt>pidE<gt>> holds the
+thread id (C<tid/iid> when the interpreter id is not 0).  C<< thread => $tid >>
+takes the CPython thread id.
+
+=item attributes
+
+C<python_version>, C<sample_interval_us>, C<basetime> (from the header's
+monotonic start time, so reports show a date near 1970), C<application>
+(the C<< <module> >> frame nearest the root, else the file name; sent at the
+end, when known), the stats-trailer figures when present, and
+C<sample_status_counts> (status byte histogram, C<status:count,...>).
+
+=back
+
+=head2 EasyProfiler (C++)
+
+=over
+
+=item units
+
+C<ticks_per_sec=1000000000> (ns).  Timestamps are converted exactly as the
+real reader does (C<(u64)(t * (1e9 / cpu_frequency))> per timestamp), so
+counts, inclusive and exclusive ns equal its numbers.  Each block gives one
+C<TIME_LINE> at its descriptor's line with its exclusive time, in
+completion order (split over several chunks when it exceeds the I32 tick
+range); events and values count as calls with zero time.
+
+=item names
+
+A descriptor (or run-time) name that contains C<::> is kept.  Others go
+into the thread's package: C<main> for the thread named C<Main>,
+C<thread_E<lt>tidE<gt>> for an unnamed thread, else the thread name with
+non-word characters turned into C<_>.  Each distinct run-time name is its
+own sub.  Top-level blocks are called by C<E<lt>packageE<gt>::RUNTIME>.
+A call site is the caller's descriptor file and line.
+
+=item threads
+
+Each thread is one span with pid = its tid's low 32 bits and ppid = the
+file's pid (0 for the main thread); C<< thread => $name_or_tid >>.
+Attributes C<cpu_frequency>, C<pid>, C<thread_E<lt>tidE<gt>_name> (and
+C<_blocks>, C<_max_depth>, ...), C<bookmark_E<lt>iE<gt>_pos_ns/_text/_color>.
+
+=item values
+
+Not dropped: each EASY_VALUE becomes one C<COMMENT> C<value {JSON}\n> with
+the thread, time (ns), name, type, array flag, id and the value (or C<hex>
+when the data does not fit its type).
+
+=item differences from the real reader, on purpose
+
+A file with 0 blocks (dumped while a top-level block was open, upstream
+#135/#218) is read with a warning instead of refused; pre-1.3 context
+switches are read with their 32-bit target tid instead of mis-read; a record
+count that differs from the header is accepted with a warning.
+
+=back
+
+=head2 StatProfiler (Perl)
+
+=over
+
+=item units
+
+C<ticks_per_sec=1000000> (µs); ticks = weight × the trace's interval.
+
+=item frames
+
+Sub frames are subs C<package::name> whose C<SUB_INFO> first line comes from
+the record; xsub frames are subs with lines 0,0 (as NYTProf marks xsubs);
+main and eval frames are C<main::RUNTIME>, in their own fids (C<(eval N)>
+for evals), and are not calls: a sub called from them is called by the
+enclosing sub.  Eval source carried by the trace becomes C<SRC_LINE>s of the
+eval's fid.  Sections become C<COMMENT>s; custom metadata becomes
+C<ATTRIBUTE metadata:E<lt>keyE<gt>>.
+
+=item reader quirks
+
+We keep every frame the file holds: the real reader's C<qeval:E<lt>idE<gt>/>
+renaming of eval files and its dropping of a main/eval frame after a
+C<BEGIN> sub frame (on perl 5.36 and later) are not reproduced.
+
+=item genealogies
+
+C<< files => [...] >>, a directory, or a template (C<dir/statprof.out>)
+reads a whole trace: rotated files in ordinal order, each process (genealogy
+id) its own span with pid = the id's pid word and ppid = the parent's.
+
+=back
+
+=head2 Pynytprof
+
+C<source_dialect> says which of A-D was read.  Files become fids (fid 0 is
+fid 1); a path that dialect C lost is named
+C<pynytprof-fidE<lt>NE<gt>-path-not-recorded> with an
+C<ATTRIBUTE source_path_lost_fidE<lt>NE<gt>>.  NYTProf counts one statement
+per C<TIME_LINE> (a C<DISCOUNT> makes the next one count 0), so a line run N
+times becomes N C<TIME_LINE>s sharing its exclusive ticks; inclusive ticks
+are kept as C<ATTRIBUTE pynytprof_inc_ticks:E<lt>fidE<gt>:E<lt>lineE<gt>>.
+Dialect C's statement log orders them.  Python names become
+C<main::name>; subs have lines 0-0 and calls have call site fid 1, line 0,
+because the files record neither.  C<PID_START>/C<PID_END> are synthesised
+where a dialect lacks them.
 
 =head1 FUNCTIONS
 
@@ -243,6 +410,11 @@ The output goes to a temporary file renamed on success: on any error the
 target is left as it was.  Throws a L<Devel::ProfileBridge::Error>: the
 decoder's (named after the input format), or C<nytprof-writer: ...> for
 what the writer refuses or fails to write.
+
+=head2 formats()
+
+A hash reference C<< { nytprof => 1, tachyon => 1, ... } >>: 1 for each
+format this build decodes.
 
 =head2 dump_json($file, %options)
 

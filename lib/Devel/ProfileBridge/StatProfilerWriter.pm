@@ -239,8 +239,8 @@ File-level code: the main program or a file being C<require>d / C<do>ne.
 
 String-eval code; C<$file> is C<(eval N)>.
 
-Frames are given innermost first, between L</start_sample> and
-L</end_sample>.
+Frames are given innermost first, between C<start_sample> and
+C<end_sample>.
 
 =head2 end_sample
 
