@@ -140,6 +140,7 @@ typedef struct {
     uint32_t root;    /* node */
     uint32_t order;   /* rank of first sample (for PID_END order) */
     uint64_t first_ts, end_ts;
+    uint64_t sampled; /* ticks the samples stand for (weight x interval) */
     uint32_t *prev;   /* previous sample's ids, innermost first */
     uint32_t *path;   /* node per depth, root->leaf */
     size_t depth, pcap, hcap;
@@ -639,6 +640,7 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
     }
     if (timestamp + tpw > t->end_ts)
         t->end_ts = timestamp + tpw; /* the last sample covers one interval */
+    t->sampled += weight * tpw;
     return PB_OK;
 }
 
@@ -814,6 +816,10 @@ static pb_status ss_finish(pb_sample_sink *self)
                     t = &f->threads[ti];
             if (t) {
                 uint64_t end = t->end_ts > t->first_ts ? t->end_ts : t->first_ts + 1;
+                /* samples without timestamps (StatProfiler): the span is the
+                 * time the samples stand for, so nytprofhtml's totals add up */
+                if (t->first_ts + t->sampled > end)
+                    end = t->first_ts + t->sampled;
                 pb_chunk_pid_end(&c, t->pid, (double)end / (double)f->cfg.ticks_per_sec);
                 if ((st = emit(f, &c)) != PB_OK)
                     goto done;
