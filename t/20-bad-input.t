@@ -27,6 +27,7 @@ if (!-x $sweep) {
 }
 SKIP: {
     skip 'no sweep driver', 1 unless $sweep;
+    skip 'PB_SKIP_SWEEP is set (CI runs the sweep under ASan in make ctest-asan)', 1 if $ENV{PB_SKIP_SWEEP};
     my @seed = defined $ENV{SWEEP_SEED} ? ('-s', $ENV{SWEEP_SEED}) : ();
     my $out = `'$sweep' @seed -q '$root/t/data' 2>&1`;
     my $rc = $? >> 8;
