@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "collapsed.h"
+#include "util.h"
 
 #define NONE UINT32_MAX
 
@@ -13,38 +14,6 @@ typedef struct {
     c_slot *s;
     size_t cap, n;
 } c_tab;
-
-static uint32_t c_mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= UINT64_C(0xff51afd7ed558ccd);
-    x ^= x >> 33;
-    x *= UINT64_C(0xc4ceb9fe1a85ec53);
-    x ^= x >> 33;
-    return (uint32_t)x;
-}
-
-static int c_grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    size_t ncap;
-    void *np;
-    if (need <= *cap)
-        return 0;
-    ncap = *cap ? *cap : 16;
-    while (ncap < need) {
-        if (ncap > SIZE_MAX / 2)
-            return -1;
-        ncap *= 2;
-    }
-    if (ncap > SIZE_MAX / elem)
-        return -1;
-    np = realloc(*p, ncap * elem);
-    if (!np)
-        return -1;
-    *p = np;
-    *cap = ncap;
-    return 0;
-}
 
 static int c_reserve(c_tab *t)
 {
@@ -104,28 +73,17 @@ struct pb_collapse {
 
 #define C_OOM(c) pb_fail((c)->err, PB_ERR_LIMIT, 0, "out of memory while collapsing stacks")
 
-static uint32_t c_hash_bytes(const char *p, size_t n)
-{
-    uint64_t h = UINT64_C(1469598103934665603);
-    size_t i;
-    for (i = 0; i < n; i++) {
-        h ^= (unsigned char)p[i];
-        h *= UINT64_C(1099511628211);
-    }
-    return c_mix(h);
-}
-
 static pb_status cs_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id)
 {
     pb_collapse *c = (pb_collapse *)self->ctx;
     size_t need = pb_fold_sub_name(fr, NULL, 0) + 1, j;
     uint32_t h;
     c_sub *s;
-    if (c_grow((void **)&c->namebuf, &c->cnamebuf, need, 1) < 0)
+    if (pb_grow((void **)&c->namebuf, &c->cnamebuf, need, 1) < 0)
         return C_OOM(c);
     pb_fold_sub_name(fr, c->namebuf, need);
     need--;
-    h = c_hash_bytes(c->namebuf, need);
+    h = pb_hash_bytes(c->namebuf, need);
     if (c_reserve(&c->tsubs) < 0)
         return C_OOM(c);
     for (j = h & (c->tsubs.cap - 1); c->tsubs.s[j].idx != NONE; j = (j + 1) & (c->tsubs.cap - 1)) {
@@ -135,7 +93,7 @@ static pb_status cs_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
             return PB_OK;
         }
     }
-    if (c_grow((void **)&c->subs, &c->csubs, c->nsubs + 1, sizeof *c->subs) < 0)
+    if (pb_grow((void **)&c->subs, &c->csubs, c->nsubs + 1, sizeof *c->subs) < 0)
         return C_OOM(c);
     s = &c->subs[c->nsubs];
     s->name = (char *)malloc(need + 1);
@@ -155,7 +113,7 @@ static pb_status new_node(pb_collapse *c, uint32_t parent, uint32_t sub, uint32_
                           uint32_t *idx)
 {
     c_node *n;
-    if (c_grow((void **)&c->nodes, &c->cnodes, c->nnodes + 1, sizeof *c->nodes) < 0)
+    if (pb_grow((void **)&c->nodes, &c->cnodes, c->nnodes + 1, sizeof *c->nodes) < 0)
         return C_OOM(c);
     n = &c->nodes[c->nnodes];
     n->parent = parent;
@@ -169,7 +127,7 @@ static pb_status new_node(pb_collapse *c, uint32_t parent, uint32_t sub, uint32_
 
 static pb_status get_thread(pb_collapse *c, uint64_t key, uint32_t *idx)
 {
-    uint32_t h = c_mix(key);
+    uint32_t h = pb_mix64(key);
     size_t j;
     c_thread *t;
     char buf[32];
@@ -180,7 +138,7 @@ static pb_status get_thread(pb_collapse *c, uint64_t key, uint32_t *idx)
             *idx = c->tthreads.s[j].idx;
             return PB_OK;
         }
-    if (c_grow((void **)&c->threads, &c->cthreads, c->nthreads + 1, sizeof *c->threads) < 0)
+    if (pb_grow((void **)&c->threads, &c->cthreads, c->nthreads + 1, sizeof *c->threads) < 0)
         return C_OOM(c);
     t = &c->threads[c->nthreads];
     memset(t, 0, sizeof *t);
@@ -243,8 +201,8 @@ static pb_status cs_sample(pb_sample_sink *self, uint64_t thread_key, const uint
     if ((st = get_thread(c, thread_key, &ti)) != PB_OK)
         return st;
     t = &c->threads[ti];
-    if (c_grow((void **)&t->prev, &t->pcap, depth, sizeof *t->prev) < 0 ||
-        c_grow((void **)&t->path, &t->hcap, depth, sizeof *t->path) < 0)
+    if (pb_grow((void **)&t->prev, &t->pcap, depth, sizeof *t->prev) < 0 ||
+        pb_grow((void **)&t->path, &t->hcap, depth, sizeof *t->path) < 0)
         return C_OOM(c);
     lim = depth < t->depth ? depth : (uint32_t)t->depth;
     for (m = 0; m < lim && t->prev[t->depth - 1 - m] == ids[depth - 1 - m]; m++)
@@ -254,7 +212,7 @@ static pb_status cs_sample(pb_sample_sink *self, uint64_t thread_key, const uint
         uint32_t parent = j ? t->path[j - 1] : t->root;
         if (sub >= c->nsubs)
             return pb_fail(c->err, PB_ERR_CORRUPT, 0, "sample uses frame id %u, only %zu interned", sub, c->nsubs);
-        uint32_t h = c_mix(((uint64_t)parent << 32) | sub);
+        uint32_t h = pb_mix64(((uint64_t)parent << 32) | sub);
         uint32_t node = NONE;
         size_t k;
         if (c_reserve(&c->tnodes) < 0)
@@ -320,7 +278,7 @@ static pb_status cs_finish(pb_sample_sink *self)
         for (p = (uint32_t)i; c->nodes[p].parent != NONE; p = c->nodes[p].parent)
             len += 1 + c->subs[c->nodes[p].sub].len;
         text = (char *)malloc(len + 1);
-        if (!text || c_grow((void **)&lines, &clines, nlines + 1, sizeof *lines) < 0) {
+        if (!text || pb_grow((void **)&lines, &clines, nlines + 1, sizeof *lines) < 0) {
             free(text);
             st = C_OOM(c);
             goto done;

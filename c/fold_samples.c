@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fold_samples.h"
+#include "util.h"
 
 #define NONE UINT32_MAX
 
@@ -17,27 +18,6 @@ typedef struct {
     size_t cap; /* power of two */
     size_t n;
 } itab;
-
-static uint32_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= UINT64_C(0xff51afd7ed558ccd);
-    x ^= x >> 33;
-    x *= UINT64_C(0xc4ceb9fe1a85ec53);
-    x ^= x >> 33;
-    return (uint32_t)x;
-}
-
-static uint32_t hash_bytes(const char *p, size_t n)
-{
-    uint64_t h = UINT64_C(1469598103934665603);
-    size_t i;
-    for (i = 0; i < n; i++) {
-        h ^= (unsigned char)p[i];
-        h *= UINT64_C(1099511628211);
-    }
-    return mix64(h);
-}
 
 static int itab_grow(itab *t)
 {
@@ -73,28 +53,6 @@ static int itab_reserve(itab *t)
 }
 
 /* ---- growable arrays --------------------------------------------------- */
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    size_t ncap;
-    void *np;
-    if (need <= *cap)
-        return 0;
-    ncap = *cap ? *cap : 16;
-    while (ncap < need) {
-        if (ncap > SIZE_MAX / 2)
-            return -1;
-        ncap *= 2;
-    }
-    if (ncap > SIZE_MAX / elem)
-        return -1;
-    np = realloc(*p, ncap * elem);
-    if (!np)
-        return -1;
-    *p = np;
-    *cap = ncap;
-    return 0;
-}
-
 /* ---- model ------------------------------------------------------------- */
 typedef struct {
     char *name;
@@ -256,7 +214,7 @@ static int wide(const char *p, size_t n, int utf8)
 
 static pb_status intern_file(pb_fold *f, const char *name, size_t len, int synthetic, int utf8, uint32_t *idx)
 {
-    uint32_t h = hash_bytes(name, len) ^ (uint32_t)synthetic;
+    uint32_t h = pb_hash_bytes(name, len) ^ (uint32_t)synthetic;
     size_t j;
     f_file *fl;
     if (synthetic && f->synth_file != NONE) {
@@ -273,7 +231,7 @@ static pb_status intern_file(pb_fold *f, const char *name, size_t len, int synth
             return PB_OK;
         }
     }
-    if (grow((void **)&f->files, &f->cfiles, f->nfiles + 1, sizeof *f->files) < 0)
+    if (pb_grow((void **)&f->files, &f->cfiles, f->nfiles + 1, sizeof *f->files) < 0)
         return OOM(f);
     fl = &f->files[f->nfiles];
     fl->name = dupmem(name, len);
@@ -304,7 +262,7 @@ static pb_status intern_file(pb_fold *f, const char *name, size_t len, int synth
 static pb_status intern_sub(pb_fold *f, const char *name, size_t len, uint32_t file, int32_t first_line,
                             int utf8, uint32_t *idx)
 {
-    uint32_t h = hash_bytes(name, len);
+    uint32_t h = pb_hash_bytes(name, len);
     size_t j;
     f_sub *s;
     if (itab_reserve(&f->tsubs) < 0)
@@ -318,7 +276,7 @@ static pb_status intern_sub(pb_fold *f, const char *name, size_t len, uint32_t f
             return PB_OK;
         }
     }
-    if (grow((void **)&f->subs, &f->csubs, f->nsubs + 1, sizeof *f->subs) < 0)
+    if (pb_grow((void **)&f->subs, &f->csubs, f->nsubs + 1, sizeof *f->subs) < 0)
         return OOM(f);
     s = &f->subs[f->nsubs];
     s->name = dupmem(name, len);
@@ -357,14 +315,14 @@ static pb_status ss_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
     if (st != PB_OK)
         return st;
     need = pb_fold_sub_name(fr, NULL, 0) + 1;
-    if (grow((void **)&f->namebuf, &f->cnamebuf, need, 1) < 0)
+    if (pb_grow((void **)&f->namebuf, &f->cnamebuf, need, 1) < 0)
         return OOM(f);
     pb_fold_sub_name(fr, f->namebuf, need);
     if ((st = intern_sub(f, f->namebuf, need - 1, file, synthetic ? -1 : fr->first_line,
                          fr->package.utf8 || fr->name.utf8, &sub)) != PB_OK)
         return st;
     line = (!synthetic && fr->line > 0) ? (uint32_t)fr->line : 0;
-    h = mix64(((uint64_t)sub << 32) ^ ((uint64_t)file << 20) ^ line);
+    h = pb_mix64(((uint64_t)sub << 32) ^ ((uint64_t)file << 20) ^ line);
     if (itab_reserve(&f->tframes) < 0)
         return OOM(f);
     for (j = h & (f->tframes.cap - 1); f->tframes.s[j].idx != NONE; j = (j + 1) & (f->tframes.cap - 1)) {
@@ -374,7 +332,7 @@ static pb_status ss_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
             return PB_OK;
         }
     }
-    if (grow((void **)&f->frames, &f->cframes, f->nframes + 1, sizeof *f->frames) < 0)
+    if (pb_grow((void **)&f->frames, &f->cframes, f->nframes + 1, sizeof *f->frames) < 0)
         return OOM(f);
     f->frames[f->nframes].sub = sub;
     f->frames[f->nframes].file = file;
@@ -389,7 +347,7 @@ static pb_status ss_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
 static pb_status new_node(pb_fold *f, uint32_t parent, uint32_t frame, uint32_t thread, uint32_t h, uint32_t *idx)
 {
     f_node *n;
-    if (grow((void **)&f->nodes, &f->cnodes, f->nnodes + 1, sizeof *f->nodes) < 0)
+    if (pb_grow((void **)&f->nodes, &f->cnodes, f->nnodes + 1, sizeof *f->nodes) < 0)
         return OOM(f);
     n = &f->nodes[f->nnodes];
     n->parent = parent;
@@ -404,7 +362,7 @@ static pb_status new_node(pb_fold *f, uint32_t parent, uint32_t frame, uint32_t 
 
 static pb_status get_thread(pb_fold *f, uint64_t key, uint32_t *idx)
 {
-    uint32_t h = mix64(key);
+    uint32_t h = pb_mix64(key);
     size_t j;
     f_thread *t;
     pb_status st;
@@ -416,7 +374,7 @@ static pb_status get_thread(pb_fold *f, uint64_t key, uint32_t *idx)
             return PB_OK;
         }
     }
-    if (grow((void **)&f->threads, &f->cthreads, f->nthreads + 1, sizeof *f->threads) < 0)
+    if (pb_grow((void **)&f->threads, &f->cthreads, f->nthreads + 1, sizeof *f->threads) < 0)
         return OOM(f);
     t = &f->threads[f->nthreads];
     memset(t, 0, sizeof *t);
@@ -577,8 +535,8 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
         if ((st = emit(f, &c)) != PB_OK)
             return st;
     }
-    if (grow((void **)&t->prev, &t->pcap, depth, sizeof *t->prev) < 0 ||
-        grow((void **)&t->path, &t->hcap, depth, sizeof *t->path) < 0)
+    if (pb_grow((void **)&t->prev, &t->pcap, depth, sizeof *t->prev) < 0 ||
+        pb_grow((void **)&t->path, &t->hcap, depth, sizeof *t->path) < 0)
         return OOM(f);
     /* common outermost part with the previous sample of this thread */
     lim = depth < t->depth ? depth : (uint32_t)t->depth;
@@ -590,7 +548,7 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
         if (frame >= f->nframes)
             return pb_fail(f->err, PB_ERR_CORRUPT, 0, "sample uses frame id %u, only %zu interned", frame,
                            f->nframes);
-        uint32_t h = mix64(((uint64_t)parent << 32) | frame);
+        uint32_t h = pb_mix64(((uint64_t)parent << 32) | frame);
         size_t k;
         uint32_t node = NONE;
         if (itab_reserve(&f->tnodes) < 0)
@@ -653,8 +611,8 @@ typedef struct {
 
 static int edge_add(edges *E, const f_edge *key, f_edge **out)
 {
-    uint32_t h = mix64(((uint64_t)key->thread << 40) ^ ((uint64_t)key->caller << 20) ^ key->callee) ^
-                 mix64(((uint64_t)key->fid << 32) | key->line);
+    uint32_t h = pb_mix64(((uint64_t)key->thread << 40) ^ ((uint64_t)key->caller << 20) ^ key->callee) ^
+                 pb_mix64(((uint64_t)key->fid << 32) | key->line);
     size_t j;
     if (itab_reserve(&E->tab) < 0)
         return -1;
@@ -666,7 +624,7 @@ static int edge_add(edges *E, const f_edge *key, f_edge **out)
             return 0;
         }
     }
-    if (grow((void **)&E->e, &E->cap, E->n + 1, sizeof *E->e) < 0)
+    if (pb_grow((void **)&E->e, &E->cap, E->n + 1, sizeof *E->e) < 0)
         return -1;
     E->e[E->n] = *key;
     E->e[E->n].hash = h;
