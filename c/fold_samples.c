@@ -6,6 +6,8 @@
 #include "util.h"
 
 #define NONE UINT32_MAX
+/* TIME_LINE chunks one sample may fill (each at most INT32_MAX ticks) */
+#define PB_FOLD_MAX_SPLIT 65536u
 
 /* ---- a small open-addressing index table ------------------------------ */
 typedef struct {
@@ -579,20 +581,37 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
     t->depth = depth;
     if (depth) {
         f->nodes[t->path[depth - 1]].self_w += weight;
-        if (pb_sink_wants(f->out, PB_T_TIME_LINE)) {
+        {
+            /* ticks = weight x interval, in TIME_LINEs of at most INT32_MAX
+             * ticks each (no time is lost).  A sample may fill at most
+             * PB_FOLD_MAX_SPLIT of them: a corrupt weight must not turn a
+             * few bytes into billions of chunks. */
             const f_frame *leaf = &f->frames[ids[0]];
             uint32_t fid = f->files[leaf->file].fid;
             uint64_t left = weight;
             uint64_t per = tpw ? (uint64_t)INT32_MAX / tpw : left;
+            uint64_t nchunks;
             pb_chunk c;
             if (per == 0)
                 per = 1;
-            while (left) {
-                uint64_t w = left < per ? left : per;
-                pb_chunk_time_line(&c, (int32_t)(w * tpw), fid, leaf->line);
-                if ((st = emit(f, &c)) != PB_OK)
-                    return st;
-                left -= w;
+            nchunks = left / per + (left % per != 0);
+            if (nchunks > PB_FOLD_MAX_SPLIT)
+                return pb_fail_nooff(f->err, PB_ERR_LIMIT,
+                                     "a sample of weight %llu x %llu ticks would need %llu TIME_LINE chunks; one "
+                                     "sample may fill at most %u (%u x 2^31 ticks)",
+                                     (unsigned long long)weight, (unsigned long long)tpw,
+                                     (unsigned long long)nchunks, (unsigned)PB_FOLD_MAX_SPLIT,
+                                     (unsigned)PB_FOLD_MAX_SPLIT);
+            if (!pb_sink_wants(f->out, PB_T_TIME_LINE)) {
+                f->out->seq += nchunks; /* for_chunks' $. still counts them */
+            } else {
+                while (left) {
+                    uint64_t w = left < per ? left : per;
+                    pb_chunk_time_line(&c, (int32_t)(w * tpw), fid, leaf->line);
+                    if ((st = emit(f, &c)) != PB_OK)
+                        return st;
+                    left -= w;
+                }
             }
         }
     }
