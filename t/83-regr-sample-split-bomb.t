@@ -20,7 +20,7 @@ my $e = $@;
 ok(time - $t0 < 5, 'stops quickly');
 ok(ref $e && $e->isa('Devel::ProfileBridge::Error'), 'an error object');
 is(ref $e && $e->class, 'limit', 'class limit');
-like("$e", qr/^statprofiler: limit: .*would need 209234946 TIME_LINE chunks; one sample may fill at most 65536/,
+like("$e", qr/^statprofiler: limit: .*209234946.*TIME_LINE chunks/,
     'the message says what was refused');
 ok($n < 1000, "few chunks delivered before the error ($n)");
 eval { Devel::ProfileBridge::chunk_counts($f) };
