@@ -1,4 +1,5 @@
 /* decode.c - options, the decoder table, and detect-then-decode. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include "pb.h"
@@ -6,6 +7,26 @@
 void pb_options_init(pb_options *o)
 {
     memset(o, 0, sizeof *o);
+}
+
+pb_status pb_salvage_warn(pb_error *err, pb_sink *sink, const char *done_fmt, ...)
+{
+    char line[PB_ERR_MSG_MAX + PB_ERR_FILE_MAX + 160];
+    char done[128];
+    char msg[sizeof line + sizeof done + 32];
+    va_list ap;
+    va_start(ap, done_fmt);
+    vsnprintf(done, sizeof done, done_fmt, ap);
+    va_end(ap);
+    pb_error_format(err, line, sizeof line);
+    snprintf(msg, sizeof msg, "%s; salvaged %s before it", line, done);
+    err->status = PB_OK;
+    err->message[0] = '\0';
+    err->has_offset = 0;
+    err->offset = 0;
+    if (sink && sink->warn)
+        sink->warn(sink, msg);
+    return PB_OK;
 }
 
 void pb_options_resolve(pb_options *o)

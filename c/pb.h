@@ -75,6 +75,17 @@ void pb_detect_bytes(const unsigned char *p, size_t len, pb_format_info *info);
 /* Open, sniff, close. PB_ERR_IO if the file can't be read. */
 pb_status pb_detect_file(const char *path, pb_format_info *info, pb_error *err);
 
+/* Salvage (opt->salvage): a decoder that met a `truncated` error after
+ * delivering a usable prefix calls this after flushing what it holds.  It
+ * turns the error into one warning on sink->warn,
+ *     "<format>: truncated: <what> at byte N of F; salvaged <done> before it"
+ * (done: printf-style, e.g. "1234 samples"), clears err and returns PB_OK. */
+pb_status pb_salvage_warn(pb_error *err, pb_sink *sink, const char *done_fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
 /* ---- decoding --------------------------------------------------------- */
 typedef pb_status (*pb_decoder_fn)(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 /* NULL when there is no decoder for f in this build */

@@ -99,6 +99,15 @@ static pb_status need(ep_rd *r, size_t n, const char *what)
                    "%s needs %zu byte%s, the file has %zu left", what, n, n == 1 ? "" : "s", pb_src_avail(r->s));
 }
 
+/* every record is at most 65535 bytes; max_record_size may say less */
+static pb_status rec_limit(ep_rd *r, size_t size, uint64_t off, const char *what)
+{
+    if (r->opt->max_record_size && (uint64_t)size > r->opt->max_record_size)
+        return pb_fail(r->err, PB_ERR_LIMIT, off, "%s of %zu bytes is longer than max_record_size (%llu bytes)", what,
+                       size, (unsigned long long)r->opt->max_record_size);
+    return PB_OK;
+}
+
 static void warn(ep_rd *r, const char *msg)
 {
     if (r->sink->warn) {
@@ -498,11 +507,13 @@ static pb_status read_descriptors(ep_rd *r, uint32_t count)
                 return st;
         }
         size = le16(r->s->p);
+        if ((st = rec_limit(r, size, off, "descriptor record")) != PB_OK)
+            return st;
         if (r->ndesc == r->desc_cap) {
             uint32_t nc = r->desc_cap ? r->desc_cap * 2 : 64;
             ep_desc *nd;
             if (r->desc_cap > UINT32_MAX / 4)
-                return pb_fail(r->err, PB_ERR_LIMIT, off, "too many descriptors");
+                return pb_fail(r->err, PB_ERR_LIMIT, off, "descriptor table: more than 2^30 descriptors");
             nd = (ep_desc *)realloc(r->desc, (size_t)nc * sizeof *nd);
             if (!nd)
                 return pb_fail(r->err, PB_ERR_LIMIT, off, "out of memory reading descriptors");
@@ -632,6 +643,8 @@ static pb_status read_thread(ep_rd *r, uint32_t index)
     tid = r->tid64 ? le64(p) : le32(p);
     name_size = le16(p + tsz);
     r->s->p += tsz + 2;
+    if ((st = rec_limit(r, name_size, toff, "thread name")) != PB_OK)
+        return st;
     snprintf(what, sizeof what, "thread %llu name of %u bytes", (unsigned long long)tid, name_size);
     if ((st = need(r, name_size, what)) != PB_OK)
         return st;
@@ -699,6 +712,8 @@ static pb_status read_thread(ep_rd *r, uint32_t index)
         if ((st = need(r, 2, "context switch record size")) != PB_OK)
             return st;
         size = le16(r->s->p);
+        if ((st = rec_limit(r, size, off, "context switch record")) != PB_OK)
+            return st;
         if (pb_src_need(r->s, 2 + (size_t)size) <= 0) {
             if (r->err->status)
                 return r->err->status;
@@ -711,7 +726,7 @@ static pb_status read_thread(ep_rd *r, uint32_t index)
                            "context switch record is %u bytes, shorter than begin, end and a %zu-byte target tid",
                            size, tsz);
         if (conv(r, le64(r->s->p + 10), &e_ns))
-            return pb_fail(r->err, PB_ERR_CORRUPT, off, "context switch end time does not fit in 64 bits of ns");
+            return pb_fail(r->err, PB_ERR_CORRUPT, off, "context switch record: end time does not fit in 64 bits of ns at the file's cpu_frequency");
         if (e_ns > r->begin_ns)
             cs_kept++;
         r->records++;
@@ -750,6 +765,8 @@ static pb_status read_thread(ep_rd *r, uint32_t index)
         off = pb_src_offset(r->s);
         q = r->s->p;
         size = le16(q);
+        if ((st = rec_limit(r, size, off, "block record")) != PB_OK)
+            return st;
         if (size < 20)
             return pb_fail(r->err, PB_ERR_CORRUPT, off,
                            "block record is %u bytes, shorter than its begin, end and descriptor id (20)", size);
@@ -761,7 +778,7 @@ static pb_status read_thread(ep_rd *r, uint32_t index)
         if (!d->present)
             return pb_fail(r->err, PB_ERR_CORRUPT, off, "block record uses descriptor %u, whose slot is empty", id);
         if (conv(r, le64(q + 2), &b_ns) || conv(r, le64(q + 10), &e_ns))
-            return pb_fail(r->err, PB_ERR_CORRUPT, off, "block times do not fit in 64 bits of ns");
+            return pb_fail(r->err, PB_ERR_CORRUPT, off, "block record: begin or end time does not fit in 64 bits of ns at the file's cpu_frequency");
         tail = q + 22;
         tlen = (size_t)size - 20;
         r->records++;
@@ -850,6 +867,8 @@ static pb_status read_tail(ep_rd *r)
         if ((st = need(r, 2, "bookmark record size")) != PB_OK)
             return st;
         size = le16(r->s->p);
+        if ((st = rec_limit(r, size, off, "bookmark record")) != PB_OK)
+            return st;
         if (pb_src_need(r->s, 2 + (size_t)size) <= 0) {
             if (r->err->status)
                 return r->err->status;
@@ -962,6 +981,20 @@ pb_status pb_read_easyprofiler(pb_source *src, const pb_options *opt, pb_sink *s
     }
     st = PB_OK;
 done:
+    if (st == PB_ERR_TRUNCATED && opt->salvage && r.records > 0) {
+        /* salvage: fold the blocks read so far; the open thread is closed
+         * (its SUB_INFO, SUB_CALLERS, PID_END) as if its data ended here */
+        pb_error keep = *err;
+        err->status = PB_OK;
+        st = pb_spans_thread_end(r.fold);
+        if (st == PB_OK) {
+            *err = keep;
+            st = pb_salvage_warn(err, sink, "%llu block and context switch record%s",
+                                 (unsigned long long)r.records, r.records == 1 ? "" : "s");
+        } else if (err->status == PB_OK) {
+            err->status = st; /* the sink stopped */
+        }
+    }
     pb_spans_free(r.fold);
     free(r.desc);
     free(r.text.p);

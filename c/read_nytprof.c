@@ -19,7 +19,79 @@ typedef struct {
     char *scratch[2];    /* copies of strings that later reads could move */
     size_t scap[2];
     int deflated;
+    uint64_t max_record;  /* max_record_size: longest string or text line */
+    /* salvage: processes still open, to close them with a PID_END */
+    int salvage;
+    struct nyt_open { uint32_t pid; double start; } *open;
+    size_t nopen, copen;
+    double ticks;         /* TIME_LINE/TIME_BLOCK ticks seen */
+    double ticks_per_sec; /* ATTRIBUTE ticks_per_sec */
+    int have_overhead;    /* ATTRIBUTE cumulative_overhead_ticks seen */
+    uint32_t ret_depth;   /* depth of the last SUB_RETURN */
 } nyt_rd;
+
+/* at most this many open processes are tracked for salvage */
+#define NYT_MAX_OPEN 65536
+
+static void track_pid_start(nyt_rd *r, uint32_t pid, double t)
+{
+    if (r->nopen == r->copen) {
+        size_t nc = r->copen ? r->copen * 2 : 8;
+        struct nyt_open *np;
+        if (nc > NYT_MAX_OPEN)
+            return;
+        np = (struct nyt_open *)realloc(r->open, nc * sizeof *np);
+        if (!np)
+            return;
+        r->open = np;
+        r->copen = nc;
+    }
+    r->open[r->nopen].pid = pid;
+    r->open[r->nopen].start = t;
+    r->nopen++;
+}
+
+static void track_pid_end(nyt_rd *r, uint32_t pid)
+{
+    size_t i;
+    for (i = r->nopen; i-- > 0;)
+        if (r->open[i].pid == pid) {
+            r->open[i] = r->open[--r->nopen];
+            return;
+        }
+}
+
+/* salvage: a PID_END for every process the cut left open, at its start time
+ * plus the ticks seen (nytprofhtml needs the pair, with a positive span) */
+static pb_status close_open_pids(nyt_rd *r)
+{
+    pb_chunk c;
+    size_t i;
+    double span = r->ticks_per_sec > 0 ? r->ticks / r->ticks_per_sec : 0;
+    if (!(span > 1e-6))
+        span = 1e-6;
+    memset(&c, 0, sizeof c);
+    /* written at the end of a run: Devel::NYTProf::Data divides by it */
+    if (!r->have_overhead && pb_emit_attribute(r->sink, "cumulative_overhead_ticks", "0"))
+        return PB_ERR_ABORT;
+    /* calls still active at the cut: nytprofcalls wants every SUB_RETURN
+     * depth closed down to 1 (their names are not in the file) */
+    if (r->ret_depth > 1 && r->ret_depth <= 100000) {
+        uint32_t d;
+        for (d = r->ret_depth - 1; d >= 1; d--) {
+            pb_chunk_sub_return(&c, d, 0.0, 0.0, pb_str_c("main::__UNRETURNED_AT_CUT__"));
+            if (pb_emit(r->sink, &c))
+                return PB_ERR_ABORT;
+        }
+    }
+    for (i = 0; i < r->nopen; i++) {
+        pb_chunk_pid_end(&c, r->open[i].pid, r->open[i].start + span);
+        if (pb_emit(r->sink, &c))
+            return PB_ERR_ABORT;
+    }
+    r->nopen = 0;
+    return PB_OK;
+}
 
 static pb_status short_read(nyt_rd *r, int got, size_t need, const char *field)
 {
@@ -81,6 +153,12 @@ static pb_status rd_str(nyt_rd *r, pb_str *out, int keep, const char *field)
     s->p++;
     if ((st = rd_u32(r, &len, field)) != PB_OK)
         return st;
+    /* a length past the end of a plain file is truncation, not a limit */
+    if (len > r->max_record &&
+        !(s->view == PB_VIEW_PLAIN && pb_src_size(s) != UINT64_MAX && pb_src_offset(s) + len > pb_src_size(s)))
+        return pb_fail(r->err, PB_ERR_LIMIT, pb_src_offset(s),
+                       "%s record: %s of %u bytes is longer than max_record_size (%llu bytes)", r->what, field, len,
+                       (unsigned long long)r->max_record);
     got = pb_src_need(s, len);
     if (got <= 0)
         return short_read(r, got, len, field);
@@ -122,6 +200,10 @@ static pb_status rd_line(nyt_rd *r, const char **line, size_t *len)
             }
             scanned = avail;
         }
+        if (scanned >= r->max_record)
+            return pb_fail(r->err, PB_ERR_LIMIT, pb_src_offset(s),
+                           "%s text: no newline in its first %llu bytes (max_record_size)", r->what,
+                           (unsigned long long)r->max_record);
         got = pb_src_need(s, avail + 1);
         if (got <= 0) {
             if (got < 0)
@@ -165,6 +247,15 @@ static pb_status text_chunk(nyt_rd *r, unsigned char tag)
             return pb_fail(r->err, PB_ERR_UNSUPPORTED, r->rec_off,
                            "profile written with nv_size=%.*s; this reader handles nv_size=8 (IEEE double)",
                            (int)(val.len > 20 ? 20 : val.len), val.ptr);
+        if (tag == ':' && r->salvage && key.len == 13 && memcmp(key.ptr, "ticks_per_sec", 13) == 0) {
+            char num[32];
+            size_t n = val.len < sizeof num - 1 ? val.len : sizeof num - 1;
+            memcpy(num, val.ptr, n);
+            num[n] = '\0';
+            r->ticks_per_sec = strtod(num, NULL);
+        }
+        if (tag == ':' && key.len == 25 && memcmp(key.ptr, "cumulative_overhead_ticks", 25) == 0)
+            r->have_overhead = 1;
         if (tag == ':')
             pb_chunk_attribute(&c, key, val);
         else
@@ -191,7 +282,7 @@ static pb_status read_header(nyt_rd *r)
     if ((st = rd_line(r, &line, &len)) != PB_OK)
         return st;
     if (len >= sizeof tmp)
-        return pb_fail(r->err, PB_ERR_CORRUPT, 0, "header line is %zu bytes long", len);
+        return pb_fail(r->err, PB_ERR_CORRUPT, 0, "header line is %zu bytes long; \"NYTProf <major> <minor>\" expected", len);
     memcpy(tmp, line, len);
     tmp[len] = '\0';
     if (sscanf(tmp, "NYTProf %d %d\n%n", &major, &minor, &n) < 2 || major < 0 || minor < 0)
@@ -216,11 +307,13 @@ pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, 
     nyt_rd r;
     pb_status st;
     pb_chunk c;
-    (void)opt;
+    uint64_t seq0 = sink->seq;
     memset(&r, 0, sizeof r);
     r.s = src;
     r.err = err;
     r.sink = sink;
+    r.max_record = opt && opt->max_record_size ? opt->max_record_size : PB_DEFAULT_MAX_RECORD;
+    r.salvage = opt && opt->salvage;
     memset(&c, 0, sizeof c);
 
     TRY(read_header(&r));
@@ -249,6 +342,7 @@ pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, 
                 TRY(rd_u32(&r, &fid, "fid"));
                 TRY(rd_u32(&r, &line, "line"));
                 pb_chunk_time_line(&c, (int32_t)t, fid, line);
+                r.ticks += (int32_t)t;
             }
             EMIT();
             break;
@@ -267,6 +361,7 @@ pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, 
                 TRY(rd_nv(&r, &excl, "exclusive ticks"));
                 TRY(rd_str(&r, &name, -1, "sub name"));
                 pb_chunk_sub_return(&c, depth, incl, excl, name);
+                r.ret_depth = depth;
             }
             EMIT();
             break;
@@ -290,6 +385,7 @@ pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, 
                 TRY(rd_u32(&r, &bl, "block line"));
                 TRY(rd_u32(&r, &sl, "sub line"));
                 pb_chunk_time_block(&c, (int32_t)t, fid, line, bl, sl);
+                r.ticks += (int32_t)t;
             }
             EMIT();
             break;
@@ -362,6 +458,8 @@ pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, 
                 TRY(rd_u32(&r, &ppid, "ppid"));
                 TRY(rd_nv(&r, &t, "start time"));
                 pb_chunk_pid_start(&c, pid, ppid, t);
+                if (r.salvage)
+                    track_pid_start(&r, pid, t);
             }
             EMIT();
             break;
@@ -373,6 +471,8 @@ pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, 
                 TRY(rd_u32(&r, &pid, "pid"));
                 TRY(rd_nv(&r, &t, "end time"));
                 pb_chunk_pid_end(&c, pid, t);
+                if (r.salvage)
+                    track_pid_end(&r, pid);
             }
             EMIT();
             break;
@@ -405,8 +505,18 @@ pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, 
     }
     st = PB_OK;
 done:
+    if (st == PB_ERR_TRUNCATED && r.salvage && sink->seq > seq0) {
+        uint64_t n = sink->seq - seq0;
+        if (close_open_pids(&r) != PB_OK) {
+            st = PB_ERR_ABORT;
+            err->status = PB_ERR_ABORT;
+        }
+        else
+            st = pb_salvage_warn(err, sink, "%llu chunk%s", (unsigned long long)n, n == 1 ? "" : "s");
+    }
     free(r.scratch[0]);
     free(r.scratch[1]);
+    free(r.open);
     if (st == PB_ERR_ABORT && err->status == PB_OK)
         err->status = PB_ERR_ABORT;
     return st;

@@ -151,7 +151,7 @@ typedef struct {
     int pid_started, pid_ended, saw_overhead, saw_application, tps_emitted, saw_basetime;
     int have_calls;
     uint64_t sum_ticks, max_ticks;
-    uint64_t budget;
+    uint64_t budget, budget_total;
 
     pyn_map fidmap;         /* file fid -> our fid */
     uint32_t nfids;
@@ -346,9 +346,10 @@ static pb_status budget(pyn *r, uint64_t n, uint32_t fid, uint32_t line)
 {
     if (n > r->budget)
         return pb_fail(r->err, PB_ERR_LIMIT, pb_src_offset(r->s),
-                       "line %u of fid %u needs %llu more TIME_LINE chunks, more than the %llu statements "
-                       "this reader synthesises per file",
-                       line, fid, (unsigned long long)n, (unsigned long long)PYN_MAX_STATEMENTS);
+                       "line %u of fid %u needs %llu more TIME_LINE chunks, more than the %llu left of "
+                       "max_statements (%llu per file)",
+                       line, fid, (unsigned long long)n, (unsigned long long)r->budget,
+                       (unsigned long long)r->budget_total);
     r->budget -= n;
     return PB_OK;
 }
@@ -1421,6 +1422,7 @@ pb_status pb_read_pynytprof(pb_source *src, const pb_options *opt, pb_sink *sink
     pb_status st;
     size_t i;
     pb_options o;
+    uint64_t seq0;
     if (opt)
         o = *opt;
     else
@@ -1432,22 +1434,22 @@ pb_status pb_read_pynytprof(pb_source *src, const pb_options *opt, pb_sink *sink
     r.sink = sink;
     r.err = err;
     r.tps = PYN_DEFAULT_TPS;
-    r.budget = opt->max_statements ? opt->max_statements : PYN_MAX_STATEMENTS;
+    r.budget = o.max_statements ? o.max_statements : PYN_MAX_STATEMENTS;
+    r.budget_total = r.budget;
     r.chunk_end = UINT64_MAX;
+    seq0 = sink->seq;
     st = run(&r);
     if (st == PB_ERR_TRUNCATED && o.salvage && r.version_done && err->status == PB_ERR_TRUNCATED) {
         /* deliver a loadable ending for what came before */
         pb_error keep = *err;
-        char buf[PB_ERR_MSG_MAX + 64];
+        uint64_t n = sink->seq - seq0;
         err->status = PB_OK;
-        if (finish(&r) == PB_OK) {
-            snprintf(buf, sizeof buf, "pynytprof: salvaged after: %s at byte %llu", keep.message,
-                     (unsigned long long)keep.offset);
-            if (sink->warn)
-                sink->warn(sink, buf);
-            st = PB_OK;
-        } else if (err->status == PB_OK) {
+        st = finish(&r);
+        if (st == PB_OK) {
             *err = keep;
+            st = pb_salvage_warn(err, sink, "%llu chunk%s", (unsigned long long)n, n == 1 ? "" : "s");
+        } else if (err->status == PB_OK) {
+            err->status = st;
         }
     }
     for (i = 0; i < r.nsubs; i++)

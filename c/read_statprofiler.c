@@ -163,21 +163,26 @@ static int sp_packet(sp_stream *st)
             st->buf = nb;
             st->cap = ncap;
         }
-        st->p = buf + pofs;
-        st->end = buf + live;
-        if (st->mark)
-            st->mark = buf + mofs;
+        if (buf) { /* NULL only before the first non-empty packet (then pofs = live = 0) */
+            st->p = buf + pofs;
+            st->end = buf + live;
+            if (st->mark)
+                st->mark = buf + mofs;
+        }
     }
     {
         size_t out = ulen;
-        if (snappy_uncompress((const char *)s->p + 2, clen, (char *)st->end, &out) != SNAPPY_OK || out != ulen) {
+        if (ulen == 0 ? snappy_validate_compressed_buffer((const char *)s->p + 2, clen) != SNAPPY_OK
+                      : (snappy_uncompress((const char *)s->p + 2, clen, (char *)st->end, &out) != SNAPPY_OK ||
+                         out != ulen)) {
             pb_fail(st->err, PB_ERR_CORRUPT, poff, "snappy packet of %zu bytes does not decompress (corrupt block)",
                     clen);
             return -1;
         }
     }
     s->p += 2 + clen;
-    st->end += ulen;
+    if (ulen)
+        st->end += ulen;
     st->total += ulen;
     st->packets++;
     return 1;
@@ -533,6 +538,8 @@ static pb_status sp_header(sp_dec *d)
     d->hdr.depth = 20;
     for (;;) {
         unsigned tag;
+        /* no mark while the window may still be empty (st.p NULL would read
+         * as "no mark"); the record start is marked once its tag is there */
         r->st.mark = r->st.p;
         got = sp_need(&r->st, 1);
         if (got <= 0) {
@@ -1236,6 +1243,9 @@ typedef struct {
     pb_sink *out;
     char *tmp;
     size_t tcap;
+    uint64_t samples; /* sample records folded (salvage message) */
+    uint64_t interval; /* ticks one unit of weight stands for */
+    uint64_t budget;   /* max_statements: TIME_LINE chunks beyond one per sample */
 } sp_chunks;
 
 static pb_status spc_attribute(pb_sample_sink *self, const char *key, pb_str value)
@@ -1259,6 +1269,25 @@ static pb_status spc_sample(pb_sample_sink *self, uint64_t key, const uint32_t *
                             uint64_t ts)
 {
     sp_chunks *c = (sp_chunks *)self->ctx;
+    c->samples++;
+    if (depth && weight) {
+        /* the fold splits weight x interval ticks into TIME_LINEs of at most
+         * INT32_MAX ticks: a huge weight or interval turns a few bytes into
+         * many chunks, so the extra ones come out of max_statements */
+        uint64_t per = c->interval ? (uint64_t)INT32_MAX / c->interval : weight;
+        uint64_t extra;
+        if (per == 0)
+            per = 1;
+        extra = weight / per + (weight % per != 0) - 1;
+        if (extra > c->budget)
+            return pb_fail_nooff(self->err, PB_ERR_LIMIT,
+                                 "sample record %llu: weight %llu x %llu us needs %llu more TIME_LINE chunks than "
+                                 "the %llu left of max_statements",
+                                 (unsigned long long)c->samples, (unsigned long long)weight,
+                                 (unsigned long long)c->interval, (unsigned long long)extra,
+                                 (unsigned long long)c->budget);
+        c->budget -= extra;
+    }
     return c->fold->sample(c->fold, key, ids, depth, weight, ts);
 }
 static pb_status spc_finish(pb_sample_sink *self)
@@ -1388,6 +1417,8 @@ static pb_status sp_fold_run(pb_source *src, const char *const *paths, size_t n,
         return err->status ? err->status : PB_ERR_LIMIT;
     }
     memset(&c, 0, sizeof c);
+    c.interval = interval;
+    c.budget = o.max_statements;
     c.fold = pb_fold_sample_sink(fold);
     c.out = out;
     c.ss.attribute = spc_attribute;
@@ -1406,6 +1437,19 @@ static pb_status sp_fold_run(pb_source *src, const char *const *paths, size_t n,
         d.hooks = &hooks;
         d.key = 0;
         rc = sp_header_facts(&d);
+        if (rc == PB_OK) {
+            /* nytprofhtml prints these on every page: the run's start (the
+             * genealogy id's time() word) and the trace's base name */
+            const unsigned char *w = d.hdr.id + 8;
+            const char *f = err->file, *b = strrchr(f, '/');
+            char t[16];
+            snprintf(t, sizeof t, "%lu",
+                     (unsigned long)((uint32_t)w[0] | ((uint32_t)w[1] << 8) | ((uint32_t)w[2] << 16) |
+                                     ((uint32_t)w[3] << 24)));
+            rc = c.ss.attribute(&c.ss, "basetime", pb_str_c(t));
+            if (rc == PB_OK)
+                rc = c.ss.attribute(&c.ss, "application", pb_str_c(f[0] ? (b ? b + 1 : f) : "statprofiler"));
+        }
         if (rc == PB_OK && c.ss.thread) {
             char label[16];
             uint32_t pid = pb_sp_id_pid(d.hdr.id);
@@ -1415,16 +1459,18 @@ static pb_status sp_fold_run(pb_source *src, const char *const *paths, size_t n,
         if (rc == PB_OK)
             rc = sp_body(&d);
         if (rc == PB_ERR_TRUNCATED && o.salvage) {
-            char msg[PB_ERR_MSG_MAX + 64];
-            snprintf(msg, sizeof msg, "statprofiler: salvaged the samples before: %s at byte %llu", err->message,
-                     (unsigned long long)err->offset);
-            if (out->warn)
-                out->warn(out, msg);
+            /* fold what came before the cut, then say what happened */
+            pb_error keep = *err;
             err->status = PB_OK;
-            rc = PB_OK;
-        }
-        if (rc == PB_OK)
             rc = spc_finish(&c.ss);
+            if (rc == PB_OK) {
+                *err = keep;
+                rc = pb_salvage_warn(err, out, "%llu sample%s", (unsigned long long)c.samples,
+                                     c.samples == 1 ? "" : "s");
+            }
+        } else if (rc == PB_OK) {
+            rc = spc_finish(&c.ss);
+        }
         sp_dec_free(&d);
     } else {
         rc = pb_statprofiler_files(paths, n, &o, &c.ss, &hooks, err);

@@ -112,6 +112,13 @@ typedef struct {
     uint32_t max_depth;
     char *pkgbuf, *namebuf;
     size_t pkgcap, namecap;
+    /* salvage of a file cut before its tables: frames have no names */
+    int header_ok;                 /* the 64-byte header parsed and is version 1 */
+    int blind;                     /* replaying without string/frame tables */
+    size_t ccache;                 /* cache entries allocated (blind mode) */
+    pb_error lost;                 /* why the tables are missing (blind mode) */
+    pb_sink *warn_sink;            /* chunk sink for the salvage warning (NULL: none) */
+    uint64_t budget;               /* max_statements: TIME_LINE chunks beyond one per sample */
 } tr;
 
 static uint32_t bswap32(uint32_t v)
@@ -304,6 +311,7 @@ static pb_status read_header(tr *r)
     if (r->compression > 1)
         return pb_fail(r->err, PB_ERR_UNSUPPORTED, 52,
                        "header: compression type %u; this reader knows 0 (none) and 1 (zstd)", r->compression);
+    r->header_ok = 1;
     r->size = pb_src_size(s);
     if (r->size == UINT64_MAX)
         return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0,
@@ -413,6 +421,10 @@ static pb_status read_strings(tr *r)
             }
             return r->err->status;
         }
+        if (len > r->opt->max_record_size)
+            return pb_fail(r->err, PB_ERR_LIMIT, pb_src_offset(s),
+                           "string table entry %u of %u is %u bytes long, more than max_record_size (%llu)", i,
+                           r->nstrings_decl, len, (unsigned long long)r->opt->max_record_size);
         got = pb_src_need(s, len);
         if (got < 0)
             return r->err->status;
@@ -862,12 +874,56 @@ static pb_status read_frames_into(tr *r, t_thread *t, uint32_t at, uint32_t n, c
     for (k = 0; k < n; k++) {
         uint32_t fi;
         uint64_t off = pb_src_offset(r->s);
-        if ((st = varint32(r, &fi, rec, "frame index")) != PB_OK)
+        if ((st = varint32(r, &fi, rec, "frame index")) != PB_OK) {
+            if (st == PB_ERR_TRUNCATED && r->err->status == PB_ERR_TRUNCATED)
+                snprintf(r->err->message, sizeof r->err->message, "%s needs %u more frame ind%s (of %u)", rec,
+                         n - k, n - k == 1 ? "ex" : "ices", n);
             return st;
-        if (fi >= r->nframes)
+        }
+        if (r->blind ? fi >= r->opt->max_frames : fi >= r->nframes) {
+            if (r->blind)
+                return pb_fail(r->err, PB_ERR_LIMIT, off, "%s: frame index %u exceeds max_frames (%u)", rec, fi,
+                               r->opt->max_frames);
             return pb_fail(r->err, PB_ERR_CORRUPT, off, "%s: frame index %u out of range (frame count %zu)", rec, fi,
                            r->nframes);
+        }
         t->fidx[at + k] = fi;
+    }
+    return PB_OK;
+}
+
+/* Blind mode (salvage without tables): frame index N becomes the synthetic
+ * frame "<frame N>"; the id cache grows with the largest index seen. */
+static pb_status blind_ids(tr *r, t_thread *t, uint32_t at, uint32_t n)
+{
+    uint32_t k;
+    pb_status st;
+    for (k = at; k < at + n; k++) {
+        uint32_t fi = t->fidx[k];
+        if (fi >= r->ccache) {
+            size_t old = r->ccache, j;
+            if (t_grow((void **)&r->cache, &r->ccache, (size_t)fi + 1, sizeof *r->cache) < 0)
+                return oom(r);
+            for (j = old; j < r->ccache; j++)
+                r->cache[j] = T_NONE;
+        }
+        if (r->cache[fi] == T_NONE) {
+            char name[32];
+            pb_frame pf;
+            uint32_t id;
+            memset(&pf, 0, sizeof pf);
+            snprintf(name, sizeof name, "<frame %u>", fi);
+            pf.kind = PB_FRAME_SYNTHETIC;
+            pf.package = pb_str_make("", 0, 0);
+            pf.name = pb_str_c(name);
+            pf.file = pb_str_make("~", 1, 0);
+            pf.line = 0;
+            pf.first_line = -1;
+            if ((st = r->out->frame(r->out, &pf, &id)) != PB_OK)
+                return st;
+            r->cache[fi] = id;
+        }
+        t->ids[k] = r->cache[fi];
     }
     return PB_OK;
 }
@@ -877,6 +933,8 @@ static pb_status ids_for(tr *r, t_thread *t, uint32_t at, uint32_t n, uint64_t o
 {
     uint32_t k;
     pb_status st;
+    if (r->blind)
+        return blind_ids(r, t, at, n);
     for (k = at; k < at + n; k++) {
         uint32_t fi = t->fidx[k], id = r->cache[fi];
         if (id == T_NONE) {
@@ -899,6 +957,22 @@ static pb_status ids_for(tr *r, t_thread *t, uint32_t at, uint32_t n, uint64_t o
 
 static pb_status emit_sample(tr *r, t_thread *t, uint64_t weight, uint64_t ts)
 {
+    if (t->cap > t->start && r->interval > 1) {
+        /* the fold splits weight x interval ticks into TIME_LINEs of at most
+         * INT32_MAX ticks: a huge interval turns a few bytes into many
+         * chunks, so the extra ones come out of max_statements */
+        uint64_t per = (uint64_t)INT32_MAX / r->interval, extra;
+        if (per == 0)
+            per = 1;
+        extra = weight / per + (weight % per != 0) - 1;
+        if (extra > r->budget)
+            return pb_fail(r->err, PB_ERR_LIMIT, pb_src_offset(r->s),
+                           "sample of weight %llu x %llu us needs %llu more TIME_LINE chunks than the %llu left of "
+                           "max_statements",
+                           (unsigned long long)weight, (unsigned long long)r->interval, (unsigned long long)extra,
+                           (unsigned long long)r->budget);
+        r->budget -= extra;
+    }
     return r->out->sample(r->out, t->index, t->ids ? t->ids + t->start : NULL, t->cap - t->start, weight, ts);
 }
 
@@ -930,8 +1004,8 @@ static pb_status replay(tr *r)
             if (left == 0)
                 break;
             return pb_fail(r->err, PB_ERR_TRUNCATED, rec_off,
-                           "truncated sample data: %zu trailing byte%s, a record header needs 13", left,
-                           left == 1 ? "" : "s");
+                           "sample record header needs 13 bytes (thread id, interpreter id, encoding): %zu "
+                           "trailing byte%s before the string table", left, left == 1 ? "" : "s");
         }
         tid = get64(r, s->p);
         iid = get32(r, s->p + 8);
@@ -1002,7 +1076,8 @@ static pb_status replay(tr *r)
                 push = a;
                 if (a > r->max_depth)
                     return pb_fail(r->err, a > T_MAX_DEPTH ? PB_ERR_CORRUPT : PB_ERR_LIMIT, rec_off,
-                                   "FULL record: stack depth %u exceeds %u", a, r->max_depth);
+                                   "FULL record: stack depth %u exceeds %u (%s)", a, r->max_depth,
+                                   a > T_MAX_DEPTH ? "the format's maximum" : "max_stack_depth");
             } else {
                 if ((st = varint32(r, &b, rec, enc == 2 ? "new frame count" : "push count")) != PB_OK)
                     return st;
@@ -1017,8 +1092,9 @@ static pb_status replay(tr *r)
                 push = b;
                 if ((uint64_t)keep + push > r->max_depth)
                     return pb_fail(r->err, (uint64_t)keep + push > T_MAX_DEPTH ? PB_ERR_CORRUPT : PB_ERR_LIMIT,
-                                   rec_off, "%s: final stack depth %llu exceeds %u", rec,
-                                   (unsigned long long)keep + push, r->max_depth);
+                                   rec_off, "%s: final stack depth %llu exceeds %u (%s)", rec,
+                                   (unsigned long long)keep + push, r->max_depth,
+                                   (uint64_t)keep + push > T_MAX_DEPTH ? "the format's maximum" : "max_stack_depth");
             }
             nd = keep + push;
             if (nd > t->cap && (st = grow_stack(r, t, nd)) != PB_OK)
@@ -1039,7 +1115,7 @@ static pb_status replay(tr *r)
             }
         }
     }
-    if (r->total != r->sample_count)
+    if (r->total != r->sample_count && !r->blind)
         return pb_fail(r->err, PB_ERR_CORRUPT, pb_src_offset(s),
                        "sample count mismatch: the header declares %u samples, the sample data holds %llu",
                        r->sample_count, (unsigned long long)r->total);
@@ -1094,14 +1170,46 @@ static pb_status prepare(tr *r)
 {
     pb_status st;
     uint64_t frames_end = 0;
-    if ((st = read_header(r)) != PB_OK || (st = read_footer(r)) != PB_OK || (st = read_strings(r)) != PB_OK ||
-        (st = read_frames(r, &frames_end)) != PB_OK || (st = read_trailer(r, frames_end)) != PB_OK)
+    st = read_header(r);
+    if (st == PB_ERR_TRUNCATED && r->opt->salvage && r->header_ok && r->size != UINT64_MAX &&
+        r->size >= T_HEADER) {
+        /* cut before its tables: replay the samples that are there, with
+         * unnamed frames (see blind_ids) */
+        r->lost = *r->err;
+        r->err->status = PB_OK;
+        r->err->message[0] = '\0';
+        r->blind = 1;
+        if (r->str_off > r->size)
+            r->str_off = r->size;
+    } else if (st != PB_OK || (st = read_footer(r)) != PB_OK || (st = read_strings(r)) != PB_OK ||
+               (st = read_frames(r, &frames_end)) != PB_OK || (st = read_trailer(r, frames_end)) != PB_OK) {
         return st;
+    }
     pb_src_set_limit(r->s, UINT64_MAX);
     if ((st = pb_src_seek(r->s, T_HEADER)) != PB_OK)
         return st;
     pb_src_set_limit(r->s, r->str_off);
     return PB_OK;
+}
+
+static pb_status end_attributes(tr *r);
+
+/* salvage: close the fold on the samples replayed so far, then warn with the
+ * error that stopped us (the lost tables in blind mode, else the cut) */
+static pb_status salvage_end(tr *r)
+{
+    pb_status st;
+    pb_error why = r->blind ? r->lost : *r->err;
+    r->err->status = PB_OK;
+    if ((st = end_attributes(r)) != PB_OK || (st = r->out->finish(r->out)) != PB_OK) {
+        if (r->err->status == PB_OK)
+            r->err->status = st;
+        return st;
+    }
+    *r->err = why;
+    return pb_salvage_warn(r->err, r->warn_sink, "%llu sample%s%s", (unsigned long long)r->total,
+                           r->total == 1 ? "" : "s",
+                           r->blind ? " with unnamed frames \"<frame N>\" (the names were in the lost tables)" : "");
 }
 
 static pb_status run(tr *r)
@@ -1120,6 +1228,8 @@ static pb_status run(tr *r)
             r->s->max_inflated = bound;
     }
     st = replay(r);
+    if (r->opt->salvage && (r->blind || st == PB_ERR_TRUNCATED) && (st == PB_OK || st == PB_ERR_TRUNCATED))
+        return salvage_end(r);
     if (st == PB_ERR_LIMIT && bound && r->s->max_inflated == bound &&
         strstr(r->err->message, "max_decompressed_bytes")) {
         snprintf(r->err->message, sizeof r->err->message,
@@ -1158,6 +1268,7 @@ static void tr_init(tr *r, pb_source *src, const pb_options *opt, pb_error *err)
     r->opt = opt;
     r->app_frame = T_NONE;
     r->app_dist = UINT32_MAX;
+    r->budget = opt->max_statements ? opt->max_statements : PB_DEFAULT_MAX_STATEMENTS;
     r->max_depth = opt->max_stack_depth && opt->max_stack_depth < T_MAX_DEPTH ? opt->max_stack_depth : T_MAX_DEPTH;
 }
 
@@ -1193,6 +1304,7 @@ pb_status pb_read_tachyon(pb_source *src, const pb_options *opt_in, pb_sink *sin
         pb_options_init(&opt);
     pb_options_resolve(&opt);
     tr_init(&r, src, &opt, err);
+    r.warn_sink = sink;
     st = prepare(&r);
     if (st == PB_OK) {
         memset(&cfg, 0, sizeof cfg);

@@ -285,7 +285,7 @@ static int fill_zstd(pb_source *s, size_t n)
             if (s->z_done)
                 return 0;
             pb_fail(s->err, PB_ERR_TRUNCATED, pb_src_offset(s) + (uint64_t)(s->end - s->p),
-                    "incomplete zstd frame: data may be truncated");
+                    "zstd frame ends before it is complete: the input stops inside it (file truncated?)");
             return -1;
         }
         room = s->cap - (size_t)(s->end - s->buf);

@@ -1,0 +1,184 @@
+/* fuzz_common.h - the whole path every harness drives (libFuzzer).
+ *
+ * One input is:
+ *   1. decoded (format forced, or detected for fuzz_detect) straight into the
+ *      NYTProf writer writing to memory -- so sampling decoders go through
+ *      fold_samples.c and EasyProfiler through fold_spans.c, and every chunk
+ *      reaches write_nytprof.c;
+ *   2. when decoding succeeded and the writer accepted the stream, the bytes
+ *      it wrote are decoded again with the NYTProf decoder, which must
+ *      succeed (a writer that produces a file we cannot read is a finding);
+ *   3. for sampling formats, also replayed into the collapsed-stack sink.
+ * Every failure must be a filled error record of a decode class.
+ *
+ * Variation without touching the bytes: size bit 0 turns on salvage, size
+ * bit 1 makes the writer compress (level 1) instead of writing plain.
+ * Limits are lowered (FUZZ_* below) so that one input can neither take
+ * seconds nor gigabytes; the defaults themselves are tested in t/80-limits.t.
+ * Plain C99 + libFuzzer's entry point; links c/ only.
+ */
+#ifndef FUZZ_COMMON_H
+#define FUZZ_COMMON_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "pb.h"
+#include "write_nytprof.h"
+#include "fold_samples.h"
+#include "collapsed.h"
+
+#define FUZZ_MAX_DECOMPRESSED (UINT64_C(64) << 20)
+#define FUZZ_MAX_RECORD       (UINT64_C(16) << 20)
+#define FUZZ_MAX_STACK_DEPTH  512
+#define FUZZ_MAX_STRINGS      200000u
+#define FUZZ_MAX_FRAMES       200000u
+#define FUZZ_MAX_STATEMENTS   (UINT64_C(1) << 20)
+
+static unsigned long fuzz_sink_sum;
+
+static void fuzz_die(const char *what, const pb_error *err, pb_status st)
+{
+    char buf[2048];
+    pb_error_format(err, buf, sizeof buf);
+    fprintf(stderr, "FUZZ FINDING: %s (status %d, record status %d): %s\n", what, (int)st, (int)err->status, buf);
+    abort();
+}
+
+/* a failure must carry a decode class, a format and a message */
+static void fuzz_check_error(const char *what, pb_status st, const pb_error *err, int allow_abort)
+{
+    if (st == PB_OK)
+        return;
+    if (st != err->status)
+        fuzz_die("returned status differs from the error record", err, st);
+    if (!(st == PB_ERR_TRUNCATED || st == PB_ERR_CORRUPT || st == PB_ERR_UNSUPPORTED || st == PB_ERR_LIMIT ||
+          (allow_abort && st == PB_ERR_ABORT)))
+        fuzz_die(what, err, st);
+    if (err->message[0] == '\0' || err->format == NULL)
+        fuzz_die("error record without a message or format", err, st);
+}
+
+static int fuzz_touch_chunk(pb_sink *self, const pb_chunk *c)
+{
+    const char *sig = pb_tag_sig[c->tag];
+    int si = 0;
+    (void)self;
+    for (; *sig; sig++) {
+        if (*sig == 's') {
+            size_t i;
+            for (i = 0; i < c->s[si].len; i++)
+                fuzz_sink_sum = fuzz_sink_sum * 31u + (unsigned char)c->s[si].ptr[i];
+            si++;
+        }
+    }
+    return 0;
+}
+
+static void fuzz_warn_sink(pb_sink *self, const char *msg)
+{
+    (void)self;
+    fuzz_sink_sum += strlen(msg);
+}
+
+static void fuzz_warn_ud(void *ud, const char *msg)
+{
+    (void)ud;
+    fuzz_sink_sum += strlen(msg);
+}
+
+static void fuzz_options(pb_options *o, size_t size)
+{
+    pb_options_init(o);
+    o->max_decompressed_bytes = FUZZ_MAX_DECOMPRESSED;
+    o->max_record_size = FUZZ_MAX_RECORD;
+    o->max_stack_depth = FUZZ_MAX_STACK_DEPTH;
+    o->max_strings = FUZZ_MAX_STRINGS;
+    o->max_frames = FUZZ_MAX_FRAMES;
+    o->max_statements = FUZZ_MAX_STATEMENTS;
+    o->salvage = (int)(size & 1);
+}
+
+/* the writer's output must read back with our own NYTProf decoder */
+static void fuzz_read_back(const pb_membuf *mb)
+{
+    pb_sink sink;
+    pb_error err;
+    pb_options o;
+    pb_status st;
+    memset(&sink, 0, sizeof sink);
+    sink.chunk = fuzz_touch_chunk;
+    sink.warn = fuzz_warn_sink;
+    pb_options_init(&o);
+    o.max_decompressed_bytes = UINT64_C(1) << 30;
+    st = pb_decode_mem(mb->data, mb->len, "(written)", PB_FMT_NYTPROF, &o, &sink, &err);
+    if (st != PB_OK)
+        fuzz_die("the NYTProf writer's output does not read back", &err, st);
+}
+
+/* writer_must_accept: a stream from a foreign decoder that decoded cleanly
+ * must be one the writer accepts (the folds promise valid streams). */
+static void fuzz_convert(const uint8_t *data, size_t size, pb_format fmt, int writer_must_accept)
+{
+    pb_options opt;
+    pb_nytprof_writer_opts wo;
+    pb_nytprof_writer *w;
+    pb_membuf mb;
+    pb_error err, werr;
+    pb_status st, cst;
+
+    fuzz_options(&opt, size);
+    pb_nytprof_writer_opts_init(&wo);
+    wo.compress_level = (size & 2) ? 1 : 0;
+    wo.warn = fuzz_warn_ud;
+    memset(&mb, 0, sizeof mb);
+    w = pb_nytprof_writer_open_mem(&mb, &wo, &werr);
+    if (!w)
+        fuzz_die("cannot open the memory writer", &werr, werr.status);
+    st = pb_decode_mem(data, size, "fuzz.in", fmt, &opt, pb_nytprof_writer_sink(w), &err);
+    if (st == PB_ERR_ABORT && pb_nytprof_writer_failed(w)) {
+        /* the writer refused a chunk: its reason comes out of close() */
+        cst = pb_nytprof_writer_close(w, &werr);
+        if (cst == PB_OK)
+            fuzz_die("the writer failed but close() succeeded", &werr, cst);
+        if (writer_must_accept)
+            fuzz_die("the writer refused a chunk of a foreign decoder's stream", &werr, cst);
+        fuzz_check_error("writer failed with a non-decode class", cst, &werr, 0);
+        return;
+    }
+    if (st != PB_OK) {
+        fuzz_check_error("decoder failed with a non-decode class", st, &err, 0);
+        pb_nytprof_writer_abort(w);
+        return;
+    }
+    cst = pb_nytprof_writer_close(w, &werr);
+    if (cst != PB_OK) {
+        if (writer_must_accept)
+            fuzz_die("the writer refused a stream that decoded cleanly", &werr, cst);
+        free(mb.data);
+        return;
+    }
+    fuzz_read_back(&mb);
+    free(mb.data);
+}
+
+/* sampling formats: the same bytes into the collapsed-stack sink */
+#if defined(__GNUC__)
+__attribute__((unused))
+#endif
+static void fuzz_collapse(const uint8_t *data, size_t size, pb_format fmt)
+{
+    static FILE *devnull;
+    pb_options opt;
+    pb_error err;
+    pb_status st;
+    if (!devnull)
+        devnull = fopen("/dev/null", "w");
+    if (!devnull)
+        return;
+    fuzz_options(&opt, size);
+    st = pb_collapse_mem(data, size, "fuzz.in", fmt, &opt, devnull, &err);
+    fuzz_check_error("collapse failed with a non-decode class", st, &err, 0);
+}
+
+#endif

@@ -1,0 +1,27 @@
+/* fuzz_detect.c - libFuzzer harness: format detection, then whichever
+ * decoder it picks -> NYTProf writer (memory) -> read back.  The sniffer's
+ * answer must be self-consistent: a known format has a name and a decoder.
+ * See fuzz_common.h. */
+#include "fuzz_common.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    pb_format_info info;
+    memset(&info, 0xA5, sizeof info);
+    pb_detect_bytes(data, size, &info);
+    if ((unsigned)info.format >= PB_FMT_COUNT)
+        abort();
+    if (info.format != PB_FMT_UNKNOWN) {
+        if (info.name == NULL || strcmp(info.name, pb_format_name(info.format)) != 0)
+            abort();
+        if (memchr(info.version, 0, sizeof info.version) == NULL ||
+            memchr(info.compression, 0, sizeof info.compression) == NULL ||
+            memchr(info.byte_order, 0, sizeof info.byte_order) == NULL ||
+            memchr(info.dialect, 0, sizeof info.dialect) == NULL)
+            abort();
+    }
+    fuzz_convert(data, size, PB_FMT_UNKNOWN, 0);
+    return 0;
+}

@@ -1,0 +1,12 @@
+/* fuzz_nytprof.c - libFuzzer harness: nytprof decoder -> chunks -> NYTProf writer (memory)
+ * -> read back.  See fuzz_common.h. */
+#include "fuzz_common.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fuzz_convert(data, size, PB_FMT_NYTPROF, 0);
+
+    return 0;
+}

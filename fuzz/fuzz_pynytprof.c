@@ -1,0 +1,12 @@
+/* fuzz_pynytprof.c - libFuzzer harness: pynytprof decoder -> chunks -> NYTProf writer (memory)
+ * -> read back.  See fuzz_common.h. */
+#include "fuzz_common.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fuzz_convert(data, size, PB_FMT_PYNYTPROF, 1);
+
+    return 0;
+}

@@ -1,0 +1,12 @@
+/* fuzz_statprofiler.c - libFuzzer harness: statprofiler decoder -> fold_samples -> NYTProf writer (memory)
+ * -> read back; and the collapsed-stack sink.  See fuzz_common.h. */
+#include "fuzz_common.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fuzz_convert(data, size, PB_FMT_STATPROFILER, 1);
+    fuzz_collapse(data, size, PB_FMT_STATPROFILER);
+    return 0;
+}

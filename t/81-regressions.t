@@ -1,0 +1,200 @@
+#!perl
+# Regression tests for the findings of the fuzzers and sanitizers (issue 7).
+# One subtest per bug, named after it; each bug's input is kept in
+# t/data/crashers/<format>/<bug-name> (the fuzz smoke replays them too).
+use strict;
+use warnings;
+use Test::More;
+use File::Temp qw(tempdir);
+use JSON::PP ();
+use Devel::ProfileBridge::ReadStream qw(for_chunks);
+
+my $tmp = tempdir('pb81-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+my $C = 't/data/crashers';
+
+sub slurp {
+    my ($p) = @_;
+    open my $fh, '<:raw', $p or die "$p: $!";
+    local $/;
+    return scalar <$fh>;
+}
+
+# decode; returns (ok, error, \%tag_counts, ticks)
+sub run_file {
+    my ($f, %opt) = @_;
+    my (%n, $ticks);
+    my $ok = eval {
+        for_chunks { my $tag = shift; $n{$tag}++; $ticks += $_[0] if $tag eq 'TIME_LINE' } filename => $f, %opt;
+        1;
+    };
+    return ($ok, $@, \%n, $ticks // 0);
+}
+
+# A crasher must now end in a clean error of a decode class (or decode).
+sub clean_end {
+    my ($f) = @_;
+    my ($ok, $e) = run_file($f);
+    return 1 if $ok;
+    return ref $e && $e->isa('Devel::ProfileBridge::Error') && $e->class =~ /^(?:truncated|corrupt|unsupported|limit)$/
+        && $e->message ne '';
+}
+
+subtest 'empty-snappy-packet-null-window' => sub {
+    # statprofiler: a Snappy packet that decompresses to 0 bytes arriving
+    # before any data made read_statprofiler.c compute NULL + 0 (UBSan:
+    # "applying zero offset to null pointer") and pass NULL to snappy.
+    my $f = "$C/statprofiler/empty-snappy-packet-null-window";
+    ok(-e $f, 'the fuzzer input is kept');
+    my ($ok, $e) = run_file($f);
+    ok(!$ok && ref $e && $e->class eq 'corrupt' && $e->message =~ /snappy packet/,
+        'the fuzzer input: a corrupt Snappy packet, named') or diag("$e");
+
+    # a valid empty packet (Snappy block "\0") before and after the header
+    # packet is legal and changes nothing: the sample ticks still match the
+    # real reader's total weight x interval
+    my ($t) = grep { /\.[0-9a-f]{48}\.[0-9a-f]{8}$/ } sort glob('t/data/statprofiler/recursion.out.*');
+    my $truth = JSON::PP->new->decode(slurp("$t.truth.json"));
+    my $bytes = slurp($t);
+    my $clen = unpack('n', substr($bytes, 14, 2));
+    my $empty = pack('n', 1) . "\0";
+    my $with = substr($bytes, 0, 14) . $empty . substr($bytes, 14, 2 + $clen) . $empty . substr($bytes, 16 + $clen);
+    my $g = "$tmp/empty-packets.out." . ('0' x 48) . '.00000001';
+    open my $fh, '>:raw', $g or die;
+    print {$fh} $with;
+    close $fh;
+    my ($ok2, $e2, $n, $ticks) = run_file($g);
+    ok($ok2, 'empty packets are accepted') or diag("$e2");
+    is($ticks, $truth->{total_weight} * $truth->{tick_duration}, 'TIME_LINE ticks = the real reader\'s total weight x interval');
+};
+
+subtest 'sample-weight-time-line-amplification' => sub {
+    # statprofiler (and tachyon): the fold splits weight x interval ticks into
+    # TIME_LINEs of at most 2^31 ticks, at most 65536 per sample -- but with
+    # no budget across samples, 80 bytes of fuzzer input (interval 1.9e9 us,
+    # weights near the per-sample cap) made the converter write gigabytes
+    # (libFuzzer: timeout, then out-of-memory in the memory writer).  The
+    # extra chunks now come out of max_statements.
+    my $f = "$C/statprofiler/sample-weight-time-line-amplification";
+    ok(-e $f, 'the fuzzer input is kept');
+    my ($ok, $e) = run_file($f);
+    ok(!$ok && ref $e && $e->class eq 'limit', 'the fuzzer input: a limit error') or diag("$e");
+
+    skip_or_build: {
+        last skip_or_build unless eval { require Compress::Snappy; 1 };
+        # a real header with its interval (record 202) set to 2^30 us, then 64
+        # samples of weight 40000 in one main frame: 40000 TIME_LINEs each
+        my ($t) = grep { /\.[0-9a-f]{48}\.[0-9a-f]{8}$/ } sort glob('t/data/statprofiler/recursion.out.*');
+        my $bytes = slurp($t);
+        my $clen = unpack('n', substr($bytes, 14, 2));
+        my $hdr = Compress::Snappy::decompress(substr($bytes, 16, $clen));
+        my $vbe = sub {    # big-endian base-128
+            my $v = shift;
+            my @b = ($v & 0x7f);
+            while ($v >>= 7) { unshift @b, 0x80 | ($v & 0x7f) }
+            return pack('C*', @b);
+        };
+        # header records: 201 (3 varints), then 202 (interval)
+        my $p = index($hdr, "\xCA");
+        ok($p >= 0, 'the header holds record 202');
+        my $q = $p + 1;
+        $q++ while ord(substr($hdr, $q, 1)) & 0x80;
+        substr($hdr, $p + 1, $q - $p, $vbe->(1 << 30));
+        my $str = sub { "\0" . $vbe->(length $_[0]) . $_[0] };
+        my $rec = sub { my ($tag, $payload) = @_; chr($tag) . $vbe->(length $payload) . $payload };
+        my $sample = $rec->(1, $vbe->(40000) . $str->('')) . $rec->(6, $str->('amp.pl') . $vbe->(1)) . $rec->(2, '');
+        my $body = $sample x 64;
+        $body .= $rec->(197, '');
+        my $out = substr($bytes, 0, 14);
+        for my $part ($hdr, $body) {
+            my $c = Compress::Snappy::compress($part);
+            $out .= pack('n', length $c) . $c;
+        }
+        my $g = "$tmp/amp.out." . ('0' x 48) . '.00000001';
+        open my $fh, '>:raw', $g or die;
+        print {$fh} $out;
+        close $fh;
+        cmp_ok(length $out, '<', 2000, 'a small file (' . length($out) . ' bytes)');
+        my ($ok2, $e2, $n) = run_file($g);
+        ok($ok2, 'under the default max_statements it decodes') or diag("$e2");
+        is($n->{TIME_LINE}, 64 * 40000, '64 x 40000 TIME_LINEs');
+        my ($ok3, $e3) = run_file($g, max_statements => 100_000);
+        ok(!$ok3 && ref $e3 && $e3->class eq 'limit' && $e3->message =~ /max_statements/,
+            'max_statements => 100000 stops it with a limit error naming max_statements') or diag("$e3");
+    }
+};
+
+subtest 'header-metadata-string-lost-across-packets' => sub {
+    # statprofiler: the header loop marked the record start before the first
+    # packet was loaded, when the window pointer was still NULL -- which
+    # reads as "no mark" -- so a metadata record (200) first in the header
+    # whose strings straddle packets lost its key when the next packet
+    # compacted the window: the key was then read from before the buffer
+    # (UBSan: pointer overflow in sp_resolve; a heap read out of bounds).
+    my $f = "$C/statprofiler/header-metadata-string-lost-across-packets";
+    ok(-e $f, 'the fuzzer input is kept');
+    ok(clean_end($f), 'the fuzzer input ends cleanly');
+  SKIP: {
+        skip 'Compress::Snappy not installed', 4 unless eval { require Compress::Snappy; 1 };
+        # the real sections_meta trace, its header records reordered so the
+        # 200 records come first, the whole stream re-cut into 5-byte packets
+        # (every record straddles packets); the real reader's view must hold
+        my ($t) = grep { /\.[0-9a-f]{48}\.[0-9a-f]{8}$/ } sort glob('t/data/statprofiler/sections_meta.out.*');
+        my $truth = JSON::PP->new->decode(slurp("$t.truth.json"));
+        my $bytes = slurp($t);
+        my ($pos, $stream) = (14, '');
+        while ($pos < length $bytes) {
+            my $clen = unpack('n', substr($bytes, $pos, 2));
+            $stream .= Compress::Snappy::decompress(substr($bytes, $pos + 2, $clen));
+            $pos += 2 + $clen;
+        }
+        my $i = 0;
+        my $varint = sub { my $v = 0; my $b; do { $b = ord substr($stream, $i++, 1); $v = ($v << 7) | ($b & 0x7f) } while $b & 0x80; $v };
+        my (@meta, @other);
+        while (1) {
+            my $start = $i;
+            my $tag = ord substr($stream, $i++, 1);
+            last if $tag == 254;
+            if    ($tag == 201) { $varint->() for 1 .. 3 }
+            elsif ($tag == 202 || $tag == 203) { $varint->() }
+            elsif ($tag == 205) { $varint->() for 1 .. 2; $i += 48 }
+            elsif ($tag == 200) { $varint->(); for (1 .. 2) { $i++; my $len = $varint->(); $i += $len } }
+            else { die "unexpected header tag $tag" }
+            push @{ $tag == 200 ? \@meta : \@other }, substr($stream, $start, $i - $start);
+        }
+        ok(@meta >= 2, scalar(@meta) . ' header metadata records');
+        my $new = join('', @meta, @other) . substr($stream, $i - 1);
+        my $out = substr($bytes, 0, 14);
+        for (my $k = 0; $k < length $new; $k += 5) {
+            my $c = Compress::Snappy::compress(substr($new, $k, 5));
+            $out .= pack('n', length $c) . $c;
+        }
+        my $g = ($ENV{PB81_KEEP} || $tmp) . "/recut.out." . ('0' x 48) . '.00000001';
+        open my $fh, '>:raw', $g or die;
+        print {$fh} $out;
+        close $fh;
+        my (%attr, $ticks);
+        my $ok = eval {
+            for_chunks {
+                my $tag = shift;
+                $attr{ $_[0] } = $_[1] if $tag eq 'ATTRIBUTE';
+                $ticks += $_[0] if $tag eq 'TIME_LINE';
+            } filename => $g;
+            1;
+        };
+        ok($ok, 'metadata first, 5-byte packets: decodes') or diag($@);
+        # keys are written as Latin-1 bytes, values as UTF-8 (ATTRIBUTEs carry bytes)
+        my $meta = JSON::PP->new->utf8->decode(slurp("$t.truth.json"))->{header_metadata};
+        my @keys = sort keys %$meta;
+        my %want = map { my $v = $meta->{$_}; utf8::encode($v); ($_ => $v) } @keys;
+        is_deeply({ map { $_ => $attr{"metadata:$_"} } @keys }, \%want,
+            'header metadata (' . join(', ', @keys) . ') as the real reader saw it');
+        is($ticks, $truth->{total_weight} * $truth->{tick_duration}, 'TIME_LINE ticks = total weight x interval');
+    }
+};
+
+# every kept crasher, whatever its format, now ends cleanly
+for my $f (sort grep { -f } glob("$C/*/*")) {
+    ok(clean_end($f), "crasher $f ends in a clean error or decodes");
+}
+
+done_testing;
