@@ -540,8 +540,9 @@ static pb_status sp_header(sp_dec *d)
         unsigned tag;
         /* no mark while the window may still be empty (st.p NULL would read
          * as "no mark"); the record start is marked once its tag is there */
-        r->st.mark = r->st.p;
+        r->st.mark = NULL;
         got = sp_need(&r->st, 1);
+        r->st.mark = r->st.p; /* the record stays in the window while it is parsed */
         if (got <= 0) {
             r->what = "header";
             if (got == 0 && r->st.total == 0 && r->st.eof)

@@ -168,7 +168,7 @@ subtest 'header-metadata-string-lost-across-packets' => sub {
             my $c = Compress::Snappy::compress(substr($new, $k, 5));
             $out .= pack('n', length $c) . $c;
         }
-        my $g = ($ENV{PB81_KEEP} || $tmp) . "/recut.out." . ('0' x 48) . '.00000001';
+        my $g = "$tmp/recut.out." . ('0' x 48) . '.00000001';
         open my $fh, '>:raw', $g or die;
         print {$fh} $out;
         close $fh;
