@@ -22,6 +22,7 @@
 #include <string.h>
 #include <stdio.h>
 #include "fold_spans.h"
+#include "util.h"
 
 #define NONE UINT32_MAX
 /* TIME_LINE chunks allowed for one span: 65536 x INT32_MAX ns is ~39 hours
@@ -229,30 +230,13 @@ static pb_status oom(pb_spans *f, uint64_t off)
     return pb_fail(f->err, PB_ERR_LIMIT, off, "out of memory while folding spans");
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    size_t nc;
-    void *np;
-    if (need <= *cap)
-        return 0;
-    nc = *cap ? *cap : 16;
-    while (nc < need)
-        nc *= 2;
-    np = realloc(*p, nc * elem);
-    if (!np)
-        return -1;
-    *p = np;
-    *cap = nc;
-    return 0;
-}
-
 static int grow32(void **p, uint32_t *cap, size_t need, size_t elem)
 {
     size_t c = *cap;
     int r;
     if (need > UINT32_MAX / 2)
         return -1;
-    r = grow(p, &c, need, elem);
+    r = pb_grow(p, &c, need, elem);
     *cap = (uint32_t)c;
     return r;
 }
@@ -656,7 +640,7 @@ static pb_status adopt(pb_spans *f, size_t k, uint32_t s, uint64_t *children_inc
         f->stamp = 1;
     }
     /* worst case every pool entry plus one own edge per child */
-    if (grow((void **)&f->scratch, &f->scratch_cap, (f->npool - from) + (f->ntop - k), sizeof *f->scratch))
+    if (pb_grow((void **)&f->scratch, &f->scratch_cap, (f->npool - from) + (f->ntop - k), sizeof *f->scratch))
         return oom(f, off);
     /* entries below the adopted roots */
     for (p = from; p < f->npool; p++) {
@@ -698,7 +682,7 @@ static pb_status adopt(pb_spans *f, size_t k, uint32_t s, uint64_t *children_inc
     }
     f->ntop = k;
     f->npool = from;
-    if (grow((void **)&f->pool, &f->pool_cap, from + nout, sizeof *f->pool))
+    if (pb_grow((void **)&f->pool, &f->pool_cap, from + nout, sizeof *f->pool))
         return oom(f, off);
     memcpy(f->pool + from, f->scratch, nout * sizeof *f->pool);
     f->npool = from + nout;
@@ -743,7 +727,7 @@ pb_status pb_spans_span(pb_spans *f, uint32_t key, uint64_t begin_ns, uint64_t e
                            ? "block nesting is %u levels deep, more than max_stack_depth (%u)"
                            : "block nesting is %u levels deep; the limit is %u (EasyProfiler's reader stops at 254)",
                        height, f->max_depth);
-    if (grow((void **)&f->top, &f->top_cap, f->ntop + 1, sizeof *f->top))
+    if (pb_grow((void **)&f->top, &f->top_cap, f->ntop + 1, sizeof *f->top))
         return oom(f, offset);
     r = &f->top[f->ntop];
     r->begin = begin_ns;

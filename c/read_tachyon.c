@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "pb.h"
+#include "util.h"
 #include "fold_samples.h"
 
 const int pb_have_tachyon = 1;
@@ -162,28 +163,6 @@ static int host_little(void)
 static pb_status oom(tr *r)
 {
     return pb_fail(r->err, PB_ERR_LIMIT, pb_src_offset(r->s), "out of memory");
-}
-
-static int t_grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    size_t ncap;
-    void *np;
-    if (need <= *cap)
-        return 0;
-    ncap = *cap ? *cap : 16;
-    while (ncap < need) {
-        if (ncap > SIZE_MAX / 2)
-            return -1;
-        ncap *= 2;
-    }
-    if (ncap > SIZE_MAX / elem)
-        return -1;
-    np = realloc(*p, ncap * elem);
-    if (!np)
-        return -1;
-    *p = np;
-    *cap = ncap;
-    return 0;
 }
 
 /* Need n bytes at s->p, for `what` of record `rec`: truncated error if the
@@ -434,8 +413,8 @@ static pb_status read_strings(tr *r)
                            "frame table",
                            i, r->nstrings_decl, len, pb_src_avail(s));
         if ((uint64_t)len * 3 + 1 > SIZE_MAX - r->strused ||
-            t_grow((void **)&r->strbuf, &r->strcap, r->strused + (size_t)len * 3 + 1, 1) < 0 ||
-            t_grow((void **)&r->strs, &r->cstr, r->nstr + 1, sizeof *r->strs) < 0)
+            pb_grow((void **)&r->strbuf, &r->strcap, r->strused + (size_t)len * 3 + 1, 1) < 0 ||
+            pb_grow((void **)&r->strs, &r->cstr, r->nstr + 1, sizeof *r->strs) < 0)
             return oom(r);
         {
             size_t out = utf8_replace(r->strbuf + r->strused, s->p, len);
@@ -495,7 +474,7 @@ static pb_status read_frames(tr *r, uint64_t *end)
                            r->nframes_decl);
         }
         s->p++; /* opcode */
-        if (t_grow((void **)&r->frames, &r->cframes, r->nframes + 1, sizeof *r->frames) < 0)
+        if (pb_grow((void **)&r->frames, &r->cframes, r->nframes + 1, sizeof *r->frames) < 0)
             return oom(r);
         r->frames[r->nframes].file = v[0];
         r->frames[r->nframes].func = v[1];
@@ -606,7 +585,7 @@ static pb_status header_attributes(tr *r)
 /* ---- frames -> sink ids ----------------------------------------------------- */
 static int put(char **buf, size_t *cap, size_t *n, const char *p, size_t len)
 {
-    if (t_grow((void **)buf, cap, *n + len + 1, 1) < 0)
+    if (pb_grow((void **)buf, cap, *n + len + 1, 1) < 0)
         return -1;
     memcpy(*buf + *n, p, len);
     *n += len;
@@ -809,7 +788,7 @@ static pb_status get_thread(tr *r, uint64_t tid, uint32_t iid, uint64_t rec_off,
         r->ttab = nt;
         r->ttab_cap = ncap;
     }
-    if (t_grow((void **)&r->threads, &r->cthreads, r->nthreads + 1, sizeof *r->threads) < 0)
+    if (pb_grow((void **)&r->threads, &r->cthreads, r->nthreads + 1, sizeof *r->threads) < 0)
         return oom(r);
     t = (t_thread *)malloc(sizeof *t);
     if (!t)
@@ -902,7 +881,7 @@ static pb_status blind_ids(tr *r, t_thread *t, uint32_t at, uint32_t n)
         uint32_t fi = t->fidx[k];
         if (fi >= r->ccache) {
             size_t old = r->ccache, j;
-            if (t_grow((void **)&r->cache, &r->ccache, (size_t)fi + 1, sizeof *r->cache) < 0)
+            if (pb_grow((void **)&r->cache, &r->ccache, (size_t)fi + 1, sizeof *r->cache) < 0)
                 return oom(r);
             for (j = old; j < r->ccache; j++)
                 r->cache[j] = T_NONE;
