@@ -77,6 +77,19 @@ typedef struct {
 
 /* ---- the sink: where chunks go -------------------------------------- */
 typedef struct pb_sink pb_sink;
+
+/* What producers own while they call a sink that may never return to them.
+ * A Perl callback that dies leaves through longjmp, past every C frame of
+ * the decode; the XS layer then runs these (newest first) when it releases
+ * the sink.  Each context is heap memory and is freed by its function. */
+#define PB_MAX_CLEANUPS 8
+typedef struct pb_cleanups {
+    struct {
+        void (*fn)(void *ctx);
+        void *ctx;
+    } e[PB_MAX_CLEANUPS];
+    int n;
+} pb_cleanups;
 struct pb_sink {
     /* Called once per chunk, in stream order.  Return 0 to go on; any other
      * value stops the decoder, which returns PB_ERR_ABORT (the sink keeps
@@ -92,11 +105,60 @@ struct pb_sink {
      * seq - 1 is this chunk's sequence number (for_chunks' $.: VERSION is 0). */
     uint64_t seq;
     void *ctx;
+    /* Optional: set by a consumer that can leave without returning (see
+     * pb_cleanups); NULL when chunk() and warn() always return. */
+    pb_cleanups *cleanups;
 };
 
 static inline int pb_sink_wants(const pb_sink *s, pb_tag t)
 {
     return s->wants == NULL || s->wants[t];
+}
+
+/* Register heap state that fn(ctx) frees, for as long as this producer may
+ * call the consumer; remove it before freeing it normally.  A NULL table
+ * means the consumer always returns; a full one only means that memory is
+ * not reclaimed after a longjmp. */
+static inline void pb_cleanups_add(pb_cleanups *c, void (*fn)(void *), void *ctx)
+{
+    if (!c || !ctx || c->n >= PB_MAX_CLEANUPS)
+        return;
+    c->e[c->n].fn = fn;
+    c->e[c->n].ctx = ctx;
+    c->n++;
+}
+
+static inline void pb_cleanups_remove(pb_cleanups *c, void *ctx)
+{
+    int i;
+    if (!c || !ctx)
+        return;
+    for (i = c->n - 1; i >= 0; i--)
+        if (c->e[i].ctx == ctx) {
+            for (; i + 1 < c->n; i++)
+                c->e[i] = c->e[i + 1];
+            c->n--;
+            return;
+        }
+}
+
+static inline void pb_sink_defer(pb_sink *s, void (*fn)(void *), void *ctx)
+{
+    pb_cleanups_add(s ? s->cleanups : NULL, fn, ctx);
+}
+
+static inline void pb_sink_undefer(pb_sink *s, void *ctx)
+{
+    pb_cleanups_remove(s ? s->cleanups : NULL, ctx);
+}
+
+/* Run (newest first) and forget whatever is still registered. */
+static inline void pb_cleanups_run(pb_cleanups *c)
+{
+    while (c->n > 0) {
+        c->n--;
+        c->e[c->n].fn(c->e[c->n].ctx);
+    }
 }
 
 /* ---- constructors: producers fill chunks by name, not by slot -------- */

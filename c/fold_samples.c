@@ -113,6 +113,13 @@ typedef struct {
     uint64_t count, incl, excl, reci;
 } f_edge;
 
+/* finish()'s call edges */
+typedef struct {
+    f_edge *e;
+    size_t n, cap;
+    itab tab;
+} edges;
+
 struct pb_fold {
     pb_sample_sink ss;
     pb_fold_config cfg;
@@ -129,6 +136,10 @@ struct pb_fold {
     f_thread *threads; size_t nthreads, cthreads; itab tthreads;
     uint32_t synth_file;
     char *namebuf; size_t cnamebuf;
+    /* finish()'s working memory, here so that pb_fold_free() releases it
+     * when a consumer leaves in the middle of finish() (pb_cleanups) */
+    uint64_t *fin_total, *fin_order;
+    edges fin_edges;
 };
 
 #define OOM(f) pb_fail((f)->err, PB_ERR_LIMIT, 0, "out of memory while folding samples")
@@ -622,12 +633,6 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
 }
 
 /* ---- finish: SUB_INFO, SUB_CALLERS, PID_END ------------------------------ */
-typedef struct {
-    f_edge *e;
-    size_t n, cap;
-    itab tab;
-} edges;
-
 static int edge_add(edges *E, const f_edge *key, f_edge **out)
 {
     uint32_t h = pb_mix64(((uint64_t)key->thread << 40) ^ ((uint64_t)key->caller << 20) ^ key->callee) ^
@@ -673,13 +678,12 @@ static pb_status ss_finish(pb_sample_sink *self)
     pb_fold *f = (pb_fold *)self->ctx;
     pb_status st = PB_OK;
     pb_chunk c;
-    uint64_t *total = NULL, *order = NULL;
-    edges E;
+    uint64_t *total, *order;
+    edges *E = &f->fin_edges;
     size_t i;
     const char *root = f->cfg.root_sub ? f->cfg.root_sub : "main::RUNTIME";
     uint32_t root_sub;
     double spw = (double)f->cfg.ticks_per_weight / (double)f->cfg.ticks_per_sec;
-    memset(&E, 0, sizeof E);
     if ((st = header(f)) != PB_OK)
         return st;
     if ((st = emit_attr(f, "cumulative_overhead_ticks", pb_str_c("0"))) != PB_OK)
@@ -704,7 +708,7 @@ static pb_status ss_finish(pb_sample_sink *self)
             return st;
     }
     /* inclusive weight per node: children were created after their parents */
-    total = (uint64_t *)malloc((f->nnodes ? f->nnodes : 1) * sizeof *total);
+    total = f->fin_total = (uint64_t *)malloc((f->nnodes ? f->nnodes : 1) * sizeof *total);
     if (!total)
         return OOM(f);
     for (i = 0; i < f->nnodes; i++)
@@ -745,7 +749,7 @@ static pb_status ss_finish(pb_sample_sink *self)
         for (p = n->parent; f->nodes[p].parent != NONE; p = f->nodes[p].parent)
             if (f->frames[f->nodes[p].frame].sub == callee)
                 r++;
-        if (edge_add(&E, &key, &e) < 0) {
+        if (edge_add(E, &key, &e) < 0) {
             st = OOM(f);
             goto done;
         }
@@ -759,22 +763,22 @@ static pb_status ss_finish(pb_sample_sink *self)
             e->rec_depth = r;
     }
     /* per thread (in order of first sample): its edges, then PID_END */
-    order = (uint64_t *)malloc((E.n ? E.n : 1) * sizeof *order);
+    order = f->fin_order = (uint64_t *)malloc((E->n ? E->n : 1) * sizeof *order);
     if (!order) {
         st = OOM(f);
         goto done;
     }
-    for (i = 0; i < E.n; i++)
-        order[i] = ((uint64_t)f->threads[E.e[i].thread].order << 32) | (uint64_t)i;
-    qsort(order, E.n, sizeof *order, cmp_edge_thread);
+    for (i = 0; i < E->n; i++)
+        order[i] = ((uint64_t)f->threads[E->e[i].thread].order << 32) | (uint64_t)i;
+    qsort(order, E->n, sizeof *order, cmp_edge_thread);
     {
         size_t k = 0;
         uint32_t r;
         for (r = 0; r < f->started_threads; r++) {
             size_t ti;
             const f_thread *t = NULL;
-            for (; k < E.n && (order[k] >> 32) == r; k++) {
-                const f_edge *e = &E.e[order[k] & 0xFFFFFFFFu];
+            for (; k < E->n && (order[k] >> 32) == r; k++) {
+                const f_edge *e = &E->e[order[k] & 0xFFFFFFFFu];
                 const f_sub *callee = &f->subs[e->callee];
                 pb_str caller = e->caller == NONE ? pb_str_c(root)
                                                   : pb_str_make(f->subs[e->caller].name, f->subs[e->caller].len, f->subs[e->caller].utf8);
@@ -804,12 +808,16 @@ static pb_status ss_finish(pb_sample_sink *self)
         }
     }
 done:
-    free(total);
-    free(order);
-    free(E.e);
-    free(E.tab.s);
+    free(f->fin_total);
+    free(f->fin_order);
+    free(E->e);
+    free(E->tab.s);
+    f->fin_total = f->fin_order = NULL;
+    memset(E, 0, sizeof *E);
     return st;
 }
+
+static void fold_cleanup(void *p) { pb_fold_free((pb_fold *)p); }
 
 pb_fold *pb_fold_new(const pb_fold_config *cfg, pb_sink *out, pb_error *err)
 {
@@ -832,6 +840,7 @@ pb_fold *pb_fold_new(const pb_fold_config *cfg, pb_sink *out, pb_error *err)
     f->ss.finish = ss_finish;
     f->ss.err = err;
     f->ss.ctx = f;
+    f->ss.cleanups = out ? out->cleanups : NULL;
     if (f->cfg.ticks_per_weight > (uint64_t)INT32_MAX) {
         pb_fail(err, PB_ERR_UNSUPPORTED, 0,
                 "sample interval of %llu ticks does not fit NYTProf's 32-bit tick counts",
@@ -839,6 +848,7 @@ pb_fold *pb_fold_new(const pb_fold_config *cfg, pb_sink *out, pb_error *err)
         free(f);
         return NULL;
     }
+    pb_sink_defer(out, fold_cleanup, f);
     return f;
 }
 
@@ -871,5 +881,10 @@ void pb_fold_free(pb_fold *f)
     free(f->tnodes.s);
     free(f->tthreads.s);
     free(f->namebuf);
+    free(f->fin_total);
+    free(f->fin_order);
+    free(f->fin_edges.e);
+    free(f->fin_edges.tab.s);
+    pb_sink_undefer(f->out, f);
     free(f);
 }

@@ -241,6 +241,8 @@ static int grow32(void **p, uint32_t *cap, size_t need, size_t elem)
     return r;
 }
 
+static void spans_cleanup(void *p) { pb_spans_free((pb_spans *)p); }
+
 pb_spans *pb_spans_new(pb_sink *sink, const pb_options *opt, pb_error *err)
 {
     pb_spans *f = (pb_spans *)calloc(1, sizeof *f);
@@ -253,6 +255,7 @@ pb_spans *pb_spans_new(pb_sink *sink, const pb_options *opt, pb_error *err)
         f->max_depth = opt->max_stack_depth;
     f->max_names = opt && opt->max_strings ? opt->max_strings : PB_DEFAULT_MAX_STRINGS;
     f->next_fid = 1;
+    pb_sink_defer(sink, spans_cleanup, f);
     return f;
 }
 
@@ -277,6 +280,7 @@ void pb_spans_free(pb_spans *f)
     free(f->scratch);
     free(f->edge_pos);
     free(f->edge_stamp);
+    pb_sink_undefer(f->sink, f);
     free(f);
 }
 

@@ -79,6 +79,9 @@ typedef struct {
     int matched;
     ep_buf text;
     char threads_seen[320];
+    /* read_thread()'s name and package while it calls the sink */
+    unsigned char *cur_name;
+    char *cur_pkg;
 } ep_rd;
 
 static uint16_t le16(const unsigned char *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
@@ -651,7 +654,7 @@ static pb_status read_thread(ep_rd *r, uint32_t index)
     nl = 0;
     while (nl < name_size && r->s->p[nl])
         nl++;
-    name = (unsigned char *)malloc(nl + 1);
+    name = r->cur_name = (unsigned char *)malloc(nl + 1);
     if (!name)
         return pb_fail(r->err, PB_ERR_LIMIT, toff, "out of memory");
     memcpy(name, r->s->p, nl);
@@ -666,22 +669,27 @@ static pb_status read_thread(ep_rd *r, uint32_t index)
     sel = thread_selected(r, tid, name, nl);
     if (sel) {
         pb_spans_thread th;
-        char *pkg = thread_package(tid, name, nl);
+        char *pkg = r->cur_pkg = thread_package(tid, name, nl);
         if (!pkg) {
             free(name);
+            r->cur_name = NULL;
             return pb_fail(r->err, PB_ERR_LIMIT, toff, "out of memory");
         }
         r->matched = 1;
         snprintf(key, sizeof key, "thread_%llu_name", (unsigned long long)tid);
         if (emit_attr_bytes(r, key, name, nl)) {
             free(pkg);
+            r->cur_pkg = NULL;
             free(name);
+            r->cur_name = NULL;
             return r->text.oom ? pb_fail(r->err, PB_ERR_LIMIT, toff, "out of memory") : PB_ERR_ABORT;
         }
         snprintf(key, sizeof key, "thread_%llu_pid", (unsigned long long)tid);
         if (pb_emit_attribute_u64(r->sink, key, (uint32_t)tid)) {
             free(pkg);
+            r->cur_pkg = NULL;
             free(name);
+            r->cur_name = NULL;
             return PB_ERR_ABORT;
         }
         memset(&th, 0, sizeof th);
@@ -693,12 +701,15 @@ static pb_status read_thread(ep_rd *r, uint32_t index)
         th.package = pkg;
         st = pb_spans_thread_begin(r->fold, &th);
         free(pkg);
+        r->cur_pkg = NULL;
         if (st != PB_OK) {
             free(name);
+            r->cur_name = NULL;
             return st;
         }
     }
     free(name);
+    r->cur_name = NULL;
 
     /* context switches: begin, end, target tid, name */
     snprintf(what, sizeof what, "thread %llu context switch count", (unsigned long long)tid);
@@ -915,9 +926,20 @@ trailing:
     return PB_OK;
 }
 
+/* everything the reader owns but its fold (which releases itself) */
+static void ep_cleanup(void *p)
+{
+    ep_rd *r = (ep_rd *)p;
+    free(r->desc);
+    free(r->text.p);
+    free(r->cur_name);
+    free(r->cur_pkg);
+    free(r);
+}
+
 pb_status pb_read_easyprofiler(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
 {
-    ep_rd r;
+    ep_rd *r;
     pb_status st;
     pb_options defopt;
     uint32_t t;
@@ -926,22 +948,28 @@ pb_status pb_read_easyprofiler(pb_source *src, const pb_options *opt, pb_sink *s
         pb_options_resolve(&defopt);
         opt = &defopt;
     }
-    memset(&r, 0, sizeof r);
-    r.s = src;
-    r.err = err;
-    r.sink = sink;
-    r.opt = opt;
-    r.fold = pb_spans_new(sink, opt, err);
-    if (!r.fold)
+    /* on the heap, so that a consumer that never returns can release it */
+    r = (ep_rd *)calloc(1, sizeof *r);
+    if (!r)
         return pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
+    r->s = src;
+    r->err = err;
+    r->sink = sink;
+    r->opt = opt;
+    r->fold = pb_spans_new(sink, opt, err);
+    if (!r->fold) {
+        free(r);
+        return pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
+    }
+    pb_sink_defer(sink, ep_cleanup, r); /* the fold registered itself */
 
-    if ((st = read_header(&r)) != PB_OK)
+    if ((st = read_header(r)) != PB_OK)
         goto done;
-    if ((st = read_descriptors(&r, r.desc_count)) != PB_OK)
+    if ((st = read_descriptors(r, r->desc_count)) != PB_OK)
         goto done;
     for (t = 0;; t++) {
-        if (r.version >= V(2, 1, 0)) {
-            if (t == r.threads_count)
+        if (r->version >= V(2, 1, 0)) {
+            if (t == r->threads_count)
                 break;
         } else {
             int eof = pb_src_at_eof(src);
@@ -952,52 +980,52 @@ pb_status pb_read_easyprofiler(pb_source *src, const pb_options *opt, pb_sink *s
             if (eof)
                 break;
         }
-        if ((st = read_thread(&r, t)) != PB_OK)
+        if ((st = read_thread(r, t)) != PB_OK)
             goto done;
     }
-    if (r.version >= V(2, 1, 0) && (st = read_tail(&r)) != PB_OK)
+    if (r->version >= V(2, 1, 0) && (st = read_tail(r)) != PB_OK)
         goto done;
-    if (r.records != r.blocks_count) {
+    if (r->records != r->blocks_count) {
         char msg[200];
         snprintf(msg, sizeof msg, "the header counts %llu blocks and context switches, the file holds %llu",
-                 (unsigned long long)r.blocks_count, (unsigned long long)r.records);
-        warn(&r, msg);
+                 (unsigned long long)r->blocks_count, (unsigned long long)r->records);
+        warn(r, msg);
     }
-    if (r.dropped) {
+    if (r->dropped) {
         char msg[160];
         snprintf(msg, sizeof msg, "%llu block%s ended before profiling began and %s dropped (as the real reader does)",
-                 (unsigned long long)r.dropped, r.dropped == 1 ? "" : "s", r.dropped == 1 ? "was" : "were");
-        warn(&r, msg);
+                 (unsigned long long)r->dropped, r->dropped == 1 ? "" : "s", r->dropped == 1 ? "was" : "were");
+        warn(r, msg);
     }
-    if (opt->have_thread && !r.matched) {
+    if (opt->have_thread && !r->matched) {
         if (opt->thread_name)
             st = pb_fail(err, PB_ERR_UNSUPPORTED, pb_src_offset(src),
                          "no thread named or numbered \"%.100s\" in this file (threads: %s)", opt->thread_name,
-                         r.threads_seen);
+                         r->threads_seen);
         else
             st = pb_fail(err, PB_ERR_UNSUPPORTED, pb_src_offset(src), "no thread %llu in this file (threads: %s)",
-                         (unsigned long long)opt->thread_id, r.threads_seen);
+                         (unsigned long long)opt->thread_id, r->threads_seen);
         goto done;
     }
     st = PB_OK;
 done:
-    if (st == PB_ERR_TRUNCATED && opt->salvage && r.records > 0) {
+    if (st == PB_ERR_TRUNCATED && opt->salvage && r->records > 0) {
         /* salvage: fold the blocks read so far; the open thread is closed
          * (its SUB_INFO, SUB_CALLERS, PID_END) as if its data ended here */
         pb_error keep = *err;
         err->status = PB_OK;
-        st = pb_spans_thread_end(r.fold);
+        st = pb_spans_thread_end(r->fold);
         if (st == PB_OK) {
             *err = keep;
             st = pb_salvage_warn(err, sink, "%llu block and context switch record%s",
-                                 (unsigned long long)r.records, r.records == 1 ? "" : "s");
+                                 (unsigned long long)r->records, r->records == 1 ? "" : "s");
         } else if (err->status == PB_OK) {
             err->status = st; /* the sink stopped */
         }
     }
-    pb_spans_free(r.fold);
-    free(r.desc);
-    free(r.text.p);
+    pb_spans_free(r->fold);
+    pb_sink_undefer(sink, r);
+    ep_cleanup(r);
     if (st == PB_ERR_ABORT && err->status == PB_OK)
         err->status = PB_ERR_ABORT;
     return st;

@@ -302,21 +302,34 @@ static pb_status read_header(nyt_rd *r)
 #define TRY(x) do { if ((st = (x)) != PB_OK) goto done; } while (0)
 #define EMIT() do { if (pb_emit(sink, &c)) { st = PB_ERR_ABORT; goto done; } } while (0)
 
+static void nyt_cleanup(void *p)
+{
+    nyt_rd *r = (nyt_rd *)p;
+    free(r->scratch[0]);
+    free(r->scratch[1]);
+    free(r->open);
+    free(r);
+}
+
 pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
 {
-    nyt_rd r;
+    nyt_rd *r;
     pb_status st;
     pb_chunk c;
     uint64_t seq0 = sink->seq;
-    memset(&r, 0, sizeof r);
-    r.s = src;
-    r.err = err;
-    r.sink = sink;
-    r.max_record = opt && opt->max_record_size ? opt->max_record_size : PB_DEFAULT_MAX_RECORD;
-    r.salvage = opt && opt->salvage;
+    /* on the heap, so that a consumer that never returns can release it */
+    r = (nyt_rd *)calloc(1, sizeof *r);
+    if (!r)
+        return pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
+    pb_sink_defer(sink, nyt_cleanup, r);
+    r->s = src;
+    r->err = err;
+    r->sink = sink;
+    r->max_record = opt && opt->max_record_size ? opt->max_record_size : PB_DEFAULT_MAX_RECORD;
+    r->salvage = opt && opt->salvage;
     memset(&c, 0, sizeof c);
 
-    TRY(read_header(&r));
+    TRY(read_header(r));
     for (;;) {
         unsigned char tag;
         int got;
@@ -331,18 +344,18 @@ pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, 
             if (got == 0)
                 break; /* clean end of stream */
         }
-        r.rec_off = pb_src_offset(src);
+        r->rec_off = pb_src_offset(src);
         tag = *src->p++;
         switch (tag) {
         case '+':
-            r.what = "TIME_LINE";
+            r->what = "TIME_LINE";
             {
                 uint32_t t, fid, line;
-                TRY(rd_u32(&r, &t, "ticks"));
-                TRY(rd_u32(&r, &fid, "fid"));
-                TRY(rd_u32(&r, &line, "line"));
+                TRY(rd_u32(r, &t, "ticks"));
+                TRY(rd_u32(r, &fid, "fid"));
+                TRY(rd_u32(r, &line, "line"));
                 pb_chunk_time_line(&c, (int32_t)t, fid, line);
-                r.ticks += (int32_t)t;
+                r->ticks += (int32_t)t;
             }
             EMIT();
             break;
@@ -351,172 +364,171 @@ pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, 
             EMIT();
             break;
         case '<':
-            r.what = "SUB_RETURN";
+            r->what = "SUB_RETURN";
             {
                 uint32_t depth;
                 double incl = 0, excl = 0;
                 pb_str name;
-                TRY(rd_u32(&r, &depth, "depth"));
-                TRY(rd_nv(&r, &incl, "inclusive ticks"));
-                TRY(rd_nv(&r, &excl, "exclusive ticks"));
-                TRY(rd_str(&r, &name, -1, "sub name"));
+                TRY(rd_u32(r, &depth, "depth"));
+                TRY(rd_nv(r, &incl, "inclusive ticks"));
+                TRY(rd_nv(r, &excl, "exclusive ticks"));
+                TRY(rd_str(r, &name, -1, "sub name"));
                 pb_chunk_sub_return(&c, depth, incl, excl, name);
-                r.ret_depth = depth;
+                r->ret_depth = depth;
             }
             EMIT();
             break;
         case '>':
-            r.what = "SUB_ENTRY";
+            r->what = "SUB_ENTRY";
             {
                 uint32_t fid, line;
-                TRY(rd_u32(&r, &fid, "fid"));
-                TRY(rd_u32(&r, &line, "line"));
+                TRY(rd_u32(r, &fid, "fid"));
+                TRY(rd_u32(r, &line, "line"));
                 pb_chunk_sub_entry(&c, fid, line);
             }
             EMIT();
             break;
         case '*':
-            r.what = "TIME_BLOCK";
+            r->what = "TIME_BLOCK";
             {
                 uint32_t t, fid, line, bl, sl;
-                TRY(rd_u32(&r, &t, "ticks"));
-                TRY(rd_u32(&r, &fid, "fid"));
-                TRY(rd_u32(&r, &line, "line"));
-                TRY(rd_u32(&r, &bl, "block line"));
-                TRY(rd_u32(&r, &sl, "sub line"));
+                TRY(rd_u32(r, &t, "ticks"));
+                TRY(rd_u32(r, &fid, "fid"));
+                TRY(rd_u32(r, &line, "line"));
+                TRY(rd_u32(r, &bl, "block line"));
+                TRY(rd_u32(r, &sl, "sub line"));
                 pb_chunk_time_block(&c, (int32_t)t, fid, line, bl, sl);
-                r.ticks += (int32_t)t;
+                r->ticks += (int32_t)t;
             }
             EMIT();
             break;
         case '@':
-            r.what = "NEW_FID";
+            r->what = "NEW_FID";
             {
                 uint32_t v[6];
                 pb_str name;
-                TRY(rd_u32(&r, &v[0], "fid"));
-                TRY(rd_u32(&r, &v[1], "eval fid"));
-                TRY(rd_u32(&r, &v[2], "eval line"));
-                TRY(rd_u32(&r, &v[3], "flags"));
-                TRY(rd_u32(&r, &v[4], "size"));
-                TRY(rd_u32(&r, &v[5], "mtime"));
-                TRY(rd_str(&r, &name, -1, "file name"));
+                TRY(rd_u32(r, &v[0], "fid"));
+                TRY(rd_u32(r, &v[1], "eval fid"));
+                TRY(rd_u32(r, &v[2], "eval line"));
+                TRY(rd_u32(r, &v[3], "flags"));
+                TRY(rd_u32(r, &v[4], "size"));
+                TRY(rd_u32(r, &v[5], "mtime"));
+                TRY(rd_str(r, &name, -1, "file name"));
                 pb_chunk_new_fid(&c, v[0], v[1], v[2], v[3], v[4], v[5], name);
             }
             EMIT();
             break;
         case 'S':
-            r.what = "SRC_LINE";
+            r->what = "SRC_LINE";
             {
                 uint32_t fid, line;
                 pb_str text;
-                TRY(rd_u32(&r, &fid, "fid"));
-                TRY(rd_u32(&r, &line, "line"));
-                TRY(rd_str(&r, &text, -1, "source text"));
+                TRY(rd_u32(r, &fid, "fid"));
+                TRY(rd_u32(r, &line, "line"));
+                TRY(rd_str(r, &text, -1, "source text"));
                 pb_chunk_src_line(&c, fid, line, text);
             }
             EMIT();
             break;
         case 's':
-            r.what = "SUB_INFO";
+            r->what = "SUB_INFO";
             {
                 uint32_t fid, first, last;
                 pb_str name;
-                TRY(rd_u32(&r, &fid, "fid"));
-                TRY(rd_str(&r, &name, 0, "sub name"));
-                TRY(rd_u32(&r, &first, "first line"));
-                TRY(rd_u32(&r, &last, "last line"));
+                TRY(rd_u32(r, &fid, "fid"));
+                TRY(rd_str(r, &name, 0, "sub name"));
+                TRY(rd_u32(r, &first, "first line"));
+                TRY(rd_u32(r, &last, "last line"));
                 pb_chunk_sub_info(&c, fid, first, last, name);
             }
             EMIT();
             break;
         case 'c':
-            r.what = "SUB_CALLERS";
+            r->what = "SUB_CALLERS";
             {
                 uint32_t fid, line, count, depth;
                 double incl = 0, excl = 0, reci = 0;
                 pb_str caller, called;
-                TRY(rd_u32(&r, &fid, "fid"));
-                TRY(rd_u32(&r, &line, "line"));
-                TRY(rd_str(&r, &caller, 0, "caller name"));
-                TRY(rd_u32(&r, &count, "call count"));
-                TRY(rd_nv(&r, &incl, "inclusive time"));
-                TRY(rd_nv(&r, &excl, "exclusive time"));
-                TRY(rd_nv(&r, &reci, "recursive time"));
-                TRY(rd_u32(&r, &depth, "recursion depth"));
-                TRY(rd_str(&r, &called, -1, "called sub name"));
+                TRY(rd_u32(r, &fid, "fid"));
+                TRY(rd_u32(r, &line, "line"));
+                TRY(rd_str(r, &caller, 0, "caller name"));
+                TRY(rd_u32(r, &count, "call count"));
+                TRY(rd_nv(r, &incl, "inclusive time"));
+                TRY(rd_nv(r, &excl, "exclusive time"));
+                TRY(rd_nv(r, &reci, "recursive time"));
+                TRY(rd_u32(r, &depth, "recursion depth"));
+                TRY(rd_str(r, &called, -1, "called sub name"));
                 pb_chunk_sub_callers(&c, fid, line, count, incl, excl, reci, depth, called, caller);
             }
             EMIT();
             break;
         case 'P':
-            r.what = "PID_START";
+            r->what = "PID_START";
             {
                 uint32_t pid, ppid;
                 double t = 0;
-                TRY(rd_u32(&r, &pid, "pid"));
-                TRY(rd_u32(&r, &ppid, "ppid"));
-                TRY(rd_nv(&r, &t, "start time"));
+                TRY(rd_u32(r, &pid, "pid"));
+                TRY(rd_u32(r, &ppid, "ppid"));
+                TRY(rd_nv(r, &t, "start time"));
                 pb_chunk_pid_start(&c, pid, ppid, t);
-                if (r.salvage)
-                    track_pid_start(&r, pid, t);
+                if (r->salvage)
+                    track_pid_start(r, pid, t);
             }
             EMIT();
             break;
         case 'p':
-            r.what = "PID_END";
+            r->what = "PID_END";
             {
                 uint32_t pid;
                 double t = 0;
-                TRY(rd_u32(&r, &pid, "pid"));
-                TRY(rd_nv(&r, &t, "end time"));
+                TRY(rd_u32(r, &pid, "pid"));
+                TRY(rd_nv(r, &t, "end time"));
                 pb_chunk_pid_end(&c, pid, t);
-                if (r.salvage)
-                    track_pid_end(&r, pid);
+                if (r->salvage)
+                    track_pid_end(r, pid);
             }
             EMIT();
             break;
         case '#':
         case ':':
         case '!':
-            TRY(text_chunk(&r, tag));
+            TRY(text_chunk(r, tag));
             break;
         case 'z':
-            if (r.deflated) {
-                st = pb_fail(err, PB_ERR_CORRUPT, r.rec_off,
+            if (r->deflated) {
+                st = pb_fail(err, PB_ERR_CORRUPT, r->rec_off,
                              "second START_DEFLATE ('z') inside the compressed stream");
                 goto done;
             }
             pb_chunk_start_deflate(&c);
             EMIT();
-            r.deflated = 1;
+            r->deflated = 1;
             TRY(pb_src_start_zlib(src));
             break;
         default:
             if (tag == NYTP_STRING || tag == NYTP_STRING_UTF8)
-                st = pb_fail(err, PB_ERR_CORRUPT, r.rec_off,
+                st = pb_fail(err, PB_ERR_CORRUPT, r->rec_off,
                              "a string prefix (0x%02x) where a tag byte was expected", tag);
             else if (tag >= 0x20 && tag < 0x7f)
-                st = pb_fail(err, PB_ERR_CORRUPT, r.rec_off, "unknown tag 0x%02x ('%c')", tag, tag);
+                st = pb_fail(err, PB_ERR_CORRUPT, r->rec_off, "unknown tag 0x%02x ('%c')", tag, tag);
             else
-                st = pb_fail(err, PB_ERR_CORRUPT, r.rec_off, "unknown tag 0x%02x", tag);
+                st = pb_fail(err, PB_ERR_CORRUPT, r->rec_off, "unknown tag 0x%02x", tag);
             goto done;
         }
     }
     st = PB_OK;
 done:
-    if (st == PB_ERR_TRUNCATED && r.salvage && sink->seq > seq0) {
+    if (st == PB_ERR_TRUNCATED && r->salvage && sink->seq > seq0) {
         uint64_t n = sink->seq - seq0;
-        if (close_open_pids(&r) != PB_OK) {
+        if (close_open_pids(r) != PB_OK) {
             st = PB_ERR_ABORT;
             err->status = PB_ERR_ABORT;
         }
         else
             st = pb_salvage_warn(err, sink, "%llu chunk%s", (unsigned long long)n, n == 1 ? "" : "s");
     }
-    free(r.scratch[0]);
-    free(r.scratch[1]);
-    free(r.open);
+    pb_sink_undefer(sink, r);
+    nyt_cleanup(r);
     if (st == PB_ERR_ABORT && err->status == PB_OK)
         err->status = PB_ERR_ABORT;
     return st;

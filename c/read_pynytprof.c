@@ -459,8 +459,8 @@ static pb_status set_sub(pyn *r, uint32_t sid, const char *name, size_t len, uin
         if (r->subs[*idx].info_done) {
             char msg[128];
             snprintf(msg, sizeof msg, "sub id %u named again after it was used; keeping its first name", sid);
-            warn(r, msg);
             free(copy);
+            warn(r, msg);
             return PB_OK;
         }
         free(r->subs[*idx].name);
@@ -1416,11 +1416,26 @@ static pb_status run(pyn *r)
                    "(dialect B has a blank line there, C and D a P record)", *s->p);
 }
 
+static void pyn_cleanup(void *p)
+{
+    pyn *r = (pyn *)p;
+    size_t i;
+    for (i = 0; i < r->nsubs; i++)
+        free(r->subs[i].name);
+    free(r->subs);
+    free(r->lines);
+    free(r->sbuf);
+    free(r->nbuf);
+    map_free(&r->fidmap);
+    map_free(&r->sidmap);
+    map_free(&r->linemap);
+    free(r);
+}
+
 pb_status pb_read_pynytprof(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
 {
-    pyn r;
+    pyn *r;
     pb_status st;
-    size_t i;
     pb_options o;
     uint64_t seq0;
     if (opt)
@@ -1428,23 +1443,27 @@ pb_status pb_read_pynytprof(pb_source *src, const pb_options *opt, pb_sink *sink
     else
         pb_options_init(&o);
     pb_options_resolve(&o);
-    memset(&r, 0, sizeof r);
-    r.s = src;
-    r.opt = &o;
-    r.sink = sink;
-    r.err = err;
-    r.tps = PYN_DEFAULT_TPS;
-    r.budget = o.max_statements ? o.max_statements : PYN_MAX_STATEMENTS;
-    r.budget_total = r.budget;
-    r.chunk_end = UINT64_MAX;
+    /* on the heap, so that a consumer that never returns can release it */
+    r = (pyn *)calloc(1, sizeof *r);
+    if (!r)
+        return pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
+    pb_sink_defer(sink, pyn_cleanup, r);
+    r->s = src;
+    r->opt = &o;
+    r->sink = sink;
+    r->err = err;
+    r->tps = PYN_DEFAULT_TPS;
+    r->budget = o.max_statements ? o.max_statements : PYN_MAX_STATEMENTS;
+    r->budget_total = r->budget;
+    r->chunk_end = UINT64_MAX;
     seq0 = sink->seq;
-    st = run(&r);
-    if (st == PB_ERR_TRUNCATED && o.salvage && r.version_done && err->status == PB_ERR_TRUNCATED) {
+    st = run(r);
+    if (st == PB_ERR_TRUNCATED && o.salvage && r->version_done && err->status == PB_ERR_TRUNCATED) {
         /* deliver a loadable ending for what came before */
         pb_error keep = *err;
         uint64_t n = sink->seq - seq0;
         err->status = PB_OK;
-        st = finish(&r);
+        st = finish(r);
         if (st == PB_OK) {
             *err = keep;
             st = pb_salvage_warn(err, sink, "%llu chunk%s", (unsigned long long)n, n == 1 ? "" : "s");
@@ -1452,15 +1471,8 @@ pb_status pb_read_pynytprof(pb_source *src, const pb_options *opt, pb_sink *sink
             err->status = st;
         }
     }
-    for (i = 0; i < r.nsubs; i++)
-        free(r.subs[i].name);
-    free(r.subs);
-    free(r.lines);
-    free(r.sbuf);
-    free(r.nbuf);
-    map_free(&r.fidmap);
-    map_free(&r.sidmap);
-    map_free(&r.linemap);
+    pb_sink_undefer(sink, r);
+    pyn_cleanup(r);
     if (st == PB_ERR_ABORT && err->status == PB_OK)
         err->status = PB_ERR_ABORT;
     return st;

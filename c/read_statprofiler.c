@@ -931,11 +931,17 @@ static void sp_dec_init(sp_dec *d, pb_source *src, const pb_options *opt, pb_sam
     d->hooks = hooks;
 }
 
+static void sp_dec_cleanup(void *p)
+{
+    sp_dec_free((sp_dec *)p);
+    free(p);
+}
+
 pb_status pb_statprofiler_samples(pb_source *src, const pb_options *opt_in, pb_sample_sink *sink,
                                   const pb_sp_hooks *hooks, uint64_t thread_key, unsigned flags,
                                   pb_sp_header *hdr, pb_error *err)
 {
-    sp_dec d;
+    sp_dec *d;
     pb_options opt;
     pb_status rc;
     if (opt_in)
@@ -943,22 +949,28 @@ pb_status pb_statprofiler_samples(pb_source *src, const pb_options *opt_in, pb_s
     else
         pb_options_init(&opt);
     pb_options_resolve(&opt);
-    sp_dec_init(&d, src, &opt, sink, hooks, err);
-    d.key = thread_key;
-    rc = sp_header(&d);
+    /* on the heap, so that a consumer that never returns can release it */
+    d = (sp_dec *)malloc(sizeof *d);
+    if (!d)
+        return pb_fail(err, PB_ERR_LIMIT, pb_src_offset(src), "out of memory");
+    sp_dec_init(d, src, &opt, sink, hooks, err);
+    pb_cleanups_add(sink->cleanups, sp_dec_cleanup, d);
+    d->key = thread_key;
+    rc = sp_header(d);
     if (rc == PB_OK && !(flags & PB_SP_NO_HEADER_FACTS))
-        rc = sp_header_facts(&d);
+        rc = sp_header_facts(d);
     if (rc == PB_OK && (flags & PB_SP_ANNOUNCE_THREAD) && sink->thread) {
         char label[16];
-        uint32_t pid = pb_sp_id_pid(d.hdr.id);
+        uint32_t pid = pb_sp_id_pid(d->hdr.id);
         snprintf(label, sizeof label, "%u", (unsigned)pid);
-        rc = sink->thread(sink, thread_key, pid, pb_sp_id_pid(d.hdr.parent_id), label);
+        rc = sink->thread(sink, thread_key, pid, pb_sp_id_pid(d->hdr.parent_id), label);
     }
     if (rc == PB_OK)
-        rc = sp_body(&d);
+        rc = sp_body(d);
     if (hdr)
-        *hdr = d.hdr;
-    sp_dec_free(&d);
+        *hdr = d->hdr;
+    pb_cleanups_remove(sink->cleanups, d);
+    sp_dec_cleanup(d);
     if (rc != PB_OK && err->status == PB_OK)
         err->status = rc;
     return rc;
@@ -1006,9 +1018,29 @@ static int sp_file_cmp(const void *a, const void *b)
     return 0;
 }
 
+/* pb_statprofiler_files()' working state, on the heap so that a consumer
+ * that never returns can release it, and close the open trace */
+typedef struct {
+    sp_file *files;
+    sp_proc *procs;
+    pb_source src;
+    int src_open;
+} sp_files_run;
+
+static void sp_files_cleanup(void *p)
+{
+    sp_files_run *F = (sp_files_run *)p;
+    if (F->src_open)
+        pb_src_close(&F->src);
+    free(F->files);
+    free(F->procs);
+    free(F);
+}
+
 pb_status pb_statprofiler_files(const char *const *paths, size_t n, const pb_options *opt, pb_sample_sink *sink,
                                 const pb_sp_hooks *hooks, pb_error *err)
 {
+    sp_files_run *F;
     sp_file *files;
     sp_proc *procs;
     size_t nprocs = 0, i, j, next = 0;
@@ -1016,13 +1048,16 @@ pb_status pb_statprofiler_files(const char *const *paths, size_t n, const pb_opt
     static const unsigned char zero[PB_SP_ID_BYTES];
     if (n == 0)
         return pb_fail_nooff(err, PB_ERR_IO, "no StatProfiler trace files given");
-    files = (sp_file *)calloc(n, sizeof *files);
-    procs = (sp_proc *)calloc(n, sizeof *procs);
+    F = (sp_files_run *)calloc(1, sizeof *F);
+    if (!F)
+        return pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
+    files = F->files = (sp_file *)calloc(n, sizeof *files);
+    procs = F->procs = (sp_proc *)calloc(n, sizeof *procs);
     if (!files || !procs) {
-        free(files);
-        free(procs);
+        sp_files_cleanup(F);
         return pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
     }
+    pb_cleanups_add(sink->cleanups, sp_files_cleanup, F);
     for (i = 0; i < n; i++) {
         files[i].path = paths[i];
         if ((rc = pb_statprofiler_read_header(paths[i], &files[i].h, err)) != PB_OK)
@@ -1073,7 +1108,7 @@ pb_status pb_statprofiler_files(const char *const *paths, size_t n, const pb_opt
             goto out;
         }
     for (i = 0; i < n; i++) {
-        pb_source src;
+        pb_source *src = &F->src;
         unsigned flags = 0;
         if (i == 0 || files[i].proc != files[i - 1].proc)
             flags |= PB_SP_ANNOUNCE_THREAD;
@@ -1086,18 +1121,20 @@ pb_status pb_statprofiler_files(const char *const *paths, size_t n, const pb_opt
                                (unsigned)files[i].h.interval_us, (unsigned)files[0].h.interval_us, files[0].path);
             goto out;
         }
-        if ((rc = pb_src_open_file(&src, files[i].path, err)) != PB_OK)
+        if ((rc = pb_src_open_file(src, files[i].path, err)) != PB_OK)
             goto out;
-        rc = pb_statprofiler_samples(&src, opt, sink, hooks, files[i].proc + 1, flags, NULL, err);
-        pb_src_close(&src);
+        F->src_open = 1;
+        rc = pb_statprofiler_samples(src, opt, sink, hooks, files[i].proc + 1, flags, NULL, err);
+        F->src_open = 0;
+        pb_src_close(src);
         if (rc != PB_OK)
             goto out;
     }
     if (sink->finish)
         rc = sink->finish(sink);
 out:
-    free(files);
-    free(procs);
+    pb_cleanups_remove(sink->cleanups, F);
+    sp_files_cleanup(F);
     return rc;
 }
 
@@ -1374,15 +1411,31 @@ static void spc_warn(void *ctx, const char *msg)
         out->warn(out, msg);
 }
 
+/* sp_fold_run()'s working state, on the heap so that a consumer that never
+ * returns can release it (the fold releases itself) */
+typedef struct {
+    sp_dec d;
+    sp_chunks c;
+} sp_run;
+
+static void sp_run_cleanup(void *p)
+{
+    sp_run *R = (sp_run *)p;
+    sp_dec_free(&R->d);
+    free(R->c.tmp);
+    free(R);
+}
+
 static pb_status sp_fold_run(pb_source *src, const char *const *paths, size_t n, const pb_options *opt,
                              pb_sink *out, pb_error *err)
 {
     pb_fold_config cfg;
-    pb_fold *fold;
-    sp_chunks c;
+    pb_fold *fold = NULL;
+    sp_run *R;
+    sp_chunks *c;
     pb_sp_hooks hooks;
     pb_status rc;
-    sp_dec d;
+    sp_dec *d;
     pb_options o;
     uint32_t interval;
     if (opt)
@@ -1390,22 +1443,28 @@ static pb_status sp_fold_run(pb_source *src, const char *const *paths, size_t n,
     else
         pb_options_init(&o);
     pb_options_resolve(&o);
-    memset(&d, 0, sizeof d);
+    if (!src && n == 0) {
+        pb_error_init(err, "statprofiler", "");
+        return pb_fail_nooff(err, PB_ERR_IO, "no StatProfiler trace files given");
+    }
+    R = (sp_run *)calloc(1, sizeof *R);
+    if (!R) {
+        if (!src)
+            pb_error_init(err, "statprofiler", paths[0]);
+        return pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
+    }
+    d = &R->d;
+    c = &R->c;
+    pb_sink_defer(out, sp_run_cleanup, R);
     if (src) {
-        sp_dec_init(&d, src, &o, NULL, NULL, err);
-        if ((rc = sp_header(&d)) != PB_OK) {
-            sp_dec_free(&d);
-            return rc;
-        }
-        interval = d.hdr.interval_us;
+        sp_dec_init(d, src, &o, NULL, NULL, err);
+        if ((rc = sp_header(d)) != PB_OK)
+            goto done;
+        interval = d->hdr.interval_us;
     } else {
         pb_sp_header h;
-        if (n == 0) {
-            pb_error_init(err, "statprofiler", "");
-            return pb_fail_nooff(err, PB_ERR_IO, "no StatProfiler trace files given");
-        }
         if ((rc = pb_statprofiler_read_header(paths[0], &h, err)) != PB_OK)
-            return rc;
+            goto done;
         interval = h.interval_us;
     }
     memset(&cfg, 0, sizeof cfg);
@@ -1414,70 +1473,71 @@ static pb_status sp_fold_run(pb_source *src, const char *const *paths, size_t n,
     cfg.ticks_per_weight = interval;
     fold = pb_fold_new(&cfg, out, err);
     if (!fold) {
-        sp_dec_free(&d);
-        return err->status ? err->status : PB_ERR_LIMIT;
+        rc = err->status ? err->status : PB_ERR_LIMIT;
+        goto done;
     }
-    memset(&c, 0, sizeof c);
-    c.interval = interval;
-    c.budget = o.max_statements;
-    c.fold = pb_fold_sample_sink(fold);
-    c.out = out;
-    c.ss.attribute = spc_attribute;
-    c.ss.frame = spc_frame;
-    c.ss.thread = spc_thread;
-    c.ss.sample = spc_sample;
-    c.ss.note = spc_note;
-    c.ss.finish = spc_finish;
-    c.ss.err = err;
-    c.ss.ctx = &c;
+    c->interval = interval;
+    c->budget = o.max_statements;
+    c->fold = pb_fold_sample_sink(fold);
+    c->out = out;
+    c->ss.attribute = spc_attribute;
+    c->ss.frame = spc_frame;
+    c->ss.thread = spc_thread;
+    c->ss.sample = spc_sample;
+    c->ss.note = spc_note;
+    c->ss.finish = spc_finish;
+    c->ss.err = err;
+    c->ss.ctx = c;
+    c->ss.cleanups = out ? out->cleanups : NULL;
     hooks.op_name = NULL;
     hooks.warn = spc_warn;
     hooks.ctx = out;
     if (src) {
-        d.sink = &c.ss;
-        d.hooks = &hooks;
-        d.key = 0;
-        rc = sp_header_facts(&d);
+        d->sink = &c->ss;
+        d->hooks = &hooks;
+        d->key = 0;
+        rc = sp_header_facts(d);
         if (rc == PB_OK) {
             /* nytprofhtml prints these on every page: the run's start (the
              * genealogy id's time() word) and the trace's base name */
-            const unsigned char *w = d.hdr.id + 8;
+            const unsigned char *w = d->hdr.id + 8;
             const char *f = err->file, *b = strrchr(f, '/');
             char t[16];
             snprintf(t, sizeof t, "%lu",
                      (unsigned long)((uint32_t)w[0] | ((uint32_t)w[1] << 8) | ((uint32_t)w[2] << 16) |
                                      ((uint32_t)w[3] << 24)));
-            rc = c.ss.attribute(&c.ss, "basetime", pb_str_c(t));
+            rc = c->ss.attribute(&c->ss, "basetime", pb_str_c(t));
             if (rc == PB_OK)
-                rc = c.ss.attribute(&c.ss, "application", pb_str_c(f[0] ? (b ? b + 1 : f) : "statprofiler"));
+                rc = c->ss.attribute(&c->ss, "application", pb_str_c(f[0] ? (b ? b + 1 : f) : "statprofiler"));
         }
-        if (rc == PB_OK && c.ss.thread) {
+        if (rc == PB_OK && c->ss.thread) {
             char label[16];
-            uint32_t pid = pb_sp_id_pid(d.hdr.id);
+            uint32_t pid = pb_sp_id_pid(d->hdr.id);
             snprintf(label, sizeof label, "%u", (unsigned)pid);
-            rc = c.ss.thread(&c.ss, 0, pid, pb_sp_id_pid(d.hdr.parent_id), label);
+            rc = c->ss.thread(&c->ss, 0, pid, pb_sp_id_pid(d->hdr.parent_id), label);
         }
         if (rc == PB_OK)
-            rc = sp_body(&d);
+            rc = sp_body(d);
         if (rc == PB_ERR_TRUNCATED && o.salvage) {
             /* fold what came before the cut, then say what happened */
             pb_error keep = *err;
             err->status = PB_OK;
-            rc = spc_finish(&c.ss);
+            rc = spc_finish(&c->ss);
             if (rc == PB_OK) {
                 *err = keep;
-                rc = pb_salvage_warn(err, out, "%llu sample%s", (unsigned long long)c.samples,
-                                     c.samples == 1 ? "" : "s");
+                rc = pb_salvage_warn(err, out, "%llu sample%s", (unsigned long long)c->samples,
+                                     c->samples == 1 ? "" : "s");
             }
         } else if (rc == PB_OK) {
-            rc = spc_finish(&c.ss);
+            rc = spc_finish(&c->ss);
         }
-        sp_dec_free(&d);
     } else {
-        rc = pb_statprofiler_files(paths, n, &o, &c.ss, &hooks, err);
+        rc = pb_statprofiler_files(paths, n, &o, &c->ss, &hooks, err);
     }
-    free(c.tmp);
+done:
     pb_fold_free(fold);
+    pb_sink_undefer(out, R);
+    sp_run_cleanup(R);
     if (rc != PB_OK && err->status == PB_OK)
         err->status = rc;
     return rc;

@@ -1270,9 +1270,15 @@ pb_status pb_read_tachyon_samples(pb_source *src, const pb_options *opt_in, pb_s
     return st;
 }
 
+static void tr_cleanup(void *p)
+{
+    tr_free((tr *)p);
+    free(p);
+}
+
 pb_status pb_read_tachyon(pb_source *src, const pb_options *opt_in, pb_sink *sink, pb_error *err)
 {
-    tr r;
+    tr *r;
     pb_status st;
     pb_options opt;
     pb_fold_config cfg;
@@ -1282,24 +1288,30 @@ pb_status pb_read_tachyon(pb_source *src, const pb_options *opt_in, pb_sink *sin
     else
         pb_options_init(&opt);
     pb_options_resolve(&opt);
-    tr_init(&r, src, &opt, err);
-    r.warn_sink = sink;
-    st = prepare(&r);
+    /* on the heap, so that a consumer that never returns can release it */
+    r = (tr *)malloc(sizeof *r);
+    if (!r)
+        return pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
+    tr_init(r, src, &opt, err);
+    r->warn_sink = sink;
+    pb_sink_defer(sink, tr_cleanup, r);
+    st = prepare(r);
     if (st == PB_OK) {
         memset(&cfg, 0, sizeof cfg);
         cfg.source_format = "tachyon";
         cfg.ticks_per_sec = 1000000;
-        cfg.ticks_per_weight = r.interval;
+        cfg.ticks_per_weight = r->interval;
         cfg.fid_flags = tachyon_fid_flags;
         fold = pb_fold_new(&cfg, sink, err);
         if (!fold)
             st = err->status;
     }
     if (st == PB_OK) {
-        r.out = pb_fold_sample_sink(fold);
-        st = run(&r);
+        r->out = pb_fold_sample_sink(fold);
+        st = run(r);
     }
     pb_fold_free(fold);
-    tr_free(&r);
+    pb_sink_undefer(sink, r);
+    tr_cleanup(r);
     return st;
 }

@@ -56,6 +56,9 @@ struct pb_sample_sink {
     pb_status (*finish)(pb_sample_sink *self);
     pb_error *err;
     void *ctx;
+    /* Optional: the chunk consumer's cleanup table when these calls can
+     * reach one that may never return (see pb_cleanups in chunk.h). */
+    pb_cleanups *cleanups;
 };
 
 #endif

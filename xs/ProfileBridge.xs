@@ -6,6 +6,9 @@
  * object of class Devel::ProfileBridge::Error.
  */
 #define PERL_NO_GET_CONTEXT
+#if defined(__GLIBC__) || defined(__linux__)
+#include <malloc.h>
+#endif
 #include "EXTERN.h"
 #include "perl.h"
 #include "XSUB.h"
@@ -100,6 +103,9 @@ typedef struct {
     SV *seq_sv;             /* $. */
     pb_source src;
     int src_open;
+    /* what the decoder and fold own while they call us: released here when
+     * a callback dies and Perl unwinds past them (chunk.h) */
+    pb_cleanups cleanups;
 #ifdef MULTIPLICITY
     PerlInterpreter *interp;
 #endif
@@ -109,6 +115,7 @@ static void xs_sink_cleanup(pTHX_ void *p)
 {
     xs_sink *x = (xs_sink *)p;
     int i;
+    pb_cleanups_run(&x->cleanups);
     if (x->src_open)
         pb_src_close(&x->src);
     for (i = 0; i < PB_TAG_COUNT; i++)
@@ -278,6 +285,7 @@ static xs_sink *new_xs_sink(pTHX_ SV *callback)
     x->sink.warn = xs_warn;
     x->sink.wants = x->wants;
     x->sink.ctx = x;
+    x->sink.cleanups = &x->cleanups;
     return x;
 }
 
@@ -295,6 +303,45 @@ static HV *info_hv(pTHX_ const pb_format_info *info)
         (void)hv_stores(hv, "dialect", newSVpv(info->dialect, 0));
     (void)hv_stores(hv, "supported", newSViv(info->supported));
     return hv;
+}
+
+/* A conversion's warnings are kept until it has returned: a __WARN__
+ * handler that dies must not unwind through the writer (its temp file and
+ * heap would be left behind). */
+typedef struct {
+    SV *lines; /* each message followed by "\n" */
+#ifdef MULTIPLICITY
+    PerlInterpreter *interp;
+#endif
+} held_warnings;
+
+static void held_warn_cb(void *ud, const char *msg)
+{
+    held_warnings *hw = (held_warnings *)ud;
+#ifdef MULTIPLICITY
+    dTHXa(hw->interp);
+#endif
+    sv_catpv(hw->lines, msg);
+    sv_catpvs(hw->lines, "\n");
+}
+
+static void held_warnings_init(pTHX_ held_warnings *hw)
+{
+    hw->lines = sv_2mortal(newSVpvs(""));
+#ifdef MULTIPLICITY
+    hw->interp = aTHX;
+#endif
+}
+
+static void held_warnings_emit(pTHX_ held_warnings *hw)
+{
+    STRLEN len;
+    const char *p = SvPV(hw->lines, len), *end = p + len;
+    while (p < end) {
+        const char *nl = (const char *)memchr(p, '\n', (size_t)(end - p));
+        warn("%.*s\n", (int)(nl - p), p);
+        p = nl + 1;
+    }
 }
 
 static void perl_warn_cb(void *ud, const char *msg)
@@ -511,18 +558,17 @@ pbxs__convert(in, format_sv, opts, out, level)
         pb_options o;
         pb_error err;
         pb_format fmt;
+        pb_status st;
+        held_warnings hw;
     CODE:
         fmt = format_arg(aTHX_ format_sv);
         fill_options(aTHX_ opts, &o);
         if (level < -1 || level > 9)
             croak("Devel::ProfileBridge::convert: compress must be 0..9, not %d", level);
-        if (pb_convert_file_warn(in, fmt, &o, out, level, perl_warn_cb,
-#ifdef MULTIPLICITY
-                                 (void *)aTHX,
-#else
-                                 NULL,
-#endif
-                                 &err) != PB_OK)
+        held_warnings_init(aTHX_ &hw);
+        st = pb_convert_file_warn(in, fmt, &o, out, level, held_warn_cb, &hw, &err);
+        held_warnings_emit(aTHX_ &hw);
+        if (st != PB_OK)
             croak_pb(aTHX_ &err);
 
 void
@@ -596,6 +642,21 @@ pbxs__for_chunks_statprofiler_files(callback, files, opts)
             croak_pb(aTHX_ &err);
         FREETMPS;
         LEAVE;
+
+SV *
+pbxs__heap_in_use()
+    CODE:
+        /* for t/14: bytes in use in the C heap (glibc), or undef */
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+        {
+            struct mallinfo2 mi = mallinfo2();
+            RETVAL = mi.uordblks ? newSVuv((UV)mi.uordblks) : newSV(0);
+        }
+#else
+        RETVAL = newSV(0);
+#endif
+    OUTPUT:
+        RETVAL
 
 SV *
 pbxs__statprofiler_expand(spec)

@@ -407,7 +407,10 @@ explains what is written and refused).  Options: C<format> (skip
 detection), C<thread> (one thread only), C<< compress => 0..9 >> (zlib
 level, default 6), C<< to => 'nytprof' >> (the default), and the limits.
 The output goes to a temporary file renamed on success: on any error the
-target is left as it was.  Throws a L<Devel::ProfileBridge::Error>: the
+target is left as it was.  Warnings (a salvaged file, an odd header) are
+given once the conversion has finished, so a C<$SIG{__WARN__}> handler that
+dies finds the target complete and no temporary file behind.  Throws a
+L<Devel::ProfileBridge::Error>: the
 decoder's (named after the input format), or C<nytprof-writer: ...> for
 what the writer refuses or fails to write.
 
