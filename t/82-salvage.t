@@ -102,4 +102,19 @@ for my $format (sort keys %cases) {
     };
 }
 
+subtest 'salvage is for the nytprof target only' => sub {
+    # the collapsed and StatProfiler writers have no way to finish a cut
+    # stream: asking them to salvage is refused up front, never ignored
+    my $cut = "$tmp/cut-tachyon";
+    for my $to (qw(collapsed statprofiler)) {
+        my $out = "$tmp/refused.$to";
+        my $ok = eval { Devel::ProfileBridge::convert(in => $cut, out => $out, to => $to, salvage => 1); 1 };
+        like($ok ? '' : "$@", qr/^convert: salvage => 1 is for to => 'nytprof'/, "to => '$to': refused");
+        ok(!-e $out, "to => '$to': nothing written");
+    }
+    my $out = `$^X -Mblib bin/profbridge convert '$cut' --to collapsed -o '$tmp/refused.cli' --salvage 2>&1`;
+    is($? >> 8, 1, 'profbridge convert --to collapsed --salvage: usage error, exit 1');
+    like($out, qr/--salvage is for --to nytprof only/, '... saying why');
+};
+
 done_testing;

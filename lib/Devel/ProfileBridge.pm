@@ -134,6 +134,11 @@ sub convert {
         Carp::croak("convert: $k => PATH is required");
     }
     my $to = defined $opts{to} ? $opts{to} : 'nytprof';
+    if ($opts{salvage} && $to ne 'nytprof') {
+        # the collapsed and StatProfiler writers do not finish a cut stream
+        require Carp;
+        Carp::croak("convert: salvage => 1 is for to => 'nytprof' (and for_chunks), not to => '$to'");
+    }
     my $x = _xs_opts(\%opts);
     if ($to eq 'nytprof') {
         my $level = defined $opts{compress} ? $opts{compress} : -1;
@@ -405,7 +410,10 @@ Decodes C<$file> in C and writes it as a real NYTProf file at C<$path>,
 without a Perl call per chunk (L<Devel::ProfileBridge::NYTProfWriter>
 explains what is written and refused).  Options: C<format> (skip
 detection), C<thread> (one thread only), C<< compress => 0..9 >> (zlib
-level, default 6), C<< to => 'nytprof' >> (the default), and the limits.
+level, default 6), C<< to => 'nytprof' >> (the default), C<< salvage => 1 >>
+(see L<Devel::ProfileBridge::ReadStream/salvage>: a truncated input still
+gives a valid nytprof.out of what came before the cut, with a warning;
+C<to =E<gt> 'nytprof'> only, other targets croak), and the limits.
 The output goes to a temporary file renamed on success: on any error the
 target is left as it was.  Warnings (a salvaged file, an odd header) are
 given once the conversion has finished, so a C<$SIG{__WARN__}> handler that

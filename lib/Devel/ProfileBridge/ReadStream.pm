@@ -82,6 +82,20 @@ this thread (a numeric id, or an EasyProfiler thread name).
 Accepted for compatibility.  Unlike NYTProf, which prints C<Reading $file>
 unless C<quiet> is set, this module prints nothing by default either.
 
+=item salvage => 1
+
+For files a crashed or killed profiler left behind.  When the decoder meets
+a C<truncated> error (never C<corrupt>, C<unsupported> or C<limit>), every
+chunk before the cut has already been delivered; instead of dying,
+C<for_chunks> then finishes the stream as the format allows (open NYTProf
+processes get their C<PID_END>; the sampling and span folds deliver their
+C<SUB_INFO>, C<SUB_CALLERS> and C<PID_END> for the samples or blocks read)
+and warns with the error line followed by what was salvaged, for example
+C<tachyon: truncated: ... at byte 5120 of x.bin; salvaged 912 samples
+before it>.  A file that is cut before its first chunk, or before anything
+can be salvaged, still throws.  C<chunk_counts>, C<dump_json> and
+C<convert> (to nytprof) take the same option.
+
 =item max_decompressed_bytes, max_record_size, max_stack_depth, max_strings, max_frames
 
 Resource limits (bytes, bytes, frames, entries, entries); see
