@@ -93,6 +93,13 @@ The "what" part: which record was being read and what was expected.
 
 The whole line (what stringification gives, without the newline).
 
+=item throw(format => $f, class => $c, message => $m, file => $path, offset => $n)
+
+Class method: builds the object (composing C<line> from the fields when it
+is not given) and dies with it.  The XS layer calls it for every C error;
+code that wraps this distribution can use it to raise the same kind of
+exception.  C<offset> may be C<undef>.
+
 =back
 
 =cut
