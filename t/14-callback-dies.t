@@ -33,6 +33,18 @@ my @inputs = (
 
 sub fds { my @f = glob("/proc/$$/fd/*"); return scalar @f }
 
+# the first half of $src, written to $cut (what a killed profiler leaves)
+sub cut_in_half {
+    my ($src, $cut) = @_;
+    open my $in, '<:raw', $src or die "$src: $!";
+    my $data = do { local $/; <$in> };
+    close $in;
+    open my $out, '>:raw', $cut or die "$cut: $!";
+    print {$out} substr($data, 0, int(length($data) / 2));
+    close $out or die "$cut: $!";
+    return $cut;
+}
+
 # die at the $k-th chunk (1-based), $rounds times; returns the exceptions seen
 sub die_at {
     my ($k, $rounds, @args) = @_;
@@ -73,14 +85,7 @@ for my $in (@inputs) {
 
 subtest 'a __WARN__ handler that dies on a salvage warning' => sub {
     my $dir = tempdir(CLEANUP => 1);
-    my $src = 't/data/tachyon/multithread.bin';
-    my $cut = "$dir/cut.bin";
-    open my $in, '<:raw', $src or die "$src: $!";
-    my $data = do { local $/; <$in> };
-    close $in;
-    open my $out, '>:raw', $cut or die "$cut: $!";
-    print $out substr($data, 0, int(length($data) / 2));
-    close $out;
+    my $cut = cut_in_half('t/data/tachyon/multithread.bin', "$dir/cut.bin");
     my $run = sub {
         local $SIG{__WARN__} = sub { die "warned: $_[0]" };
         my $ok = eval { for_chunks { 1 } filename => $cut, salvage => 1; 1 };
@@ -100,14 +105,7 @@ subtest 'convert: a __WARN__ handler that dies leaves no temp file behind' => su
     # exception arrives, the target is whole (renamed into place), and no
     # temp file, descriptor or heap is left behind
     my $dir = tempdir(CLEANUP => 1);
-    my $src = 't/data/nytprof/evals.nocompress.nytprof.out';
-    my $cut = "$dir/cut.out";
-    open my $in, '<:raw', $src or die "$src: $!";
-    my $data = do { local $/; <$in> };
-    close $in;
-    open my $out, '>:raw', $cut or die "$cut: $!";
-    print $out substr($data, 0, int(length($data) / 2));
-    close $out;
+    my $cut = cut_in_half('t/data/nytprof/evals.nocompress.nytprof.out', "$dir/cut.out");
     my $target = "$dir/out.nytprof";
     my $run = sub {
         local $SIG{__WARN__} = sub { die "warned: $_[0]" };

@@ -21,27 +21,7 @@
 #include <string.h>
 #include "pb.h"
 #include "write_statprofiler.h"
-
-static int tests, failures;
-
-static void ok(int cond, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-static void ok(int cond, const char *fmt, ...)
-{
-    va_list ap;
-    tests++;
-    if (!cond)
-        failures++;
-    printf("%sok %d - ", cond ? "" : "not ", tests);
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-    fflush(stdout);
-}
+#include "tap.h"
 
 /* the jumping sink; state the longjmp must not lose is static */
 static jmp_buf jump;

@@ -13,25 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "pb.h"
-
-static int g_n, g_fail;
-static void ok(int cond, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-#include <stdarg.h>
-static void ok(int cond, const char *fmt, ...)
-{
-    va_list ap;
-    printf("%s %d - ", cond ? "ok" : "not ok", ++g_n);
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-    if (!cond)
-        g_fail++;
-}
+#include "tap.h"
 
 /* ---- a byte buffer to build files ---------------------------------------- */
 typedef struct {
@@ -509,6 +491,6 @@ int main(int argc, char **argv)
             test_file(path);
         }
     }
-    printf("1..%d\n", g_n);
-    return g_fail ? 1 : 0;
+    printf("1..%d\n", tests);
+    return failures ? 1 : 0;
 }

@@ -19,28 +19,7 @@
 #include "pb.h"
 #include "fold_samples.h"
 #include "collapsed.h"
-
-static int tests, failures;
-
-static void ok(int cond, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-#include <stdarg.h>
-static void ok(int cond, const char *fmt, ...)
-{
-    va_list ap;
-    tests++;
-    if (!cond)
-        failures++;
-    printf("%sok %d - ", cond ? "" : "not ", tests);
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-    fflush(stdout);
-}
+#include "tap.h"
 
 static unsigned char *slurp(const char *path, size_t *len)
 {
