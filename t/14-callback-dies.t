@@ -11,6 +11,9 @@ use strict;
 use warnings;
 use Test::More;
 use File::Temp qw(tempdir);
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use RawFile qw(slurp_raw spew_raw);
 use Devel::ProfileBridge;
 use Devel::ProfileBridge::ReadStream qw(for_chunks);
 
@@ -48,13 +51,8 @@ sub fds { my @f = glob("/proc/$$/fd/*"); return scalar @f }
 # the first half of $src, written to $cut (what a killed profiler leaves)
 sub cut_in_half {
     my ($src, $cut) = @_;
-    open my $in, '<:raw', $src or die "$src: $!";
-    my $data = do { local $/; <$in> };
-    close $in;
-    open my $out, '>:raw', $cut or die "$cut: $!";
-    print {$out} substr($data, 0, int(length($data) / 2));
-    close $out or die "$cut: $!";
-    return $cut;
+    my $data = slurp_raw($src);
+    return spew_raw($cut, substr($data, 0, int(length($data) / 2)));
 }
 
 # die at the $k-th chunk (1-based), $rounds times; returns the exceptions seen

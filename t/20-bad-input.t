@@ -7,6 +7,8 @@ use strict;
 use warnings;
 use Test::More;
 use FindBin;
+use lib "$FindBin::Bin/lib";
+use RawFile qw(spew_raw);
 use Config;
 use File::Temp qw(tempdir);
 use Compress::Zlib ();
@@ -43,15 +45,6 @@ SKIP: {
 }
 
 # ---- named cases --------------------------------------------------------------
-sub write_file {
-    my ($name, $bytes) = @_;
-    my $p = "$tmp/$name";
-    open my $fh, '>:raw', $p or die "$p: $!";
-    print {$fh} $bytes;
-    close $fh;
-    return $p;
-}
-
 sub error_of {
     my ($file, %opt) = @_;
     my $n = 0;
@@ -71,23 +64,23 @@ sub is_error {
 }
 
 my $hdr = "NYTProf 5 0\n:ticks_per_sec=10000000\n";
-is_error(write_file('junk', "GIF89a not a profile"), 'corrupt',
+is_error(spew_raw("$tmp/junk", "GIF89a not a profile"), 'corrupt',
     qr/^profbridge: corrupt: not a profile this distribution recognises \(.*\); first bytes 47 49 46 38 at byte 0 of /,
     'not a profile');
-is_error(write_file('empty', ''), 'corrupt', qr/empty file/, 'empty file');
-is_error(write_file('v4', "NYTProf 4 0\n"), 'unsupported',
+is_error(spew_raw("$tmp/empty", ''), 'corrupt', qr/empty file/, 'empty file');
+is_error(spew_raw("$tmp/v4", "NYTProf 4 0\n"), 'unsupported',
     qr/^nytprof: unsupported: NYTProf file format version 4\.0; this reader handles major version 5 at byte 0 /,
     'wrong major version');
-is_error(write_file('nv', "NYTProf 5 0\n:nv_size=16\n"), 'unsupported',
+is_error(spew_raw("$tmp/nv", "NYTProf 5 0\n:nv_size=16\n"), 'unsupported',
     qr/nv_size=16; this reader handles nv_size=8 .* at byte 12 /, 'nv_size mismatch');
-is_error(write_file('tag', "${hdr}Q"), 'corrupt', qr/unknown tag 0x51 \('Q'\) at byte 36 /, 'unknown tag');
-is_error(write_file('strtag', "${hdr}'"), 'corrupt', qr/string prefix .* where a tag byte was expected/,
+is_error(spew_raw("$tmp/tag", "${hdr}Q"), 'corrupt', qr/unknown tag 0x51 \('Q'\) at byte 36 /, 'unknown tag');
+is_error(spew_raw("$tmp/strtag", "${hdr}'"), 'corrupt', qr/string prefix .* where a tag byte was expected/,
     'a bare string prefix at tag position');
-is_error(write_file('badstr', "${hdr}\@\x01\x00\x00\x00\x00\x00Zx"), 'corrupt',
+is_error(spew_raw("$tmp/badstr", "${hdr}\@\x01\x00\x00\x00\x00\x00Zx"), 'corrupt',
     qr/NEW_FID record: file name should start with a string prefix/, 'bad string prefix');
-is_error(write_file('cut', "${hdr}+\x05\x01"), 'truncated',
+is_error(spew_raw("$tmp/cut", "${hdr}+\x05\x01"), 'truncated',
     qr/TIME_LINE record needs 1 more byte for its line, the input has 0 at byte 39 /, 'record cut short');
-is_error(write_file('longstr', "${hdr}S\x01\x01'\xFF\x7F\xFF\xFF\xFFabc"), 'truncated',
+is_error(spew_raw("$tmp/longstr", "${hdr}S\x01\x01'\xFF\x7F\xFF\xFF\xFFabc"), 'truncated',
     qr/SRC_LINE record needs 2147483647 more bytes for its source text/,
     'a string length far past EOF is truncation, not an allocation');
 
@@ -98,18 +91,18 @@ my $z = do {
 };
 # NYTProf writes a plain "#\n# Compressed N bytes to M ..." trailer after the
 # zlib stream, which its reader (and ours) ignores: cut into the stream itself
-is_error(write_file('zcut', substr($z, 0, length($z) - 200)), 'truncated',
+is_error(spew_raw("$tmp/zcut", substr($z, 0, length($z) - 200)), 'truncated',
     qr/zlib stream ends before its end marker/, 'truncated zlib stream');
 {
     my $n = 0;
-    for_chunks { $n++ } filename => write_file('ztrailer', substr($z, 0, length($z) - 40));
+    for_chunks { $n++ } filename => spew_raw("$tmp/ztrailer", substr($z, 0, length($z) - 40));
     is($n, 2648, 'a cut inside the text trailer after the zlib stream loses nothing (as NYTProf)');
 }
-is_error(write_file('zgarbage', "${hdr}zthis is not zlib data"), 'corrupt',
+is_error(spew_raw("$tmp/zgarbage", "${hdr}zthis is not zlib data"), 'corrupt',
     qr/zlib inflate failed \(-3: incorrect header check\) at byte \d+ /, 'garbage after z');
 my $bomb = "${hdr}z" . Compress::Zlib::compress('-' x 20_000_000, 9);
 ok(length($bomb) < 40_000, 'a small zlib bomb (' . length($bomb) . ' bytes for 20 MB)');
-is_error(write_file('bomb', $bomb), 'limit', qr/exceeds max_decompressed_bytes \(1000000\)/,
+is_error(spew_raw("$tmp/bomb", $bomb), 'limit', qr/exceeds max_decompressed_bytes \(1000000\)/,
     'zlib bomb stops at max_decompressed_bytes', max_decompressed_bytes => 1_000_000);
 
 # a minor version above 0 is read, with a warning (as NYTProf)
@@ -117,7 +110,7 @@ is_error(write_file('bomb', $bomb), 'limit', qr/exceeds max_decompressed_bytes \
     my @w;
     local $SIG{__WARN__} = sub { push @w, @_ };
     my $n = 0;
-    for_chunks { $n++ } filename => write_file('minor', "NYTProf 5 1\n:ticks_per_sec=1\n");
+    for_chunks { $n++ } filename => spew_raw("$tmp/minor", "NYTProf 5 1\n:ticks_per_sec=1\n");
     is($n, 2, 'minor version 1: read');
     like("@w", qr/format version 5\.1 is newer than 5\.0/, 'minor version 1: warned');
 }

@@ -20,6 +20,8 @@ use Config;
 use File::Spec;
 use File::Temp qw(tempdir);
 use FindBin;
+use lib "$FindBin::Bin/lib";
+use RawFile qw(slurp_raw spew_raw);
 use JSON::PP ();
 use Devel::ProfileBridge;
 
@@ -28,20 +30,6 @@ my $data = "$root/t/data/tachyon";
 my @files = map { "$data/$_" } qw(async_tasks.bin cpu_recursion.bin deep_stack.bin multithread.bin);
 plan skip_all => "no Tachyon files in $data" unless -f $files[0];
 my $tmp = tempdir('pb30-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-
-sub slurp_raw {
-    my ($f) = @_;
-    open my $fh, '<:raw', $f or die "can't read $f: $!";
-    local $/;
-    return scalar <$fh>;
-}
-
-sub spew_raw {
-    my ($f, $bytes) = @_;
-    open my $fh, '>:raw', $f or die "can't write $f: $!";
-    print {$fh} $bytes;
-    close $fh or die "close $f: $!";
-}
 
 # every chunk as [tag, args...] (copies: for_chunks reuses its scalars)
 sub chunks {

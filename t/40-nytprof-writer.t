@@ -18,6 +18,7 @@ use File::Spec;
 use File::Temp qw(tempdir);
 use FindBin;
 use lib "$FindBin::Bin/lib";
+use RawFile qw(spew_raw);
 use ChunkDump qw(have_nytprof dump_chunks read_lines first_difference);
 
 my $root = File::Spec->rel2abs("$FindBin::Bin/..");
@@ -37,13 +38,6 @@ sub slurp_raw {
     open my $fh, '<:raw', $f or return undef;
     local $/;
     return scalar <$fh>;
-}
-
-sub spew_raw {
-    my ($f, $bytes) = @_;
-    open my $fh, '>:raw', $f or die "can't write $f: $!";
-    print {$fh} $bytes;
-    close $fh or die "close $f: $!";
 }
 
 # the level the input was written at, from its ground truth (0: uncompressed)

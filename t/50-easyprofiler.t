@@ -22,6 +22,8 @@ use Config;
 use File::Spec;
 use File::Temp qw(tempdir);
 use FindBin;
+use lib "$FindBin::Bin/lib";
+use RawFile qw(slurp_raw spew_raw);
 use JSON::PP ();
 no warnings 'recursion';
 
@@ -34,20 +36,6 @@ eval { require Devel::ProfileBridge::ReadStream; Devel::ProfileBridge::ReadStrea
 
 my $tmp  = tempdir('pb50-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 my $json = JSON::PP->new->utf8;
-
-sub slurp_raw {
-    my ($f) = @_;
-    open my $fh, '<:raw', $f or die "$f: $!";
-    local $/;
-    return scalar <$fh>;
-}
-
-sub spew_raw {
-    my ($f, $bytes) = @_;
-    open my $fh, '>:raw', $f or die "$f: $!";
-    print {$fh} $bytes;
-    close $fh or die "$f: $!";
-}
 
 # The package rule (documented in POD): thread "Main" (or "main") -> main,
 # unnamed -> thread_<tid>, else the name with ASCII non-word characters as "_".

@@ -10,6 +10,9 @@
 use strict;
 use warnings;
 use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use RawFile qw(slurp_raw);
 use File::Temp qw(tempdir);
 use File::Spec;
 use Config;
@@ -33,11 +36,10 @@ for my $tool (qw(statprof_samples test_statprofiler)) {
 }
 plan skip_all => 'cannot compile the C test tools' unless $bin{statprof_samples} && $bin{test_statprofiler};
 
-sub slurp { my $f = shift; open my $fh, '<:raw', $f or die "$f: $!"; local $/; scalar <$fh> }
 sub run {
     my ($cmd) = @_;
     my $out = `$cmd 2>$tmp/stderr`;
-    return ($? >> 8, $out, slurp("$tmp/stderr"));
+    return ($? >> 8, $out, slurp_raw("$tmp/stderr"));
 }
 my $json = JSON::PP->new->utf8->canonical;
 
@@ -51,12 +53,12 @@ for my $t (@traces) {
     is($rc, 0, "$name: decodes") or diag $err;
     my @lines = split /^/m, $out;
     my $truth_line = pop @lines;
-    my $want = slurp("$t.samples.jsonl");
+    my $want = slurp_raw("$t.samples.jsonl");
     my $got = join '', @lines;
     ok($got eq $want, "$name: every sample's weight, op name and frames match the real reader")
         or diag "first difference at line " . first_diff($got, $want);
     my $mine = $json->decode($truth_line)->{truth};
-    my $truth = $json->decode(slurp("$t.truth.json"));
+    my $truth = $json->decode(slurp_raw("$t.truth.json"));
     is($mine->{attributes}{perl_version}, $truth->{perl_version}, "$name: perl version");
     is($mine->{attributes}{sample_interval_us}, $truth->{tick_duration}, "$name: interval (µs)");
     is($mine->{attributes}{stack_depth}, $truth->{stack_depth}, "$name: stack depth");
@@ -89,7 +91,7 @@ for my $t (@traces) {
     is($threads[0][2], 0, 'parent is a root');
     is_deeply([map { $_->[2] } @threads[1, 2]], [$parent_pid, $parent_pid], 'children name the parent pid');
     my $pid_hex = sprintf '%08x', $parent_pid;
-    my $want = join '', map { slurp("$_.samples.jsonl") } sort grep { /\.\Q$pid_hex\E[0-9a-f]{40}\./ } @fork;
+    my $want = join '', map { slurp_raw("$_.samples.jsonl") } sort grep { /\.\Q$pid_hex\E[0-9a-f]{40}\./ } @fork;
     ok($lines{ $threads[0][0] } eq $want, 'parent: ordinals 1, 2, 3 in order, samples match');
 }
 
@@ -124,7 +126,7 @@ for my $mode ('bad', "misuse $tmp") {
 # ---- 5. truncation: every prefix of one trace is a clean error ---------------------------
 {
     my ($small) = grep { m{/xs_calls\.} } @traces;
-    my $bytes = slurp($small);
+    my $bytes = slurp_raw($small);
     my $bad = 0;
     for my $len (0 .. length($bytes) - 1) {
         open my $fh, '>:raw', "$tmp/cut" or die; print $fh substr($bytes, 0, $len); close $fh;
@@ -140,7 +142,7 @@ SKIP: {
     skip 'Devel::ProfileBridge::ReadStream not built yet', 3
         unless eval { require Devel::ProfileBridge::ReadStream; Devel::ProfileBridge::ReadStream->import('for_chunks'); 1 };
     my ($t) = grep { m{/sections_meta\.} } @traces;
-    my $truth = $json->decode(slurp("$t.truth.json"));
+    my $truth = $json->decode(slurp_raw("$t.truth.json"));
     my (%attr, $ticks, @comments);
     for_chunks(sub {
         my $tag = shift;

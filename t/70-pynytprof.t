@@ -20,6 +20,9 @@
 use strict;
 use warnings;
 use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use RawFile qw(slurp_raw);
 use File::Find;
 use File::Temp qw(tempdir);
 use JSON::PP;
@@ -39,7 +42,6 @@ sub dialect_of {
     return 'D';
 }
 
-sub slurp { my ($f) = @_; open my $fh, '<:raw', $f or die "$f: $!"; local $/; return <$fh> }
 
 # everything the stream says, aggregated
 sub read_stream {
@@ -90,7 +92,7 @@ for my $file (@files) {
 
     my $truth;
     if (-f "$file.truth.json") {
-        $truth = decode_json(slurp("$file.truth.json"));
+        $truth = decode_json(slurp_raw("$file.truth.json"));
         my $fidmap = sub { $_[0] == 0 ? 1 : $_[0] };    # file fid 0 becomes 1; C already uses 1
         my @bad;
         for my $l (@{ $truth->{lines} }) {
@@ -138,7 +140,7 @@ for my $file (@files) {
         }
     } else {
         # dialect D: P with pid/ppid as 4-byte LE, then a varint NEW_FID with a "-string
-        my $raw = slurp($file);
+        my $raw = slurp_raw($file);
         my $at = index($raw, "\nP") + 1;
         my ($pid, $ppid, $t) = unpack 'x V V d<', substr($raw, $at, 17);
         is_deeply([ @{ $s->{pid_start} }[0, 1] ], [ $pid, $ppid ], "$name: pid $pid, ppid $ppid from the fixed-width fields");
@@ -160,7 +162,7 @@ for my $file (@files) {
         my $p = eval { require Devel::NYTProf::Data; Devel::NYTProf::Data->new({ filename => $out, quiet => 1 }) };
         my $err = $@;
         open STDERR, '>&', $saved or die;
-        push @warn, grep { length } slurp("$out.stderr");
+        push @warn, grep { length } slurp_raw("$out.stderr");
         ok($p && !@warn, "$name: the real Devel::NYTProf::Data loads it without warnings") or diag $err, @warn;
         if ($p && $truth) {
             my $tps = $p->attributes->{ticks_per_sec};

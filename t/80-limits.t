@@ -16,6 +16,9 @@
 use strict;
 use warnings;
 use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use RawFile qw(slurp_raw spew_raw);
 use File::Temp qw(tempdir);
 use Compress::Zlib ();
 use Devel::ProfileBridge;
@@ -24,21 +27,7 @@ use Devel::ProfileBridge::ReadStream qw(for_chunks);
 my $tmp = tempdir('pb80-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 my $D = 't/data';
 
-sub spew {
-    my ($name, $bytes) = @_;
-    my $p = "$tmp/$name";
-    open my $fh, '>:raw', $p or die "$p: $!";
-    print {$fh} $bytes;
-    close $fh or die "$p: $!";
-    return $p;
-}
-
-sub slurp {
-    my ($p) = @_;
-    open my $fh, '<:raw', $p or die "$p: $!";
-    local $/;
-    return scalar <$fh>;
-}
+sub spew { my ($name, $bytes) = @_; return spew_raw("$tmp/$name", $bytes) }
 
 # for_chunks must die with a limit error naming $option
 sub trips {
@@ -85,7 +74,7 @@ SKIP: {
     # a real header (magic, version, header packet), then 64 packets of 32000
     # bytes each of empty samples (sample start: 01 03 01 00 00; end: 02 00)
     my ($real) = grep { /\.[0-9a-f]{48}\.[0-9a-f]{8}$/ } sort glob("$D/statprofiler/recursion.out.*");
-    my $bytes = slurp($real);
+    my $bytes = slurp_raw($real);
     my $clen = unpack('n', substr($bytes, 14, 2));
     my $out = substr($bytes, 0, 14 + 2 + $clen);
     my $pattern = "\x01\x03\x01\x00\x00\x02\x00";
@@ -160,7 +149,7 @@ sub dir_entries {
 
     # an existing target is left exactly as it was
     Devel::ProfileBridge::convert(in => "$D/tachyon/cpu_recursion.bin", out => $target);
-    my $before = slurp($target);
+    my $before = slurp_raw($target);
     ok(length $before, 'a first conversion wrote the target');
     $ok = eval {
         Devel::ProfileBridge::convert(in => "$D/limits/tachyon-zstd-bomb.bin", out => $target,
@@ -170,7 +159,7 @@ sub dir_entries {
     $e = $@;
     ok(!$ok && ref $e && $e->class eq 'limit' && $e->message =~ /max_decompressed_bytes/,
         'conversion of the zstd bomb dies at max_decompressed_bytes') or diag("$e");
-    is(slurp($target), $before, 'the existing target is unchanged');
+    is(slurp_raw($target), $before, 'the existing target is unchanged');
     is(dir_entries($dir), 'out.nytprof', 'and no temporary file is left');
 }
 

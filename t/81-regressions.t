@@ -5,19 +5,15 @@
 use strict;
 use warnings;
 use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use RawFile qw(slurp_raw);
 use File::Temp qw(tempdir);
 use JSON::PP ();
 use Devel::ProfileBridge::ReadStream qw(for_chunks);
 
 my $tmp = tempdir('pb81-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 my $C = 't/data/crashers';
-
-sub slurp {
-    my ($p) = @_;
-    open my $fh, '<:raw', $p or die "$p: $!";
-    local $/;
-    return scalar <$fh>;
-}
 
 # decode; returns (ok, error, \%tag_counts, ticks)
 sub run_file {
@@ -53,8 +49,8 @@ subtest 'empty-snappy-packet-null-window' => sub {
     # packet is legal and changes nothing: the sample ticks still match the
     # real reader's total weight x interval
     my ($t) = grep { /\.[0-9a-f]{48}\.[0-9a-f]{8}$/ } sort glob('t/data/statprofiler/recursion.out.*');
-    my $truth = JSON::PP->new->decode(slurp("$t.truth.json"));
-    my $bytes = slurp($t);
+    my $truth = JSON::PP->new->decode(slurp_raw("$t.truth.json"));
+    my $bytes = slurp_raw($t);
     my $clen = unpack('n', substr($bytes, 14, 2));
     my $empty = pack('n', 1) . "\0";
     my $with = substr($bytes, 0, 14) . $empty . substr($bytes, 14, 2 + $clen) . $empty . substr($bytes, 16 + $clen);
@@ -84,7 +80,7 @@ subtest 'sample-weight-time-line-amplification' => sub {
         # a real header with its interval (record 202) set to 2^30 us, then 64
         # samples of weight 40000 in one main frame: 40000 TIME_LINEs each
         my ($t) = grep { /\.[0-9a-f]{48}\.[0-9a-f]{8}$/ } sort glob('t/data/statprofiler/recursion.out.*');
-        my $bytes = slurp($t);
+        my $bytes = slurp_raw($t);
         my $clen = unpack('n', substr($bytes, 14, 2));
         my $hdr = Compress::Snappy::decompress(substr($bytes, 16, $clen));
         my $vbe = sub {    # big-endian base-128
@@ -139,8 +135,8 @@ subtest 'header-metadata-string-lost-across-packets' => sub {
         # 200 records come first, the whole stream re-cut into 5-byte packets
         # (every record straddles packets); the real reader's view must hold
         my ($t) = grep { /\.[0-9a-f]{48}\.[0-9a-f]{8}$/ } sort glob('t/data/statprofiler/sections_meta.out.*');
-        my $truth = JSON::PP->new->decode(slurp("$t.truth.json"));
-        my $bytes = slurp($t);
+        my $truth = JSON::PP->new->decode(slurp_raw("$t.truth.json"));
+        my $bytes = slurp_raw($t);
         my ($pos, $stream) = (14, '');
         while ($pos < length $bytes) {
             my $clen = unpack('n', substr($bytes, $pos, 2));
@@ -183,7 +179,7 @@ subtest 'header-metadata-string-lost-across-packets' => sub {
         };
         ok($ok, 'metadata first, 5-byte packets: decodes') or diag($@);
         # keys are written as Latin-1 bytes, values as UTF-8 (ATTRIBUTEs carry bytes)
-        my $meta = JSON::PP->new->utf8->decode(slurp("$t.truth.json"))->{header_metadata};
+        my $meta = JSON::PP->new->utf8->decode(slurp_raw("$t.truth.json"))->{header_metadata};
         my @keys = sort keys %$meta;
         my %want = map { my $v = $meta->{$_}; utf8::encode($v); ($_ => $v) } @keys;
         is_deeply({ map { $_ => $attr{"metadata:$_"} } @keys }, \%want,

@@ -9,6 +9,9 @@
 use strict;
 use warnings;
 use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use RawFile qw(slurp_raw);
 use File::Temp qw(tempdir);
 use Devel::ProfileBridge;
 use Devel::ProfileBridge::ReadStream ();
@@ -25,18 +28,11 @@ my %cases = (
     statprofiler => $sp,                                                        # inside a Snappy packet
 );
 
-sub slurp {
-    my ($p) = @_;
-    open my $fh, '<:raw', $p or die "$p: $!";
-    local $/;
-    return scalar <$fh>;
-}
-
 my $nytprofhtml = (grep { -x "$_/nytprofhtml" } split /:/, $ENV{PATH})[0];
 
 for my $format (sort keys %cases) {
     my $src = $cases{$format};
-    my $bytes = slurp($src);
+    my $bytes = slurp_raw($src);
     my $cut = "$tmp/cut-$format" . ($format eq 'statprofiler' ? '.out.' . ('0' x 48) . '.00000001' : '');
     open my $fh, '>:raw', $cut or die;
     print {$fh} substr($bytes, 0, int(length($bytes) / 2));
