@@ -9,6 +9,7 @@
 #include <string.h>
 #include "nytp_codec.h"
 #include "pb.h"
+#include "util.h"
 
 typedef struct {
     pb_source *s;
@@ -35,17 +36,8 @@ typedef struct {
 
 static void track_pid_start(nyt_rd *r, uint32_t pid, double t)
 {
-    if (r->nopen == r->copen) {
-        size_t nc = r->copen ? r->copen * 2 : 8;
-        struct nyt_open *np;
-        if (nc > NYT_MAX_OPEN)
-            return;
-        np = (struct nyt_open *)realloc(r->open, nc * sizeof *np);
-        if (!np)
-            return;
-        r->open = np;
-        r->copen = nc;
-    }
+    if (r->nopen >= NYT_MAX_OPEN || pb_grow((void **)&r->open, &r->copen, r->nopen + 1, sizeof *r->open) < 0)
+        return;
     r->open[r->nopen].pid = pid;
     r->open[r->nopen].start = t;
     r->nopen++;
