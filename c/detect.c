@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "pb.h"
 
 /* read_pynytprof.c: "A".."D", or "" when the first bytes do not say */
@@ -32,6 +33,14 @@ pb_format pb_format_from_name(const char *name)
         if (strcmp(format_names[f], name) == 0)
             return (pb_format)f;
     return PB_FMT_UNKNOWN;
+}
+
+static int host_is_little(void)
+{
+    uint32_t one = 1;
+    unsigned char b;
+    memcpy(&b, &one, 1);
+    return b == 1;
 }
 
 static uint32_t le32(const unsigned char *p)
@@ -83,6 +92,19 @@ static void nytprof_details(const unsigned char *p, size_t len, pb_format_info *
     }
 }
 
+/* layout, compression and mode from the 64-byte header (file_size:
+ * UINT64_MAX when unknown; with it the layout is certain) */
+static void tachyon_details(const unsigned char *p, int little, uint64_t file_size, pb_format_info *info)
+{
+    pb_tach_header th;
+    int swap = little != host_is_little();
+    if (pb_tachyon_header(p, swap, file_size, &th))
+        strcpy(info->layout, th.layout == PB_TACH_315 ? "3.15" : "3.14");
+    info->compressed = th.compression != 0;
+    strcpy(info->compression, th.compression == 0 ? "none" : th.compression == 1 ? "zstd" : "unknown");
+    info->mode = th.mode_field ? (int)th.mode_field - 1 : -1;
+}
+
 void pb_detect_bytes(const unsigned char *p, size_t len, pb_format_info *info)
 {
     memset(info, 0, sizeof *info);
@@ -124,11 +146,9 @@ void pb_detect_bytes(const unsigned char *p, size_t len, pb_format_info *info)
         strcpy(info->byte_order, little ? "little" : "big");
         if (len >= 8)
             snprintf(info->version, sizeof info->version, "%u", little ? le32(p + 4) : be32(p + 4));
-        if (len >= 56) {
-            uint32_t comp = little ? le32(p + 52) : be32(p + 52);
-            info->compressed = comp != 0;
-            strcpy(info->compression, comp == 0 ? "none" : comp == 1 ? "zstd" : "unknown");
-        }
+        info->mode = -1;
+        if (len >= 64)
+            tachyon_details(p, little, UINT64_MAX, info);
     } else if (len >= 13 && memcmp(p, "=statprofiler", 13) == 0) {
         info->format = PB_FMT_STATPROFILER;
         if (len >= 14)
@@ -148,7 +168,13 @@ pb_status pb_detect_file(const char *path, pb_format_info *info, pb_error *err)
     if (!fp)
         return pb_fail_nooff(err, PB_ERR_IO, "cannot open: %s", strerror(errno));
     n = fread(buf, 1, sizeof buf, fp);
-    fclose(fp);
     pb_detect_bytes(buf, n, info);
+    if (info->format == PB_FMT_TACHYON && n >= 64) {
+        /* the size tells the two header layouts apart for certain */
+        struct stat sb;
+        if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
+            tachyon_details(buf, memcmp(buf, "HCAT", 4) == 0, (uint64_t)sb.st_size, info);
+    }
+    fclose(fp);
     return PB_OK;
 }

@@ -64,6 +64,8 @@ typedef struct {
     char compression[16];   /* "zlib", "zstd", "snappy", "none" */
     char byte_order[8];     /* "little", "big" or "" */
     char dialect[8];        /* Pynytprof: "A".."D" */
+    char layout[8];         /* Tachyon header layout: "3.14" or "3.15" ("" unknown) */
+    int mode;               /* Tachyon profiling mode (header offset 60, PR #154105): -1 none */
     int supported;          /* a decoder exists in this build */
 } pb_format_info;
 
@@ -72,6 +74,25 @@ pb_format pb_format_from_name(const char *name);
 
 /* Sniff the first bytes (as many as are there, up to 4096 is plenty). */
 void pb_detect_bytes(const unsigned char *p, size_t len, pb_format_info *info);
+/* Tachyon v1 has two incompatible 64-byte headers (tachyon-format.md,
+ * "Versions that exist"): the pre-rc one (u32 sample count at 28) and the
+ * Python 3.15.0 one (u64 sample count at 28, every later field 4 bytes on,
+ * profiling mode + 1 at 60).  pb_tachyon_header() decides which one h holds
+ * from the header's own consistency (reserved bytes, table offsets in order,
+ * inside file_size when that is known: UINT64_MAX otherwise) and fills *th.
+ * swap: the file's byte order is not the host's.  Returns the layout
+ * (PB_TACH_314 / PB_TACH_315), or 0 when neither reading is consistent. */
+enum { PB_TACH_314 = 314, PB_TACH_315 = 315 };
+typedef struct {
+    int layout;
+    uint64_t sample_count;
+    uint32_t thread_count, compression, mode_field;
+    uint64_t str_off, frame_off;
+} pb_tach_header;
+int pb_tachyon_header(const unsigned char *h, int swap, uint64_t file_size, pb_tach_header *th);
+/* name of a profiling mode (the header stores mode + 1; 0 = not stored) */
+const char *pb_tachyon_mode_name(uint32_t mode_field);
+
 /* Open, sniff, close. PB_ERR_IO if the file can't be read. */
 pb_status pb_detect_file(const char *path, pb_format_info *info, pb_error *err);
 

@@ -87,7 +87,10 @@ typedef struct {
     uint32_t version;
     unsigned char pyver[3];
     uint64_t start_time, interval;
-    uint32_t sample_count, thread_count, compression;
+    uint64_t sample_count;
+    uint32_t thread_count, compression;
+    int layout;                    /* PB_TACH_314 / PB_TACH_315 */
+    uint32_t mode_field;           /* 3.15 header offset 60: profiling mode + 1, 0 none */
     uint64_t str_off, frame_off, size, footer_off;
     uint32_t nstrings_decl, nframes_decl;
     /* tables */
@@ -249,6 +252,94 @@ static inline pb_status varint32(tr *r, uint32_t *v, const char *rec, const char
 }
 
 /* ---- header, footer, tables --------------------------------------------- */
+#define STR_OFF_AT(r) ((r)->layout == PB_TACH_315 ? 40 : 36)
+#define FRAME_OFF_AT(r) ((r)->layout == PB_TACH_315 ? 48 : 44)
+
+static uint32_t hget32(const unsigned char *p, int swap)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return swap ? bswap32(v) : v;
+}
+static uint64_t hget64(const unsigned char *p, int swap)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return swap ? bswap64(v) : v;
+}
+
+/* the header's fields as one layout reads them */
+static void header_fields(const unsigned char *h, int swap, int layout, pb_tach_header *t)
+{
+    memset(t, 0, sizeof *t);
+    t->layout = layout;
+    if (layout == PB_TACH_315) {
+        t->sample_count = hget64(h + 28, swap);
+        t->thread_count = hget32(h + 36, swap);
+        t->str_off = hget64(h + 40, swap);
+        t->frame_off = hget64(h + 48, swap);
+        t->compression = hget32(h + 56, swap);
+        t->mode_field = hget32(h + 60, swap);
+    } else {
+        t->sample_count = hget32(h + 28, swap);
+        t->thread_count = hget32(h + 32, swap);
+        t->str_off = hget64(h + 36, swap);
+        t->frame_off = hget64(h + 44, swap);
+        t->compression = hget32(h + 52, swap);
+    }
+}
+
+/* structurally possible: tables after the header, strings first; the pre-rc
+ * layout leaves bytes 56..63 zero */
+static int header_possible(const unsigned char *h, const pb_tach_header *t)
+{
+    static const unsigned char zero[8];
+    if (t->layout == PB_TACH_314 && memcmp(h + 56, zero, 8) != 0)
+        return 0;
+    return t->str_off >= T_HEADER && t->frame_off >= t->str_off;
+}
+
+int pb_tachyon_header(const unsigned char *h, int swap, uint64_t file_size, pb_tach_header *th)
+{
+    pb_tach_header a, b;
+    int pa, pb_, fa, fb;
+    header_fields(h, swap, PB_TACH_314, &a);
+    header_fields(h, swap, PB_TACH_315, &b);
+    pa = header_possible(h, &a);
+    pb_ = header_possible(h, &b);
+    /* with the size known, the tables must also end before the footer:
+     * read in the wrong layout, a table offset takes the thread count or
+     * an offset's other half and lands far past any real file */
+    if (file_size != UINT64_MAX && file_size >= T_HEADER + T_FOOTER) {
+        fa = pa && a.frame_off <= file_size - T_FOOTER;
+        fb = pb_ && b.frame_off <= file_size - T_FOOTER;
+        if (fa != fb) {
+            *th = fa ? a : b;
+            return th->layout;
+        }
+    }
+    /* size unknown, or a file cut short (salvage): the structure decides; if
+     * both readings are possible, the smaller string table offset is the
+     * real one (the other holds a count in an offset's high half) */
+    if (pa && pb_)
+        *th = b.str_off < a.str_off ? b : a;
+    else if (pa || pb_)
+        *th = pa ? a : b;
+    else {
+        *th = a;
+        return 0;
+    }
+    return th->layout;
+}
+
+const char *pb_tachyon_mode_name(uint32_t mode_field)
+{
+    static const char *const names[] = {"wall", "cpu", "gil", "all", "exception"};
+    if (mode_field == 0)
+        return NULL;
+    return mode_field - 1 < sizeof names / sizeof names[0] ? names[mode_field - 1] : "unknown";
+}
+
 static pb_status read_header(tr *r)
 {
     pb_source *s = r->s;
@@ -282,16 +373,33 @@ static pb_status read_header(tr *r)
                        r->version, r->pyver[0], r->pyver[1], r->pyver[2]);
     r->start_time = get64(r, h + 12);
     r->interval = get64(r, h + 20);
-    r->sample_count = get32(r, h + 28);
-    r->thread_count = get32(r, h + 32);
-    r->str_off = get64(r, h + 36);
-    r->frame_off = get64(r, h + 44);
-    r->compression = get32(r, h + 52);
+    r->size = pb_src_size(s);
+    {
+        pb_tach_header th;
+        r->layout = pb_tachyon_header(h, r->swap, r->size, &th);
+        if (!r->layout) {
+            pb_tach_header a, b;
+            header_fields(h, r->swap, PB_TACH_314, &a);
+            header_fields(h, r->swap, PB_TACH_315, &b);
+            return pb_fail(r->err, PB_ERR_CORRUPT, 28,
+                           "header: neither v1 header layout is consistent (read as pre-3.15: string table at %llu, "
+                           "frame table at %llu, reserved bytes 56..63 %s; read as 3.15.0: string table at %llu, "
+                           "frame table at %llu): the tables must start at 64 or later, strings first",
+                           (unsigned long long)a.str_off, (unsigned long long)a.frame_off,
+                           memcmp(h + 56, "\0\0\0\0\0\0\0\0", 8) ? "not zero" : "zero",
+                           (unsigned long long)b.str_off, (unsigned long long)b.frame_off);
+        }
+        r->sample_count = th.sample_count;
+        r->thread_count = th.thread_count;
+        r->str_off = th.str_off;
+        r->frame_off = th.frame_off;
+        r->compression = th.compression;
+        r->mode_field = th.mode_field;
+    }
     if (r->compression > 1)
-        return pb_fail(r->err, PB_ERR_UNSUPPORTED, 52,
+        return pb_fail(r->err, PB_ERR_UNSUPPORTED, r->layout == PB_TACH_315 ? 56 : 52,
                        "header: compression type %u; this reader knows 0 (none) and 1 (zstd)", r->compression);
     r->header_ok = 1;
-    r->size = pb_src_size(s);
     if (r->size == UINT64_MAX)
         return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0,
                        "tachyon profiles keep their tables at the end: the input must be a regular file");
@@ -301,19 +409,19 @@ static pb_status read_header(tr *r)
                        (unsigned long long)r->size);
     r->footer_off = r->size - T_FOOTER;
     if (r->str_off < T_HEADER)
-        return pb_fail(r->err, PB_ERR_CORRUPT, 36, "header: string table offset %llu is before the data section (64)",
+        return pb_fail(r->err, PB_ERR_CORRUPT, STR_OFF_AT(r), "header: string table offset %llu is before the data section (64)",
                        (unsigned long long)r->str_off);
     if (r->str_off > r->footer_off)
-        return pb_fail(r->err, PB_ERR_TRUNCATED, 36,
+        return pb_fail(r->err, PB_ERR_TRUNCATED, STR_OFF_AT(r),
                        "header: string table offset %llu is past the footer: the file has only %llu bytes "
                        "(truncated?)",
                        (unsigned long long)r->str_off, (unsigned long long)r->size);
     if (r->frame_off < r->str_off)
-        return pb_fail(r->err, PB_ERR_CORRUPT, 44,
+        return pb_fail(r->err, PB_ERR_CORRUPT, FRAME_OFF_AT(r),
                        "header: frame table offset %llu is before the string table offset %llu",
                        (unsigned long long)r->frame_off, (unsigned long long)r->str_off);
     if (r->frame_off > r->footer_off)
-        return pb_fail(r->err, PB_ERR_TRUNCATED, 44,
+        return pb_fail(r->err, PB_ERR_TRUNCATED, FRAME_OFF_AT(r),
                        "header: frame table offset %llu is past the footer: the file has only %llu bytes "
                        "(truncated?)",
                        (unsigned long long)r->frame_off, (unsigned long long)r->size);
@@ -569,8 +677,14 @@ static pb_status header_attributes(tr *r)
         (st = attr_u64(r, "total_samples", r->sample_count)) != PB_OK ||
         (st = attr_u64(r, "thread_count", r->thread_count)) != PB_OK ||
         (st = attr(r, "compression", r->compression ? "zstd" : "none")) != PB_OK ||
-        (st = attr(r, "byte_order", (r->swap ? !host_little() : host_little()) ? "little" : "big")) != PB_OK)
+        (st = attr(r, "byte_order", (r->swap ? !host_little() : host_little()) ? "little" : "big")) != PB_OK ||
+        (st = attr(r, "header_layout", r->layout == PB_TACH_315 ? "3.15" : "3.14")) != PB_OK)
         return st;
+    if (r->mode_field) {
+        if ((st = attr(r, "profiling_mode", pb_tachyon_mode_name(r->mode_field))) != PB_OK ||
+            (st = attr_u64(r, "profiling_mode_field", r->mode_field)) != PB_OK)
+            return st;
+    }
     if (r->have_stats) {
         for (k = 0; k < 4; k++)
             if (r->stats_flags & (1u << k))
@@ -960,8 +1074,8 @@ static pb_status count_samples(tr *r, uint64_t n, uint64_t off)
     r->total += n;
     if (r->total > r->sample_count)
         return pb_fail(r->err, PB_ERR_CORRUPT, off,
-                       "sample count mismatch: the header declares %u samples, the sample data holds more",
-                       r->sample_count);
+                       "sample count mismatch: the header declares %llu samples, the sample data holds more",
+                       (unsigned long long)r->sample_count);
     return PB_OK;
 }
 
@@ -1096,8 +1210,8 @@ static pb_status replay(tr *r)
     }
     if (r->total != r->sample_count && !r->blind)
         return pb_fail(r->err, PB_ERR_CORRUPT, pb_src_offset(s),
-                       "sample count mismatch: the header declares %u samples, the sample data holds %llu",
-                       r->sample_count, (unsigned long long)r->total);
+                       "sample count mismatch: the header declares %llu samples, the sample data holds %llu",
+                       (unsigned long long)r->sample_count, (unsigned long long)r->total);
     return PB_OK;
 }
 
@@ -1202,7 +1316,9 @@ static pb_status run(tr *r)
             return st;
         /* a zstd bomb can't pass for samples: cap the inflated region at what
          * the header's sample count could occupy */
-        bound = (uint64_t)r->sample_count * T_MAX_SAMPLE_BYTES + 65536;
+        bound = r->sample_count > (UINT64_MAX - 65536) / T_MAX_SAMPLE_BYTES
+                    ? UINT64_MAX
+                    : r->sample_count * T_MAX_SAMPLE_BYTES + 65536;
         if (!lim || bound < lim)
             r->s->max_inflated = bound;
     }
@@ -1212,9 +1328,9 @@ static pb_status run(tr *r)
     if (st == PB_ERR_LIMIT && bound && r->s->max_inflated == bound &&
         strstr(r->err->message, "max_decompressed_bytes")) {
         snprintf(r->err->message, sizeof r->err->message,
-                 "zstd sample region inflates past %llu bytes, more than the header's %u samples can occupy "
+                 "zstd sample region inflates past %llu bytes, more than the header's %llu samples can occupy "
                  "(zstd bomb?)",
-                 (unsigned long long)bound, r->sample_count);
+                 (unsigned long long)bound, (unsigned long long)r->sample_count);
     }
     if (st != PB_OK)
         return st;

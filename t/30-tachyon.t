@@ -27,7 +27,9 @@ use Devel::ProfileBridge;
 
 my $root = File::Spec->rel2abs("$FindBin::Bin/..");
 my $data = "$root/t/data/tachyon";
-my @files = map { "$data/$_" } qw(async_tasks.bin cpu_recursion.bin deep_stack.bin multithread.bin);
+# the pre-rc header layout, and Python 3.15.0's (v315/: u64 sample count)
+my @files = map { "$data/$_" } qw(async_tasks.bin cpu_recursion.bin deep_stack.bin multithread.bin
+    v315/cpu_recursion.bin v315/multithread.bin);
 plan skip_all => "no Tachyon files in $data" unless -f $files[0];
 my $tmp = tempdir('pb30-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 
@@ -92,7 +94,7 @@ sub parse_collapsed {
 
 # ---- the checks ---------------------------------------------------------------
 for my $file (@files) {
-    (my $name = $file) =~ s{.*/}{};
+    (my $name = $file) =~ s{\A\Q$data\E/}{};
     my $truth = JSON::PP->new->decode(slurp_raw("$file.truth.json"));
     my $iv = $truth->{sample_interval_us};
 

@@ -301,6 +301,12 @@ static HV *info_hv(pTHX_ const pb_format_info *info)
         (void)hv_stores(hv, "byte_order", newSVpv(info->byte_order, 0));
     if (info->dialect[0])
         (void)hv_stores(hv, "dialect", newSVpv(info->dialect, 0));
+    if (info->layout[0])
+        (void)hv_stores(hv, "layout", newSVpv(info->layout, 0));
+    if (info->format == PB_FMT_TACHYON && info->mode >= 0) {
+        const char *m = pb_tachyon_mode_name((uint32_t)info->mode + 1);
+        (void)hv_stores(hv, "mode", newSVpv(m, 0));
+    }
     (void)hv_stores(hv, "supported", newSViv(info->supported));
     return hv;
 }

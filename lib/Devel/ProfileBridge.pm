@@ -207,7 +207,17 @@ Devel::NYTProf v5 files, plain or zlib-compressed after the C<z> tag
 
 CPython's sampling profiler binary files (C<python -m profiling.sampling
 --binary>), format version 1, either byte order, plain or zstd-compressed
-(F<../shared/specs/tachyon-format.md>).
+(F<../shared/specs/tachyon-format.md>).  Both 64-byte header layouts that
+share version 1 are read: the pre-release one (u32 sample count at offset
+28) and the one Python 3.15.0 writes (CPython PR #153425: u64 sample count
+at 28, every later field 4 bytes further on), including the profiling-mode
+field at offset 60 that CPython PR #154105 proposes (mode + 1; 0 = none).
+The layout is decided from the header's own consistency (reserved bytes
+56..63 zero in the old layout, table offsets after the header, strings
+before frames, both before the footer); a header consistent in neither is
+a C<corrupt> error at byte 28.  The C<header_layout> attribute (C<3.14> or
+C<3.15>) and, when stored, C<profiling_mode> (C<wall>, C<cpu>, C<gil>,
+C<all>, C<exception>, or C<unknown>) and C<profiling_mode_field> say which.
 
 =item easyprofiler
 
@@ -393,7 +403,10 @@ format version as a string, e.g. C<5.0> for NYTProf, C<2.1.0> for
 EasyProfiler, C<1> for Tachyon and StatProfiler), C<compressed> (1, 0, or
 C<undef> when it cannot tell from the first bytes), C<compression>
 (C<zlib>, C<zstd>, C<snappy>, C<none>), C<byte_order> (Tachyon,
-EasyProfiler), C<dialect> (Pynytprof: C<A> to C<D>), and C<supported> (1
+EasyProfiler), C<dialect> (Pynytprof: C<A> to C<D>), C<layout> (Tachyon:
+C<3.14> for the pre-release header, C<3.15> for Python 3.15.0's), C<mode>
+(Tachyon, only when the header stores one: C<wall>, C<cpu>, C<gil>, C<all>,
+C<exception>, C<unknown>), and C<supported> (1
 when this build has a decoder for it).  Throws an C<io> error if the file
 cannot be read.
 
