@@ -256,28 +256,36 @@ static pb_status text_chunk(nyt_rd *r, unsigned char tag)
     return pb_emit(r->sink, &c) ? PB_ERR_ABORT : PB_OK;
 }
 
+/* The first line, parsed as NYTProf 6.12's reader does: sscanf(line,
+ * "NYTProf %d %d\n") on the whole line, whatever its length, so any white
+ * space (or none) between the fields, signs, leading zeros and trailing text
+ * are accepted; the major version must be 5; a minor above 0 only warns; the
+ * minor is delivered as NYTProf delivers it (as an unsigned 32-bit value). */
 static pb_status read_header(nyt_rd *r)
 {
     const char *line;
     size_t len;
     pb_status st;
-    int major = -1, minor = -1, n = 0;
-    char tmp[64];
+    int major = -1, minor = -1, fields;
+    char *tmp;
     pb_chunk c;
     r->what = "header";
-    if (pb_src_need(r->s, 8) <= 0 || memcmp(r->s->p, "NYTProf ", 8) != 0) {
+    if (pb_src_need(r->s, 7) <= 0 || memcmp(r->s->p, "NYTProf", 7) != 0) {
         if (r->err->status)
             return r->err->status;
         return pb_fail(r->err, PB_ERR_CORRUPT, pb_src_offset(r->s),
-                       "not a NYTProf file: it does not start with \"NYTProf \"");
+                       "not a NYTProf file: it does not start with \"NYTProf\"");
     }
     if ((st = rd_line(r, &line, &len)) != PB_OK)
         return st;
-    if (len >= sizeof tmp)
-        return pb_fail(r->err, PB_ERR_CORRUPT, 0, "header line is %zu bytes long; \"NYTProf <major> <minor>\" expected", len);
+    tmp = (char *)malloc(len + 1);
+    if (!tmp)
+        return pb_fail(r->err, PB_ERR_LIMIT, 0, "out of memory for the %zu-byte header line", len);
     memcpy(tmp, line, len);
     tmp[len] = '\0';
-    if (sscanf(tmp, "NYTProf %d %d\n%n", &major, &minor, &n) < 2 || major < 0 || minor < 0)
+    fields = sscanf(tmp, "NYTProf %d %d\n", &major, &minor);
+    free(tmp);
+    if (fields < 2)
         return pb_fail(r->err, PB_ERR_CORRUPT, 0, "header line is not \"NYTProf <major> <minor>\"");
     if (major != 5)
         return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0,

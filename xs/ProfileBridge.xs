@@ -106,6 +106,7 @@ typedef struct {
     /* what the decoder and fold own while they call us: released here when
      * a callback dies and Perl unwinds past them (chunk.h) */
     pb_cleanups cleanups;
+    int errno_in;           /* $! as the caller left it: what callbacks see */
 #ifdef MULTIPLICITY
     PerlInterpreter *interp;
 #endif
@@ -207,6 +208,9 @@ static int xs_chunk(pb_sink *self, const pb_chunk *c)
         PUSHs(sv);
     }
     PUTBACK;
+    /* $! as the caller had it, whatever the decoder's own I/O left in errno
+     * (as under NYTProf's reader: a script dying here exits 255, not ENOENT) */
+    errno = x->errno_in;
     call_sv(x->cb[c->tag], G_DISCARD | G_VOID);
     if (mortal)
         FREETMPS; /* memory must not grow with the number of chunks */
@@ -239,6 +243,7 @@ static xs_sink *new_xs_sink(pTHX_ SV *callback)
     int i;
     SV *deflt = NULL;
     Newxz(x, 1, xs_sink);
+    x->errno_in = errno;
     SAVEDESTRUCTOR_X(xs_sink_cleanup, x);
 #ifdef MULTIPLICITY
     x->interp = aTHX;
@@ -471,6 +476,7 @@ pbxs__for_chunks(callback, file, format_sv, opts)
         x->src_open = 1;
         if (pb_decode_source(&x->src, file, fmt, &o, &x->sink, &err) != PB_OK)
             croak_pb(aTHX_ &err);
+        errno = x->errno_in;
         FREETMPS;
         LEAVE;
 
@@ -646,6 +652,7 @@ pbxs__for_chunks_statprofiler_files(callback, files, opts)
         }
         if (pb_read_statprofiler_files(paths, (size_t)n, &o, &x->sink, &err) != PB_OK)
             croak_pb(aTHX_ &err);
+        errno = x->errno_in;
         FREETMPS;
         LEAVE;
 

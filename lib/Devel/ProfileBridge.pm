@@ -52,7 +52,7 @@ my %TAG = map { $_ => 1 } qw(
 # in C.
 sub _tag_table {
     my ($cb) = @_;
-    require B;
+    { local $@; require B; }    # a successful require empties $@: the caller's stays
     my $root = B::svref_2object($cb)->ROOT;
     return undef unless $$root && $root->name eq 'leavesub';
     my $seq = $root->first;
@@ -79,6 +79,7 @@ sub _tag_table {
 
 sub for_chunks {
     my ($cb, %opts) = @_;
+    my $errno = $! + 0;    # callbacks see the caller's $! (loading B may leave ENOENT)
     _check_opts('for_chunks', \%FOR_CHUNKS_OPTS, \%opts);
     $cb = delete $opts{callback} if !defined $cb && $opts{callback};
     if (ref $cb eq 'CODE') {
@@ -97,10 +98,12 @@ sub for_chunks {
             require Carp;
             Carp::croak("for_chunks: files => reads Devel::StatProfiler traces only");
         }
+        $! = $errno;
         _for_chunks_statprofiler_files($cb, [@$files], _xs_opts(\%opts));
         return;
     }
     my $file = defined $opts{filename} ? $opts{filename} : 'nytprof.out';
+    $! = $errno;
     _for_chunks($cb, $file, $opts{format}, _xs_opts(\%opts));
     return;
 }

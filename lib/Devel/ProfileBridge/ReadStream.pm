@@ -46,6 +46,16 @@ L<Devel::ProfileBridge/CHUNKS>).  On a real F<nytprof.out> the stream is
 identical to NYTProf's own.  Foreign formats are presented as the same
 chunks (L<Devel::ProfileBridge/MAPPING FOREIGN PROFILES>).
 
+Where a script could tell the two readers apart, it can't: C<$!> and C<$@>
+are left as the caller had them, inside every callback and afterwards (so a
+script that dies in a callback exits 255, as under NYTProf), and the first
+line of a F<nytprof.out> is parsed as NYTProf 6.12 parses it, with
+C<sscanf("NYTProf %d %d\n")> over the whole line: any white space or none
+between the fields, signs, leading zeros, trailing text and any length are
+accepted, the major version must be 5, a minor version above 0 gives one
+warning, and the C<VERSION> chunk carries the minor as NYTProf delivers it
+(an unsigned 32-bit value: C<-1> arrives as C<4294967295>).
+
 =head2 for_chunks { ... } %options
 
 =over
