@@ -69,6 +69,7 @@ struct pb_collapse {
     c_node *nodes; size_t nnodes, cnodes; c_tab tnodes;
     c_thread *threads; size_t nthreads, cthreads; c_tab tthreads;
     char *namebuf; size_t cnamebuf;
+    uint32_t noframe;   /* sub id of main::(no frame), NONE until needed */
 };
 
 #define C_OOM(c) pb_fail((c)->err, PB_ERR_LIMIT, 0, "out of memory while collapsing stacks")
@@ -196,8 +197,17 @@ static pb_status cs_sample(pb_sample_sink *self, uint64_t thread_key, const uint
     c_thread *t;
     pb_status st;
     (void)timestamp;
-    if (depth == 0)
-        return PB_OK;
+    if (depth == 0) {
+        /* a frameless sample counts, under main::(no frame) (fold_samples.h) */
+        if (c->noframe == NONE) {
+            pb_frame nf;
+            pb_frame_noframe(&nf);
+            if ((st = cs_frame(self, &nf, &c->noframe)) != PB_OK)
+                return st;
+        }
+        ids = &c->noframe;
+        depth = 1;
+    }
     if ((st = get_thread(c, thread_key, &ti)) != PB_OK)
         return st;
     t = &c->threads[ti];
@@ -323,6 +333,7 @@ pb_collapse *pb_collapse_new(FILE *out, pb_error *err)
     }
     c->out = out;
     c->err = err;
+    c->noframe = NONE;
     c->ss.attribute = cs_attribute;
     c->ss.frame = cs_frame;
     c->ss.thread = cs_thread;

@@ -135,6 +135,7 @@ struct pb_fold {
     f_node *nodes; size_t nnodes, cnodes; itab tnodes;
     f_thread *threads; size_t nthreads, cthreads; itab tthreads;
     uint32_t synth_file;
+    uint32_t noframe;      /* frame id of "main::(no frame)", NONE until needed */
     char *namebuf; size_t cnamebuf;
     /* finish()'s working memory, here so that pb_fold_free() releases it
      * when a consumer leaves in the middle of finish() (pb_cleanups) */
@@ -199,6 +200,15 @@ size_t pb_fold_sub_name(const pb_frame *fr, char *buf, size_t cap)
         buf[w] = '\0';
     }
     return need;
+}
+
+void pb_frame_noframe(pb_frame *fr)
+{
+    memset(fr, 0, sizeof *fr);
+    fr->kind = PB_FRAME_SYNTHETIC;
+    fr->package = pb_str_c("main");
+    fr->name = pb_str_c("(no frame)");
+    fr->file = pb_str_c("");
 }
 
 static char *dupmem(const char *p, size_t n)
@@ -548,6 +558,19 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
         if ((st = emit(f, &c)) != PB_OK)
             return st;
     }
+    if (depth == 0) {
+        /* a sample that caught no frame still counts, as the real readers
+         * count it: its weight goes to the pseudo-sub main::(no frame), in
+         * the fake fid of synthetic frames */
+        if (f->noframe == NONE) {
+            pb_frame nf;
+            pb_frame_noframe(&nf);
+            if ((st = ss_frame(self, &nf, &f->noframe)) != PB_OK)
+                return st;
+        }
+        ids = &f->noframe;
+        depth = 1;
+    }
     if (pb_grow((void **)&t->prev, &t->pcap, depth, sizeof *t->prev) < 0 ||
         pb_grow((void **)&t->path, &t->hcap, depth, sizeof *t->path) < 0)
         return OOM(f);
@@ -832,6 +855,7 @@ pb_fold *pb_fold_new(const pb_fold_config *cfg, pb_sink *out, pb_error *err)
     f->out = out;
     f->err = err;
     f->synth_file = NONE;
+    f->noframe = NONE;
     f->ss.attribute = ss_attribute;
     f->ss.frame = ss_frame;
     f->ss.thread = ss_thread;

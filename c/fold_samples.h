@@ -74,6 +74,11 @@ void pb_fold_free(pb_fold *f);
  * most cap-1 bytes plus NUL into buf (like snprintf). */
 size_t pb_fold_sub_name(const pb_frame *fr, char *buf, size_t cap);
 
+/* The frame that stands for a sample that caught no frame at all (depth 0):
+ * the synthetic sub main::(no frame).  Every consumer that turns samples
+ * into subs counts such samples there, as the real readers count them. */
+void pb_frame_noframe(pb_frame *fr);
+
 /* ---- sampling decoders: replay a file into any pb_sample_sink ---------- */
 typedef pb_status (*pb_sample_decoder_fn)(pb_source *src, const pb_options *opt, pb_sample_sink *out,
                                           pb_error *err);

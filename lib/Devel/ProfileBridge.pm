@@ -363,6 +363,17 @@ enclosing sub.  Eval source carried by the trace becomes C<SRC_LINE>s of the
 eval's fid.  Sections become C<COMMENT>s; custom metadata becomes
 C<ATTRIBUTE metadata:E<lt>keyE<gt>>.
 
+=item frameless samples
+
+A sample that caught no Perl frame at all (the profiler fired outside any
+Perl code) counts, as C<Devel::StatProfiler::Reader> counts it: its weight
+is a C<TIME_LINE> and the exclusive time of the pseudo-sub
+C<main::(no frame)> (a synthetic sub in the fake fid C<~>, line 0, called
+by C<main::RUNTIME>), a C<main::(no frame)> stack in collapsed output, and
+an empty sample again in StatProfiler records.  Totals therefore equal the
+real reader's total weight.  The same holds for a Tachyon sample with an
+empty stack.
+
 =item reader quirks
 
 We keep every frame the file holds: the real reader's C<qeval:E<lt>idE<gt>/>
