@@ -377,6 +377,7 @@ pb_sample_decoder_fn pb_sample_decoder_for(pb_format f)
 {
     switch (f) {
     case PB_FMT_TACHYON: return pb_read_tachyon_samples;
+    case PB_FMT_EASYPROFILER: return pb_read_easyprofiler_stacks;
     case PB_FMT_STATPROFILER: return pb_have_statprofiler ? pb_read_statprofiler_samples : NULL;
     default: return NULL;
     }
@@ -415,8 +416,8 @@ static pb_status collapse_src(pb_source *src, pb_format fmt, const pb_options *o
     fn = pb_sample_decoder_for(fmt);
     if (!fn)
         return pb_fail(err, PB_ERR_UNSUPPORTED, 0,
-                       "%s profiles have no stack samples to collapse (collapsed output needs Tachyon or "
-                       "StatProfiler input)",
+                       "%s profiles have no stacks to collapse (collapsed output needs Tachyon, StatProfiler "
+                       "or EasyProfiler input)",
                        pb_format_name(fmt));
     c = pb_collapse_new(out, err);
     if (!c)

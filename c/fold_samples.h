@@ -86,6 +86,8 @@ typedef pb_status (*pb_sample_decoder_fn)(pb_source *src, const pb_options *opt,
  * appearance; thread() is called before a thread's first sample with
  * pid = key + 1, ppid 0 and label = thread id (or "tid/interpreter_id"). */
 pb_status pb_read_tachyon_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err);
+/* read_easyprofiler.c: span stacks, weight = exclusive ns (fold_spans.h) */
+pb_status pb_read_easyprofiler_stacks(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err);
 /* NULL when the format has no sample decoder (c/collapsed.c) */
 pb_sample_decoder_fn pb_sample_decoder_for(pb_format f);
 

@@ -169,7 +169,18 @@ typedef struct {
     uint32_t sub;
     uint32_t height; /* levels, a leaf = 1 */
     size_t map_off;  /* its entries in the pool */
+    size_t pmap_off; /* its stack entries in the path pool (stacks only) */
 } fs_root;
+
+/* stacks: a path is a sub below a parent path (NONE: a root's own sub) */
+typedef struct {
+    uint32_t parent, sub;
+} fs_path;
+
+typedef struct {
+    uint32_t path;
+    uint64_t ns;     /* exclusive ns of the spans on exactly this path */
+} fs_pent;
 
 typedef struct {
     uint32_t edge;
@@ -223,6 +234,23 @@ struct pb_spans {
     uint32_t stamp;
 
     pb_spans_stats cur, last;
+
+    /* stacks (pb_spans_set_stacks): paths relative to each open root, their
+     * entries in a pool in root order like the edge entries above */
+    pb_sample_sink *stacks;
+    fs_path *paths;
+    size_t npaths, paths_cap;
+    uint32_t *path_slot;    /* open addressing: path+1, 0 = empty */
+    size_t path_slots;
+    fs_pent *ppool, *pscratch;
+    size_t nppool, ppool_cap, pscratch_cap;
+    uint32_t *path_pos, *path_stamp;
+    size_t pp_cap;
+    uint32_t pstamp;
+    uint32_t *chain;        /* a path's subs, leaf first */
+    size_t chain_cap;
+    uint32_t *sub_frame;    /* per sub: frame id in `stacks`, NONE = not yet */
+    size_t sf_cap;
 };
 
 static pb_status oom(pb_spans *f, uint64_t off)
@@ -280,6 +308,14 @@ void pb_spans_free(pb_spans *f)
     free(f->scratch);
     free(f->edge_pos);
     free(f->edge_stamp);
+    free(f->paths);
+    free(f->path_slot);
+    free(f->ppool);
+    free(f->pscratch);
+    free(f->path_pos);
+    free(f->path_stamp);
+    free(f->chain);
+    free(f->sub_frame);
     pb_sink_undefer(f->sink, f);
     free(f);
 }
@@ -695,12 +731,189 @@ static pb_status adopt(pb_spans *f, size_t k, uint32_t s, uint64_t *children_inc
     return PB_OK;
 }
 
+
+/* ---- stacks ------------------------------------------------------------- */
+void pb_spans_set_stacks(pb_spans *f, pb_sample_sink *stacks) { f->stacks = stacks; }
+
+static uint32_t path_hash(uint32_t parent, uint32_t sub)
+{
+    return pb_mix64(((uint64_t)parent << 32) | sub);
+}
+
+static int path_rehash(pb_spans *f, size_t nslots)
+{
+    uint32_t *ns = (uint32_t *)calloc(nslots, sizeof *ns);
+    size_t i;
+    if (!ns)
+        return -1;
+    for (i = 0; i < f->npaths; i++) {
+        size_t h = path_hash(f->paths[i].parent, f->paths[i].sub) & (nslots - 1);
+        while (ns[h])
+            h = (h + 1) & (nslots - 1);
+        ns[h] = (uint32_t)i + 1;
+    }
+    free(f->path_slot);
+    f->path_slot = ns;
+    f->path_slots = nslots;
+    return 0;
+}
+
+static int path_intern(pb_spans *f, uint32_t parent, uint32_t sub, uint32_t *id)
+{
+    size_t h;
+    if ((f->npaths + 1) * 2 > f->path_slots && path_rehash(f, f->path_slots ? f->path_slots * 2 : 256))
+        return -1;
+    for (h = path_hash(parent, sub) & (f->path_slots - 1); f->path_slot[h]; h = (h + 1) & (f->path_slots - 1)) {
+        const fs_path *o = &f->paths[f->path_slot[h] - 1];
+        if (o->parent == parent && o->sub == sub) {
+            *id = f->path_slot[h] - 1;
+            return 0;
+        }
+    }
+    if (f->npaths >= UINT32_MAX - 1 || pb_grow((void **)&f->paths, &f->paths_cap, f->npaths + 1, sizeof *f->paths) ||
+        pb_grow((void **)&f->path_pos, &f->pp_cap, f->npaths + 1, sizeof *f->path_pos))
+        return -1;
+    {
+        size_t c = f->pp_cap;
+        uint32_t *ns = (uint32_t *)realloc(f->path_stamp, c * sizeof *ns);
+        if (!ns)
+            return -1;
+        memset(ns + f->npaths, 0, (c - f->npaths) * sizeof *ns);
+        f->path_stamp = ns;
+    }
+    f->paths[f->npaths].parent = parent;
+    f->paths[f->npaths].sub = sub;
+    f->path_slot[h] = (uint32_t)f->npaths + 1;
+    *id = (uint32_t)f->npaths++;
+    return 0;
+}
+
+/* the subs of path p, leaf first; returns how many */
+static int path_chain(pb_spans *f, uint32_t p, size_t *n)
+{
+    *n = 0;
+    for (; p != NONE; p = f->paths[p].parent) {
+        if (pb_grow((void **)&f->chain, &f->chain_cap, *n + 1, sizeof *f->chain))
+            return -1;
+        f->chain[(*n)++] = f->paths[p].sub;
+    }
+    return 0;
+}
+
+/* s above path p: the path [s, p...] */
+static int path_prepend(pb_spans *f, uint32_t s, uint32_t p, uint32_t *out)
+{
+    size_t n, i;
+    uint32_t q;
+    if (path_chain(f, p, &n) || path_intern(f, NONE, s, &q))
+        return -1;
+    for (i = n; i-- > 0;)
+        if (path_intern(f, q, f->chain[i], &q))
+            return -1;
+    *out = q;
+    return 0;
+}
+
+/* R (sub s) adopts the roots from k on: their stack entries, with s above
+ * each, replace them at the tail of the path pool (equal paths merged) */
+static pb_status adopt_stacks(pb_spans *f, size_t k, uint32_t s, uint64_t off)
+{
+    size_t from = f->top[k].pmap_off, p, nout = 0;
+    if (++f->pstamp == 0) {
+        memset(f->path_stamp, 0, f->npaths * sizeof *f->path_stamp);
+        f->pstamp = 1;
+    }
+    if (pb_grow((void **)&f->pscratch, &f->pscratch_cap, f->nppool - from + 1, sizeof *f->pscratch))
+        return oom(f, off);
+    for (p = from; p < f->nppool; p++) {
+        uint32_t q;
+        if (path_prepend(f, s, f->ppool[p].path, &q))
+            return oom(f, off);
+        if (f->path_stamp[q] == f->pstamp) {
+            f->pscratch[f->path_pos[q]].ns += f->ppool[p].ns;
+        } else {
+            f->path_stamp[q] = f->pstamp;
+            f->path_pos[q] = (uint32_t)nout;
+            f->pscratch[nout].path = q;
+            f->pscratch[nout++].ns = f->ppool[p].ns;
+        }
+    }
+    memcpy(f->ppool + from, f->pscratch, nout * sizeof *f->ppool);
+    f->nppool = from + nout;
+    return PB_OK;
+}
+
+/* a span's own stack entry: [s] with its exclusive ns */
+static pb_status own_stack(pb_spans *f, uint32_t s, uint64_t excl, uint64_t off)
+{
+    uint32_t q;
+    if (path_intern(f, NONE, s, &q) ||
+        pb_grow((void **)&f->ppool, &f->ppool_cap, f->nppool + 1, sizeof *f->ppool))
+        return oom(f, off);
+    f->ppool[f->nppool].path = q;
+    f->ppool[f->nppool++].ns = excl;
+    return PB_OK;
+}
+
+/* thread end: every remaining entry is a whole stack; one sample each */
+static pb_status flush_stacks(pb_spans *f)
+{
+    size_t p, i, n;
+    pb_status st;
+    pb_sample_sink *ss = f->stacks;
+    char label[32];
+    snprintf(label, sizeof label, "%llu", (unsigned long long)f->th.tid);
+    if ((st = ss->thread(ss, f->th.tid, f->th.pid, f->th.ppid, label)) != PB_OK)
+        return st;
+    if (pb_grow((void **)&f->sub_frame, &f->sf_cap, f->nsubs, sizeof *f->sub_frame))
+        return oom(f, 0);
+    for (i = 0; i < f->nsubs; i++)
+        f->sub_frame[i] = NONE;
+    for (p = 0; p < f->nppool; p++) {
+        if (f->ppool[p].ns == 0)
+            continue;
+        if (path_chain(f, f->ppool[p].path, &n))
+            return oom(f, 0);
+        for (i = 0; i < n; i++) {
+            uint32_t sub = f->chain[i];
+            if (f->sub_frame[sub] == NONE) {
+                const fs_sub *sb = &f->subs[sub];
+                const char *nm = strtab_str(&f->sub_names, sb->name);
+                size_t nl = f->sub_names.len[sb->name], cut = 0, j;
+                pb_frame fr;
+                memset(&fr, 0, sizeof fr);
+                for (j = 0; j + 1 < nl; j++)
+                    if (nm[j] == ':' && nm[j + 1] == ':')
+                        cut = j;
+                fr.kind = PB_FRAME_SUB;
+                fr.package = pb_str_make(nm, cut, is_utf8(nm, cut));
+                fr.name = cut ? pb_str_make(nm + cut + 2, nl - cut - 2, is_utf8(nm + cut + 2, nl - cut - 2))
+                              : pb_str_make(nm, nl, is_utf8(nm, nl));
+                fr.file = sb->file == NONE ? pb_str_c("")
+                                           : pb_str_make(strtab_str(&f->files, sb->file), f->files.len[sb->file], 0);
+                fr.line = fr.first_line = (int32_t)sb->line;
+                if ((st = ss->frame(ss, &fr, &f->sub_frame[sub])) != PB_OK)
+                    return st;
+            }
+            f->chain[i] = f->sub_frame[sub];
+        }
+        if ((st = ss->sample(ss, f->th.tid, f->chain, (uint32_t)n, f->ppool[p].ns, 0)) != PB_OK)
+            return st;
+    }
+    /* paths and sub ids are per thread */
+    f->nppool = 0;
+    f->npaths = 0;
+    if (f->path_slot)
+        memset(f->path_slot, 0, f->path_slots * sizeof *f->path_slot);
+    return PB_OK;
+}
+
 pb_status pb_spans_span(pb_spans *f, uint32_t key, uint64_t begin_ns, uint64_t end_ns, uint64_t offset)
 {
     uint32_t s, height = 0;
     size_t n = f->ntop, k = n;
     uint64_t children = 0, incl;
-    size_t map_off;
+    size_t map_off, pmap_off;
     pb_status st;
     fs_root *r;
     if (!f->in_thread)
@@ -717,8 +930,11 @@ pb_status pb_spans_span(pb_spans *f, uint32_t key, uint64_t begin_ns, uint64_t e
         while (k > 0 && !(begin_ns > f->top[k - 1].begin))
             k--;
     }
+    pmap_off = k < n ? f->top[k].pmap_off : f->nppool;
     if (k < n) {
         map_off = f->top[k].map_off; /* R's entries replace the adopted roots' */
+        if (f->stacks && (st = adopt_stacks(f, k, s, offset)) != PB_OK)
+            return st;
         if ((st = adopt(f, k, s, &children, &height, offset)) != PB_OK)
             return st;
     } else {
@@ -742,6 +958,9 @@ pb_status pb_spans_span(pb_spans *f, uint32_t key, uint64_t begin_ns, uint64_t e
     r->sub = s;
     r->height = height;
     r->map_off = map_off;
+    r->pmap_off = pmap_off;
+    if (f->stacks && (st = own_stack(f, s, r->excl, offset)) != PB_OK)
+        return st;
     f->ntop++;
     f->cur.spans++;
     if (height > f->cur.max_depth)
@@ -769,6 +988,8 @@ pb_status pb_spans_thread_end(pb_spans *f)
         f->edges[ed].excl += x->excl;
     }
     f->cur.top_level = f->ntop;
+    if (f->stacks && (st = flush_stacks(f)) != PB_OK)
+        return st;
     f->ntop = 0;
     f->npool = 0;
     memset(&c, 0, sizeof c);

@@ -28,6 +28,7 @@
 #define PB_FOLD_SPANS_H
 
 #include "pb.h"
+#include "samples.h"
 
 typedef struct pb_spans pb_spans;
 
@@ -36,6 +37,14 @@ typedef struct pb_spans pb_spans;
 
 pb_spans *pb_spans_new(pb_sink *sink, const pb_options *opt, pb_error *err);
 void pb_spans_free(pb_spans *f);
+
+/* Also hand every thread's span stacks to `stacks` (collapsed output): when
+ * a thread ends, one sample per distinct stack (root first ... span last),
+ * ids innermost first, weight = the exclusive ns of the spans on that stack,
+ * thread key = the thread id.  Stacks are kept per open root as distinct
+ * paths below it, re-keyed when a parent adopts the root, so memory grows
+ * with distinct stacks, not with spans.  NULL (the default): chunks only. */
+void pb_spans_set_stacks(pb_spans *f, pb_sample_sink *stacks);
 
 /* Register a kind; *key receives its dense id (0..). */
 pb_status pb_spans_kind(pb_spans *f, pb_str name, pb_str file, uint32_t line, uint32_t *key);

@@ -937,7 +937,8 @@ static void ep_cleanup(void *p)
     free(r);
 }
 
-pb_status pb_read_easyprofiler(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
+/* stacks: also hand the span stacks to this sample sink (collapsed output) */
+static pb_status ep_read(pb_source *src, const pb_options *opt, pb_sink *sink, pb_sample_sink *stacks, pb_error *err)
 {
     ep_rd *r;
     pb_status st;
@@ -962,6 +963,8 @@ pb_status pb_read_easyprofiler(pb_source *src, const pb_options *opt, pb_sink *s
         return pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
     }
     pb_sink_defer(sink, ep_cleanup, r); /* the fold registered itself */
+    if (stacks)
+        pb_spans_set_stacks(r->fold, stacks);
 
     if ((st = read_header(r)) != PB_OK)
         goto done;
@@ -1029,4 +1032,32 @@ done:
     if (st == PB_ERR_ABORT && err->status == PB_OK)
         err->status = PB_ERR_ABORT;
     return st;
+}
+
+pb_status pb_read_easyprofiler(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
+{
+    return ep_read(src, opt, sink, NULL, err);
+}
+
+/* pb_sample_decoder_fn: span stacks weighted by exclusive ns, thread key =
+ * thread id (collapsed output); no chunk is built */
+static int ep_no_chunk(pb_sink *self, const pb_chunk *c)
+{
+    (void)self;
+    (void)c;
+    return 0;
+}
+
+pb_status pb_read_easyprofiler_stacks(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err)
+{
+    static const unsigned char none[PB_TAG_COUNT];
+    pb_sink sink;
+    pb_status st;
+    memset(&sink, 0, sizeof sink);
+    sink.chunk = ep_no_chunk;
+    sink.wants = none;
+    sink.cleanups = out->cleanups;
+    if ((st = ep_read(src, opt, &sink, out, err)) != PB_OK)
+        return st;
+    return out->finish(out);
 }

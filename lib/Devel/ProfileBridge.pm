@@ -441,6 +441,17 @@ level, default 6), C<< to => 'nytprof' >> (the default), C<< salvage => 1 >>
 (see L<Devel::ProfileBridge::ReadStream/salvage>: a truncated input still
 gives a valid nytprof.out of what came before the cut, with a warning;
 C<to =E<gt> 'nytprof'> only, other targets croak), and the limits.
+
+C<< to => 'collapsed' >> writes collapsed stacks (C<flamegraph.pl> input):
+one line C<tid:E<lt>thread idE<gt>;outer;...;inner WEIGHT> per distinct
+stack and thread.  WEIGHT is a sample count for Tachyon and StatProfiler
+input (a StatProfiler sample's weight), and for EasyProfiler input the
+exclusive (self) time in B<nanoseconds> of the blocks that end exactly that
+stack, so a block's stacks add up to its self time and a thread's lines to
+the sum of its blocks' self times, as EasyProfiler's own reader computes
+them.  C<< to => 'statprofiler' >> writes Devel::StatProfiler records
+(sampled input only).
+
 The output goes to a temporary file renamed on success: on any error the
 target is left as it was.  Warnings (a salvaged file, an odd header) are
 given once the conversion has finished, so a C<$SIG{__WARN__}> handler that
