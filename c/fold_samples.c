@@ -137,6 +137,7 @@ struct pb_fold {
     uint32_t synth_file;
     uint32_t noframe;      /* frame id of "main::(no frame)", NONE until needed */
     char *namebuf; size_t cnamebuf;
+    char *filebuf; size_t cfilebuf;
     /* finish()'s working memory, here so that pb_fold_free() releases it
      * when a consumer leaves in the middle of finish() (pb_cleanups) */
     uint64_t *fin_total, *fin_order;
@@ -185,21 +186,24 @@ static pb_status header(pb_fold *f)
 
 size_t pb_fold_sub_name(const pb_frame *fr, char *buf, size_t cap)
 {
+    /* package::name as valid UTF-8: a part without the UTF-8 flag is
+     * Latin-1 and is upgraded, as Perl joins the two (util.h) */
     const char *pkg = fr->package.len ? fr->package.ptr : "main";
     size_t plen = fr->package.len ? fr->package.len : 4;
-    size_t need = plen + 2 + fr->name.len;
-    if (cap) {
-        size_t w = 0;
-        size_t k;
-        for (k = 0; k < plen && w + 1 < cap; k++)
-            buf[w++] = pkg[k];
-        for (k = 0; k < 2 && w + 1 < cap; k++)
-            buf[w++] = ':';
-        for (k = 0; k < fr->name.len && w + 1 < cap; k++)
-            buf[w++] = fr->name.ptr[k];
-        buf[w] = '\0';
-    }
-    return need;
+    size_t room = cap ? cap - 1 : 0, w;
+    w = pb_utf8_append(buf, room, 0, pkg, plen, fr->package.len ? fr->package.utf8 : 1);
+    w = pb_utf8_append(buf, room, w, "::", 2, 1);
+    w = pb_utf8_append(buf, room, w, fr->name.ptr, fr->name.len, fr->name.utf8);
+    if (cap)
+        buf[w < room ? w : room] = '\0';
+    return w;
+}
+
+/* the joined name holds characters beyond ASCII (and is then UTF-8) */
+int pb_fold_sub_name_wide(const pb_frame *fr)
+{
+    return pb_has_high(fr->package.ptr ? fr->package.ptr : "", fr->package.len) ||
+           pb_has_high(fr->name.ptr ? fr->name.ptr : "", fr->name.len);
 }
 
 void pb_frame_noframe(pb_frame *fr)
@@ -333,7 +337,13 @@ static pb_status ss_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
         const char *sf = f->cfg.synthetic_file ? f->cfg.synthetic_file : "~";
         st = intern_file(f, sf, strlen(sf), 1, 0, &file);
     } else {
-        st = intern_file(f, fr->file.ptr ? fr->file.ptr : "", fr->file.len, 0, fr->file.utf8, &file);
+        /* as valid UTF-8 (a Latin-1 name upgraded, bad bytes escaped: util.h) */
+        const char *fp = fr->file.ptr ? fr->file.ptr : "";
+        size_t fl = pb_utf8_append(NULL, 0, 0, fp, fr->file.len, fr->file.utf8);
+        if (pb_grow((void **)&f->filebuf, &f->cfilebuf, fl + 1, 1) < 0)
+            return OOM(f);
+        pb_utf8_append(f->filebuf, fl, 0, fp, fr->file.len, fr->file.utf8);
+        st = intern_file(f, f->filebuf, fl, 0, pb_has_high(fp, fr->file.len), &file);
     }
     if (st != PB_OK)
         return st;
@@ -342,7 +352,7 @@ static pb_status ss_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
         return OOM(f);
     pb_fold_sub_name(fr, f->namebuf, need);
     if ((st = intern_sub(f, f->namebuf, need - 1, file, synthetic ? -1 : fr->first_line,
-                         fr->package.utf8 || fr->name.utf8, &sub)) != PB_OK)
+                         pb_fold_sub_name_wide(fr), &sub)) != PB_OK)
         return st;
     line = (!synthetic && fr->line > 0) ? (uint32_t)fr->line : 0;
     h = pb_mix64(((uint64_t)sub << 32) ^ ((uint64_t)file << 20) ^ line);
@@ -905,6 +915,7 @@ void pb_fold_free(pb_fold *f)
     free(f->tnodes.s);
     free(f->tthreads.s);
     free(f->namebuf);
+    free(f->filebuf);
     free(f->fin_total);
     free(f->fin_order);
     free(f->fin_edges.e);

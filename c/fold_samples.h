@@ -73,6 +73,8 @@ void pb_fold_free(pb_fold *f);
  * package::name, "main" for an empty package.  Returns the length; writes at
  * most cap-1 bytes plus NUL into buf (like snprintf). */
 size_t pb_fold_sub_name(const pb_frame *fr, char *buf, size_t cap);
+/* 1 when the name pb_fold_sub_name builds is beyond ASCII (UTF-8 then) */
+int pb_fold_sub_name_wide(const pb_frame *fr);
 
 /* The frame that stands for a sample that caught no frame at all (depth 0):
  * the synthetic sub main::(no frame).  Every consumer that turns samples

@@ -55,4 +55,72 @@ static inline uint32_t pb_hash_bytes(const char *p, size_t n)
     return pb_mix64(h);
 }
 
+/* Append n bytes of src to dst (capacity cap, w bytes used) as valid UTF-8
+ * and return the new length (which may exceed cap: then only what fits was
+ * written; call again with room for the result).  src_utf8: src is declared
+ * UTF-8 (a sequence that is not valid UTF-8 is escaped visibly, byte by
+ * byte, as "\xNN"); otherwise src is Latin-1 (as a Perl string without the
+ * UTF-8 flag) and bytes 0x80..0xFF become their two-byte UTF-8 form.  No NUL
+ * is written. */
+static inline size_t pb_utf8_append(char *dst, size_t cap, size_t w, const char *src, size_t n, int src_utf8)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t i = 0;
+#define PB_PUT(ch) do { if (w < cap) dst[w] = (char)(ch); w++; } while (0)
+    while (i < n) {
+        unsigned char c = (unsigned char)src[i];
+        size_t more = 0, k;
+        if (c < 0x80) {
+            PB_PUT(c);
+            i++;
+            continue;
+        }
+        if (!src_utf8) {
+            PB_PUT(0xC0 | (c >> 6));
+            PB_PUT(0x80 | (c & 0x3F));
+            i++;
+            continue;
+        }
+        if (c >= 0xC2 && c <= 0xDF)
+            more = 1;
+        else if (c >= 0xE0 && c <= 0xEF)
+            more = 2;
+        else if (c >= 0xF0 && c <= 0xF4)
+            more = 3;
+        for (k = 1; more && k <= more; k++)
+            if (i + k >= n || ((unsigned char)src[i + k] & 0xC0) != 0x80)
+                more = 0;
+        /* overlong 3/4-byte forms, surrogates and > U+10FFFF are not valid */
+        if (more == 2 && ((c == 0xE0 && (unsigned char)src[i + 1] < 0xA0) ||
+                          (c == 0xED && (unsigned char)src[i + 1] >= 0xA0)))
+            more = 0;
+        if (more == 3 && ((c == 0xF0 && (unsigned char)src[i + 1] < 0x90) ||
+                          (c == 0xF4 && (unsigned char)src[i + 1] >= 0x90)))
+            more = 0;
+        if (!more) {
+            PB_PUT('\\');
+            PB_PUT('x');
+            PB_PUT(hex[c >> 4]);
+            PB_PUT(hex[c & 15]);
+            i++;
+            continue;
+        }
+        for (k = 0; k <= more; k++)
+            PB_PUT(src[i + k]);
+        i += more + 1;
+    }
+#undef PB_PUT
+    return w;
+}
+
+/* 1 if any byte of p is 0x80 or above */
+static inline int pb_has_high(const char *p, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if ((unsigned char)p[i] >= 0x80)
+            return 1;
+    return 0;
+}
+
 #endif

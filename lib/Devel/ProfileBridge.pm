@@ -363,6 +363,18 @@ enclosing sub.  Eval source carried by the trace becomes C<SRC_LINE>s of the
 eval's fid.  Sections become C<COMMENT>s; custom metadata becomes
 C<ATTRIBUTE metadata:E<lt>keyE<gt>>.
 
+=item names and encodings
+
+StatProfiler keeps a UTF-8 flag per string.  Package and sub are joined as
+Perl joins them: a part without the flag is Latin-1 and is upgraded, so
+C<Café> (stored as Latin-1) and C<λάμδα> (stored as UTF-8) give the
+character string C<Café::λάμδα>, C<eq> to what C<Devel::StatProfiler::Reader>
+returns.  Every name and file name reaches the chunks, and so every writer,
+as valid UTF-8: Latin-1 is upgraded, and bytes that are not valid UTF-8 in a
+string that claims to be are escaped visibly as C<\xNN> (never passed on
+raw).  StatProfiler records written from a StatProfiler trace keep each
+string's own flag.
+
 =item frameless samples
 
 A sample that caught no Perl frame at all (the profiler fired outside any
