@@ -3,6 +3,7 @@
 #include <string.h>
 #include "collapsed.h"
 #include "util.h"
+#include "write_statprofiler.h"
 
 #define NONE UINT32_MAX
 
@@ -433,7 +434,29 @@ pb_status pb_collapse_file(const char *path, pb_format fmt, const pb_options *op
 {
     pb_source src;
     pb_status st;
+    char **run;
+    size_t nrun;
+    int r;
     pb_error_init(err, fmt ? pb_format_name(fmt) : "profbridge", path);
+    if ((fmt == PB_FMT_UNKNOWN || fmt == PB_FMT_STATPROFILER) && pb_have_statprofiler) {
+        /* a StatProfiler run: the whole genealogy (write_statprofiler.h) */
+        if ((r = pb_statprofiler_run(path, opt, &run, &nrun, err)) < 0)
+            return err->status;
+        if (r > 0) {
+            pb_collapse *c = pb_collapse_new(out, err);
+            pb_options o;
+            if (opt)
+                o = *opt;
+            else
+                pb_options_init(&o);
+            pb_options_resolve(&o);
+            st = c ? pb_statprofiler_files((const char *const *)run, nrun, &o, pb_collapse_sample_sink(c), NULL, err)
+                   : err->status;
+            pb_collapse_free(c);
+            pb_statprofiler_free_list(run, nrun);
+            return st;
+        }
+    }
     st = pb_src_open_file(&src, path, err);
     if (st != PB_OK)
         return st;

@@ -100,10 +100,15 @@ pb_status pb_convert_statprofiler(const char *in, pb_format fmt, const pb_option
     pb_options_resolve(&opt);
     if (fmt == PB_FMT_UNKNOWN) {
         pb_format_info info;
+        struct stat sb;
         pb_error_init(err, "profbridge", in);
-        if ((st = pb_detect_file(in, &info, err)) != PB_OK)
-            return st;
-        fmt = info.format;
+        if (stat(in, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+            fmt = PB_FMT_STATPROFILER; /* a directory can only be a StatProfiler run */
+        } else {
+            if ((st = pb_detect_file(in, &info, err)) != PB_OK)
+                return st;
+            fmt = info.format;
+        }
     }
     pb_error_init(err, fmt ? pb_format_name(fmt) : "profbridge", in);
     if (fmt != PB_FMT_TACHYON && fmt != PB_FMT_STATPROFILER)
@@ -119,10 +124,17 @@ pb_status pb_convert_statprofiler(const char *in, pb_format fmt, const pb_option
     }
     ss = pb_spw_sink_base(k);
     if (fmt == PB_FMT_STATPROFILER) {
+        /* one trace, or a whole run (a directory or a root's first file) */
         pb_sp_hooks hooks = pb_spw_sink_hooks(k);
-        const char *paths[1];
-        paths[0] = in;
-        st = pb_statprofiler_files(paths, 1, &opt, ss, &hooks, err);
+        const char *one[1];
+        char **run = NULL;
+        size_t nrun = 0;
+        int r = pb_statprofiler_run(in, &opt, &run, &nrun, err);
+        one[0] = in;
+        st = r < 0 ? err->status
+                   : pb_statprofiler_files(r > 0 ? (const char *const *)run : one, r > 0 ? nrun : 1, &opt, ss, &hooks,
+                                           err);
+        pb_statprofiler_free_list(run, nrun);
     } else {
         pb_source src;
         st = pb_src_open_file(&src, in, err);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "pb.h"
+#include "write_statprofiler.h"
 
 void pb_options_init(pb_options *o)
 {
@@ -107,7 +108,21 @@ pb_status pb_decode_file(const char *path, pb_format format, const pb_options *o
 {
     pb_source src;
     pb_status st;
+    char **run;
+    size_t nrun;
+    int r;
     pb_error_init(err, format ? pb_format_name(format) : "profbridge", path);
+    /* a StatProfiler run (a directory, or a root's first file): the whole
+     * fork genealogy, as for_chunks(files => ...) reads it */
+    if ((format == PB_FMT_UNKNOWN || format == PB_FMT_STATPROFILER) && pb_have_statprofiler) {
+        if ((r = pb_statprofiler_run(path, opt, &run, &nrun, err)) < 0)
+            return err->status;
+        if (r > 0) {
+            st = pb_read_statprofiler_files((const char *const *)run, nrun, opt, sink, err);
+            pb_statprofiler_free_list(run, nrun);
+            return st;
+        }
+    }
     st = pb_src_open_file(&src, path, err);
     if (st != PB_OK)
         return st;

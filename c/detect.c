@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "pb.h"
+#include "write_statprofiler.h"
 
 /* read_pynytprof.c: "A".."D", or "" when the first bytes do not say */
 const char *pb_pynytprof_dialect(const unsigned char *p, size_t len);
@@ -174,7 +175,24 @@ pb_status pb_detect_file(const char *path, pb_format_info *info, pb_error *err)
 {
     unsigned char buf[4096];
     size_t n;
-    FILE *fp = fopen(path, "rb");
+    FILE *fp;
+    struct stat dsb;
+    if (stat(path, &dsb) == 0 && S_ISDIR(dsb.st_mode)) {
+        /* a directory: a StatProfiler run, described by its first trace */
+        char **run;
+        size_t nrun;
+        pb_status st;
+        memset(info, 0, sizeof *info);
+        info->compressed = -1;
+        info->mode = -1;
+        if (pb_statprofiler_run(path, NULL, &run, &nrun, err) <= 0)
+            return pb_fail_nooff(err, PB_ERR_IO, "%s is a directory with no Devel::StatProfiler traces", path);
+        st = pb_detect_file(run[0], info, err);
+        info->run_files = nrun;
+        pb_statprofiler_free_list(run, nrun);
+        return st;
+    }
+    fp = fopen(path, "rb");
     if (!fp)
         return pb_fail_nooff(err, PB_ERR_IO, "cannot open: %s", strerror(errno));
     n = fread(buf, 1, sizeof buf, fp);

@@ -30,6 +30,8 @@ typedef struct {
     int have_thread;                 /* only this thread (sampling/span formats) */
     uint64_t thread_id;
     const char *thread_name;         /* or by name (EasyProfiler) */
+    int have_pid;                    /* StatProfiler runs: only this process */
+    uint32_t pid;
 
     int salvage;                     /* deliver what came before a truncation, then warn */
 } pb_options;
@@ -66,6 +68,7 @@ typedef struct {
     char dialect[8];        /* Pynytprof: "A".."D" */
     char layout[8];         /* Tachyon header layout: "3.14" or "3.15" ("" unknown) */
     int mode;               /* Tachyon profiling mode (header offset 60, PR #154105): -1 none */
+    size_t run_files;       /* StatProfiler run (a directory): its trace files; 0 otherwise */
     int supported;          /* a decoder exists in this build */
 } pb_format_info;
 

@@ -90,6 +90,15 @@ pb_status pb_statprofiler_files(const char *const *paths, size_t n, const pb_opt
 pb_status pb_statprofiler_expand(const char *dir_or_template, char ***paths, size_t *n, pb_error *err);
 void pb_statprofiler_free_list(char **paths, size_t n);
 
+/* A StatProfiler run named by one path: a directory of traces, or the first
+ * file (ordinal 1) of a root process (zero parent id) whose template has
+ * more files (its rotations and its forked children).  With opt->have_pid,
+ * only the files of that process (id word 0), also for a single trace file.
+ * Returns 1 with *paths / *n filled (free with pb_statprofiler_free_list),
+ * 0 when path is to be read as the one file it is, -1 on error (in err:
+ * io, or unsupported "no process PID in this run"). */
+int pb_statprofiler_run(const char *path, const pb_options *opt, char ***paths, size_t *n, pb_error *err);
+
 /* pb_sample_decoder_fn for fold_samples.h's table: one file, thread key 0
  * (thread() announced with the real pid), no op names; calls finish(). */
 pb_status pb_read_statprofiler_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err);

@@ -62,6 +62,11 @@ static void fill_options(pTHX_ HV *hv, pb_options *o)
     o->max_frames = (uint32_t)opt_uv(aTHX_ hv, "max_frames");
     o->max_statements = (uint64_t)opt_uv(aTHX_ hv, "max_statements");
     o->salvage = (int)opt_uv(aTHX_ hv, "salvage");
+    svp = hv_fetchs(hv, "pid", 0);
+    if (svp && SvOK(*svp)) {
+        o->have_pid = 1;
+        o->pid = (uint32_t)SvUV(*svp);
+    }
     svp = hv_fetchs(hv, "thread", 0);
     if (svp && SvOK(*svp)) {
         STRLEN len;
@@ -308,6 +313,8 @@ static HV *info_hv(pTHX_ const pb_format_info *info)
         (void)hv_stores(hv, "dialect", newSVpv(info->dialect, 0));
     if (info->layout[0])
         (void)hv_stores(hv, "layout", newSVpv(info->layout, 0));
+    if (info->run_files)
+        (void)hv_stores(hv, "run_files", newSVuv((UV)info->run_files));
     if (info->format == PB_FMT_TACHYON && info->mode >= 0) {
         const char *m = pb_tachyon_mode_name((uint32_t)info->mode + 1);
         (void)hv_stores(hv, "mode", newSVpv(m, 0));

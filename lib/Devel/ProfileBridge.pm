@@ -11,7 +11,7 @@ XSLoader::load('Devel::ProfileBridge', $VERSION);
 use Devel::ProfileBridge::Error ();
 
 my %FOR_CHUNKS_OPTS = map { $_ => 1 } qw(
-    filename format thread quiet callback salvage files
+    filename format thread pid quiet callback salvage files
     max_decompressed_bytes max_record_size max_stack_depth max_strings max_frames max_statements
 );
 my @LIMITS = qw(max_decompressed_bytes max_record_size max_stack_depth max_strings max_frames max_statements);
@@ -22,6 +22,10 @@ sub _check_opts {
         next if $known->{$k};
         require Carp;
         Carp::croak("$what: unknown option '$k' (known: " . join(', ', sort keys %$known) . ")");
+    }
+    if (defined $opts->{pid} && $opts->{pid} !~ /\A[0-9]+\z/) {
+        require Carp;
+        Carp::croak("$what: pid must be a process id (a number), not '$opts->{pid}'");
     }
     for my $k (@LIMITS) {
         next unless defined $opts->{$k};
@@ -34,7 +38,7 @@ sub _check_opts {
 sub _xs_opts {
     my ($opts) = @_;
     my %x;
-    for my $k (@LIMITS, qw(thread salvage)) {
+    for my $k (@LIMITS, qw(thread salvage pid)) {
         $x{$k} = $opts->{$k} if defined $opts->{$k};
     }
     return \%x;
@@ -86,6 +90,8 @@ sub for_chunks {
         my $table = _tag_table($cb);
         $cb = $table if $table;
     }
+    # a directory can only be a StatProfiler run
+    $opts{files} = delete $opts{filename} if !defined $opts{files} && defined $opts{filename} && -d $opts{filename};
     if (defined $opts{files}) {
         # a whole Devel::StatProfiler trace: a list of files, a directory or a template
         my $files = $opts{files};
@@ -97,6 +103,15 @@ sub for_chunks {
         if (defined $opts{format} && $opts{format} ne 'statprofiler') {
             require Carp;
             Carp::croak("for_chunks: files => reads Devel::StatProfiler traces only");
+        }
+        if (defined $opts{pid}) {
+            # one process: the files whose genealogy id starts with its pid
+            my @mine = grep { /\.([0-9a-f]{8})[0-9a-f]{40}\.[0-9a-f]{8}\z/ && hex($1) == $opts{pid} } @$files;
+            if (!@mine) {
+                require Carp;
+                Carp::croak("for_chunks: no process $opts{pid} in these StatProfiler traces");
+            }
+            $files = \@mine;
         }
         $! = $errno;
         _for_chunks_statprofiler_files($cb, [@$files], _xs_opts(\%opts));
@@ -115,18 +130,18 @@ sub detect_format {
 
 sub chunk_counts {
     my ($file, %opts) = @_;
-    _check_opts('chunk_counts', { map { $_ => 1 } qw(format thread salvage), @LIMITS }, \%opts);
+    _check_opts('chunk_counts', { map { $_ => 1 } qw(format thread pid salvage), @LIMITS }, \%opts);
     return _count($file, $opts{format}, _xs_opts(\%opts));
 }
 
 sub dump_json {
     my ($file, %opts) = @_;
-    _check_opts('dump_json', { map { $_ => 1 } qw(format thread salvage output), @LIMITS }, \%opts);
+    _check_opts('dump_json', { map { $_ => 1 } qw(format thread pid salvage output), @LIMITS }, \%opts);
     _dump_json($file, $opts{format}, _xs_opts(\%opts), defined $opts{output} ? $opts{output} : '-');
     return;
 }
 
-my %CONVERT_OPTS = map { $_ => 1 } qw(in out format thread compress salvage to), @LIMITS;
+my %CONVERT_OPTS = map { $_ => 1 } qw(in out format thread pid compress salvage to), @LIMITS;
 
 sub convert {
     my (%opts) = @_;
@@ -397,6 +412,17 @@ C<BEGIN> sub frame (on perl 5.36 and later) are not reproduced.
 C<< files => [...] >>, a directory, or a template (C<dir/statprof.out>)
 reads a whole trace: rotated files in ordinal order, each process (genealogy
 id) its own span with pid = the id's pid word and ppid = the parent's.
+
+A run is one profile everywhere: C<convert> (every target),
+C<chunk_counts>, C<dump_json>, C<detect_format> (which adds C<run_files>)
+and C<for_chunks> accept the run's directory, and all but C<for_chunks>
+(which stays a drop-in that reads the one file it is given, see
+C<< files => >>) also the first file of its root process
+(C<NAME.E<lt>idE<gt>.00000001> with a zero parent id): that root's
+genealogy is read, its rotated files and every descendant process.  Any
+other trace file is read alone.  C<< pid => PID >> keeps one process (the
+id's pid word); a PID that is not in the run is an C<unsupported> error
+naming the run's processes.
 
 =back
 
