@@ -427,6 +427,7 @@ static pb_status collapse_src(pb_source *src, pb_format fmt, const pb_options *o
     pb_collapse_free(c);
     if (st != PB_OK && err->status == PB_OK)
         err->status = st;
+    pb_src_error_to_file(src, err);
     return st;
 }
 

@@ -142,6 +142,7 @@ pb_status pb_convert_statprofiler(const char *in, pb_format fmt, const pb_option
             src.max_inflated = opt.max_decompressed_bytes;
             src.max_window = opt.max_record_size;
             st = pb_read_tachyon_samples(&src, &opt, ss, err);
+            pb_src_error_to_file(&src, err);
             pb_src_close(&src);
             if (st == PB_OK)
                 st = ss->finish(ss);

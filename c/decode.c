@@ -101,6 +101,7 @@ pb_status pb_decode_source(pb_source *src, const char *name, pb_format format, c
     st = fn(src, &opt, sink, err);
     if (st != PB_OK && err->status == PB_OK)
         err->status = st;
+    pb_src_error_to_file(src, err); /* offsets in the file, also in compressed data */
     return st;
 }
 

@@ -212,6 +212,52 @@ static int refill_raw(pb_source *s)
     return got > 0;
 }
 
+/* raw offset of the next compressed byte to be consumed */
+static uint64_t raw_next(const pb_source *s)
+{
+    return s->raw_pos - (uint64_t)s->rawlen + (uint64_t)s->rawoff;
+}
+
+static void note_block(pb_source *s, uint64_t raw)
+{
+    unsigned last = (s->blk_head + s->nblk - 1) % 64;
+    if (s->nblk && s->blk[last].out == s->inflated) {
+        s->blk[last].raw = raw; /* no output since: the later start wins */
+        return;
+    }
+    if (s->nblk == 64) {
+        s->blk_head = (s->blk_head + 1) % 64;
+        s->nblk--;
+    }
+    last = (s->blk_head + s->nblk) % 64;
+    s->blk[last].out = s->inflated;
+    s->blk[last].raw = raw;
+    s->nblk++;
+}
+
+uint64_t pb_src_file_offset(const pb_source *s, uint64_t logical)
+{
+    uint64_t rel, best;
+    unsigned i;
+    if (!s->blocks_on || logical < s->view_off || !s->nblk)
+        return logical;
+    rel = logical - s->view_off;
+    best = s->blk[s->blk_head].raw;
+    for (i = 0; i < s->nblk; i++) {
+        unsigned k = (s->blk_head + i) % 64;
+        if (s->blk[k].out > rel)
+            break;
+        best = s->blk[k].raw;
+    }
+    return best;
+}
+
+void pb_src_error_to_file(const pb_source *s, pb_error *err)
+{
+    if (err->status != PB_OK && err->has_offset)
+        err->offset = pb_src_file_offset(s, err->offset);
+}
+
 static int check_inflated(pb_source *s, size_t produced)
 {
     s->inflated += produced;
@@ -247,12 +293,18 @@ static int fill_zlib(pb_source *s, size_t n)
         z->avail_in = (uInt)(s->rawlen - s->rawoff);
         z->next_out = (Bytef *)s->end;
         z->avail_out = (uInt)room;
-        r = inflate(z, Z_NO_FLUSH);
+        r = inflate(z, Z_BLOCK);
         produced = room - z->avail_out;
         s->rawoff = s->rawlen - z->avail_in;
         s->end += produced;
         if (check_inflated(s, produced) < 0)
             return -1;
+        if (r == Z_OK && (z->data_type & 128)) {
+            /* at a deflate block boundary: the next block starts in the last
+             * byte taken when bits of it are left over, else at the next */
+            uint64_t at = raw_next(s);
+            note_block(s, (z->data_type & 7) && at > 0 ? at - 1 : at);
+        }
         if (r == Z_STREAM_END) {
             s->z_done = 1;
         } else if (r == Z_BUF_ERROR) {
@@ -275,7 +327,7 @@ static int fill_zstd(pb_source *s, size_t n)
         ZSTD_inBuffer in;
         ZSTD_outBuffer out;
         size_t r, room;
-        int rr;
+        int rr, exact;
         if (grow_if_full(s, n) < 0)
             return -1;
         rr = refill_raw(s);
@@ -292,6 +344,13 @@ static int fill_zstd(pb_source *s, size_t n)
         in.src = s->rawbuf;
         in.size = s->rawlen;
         in.pos = s->rawoff;
+        /* one block per call (the decompressor's own hint of the input it
+         * wants next), so that each block's start in the file is known */
+        exact = s->zstd_hint && s->zstd_hint <= in.size - in.pos;
+        if (exact)
+            in.size = in.pos + s->zstd_hint;
+        if (s->zstd_at_block)
+            note_block(s, raw_next(s));
         out.dst = (void *)s->end;
         out.size = room;
         out.pos = 0;
@@ -301,6 +360,8 @@ static int fill_zstd(pb_source *s, size_t n)
                     "zstd decompression error: %s", ZSTD_getErrorName(r));
             return -1;
         }
+        s->zstd_at_block = exact && in.pos == in.size;
+        s->zstd_hint = r;
         s->rawoff = in.pos;
         s->end += out.pos;
         if (check_inflated(s, out.pos) < 0)
@@ -369,6 +430,11 @@ static pb_status begin_view(pb_source *s, uint64_t raw_end)
     s->base = s->p = s->end = s->buf;
     s->inflated = 0;
     s->z_done = 0;
+    /* the first block begins where the compressed data does */
+    s->blocks_on = 1;
+    s->view_off = off0;
+    s->nblk = s->blk_head = 0;
+    note_block(s, s->raw_pos - (uint64_t)s->rawlen);
     return PB_OK;
 }
 
@@ -399,7 +465,8 @@ pb_status pb_src_start_zstd(pb_source *s, uint64_t raw_end)
     zd = ZSTD_createDStream();
     if (!zd)
         return pb_fail(s->err, PB_ERR_LIMIT, pb_src_offset(s), "out of memory");
-    ZSTD_initDStream(zd);
+    s->zstd_hint = ZSTD_initDStream(zd);
+    s->zstd_at_block = 1;
     s->zstate = zd;
     s->view = PB_VIEW_ZSTD;
     return PB_OK;

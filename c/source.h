@@ -58,6 +58,15 @@ typedef struct pb_source {
 
     pb_error *err;
     const char *format;      /* for error messages */
+
+    /* where the compressed blocks of the current view begin in the file:
+     * (inflated offset, raw offset) pairs, the newest PB_SRC_BLOCKS kept */
+    int blocks_on;
+    uint64_t view_off;       /* logical offset of the view's first byte */
+    struct { uint64_t out, raw; } blk[64];
+    unsigned nblk, blk_head;
+    size_t zstd_hint;        /* zstd: input size to the end of the next block */
+    int zstd_at_block;       /* zstd: the next input byte starts a block */
 } pb_source;
 
 /* Open a file.  On failure returns PB_ERR_IO with the error filled. */
@@ -96,6 +105,15 @@ int pb_src_view_finished(const pb_source *s);
 pb_status pb_src_seek(pb_source *s, uint64_t offset);
 /* Restrict the plain input to raw offsets < limit (UINT64_MAX to lift). */
 void pb_src_set_limit(pb_source *s, uint64_t limit);
+
+/* The file offset for a logical offset: itself outside a compressed view;
+ * inside one, where the compressed block that produced that byte begins
+ * (zlib: exact deflate block starts; zstd: the start of the block the
+ * decompressor was given).  Offsets older than the blocks kept map to the
+ * oldest kept. */
+uint64_t pb_src_file_offset(const pb_source *s, uint64_t logical);
+/* After a decoder failed: turn err's offset into a file offset (above). */
+void pb_src_error_to_file(const pb_source *s, pb_error *err);
 
 /* Total input size if known (UINT64_MAX otherwise). */
 static inline uint64_t pb_src_size(const pb_source *s) { return s->raw_size; }

@@ -76,10 +76,13 @@ C<io> (the operating system refused to open, read, write or rename a file).
 
 =item offset
 
-The byte offset (an integer, counted from 0) at which the problem was
-detected.  For data inside a compressed region (NYTProf after C<z>, Tachyon
-zstd sample data) it counts the file's bytes before that region plus the
-decompressed bytes, as NYTProf's own "pos" does.  C<undef> for C<io> errors.
+The byte offset in the file (an integer, counted from 0) at which the
+problem was detected, so that C<dd>, C<xxd -s> or a hex editor finds it.
+For data inside a compressed region (NYTProf after C<z>, Tachyon zstd
+sample data) it is where the compressed block that produced the bad data
+begins in the file: the exact deflate block start for zlib, the start of
+the block handed to the decompressor for zstd (a position in the inflated
+stream could lie far past the end of the file).  C<undef> for C<io> errors.
 
 =item file
 

@@ -56,6 +56,12 @@ accepted, the major version must be 5, a minor version above 0 gives one
 warning, and the C<VERSION> chunk carries the minor as NYTProf delivers it
 (an unsigned 32-bit value: C<-1> arrives as C<4294967295>).
 
+Two differences are on purpose.  A truncated or damaged file, compressed
+or not, delivers every complete chunk before the damage and then throws
+(NYTProf's reader stops earlier on a cut zlib stream); and error offsets
+are offsets in the file, also inside compressed data
+(L<Devel::ProfileBridge::Error/offset>).
+
 =head2 for_chunks { ... } %options
 
 =over
