@@ -225,7 +225,7 @@ Devel::NYTProf v5 files, plain or zlib-compressed after the C<z> tag
 
 CPython's sampling profiler binary files (C<python -m profiling.sampling
 --binary>), format version 1, either byte order, plain or zstd-compressed
-(F<../shared/specs/tachyon-format.md>).  Both 64-byte header layouts that
+(the format of CPython's C<Modules/_remote_debugging/binary_io.h>).  Both 64-byte header layouts that
 share version 1 are read: the pre-release one (u32 sample count at offset
 28) and the one Python 3.15.0 writes (CPython PR #153425: u64 sample count
 at 28, every later field 4 bytes further on), including the profiling-mode
@@ -241,19 +241,19 @@ C<all>, C<exception>, or C<unknown>) and C<profiling_mode_field> say which.
 
 EasyProfiler C<.prof> captures of every version its reader accepts (header
 layouts 0.1.0-1.0.0, 1.0.1-1.2.x, 1.3.x, 2.0.x, 2.1.x and later)
-(F<../shared/specs/easyprofiler-format.md>).
+(the format EasyProfiler's own reader, C<fillTreesFromFile>, reads).
 
 =item statprofiler
 
 Devel::StatProfiler traces (Snappy packets), one file or a whole genealogy
-(F<../shared/specs/statprofiler-format.md>).
+(the record format of Devel::StatProfiler 0.56).
 
 =item pynytprof
 
 Files written by Pynytprof in any of its four historical dialects (A:
 binary magic; B: banner and framed chunks; C: raw C<P> and a statement log;
 D: NYTProf tokens with fixed-width pids), none of which NYTProf itself can
-load (F<../shared/specs/pynytprof-format.md>).
+load.
 
 =back
 
@@ -262,7 +262,7 @@ C<formats()> returns C<< { name => 1 if this build decodes it } >>.
 =head1 MAPPING FOREIGN PROFILES
 
 Every foreign profile becomes the NYTProf chunks that C<nytprofhtml> needs
-(F<../shared/DESIGN.md>): C<ATTRIBUTE>s first (C<ticks_per_sec>,
+(L</CHUNKS>): C<ATTRIBUTE>s first (C<ticks_per_sec>,
 C<nv_size=8>, C<source_format>, C<source_format_version>, and what the file
 says about its origin), C<NEW_FID> for each file in order of first use
 (fids 1..N), C<TIME_LINE>s in file order, then C<SUB_INFO> and

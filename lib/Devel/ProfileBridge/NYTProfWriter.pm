@@ -72,8 +72,8 @@ Devel::ProfileBridge::NYTProfWriter - write a real nytprof.out from chunks
 
 =head1 DESCRIPTION
 
-Writes Devel::NYTProf v5 files (the format of
-F<../shared/specs/nytprof-format.md>) that the real
+Writes Devel::NYTProf v5 files (the format Devel::NYTProf 6.x writes, see
+L<Devel::ProfileBridge/CHUNKS>) that the real
 L<Devel::NYTProf::ReadStream> and C<nytprofhtml> read.  The bytes are
 produced by the C writer in F<c/write_nytprof.c>.
 

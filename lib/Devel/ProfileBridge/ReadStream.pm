@@ -41,7 +41,6 @@ Devel::ProfileBridge::ReadStream - drop-in for Devel::NYTProf::ReadStream that r
 C<for_chunks> reads a profile and calls your callback once per chunk, with
 exactly the tags, argument lists, argument types and order of
 L<Devel::NYTProf::ReadStream> in Devel::NYTProf 6.12 (see
-F<../shared/specs/nytprof-format.md>, section 3, and
 L<Devel::ProfileBridge/CHUNKS>).  On a real F<nytprof.out> the stream is
 identical to NYTProf's own.  Foreign formats are presented as the same
 chunks (L<Devel::ProfileBridge/MAPPING FOREIGN PROFILES>).

@@ -294,7 +294,7 @@ C<< OUT.<48 hex id>.00000001 >>.
 
 =head1 SEE ALSO
 
-L<Devel::StatProfiler>, L<Devel::ProfileBridge>, the format description in
-the distribution's F<../shared/specs/statprofiler-format.md>.
+L<Devel::StatProfiler> (whose 0.56 release defines the record format
+written here), L<Devel::StatProfiler::Reader>, L<Devel::ProfileBridge>.
 
 =cut
