@@ -85,6 +85,35 @@ static pb_status cs_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
         return C_OOM(c);
     pb_fold_sub_name(fr, c->namebuf, need);
     need--;
+    /* the line format's own characters may not appear inside a name: ";"
+     * separates frames, a newline ends the line; they (and CR, NUL) are
+     * written as \xNN, so a crafted name can't add stacks */
+    {
+        size_t k, extra = 0;
+        for (k = 0; k < need; k++)
+            if (c->namebuf[k] == ';' || c->namebuf[k] == '\n' || c->namebuf[k] == '\r' || c->namebuf[k] == '\0')
+                extra += 3;
+        if (extra) {
+            static const char hex[] = "0123456789ABCDEF";
+            size_t w;
+            if (pb_grow((void **)&c->namebuf, &c->cnamebuf, need + extra + 1, 1) < 0)
+                return C_OOM(c);
+            w = need + extra;
+            c->namebuf[w] = '\0';
+            for (k = need; k-- > 0;) {
+                unsigned char ch = (unsigned char)c->namebuf[k];
+                if (ch == ';' || ch == '\n' || ch == '\r' || ch == '\0') {
+                    c->namebuf[--w] = hex[ch & 15];
+                    c->namebuf[--w] = hex[ch >> 4];
+                    c->namebuf[--w] = 'x';
+                    c->namebuf[--w] = '\\';
+                } else {
+                    c->namebuf[--w] = (char)ch;
+                }
+            }
+            need += extra;
+        }
+    }
     h = pb_hash_bytes(c->namebuf, need);
     if (c_reserve(&c->tsubs) < 0)
         return C_OOM(c);

@@ -23,6 +23,11 @@ sub _check_opts {
         require Carp;
         Carp::croak("$what: unknown option '$k' (known: " . join(', ', sort keys %$known) . ")");
     }
+    for my $k (qw(filename in out output)) {
+        next unless defined $opts->{$k} && index($opts->{$k}, "\0") >= 0;
+        require Carp;
+        Carp::croak("$what: $k contains a NUL byte, which no file name can hold");
+    }
     if (defined $opts->{pid} && $opts->{pid} !~ /\A[0-9]+\z/) {
         require Carp;
         Carp::croak("$what: pid must be a process id (a number), not '$opts->{pid}'");
@@ -487,7 +492,9 @@ input (a StatProfiler sample's weight), and for EasyProfiler input the
 exclusive (self) time in B<nanoseconds> of the blocks that end exactly that
 stack, so a block's stacks add up to its self time and a thread's lines to
 the sum of its blocks' self times, as EasyProfiler's own reader computes
-them.  C<< to => 'statprofiler' >> writes Devel::StatProfiler records
+them.  Inside a name, C<;>, newline, carriage return and NUL (which would
+break the line format) are written as C<\x3B>, C<\x0A>, C<\x0D>,
+C<\x00>.  C<< to => 'statprofiler' >> writes Devel::StatProfiler records
 (sampled input only).
 
 The output goes to a temporary file renamed on success: on any error the
