@@ -12,6 +12,8 @@ pb_status pb_convert_file_warn(const char *in, pb_format fmt, const pb_options *
     pb_nytprof_writer_opts_init(&wo);
     if (compress_level >= 0)
         wo.compress_level = compress_level;
+    if (opt)
+        wo.max_line = opt->max_line;
     wo.warn = warn;
     wo.warn_ud = ud;
     w = pb_nytprof_writer_open(out, &wo, err);

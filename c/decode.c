@@ -38,6 +38,7 @@ void pb_options_resolve(pb_options *o)
     if (!o->max_strings) o->max_strings = PB_DEFAULT_MAX_STRINGS;
     if (!o->max_frames) o->max_frames = PB_DEFAULT_MAX_FRAMES;
     if (!o->max_statements) o->max_statements = PB_DEFAULT_MAX_STATEMENTS;
+    if (!o->max_line) o->max_line = PB_DEFAULT_MAX_LINE;
 }
 
 /* One line per decoder; a format without one here is "recognised but not

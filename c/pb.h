@@ -25,6 +25,7 @@ typedef struct {
     uint32_t max_strings;            /* string table entries, unique names */
     uint32_t max_frames;             /* frame table entries, unique frames */
     uint64_t max_statements;         /* TIME_LINE chunks synthesised from statement counts */
+    uint32_t max_line;               /* writing nytprof.out: highest line number (nytprofhtml sizes arrays by it) */
 
     /* selection */
     int have_thread;                 /* only this thread (sampling/span formats) */
@@ -42,6 +43,7 @@ typedef struct {
 #define PB_DEFAULT_MAX_STRINGS      50000000u
 #define PB_DEFAULT_MAX_FRAMES       50000000u
 #define PB_DEFAULT_MAX_STATEMENTS   (UINT64_C(1) << 28)
+#define PB_DEFAULT_MAX_LINE         (1u << 22)  /* 4,194,304 */
 
 void pb_options_init(pb_options *o);
 /* fill zeros with defaults */

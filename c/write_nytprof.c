@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <zlib.h>
 #include "nytp_codec.h"
+#include "pb.h"
 #include "write_nytprof.h"
 
 #define STAGE_CAP  (64 * 1024)
@@ -34,6 +35,7 @@ struct pb_nytprof_writer {
 
     int level;
     int do_fsync;
+    uint32_t max_line;
     void (*warn)(void *ud, const char *msg);
     void *warn_ud;
 
@@ -486,6 +488,25 @@ static int w_chunk(pb_sink *self, const pb_chunk *c)
         return 1;
     if (room(w, REC_ROOM) < 0)
         return 1;
+    {
+        /* line numbers that would make nytprofhtml size arrays past reason */
+        uint64_t line = 0;
+        switch (tag) {
+        case PB_T_TIME_LINE: case PB_T_TIME_BLOCK: case PB_T_SRC_LINE: case PB_T_SUB_CALLERS: case PB_T_SUB_ENTRY:
+            line = c->u[1];
+            break;
+        case PB_T_SUB_INFO:
+            line = c->u[1] > c->u[2] ? c->u[1] : c->u[2];
+            break;
+        default:
+            break;
+        }
+        if (line > w->max_line)
+            return w_fail(w, PB_ERR_LIMIT,
+                          CHUNK_FMT ": line %llu is past max_line (%lu): nytprofhtml and nytprofcalls size "
+                          "per-line tables by the highest line",
+                          CHUNK_ARGS(w, tag), (unsigned long long)line, (unsigned long)w->max_line);
+    }
 
     switch (tag) {
     case PB_T_VERSION:
@@ -663,6 +684,7 @@ static pb_nytprof_writer *new_writer(const pb_nytprof_writer_opts *o, const char
     }
     pb_error_init(&w->err, "nytprof-writer", path);
     w->level = o->compress_level;
+    w->max_line = o->max_line ? o->max_line : PB_DEFAULT_MAX_LINE;
     w->do_fsync = o->fsync;
     w->fd = -1;
     w->warn = o->warn;

@@ -56,6 +56,9 @@
 typedef struct {
     int compress_level;  /* 0 (plain) .. 9; default 6 */
     int fsync;           /* 1: fsync the temp file before the rename */
+    uint32_t max_line;   /* highest line number written (0: PB_DEFAULT_MAX_LINE); a chunk past it
+                            is a limit error: nytprofhtml and nytprofcalls size per-line arrays by
+                            the highest line (2^31 - 1 made nytprofhtml allocate ~24 GB) */
     /* Optional: the writer's own warnings, and a decoder's non-fatal
      * warnings sent to the writer's sink (sink->warn); NULL drops them. */
     void (*warn)(void *ud, const char *msg);

@@ -61,6 +61,7 @@ static void fill_options(pTHX_ HV *hv, pb_options *o)
     o->max_strings = (uint32_t)opt_uv(aTHX_ hv, "max_strings");
     o->max_frames = (uint32_t)opt_uv(aTHX_ hv, "max_frames");
     o->max_statements = (uint64_t)opt_uv(aTHX_ hv, "max_statements");
+    o->max_line = (uint32_t)opt_uv(aTHX_ hv, "max_line");
     o->salvage = (int)opt_uv(aTHX_ hv, "salvage");
     svp = hv_fetchs(hv, "pid", 0);
     if (svp && SvOK(*svp)) {

@@ -12,9 +12,9 @@ use Devel::ProfileBridge::Error ();
 
 my %FOR_CHUNKS_OPTS = map { $_ => 1 } qw(
     filename format thread pid quiet callback salvage files
-    max_decompressed_bytes max_record_size max_stack_depth max_strings max_frames max_statements
+    max_decompressed_bytes max_record_size max_stack_depth max_strings max_frames max_statements max_line
 );
-my @LIMITS = qw(max_decompressed_bytes max_record_size max_stack_depth max_strings max_frames max_statements);
+my @LIMITS = qw(max_decompressed_bytes max_record_size max_stack_depth max_strings max_frames max_statements max_line);
 
 sub _check_opts {
     my ($what, $known, $opts) = @_;
@@ -567,6 +567,20 @@ Bytes one record or string may occupy.  Default 256 MiB.
 Frames in one stack sample or nesting depth (default 4096); entries in a
 string table (default 50 million); entries in a frame table (default 50
 million).
+
+=item max_statements
+
+C<TIME_LINE> chunks made from statement counts (Pynytprof).  Default 2**28.
+
+=item max_line
+
+For C<convert> to a F<nytprof.out>: the highest line number a chunk may
+carry (default 4,194,304).  C<nytprofhtml> and C<nytprofcalls> size
+per-line tables by the highest line of a file, so a corrupt or hostile line
+number such as 2**31-1 would make them allocate tens of gigabytes; such a
+stream is refused with a C<limit> error (C<nytprof-writer: limit: ...>)
+instead, and the target is left untouched.  Raise it for generated sources
+longer than that.
 
 =back
 
