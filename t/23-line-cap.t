@@ -11,15 +11,10 @@ use FindBin;
 use File::Temp qw(tempdir);
 use lib "$FindBin::Bin/lib";
 use RawFile qw(slurp_raw spew_raw);
+use TachyonFile qw(varint);
 use Devel::ProfileBridge ();
 
 my $tmp = tempdir('pb23-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-sub varint {
-    my ($v) = @_;
-    my $o = '';
-    while ($v >= 0x80) { $o .= chr(($v & 0x7F) | 0x80); $v = int($v / 128) }
-    return $o . chr($v);
-}
 # a Tachyon file (pre-3.15 header) with one FULL sample in f.py:work at $line
 sub tachyon_at_line {
     my ($line) = @_;

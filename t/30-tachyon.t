@@ -22,6 +22,7 @@ use File::Temp qw(tempdir);
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use RawFile qw(slurp_raw spew_raw);
+use TachyonFile qw(swap_to_big varint);
 use JSON::PP ();
 use Devel::ProfileBridge;
 
@@ -196,47 +197,6 @@ for my $file (@files) {
 }
 
 # ---- big-endian twin ------------------------------------------------------------
-sub varint_at {
-    my ($buf, $pos) = @_;
-    my ($v, $s) = (0, 0);
-    while (1) {
-        my $b = ord substr($$buf, $$pos++, 1);
-        $v += ($b & 0x7F) * 2**$s;
-        $s += 7;
-        return $v unless $b & 0x80;
-    }
-}
-sub swap_to_big {
-    my ($le) = @_;
-    my $b = $le;
-    my $str_off = unpack 'Q<', substr($b, 36, 8);
-    die "compressed" if unpack('V', substr($b, 52, 4));
-    my $pos = 64;
-    while ($pos < $str_off) {
-        my $enc = ord substr($b, $pos + 12, 1);
-        substr($b, $pos, 8) = reverse substr($b, $pos, 8);
-        substr($b, $pos + 8, 4) = reverse substr($b, $pos + 8, 4);
-        $pos += 13;
-        if ($enc == 0) {
-            my $n = varint_at(\$b, \$pos);
-            for (1 .. $n) { varint_at(\$b, \$pos); $pos++ }
-        } else {
-            varint_at(\$b, \$pos);
-            $pos++;
-            my $n = varint_at(\$b, \$pos);
-            $n = varint_at(\$b, \$pos) if $enc != 1;
-            varint_at(\$b, \$pos) for 1 .. $n;
-        }
-    }
-    for my $f ([0, 4], [4, 4], [12, 8], [20, 8], [28, 4], [32, 4], [36, 8], [44, 8], [52, 4]) {
-        substr($b, $f->[0], $f->[1]) = reverse substr($b, $f->[0], $f->[1]);
-    }
-    my $n = length $b;
-    substr($b, $n - 32, 4) = reverse substr($b, $n - 32, 4);
-    substr($b, $n - 28, 4) = reverse substr($b, $n - 28, 4);
-    substr($b, $n - 24, 8) = reverse substr($b, $n - 24, 8);
-    return $b;
-}
 {
     my $le = "$data/cpu_recursion.bin";
     my $be = "$tmp/cpu_recursion.be.bin";
@@ -248,12 +208,6 @@ sub swap_to_big {
 }
 
 # ---- bad files -------------------------------------------------------------------
-sub varint {
-    my ($v) = @_;
-    my $o = '';
-    while ($v >= 0x80) { $o .= chr(($v & 0x7F) | 0x80); $v = int($v / 128) }
-    return $o . chr($v);
-}
 # strings f.py, work; frame 0 = f.py:work:3
 sub make_tachyon {
     my (%a) = @_;
