@@ -229,12 +229,8 @@ static pb_status cs_sample(pb_sample_sink *self, uint64_t thread_key, const uint
     (void)timestamp;
     if (depth == 0) {
         /* a frameless sample counts, under main::(no frame) (fold_samples.h) */
-        if (c->noframe == NONE) {
-            pb_frame nf;
-            pb_frame_noframe(&nf);
-            if ((st = cs_frame(self, &nf, &c->noframe)) != PB_OK)
-                return st;
-        }
+        if ((st = pb_sample_noframe(self, &c->noframe)) != PB_OK)
+            return st;
         ids = &c->noframe;
         depth = 1;
     }
@@ -474,13 +470,8 @@ pb_status pb_collapse_file(const char *path, pb_format fmt, const pb_options *op
             return err->status;
         if (r > 0) {
             pb_collapse *c = pb_collapse_new(out, err);
-            pb_options o;
-            if (opt)
-                o = *opt;
-            else
-                pb_options_init(&o);
-            pb_options_resolve(&o);
-            st = c ? pb_statprofiler_files((const char *const *)run, nrun, &o, pb_collapse_sample_sink(c), NULL, err)
+            /* (each file's decoder resolves the options itself) */
+            st = c ? pb_statprofiler_files((const char *const *)run, nrun, opt, pb_collapse_sample_sink(c), NULL, err)
                    : err->status;
             pb_collapse_free(c);
             pb_statprofiler_free_list(run, nrun);

@@ -206,13 +206,17 @@ int pb_fold_sub_name_wide(const pb_frame *fr)
            pb_has_high(fr->name.ptr ? fr->name.ptr : "", fr->name.len);
 }
 
-void pb_frame_noframe(pb_frame *fr)
+pb_status pb_sample_noframe(pb_sample_sink *ss, uint32_t *id)
 {
-    memset(fr, 0, sizeof *fr);
-    fr->kind = PB_FRAME_SYNTHETIC;
-    fr->package = pb_str_c("main");
-    fr->name = pb_str_c("(no frame)");
-    fr->file = pb_str_c("");
+    pb_frame fr;
+    if (*id != UINT32_MAX)
+        return PB_OK;
+    memset(&fr, 0, sizeof fr);
+    fr.kind = PB_FRAME_SYNTHETIC;
+    fr.package = pb_str_c("main");
+    fr.name = pb_str_c("(no frame)");
+    fr.file = pb_str_c("");
+    return ss->frame(ss, &fr, id);
 }
 
 static char *dupmem(const char *p, size_t n)
@@ -572,12 +576,8 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
         /* a sample that caught no frame still counts, as the real readers
          * count it: its weight goes to the pseudo-sub main::(no frame), in
          * the fake fid of synthetic frames */
-        if (f->noframe == NONE) {
-            pb_frame nf;
-            pb_frame_noframe(&nf);
-            if ((st = ss_frame(self, &nf, &f->noframe)) != PB_OK)
-                return st;
-        }
+        if ((st = pb_sample_noframe(self, &f->noframe)) != PB_OK)
+            return st;
         ids = &f->noframe;
         depth = 1;
     }
