@@ -1577,127 +1577,116 @@ pb_status pb_read_statprofiler_files(const char *const *paths, size_t n, const p
 
 int pb_statprofiler_run(const char *path, const pb_options *opt, char ***paths, size_t *n, pb_error *err)
 {
+    static const unsigned char zero[PB_SP_ID_BYTES];
     struct stat sb;
-    size_t plen, i, k;
+    size_t plen, i, k, cnt = 0, sl = 0;
     char **list = NULL;
-    size_t cnt = 0;
+    pb_sp_header root, *hs;
+    unsigned char *keep;
+    char seen[160];
+    int have_pid = opt && opt->have_pid;
     int is_dir = stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
     *paths = NULL;
     *n = 0;
-    if (!is_dir) {
-        pb_sp_header h;
+    if (is_dir) {
+        if (pb_statprofiler_expand(path, &list, &cnt, err) != PB_OK)
+            return -1;
+    } else {
         pb_error herr;
         char *tmpl;
         if (!sp_trace_name(base, &plen))
             return 0;
         pb_error_init(&herr, "statprofiler", path);
-        if (pb_statprofiler_read_header(path, &h, &herr) != PB_OK)
+        if (pb_statprofiler_read_header(path, &root, &herr) != PB_OK)
             return 0; /* not readable as a trace: the decoder will say why */
-        {
-            static const unsigned char zero[PB_SP_ID_BYTES];
-            int root_first = h.ordinal == 1 && memcmp(h.parent_id, zero, sizeof zero) == 0;
-            if (!root_first) {
-                /* one file of one process: read it alone, if it is that process's */
-                if (!(opt && opt->have_pid) || pb_sp_id_pid(h.id) == opt->pid)
-                    return 0;
-                pb_fail_nooff(err, PB_ERR_UNSUPPORTED, "no process %u in this trace (its process is %u)", opt->pid,
-                              pb_sp_id_pid(h.id));
-                return -1;
-            }
+        if (root.ordinal != 1 || memcmp(root.parent_id, zero, sizeof zero) != 0) {
+            /* one file of one process: read it alone, if it is that process's */
+            if (!have_pid || pb_sp_id_pid(root.id) == opt->pid)
+                return 0;
+            pb_fail_nooff(err, PB_ERR_UNSUPPORTED, "no process %u in this trace (its process is %u)", opt->pid,
+                          pb_sp_id_pid(root.id));
+            return -1;
         }
-        tmpl = (char *)malloc(strlen(path) + 1);
+        tmpl = (char *)malloc((size_t)(base - path) + plen + 1);
         if (!tmpl) {
             pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
             return -1;
         }
         memcpy(tmpl, path, (size_t)(base - path) + plen);
         tmpl[(size_t)(base - path) + plen] = '\0';
-        if (pb_statprofiler_expand(tmpl, &list, &cnt, err) != PB_OK) {
-            free(tmpl);
-            return -1;
-        }
+        i = pb_statprofiler_expand(tmpl, &list, &cnt, err) != PB_OK;
         free(tmpl);
-        /* keep this root's genealogy: its own files and its descendants'
-         * (other roots that share the template, e.g. one trace per thread
-         * written from another profiler, are other runs) */
-        {
-            pb_sp_header *hs = (pb_sp_header *)calloc(cnt ? cnt : 1, sizeof *hs);
-            unsigned char *keep = (unsigned char *)calloc(cnt ? cnt : 1, 1);
-            size_t changed = 1;
-            if (!hs || !keep) {
-                free(hs);
-                free(keep);
-                pb_statprofiler_free_list(list, cnt);
-                pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
-                return -1;
-            }
-            for (i = 0; i < cnt; i++) {
-                pb_error herr;
-                pb_error_init(&herr, "statprofiler", list[i]);
-                if (pb_statprofiler_read_header(list[i], &hs[i], &herr) != PB_OK)
-                    memset(&hs[i], 0, sizeof hs[i]);
-                keep[i] = memcmp(hs[i].id, h.id, PB_SP_ID_BYTES) == 0;
-            }
-            while (changed) {
-                changed = 0;
-                for (i = 0; i < cnt; i++) {
-                    if (keep[i])
-                        continue;
-                    for (k = 0; k < cnt; k++)
-                        if (keep[k] && memcmp(hs[i].parent_id, hs[k].id, PB_SP_ID_BYTES) == 0) {
-                            keep[i] = 1;
-                            changed = 1;
-                            break;
-                        }
-                }
-            }
-            for (i = k = 0; i < cnt; i++) {
-                if (keep[i])
-                    list[k++] = list[i];
-                else
-                    free(list[i]);
-            }
-            cnt = k;
-            free(hs);
-            free(keep);
-        }
-        if (cnt < 2 && !(opt && opt->have_pid)) {
-            pb_statprofiler_free_list(list, cnt);
-            return 0;
-        }
-    } else if (pb_statprofiler_expand(path, &list, &cnt, err) != PB_OK) {
+        if (i)
+            return -1;
+    }
+    /* every header once: which files belong to the root's genealogy (its
+     * own and its descendants'; other roots sharing the template, e.g. one
+     * trace per thread written from another profiler, are other runs), and
+     * which to the process asked for */
+    hs = (pb_sp_header *)calloc(cnt ? cnt : 1, sizeof *hs);
+    keep = (unsigned char *)calloc(cnt ? cnt : 1, 1);
+    if (!hs || !keep) {
+        free(hs);
+        free(keep);
+        pb_statprofiler_free_list(list, cnt);
+        pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
         return -1;
     }
-    if (opt && opt->have_pid) {
-        /* only that process's files; the others' pids for the message */
-        char seen[160];
-        size_t sl = 0;
-        seen[0] = '\0';
-        for (i = k = 0; i < cnt; i++) {
-            pb_sp_header h;
-            pb_error herr;
-            pb_error_init(&herr, "statprofiler", list[i]);
-            if (pb_statprofiler_read_header(list[i], &h, &herr) == PB_OK && pb_sp_id_pid(h.id) == opt->pid) {
-                list[k++] = list[i];
-                continue;
+    for (i = 0; i < cnt; i++) {
+        pb_error herr;
+        pb_error_init(&herr, "statprofiler", list[i]);
+        keep[i] = pb_statprofiler_read_header(list[i], &hs[i], &herr) == PB_OK;
+        if (!keep[i])
+            memset(&hs[i], 0, sizeof hs[i]);
+        else if (!is_dir)
+            keep[i] = memcmp(hs[i].id, root.id, PB_SP_ID_BYTES) == 0;
+        else
+            keep[i] = 1; /* a directory: every trace in it, readable or not (the reader says why) */
+    }
+    if (!is_dir) {
+        size_t changed = 1;
+        while (changed) {
+            changed = 0;
+            for (i = 0; i < cnt; i++) {
+                if (keep[i])
+                    continue;
+                for (k = 0; k < cnt; k++)
+                    if (keep[k] && memcmp(hs[i].parent_id, hs[k].id, PB_SP_ID_BYTES) == 0) {
+                        keep[i] = changed = 1;
+                        break;
+                    }
             }
-            if (herr.status == PB_OK && h.ordinal == 1 && sl < sizeof seen - 16)
-                sl += (size_t)snprintf(seen + sl, sizeof seen - sl, "%s%u", sl ? ", " : "", pb_sp_id_pid(h.id));
+        }
+    }
+    seen[0] = '\0';
+    for (i = k = 0; i < cnt; i++) {
+        if (keep[i] && have_pid && pb_sp_id_pid(hs[i].id) != opt->pid) {
+            /* not the process asked for: its pid for the message */
+            if (hs[i].ordinal == 1 && sl < sizeof seen - 16)
+                sl += (size_t)snprintf(seen + sl, sizeof seen - sl, "%s%u", sl ? ", " : "", pb_sp_id_pid(hs[i].id));
+            keep[i] = 0;
+        }
+        if (keep[i])
+            list[k++] = list[i];
+        else
             free(list[i]);
-        }
-        cnt = k;
-        if (cnt == 0) {
-            free(list);
-            pb_fail_nooff(err, PB_ERR_UNSUPPORTED, "no process %u in this run (its processes: %s)", opt->pid,
-                          sl ? seen : "none");
-            return -1;
-        }
+    }
+    cnt = k;
+    free(hs);
+    free(keep);
+    if (!is_dir && cnt < 2 && !have_pid) {
+        pb_statprofiler_free_list(list, cnt);
+        return 0;
     }
     if (cnt == 0) {
         free(list);
-        pb_fail_nooff(err, PB_ERR_IO, "no Devel::StatProfiler trace files (NAME.<48 hex>.<8 hex>) in %s", path);
+        if (have_pid)
+            pb_fail_nooff(err, PB_ERR_UNSUPPORTED, "no process %u in this run (its processes: %s)", opt->pid,
+                          sl ? seen : "none");
+        else
+            pb_fail_nooff(err, PB_ERR_IO, "no Devel::StatProfiler trace files (NAME.<48 hex>.<8 hex>) in %s", path);
         return -1;
     }
     *paths = list;
