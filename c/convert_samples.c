@@ -100,15 +100,10 @@ pb_status pb_convert_statprofiler(const char *in, pb_format fmt, const pb_option
     pb_options_resolve(&opt);
     if (fmt == PB_FMT_UNKNOWN) {
         pb_format_info info;
-        struct stat sb;
         pb_error_init(err, "profbridge", in);
-        if (stat(in, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-            fmt = PB_FMT_STATPROFILER; /* a directory can only be a StatProfiler run */
-        } else {
-            if ((st = pb_detect_file(in, &info, err)) != PB_OK)
-                return st;
-            fmt = info.format;
-        }
+        if ((st = pb_detect_file(in, &info, err)) != PB_OK) /* a directory: a StatProfiler run */
+            return st;
+        fmt = info.format;
     }
     pb_error_init(err, fmt ? pb_format_name(fmt) : "profbridge", in);
     if (fmt != PB_FMT_TACHYON && fmt != PB_FMT_STATPROFILER)

@@ -176,15 +176,13 @@ pb_status pb_detect_file(const char *path, pb_format_info *info, pb_error *err)
     unsigned char buf[4096];
     size_t n;
     FILE *fp;
-    struct stat dsb;
-    if (stat(path, &dsb) == 0 && S_ISDIR(dsb.st_mode)) {
+    struct stat sb;
+    int have_stat = stat(path, &sb) == 0;
+    if (have_stat && S_ISDIR(sb.st_mode)) {
         /* a directory: a StatProfiler run, described by its first trace */
         char **run;
         size_t nrun;
         pb_status st;
-        memset(info, 0, sizeof *info);
-        info->compressed = -1;
-        info->mode = -1;
         if (pb_statprofiler_run(path, NULL, &run, &nrun, err) <= 0)
             return pb_fail_nooff(err, PB_ERR_IO, "%s is a directory with no Devel::StatProfiler traces", path);
         st = pb_detect_file(run[0], info, err);
@@ -197,12 +195,9 @@ pb_status pb_detect_file(const char *path, pb_format_info *info, pb_error *err)
         return pb_fail_nooff(err, PB_ERR_IO, "cannot open: %s", strerror(errno));
     n = fread(buf, 1, sizeof buf, fp);
     pb_detect_bytes(buf, n, info);
-    if (info->format == PB_FMT_TACHYON && n >= 64) {
-        /* the size tells the two header layouts apart for certain */
-        struct stat sb;
-        if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
-            tachyon_details(buf, memcmp(buf, "HCAT", 4) == 0, (uint64_t)sb.st_size, info);
-    }
+    /* the size tells the two Tachyon header layouts apart for certain */
+    if (info->format == PB_FMT_TACHYON && n >= 64 && have_stat && S_ISREG(sb.st_mode))
+        tachyon_details(buf, memcmp(buf, "HCAT", 4) == 0, (uint64_t)sb.st_size, info);
     fclose(fp);
     return PB_OK;
 }
