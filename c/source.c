@@ -220,16 +220,16 @@ static uint64_t raw_next(const pb_source *s)
 
 static void note_block(pb_source *s, uint64_t raw)
 {
-    unsigned last = (s->blk_head + s->nblk - 1) % 64;
+    unsigned last = (s->blk_head + s->nblk - 1) % PB_SRC_BLOCKS;
     if (s->nblk && s->blk[last].out == s->inflated) {
         s->blk[last].raw = raw; /* no output since: the later start wins */
         return;
     }
-    if (s->nblk == 64) {
-        s->blk_head = (s->blk_head + 1) % 64;
+    if (s->nblk == PB_SRC_BLOCKS) {
+        s->blk_head = (s->blk_head + 1) % PB_SRC_BLOCKS;
         s->nblk--;
     }
-    last = (s->blk_head + s->nblk) % 64;
+    last = (s->blk_head + s->nblk) % PB_SRC_BLOCKS;
     s->blk[last].out = s->inflated;
     s->blk[last].raw = raw;
     s->nblk++;
@@ -244,7 +244,7 @@ uint64_t pb_src_file_offset(const pb_source *s, uint64_t logical)
     rel = logical - s->view_off;
     best = s->blk[s->blk_head].raw;
     for (i = 0; i < s->nblk; i++) {
-        unsigned k = (s->blk_head + i) % 64;
+        unsigned k = (s->blk_head + i) % PB_SRC_BLOCKS;
         if (s->blk[k].out > rel)
             break;
         best = s->blk[k].raw;

@@ -25,6 +25,9 @@
 
 typedef enum { PB_VIEW_PLAIN = 0, PB_VIEW_ZLIB, PB_VIEW_ZSTD } pb_view;
 
+/* compressed block starts kept for error offsets (a ring, newest last) */
+#define PB_SRC_BLOCKS 64
+
 typedef struct pb_source {
     /* fast-path window: unread bytes are [p, end) */
     const unsigned char *p;
@@ -63,7 +66,7 @@ typedef struct pb_source {
      * (inflated offset, raw offset) pairs, the newest PB_SRC_BLOCKS kept */
     int blocks_on;
     uint64_t view_off;       /* logical offset of the view's first byte */
-    struct { uint64_t out, raw; } blk[64];
+    struct { uint64_t out, raw; } blk[PB_SRC_BLOCKS];
     unsigned nblk, blk_head;
     size_t zstd_hint;        /* zstd: input size to the end of the next block */
     int zstd_at_block;       /* zstd: the next input byte starts a block */
