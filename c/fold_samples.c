@@ -141,6 +141,7 @@ struct pb_fold {
     /* finish()'s working memory, here so that pb_fold_free() releases it
      * when a consumer leaves in the middle of finish() (pb_cleanups) */
     uint64_t *fin_total, *fin_order;
+    uint32_t *fin_byorder; /* thread index by order of first sample */
     edges fin_edges;
 };
 
@@ -712,6 +713,7 @@ static pb_status ss_finish(pb_sample_sink *self)
     pb_status st = PB_OK;
     pb_chunk c;
     uint64_t *total, *order;
+    uint32_t *by_order;
     edges *E = &f->fin_edges;
     size_t i;
     const char *root = f->cfg.root_sub ? f->cfg.root_sub : "main::RUNTIME";
@@ -804,6 +806,17 @@ static pb_status ss_finish(pb_sample_sink *self)
     for (i = 0; i < E->n; i++)
         order[i] = ((uint64_t)f->threads[E->e[i].thread].order << 32) | (uint64_t)i;
     qsort(order, E->n, sizeof *order, cmp_edge_thread);
+    /* thread index by order of first sample (linear in threads) */
+    by_order = f->fin_byorder = (uint32_t *)malloc((f->started_threads ? f->started_threads : 1) * sizeof *by_order);
+    if (!by_order) {
+        st = OOM(f);
+        goto done;
+    }
+    for (i = 0; i < f->started_threads; i++)
+        by_order[i] = NONE;
+    for (i = 0; i < f->nthreads; i++)
+        if (f->threads[i].started && f->threads[i].order < f->started_threads)
+            by_order[f->threads[i].order] = (uint32_t)i;
     {
         size_t k = 0;
         uint32_t r;
@@ -825,9 +838,9 @@ static pb_status ss_finish(pb_sample_sink *self)
                 if ((st = emit(f, &c)) != PB_OK)
                     goto done;
             }
-            for (ti = 0; ti < f->nthreads; ti++)
-                if (f->threads[ti].started && f->threads[ti].order == r)
-                    t = &f->threads[ti];
+            ti = by_order[r];
+            if (ti != NONE)
+                t = &f->threads[ti];
             if (t) {
                 uint64_t end = t->end_ts > t->first_ts ? t->end_ts : t->first_ts + 1;
                 /* samples without timestamps (StatProfiler): the span is the
@@ -843,9 +856,11 @@ static pb_status ss_finish(pb_sample_sink *self)
 done:
     free(f->fin_total);
     free(f->fin_order);
+    free(f->fin_byorder);
     free(E->e);
     free(E->tab.s);
     f->fin_total = f->fin_order = NULL;
+    f->fin_byorder = NULL;
     memset(E, 0, sizeof *E);
     return st;
 }
@@ -918,6 +933,7 @@ void pb_fold_free(pb_fold *f)
     free(f->filebuf);
     free(f->fin_total);
     free(f->fin_order);
+    free(f->fin_byorder);
     free(f->fin_edges.e);
     free(f->fin_edges.tab.s);
     pb_sink_undefer(f->out, f);
