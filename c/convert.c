@@ -1,6 +1,8 @@
 /* convert.c - decoder -> NYTProf writer, all in C (see convert.h). */
 #include <string.h>
 #include "convert.h"
+#include "json_lines.h"
+#include "output.h"
 
 pb_status pb_convert_file_warn(const char *in, pb_format fmt, const pb_options *opt, const char *out,
                                int compress_level, void (*warn)(void *ud, const char *msg), void *ud,
@@ -33,4 +35,32 @@ pb_status pb_convert_file(const char *in, pb_format fmt, const pb_options *opt, 
                           int compress_level, pb_error *err)
 {
     return pb_convert_file_warn(in, fmt, opt, out, compress_level, NULL, NULL, err);
+}
+
+pb_status pb_convert_json_lines(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
+                                pb_error *err)
+{
+    pb_output *out;
+    pb_sink sink;
+    pb_error werr;
+    FILE *fp;
+    pb_status st;
+    pb_error_init(&werr, "dump", strcmp(out_path, "-") == 0 ? "standard output" : out_path);
+    out = pb_output_open(out_path, PB_OUT_STDOUT, &werr);
+    if (!out || !(fp = pb_output_stdio(out, &werr))) {
+        pb_output_abort(out);
+        *err = werr;
+        return err->status;
+    }
+    pb_json_sink_init(&sink, fp);
+    st = pb_decode_file(in, fmt, opt, &sink, err);
+    if (st != PB_OK) {
+        pb_output_abort(out); /* an existing output stays as it was */
+        return st;
+    }
+    if (pb_output_commit(out, 0, &werr) != PB_OK) {
+        *err = werr;
+        return err->status;
+    }
+    return PB_OK;
 }

@@ -9,68 +9,33 @@
 #include "collapsed.h"
 #include "convert_samples.h"
 #include "fold_samples.h"
+#include "output.h"
 #include "write_statprofiler.h"
 
 pb_status pb_convert_collapsed(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
                                pb_error *err)
 {
-    char *tmp;
-    const char *slash;
-    size_t dirlen;
-    int fd;
+    pb_output *out;
     FILE *fp;
     pb_status st;
     pb_error werr;
-    if (strcmp(out_path, "-") == 0) {
-        st = pb_collapse_file(in, fmt, opt, stdout, err);
-        if (st == PB_OK && fflush(stdout) != 0) {
-            pb_error_init(err, "collapsed", "standard output");
-            st = pb_fail_nooff(err, PB_ERR_IO, "write error: %s", strerror(errno));
-        }
-        return st;
-    }
-    slash = strrchr(out_path, '/');
-    dirlen = slash ? (size_t)(slash - out_path) + 1 : 0;
-    tmp = (char *)malloc(dirlen + strlen(out_path) + 16);
-    if (!tmp) {
-        pb_error_init(err, "collapsed", out_path);
-        return pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
-    }
-    memcpy(tmp, out_path, dirlen);
-    sprintf(tmp + dirlen, ".%s.XXXXXX", out_path + dirlen);
-    fd = mkstemp(tmp);
-    if (fd < 0) {
-        pb_error_init(err, "collapsed", out_path);
-        st = pb_fail_nooff(err, PB_ERR_IO, "cannot create a temporary file next to it: %s", strerror(errno));
-        free(tmp);
-        return st;
-    }
-    {
-        /* mkstemp makes it 0600; give it the mode a plain open() would */
-        mode_t um = umask(0);
-        umask(um);
-        fchmod(fd, 0666 & ~um);
-    }
-    fp = fdopen(fd, "wb");
-    if (!fp) {
-        close(fd);
-        unlink(tmp);
-        free(tmp);
-        pb_error_init(err, "collapsed", out_path);
-        return pb_fail_nooff(err, PB_ERR_IO, "cannot open the temporary file: %s", strerror(errno));
+    pb_error_init(&werr, "collapsed", strcmp(out_path, "-") == 0 ? "standard output" : out_path);
+    out = pb_output_open(out_path, PB_OUT_STDOUT, &werr);
+    if (!out || !(fp = pb_output_stdio(out, &werr))) {
+        pb_output_abort(out);
+        *err = werr;
+        return err->status;
     }
     st = pb_collapse_file(in, fmt, opt, fp, err);
-    pb_error_init(&werr, "collapsed", out_path);
-    if (fclose(fp) != 0 && st == PB_OK)
-        st = pb_fail_nooff(err, PB_ERR_IO, "write error: %s", strerror(errno));
-    if (st == PB_OK && rename(tmp, out_path) != 0) {
-        pb_error_init(err, "collapsed", out_path);
-        st = pb_fail_nooff(err, PB_ERR_IO, "cannot rename the temporary file onto the target: %s", strerror(errno));
+    if (st != PB_OK) {
+        pb_output_abort(out);
+        return st;
     }
-    if (st != PB_OK)
-        unlink(tmp);
-    free(tmp);
-    return st;
+    if (pb_output_commit(out, 0, &werr) != PB_OK) {
+        *err = werr;
+        return err->status;
+    }
+    return PB_OK;
 }
 
 void pb_convert_free_names(char **names, size_t n)

@@ -14,6 +14,7 @@ const char *pb_status_class(pb_status st)
     case PB_ERR_LIMIT: return "limit";
     case PB_ERR_IO: return "io";
     case PB_ERR_ABORT: return "abort";
+    case PB_ERR_USAGE: return "usage";
     }
     return "unknown";
 }

@@ -18,7 +18,8 @@ typedef enum {
     PB_ERR_UNSUPPORTED, /* a valid file of a version/feature we don't read */
     PB_ERR_LIMIT,       /* a resource limit tripped */
     PB_ERR_IO,          /* the OS refused: open/read/write/rename */
-    PB_ERR_ABORT        /* the sink asked to stop (e.g. a Perl callback died) */
+    PB_ERR_ABORT,       /* the sink asked to stop (e.g. a Perl callback died) */
+    PB_ERR_USAGE        /* the caller misused an API: a call out of order, a handle not ours */
 } pb_status;
 
 #define PB_ERR_MSG_MAX 512
@@ -33,7 +34,7 @@ typedef struct {
     char file[PB_ERR_FILE_MAX];  /* the input's name */
 } pb_error;
 
-/* "truncated", "corrupt", "unsupported", "limit", "io", "abort" */
+/* "truncated", "corrupt", "unsupported", "limit", "io", "abort", "usage" */
 const char *pb_status_class(pb_status st);
 
 void pb_error_init(pb_error *e, const char *format, const char *file);

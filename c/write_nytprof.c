@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <zlib.h>
 #include "nytp_codec.h"
+#include "output.h"
 #include "pb.h"
 #include "write_nytprof.h"
 
@@ -39,10 +40,9 @@ struct pb_nytprof_writer {
     void (*warn)(void *ud, const char *msg);
     void *warn_ud;
 
-    /* output: a temp file, or a caller's memory buffer */
-    int fd;
+    /* output: a file through output.c, or a caller's memory buffer */
+    pb_output *out;
     char *path;
-    char *tmp_path;
     pb_membuf *mem;
 
     unsigned char *stage;   /* plain NYTProf bytes waiting to be written */
@@ -124,16 +124,10 @@ static int out_raw(pb_nytprof_writer *w, const unsigned char *p, size_t n)
         memcpy(m->data + m->len, p, n);
         m->len += n;
     } else {
-        while (n > 0) {
-            ssize_t k = write(w->fd, p, n);
-            if (k < 0) {
-                if (errno == EINTR)
-                    continue;
-                return w_fail(w, PB_ERR_IO, "writing %s: %s", w->tmp_path, strerror(errno));
-            }
-            p += k;
-            n -= (size_t)k;
-        }
+        pb_error e;
+        pb_error_init(&e, "nytprof-writer", w->path);
+        if (pb_output_write(w->out, p, n, &e) != PB_OK)
+            return w_fail(w, PB_ERR_IO, "%s", e.message);
     }
     w->bytes_out += total;
     return 0;
@@ -686,7 +680,6 @@ static pb_nytprof_writer *new_writer(const pb_nytprof_writer_opts *o, const char
     w->level = o->compress_level;
     w->max_line = o->max_line ? o->max_line : PB_DEFAULT_MAX_LINE;
     w->do_fsync = o->fsync;
-    w->fd = -1;
     w->warn = o->warn;
     w->warn_ud = o->warn_ud;
     w->sink.chunk = w_chunk;
@@ -704,16 +697,12 @@ static void free_writer(pb_nytprof_writer *w)
     free(w->fid_bits);
     free(w->pending);
     free(w->path);
-    free(w->tmp_path);
     free(w);
 }
 
 pb_nytprof_writer *pb_nytprof_writer_open(const char *path, const pb_nytprof_writer_opts *o, pb_error *err)
 {
     pb_nytprof_writer *w;
-    const char *slash;
-    size_t dirlen, plen;
-    mode_t um;
     if (!path || !*path) {
         pb_error_init(err, "nytprof-writer", "");
         pb_fail_nooff(err, PB_ERR_IO, "no output file name");
@@ -722,43 +711,17 @@ pb_nytprof_writer *pb_nytprof_writer_open(const char *path, const pb_nytprof_wri
     w = new_writer(o, path, err);
     if (!w)
         return NULL;
-    plen = strlen(path);
-    slash = strrchr(path, '/');
-    if (slash && slash[1] == '\0') {
-        pb_fail_nooff(err, PB_ERR_IO, "output file name ends in '/'");
-        free_writer(w);
-        return NULL;
-    }
-    dirlen = slash ? (size_t)(slash - path) + 1 : 0;
-    w->path = (char *)malloc(plen + 1);
-    w->tmp_path = (char *)malloc(plen + 10);
-    if (!w->path || !w->tmp_path) {
+    w->path = strdup(path);
+    if (!w->path) {
         pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
         free_writer(w);
         return NULL;
     }
-    memcpy(w->path, path, plen + 1);
-    /* "<dir>/.<base>.XXXXXX" */
-    memcpy(w->tmp_path, path, dirlen);
-    w->tmp_path[dirlen] = '.';
-    memcpy(w->tmp_path + dirlen + 1, path + dirlen, plen - dirlen);
-    memcpy(w->tmp_path + plen + 1, ".XXXXXX", 8);
-    w->fd = mkstemp(w->tmp_path);
-    if (w->fd < 0) {
-        int e = errno;
-        if (dirlen)
-            pb_fail_nooff(err, PB_ERR_IO, "cannot create a temporary file in %.*s: %s", (int)dirlen, path,
-                          strerror(e));
-        else
-            pb_fail_nooff(err, PB_ERR_IO, "cannot create a temporary file in the current directory: %s",
-                          strerror(e));
+    w->out = pb_output_open(path, PB_OUT_STDOUT, err);
+    if (!w->out) {
         free_writer(w);
         return NULL;
     }
-    /* mkstemp makes it 0600; give it the mode a plain open() would */
-    um = umask(0);
-    umask(um);
-    (void)fchmod(w->fd, (mode_t)(0666 & ~um));
     return w;
 }
 
@@ -773,6 +736,7 @@ pb_nytprof_writer *pb_nytprof_writer_open_mem(pb_membuf *out, const pb_nytprof_w
 
 pb_sink *pb_nytprof_writer_sink(pb_nytprof_writer *w) { return &w->sink; }
 int pb_nytprof_writer_failed(const pb_nytprof_writer *w) { return w->failed; }
+int pb_nytprof_writer_owned(const pb_nytprof_writer *w) { return !w->out || pb_output_owned(w->out); }
 uint64_t pb_nytprof_writer_bytes_in(const pb_nytprof_writer *w) { return w->bytes_in; }
 uint64_t pb_nytprof_writer_bytes_out(const pb_nytprof_writer *w) { return w->bytes_out; }
 
@@ -780,10 +744,9 @@ void pb_nytprof_writer_abort(pb_nytprof_writer *w)
 {
     if (!w)
         return;
-    if (w->fd >= 0) {
-        close(w->fd);
-        w->fd = -1;
-        unlink(w->tmp_path);
+    if (w->out) {
+        pb_output_abort(w->out); /* removes the temp file; in a forked child, touches nothing */
+        w->out = NULL;
     }
     if (w->mem) {
         free(w->mem->data);
@@ -839,22 +802,13 @@ pb_status pb_nytprof_writer_close(pb_nytprof_writer *w, pb_error *err)
         return err ? pb_fail_nooff(err, PB_ERR_IO, "no writer") : PB_ERR_IO;
     if (w->failed || finish(w) < 0)
         return fail_close(w, err);
-    if (w->fd >= 0) {
-        if (w->do_fsync && fsync(w->fd) != 0) {
-            w_fail(w, PB_ERR_IO, "fsync %s: %s", w->tmp_path, strerror(errno));
-            return fail_close(w, err);
-        }
-        if (close(w->fd) != 0) {
-            w->fd = -1;
-            unlink(w->tmp_path);
-            w_fail(w, PB_ERR_IO, "closing %s: %s", w->tmp_path, strerror(errno));
-            return fail_close(w, err);
-        }
-        w->fd = -1;
-        if (rename(w->tmp_path, w->path) != 0) {
-            int e = errno;
-            unlink(w->tmp_path);
-            w_fail(w, PB_ERR_IO, "cannot rename the temporary file onto the target: %s", strerror(e));
+    if (w->out) {
+        pb_error e;
+        pb_output *out = w->out;
+        w->out = NULL;
+        pb_error_init(&e, "nytprof-writer", w->path);
+        if (pb_output_commit(out, w->do_fsync, &e) != PB_OK) {
+            w_fail(w, PB_ERR_IO, "%s", e.message);
             return fail_close(w, err);
         }
     }

@@ -36,10 +36,13 @@
  * may lie at most 65536 above the number of fids defined so far) and may
  * re-send a fid (a forked child does).
  *
- * Output: pb_nytprof_writer_open() writes to "<dir>/.<base>.XXXXXX" (mkstemp)
- * and close() renames it onto the target, so on any error the target is left
- * as it was and no temp file remains.  pb_nytprof_writer_open_mem() appends to
- * a caller-owned growable buffer instead.
+ * Output: pb_nytprof_writer_open() opens its path through output.h (a temp
+ * file created O_EXCL next to the target and renamed by close(); a device or
+ * FIFO written in place; a symlink followed; "-" standard output), so on any
+ * error the target is left as it was and no temp file remains.  In a forked
+ * child the writer is not its own (pb_nytprof_writer_owned() is 0): abort()
+ * there frees memory and touches no file.  pb_nytprof_writer_open_mem()
+ * appends to a caller-owned growable buffer instead.
  *
  * Errors are reported with format "nytprof-writer", the target as file, and
  * the chunk number (VERSION is chunk 0, as for_chunks' $.) in the message.
@@ -93,6 +96,8 @@ pb_sink *pb_nytprof_writer_sink(pb_nytprof_writer *w);
 
 /* 1 when the writer has failed (its error is waiting for close()). */
 int pb_nytprof_writer_failed(const pb_nytprof_writer *w);
+/* 1 in the process that opened it (always 1 for a memory writer) */
+int pb_nytprof_writer_owned(const pb_nytprof_writer *w);
 
 /* Finish: final checks, flush zlib, optional fsync, rename temp -> target.
  * Frees the writer.  Returns PB_OK, or the first error (the writer's own or

@@ -3,20 +3,30 @@
  * ../shared/specs/statprofiler-format.md.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 #include <snappy-c.h>
+#include "output.h"
+#include "util.h"
 #include "write_statprofiler.h"
 
 enum { W_HEADER = 0, W_BODY, W_SAMPLE, W_CLOSED, W_FAILED };
 
 struct pb_spw {
-    FILE *fp;
-    char *path, *tmp;
-    unsigned char buf[PB_SP_PACKET_MAX];
+    pb_output *out;   /* pb_spw_open: a file of its own (output.h) */
+    pb_outset *set;   /* pb_spw_open_member: member `member` of a set */
+    size_t member;
+    int fd;           /* -1 while suspended (then buf and zbuf are freed) */
+    pid_t pid;        /* the process that opened it: the only one that writes */
+    char *path;       /* the name in messages */
+    unsigned char *buf; /* PB_SP_PACKET_MAX bytes of logical stream */
     size_t len;
     char *zbuf;
     size_t zcap;
@@ -44,10 +54,18 @@ static size_t venc(unsigned char *o, uint32_t v)
 }
 static size_t slen(pb_str s) { return 1 + vlen((uint32_t)s.len) + s.len; }
 
-static pb_status w_fail(pb_spw *w, pb_status st, const char *fmt, const char *a)
+static pb_status w_fail(pb_spw *w, pb_status st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static pb_status w_fail(pb_spw *w, pb_status st, const char *fmt, ...)
 {
     char msg[PB_ERR_MSG_MAX];
-    snprintf(msg, sizeof msg, fmt, a);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
     w->err.status = PB_OK; /* each failing call reports its own reason */
     pb_fail_nooff(&w->err, st, "%s", msg);
     if (st == PB_ERR_IO)
@@ -55,18 +73,48 @@ static pb_status w_fail(pb_spw *w, pb_status st, const char *fmt, const char *a)
     return st;
 }
 
+/* make sure the packet buffers exist (they are freed while suspended) */
+static pb_status w_buffers(pb_spw *w)
+{
+    if (!w->buf && !(w->buf = (unsigned char *)malloc(PB_SP_PACKET_MAX)))
+        return w_fail(w, PB_ERR_LIMIT, "out of memory");
+    if (!w->zbuf) {
+        w->zcap = snappy_max_compressed_length(PB_SP_PACKET_MAX);
+        if (!(w->zbuf = (char *)malloc(w->zcap)))
+            return w_fail(w, PB_ERR_LIMIT, "out of memory");
+    }
+    return PB_OK;
+}
+
+static pb_status w_raw(pb_spw *w, const void *p, size_t n)
+{
+    const char *b = (const char *)p;
+    while (n) {
+        ssize_t k = write(w->fd, b, n);
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            return w_fail(w, PB_ERR_IO, "cannot write %s: %s", w->path, strerror(errno));
+        }
+        b += k;
+        n -= (size_t)k;
+    }
+    return PB_OK;
+}
+
 static pb_status w_packet(pb_spw *w)
 {
     size_t zl = w->zcap;
     unsigned char hdr[2];
+    pb_status st;
     if (w->len == 0)
         return PB_OK;
     if (snappy_compress((const char *)w->buf, w->len, w->zbuf, &zl) != SNAPPY_OK || zl > 0xFFFF)
-        return w_fail(w, PB_ERR_IO, "snappy compression of a packet failed (%s)", w->tmp);
+        return w_fail(w, PB_ERR_IO, "snappy compression of a packet failed (%s)", w->path);
     hdr[0] = (unsigned char)(zl >> 8);
     hdr[1] = (unsigned char)zl;
-    if (fwrite(hdr, 1, 2, w->fp) != 2 || fwrite(w->zbuf, 1, zl, w->fp) != zl)
-        return w_fail(w, PB_ERR_IO, "cannot write %s", w->tmp);
+    if ((st = w_raw(w, hdr, 2)) != PB_OK || (st = w_raw(w, w->zbuf, zl)) != PB_OK)
+        return st;
     w->bytes += 2 + zl;
     w->len = 0;
     return PB_OK;
@@ -97,7 +145,7 @@ static pb_status w_string(pb_spw *w, pb_str s)
     pb_status st;
     unsigned char f = s.utf8 ? 1 : 0;
     if (s.len > UINT32_MAX)
-        return w_fail(w, PB_ERR_LIMIT, "a string longer than 4 GiB cannot be written (%s)", w->tmp);
+        return w_fail(w, PB_ERR_LIMIT, "a string longer than 4 GiB cannot be written (%s)", w->path);
     if ((st = w_put(w, &f, 1)) != PB_OK || (st = w_varint(w, (uint32_t)s.len)) != PB_OK)
         return st;
     return w_put(w, (const unsigned char *)s.ptr, s.len);
@@ -107,7 +155,7 @@ static pb_status w_tag(pb_spw *w, unsigned tag, size_t payload)
     unsigned char t = (unsigned char)tag;
     pb_status st;
     if (payload > UINT32_MAX)
-        return w_fail(w, PB_ERR_LIMIT, "a record longer than 4 GiB cannot be written (%s)", w->tmp);
+        return w_fail(w, PB_ERR_LIMIT, "a record longer than 4 GiB cannot be written (%s)", w->path);
     if ((st = w_put(w, &t, 1)) != PB_OK)
         return st;
     return w_varint(w, (uint32_t)payload);
@@ -163,31 +211,23 @@ static void put_le32(unsigned char *o, uint32_t v)
     o[3] = (unsigned char)(v >> 24);
 }
 
-pb_spw *pb_spw_open(const char *path, const pb_spw_header *h, pb_error *err)
+/* the writer without its file */
+static pb_spw *spw_new(const char *name, const pb_spw_header *h, pb_error *err)
 {
-    pb_spw *w;
-    size_t pl = strlen(path);
-    static const unsigned char magic[] = "=statprofiler\001";
-    pb_error_init(err, "statprofiler-writer", path);
-    w = (pb_spw *)calloc(1, sizeof *w);
+    pb_spw *w = (pb_spw *)calloc(1, sizeof *w);
     if (!w) {
         pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
         return NULL;
     }
-    pb_error_init(&w->err, "statprofiler-writer", path);
-    w->path = (char *)malloc(pl + 1);
-    w->tmp = (char *)malloc(pl + 2);
-    w->zcap = snappy_max_compressed_length(PB_SP_PACKET_MAX);
-    w->zbuf = (char *)malloc(w->zcap);
-    if (!w->path || !w->tmp || !w->zbuf) {
+    w->fd = -1;
+    w->pid = getpid();
+    pb_error_init(&w->err, "statprofiler-writer", name);
+    w->path = strdup(name);
+    if (!w->path || w_buffers(w) != PB_OK) {
         pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
         pb_spw_free(w);
         return NULL;
     }
-    memcpy(w->path, path, pl + 1);
-    memcpy(w->tmp, path, pl);
-    w->tmp[pl] = '_';
-    w->tmp[pl + 1] = '\0';
     if (h)
         w->h = *h;
     else
@@ -214,15 +254,24 @@ pb_spw *pb_spw_open(const char *path, const pb_spw_header *h, pb_error *err)
         }
         w->h.have_id = 1;
     }
-    w->fp = fopen(w->tmp, "wb");
-    if (!w->fp) {
-        pb_error_init(err, "statprofiler-writer", w->tmp);
-        pb_fail_nooff(err, PB_ERR_IO, "cannot create %s", w->tmp);
+    return w;
+}
+
+static const unsigned char sp_magic[] = "=statprofiler\001";
+
+pb_spw *pb_spw_open(const char *path, const pb_spw_header *h, pb_error *err)
+{
+    pb_spw *w;
+    pb_error_init(err, "statprofiler-writer", path);
+    if (!(w = spw_new(path, h, err)))
+        return NULL;
+    if (!(w->out = pb_output_open(path, 0, err))) {
         pb_spw_free(w);
         return NULL;
     }
-    if (fwrite(magic, 1, 14, w->fp) != 14) {
-        pb_fail_nooff(err, PB_ERR_IO, "cannot write %s", w->tmp);
+    w->fd = pb_output_fd(w->out);
+    if (w_raw(w, sp_magic, 14) != PB_OK) {
+        *err = w->err;
         pb_spw_free(w);
         return NULL;
     }
@@ -230,16 +279,78 @@ pb_spw *pb_spw_open(const char *path, const pb_spw_header *h, pb_error *err)
     return w;
 }
 
+pb_spw *pb_spw_open_member(pb_outset *set, size_t member, const char *name, const pb_spw_header *h, pb_error *err)
+{
+    pb_spw *w;
+    if (!(w = spw_new(name, h, err)))
+        return NULL;
+    w->set = set;
+    w->member = member;
+    if ((w->fd = pb_outset_create(set, member, err)) < 0) {
+        pb_spw_free(w);
+        return NULL;
+    }
+    if (w_raw(w, sp_magic, 14) != PB_OK) {
+        *err = w->err;
+        pb_spw_free(w);
+        return NULL;
+    }
+    w->bytes = 14;
+    return w;
+}
+
+int pb_spw_suspended(const pb_spw *w) { return w->fd < 0; }
+
+pb_status pb_spw_suspend(pb_spw *w)
+{
+    pb_status st = PB_OK;
+    if (!w->set || w->fd < 0)
+        return PB_OK;
+    if (w->state != W_FAILED && w->state != W_CLOSED)
+        st = w_packet(w); /* a short packet: the reader takes any size up to 32000 */
+    if (close(w->fd) != 0 && st == PB_OK)
+        st = w_fail(w, PB_ERR_IO, "cannot write %s: %s", w->path, strerror(errno));
+    w->fd = -1;
+    free(w->buf);
+    free(w->zbuf);
+    w->buf = NULL;
+    w->zbuf = NULL;
+    return st;
+}
+
+pb_status pb_spw_resume(pb_spw *w, pb_error *err)
+{
+    pb_status st;
+    if (w->fd >= 0)
+        return PB_OK;
+    if (!w->set)
+        return w_fail(w, PB_ERR_USAGE, "the writer of %s is not part of a set", w->path);
+    if ((st = w_buffers(w)) != PB_OK)
+        return st;
+    if ((w->fd = pb_outset_reopen(w->set, w->member, err)) < 0) {
+        w->state = W_FAILED;
+        w->err = *err;
+        return err->status;
+    }
+    return PB_OK;
+}
+
 static pb_status w_check(pb_spw *w, const char *what, int want_sample)
 {
+    if (w->pid != getpid())
+        return w_fail(w, PB_ERR_USAGE,
+                      "%s: this writer was opened by process %ld (before a fork); only that process writes %s",
+                      what, (long)w->pid, w->path);
     if (w->state == W_CLOSED)
-        return w_fail(w, PB_ERR_CORRUPT, "%s after close", what);
+        return w_fail(w, PB_ERR_USAGE, strcmp(what, "close") == 0 ? "close called twice" : "%s after close", what);
+    if (w->fd < 0)
+        return w_fail(w, PB_ERR_USAGE, "%s on a suspended writer", what);
     if (w->state == W_FAILED)
         return w->err.status ? w->err.status : PB_ERR_IO;
     if (want_sample > 0 && w->state != W_SAMPLE)
-        return w_fail(w, PB_ERR_CORRUPT, "%s outside a sample (call start_sample first)", what);
+        return w_fail(w, PB_ERR_USAGE, "%s outside a sample (call start_sample first)", what);
     if (want_sample == 0 && w->state == W_SAMPLE)
-        return w_fail(w, PB_ERR_CORRUPT, "%s inside a sample (call end_sample first)", what);
+        return w_fail(w, PB_ERR_USAGE, "%s inside a sample (call end_sample first)", what);
     return w_header(w);
 }
 
@@ -248,7 +359,7 @@ pb_status pb_spw_header_metadata(pb_spw *w, pb_str key, pb_str value)
     size_t need = 1 + 5 + slen(key) + slen(value), n = 0;
     unsigned char *q;
     if (w->state != W_HEADER)
-        return w_fail(w, PB_ERR_CORRUPT, "%s: header metadata after the first body record", w->tmp);
+        return w_fail(w, PB_ERR_USAGE, "header metadata after the first body record (%s)", w->path);
     if (w->hlen + need > w->hcap) {
         size_t nc = w->hcap ? w->hcap : 256;
         unsigned char *nb;
@@ -256,7 +367,7 @@ pb_status pb_spw_header_metadata(pb_spw *w, pb_str key, pb_str value)
             nc *= 2;
         nb = (unsigned char *)realloc(w->hdrbuf, nc);
         if (!nb)
-            return w_fail(w, PB_ERR_LIMIT, "out of memory (%s)", w->tmp);
+            return w_fail(w, PB_ERR_LIMIT, "out of memory (%s)", w->path);
         w->hdrbuf = nb;
         w->hcap = nc;
     }
@@ -367,18 +478,28 @@ pb_status pb_spw_metadata(pb_spw *w, pb_str key, pb_str value)
     return w_string(w, value);
 }
 
-pb_status pb_spw_close(pb_spw *w, const char *final_path)
+pb_status pb_spw_close(pb_spw *w)
 {
     CHECK("close", 0);
     TRY(w_tag(w, 197, 0));
     TRY(w_packet(w));
-    if (fclose(w->fp) != 0) {
-        w->fp = NULL;
-        return w_fail(w, PB_ERR_IO, "cannot write %s", w->tmp);
+    if (w->out) {
+        pb_output *out = w->out;
+        pb_error e;
+        w->out = NULL;
+        w->fd = -1;
+        pb_error_init(&e, "statprofiler-writer", w->path);
+        if (pb_output_commit(out, 0, &e) != PB_OK) {
+            w->state = W_FAILED;
+            w->err = e;
+            return e.status;
+        }
+    } else {
+        int bad = close(w->fd) != 0;
+        w->fd = -1;
+        if (bad)
+            return w_fail(w, PB_ERR_IO, "cannot write %s: %s", w->path, strerror(errno));
     }
-    w->fp = NULL;
-    if (rename(w->tmp, final_path ? final_path : w->path) != 0)
-        return w_fail(w, PB_ERR_IO, "cannot rename %s to its final name", w->tmp);
     w->state = W_CLOSED;
     return PB_OK;
 }
@@ -387,15 +508,14 @@ void pb_spw_free(pb_spw *w)
 {
     if (!w)
         return;
-    if (w->fp) {
-        /* not closed: keep what was written in "<path>_", no end marker */
-        if (w->state == W_HEADER)
-            w_header(w);
-        w_packet(w);
-        fclose(w->fp);
-    }
+    /* not closed: nothing is published (the temp file goes); in a forked
+     * child nothing is written or removed at all */
+    if (w->out)
+        pb_output_abort(w->out);
+    else if (w->fd >= 0)
+        close(w->fd);
     free(w->path);
-    free(w->tmp);
+    free(w->buf);
     free(w->zbuf);
     free(w->hdrbuf);
     free(w);
@@ -419,7 +539,7 @@ typedef struct {
     uint64_t key;
     uint32_t pid;
     pb_spw *w;
-    char *tmpname; /* "<out>.t<index>" while writing */
+    uint64_t used; /* clock of the last write, for the fd pool */
 } k_thread;
 
 typedef struct {
@@ -433,6 +553,12 @@ struct pb_spw_sink {
     pb_error *err;
     pb_error own_err;
     char *out;
+    pb_outset *set;   /* every trace is a member until all are complete */
+    uint32_t *tab;    /* thread key -> index + 1, open addressing */
+    size_t tabcap;
+    size_t *openidx;       /* threads whose writer holds an fd */
+    size_t nopen, maxopen; /* how many, and the pool size */
+    uint64_t clock;
     pb_spw_header h;
     k_frame *fr;
     size_t nfr, capfr;
@@ -530,56 +656,128 @@ static pb_status k_frame_cb(pb_sample_sink *self, const pb_frame *f, uint32_t *i
     return PB_OK;
 }
 
+/* Close the fd of the least recently used writer (not `keep`) while the
+ * pool is full.  The pool (k->openidx, at most k->maxopen entries) is sized
+ * from RLIMIT_NOFILE, so a low ulimit -n still works; eviction scans only
+ * the pool, so it costs the same with 10 threads or 100,000. */
+static pb_status k_make_room(pb_spw_sink *k, size_t keep)
+{
+    while (k->nopen >= k->maxopen) {
+        size_t i, lru = (size_t)-1;
+        for (i = 0; i < k->nopen; i++)
+            if (k->openidx[i] != keep && (lru == (size_t)-1 || k->th[k->openidx[i]].used < k->th[k->openidx[lru]].used))
+                lru = i;
+        if (lru == (size_t)-1)
+            break;
+        if (pb_spw_suspend(k->th[k->openidx[lru]].w) != PB_OK)
+            return k_writer_fail(k, k->th[k->openidx[lru]].w);
+        k->openidx[lru] = k->openidx[--k->nopen];
+    }
+    return PB_OK;
+}
+
+/* give thread ti's writer an fd */
+static pb_status k_use(pb_spw_sink *k, size_t ti)
+{
+    k_thread *t = &k->th[ti];
+    pb_status st;
+    t->used = ++k->clock;
+    if (!pb_spw_suspended(t->w) || pb_spw_is_closed(t->w))
+        return PB_OK;
+    if ((st = k_make_room(k, ti)) != PB_OK)
+        return st;
+    if (pb_spw_resume(t->w, k->err) != PB_OK)
+        return k->err->status;
+    k->openidx[k->nopen++] = ti;
+    return PB_OK;
+}
+
+static pb_status k_tab_grow(pb_spw_sink *k)
+{
+    size_t nc = k->tabcap ? 2 * k->tabcap : 64, i;
+    uint32_t *nt;
+    if (nc > SIZE_MAX / sizeof *nt)
+        return k_oom(k);
+    nt = (uint32_t *)calloc(nc, sizeof *nt);
+    if (!nt)
+        return k_oom(k);
+    for (i = 0; i < k->nth; i++) {
+        size_t j = pb_mix64(k->th[i].key) & (nc - 1);
+        while (nt[j])
+            j = (j + 1) & (nc - 1);
+        nt[j] = (uint32_t)i + 1;
+    }
+    free(k->tab);
+    k->tab = nt;
+    k->tabcap = nc;
+    return PB_OK;
+}
+
 static k_thread *k_thread_get(pb_spw_sink *k, uint64_t key, uint32_t pid, pb_status *st)
 {
-    size_t i;
+    size_t i, j;
     k_thread *t;
     pb_spw_header h;
+    char hex[49], *name;
     size_t ol = strlen(k->out);
     *st = PB_OK;
-    for (i = 0; i < k->nth; i++)
-        if (k->th[i].key == key)
-            return &k->th[i];
-    if (k->nth == k->capth) {
-        size_t nc = k->capth ? 2 * k->capth : 8;
-        k_thread *nt = (k_thread *)realloc(k->th, nc * sizeof *nt);
-        if (!nt) {
-            *st = k_oom(k);
-            return NULL;
-        }
-        k->th = nt;
-        k->capth = nc;
+    if (k->tabcap) {
+        for (j = pb_mix64(key) & (k->tabcap - 1); k->tab[j]; j = (j + 1) & (k->tabcap - 1))
+            if (k->th[k->tab[j] - 1].key == key)
+                return (*st = k_use(k, k->tab[j] - 1)) == PB_OK ? &k->th[k->tab[j] - 1] : NULL;
+    }
+    if (k->nth >= UINT32_MAX - 1) {
+        *st = pb_fail_nooff(k->err, PB_ERR_LIMIT, "more than 4 billion threads");
+        return NULL;
+    }
+    if ((k->nth + 1) * 2 > k->tabcap && (*st = k_tab_grow(k)) != PB_OK)
+        return NULL;
+    if (pb_grow((void **)&k->th, &k->capth, k->nth + 1, sizeof *k->th) < 0) {
+        *st = k_oom(k);
+        return NULL;
     }
     t = &k->th[k->nth];
     memset(t, 0, sizeof *t);
     t->key = key;
     t->pid = pid;
-    t->tmpname = (char *)malloc(ol + 32);
-    if (!t->tmpname) {
-        *st = k_oom(k);
-        return NULL;
-    }
-    snprintf(t->tmpname, ol + 32, "%s.t%u", k->out, (unsigned)k->nth);
     h = k->h;
     h.have_id = 1;
     {
         uint32_t words[6];
-        int j;
+        int jj;
         words[0] = pid ? pid : (uint32_t)getpid();
         words[1] = (uint32_t)key;
         words[2] = (uint32_t)time(NULL);
         words[3] = (uint32_t)(key >> 32) ^ 0x5bd1e995u;
         words[4] = (uint32_t)getpid() * 2654435761u;
         words[5] = (uint32_t)k->nth * 0x9E3779B9u ^ words[2];
-        for (j = 0; j < 6; j++)
-            put_le32(h.id + 4 * j, words[j]);
+        for (jj = 0; jj < 6; jj++)
+            put_le32(h.id + 4 * jj, words[jj]);
     }
-    t->w = pb_spw_open(t->tmpname, &h, k->err);
+    /* the name it will have: "<out>.<48 hex id>.00000001" (or <out> alone) */
+    name = (char *)malloc(ol + 64);
+    if (!name) {
+        *st = k_oom(k);
+        return NULL;
+    }
+    pb_sp_id_hex(h.id, hex);
+    snprintf(name, ol + 64, "%s.%s.%08x", k->out, hex, 1u);
+    /* room in the fd pool first */
+    if ((*st = k_make_room(k, (size_t)-1)) != PB_OK) {
+        free(name);
+        return NULL;
+    }
+    t->w = pb_spw_open_member(k->set, k->nth, name, &h, k->err);
+    free(name);
     if (!t->w) {
-        free(t->tmpname);
         *st = k->err->status;
         return NULL;
     }
+    k->openidx[k->nopen++] = k->nth;
+    t->used = ++k->clock;
+    for (j = pb_mix64(key) & (k->tabcap - 1); k->tab[j]; j = (j + 1) & (k->tabcap - 1))
+        ;
+    k->tab[j] = (uint32_t)k->nth + 1;
     k->nth++;
     for (i = 0; i < k->nhm; i++) {
         if (pb_spw_header_metadata(t->w, pb_str_make((const char *)k->hm[i].k, k->hm[i].kl, k->hm[i].ku),
@@ -699,6 +897,8 @@ static pb_status k_note(pb_sample_sink *self, const char *kind, pb_str a, pb_str
         return st;
     for (i = 0; i < k->nth; i++) {
         pb_spw *w = k->th[i].w;
+        if ((st = k_use(k, i)) != PB_OK)
+            return st;
         if (!strcmp(kind, "metadata"))
             st = pb_spw_metadata(w, a, b);
         else if (!strcmp(kind, "section_start"))
@@ -716,32 +916,51 @@ static pb_status k_note(pb_sample_sink *self, const char *kind, pb_str a, pb_str
 static pb_status k_finish(pb_sample_sink *self)
 {
     pb_spw_sink *k = (pb_spw_sink *)self->ctx;
-    size_t i, ol = strlen(k->out);
+    size_t i, ol;
     pb_status st = PB_OK;
+    pb_outset *set;
     if (k->finished)
         return PB_OK;
     k->finished = 1;
+    ol = strlen(pb_outset_target(k->set));
     if (k->nth == 0 && !k_thread_get(k, 0, 0, &st))
         return st;
     k->names = (char **)calloc(k->nth, sizeof *k->names);
     if (!k->names)
         return k_oom(k);
+    /* every trace complete first ... */
+    for (i = 0; i < k->nth; i++) {
+        if ((st = k_use(k, i)) != PB_OK)
+            return st;
+        if (pb_spw_close(k->th[i].w) != PB_OK)
+            return k_writer_fail(k, k->th[i].w);
+        k->nopen--; /* closed: its fd is back */
+        {
+            size_t j;
+            for (j = 0; j < k->nopen + 1; j++)
+                if (k->openidx[j] == i) {
+                    k->openidx[j] = k->openidx[k->nopen];
+                    break;
+                }
+        }
+    }
+    /* ... then named: <out> for one thread, <out>.<48 hex id>.00000001 each for several */
     for (i = 0; i < k->nth; i++) {
         char *name = (char *)malloc(ol + 64);
         if (!name)
             return k_oom(k);
         if (k->nth == 1) {
-            memcpy(name, k->out, ol + 1);
+            memcpy(name, pb_outset_target(k->set), ol + 1);
         } else {
             char hex[49];
             pb_sp_id_hex(k->th[i].w->h.id, hex);
-            snprintf(name, ol + 64, "%s.%s.%08x", k->out, hex, 1u);
+            snprintf(name, ol + 64, "%s.%s.%08x", pb_outset_target(k->set), hex, 1u);
         }
         k->names[k->nnames++] = name;
-        if (pb_spw_close(k->th[i].w, name) != PB_OK)
-            return k_writer_fail(k, k->th[i].w);
     }
-    return PB_OK;
+    set = k->set;
+    k->set = NULL;
+    return pb_outset_commit(set, (const char *const *)k->names, k->nnames, k->err);
 }
 
 static void k_op(void *ctx, pb_str op)
@@ -761,19 +980,31 @@ static void k_op(void *ctx, pb_str op)
 pb_spw_sink *pb_spw_sink_new(const char *out_path, pb_error *err)
 {
     pb_spw_sink *k = (pb_spw_sink *)calloc(1, sizeof *k);
-    size_t ol = strlen(out_path);
+    struct rlimit rl;
     if (!k) {
         pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
         return NULL;
     }
     k->err = err ? err : &k->own_err;
-    k->out = (char *)malloc(ol + 1);
-    if (!k->out) {
+    /* the fd pool: 64, or a quarter of a low RLIMIT_NOFILE (at least 1) */
+    k->maxopen = 64;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 4 < k->maxopen)
+        k->maxopen = rl.rlim_cur >= 8 ? (size_t)(rl.rlim_cur / 4) : 1;
+    k->out = strdup(out_path);
+    k->openidx = (size_t *)malloc(k->maxopen * sizeof *k->openidx);
+    if (!k->out || !k->openidx) {
+        free(k->out);
+        free(k->openidx);
         free(k);
         pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
         return NULL;
     }
-    memcpy(k->out, out_path, ol + 1);
+    if (!(k->set = pb_outset_open(out_path, k->err))) {
+        free(k->out);
+        free(k->openidx);
+        free(k);
+        return NULL;
+    }
     pb_spw_header_init(&k->h);
     k->ss.attribute = k_attribute;
     k->ss.frame = k_frame_cb;
@@ -808,19 +1039,9 @@ void pb_spw_sink_free(pb_spw_sink *k)
     size_t i;
     if (!k)
         return;
-    for (i = 0; i < k->nth; i++) {
-        int closed = pb_spw_is_closed(k->th[i].w);
+    for (i = 0; i < k->nth; i++)
         pb_spw_free(k->th[i].w);
-        if (!closed) { /* a failed conversion leaves no partial trace behind */
-            char *tmp = (char *)malloc(strlen(k->th[i].tmpname) + 2);
-            if (tmp) {
-                sprintf(tmp, "%s_", k->th[i].tmpname);
-                remove(tmp);
-                free(tmp);
-            }
-        }
-        free(k->th[i].tmpname);
-    }
+    pb_outset_abort(k->set); /* not committed: a failed conversion leaves nothing behind */
     for (i = 0; i < k->nhm; i++) {
         free(k->hm[i].k);
         free(k->hm[i].v);
@@ -830,6 +1051,8 @@ void pb_spw_sink_free(pb_spw_sink *k)
     free(k->names);
     free(k->hm);
     free(k->th);
+    free(k->tab);
+    free(k->openidx);
     free(k->fr);
     free(k->arena);
     free(k->op);

@@ -19,12 +19,16 @@
  * The op name of each sample is not part of pb_sample_sink; callers that
  * want it (the test dumper, the writer sink) pass pb_sp_hooks.
  *
- * Writer: pb_spw_* write one trace.  The file is created as "<path>_" and
- * renamed to <path> by pb_spw_close(), as Devel::StatProfiler does, so an
- * interrupted run never leaves a file that looks complete.  Records go into
- * a 32000-byte buffer that is Snappy-compressed (libsnappy) into one packet
+ * Writer: pb_spw_* write one trace.  pb_spw_open() writes through output.h
+ * (an O_EXCL temp file next to the target, renamed by pb_spw_close(), so an
+ * interrupted or failed run never leaves a file that looks complete, and
+ * pb_spw_free() without close leaves nothing).  Records go into a
+ * 32000-byte buffer that is Snappy-compressed (libsnappy) into one packet
  * whenever it fills; the header is flushed as its own packet.  Declared
- * record lengths are the true payload sizes.
+ * record lengths are the true payload sizes.  Output is written with
+ * write(2) from the writer's own buffer (no stdio), and only by the process
+ * that opened it: after a fork every call in the child fails with a usage
+ * error and pb_spw_free() there writes and removes nothing.
  *
  * Plain C99 (POSIX for getpid/rename/opendir); no Perl headers.
  */
@@ -32,6 +36,7 @@
 #define PB_WRITE_STATPROFILER_H
 
 #include "samples.h"
+#include "output.h"
 
 #define PB_SP_PACKET_MAX 32000u   /* largest decompressed packet */
 #define PB_SP_ID_BYTES 24         /* genealogy id: 6 little-endian uint32 */
@@ -124,10 +129,18 @@ typedef struct {
 
 void pb_spw_header_init(pb_spw_header *h);
 
-/* Create "<path>_".  Returns NULL with err filled (PB_ERR_IO) on failure.
- * The header is written at the first body record (or close), so header
- * metadata can be added until then. */
+/* Open a trace for path (output.h: temp file, renamed at close).  Returns
+ * NULL with err filled (PB_ERR_IO) on failure.  The header is written at the
+ * first body record (or close), so header metadata can be added until then. */
 pb_spw *pb_spw_open(const char *path, const pb_spw_header *h, pb_error *err);
+/* A trace that is member `member` of set (named `name` in messages);
+ * pb_spw_close() completes it and pb_outset_commit() publishes it. */
+pb_spw *pb_spw_open_member(pb_outset *set, size_t member, const char *name, const pb_spw_header *h, pb_error *err);
+/* Members only: give the fd back (flushing a short packet and freeing the
+ * packet buffers: a suspended writer holds ~200 bytes), and take it again. */
+pb_status pb_spw_suspend(pb_spw *w);
+pb_status pb_spw_resume(pb_spw *w, pb_error *err);
+int pb_spw_suspended(const pb_spw *w);
 /* Header record 200; only before the first body record. */
 pb_status pb_spw_header_metadata(pb_spw *w, pb_str key, pb_str value);
 
@@ -144,11 +157,11 @@ pb_status pb_spw_section_start(pb_spw *w, pb_str name);
 pb_status pb_spw_section_end(pb_spw *w, pb_str name);
 /* body record 200 */
 pb_status pb_spw_metadata(pb_spw *w, pb_str key, pb_str value);
-/* Write the end marker (197), flush, close, rename "<path>_" to final_path
- * (NULL: the path given to pb_spw_open). */
-pb_status pb_spw_close(pb_spw *w, const char *final_path);
-/* Free.  A writer that was not closed keeps its "<path>_" file with what
- * was written so far (flushed, no end marker, not renamed). */
+/* Write the end marker (197), flush, close, and (pb_spw_open) rename the
+ * temp file onto the path.  A second close is a usage error. */
+pb_status pb_spw_close(pb_spw *w);
+/* Free.  A writer that was not closed publishes nothing: its temp file is
+ * removed (in the process that opened it; a forked child touches no file). */
 void pb_spw_free(pb_spw *w);
 
 /* the first error, filled by any failing call above; "" when none */
@@ -163,6 +176,11 @@ uint64_t pb_spw_bytes_written(const pb_spw *w);
  * Several -> one trace per thread, named like Devel::StatProfiler's
  * template mode "<out_path>.<48 hex id>.00000001" (id = pid, thread key,
  * time, random), which pb_statprofiler_expand(out_path) finds again.
+ * Atomic: every trace is written into a private temp directory next to
+ * out_path (pb_outset) and renamed into place by finish() only when all are
+ * complete; pb_spw_sink_free() before that removes them all.  Thread lookup
+ * is a hash; at most 64 traces hold an fd at once (fewer under a low
+ * RLIMIT_NOFILE), the others are suspended (~200 bytes each).
  * Frames are written innermost first as received; PB_FRAME_SUB ->
  * sub frame (package, name, file, line, first_line), XSUB -> xsub frame,
  * MAIN -> main frame, EVAL -> eval frame, SYNTHETIC -> xsub frame with
