@@ -373,12 +373,83 @@ static void perl_warn_cb(void *ud, const char *msg)
     warn("%s\n", msg);
 }
 
-/* ---- writer handles ------------------------------------------------------ */
+/* ---- writer handles ------------------------------------------------------ *
+ * A handle is a blessed reference to a scalar carrying ext magic whose
+ * mg_ptr is the C writer.  Only this file can attach that magic (the vtable
+ * is the key), so a forged or copied handle (bless \$n, Storable::dclone)
+ * has none and is refused; an ithreads clone gets a NULL pointer (svt_dup)
+ * and its package's CLONE_SKIP keeps it away from the clone altogether; the
+ * magic's free callback releases the C writer exactly once.  In a forked
+ * child the C writers refuse to write and their free touches no file. */
 
-typedef struct {
-    pb_nytprof_writer *w;
-    char *path;
-} xs_writer;
+static int handle_mg_dup(pTHX_ MAGIC *mg, CLONE_PARAMS *param)
+{
+    PERL_UNUSED_ARG(param);
+    mg->mg_ptr = NULL; /* the C state stays with the thread that made it */
+    return 0;
+}
+
+static int nyw_mg_free(pTHX_ SV *sv, MAGIC *mg)
+{
+    PERL_UNUSED_ARG(sv);
+    if (mg->mg_ptr)
+        pb_nytprof_writer_abort((pb_nytprof_writer *)mg->mg_ptr); /* not closed: the target stays as it was */
+    mg->mg_ptr = NULL;
+    return 0;
+}
+
+static int spw_mg_free(pTHX_ SV *sv, MAGIC *mg)
+{
+    PERL_UNUSED_ARG(sv);
+    if (mg->mg_ptr)
+        pb_spw_free((pb_spw *)mg->mg_ptr);
+    mg->mg_ptr = NULL;
+    return 0;
+}
+
+static MGVTBL nyw_vtbl = {0, 0, 0, 0, nyw_mg_free, 0, handle_mg_dup, 0};
+static MGVTBL spw_vtbl = {0, 0, 0, 0, spw_mg_free, 0, handle_mg_dup, 0};
+
+static void croak_usage(pTHX_ const char *format, const char *file, const char *msg)
+{
+    pb_error e;
+    pb_error_init(&e, format, file);
+    pb_fail_nooff(&e, PB_ERR_USAGE, "%s", msg);
+    croak_pb(aTHX_ &e);
+}
+
+static SV *handle_new(pTHX_ MGVTBL *vt, const char *klass, void *ptr)
+{
+    SV *obj = newSV(0);
+    MAGIC *mg = sv_magicext(obj, NULL, PERL_MAGIC_ext, vt, (const char *)ptr, 0);
+    mg->mg_flags |= MGf_DUP;
+    return sv_bless(newRV_noinc(obj), gv_stashpv(klass, GV_ADD));
+}
+
+static MAGIC *handle_mg(pTHX_ SV *h, MGVTBL *vt)
+{
+    return SvROK(h) ? mg_findext(SvRV(h), PERL_MAGIC_ext, vt) : NULL;
+}
+
+/* the C writer behind h, or a usage croak */
+static void *handle_get(pTHX_ SV *h, MGVTBL *vt, const char *format)
+{
+    MAGIC *mg = handle_mg(aTHX_ h, vt);
+    if (!mg)
+        croak_usage(aTHX_ format, "",
+                    "not a writer handle of this distribution (a copied, serialised or forged handle is refused)");
+    if (!mg->mg_ptr)
+        croak_usage(aTHX_ format, "", "the writer is closed, or belongs to another thread");
+    return mg->mg_ptr;
+}
+
+/* take the C writer out of h (close: the handle is spent) */
+static void *handle_take(pTHX_ SV *h, MGVTBL *vt, const char *format)
+{
+    void *p = handle_get(aTHX_ h, vt, format);
+    handle_mg(aTHX_ h, vt)->mg_ptr = NULL;
+    return p;
+}
 
 /* Fill a chunk from Perl values in callback order (tag already known). */
 static void chunk_from_args(pTHX_ pb_chunk *c, pb_tag t, SV **args, I32 nargs)
@@ -387,8 +458,12 @@ static void chunk_from_args(pTHX_ pb_chunk *c, pb_tag t, SV **args, I32 nargs)
     I32 need = (I32)strlen(sig), k = 0;
     int ui = 0, ni = 0, si = 0;
     if (nargs != need)
-        croak("Devel::ProfileBridge::NYTProfWriter: %s takes %d argument%s (%s), got %d", pb_tag_name[t],
-              (int)need, need == 1 ? "" : "s", sig, (int)nargs);
+    {
+        char msg[160];
+        snprintf(msg, sizeof msg, "%s takes %d argument%s (%s), got %d", pb_tag_name[t], (int)need,
+                 need == 1 ? "" : "s", sig, (int)nargs);
+        croak_usage(aTHX_ "nytprof-writer", "", msg);
+    }
     memset(c, 0, sizeof *c);
     c->tag = t;
     for (; *sig; sig++, k++) {
@@ -429,19 +504,11 @@ static pb_str sp_str(pTHX_ SV *sv)
 
 static void spw_check(pTHX_ pb_spw *w, pb_status st)
 {
-    if (st != PB_OK) {
-        const pb_error *e = pb_spw_error(w);
-        croak("StatProfilerWriter: %s", e && e->message[0] ? e->message : "write failed");
-    }
+    if (st != PB_OK)
+        croak_pb(aTHX_ pb_spw_error(w));
 }
 
-static pb_spw *spw_of(pTHX_ IV h)
-{
-    pb_spw *w = INT2PTR(pb_spw *, h);
-    if (!w)
-        croak("StatProfilerWriter: the writer is gone");
-    return w;
-}
+#define SPW(h) ((pb_spw *)handle_get(aTHX_ (h), &spw_vtbl, "statprofiler-writer"))
 
 MODULE = Devel::ProfileBridge    PACKAGE = Devel::ProfileBridge    PREFIX = pbxs_
 
@@ -521,37 +588,16 @@ pbxs__dump_json(file, format_sv, opts, out)
         HV *opts
         const char *out
     PREINIT:
-        pb_sink sink;
         pb_options o;
         pb_error err;
         pb_format fmt;
-        FILE *fp;
-        int to_stdout;
     CODE:
         fmt = format_arg(aTHX_ format_sv);
         fill_options(aTHX_ opts, &o);
-        to_stdout = strcmp(out, "-") == 0;
-        if (to_stdout) {
+        if (strcmp(out, "-") == 0)
             PerlIO_flush(PerlIO_stdout());
-            fp = stdout;
-        } else {
-            fp = fopen(out, "wb");
-            if (!fp)
-                croak("profbridge: cannot write %s: %s", out, strerror(errno));
-        }
-        pb_json_sink_init(&sink, fp);
-        if (pb_decode_file(file, fmt, &o, &sink, &err) != PB_OK) {
-            fflush(fp);
-            if (!to_stdout)
-                fclose(fp);
+        if (pb_convert_json_lines(file, fmt, &o, out, &err) != PB_OK)
             croak_pb(aTHX_ &err);
-        }
-        if (to_stdout) {
-            if (fflush(fp) != 0)
-                croak("profbridge: write error on standard output: %s", strerror(errno));
-        } else if (fclose(fp) != 0) {
-            croak("profbridge: write error on %s: %s", out, strerror(errno));
-        }
 
 SV *
 pbxs_formats()
@@ -701,14 +747,14 @@ pbxs__statprofiler_expand(spec)
 
 MODULE = Devel::ProfileBridge    PACKAGE = Devel::ProfileBridge::NYTProfWriter    PREFIX = pbw_
 
-IV
+SV *
 pbw__open(path, level)
         const char *path
         int level
     PREINIT:
         pb_nytprof_writer_opts wo;
         pb_error err;
-        xs_writer *xw;
+        pb_nytprof_writer *w;
     CODE:
         pb_nytprof_writer_opts_init(&wo);
         if (level >= 0)
@@ -718,74 +764,60 @@ pbw__open(path, level)
         wo.warn_ud = (void *)aTHX;
 #endif
         pb_error_init(&err, "nytprof-writer", path);
-        Newxz(xw, 1, xs_writer);
-        xw->w = pb_nytprof_writer_open(path, &wo, &err);
-        if (!xw->w) {
-            Safefree(xw);
+        w = pb_nytprof_writer_open(path, &wo, &err);
+        if (!w)
             croak_pb(aTHX_ &err);
-        }
-        xw->path = savepv(path);
-        RETVAL = PTR2IV(xw);
+        RETVAL = handle_new(aTHX_ &nyw_vtbl, "Devel::ProfileBridge::NYTProfWriter::Handle", w);
     OUTPUT:
         RETVAL
 
 void
 pbw__write(handle, tag, ...)
-        IV handle
+        SV *handle
         const char *tag
     PREINIT:
-        xs_writer *xw = INT2PTR(xs_writer *, handle);
+        pb_nytprof_writer *w;
         pb_tag t;
         pb_chunk c;
         pb_sink *sink;
         pb_error err;
     CODE:
-        if (!xw || !xw->w)
-            croak("Devel::ProfileBridge::NYTProfWriter: write after close");
+        w = (pb_nytprof_writer *)handle_get(aTHX_ handle, &nyw_vtbl, "nytprof-writer");
+        if (!pb_nytprof_writer_owned(w))
+            croak_usage(aTHX_ "nytprof-writer", "",
+                        "this writer was opened by another process (before a fork); only that process writes it");
         t = pb_tag_from_name(tag, strlen(tag));
-        if (t == PB_TAG_COUNT)
-            croak("Devel::ProfileBridge::NYTProfWriter: unknown tag '%s'", tag);
+        if (t == PB_TAG_COUNT) {
+            char msg[128];
+            snprintf(msg, sizeof msg, "unknown tag '%.60s'", tag);
+            croak_usage(aTHX_ "nytprof-writer", "", msg);
+        }
         chunk_from_args(aTHX_ &c, t, &ST(2), items - 2);
-        sink = pb_nytprof_writer_sink(xw->w);
-        if (pb_emit(sink, &c) != 0 || pb_nytprof_writer_failed(xw->w)) {
-            pb_status st = pb_nytprof_writer_close(xw->w, &err);
-            xw->w = NULL;
-            if (st != PB_OK)
-                croak_pb(aTHX_ &err);
-            croak("Devel::ProfileBridge::NYTProfWriter: writer failed");
+        sink = pb_nytprof_writer_sink(w);
+        if (pb_emit(sink, &c) != 0 || pb_nytprof_writer_failed(w)) {
+            w = (pb_nytprof_writer *)handle_take(aTHX_ handle, &nyw_vtbl, "nytprof-writer");
+            (void)pb_nytprof_writer_close(w, &err); /* hands out the reason, removes the temp file */
+            croak_pb(aTHX_ &err);
         }
 
 void
 pbw__close(handle)
-        IV handle
+        SV *handle
     PREINIT:
-        xs_writer *xw = INT2PTR(xs_writer *, handle);
+        pb_nytprof_writer *w;
         pb_error err;
-        pb_status st;
     CODE:
-        if (!xw || !xw->w)
-            croak("Devel::ProfileBridge::NYTProfWriter: close after close");
-        st = pb_nytprof_writer_close(xw->w, &err);
-        xw->w = NULL;
-        if (st != PB_OK)
+        w = (pb_nytprof_writer *)handle_get(aTHX_ handle, &nyw_vtbl, "nytprof-writer");
+        if (!pb_nytprof_writer_owned(w))
+            croak_usage(aTHX_ "nytprof-writer", "",
+                        "this writer was opened by another process (before a fork); only that process closes it");
+        w = (pb_nytprof_writer *)handle_take(aTHX_ handle, &nyw_vtbl, "nytprof-writer");
+        if (pb_nytprof_writer_close(w, &err) != PB_OK)
             croak_pb(aTHX_ &err);
-
-void
-pbw__free(handle)
-        IV handle
-    PREINIT:
-        xs_writer *xw = INT2PTR(xs_writer *, handle);
-    CODE:
-        if (xw) {
-            if (xw->w)
-                pb_nytprof_writer_abort(xw->w);
-            Safefree(xw->path);
-            Safefree(xw);
-        }
 
 MODULE = Devel::ProfileBridge    PACKAGE = Devel::ProfileBridge::StatProfilerWriter
 
-IV
+SV *
 _xs_open(path, rev, ver, sub, interval_us, depth)
         const char *path
         UV rev
@@ -808,107 +840,101 @@ _xs_open(path, rev, ver, sub, interval_us, depth)
         w = pb_spw_open(path, &h, &err);
         if (!w)
             croak_pb(aTHX_ &err);
-        RETVAL = PTR2IV(w);
+        RETVAL = handle_new(aTHX_ &spw_vtbl, "Devel::ProfileBridge::StatProfilerWriter::Handle", w);
     OUTPUT:
         RETVAL
 
 void
 _xs_header_metadata(h, key, value)
-        IV h
+        SV *h
         SV *key
         SV *value
     CODE:
-        spw_check(aTHX_ spw_of(aTHX_ h), pb_spw_header_metadata(spw_of(aTHX_ h), sp_str(aTHX_ key), sp_str(aTHX_ value)));
+        spw_check(aTHX_ SPW(h), pb_spw_header_metadata(SPW(h), sp_str(aTHX_ key), sp_str(aTHX_ value)));
 
 void
 _xs_start_sample(h, weight, op)
-        IV h
+        SV *h
         UV weight
         SV *op
     CODE:
-        spw_check(aTHX_ spw_of(aTHX_ h), pb_spw_start_sample(spw_of(aTHX_ h), (uint32_t)weight, sp_str(aTHX_ op)));
+        spw_check(aTHX_ SPW(h), pb_spw_start_sample(SPW(h), (uint32_t)weight, sp_str(aTHX_ op)));
 
 void
 _xs_sub_frame(h, package, name, file, line, first_line)
-        IV h
+        SV *h
         SV *package
         SV *name
         SV *file
         IV line
         IV first_line
     CODE:
-        spw_check(aTHX_ spw_of(aTHX_ h), pb_spw_sub_frame(spw_of(aTHX_ h), sp_str(aTHX_ package), sp_str(aTHX_ name),
+        spw_check(aTHX_ SPW(h), pb_spw_sub_frame(SPW(h), sp_str(aTHX_ package), sp_str(aTHX_ name),
                                                          sp_str(aTHX_ file), (int32_t)line, (int32_t)first_line));
 
 void
 _xs_xsub_frame(h, package, name)
-        IV h
+        SV *h
         SV *package
         SV *name
     CODE:
-        spw_check(aTHX_ spw_of(aTHX_ h), pb_spw_xsub_frame(spw_of(aTHX_ h), sp_str(aTHX_ package), sp_str(aTHX_ name)));
+        spw_check(aTHX_ SPW(h), pb_spw_xsub_frame(SPW(h), sp_str(aTHX_ package), sp_str(aTHX_ name)));
 
 void
 _xs_main_frame(h, file, line)
-        IV h
+        SV *h
         SV *file
         IV line
     CODE:
-        spw_check(aTHX_ spw_of(aTHX_ h), pb_spw_main_frame(spw_of(aTHX_ h), sp_str(aTHX_ file), (int32_t)line));
+        spw_check(aTHX_ SPW(h), pb_spw_main_frame(SPW(h), sp_str(aTHX_ file), (int32_t)line));
 
 void
 _xs_eval_frame(h, file, line)
-        IV h
+        SV *h
         SV *file
         IV line
     CODE:
-        spw_check(aTHX_ spw_of(aTHX_ h), pb_spw_eval_frame(spw_of(aTHX_ h), sp_str(aTHX_ file), (int32_t)line));
+        spw_check(aTHX_ SPW(h), pb_spw_eval_frame(SPW(h), sp_str(aTHX_ file), (int32_t)line));
 
 void
 _xs_eval_source(h, text, n)
-        IV h
+        SV *h
         SV *text
         UV n
     CODE:
-        spw_check(aTHX_ spw_of(aTHX_ h), pb_spw_eval_source(spw_of(aTHX_ h), sp_str(aTHX_ text), (uint32_t)n));
+        spw_check(aTHX_ SPW(h), pb_spw_eval_source(SPW(h), sp_str(aTHX_ text), (uint32_t)n));
 
 void
 _xs_end_sample(h)
-        IV h
+        SV *h
     CODE:
-        spw_check(aTHX_ spw_of(aTHX_ h), pb_spw_end_sample(spw_of(aTHX_ h)));
+        spw_check(aTHX_ SPW(h), pb_spw_end_sample(SPW(h)));
 
 void
 _xs_section_start(h, name)
-        IV h
+        SV *h
         SV *name
     CODE:
-        spw_check(aTHX_ spw_of(aTHX_ h), pb_spw_section_start(spw_of(aTHX_ h), sp_str(aTHX_ name)));
+        spw_check(aTHX_ SPW(h), pb_spw_section_start(SPW(h), sp_str(aTHX_ name)));
 
 void
 _xs_section_end(h, name)
-        IV h
+        SV *h
         SV *name
     CODE:
-        spw_check(aTHX_ spw_of(aTHX_ h), pb_spw_section_end(spw_of(aTHX_ h), sp_str(aTHX_ name)));
+        spw_check(aTHX_ SPW(h), pb_spw_section_end(SPW(h), sp_str(aTHX_ name)));
 
 void
 _xs_metadata(h, key, value)
-        IV h
+        SV *h
         SV *key
         SV *value
     CODE:
-        spw_check(aTHX_ spw_of(aTHX_ h), pb_spw_metadata(spw_of(aTHX_ h), sp_str(aTHX_ key), sp_str(aTHX_ value)));
+        spw_check(aTHX_ SPW(h), pb_spw_metadata(SPW(h), sp_str(aTHX_ key), sp_str(aTHX_ value)));
 
 void
 _xs_close(h)
-        IV h
+        SV *h
     CODE:
-        spw_check(aTHX_ spw_of(aTHX_ h), pb_spw_close(spw_of(aTHX_ h), NULL));
+        spw_check(aTHX_ SPW(h), pb_spw_close(SPW(h)));
 
-void
-_xs_free(h)
-        IV h
-    CODE:
-        if (h)
-            pb_spw_free(INT2PTR(pb_spw *, h));

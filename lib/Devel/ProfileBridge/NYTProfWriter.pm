@@ -6,49 +6,49 @@ our $VERSION = '0.01';
 
 use Devel::ProfileBridge ();
 
+sub _usage {
+    my ($file, $msg) = @_;
+    require Devel::ProfileBridge::Error;
+    Devel::ProfileBridge::Error->throw(format => 'nytprof-writer', class => 'usage', file => $file // '',
+        message => $msg);
+}
+
 sub new {
     my ($class, %opts) = @_;
     my $file = delete $opts{file};
     my $compress = delete $opts{compress};
-    if (!defined $file || !length $file) {
-        require Carp;
-        Carp::croak("Devel::ProfileBridge::NYTProfWriter->new: file => PATH is required");
-    }
+    _usage($file, 'new needs file => PATH') if !defined $file || !length $file;
     if (my @bad = sort keys %opts) {
-        require Carp;
-        Carp::croak("Devel::ProfileBridge::NYTProfWriter->new: unknown option '@bad' (known: file, compress)");
+        _usage($file, "unknown option '@bad' (known: file, compress)");
     }
     $compress = 6 unless defined $compress;
-    if ($compress !~ /\A[0-9]\z/) {
-        require Carp;
-        Carp::croak("Devel::ProfileBridge::NYTProfWriter->new: compress must be 0..9, not '$compress'");
-    }
+    _usage($file, "compress must be 0..9, not '$compress'") if $compress !~ /\A[0-9]\z/;
     my $h = _open($file, $compress);
     return bless { h => $h, file => $file }, $class;
 }
 
+# The C state belongs to the thread and process that made the writer: no
+# copy in a new ithread; a forked child's calls throw and its destruction
+# touches no file (c/output.c checks the pid).
+sub CLONE_SKIP { 1 }
+
 sub write_chunk {
     my $self = shift;
-    _write($self->{h}, @_);    # croaks on misuse or when the writer failed
+    _write($self->{h}, @_);    # throws on misuse or when the writer failed
     return $self;
 }
 
 sub close {
     my ($self) = @_;
-    my $h = $self->{h};
-    $self->{closed}++ and do {
-        require Carp;
-        Carp::croak("Devel::ProfileBridge::NYTProfWriter: close called twice");
-    };
-    _close($h);
+    _usage($self->{file}, 'close called twice') if $self->{closed}++;
+    _close($self->{h});
     return 1;
 }
 
-sub DESTROY {
-    my ($self) = @_;
-    _free($self->{h}) if $self->{h};    # not closed: the target stays as it was
-    $self->{h} = 0;
-}
+package Devel::ProfileBridge::NYTProfWriter::Handle;
+sub CLONE_SKIP { 1 }
+
+package Devel::ProfileBridge::NYTProfWriter;
 
 1;
 __END__
@@ -84,10 +84,14 @@ produced by the C writer in F<c/write_nytprof.c>.
 =item new(file => $path, compress => $level)
 
 Starts writing.  C<compress> is the zlib level, 0 (none) to 9, default 6.
-The data goes to a temporary file C<.NAME.XXXXXX> in the target's directory,
-which C<close> renames onto C<$path>: until then, and on any error, C<$path>
-is left as it was.  Throws an C<io> L<Devel::ProfileBridge::Error> if the
-temporary file cannot be created.
+The data goes to a temporary file C<.NAME.XXXXXX> created with
+C<O_CREAT|O_EXCL> in the target's directory, which C<close> renames onto
+C<$path>: until then, and on any error, C<$path> is left as it was.  A
+symlink C<$path> is followed (its target is updated); an existing device or
+FIFO is written in place and never replaced; C<-> is standard output (see
+L<Devel::ProfileBridge/OUTPUT FILES>).  Throws an C<io>
+L<Devel::ProfileBridge::Error> if the temporary file cannot be created, a
+C<usage> one for a bad option.
 
 =item write_chunk($tag, @args)
 
@@ -106,15 +110,25 @@ no earlier C<NEW_FID> defined, fids that are not dense 1..N, C<nv_size>
 other than 8, and text that cannot be one line.  It warns when there are
 sub calls but no C<PID_START>/C<PID_END> pair with a positive duration
 (C<nytprofhtml> divides by it).  A wrong number of arguments or an unknown
-tag croaks.
+tag throws a C<usage> error.
 
 =item close
 
 Finishes the zlib stream, checks that fids are dense, and renames the
 temporary file onto the target.  Throws on any error (then the target is
-untouched and no temporary file remains).  Calling it twice croaks.  An
-object destroyed without C<close> discards what it wrote.
+untouched and no temporary file remains).  Calling it twice throws a
+C<usage> error.  An object destroyed without C<close> discards what it
+wrote.
 
 =back
+
+=head1 THREADS AND FORK
+
+A writer belongs to the thread and process that created it.  A new ithread
+gets no copy (C<CLONE_SKIP>); a copied or forged handle (C<Storable::dclone>,
+a blessed number) is refused with a C<usage> error, never dereferenced.
+After C<fork>, C<write_chunk> and C<close> in the child throw a C<usage>
+error and the child's copy going out of scope removes nothing, so the
+parent's file comes out exactly as if the child had never existed.
 
 =cut

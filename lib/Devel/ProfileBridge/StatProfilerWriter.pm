@@ -11,127 +11,116 @@ require Devel::ProfileBridge;
 
 my %DEFAULT = (interval_us => 10000, depth => 20, perl_version => '5.36.0');
 
+# Every misuse is one Devel::ProfileBridge::Error of class "usage"; the
+# C writer (c/write_statprofiler.c) holds the state machine and throws the
+# same class for calls out of order.
+sub _usage {
+    my ($file, $msg) = @_;
+    require Devel::ProfileBridge::Error;
+    Devel::ProfileBridge::Error->throw(format => 'statprofiler-writer', class => 'usage',
+        file => $file // '', message => $msg);
+}
+
 sub new {
     my ($class, %arg) = @_;
     my $file = delete $arg{file};
-    Carp::croak('StatProfilerWriter: new needs file => PATH') unless defined $file && length $file;
+    _usage($file, 'new needs file => PATH') unless defined $file && length $file;
     my $pv = delete $arg{perl_version} // $DEFAULT{perl_version};
     $pv = sprintf '%vd', $pv if ref \$pv eq 'VSTRING';
     $pv =~ s/^v//;
     my ($rev, $ver, $sub) = $pv =~ /^(\d+)\.(\d+)(?:\.(\d+))?$/
-        or Carp::croak("StatProfilerWriter: perl_version '$pv' is not like 5.36.0");
+        or _usage($file, "perl_version '$pv' is not like 5.36.0");
     my $interval = delete $arg{interval_us} // $DEFAULT{interval_us};
     my $depth = delete $arg{depth} // $DEFAULT{depth};
     for ([interval_us => $interval], [depth => $depth]) {
-        Carp::croak("StatProfilerWriter: $_->[0] must be a positive integer, not '$_->[1]'")
+        _usage($file, "$_->[0] must be a positive integer, not '$_->[1]'")
             unless $_->[1] =~ /^\d+$/ && $_->[1] > 0 && $_->[1] <= 0xFFFFFFFF;
     }
     my $meta = delete $arg{metadata} // {};
-    Carp::croak('StatProfilerWriter: metadata must be a hash reference') unless ref $meta eq 'HASH';
-    Carp::croak('StatProfilerWriter: unknown option(s) ' . join(', ', sort keys %arg)) if %arg;
+    _usage($file, 'metadata must be a hash reference') unless ref $meta eq 'HASH';
+    _usage($file, 'unknown option(s) ' . join(', ', sort keys %arg)) if %arg;
 
     my $h = _xs_open($file, $rev, $ver, $sub // 0, $interval, $depth);
-    my $self = bless { h => $h, file => $file, in_sample => 0, closed => 0, samples => 0 }, $class;
+    my $self = bless { h => $h, file => $file, samples => 0 }, $class;
     _xs_header_metadata($h, $_, $meta->{$_}) for sort keys %$meta;
     return $self;
 }
 
-sub _live {
-    my ($self, $what) = @_;
-    Carp::croak("StatProfilerWriter: $what after close") if $self->{closed};
-}
-sub _in {
-    my ($self, $what) = @_;
-    $self->_live($what);
-    Carp::croak("StatProfilerWriter: $what outside a sample (call start_sample first)") unless $self->{in_sample};
-}
-sub _out {
-    my ($self, $what) = @_;
-    $self->_live($what);
-    Carp::croak("StatProfilerWriter: $what inside a sample (call end_sample first)") if $self->{in_sample};
-}
+# The C state is owned by the thread and process that made the writer: a
+# new ithread gets no copy (CLONE_SKIP), a forked child's calls croak and its
+# destruction writes and removes nothing.
+sub CLONE_SKIP { 1 }
+
 sub _int {
-    my ($what, $v) = @_;
-    Carp::croak("StatProfilerWriter: $what must be an integer, not '" . ($v // 'undef') . "'")
+    my ($self, $what, $v) = @_;
+    _usage($self->{file}, "$what must be an integer, not '" . ($v // 'undef') . "'")
         unless defined $v && $v =~ /^-?\d+$/;
     return $v;
 }
 
 sub start_sample {
     my ($self, $weight, $op_name) = @_;
-    $self->_out('start_sample');
-    $weight = _int('weight', $weight // 1);
-    Carp::croak('StatProfilerWriter: weight must be >= 0') if $weight < 0;
+    $weight = $self->_int('weight', $weight // 1);
+    _usage($self->{file}, 'weight must be >= 0') if $weight < 0;
     _xs_start_sample($self->{h}, $weight, $op_name // '');
-    $self->{in_sample} = 1;
     return $self;
 }
 
 sub sub_frame {
     my ($self, $package, $name, $file, $line, $first_line) = @_;
-    $self->_in('sub_frame');
-    _xs_sub_frame($self->{h}, $package // 'main', $name // '__ANON__', $file // '', _int('line', $line // 0),
-        _int('first_line', $first_line // -1));
+    _xs_sub_frame($self->{h}, $package // 'main', $name // '__ANON__', $file // '',
+        $self->_int('line', $line // 0), $self->_int('first_line', $first_line // -1));
     return $self;
 }
 
 sub xsub_frame {
     my ($self, $package, $name) = @_;
-    $self->_in('xsub_frame');
     _xs_xsub_frame($self->{h}, $package // 'main', $name // '');
     return $self;
 }
 
 sub main_frame {
     my ($self, $file, $line) = @_;
-    $self->_in('main_frame');
-    _xs_main_frame($self->{h}, $file // '', _int('line', $line // 0));
+    _xs_main_frame($self->{h}, $file // '', $self->_int('line', $line // 0));
     return $self;
 }
 
 sub eval_frame {
     my ($self, $file, $line) = @_;
-    $self->_in('eval_frame');
-    _xs_eval_frame($self->{h}, $file // '', _int('line', $line // 0));
+    _xs_eval_frame($self->{h}, $file // '', $self->_int('line', $line // 0));
     return $self;
 }
 
 sub eval_source {
     my ($self, $text, $n) = @_;
-    $self->_live('eval_source');
-    $n = _int('eval number', $n);
-    Carp::croak('StatProfilerWriter: eval number must be >= 0') if $n < 0;
+    $n = $self->_int('eval number', $n);
+    _usage($self->{file}, 'eval number must be >= 0') if $n < 0;
     _xs_eval_source($self->{h}, $text // '', $n);
     return $self;
 }
 
 sub end_sample {
     my ($self) = @_;
-    $self->_in('end_sample');
     _xs_end_sample($self->{h});
-    $self->{in_sample} = 0;
     $self->{samples}++;
     return $self;
 }
 
 sub section_start {
     my ($self, $name) = @_;
-    $self->_out('section_start');
     _xs_section_start($self->{h}, $name // '');
     return $self;
 }
 
 sub section_end {
     my ($self, $name) = @_;
-    $self->_out('section_end');
     _xs_section_end($self->{h}, $name // '');
     return $self;
 }
 
 sub metadata {
     my ($self, $key, $value) = @_;
-    $self->_out('metadata');
-    Carp::croak('StatProfilerWriter: metadata needs a key') unless defined $key;
+    _usage($self->{file}, 'metadata needs a key') unless defined $key;
     _xs_metadata($self->{h}, $key, $value // '');
     return $self;
 }
@@ -141,20 +130,12 @@ sub file    { $_[0]{file} }
 
 sub close {
     my ($self) = @_;
-    Carp::croak('StatProfilerWriter: close called twice') if $self->{closed};
-    $self->_out('close');
     _xs_close($self->{h});
-    $self->{closed} = 1;
     return 1;
 }
 
-sub DESTROY {
-    my ($self) = @_;
-    return unless $self->{h};
-    # Not closed: what was written stays in "<file>_" (flushed, no end
-    # marker, not renamed), like a profiler that died.
-    _xs_free(delete $self->{h});
-}
+package Devel::ProfileBridge::StatProfilerWriter::Handle;
+sub CLONE_SKIP { 1 }
 
 1;
 
@@ -183,7 +164,7 @@ Devel::ProfileBridge::StatProfilerWriter - write Devel::StatProfiler trace files
     $w->section_start('phase1');
     $w->section_end('phase1');
     $w->metadata(iteration => 3);
-    $w->close;      # "statprof.out_" becomes "statprof.out"
+    $w->close;      # only now does "statprof.out" appear
 
 =head1 DESCRIPTION
 
@@ -198,9 +179,14 @@ the profiler itself writes smaller, wrong ones).  Files written here are
 read by C<Devel::StatProfiler::Reader>, C<statprofilehtml>, and by this
 distribution's C<for_chunks>.
 
-While the trace is being written it is called C<< <file>_ >>; L</close>
-renames it to C<file>, like Devel::StatProfiler does, so an interrupted
-program never leaves a file that looks complete.
+While the trace is being written it lives in a temporary file created with
+C<O_CREAT|O_EXCL> next to C<file> (C<< .<file>.XXXXXX >>, never a
+predictable name); L</close> renames it to C<file>, so an interrupted
+program never leaves a file that looks complete.  The output rules are those
+of every writer here (L<Devel::ProfileBridge/OUTPUT FILES>): a symlink is
+followed to its target, an existing device or FIFO is written in place and
+never replaced, the temporary file is removed on every error and on
+SIGINT/SIGTERM/SIGHUP.
 
 Strings are written with the UTF-8 flag only when they cannot be
 downgraded to Latin-1, as the profiler does for Perl names.
@@ -209,11 +195,11 @@ downgraded to Latin-1, as the profiler does for Perl names.
 
 =head2 new(file => PATH, perl_version => '5.36.0', interval_us => 10000, depth => 20, metadata => {...})
 
-Creates C<< PATH_ >>.  C<perl_version> is the profiled perl's version
+Creates the temporary file for C<PATH>.  C<perl_version> is the profiled perl's version
 (string or v-string), C<interval_us> the sampling interval (one unit of
 sample weight), C<depth> the stack depth the profiler was told to keep,
 C<metadata> custom key/value pairs written in the header (in sorted key
-order).  Croaks if the file cannot be created.
+order).  Throws an C<io> error if the file cannot be created.
 
 =head2 start_sample($weight, $op_name)
 
@@ -261,8 +247,8 @@ A custom metadata record in the body (write_custom_metadata).
 
 =head2 close
 
-Writes the end-of-stream record, flushes, and renames C<< file_ >> to
-C<file>.  Croaks on I/O errors.
+Writes the end-of-stream record, flushes, and renames the temporary file to
+C<file>.  Throws an C<io> error when the system refuses.
 
 =head2 samples, file
 
@@ -270,14 +256,25 @@ The number of samples ended so far; the final file name.
 
 =head1 ERRORS
 
-Misuse croaks with C<StatProfilerWriter: ...>: a frame or C<end_sample>
-outside a sample, C<start_sample>, a section, metadata or C<close> inside
-a sample, any call after L</close>, C<close> twice, non-integer lines or
-weights, unknown options to C<new>.  I/O failures croak with the file name.
+Every error is a L<Devel::ProfileBridge::Error> (format
+C<statprofiler-writer>).  Misuse has class C<usage>: a frame or
+C<end_sample> outside a sample, C<start_sample>, a section, metadata or
+C<close> inside a sample, any call after L</close> (C<close called twice>),
+non-integer lines or weights, unknown options to C<new>, a handle that is
+not one this module made.  The system refusing to create, write or rename
+the file is class C<io>.
 
-If the object is destroyed without L</close>, the records written so far
-are flushed into C<< file_ >>, without an end marker and without renaming,
-the same state a crashed profiler leaves behind.
+If the object is destroyed without L</close>, nothing is published: the
+temporary file is removed and C<file> (if it existed) stays as it was.
+
+=head1 THREADS AND FORK
+
+A writer belongs to the thread and the process that created it.  A new
+ithread does not get a copy (C<CLONE_SKIP>).  After C<fork>, every call in
+the child throws a C<usage> error, and the child's copy going out of scope
+writes nothing and removes nothing: the parent finishes its file as if the
+child had never existed.  The writer keeps no stdio buffer, so a child's
+exit cannot flush the parent's data twice.
 
 =head1 CONVERTING
 
