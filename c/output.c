@@ -592,10 +592,11 @@ int pb_outset_reopen(pb_outset *s, size_t i, pb_error *err)
     return member_open(s, i, O_APPEND, err);
 }
 
-static void set_remove(pb_outset *s)
+/* remove members from..nmembers-1 (those before were published) and the directory */
+static void set_remove(pb_outset *s, size_t from)
 {
     size_t i;
-    for (i = 0; i < s->nmembers; i++) {
+    for (i = from; i < s->nmembers; i++) {
         char *p = member_name(s, i);
         if (p) {
             unlink(p);
@@ -680,7 +681,7 @@ pb_status pb_outset_commit(pb_outset *s, const char *const *names, size_t n, pb_
             return PB_ERR_IO;
         }
     }
-    set_remove(s);
+    set_remove(s, n);
     set_free(s);
     return PB_OK;
 }
@@ -690,7 +691,7 @@ void pb_outset_abort(pb_outset *s)
     if (!s)
         return;
     if (pb_outset_owned(s))
-        set_remove(s);
+        set_remove(s, 0);
     set_free(s);
 }
 

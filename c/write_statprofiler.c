@@ -19,7 +19,19 @@
 
 enum { W_HEADER = 0, W_BODY, W_SAMPLE, W_CLOSED, W_FAILED };
 
+/* packet buffers handed from suspended members to resumed ones (a sink's
+ * pool: at most as many sets as writers holding an fd) */
+typedef struct {
+    unsigned char **buf;
+    char **zbuf;
+    size_t n, cap;
+} spw_spares;
+
+#define ZPRE 16 /* room before the compressed bytes: magic (14) + packet length (2) */
+
 struct pb_spw {
+    spw_spares *spares; /* members of a sink: buffers come from / go to it */
+    int magic_pending;  /* the 14-byte magic goes out with the first packet */
     pb_output *out;   /* pb_spw_open: a file of its own (output.h) */
     pb_outset *set;   /* pb_spw_open_member: member `member` of a set */
     size_t member;
@@ -32,8 +44,12 @@ struct pb_spw {
     size_t zcap;
     int state;
     pb_spw_header h;
-    pb_error err;
+    pb_error *err;    /* the API writer's own; a sink's members share the sink's */
+    int own_err;
     uint64_t samples, bytes;
+    int ended;        /* suspended with an end marker written after byte end_at */
+    uint64_t end_at;
+    int check_pid;    /* an API writer: refuse calls from a forked child */
     unsigned char *hdrbuf; /* header metadata records, until the header goes out */
     size_t hlen, hcap;
 };
@@ -66,8 +82,8 @@ static pb_status w_fail(pb_spw *w, pb_status st, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    w->err.status = PB_OK; /* each failing call reports its own reason */
-    pb_fail_nooff(&w->err, st, "%s", msg);
+    pb_error_init(w->err, "statprofiler-writer", w->path); /* each failing call reports its own reason */
+    pb_fail_nooff(w->err, st, "%s", msg);
     if (st == PB_ERR_IO)
         w->state = W_FAILED;
     return st;
@@ -76,14 +92,32 @@ static pb_status w_fail(pb_spw *w, pb_status st, const char *fmt, ...)
 /* make sure the packet buffers exist (they are freed while suspended) */
 static pb_status w_buffers(pb_spw *w)
 {
+    if (!w->buf && w->spares && w->spares->n) {
+        w->spares->n--;
+        w->buf = w->spares->buf[w->spares->n];
+        w->zbuf = w->spares->zbuf[w->spares->n];
+    }
+    w->zcap = snappy_max_compressed_length(PB_SP_PACKET_MAX);
     if (!w->buf && !(w->buf = (unsigned char *)malloc(PB_SP_PACKET_MAX)))
         return w_fail(w, PB_ERR_LIMIT, "out of memory");
-    if (!w->zbuf) {
-        w->zcap = snappy_max_compressed_length(PB_SP_PACKET_MAX);
-        if (!(w->zbuf = (char *)malloc(w->zcap)))
-            return w_fail(w, PB_ERR_LIMIT, "out of memory");
-    }
+    if (!w->zbuf && !(w->zbuf = (char *)malloc(ZPRE + w->zcap)))
+        return w_fail(w, PB_ERR_LIMIT, "out of memory");
     return PB_OK;
+}
+
+static void w_release_buffers(pb_spw *w)
+{
+    spw_spares *sp = w->spares;
+    if (sp && w->buf && w->zbuf && sp->n < sp->cap) {
+        sp->buf[sp->n] = w->buf;
+        sp->zbuf[sp->n] = w->zbuf;
+        sp->n++;
+    } else {
+        free(w->buf);
+        free(w->zbuf);
+    }
+    w->buf = NULL;
+    w->zbuf = NULL;
 }
 
 static pb_status w_raw(pb_spw *w, const void *p, size_t n)
@@ -102,20 +136,28 @@ static pb_status w_raw(pb_spw *w, const void *p, size_t n)
     return PB_OK;
 }
 
+/* one packet: 2-byte big-endian length + Snappy bytes, in one write (with
+ * the file's magic in front of the first) */
 static pb_status w_packet(pb_spw *w)
 {
     size_t zl = w->zcap;
-    unsigned char hdr[2];
+    char *z = w->zbuf + ZPRE, *from;
     pb_status st;
     if (w->len == 0)
         return PB_OK;
-    if (snappy_compress((const char *)w->buf, w->len, w->zbuf, &zl) != SNAPPY_OK || zl > 0xFFFF)
+    if (snappy_compress((const char *)w->buf, w->len, z, &zl) != SNAPPY_OK || zl > 0xFFFF)
         return w_fail(w, PB_ERR_IO, "snappy compression of a packet failed (%s)", w->path);
-    hdr[0] = (unsigned char)(zl >> 8);
-    hdr[1] = (unsigned char)zl;
-    if ((st = w_raw(w, hdr, 2)) != PB_OK || (st = w_raw(w, w->zbuf, zl)) != PB_OK)
+    z[-2] = (char)(zl >> 8);
+    z[-1] = (char)zl;
+    from = z - 2;
+    if (w->magic_pending) {
+        from -= 14;
+        memcpy(from, "=statprofiler\001", 14);
+    }
+    if ((st = w_raw(w, from, (size_t)(z + zl - from))) != PB_OK)
         return st;
-    w->bytes += 2 + zl;
+    w->bytes += (uint64_t)(z + zl - from);
+    w->magic_pending = 0;
     w->len = 0;
     return PB_OK;
 }
@@ -212,7 +254,8 @@ static void put_le32(unsigned char *o, uint32_t v)
 }
 
 /* the writer without its file */
-static pb_spw *spw_new(const char *name, const pb_spw_header *h, pb_error *err)
+static pb_spw *spw_new(const char *name, const pb_spw_header *h, spw_spares *spares, pid_t pid,
+                       pb_error *shared_err, pb_error *err)
 {
     pb_spw *w = (pb_spw *)calloc(1, sizeof *w);
     if (!w) {
@@ -220,10 +263,17 @@ static pb_spw *spw_new(const char *name, const pb_spw_header *h, pb_error *err)
         return NULL;
     }
     w->fd = -1;
-    w->pid = getpid();
-    pb_error_init(&w->err, "statprofiler-writer", name);
+    w->pid = pid;
+    w->spares = spares;
+    w->err = shared_err;
+    if (!w->err) {
+        w->err = (pb_error *)malloc(sizeof *w->err);
+        w->own_err = 1;
+    }
     w->path = strdup(name);
-    if (!w->path || w_buffers(w) != PB_OK) {
+    if (w->err)
+        pb_error_init(w->err, "statprofiler-writer", name);
+    if (!w->err || !w->path || w_buffers(w) != PB_OK) {
         pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
         pb_spw_free(w);
         return NULL;
@@ -241,9 +291,9 @@ static pb_spw *spw_new(const char *name, const pb_spw_header *h, pb_error *err)
     if (!w->h.have_id) {
         static unsigned seq;
         uint32_t t = (uint32_t)time(NULL);
-        uint32_t r = (uint32_t)getpid() * 2654435761u ^ t ^ (uint32_t)(uintptr_t)w ^ (++seq * 0x9E3779B9u);
+        uint32_t r = (uint32_t)w->pid * 2654435761u ^ t ^ (uint32_t)(uintptr_t)w ^ (++seq * 0x9E3779B9u);
         int i;
-        put_le32(w->h.id, (uint32_t)getpid());
+        put_le32(w->h.id, (uint32_t)w->pid);
         put_le32(w->h.id + 4, seq);
         put_le32(w->h.id + 8, t);
         for (i = 0; i < 3; i++) {
@@ -257,32 +307,27 @@ static pb_spw *spw_new(const char *name, const pb_spw_header *h, pb_error *err)
     return w;
 }
 
-static const unsigned char sp_magic[] = "=statprofiler\001";
-
 pb_spw *pb_spw_open(const char *path, const pb_spw_header *h, pb_error *err)
 {
     pb_spw *w;
     pb_error_init(err, "statprofiler-writer", path);
-    if (!(w = spw_new(path, h, err)))
+    if (!(w = spw_new(path, h, NULL, getpid(), NULL, err)))
         return NULL;
     if (!(w->out = pb_output_open(path, 0, err))) {
         pb_spw_free(w);
         return NULL;
     }
     w->fd = pb_output_fd(w->out);
-    if (w_raw(w, sp_magic, 14) != PB_OK) {
-        *err = w->err;
-        pb_spw_free(w);
-        return NULL;
-    }
-    w->bytes = 14;
+    w->check_pid = 1;
+    w->magic_pending = 1;
     return w;
 }
 
-pb_spw *pb_spw_open_member(pb_outset *set, size_t member, const char *name, const pb_spw_header *h, pb_error *err)
+static pb_spw *open_member(pb_outset *set, size_t member, const char *name, const pb_spw_header *h,
+                           spw_spares *spares, pid_t pid, pb_error *shared_err, pb_error *err)
 {
     pb_spw *w;
-    if (!(w = spw_new(name, h, err)))
+    if (!(w = spw_new(name, h, spares, pid, shared_err, err)))
         return NULL;
     w->set = set;
     w->member = member;
@@ -290,31 +335,37 @@ pb_spw *pb_spw_open_member(pb_outset *set, size_t member, const char *name, cons
         pb_spw_free(w);
         return NULL;
     }
-    if (w_raw(w, sp_magic, 14) != PB_OK) {
-        *err = w->err;
-        pb_spw_free(w);
-        return NULL;
-    }
-    w->bytes = 14;
+    w->magic_pending = 1;
     return w;
+}
+
+pb_spw *pb_spw_open_member(pb_outset *set, size_t member, const char *name, const pb_spw_header *h, pb_error *err)
+{
+    return open_member(set, member, name, h, NULL, getpid(), NULL, err);
 }
 
 int pb_spw_suspended(const pb_spw *w) { return w->fd < 0; }
 
+/* A suspended member is left complete: its pending records, then an end
+ * marker in a packet of its own, whose start (end_at) resume() truncates
+ * back to.  So a thread that never comes back costs no reopen at finish. */
 pb_status pb_spw_suspend(pb_spw *w)
 {
     pb_status st = PB_OK;
     if (!w->set || w->fd < 0)
         return PB_OK;
-    if (w->state != W_FAILED && w->state != W_CLOSED)
-        st = w_packet(w); /* a short packet: the reader takes any size up to 32000 */
+    if (w->state == W_HEADER)
+        st = w_header(w);
+    if (st == PB_OK && w->state == W_BODY && (st = w_packet(w)) == PB_OK) {
+        unsigned char end[2] = {197, 0};
+        w->end_at = w->bytes;
+        if ((st = w_put(w, end, 2)) == PB_OK && (st = w_packet(w)) == PB_OK)
+            w->ended = 1;
+    }
     if (close(w->fd) != 0 && st == PB_OK)
         st = w_fail(w, PB_ERR_IO, "cannot write %s: %s", w->path, strerror(errno));
     w->fd = -1;
-    free(w->buf);
-    free(w->zbuf);
-    w->buf = NULL;
-    w->zbuf = NULL;
+    w_release_buffers(w);
     return st;
 }
 
@@ -329,15 +380,21 @@ pb_status pb_spw_resume(pb_spw *w, pb_error *err)
         return st;
     if ((w->fd = pb_outset_reopen(w->set, w->member, err)) < 0) {
         w->state = W_FAILED;
-        w->err = *err;
+        *w->err = *err;
         return err->status;
+    }
+    if (w->ended) { /* take the end marker back */
+        if (ftruncate(w->fd, (off_t)w->end_at) != 0)
+            return w_fail(w, PB_ERR_IO, "cannot write %s: %s", w->path, strerror(errno));
+        w->bytes = w->end_at;
+        w->ended = 0;
     }
     return PB_OK;
 }
 
 static pb_status w_check(pb_spw *w, const char *what, int want_sample)
 {
-    if (w->pid != getpid())
+    if (w->check_pid && w->pid != getpid())
         return w_fail(w, PB_ERR_USAGE,
                       "%s: this writer was opened by process %ld (before a fork); only that process writes %s",
                       what, (long)w->pid, w->path);
@@ -346,7 +403,7 @@ static pb_status w_check(pb_spw *w, const char *what, int want_sample)
     if (w->fd < 0)
         return w_fail(w, PB_ERR_USAGE, "%s on a suspended writer", what);
     if (w->state == W_FAILED)
-        return w->err.status ? w->err.status : PB_ERR_IO;
+        return w->err->status ? w->err->status : PB_ERR_IO;
     if (want_sample > 0 && w->state != W_SAMPLE)
         return w_fail(w, PB_ERR_USAGE, "%s outside a sample (call start_sample first)", what);
     if (want_sample == 0 && w->state == W_SAMPLE)
@@ -480,6 +537,10 @@ pb_status pb_spw_metadata(pb_spw *w, pb_str key, pb_str value)
 
 pb_status pb_spw_close(pb_spw *w)
 {
+    if (w->ended && w->fd < 0 && w->state == W_BODY) {
+        w->state = W_CLOSED; /* suspended complete: nothing left to write */
+        return PB_OK;
+    }
     CHECK("close", 0);
     TRY(w_tag(w, 197, 0));
     TRY(w_packet(w));
@@ -491,7 +552,7 @@ pb_status pb_spw_close(pb_spw *w)
         pb_error_init(&e, "statprofiler-writer", w->path);
         if (pb_output_commit(out, 0, &e) != PB_OK) {
             w->state = W_FAILED;
-            w->err = e;
+            *w->err = e;
             return e.status;
         }
     } else {
@@ -515,13 +576,14 @@ void pb_spw_free(pb_spw *w)
     else if (w->fd >= 0)
         close(w->fd);
     free(w->path);
-    free(w->buf);
-    free(w->zbuf);
+    w_release_buffers(w);
     free(w->hdrbuf);
+    if (w->own_err)
+        free(w->err);
     free(w);
 }
 
-const pb_error *pb_spw_error(const pb_spw *w) { return &w->err; }
+const pb_error *pb_spw_error(const pb_spw *w) { return w->err; }
 int pb_spw_in_sample(const pb_spw *w) { return w->state == W_SAMPLE; }
 int pb_spw_is_closed(const pb_spw *w) { return w->state == W_CLOSED; }
 uint64_t pb_spw_samples(const pb_spw *w) { return w->samples; }
@@ -559,6 +621,9 @@ struct pb_spw_sink {
     size_t *openidx;       /* threads whose writer holds an fd */
     size_t nopen, maxopen; /* how many, and the pool size */
     uint64_t clock;
+    pid_t mypid;
+    spw_spares spares;
+    pb_error member_err; /* the members' errors (one at a time: the first stops the sink) */
     pb_spw_header h;
     k_frame *fr;
     size_t nfr, capfr;
@@ -745,11 +810,11 @@ static k_thread *k_thread_get(pb_spw_sink *k, uint64_t key, uint32_t pid, pb_sta
     {
         uint32_t words[6];
         int jj;
-        words[0] = pid ? pid : (uint32_t)getpid();
+        words[0] = pid ? pid : (uint32_t)k->mypid;
         words[1] = (uint32_t)key;
         words[2] = (uint32_t)time(NULL);
         words[3] = (uint32_t)(key >> 32) ^ 0x5bd1e995u;
-        words[4] = (uint32_t)getpid() * 2654435761u;
+        words[4] = (uint32_t)k->mypid * 2654435761u;
         words[5] = (uint32_t)k->nth * 0x9E3779B9u ^ words[2];
         for (jj = 0; jj < 6; jj++)
             put_le32(h.id + 4 * jj, words[jj]);
@@ -767,7 +832,7 @@ static k_thread *k_thread_get(pb_spw_sink *k, uint64_t key, uint32_t pid, pb_sta
         free(name);
         return NULL;
     }
-    t->w = pb_spw_open_member(k->set, k->nth, name, &h, k->err);
+    t->w = open_member(k->set, k->nth, name, &h, &k->spares, k->mypid, &k->member_err, k->err);
     free(name);
     if (!t->w) {
         *st = k->err->status;
@@ -930,16 +995,14 @@ static pb_status k_finish(pb_sample_sink *self)
         return k_oom(k);
     /* every trace complete first ... */
     for (i = 0; i < k->nth; i++) {
-        if ((st = k_use(k, i)) != PB_OK)
-            return st;
+        int held = !pb_spw_suspended(k->th[i].w);
         if (pb_spw_close(k->th[i].w) != PB_OK)
             return k_writer_fail(k, k->th[i].w);
-        k->nopen--; /* closed: its fd is back */
-        {
+        if (held) { /* closed: its fd is back */
             size_t j;
-            for (j = 0; j < k->nopen + 1; j++)
+            for (j = 0; j < k->nopen; j++)
                 if (k->openidx[j] == i) {
-                    k->openidx[j] = k->openidx[k->nopen];
+                    k->openidx[j] = k->openidx[--k->nopen];
                     break;
                 }
         }
@@ -990,9 +1053,15 @@ pb_spw_sink *pb_spw_sink_new(const char *out_path, pb_error *err)
     k->maxopen = 64;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 4 < k->maxopen)
         k->maxopen = rl.rlim_cur >= 8 ? (size_t)(rl.rlim_cur / 4) : 1;
+    k->mypid = getpid();
     k->out = strdup(out_path);
     k->openidx = (size_t *)malloc(k->maxopen * sizeof *k->openidx);
-    if (!k->out || !k->openidx) {
+    k->spares.cap = k->maxopen;
+    k->spares.buf = (unsigned char **)malloc(k->maxopen * sizeof *k->spares.buf);
+    k->spares.zbuf = (char **)malloc(k->maxopen * sizeof *k->spares.zbuf);
+    if (!k->out || !k->openidx || !k->spares.buf || !k->spares.zbuf) {
+        free(k->spares.buf);
+        free(k->spares.zbuf);
         free(k->out);
         free(k->openidx);
         free(k);
@@ -1000,6 +1069,8 @@ pb_spw_sink *pb_spw_sink_new(const char *out_path, pb_error *err)
         return NULL;
     }
     if (!(k->set = pb_outset_open(out_path, k->err))) {
+        free(k->spares.buf);
+        free(k->spares.zbuf);
         free(k->out);
         free(k->openidx);
         free(k);
@@ -1041,6 +1112,12 @@ void pb_spw_sink_free(pb_spw_sink *k)
         return;
     for (i = 0; i < k->nth; i++)
         pb_spw_free(k->th[i].w);
+    for (i = 0; i < k->spares.n; i++) {
+        free(k->spares.buf[i]);
+        free(k->spares.zbuf[i]);
+    }
+    free(k->spares.buf);
+    free(k->spares.zbuf);
     pb_outset_abort(k->set); /* not committed: a failed conversion leaves nothing behind */
     for (i = 0; i < k->nhm; i++) {
         free(k->hm[i].k);

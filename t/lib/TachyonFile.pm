@@ -4,11 +4,12 @@ package TachyonFile;
 #   use TachyonFile qw(swap_to_big varint);
 #   my $be = swap_to_big($le_bytes);   # a pre-3.15, little-endian, uncompressed file -> big-endian
 #   my $v  = varint($n);               # unsigned LEB128, as the format writes counts and indices
+#   my $f  = many_threads($n);         # a valid file: $n threads, one 3-frame sample each
 use strict;
 use warnings;
 use Exporter 'import';
 
-our @EXPORT_OK = qw(swap_to_big varint varint_at);
+our @EXPORT_OK = qw(swap_to_big varint varint_at many_threads);
 
 sub varint {
     my ($v) = @_;
@@ -61,4 +62,32 @@ sub swap_to_big {
     return $b;
 }
 
+# A valid pre-3.15 (format 1, little-endian, uncompressed) file with $n
+# threads (ids 1..$n), each with one FULL sample of main > work > leaf in
+# app.py: the shape of a service that starts a short-lived thread per
+# request.  Used by t/24 (fd pool) and bench/threads.sh (scaling).
+sub many_threads {
+    my ($n) = @_;
+    my $samples = '';
+    for my $t (1 .. $n) {
+        # thread id, interpreter id, FULL; ts delta 1, status 0, depth 3, frames innermost first
+        $samples .= pack('Q< V C', $t, 0, 1) . varint(1) . "\0" . varint(3) . varint(2) . varint(1) . varint(0);
+    }
+    my @str = ('app.py', 'main', 'work', 'leaf');
+    my $strings = join '', map { varint(length) . $_ } @str;
+    my $zig = sub { my $v = shift; varint($v >= 0 ? 2 * $v : -2 * $v - 1) };
+    my $frames = '';
+    for my $f ([1, 10], [2, 20], [3, 30]) {    # funcname index, line
+        $frames .= varint(0) . varint($f->[0]) . $zig->($f->[1]) . $zig->(0) . $zig->(0) . $zig->(0) . chr(255);
+    }
+    my $str_off = 64 + length $samples;
+    my $frm_off = $str_off + length $strings;
+    my $size = $frm_off + length($frames) + 32;
+    my $hdr = pack('V V C4 Q< Q< V V Q< Q< V', 0x54414348, 1, 3, 14, 0, 0, 1_000_000, 1000, $n, $n, $str_off,
+        $frm_off, 0);
+    $hdr .= "\0" x (64 - length $hdr);
+    return $hdr . $samples . $strings . $frames . pack('V V Q<', scalar @str, 3, $size) . ("\0" x 16);
+}
+
 1;
+
