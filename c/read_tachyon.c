@@ -910,7 +910,7 @@ static pb_status get_thread(tr *r, uint64_t tid, uint32_t iid, uint64_t rec_off,
     t->tid = tid;
     t->iid = iid;
     t->index = (uint32_t)r->nthreads;
-    t->selected = !r->opt->have_thread || r->opt->thread_id == tid;
+    t->selected = !r->opt->have_thread || (!r->opt->thread_name && r->opt->thread_id == tid);
     t->ts = r->start_time;
     t->samples = 0;
     t->start = t->cap = 0;
@@ -1346,6 +1346,10 @@ static pb_status run(tr *r)
             for (i = 0; i < r->nthreads && n < sizeof list - 40; i++)
                 n += (size_t)snprintf(list + n, sizeof list - n, "%s%llu", i ? ", " : "",
                                       (unsigned long long)r->threads[i]->tid);
+            if (r->opt->thread_name) /* a name is not a thread id: never thread 0 */
+                return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0,
+                               "no thread \"%.100s\": Tachyon threads are numbered (its threads: %s%s)",
+                               r->opt->thread_name, list, i < r->nthreads ? ", ..." : "");
             return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0, "no thread %llu in this profile (its threads: %s%s)",
                            (unsigned long long)r->opt->thread_id, list, i < r->nthreads ? ", ..." : "");
         }

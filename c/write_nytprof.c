@@ -65,6 +65,7 @@ struct pb_nytprof_writer {
     uint32_t max_fid;
     uint32_t n_fids;        /* distinct fids defined */
     int have_calls;         /* a SUB_CALLERS with a non-zero count */
+    int have_time;          /* a TIME_LINE / TIME_BLOCK: some statement or sample was timed */
     int have_pid_start, have_pid_end;
     double first_start, last_end;
 
@@ -568,6 +569,7 @@ static int w_chunk(pb_sink *self, const pb_chunk *c)
     case PB_T_TIME_LINE:
         if (!fid_defined(w, c->u[0]))
             return undefined_fid(w, c, c->u[0]);
+        w->have_time = 1;
         put_tag(w, '+');
         put_u32(w, (uint32_t)c->ticks);
         put_u32(w, c->u[0]);
@@ -576,6 +578,7 @@ static int w_chunk(pb_sink *self, const pb_chunk *c)
     case PB_T_TIME_BLOCK:
         if (!fid_defined(w, c->u[0]))
             return undefined_fid(w, c, c->u[0]);
+        w->have_time = 1;
         put_tag(w, '*');
         put_u32(w, (uint32_t)c->ticks);
         put_u32(w, c->u[0]);
@@ -781,6 +784,9 @@ static int finish(pb_nytprof_writer *w)
                       "fids are not dense: fid %lu was never defined but fid %lu was (nytprofhtml needs 1..N)",
                       (unsigned long)f, (unsigned long)w->max_fid);
     }
+    if (!w->have_time && !w->have_calls && w->warn)
+        w->warn(w->warn_ud, "nytprof-writer: warning: the profile holds no samples, timed statements or sub "
+                            "calls: nytprofhtml will show an empty report");
     if (w->have_calls && w->warn &&
         (!w->have_pid_start || !w->have_pid_end || !(w->last_end > w->first_start)))
         w->warn(w->warn_ud, "nytprof-writer: the profile has sub calls but no PID_START/PID_END pair with "

@@ -32,12 +32,139 @@ sub _check_opts {
         require Carp;
         Carp::croak("$what: pid must be a process id (a number), not '$opts->{pid}'");
     }
+    if (defined $opts->{thread} && !length $opts->{thread}) {
+        require Carp;
+        Carp::croak("$what: thread must be a thread id (or an EasyProfiler thread name), not ''");
+    }
     for my $k (@LIMITS) {
         next unless defined $opts->{$k};
         next if $opts->{$k} =~ /\A[0-9]+\z/ && $opts->{$k} > 0;
         require Carp;
         Carp::croak("$what: $k must be a positive integer, not '$opts->{$k}'");
     }
+}
+
+# ---- inputs that are not plain files -------------------------------------
+# Every decoder reads a file it can open twice and seek in (detection, then
+# the decoder; Tachyon's tables sit at the end).  Standard input ("-"), a FIFO
+# or a device is read once, into an unlinked temporary file; a gzip-compressed
+# profile (magic 1f 8b: no profile format starts so) is inflated into one,
+# bounded by max_decompressed_bytes.  Returns (path to read, guard, name the
+# user gave); errors about the temporary file are re-thrown with that name.
+sub _input {
+    my ($file, $opts) = @_;
+    return ($file, undef, $file) if !defined $file || $file ne '-' && (-d $file || !-e _ );
+    my $fh;
+    if ($file eq '-') {
+        $fh = \*STDIN;
+    } elsif (!-f _) {
+        open $fh, '<:raw', $file or return ($file, undef, $file);
+    } else {
+        open my $peek, '<:raw', $file or return ($file, undef, $file);
+        my $n = read $peek, my $magic, 2;
+        close $peek;
+        return ($file, undef, $file) unless defined $n && $n == 2 && $magic eq "\x1f\x8b";
+    }
+    require File::Temp;
+    require File::Basename;
+    my $limit = $opts->{max_decompressed_bytes} || 4 * 1024**3;
+    my $name = $file eq '-' ? 'standard input' : $file;
+    # the copy keeps the original's base name (without .gz) and mtime:
+    # decoders name the application and date the profile from them
+    my $dir = File::Temp->newdir('profbridge-in-XXXXXX', TMPDIR => 1);
+    my $base = $file eq '-' ? 'stdin' : File::Basename::basename($file);
+    $base =~ s/\.gz\z//i;
+    $base = 'profile' unless length $base;
+    my $copy = "$dir/$base";
+    my $mtime = $file eq '-' ? undef : (stat $file)[9];
+    my $finish = sub {
+        utime $mtime, $mtime, $copy if defined $mtime;
+        return ($copy, $dir, $_[0]);
+    };
+    if ($fh) {    # spool the stream (it may itself be gzip)
+        binmode $fh;
+        open my $out, '>:raw', "$copy.spool" or Devel::ProfileBridge::Error->throw(format => 'profbridge',
+            class => 'io', file => $name, message => "cannot spool to a temporary file: $!");
+        my ($buf, $total) = ('', 0);
+        while (1) {
+            my $n = sysread $fh, $buf, 1 << 16;
+            Devel::ProfileBridge::Error->throw(format => 'profbridge', class => 'io', file => $name,
+                message => "cannot read: $!") unless defined $n;
+            last unless $n;
+            $total += $n;
+            print {$out} $buf or Devel::ProfileBridge::Error->throw(format => 'profbridge', class => 'io',
+                file => $name, message => "cannot spool to a temporary file: $!");
+        }
+        close $fh unless $file eq '-';
+        close $out or Devel::ProfileBridge::Error->throw(format => 'profbridge', class => 'io', file => $name,
+            message => "cannot spool to a temporary file: $!");
+        Devel::ProfileBridge::Error->throw(format => 'profbridge', class => 'corrupt', file => $name,
+            message => 'empty input: no profile to read') unless $total;
+        open my $peek, '<:raw', "$copy.spool" or die;
+        read $peek, my $magic, 2;
+        close $peek;
+        if ($magic ne "\x1f\x8b") {
+            rename "$copy.spool", $copy or die "rename: $!";
+            return $finish->($name);
+        }
+        my $t = _gunzip("$copy.spool", $copy, $name, $limit);
+        $mtime = $t if $t;
+        unlink "$copy.spool";
+        return $finish->("$name (gunzipped)");
+    }
+    my $t = _gunzip($file, $copy, $name, $limit);
+    $mtime = $t if $t;
+    return $finish->("$name (gunzipped)");
+}
+
+sub _gunzip {
+    my ($from, $to_path, $name, $limit) = @_;
+    require IO::Uncompress::Gunzip;
+    open my $to, '>:raw', $to_path or Devel::ProfileBridge::Error->throw(format => 'gzip', class => 'io',
+        file => $name, message => "cannot write a temporary file: $!");
+    my $z = IO::Uncompress::Gunzip->new($from, MultiStream => 1, Transparent => 0)
+        or Devel::ProfileBridge::Error->throw(format => 'gzip', class => 'corrupt', file => $name,
+            message => "not a gzip stream: $IO::Uncompress::Gunzip::GunzipError");
+    my ($buf, $total) = ('', 0);
+    while (1) {
+        my $n = $z->read($buf, 1 << 16);
+        Devel::ProfileBridge::Error->throw(format => 'gzip', class => 'corrupt', file => $name,
+            message => "cannot inflate: $IO::Uncompress::Gunzip::GunzipError") if $n < 0;
+        last unless $n;
+        $total += $n;
+        Devel::ProfileBridge::Error->throw(format => 'gzip', class => 'limit', file => $name,
+            message => "inflates to more than max_decompressed_bytes ($limit)") if $total > $limit;
+        print {$to} $buf or Devel::ProfileBridge::Error->throw(format => 'gzip', class => 'io', file => $name,
+            message => "cannot write a temporary file: $!");
+    }
+    my $hdr = $z->getHeaderInfo;
+    my $hdr_time = ref $hdr eq 'ARRAY' ? $hdr->[0]{Time} : ref $hdr ? $hdr->{Time} : undef;
+    $z->close;
+    close $to or Devel::ProfileBridge::Error->throw(format => 'gzip', class => 'io', file => $name,
+        message => "cannot write a temporary file: $!");
+    Devel::ProfileBridge::Error->throw(format => 'gzip', class => 'corrupt', file => $name,
+        message => 'the gzip stream inflates to nothing') unless $total;
+    return $hdr_time;    # the original's mtime, as gzip(1) records it (0: none)
+}
+
+# run $code on the resolved input; errors naming the temp file name the user's
+sub _with_input {
+    my ($file, $opts, $code) = @_;
+    my ($path, $guard, $name) = _input($file, $opts);
+    return $code->($path) unless $guard;
+    my @r;
+    my $ok = eval { @r = $code->($path); 1 };
+    if (!$ok) {
+        my $e = $@;
+        if (ref $e && eval { $e->isa('Devel::ProfileBridge::Error') } && defined $e->{file} && $e->{file} eq $path) {
+            $e->{file} = $name;
+            $e->{line} = defined $e->{offset}
+                ? "$e->{format}: $e->{class}: $e->{message} at byte $e->{offset} of $name"
+                : "$e->{format}: $e->{class}: $name: $e->{message}";
+        }
+        die $e;
+    }
+    return wantarray ? @r : $r[0];
 }
 
 sub _xs_opts {
@@ -123,26 +250,40 @@ sub for_chunks {
         return;
     }
     my $file = defined $opts{filename} ? $opts{filename} : 'nytprof.out';
-    $! = $errno;
-    _for_chunks($cb, $file, $opts{format}, _xs_opts(\%opts));
+    _with_input($file, \%opts, sub {
+        $! = $errno;
+        _for_chunks($cb, $_[0], $opts{format}, _xs_opts(\%opts));
+    });
     return;
 }
 
 sub detect_format {
     my ($file) = @_;
-    return _detect($file);
+    return _with_input($file, {}, sub { _detect($_[0]) });
 }
 
 sub chunk_counts {
     my ($file, %opts) = @_;
     _check_opts('chunk_counts', { map { $_ => 1 } qw(format thread pid salvage), @LIMITS }, \%opts);
-    return _count($file, $opts{format}, _xs_opts(\%opts));
+    return _with_input($file, \%opts, sub { _count($_[0], $opts{format}, _xs_opts(\%opts)) });
+}
+
+# detect_format and chunk_counts over one read of the input (a FIFO or
+# standard input can be read only once): (\%format_info, \%tag_counts)
+sub info {
+    my ($file, %opts) = @_;
+    _check_opts('info', { map { $_ => 1 } qw(format thread pid salvage), @LIMITS }, \%opts);
+    return _with_input($file, \%opts, sub {
+        (_detect($_[0]), _count($_[0], $opts{format}, _xs_opts(\%opts)));
+    });
 }
 
 sub dump_json {
     my ($file, %opts) = @_;
     _check_opts('dump_json', { map { $_ => 1 } qw(format thread pid salvage output), @LIMITS }, \%opts);
-    _dump_json($file, $opts{format}, _xs_opts(\%opts), defined $opts{output} ? $opts{output} : '-');
+    _with_input($file, \%opts, sub {
+        _dump_json($_[0], $opts{format}, _xs_opts(\%opts), defined $opts{output} ? $opts{output} : '-');
+    });
     return;
 }
 
@@ -163,25 +304,26 @@ sub convert {
         Carp::croak("convert: salvage => 1 is for to => 'nytprof' (and for_chunks), not to => '$to'");
     }
     my $x = _xs_opts(\%opts);
-    if ($to eq 'nytprof') {
-        my $level = defined $opts{compress} ? $opts{compress} : -1;
-        if ($level !~ /\A-?[0-9]\z/ || $level > 9) {
-            require Carp;
-            Carp::croak("convert: compress must be 0..9, not '$level'");
-        }
-        _convert($opts{in}, $opts{format}, $x, $opts{out}, $level);
+    my $level = defined $opts{compress} ? $opts{compress} : -1;
+    if ($to eq 'nytprof' && ($level !~ /\A-?[0-9]\z/ || $level > 9)) {
+        require Carp;
+        Carp::croak("convert: compress must be 0..9, not '$level'");
     }
-    elsif ($to eq 'collapsed') {
-        _convert_collapsed($opts{in}, $opts{format}, $x, $opts{out});
-    }
-    elsif ($to eq 'statprofiler') {
-        return @{ _convert_statprofiler($opts{in}, $opts{format}, $x, $opts{out}) };
-    }
-    else {
+    if ($to !~ /\A(?:nytprof|collapsed|statprofiler)\z/) {
         require Carp;
         Carp::croak("convert: to => '$to' is not supported (known: nytprof, collapsed, statprofiler)");
     }
-    return 1;
+    return _with_input($opts{in}, \%opts, sub {
+        my ($in) = @_;
+        return @{ _convert_statprofiler($in, $opts{format}, $x, $opts{out}) } if $to eq 'statprofiler';
+        if ($to eq 'nytprof') { _convert($in, $opts{format}, $x, $opts{out}, $level) }
+        else {
+            _convert_collapsed($in, $opts{format}, $x, $opts{out});
+            warn "collapsed: warning: $opts{in} holds no stack samples: the output is empty\n"
+                if $opts{out} ne '-' && -f $opts{out} && -z _;
+        }
+        return 1;
+    });
 }
 
 1;
@@ -467,6 +609,12 @@ C<exception>, C<unknown>), and C<supported> (1
 when this build has a decoder for it).  Throws an C<io> error if the file
 cannot be read.
 
+=head2 info($file, %options)
+
+C<detect_format> and C<chunk_counts> over one read of C<$file>: returns the
+two hash references.  A FIFO or standard input can be read only once, so
+C<profbridge info> uses this.
+
 =head2 chunk_counts($file, %options)
 
 Decodes the whole file in C and returns C<< { TAG => count, ... } >> for
@@ -497,6 +645,10 @@ break the line format) are written as C<\x3B>, C<\x0A>, C<\x0D>,
 C<\x00>.  C<< to => 'statprofiler' >> writes Devel::StatProfiler records
 (sampled input only).
 
+A profile that holds no samples, timed statements or calls still converts,
+with a warning on standard error (C<nytprof-writer: warning: ...> or
+C<collapsed: warning: ...>), since its report will be empty.
+
 The output goes to a temporary file renamed on success: on any error the
 target is left as it was.  Warnings (a salvaged file, an odd header) are
 given once the conversion has finished, so a C<$SIG{__WARN__}> handler that
@@ -517,6 +669,85 @@ chunk, with exactly the conventions of the C<nytprof-dump-chunks> tool
 (integers as JSON integers, NVs in the shortest round-trip form, strings as
 Perl characters with C<\uXXXX> escapes).  C<< output => $path >> (default
 C<->, standard output).
+
+=head1 INPUT FILES
+
+Every function that takes a file (C<for_chunks>' C<filename>,
+C<detect_format>, C<chunk_counts>, C<info>, C<dump_json>, C<convert>'s
+C<in>) also takes:
+
+=over
+
+=item C<-> (standard input), a FIFO or a device
+
+read once, into a temporary copy (an unlinked directory under C<$TMPDIR>),
+which the decoders then read; the copy is removed when the call returns.
+
+=item a gzip-compressed profile of any format
+
+(the first bytes C<1f 8b>; no profile format starts with them) is inflated
+into such a copy, at most C<max_decompressed_bytes> bytes (else a C<limit>
+error of format C<gzip>), with the original's modification time from the
+gzip header.  A damaged gzip is a C<gzip: corrupt:> error.  Errors inside
+the profile name C<FILE.gz (gunzipped)>, and their offsets count bytes of
+the inflated data.
+
+=item an empty file or empty input
+
+is a C<corrupt> error (C<empty file: not a profile>), never an empty report.
+
+=back
+
+C<< pid => >> must be a number, and C<< thread => >> a thread id (or, for
+EasyProfiler, a thread name); a name where the format numbers its threads
+is an C<unsupported> error listing the threads, never thread 0.
+
+=head1 OUTPUT FILES
+
+Every writer (C<convert> to each target, C<dump_json>'s C<output>,
+L<Devel::ProfileBridge::NYTProfWriter>,
+L<Devel::ProfileBridge::StatProfilerWriter>, and C<profbridge>) opens its
+output the same way (F<c/output.c>):
+
+=over
+
+=item a new name, or an existing regular file
+
+is written to a temporary file created with C<O_CREAT|O_EXCL> (a random
+name, C<< .<base>.XXXXXX >>, never a predictable one, so a symlink planted
+in the directory is never followed) in the target's directory, and renamed
+onto the target only when everything succeeded.  An existing target keeps
+its permission bits.  On any error the target is left byte-identical and
+the temporary file is removed; so it is when the process is killed by
+SIGINT, SIGTERM or SIGHUP, unless the program installed its own handler
+for that signal (Perl's C<%SIG> included), which is then left alone.
+
+=item a symlink
+
+is followed to its final target, as C<cp> and C<tar> do: the target is
+updated and the link stays a link.  A dangling link creates its target.
+
+=item an existing device, FIFO or socket
+
+is written in place and never replaced (a FIFO waits for its reader).
+
+=item C<->
+
+is standard output, for C<dump_json> and C<convert> to C<nytprof> and
+C<collapsed>.
+
+=item a StatProfiler run (C<< to => 'statprofiler' >> with several threads)
+
+is written into a private temporary directory next to C<out> and its
+traces are renamed into place only when all of them are complete, so a
+failed conversion leaves no trace file behind.  At most 64 traces hold a
+file descriptor at once (a quarter of a lower C<ulimit -n>).
+
+=back
+
+Long names work (the temporary name keeps at most 64 bytes of the base
+name).  Only the process that opened an output writes, renames or removes
+it: after C<fork>, the child's copy of a writer does nothing.
 
 =head1 CHUNKS
 
@@ -588,8 +819,9 @@ longer than that.
 
 Everything a decoder rejects is thrown as a L<Devel::ProfileBridge::Error>
 whose text is C<< <format>: <class>: <what> at byte <offset> of <file> >>;
-the class is C<truncated>, C<corrupt>, C<unsupported>, C<limit> or C<io>.
-Bad options croak with a plain message naming the option.
+the class is C<truncated>, C<corrupt>, C<unsupported>, C<limit> or C<io>;
+writers add C<usage> for calls out of order and handles that are not
+theirs.  Bad options croak with a plain message naming the option.
 
 =head1 SEE ALSO
 

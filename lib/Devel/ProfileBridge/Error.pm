@@ -64,15 +64,19 @@ C<< <format>: io: <file>: <what> >>.
 
 The decoder that found the problem: C<nytprof>, C<pynytprof>,
 C<easyprofiler>, C<tachyon>, C<statprofiler>, or C<profbridge> before the
-format is known.
+format is known; C<gzip> for a compressed input; the writer for output
+errors: C<nytprof-writer>, C<statprofiler-writer>, C<collapsed>, C<dump>.
 
 =item class
 
 One of C<truncated> (the input ended inside a record), C<corrupt> (bytes
 that cannot be valid), C<unsupported> (a valid file of a version or feature
 this distribution does not read; the message says which versions it reads),
-C<limit> (a resource limit such as C<max_decompressed_bytes> tripped), or
-C<io> (the operating system refused to open, read, write or rename a file).
+C<limit> (a resource limit such as C<max_decompressed_bytes> tripped),
+C<io> (the operating system refused to open, read, write or rename a file),
+or C<usage> (an API was misused: a writer call out of order, a writer used
+after C<fork> in the child, a handle that is not one this distribution
+made, a bad option value).
 
 =item offset
 
