@@ -2,6 +2,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <zlib.h>
+#include "codecs.h"
 #include "pb.h"
 #include "write_statprofiler.h"
 
@@ -143,4 +145,16 @@ pb_status pb_decode_mem(const void *data, size_t len, const char *name, pb_forma
     st = pb_decode_source(&src, name, format, opt, sink, err);
     pb_src_close(&src);
     return st;
+}
+
+const int pb_have_zstd = PB_HAVE_ZSTD;
+const int pb_have_snappy = PB_HAVE_SNAPPY;
+const char *pb_zlib_version(void) { return zlibVersion(); }
+const char *pb_zstd_version(void)
+{
+#if PB_HAVE_ZSTD
+    return ZSTD_versionString();
+#else
+    return "";
+#endif
 }

@@ -137,4 +137,10 @@ pb_status pb_read_tachyon(pb_source *src, const pb_options *opt, pb_sink *sink, 
 pb_status pb_read_statprofiler(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 extern const int pb_have_pynytprof, pb_have_easyprofiler, pb_have_tachyon, pb_have_statprofiler;
 
+/* the optional libraries this build was compiled with (codecs.h): 1 or 0 */
+extern const int pb_have_zstd, pb_have_snappy;
+/* their versions ("1.2.13"; "" when absent or, for snappy, not reported) */
+const char *pb_zlib_version(void);
+const char *pb_zstd_version(void);
+
 #endif

@@ -24,7 +24,7 @@
 #include <string.h>
 #include <dirent.h>
 #include <sys/stat.h>
-#include <snappy-c.h>
+#include "codecs.h"
 #include "pb.h"
 #include "samples.h"
 #include "write_statprofiler.h"
@@ -107,6 +107,10 @@ static int sp_packet(sp_stream *st)
         pb_fail(st->err, PB_ERR_TRUNCATED, poff,
                 "snappy packet of %zu bytes runs past the end of the file (%zu bytes left)", clen,
                 pb_src_avail(s) - 2);
+        return -1;
+    }
+    if (!PB_HAVE_SNAPPY) {
+        pb_fail(st->err, PB_ERR_UNSUPPORTED, poff, PB_NO_CODEC_MSG("snappy", "libsnappy-dev"));
         return -1;
     }
     if (snappy_uncompressed_length((const char *)s->p + 2, clen, &ulen) != SNAPPY_OK) {

@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <zlib.h>
-#include <zstd.h>
+#include "codecs.h"
 #include "pb.h"
 #include "source.h"
 
@@ -459,7 +459,10 @@ pb_status pb_src_start_zlib(pb_source *s)
 pb_status pb_src_start_zstd(pb_source *s, uint64_t raw_end)
 {
     ZSTD_DStream *zd;
-    pb_status st = begin_view(s, raw_end);
+    pb_status st;
+    if (!PB_HAVE_ZSTD)
+        return pb_fail(s->err, PB_ERR_UNSUPPORTED, pb_src_offset(s), PB_NO_CODEC_MSG("zstd", "libzstd-dev"));
+    st = begin_view(s, raw_end);
     if (st != PB_OK)
         return st;
     zd = ZSTD_createDStream();

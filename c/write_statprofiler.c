@@ -12,7 +12,7 @@
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
-#include <snappy-c.h>
+#include "codecs.h"
 #include "output.h"
 #include "util.h"
 #include "write_statprofiler.h"
@@ -311,6 +311,10 @@ pb_spw *pb_spw_open(const char *path, const pb_spw_header *h, pb_error *err)
 {
     pb_spw *w;
     pb_error_init(err, "statprofiler-writer", path);
+    if (!PB_HAVE_SNAPPY) {
+        pb_fail_nooff(err, PB_ERR_UNSUPPORTED, PB_NO_CODEC_MSG("snappy", "libsnappy-dev"));
+        return NULL;
+    }
     if (!(w = spw_new(path, h, NULL, getpid(), NULL, err)))
         return NULL;
     if (!(w->out = pb_output_open(path, 0, err))) {
@@ -1042,8 +1046,13 @@ static void k_op(void *ctx, pb_str op)
 
 pb_spw_sink *pb_spw_sink_new(const char *out_path, pb_error *err)
 {
-    pb_spw_sink *k = (pb_spw_sink *)calloc(1, sizeof *k);
+    pb_spw_sink *k;
     struct rlimit rl;
+    if (!PB_HAVE_SNAPPY) {
+        pb_fail_nooff(err, PB_ERR_UNSUPPORTED, PB_NO_CODEC_MSG("snappy", "libsnappy-dev"));
+        return NULL;
+    }
+    k = (pb_spw_sink *)calloc(1, sizeof *k);
     if (!k) {
         pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
         return NULL;

@@ -13,6 +13,7 @@ use Test::More;
 use File::Temp qw(tempdir);
 use FindBin;
 use lib "$FindBin::Bin/lib";
+use Needs qw(zstd snappy);    # skips the file when this build lacks one (Devel::ProfileBridge::features)
 use RawFile qw(slurp_raw spew_raw);
 use Devel::ProfileBridge;
 use Devel::ProfileBridge::ReadStream qw(for_chunks);

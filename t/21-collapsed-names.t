@@ -10,6 +10,7 @@ use Test::More;
 use FindBin;
 use File::Temp qw(tempdir);
 use lib "$FindBin::Bin/lib";
+use Needs qw(snappy);    # skips the file when this build lacks one (Devel::ProfileBridge::features)
 use RawFile qw(slurp_raw);
 use Devel::ProfileBridge ();
 use Devel::ProfileBridge::StatProfilerWriter ();

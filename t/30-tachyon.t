@@ -21,6 +21,7 @@ use File::Spec;
 use File::Temp qw(tempdir);
 use FindBin;
 use lib "$FindBin::Bin/lib";
+use Needs qw(zstd);    # skips the file when this build lacks one (Devel::ProfileBridge::features)
 use RawFile qw(slurp_raw spew_raw);
 use TachyonFile qw(swap_to_big varint);
 use JSON::PP ();

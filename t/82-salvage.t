@@ -11,6 +11,7 @@ use warnings;
 use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/lib";
+use Needs qw(zstd snappy);    # skips the file when this build lacks one (Devel::ProfileBridge::features)
 use RawFile qw(slurp_raw);
 use File::Temp qw(tempdir);
 use Devel::ProfileBridge;

@@ -8,6 +8,8 @@ use strict;
 use warnings;
 use Test::More;
 use FindBin;
+use lib "$FindBin::Bin/lib";
+use Needs qw(snappy);    # skips the file when this build lacks one (Devel::ProfileBridge::features)
 use Time::HiRes qw(time);
 use Devel::ProfileBridge::ReadStream qw(for_chunks);
 use Devel::ProfileBridge ();

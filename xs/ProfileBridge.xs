@@ -600,6 +600,19 @@ pbxs__dump_json(file, format_sv, opts, out)
             croak_pb(aTHX_ &err);
 
 SV *
+pbxs__libraries()
+    PREINIT:
+        HV *hv;
+    CODE:
+        hv = newHV();
+        (void)hv_stores(hv, "zlib", newSVpv(pb_zlib_version(), 0));
+        (void)hv_stores(hv, "zstd", pb_have_zstd ? newSVpv(pb_zstd_version(), 0) : newSV(0));
+        (void)hv_stores(hv, "snappy", pb_have_snappy ? newSVpvs("yes") : newSV(0));
+        RETVAL = newRV_noinc((SV *)hv);
+    OUTPUT:
+        RETVAL
+
+SV *
 pbxs_formats()
     PREINIT:
         HV *hv;

@@ -257,6 +257,20 @@ sub for_chunks {
     return;
 }
 
+# what this build can read and write: the libraries it was linked with
+sub features {
+    my $lib = _libraries();
+    my $fmt = formats();
+    my %read = %$fmt;
+    $read{'tachyon-zstd'} = ($fmt->{tachyon} && defined $lib->{zstd}) ? 1 : 0;
+    $read{statprofiler} = ($fmt->{statprofiler} && defined $lib->{snappy}) ? 1 : 0;
+    return {
+        libraries => $lib,
+        read      => \%read,
+        write     => { nytprof => 1, collapsed => 1, dump => 1, statprofiler => defined $lib->{snappy} ? 1 : 0 },
+    };
+}
+
 sub detect_format {
     my ($file) = @_;
     return _with_input($file, {}, sub { _detect($_[0]) });
@@ -593,6 +607,25 @@ where a dialect lacks them.
 
 The function behind L<Devel::ProfileBridge::ReadStream/for_chunks>; the
 same arguments.
+
+=head2 features()
+
+What this build can do, as a hash reference:
+
+  {
+    libraries => { zlib => '1.2.13', zstd => '1.5.4', snappy => 'yes' },
+    read  => { nytprof => 1, pynytprof => 1, easyprofiler => 1, tachyon => 1,
+               'tachyon-zstd' => 1, statprofiler => 1 },
+    write => { nytprof => 1, collapsed => 1, dump => 1, statprofiler => 1 },
+  }
+
+zlib is required; libzstd and libsnappy are optional at build time
+(F<Makefile.PL> says which it found).  A library this build lacks is
+C<undef> in C<libraries>, and what needs it is 0: compressed Tachyon files
+need zstd, Devel::StatProfiler traces (read and write) need snappy.  Asked
+to do it anyway, the decoder or writer throws an C<unsupported> error:
+C<this build has no zstd (install libzstd-dev and rebuild
+Devel::ProfileBridge)>.  C<profbridge --version> prints the same.
 
 =head2 detect_format($file)
 
