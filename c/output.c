@@ -239,7 +239,7 @@ static void fill_random(char *tmpl)
         x ^= x >> 12;
         x ^= x << 25;
         x ^= x >> 27;
-        tmpl[i] = al[(x * UINT64_C(2685821657736338717)) >> 58];
+        tmpl[i] = al[((x * UINT64_C(2685821657736338717)) >> 32) % (sizeof al - 1)];
     }
 }
 
