@@ -420,8 +420,7 @@ static pb_status collapse_src(pb_source *src, pb_format fmt, const pb_options *o
     else
         pb_options_init(&opt);
     pb_options_resolve(&opt);
-    src->max_inflated = opt.max_decompressed_bytes;
-    src->max_window = opt.max_record_size;
+    pb_options_to_source(&opt, src);
     if (fmt == PB_FMT_UNKNOWN) {
         pb_format_info info;
         size_t want = 4096;

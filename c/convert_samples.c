@@ -99,8 +99,7 @@ pb_status pb_convert_statprofiler(const char *in, pb_format fmt, const pb_option
         pb_source src;
         st = pb_src_open_file(&src, in, err);
         if (st == PB_OK) {
-            src.max_inflated = opt.max_decompressed_bytes;
-            src.max_window = opt.max_record_size;
+            pb_options_to_source(&opt, &src);
             st = pb_read_tachyon_samples(&src, &opt, ss, err);
             pb_src_error_to_file(&src, err);
             pb_src_close(&src);

@@ -68,8 +68,7 @@ pb_status pb_decode_source(pb_source *src, const char *name, pb_format format, c
     else
         pb_options_init(&opt);
     pb_options_resolve(&opt);
-    src->max_inflated = opt.max_decompressed_bytes;
-    src->max_window = opt.max_record_size;
+    pb_options_to_source(&opt, src);
     if (format == PB_FMT_UNKNOWN) {
         pb_format_info info;
         size_t n;
@@ -157,4 +156,13 @@ const char *pb_zstd_version(void)
 #else
     return "";
 #endif
+}
+
+void pb_options_to_source(const pb_options *opt, pb_source *src)
+{
+    src->max_inflated = opt->max_decompressed_bytes ? opt->max_decompressed_bytes : PB_DEFAULT_MAX_DECOMPRESSED;
+    src->max_window = opt->max_record_size ? opt->max_record_size : PB_DEFAULT_MAX_RECORD;
+    src->progress = opt->progress;
+    src->progress_ud = opt->progress_ud;
+    src->progress_next = 0;
 }

@@ -35,7 +35,15 @@ typedef struct {
     uint32_t pid;
 
     int salvage;                     /* deliver what came before a truncation, then warn */
+
+    /* progress: called as input bytes are read, at most once per MiB read
+     * (done = file offset reached, total = file size or UINT64_MAX) */
+    void (*progress)(void *ud, uint64_t done, uint64_t total);
+    void *progress_ud;
 } pb_options;
+
+/* the limits and the progress hook of opt (resolved) onto a source */
+void pb_options_to_source(const pb_options *opt, pb_source *src);
 
 #define PB_DEFAULT_MAX_DECOMPRESSED (UINT64_C(4) << 30)  /* 4 GiB */
 #define PB_DEFAULT_MAX_RECORD       (UINT64_C(256) << 20) /* 256 MiB */

@@ -1128,6 +1128,11 @@ pb_status pb_statprofiler_files(const char *const *paths, size_t n, const pb_opt
         }
         if ((rc = pb_src_open_file(src, files[i].path, err)) != PB_OK)
             goto out;
+        if (opt) {
+            pb_options o = *opt;
+            pb_options_resolve(&o);
+            pb_options_to_source(&o, src);
+        }
         F->src_open = 1;
         rc = pb_statprofiler_samples(src, opt, sink, hooks, files[i].proc + 1, flags, NULL, err);
         F->src_open = 0;

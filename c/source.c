@@ -123,6 +123,10 @@ static size_t raw_read(pb_source *s, unsigned char *dst, size_t max)
         }
     }
     s->raw_pos += got;
+    if (s->progress && s->raw_pos >= s->progress_next) {
+        s->progress(s->progress_ud, s->raw_pos, s->raw_size);
+        s->progress_next = s->raw_pos + (UINT64_C(1) << 20);
+    }
     return got;
 }
 

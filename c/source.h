@@ -70,6 +70,11 @@ typedef struct pb_source {
     unsigned nblk, blk_head;
     size_t zstd_hint;        /* zstd: input size to the end of the next block */
     int zstd_at_block;       /* zstd: the next input byte starts a block */
+
+    /* progress (pb_options.progress): called from the one place raw bytes are read */
+    void (*progress)(void *ud, uint64_t done, uint64_t total);
+    void *progress_ud;
+    uint64_t progress_next;  /* raw offset of the next call */
 } pb_source;
 
 /* Open a file.  On failure returns PB_ERR_IO with the error filled. */

@@ -49,6 +49,23 @@ static UV opt_uv(pTHX_ HV *hv, const char *key)
     return SvUV(*svp);
 }
 
+/* options.progress -> the Perl code reference (done, total); its errors are
+ * ignored: a progress display must never stop a conversion */
+static void progress_cb(void *ud, uint64_t done, uint64_t total)
+{
+    dTHX;
+    dSP;
+    ENTER;
+    SAVETMPS;
+    PUSHMARK(SP);
+    XPUSHs(sv_2mortal(newSVuv((UV)done)));
+    XPUSHs(total == UINT64_MAX ? &PL_sv_undef : sv_2mortal(newSVuv((UV)total)));
+    PUTBACK;
+    call_sv((SV *)ud, G_DISCARD | G_EVAL);
+    FREETMPS;
+    LEAVE;
+}
+
 static void fill_options(pTHX_ HV *hv, pb_options *o)
 {
     SV **svp;
@@ -63,6 +80,11 @@ static void fill_options(pTHX_ HV *hv, pb_options *o)
     o->max_statements = (uint64_t)opt_uv(aTHX_ hv, "max_statements");
     o->max_line = (uint32_t)opt_uv(aTHX_ hv, "max_line");
     o->salvage = (int)opt_uv(aTHX_ hv, "salvage");
+    svp = hv_fetchs(hv, "progress", 0);
+    if (svp && SvROK(*svp) && SvTYPE(SvRV(*svp)) == SVt_PVCV) {
+        o->progress = progress_cb;
+        o->progress_ud = (void *)SvRV(*svp); /* valid while the options hash lives */
+    }
     svp = hv_fetchs(hv, "pid", 0);
     if (svp && SvOK(*svp)) {
         o->have_pid = 1;

@@ -11,7 +11,7 @@ XSLoader::load('Devel::ProfileBridge', $VERSION);
 use Devel::ProfileBridge::Error ();
 
 my %FOR_CHUNKS_OPTS = map { $_ => 1 } qw(
-    filename format thread pid quiet callback salvage files
+    filename format thread pid quiet callback salvage files progress
     max_decompressed_bytes max_record_size max_stack_depth max_strings max_frames max_statements max_line
 );
 my @LIMITS = qw(max_decompressed_bytes max_record_size max_stack_depth max_strings max_frames max_statements max_line);
@@ -31,6 +31,10 @@ sub _check_opts {
     if (defined $opts->{pid} && $opts->{pid} !~ /\A[0-9]+\z/) {
         require Carp;
         Carp::croak("$what: pid must be a process id (a number), not '$opts->{pid}'");
+    }
+    if (defined $opts->{progress} && ref $opts->{progress} ne 'CODE') {
+        require Carp;
+        Carp::croak("$what: progress must be a code reference");
     }
     if (defined $opts->{thread} && !length $opts->{thread}) {
         require Carp;
@@ -170,7 +174,7 @@ sub _with_input {
 sub _xs_opts {
     my ($opts) = @_;
     my %x;
-    for my $k (@LIMITS, qw(thread salvage pid)) {
+    for my $k (@LIMITS, qw(thread salvage pid progress)) {
         $x{$k} = $opts->{$k} if defined $opts->{$k};
     }
     return \%x;
@@ -278,7 +282,7 @@ sub detect_format {
 
 sub chunk_counts {
     my ($file, %opts) = @_;
-    _check_opts('chunk_counts', { map { $_ => 1 } qw(format thread pid salvage), @LIMITS }, \%opts);
+    _check_opts('chunk_counts', { map { $_ => 1 } qw(format thread pid salvage progress), @LIMITS }, \%opts);
     return _with_input($file, \%opts, sub { _count($_[0], $opts{format}, _xs_opts(\%opts)) });
 }
 
@@ -286,7 +290,7 @@ sub chunk_counts {
 # standard input can be read only once): (\%format_info, \%tag_counts)
 sub info {
     my ($file, %opts) = @_;
-    _check_opts('info', { map { $_ => 1 } qw(format thread pid salvage), @LIMITS }, \%opts);
+    _check_opts('info', { map { $_ => 1 } qw(format thread pid salvage progress), @LIMITS }, \%opts);
     return _with_input($file, \%opts, sub {
         (_detect($_[0]), _count($_[0], $opts{format}, _xs_opts(\%opts)));
     });
@@ -294,14 +298,14 @@ sub info {
 
 sub dump_json {
     my ($file, %opts) = @_;
-    _check_opts('dump_json', { map { $_ => 1 } qw(format thread pid salvage output), @LIMITS }, \%opts);
+    _check_opts('dump_json', { map { $_ => 1 } qw(format thread pid salvage output progress), @LIMITS }, \%opts);
     _with_input($file, \%opts, sub {
         _dump_json($_[0], $opts{format}, _xs_opts(\%opts), defined $opts{output} ? $opts{output} : '-');
     });
     return;
 }
 
-my %CONVERT_OPTS = map { $_ => 1 } qw(in out format thread pid compress salvage to), @LIMITS;
+my %CONVERT_OPTS = map { $_ => 1 } qw(in out format thread pid compress salvage to progress), @LIMITS;
 
 sub convert {
     my (%opts) = @_;
@@ -702,6 +706,15 @@ chunk, with exactly the conventions of the C<nytprof-dump-chunks> tool
 (integers as JSON integers, NVs in the shortest round-trip form, strings as
 Perl characters with C<\uXXXX> escapes).  C<< output => $path >> (default
 C<->, standard output).
+
+=head1 PROGRESS
+
+C<for_chunks>, C<chunk_counts>, C<info>, C<dump_json> and C<convert> take
+C<< progress => sub { my ($done, $total) = @_; ... } >>: called from the C
+reader at most once per MiB read, with the input offset reached and the
+input's size in bytes (C<undef> when unknown).  Errors it throws are
+ignored, so a display can never stop a conversion.  C<profbridge> uses it
+to draw a L<Term::ProgressBar> on a terminal.
 
 =head1 INPUT FILES
 
