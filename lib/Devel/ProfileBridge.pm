@@ -871,6 +871,8 @@ theirs.  Bad options croak with a plain message naming the option.
 
 =head1 SEE ALSO
 
+L<Devel::ProfileBridge::Formats> (every format read and written, in
+brief), L<Devel::ProfileBridge::Internals> (how the distribution is built),
 L<Devel::NYTProf>, L<Devel::NYTProf::ReadStream>, L<profbridge>.
 
 =head1 LICENSE
