@@ -127,18 +127,20 @@ for my $mode ('bad', "misuse $tmp") {
     ok($rc == 0 && !@not && $out =~ /^1\.\.\d+$/m, "C checks: $mode") or diag "$out$err";
 }
 
-# ---- 5. truncation: every prefix of one trace is a clean error ---------------------------
+# ---- 5. truncation: prefixes of one trace are clean errors ---------------------------
 {
     my ($small) = grep { m{/xs_calls\.} } @traces;
     my $bytes = slurp_raw($small);
     my $bad = 0;
-    for my $len (0 .. length($bytes) - 1) {
+    # every prefix through the header and first packets, then every 13th
+    # (xt/20-bad-input-sweep.t cuts every file at every byte)
+    for my $len (grep { $_ < 160 || $_ % 11 == 0 } 0 .. length($bytes) - 1) {
         open my $fh, '>:raw', "$tmp/cut" or die; print $fh substr($bytes, 0, $len); close $fh;
         my ($rc, undef, $err) = run("$bin{statprof_samples} $tmp/cut");
         # rc 0 is fine only at a record boundary past the header; crashes give rc > 2
         $bad++ if $rc > 2 || ($rc == 2 && $err !~ /^statprofiler: (truncated|corrupt): .* at byte \d+ of /m);
     }
-    is($bad, 0, 'every prefix of xs_calls decodes or fails with a clean truncated/corrupt error');
+    is($bad, 0, 'prefixes of xs_calls decode or fail with a clean truncated/corrupt error');
 }
 
 # ---- 6. the chunk stream through for_chunks (XS) ------------------------------------------
