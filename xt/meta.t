@@ -35,6 +35,14 @@ for my $f (glob('lib/Devel/ProfileBridge.pm'), glob('lib/Devel/ProfileBridge/*.p
 }
 delete @used{ grep { /^Devel::ProfileBridge/ || /^(?:B|Term::ProgressBar|Time::HiRes|Storable)\z/ } keys %used };
 ok(defined $req->requirements_for_module($_), "runtime prerequisite $_") for sort keys %used;
+SKIP: {
+    skip 'CPAN::Changes not installed (Debian: libcpan-changes-perl)', 2 unless eval { require CPAN::Changes; 1 };
+    my $changes = CPAN::Changes->load('Changes');
+    my @rel = $changes->releases;
+    ok(@rel, 'Changes parses as CPAN::Changes');
+    ok(!grep({ !defined $_->date && ($_->note // '') !~ /^Not Released/ } @rel),
+        'every release has a date, or says Not Released');
+}
 open my $c, '<', 'Changes' or die;
 my @lines = <$c>;
 my ($first) = grep { /^\S/ && !/^Revision history/ } @lines;
