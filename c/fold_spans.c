@@ -321,35 +321,8 @@ void pb_spans_free(pb_spans *f)
 }
 
 /* ---- fids ------------------------------------------------------------- */
-static int is_utf8(const char *s, size_t n)
-{
-    size_t i = 0;
-    int high = 0;
-    while (i < n) {
-        unsigned char c = (unsigned char)s[i];
-        size_t k, more;
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        high = 1;
-        if (c >= 0xC2 && c <= 0xDF)
-            more = 1;
-        else if (c >= 0xE0 && c <= 0xEF)
-            more = 2;
-        else if (c >= 0xF0 && c <= 0xF4)
-            more = 3;
-        else
-            return 0;
-        if (more >= n - i)
-            return 0;
-        for (k = 1; k <= more; k++)
-            if (((unsigned char)s[i + k] & 0xC0) != 0x80)
-                return 0;
-        i += more + 1;
-    }
-    return high;
-}
+/* names with bytes >= 0x80 that are valid UTF-8 are flagged UTF-8 (util.h) */
+static int is_utf8(const char *s, size_t n) { return pb_has_high(s, n) && pb_utf8_valid(s, n); }
 
 static pb_status file_fid(pb_spans *f, uint32_t file, uint32_t *fid)
 {

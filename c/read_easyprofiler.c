@@ -34,6 +34,7 @@
 #include <sys/stat.h>
 #include "pb.h"
 #include "fold_spans.h"
+#include "util.h"
 
 const int pb_have_easyprofiler = 1;
 
@@ -167,33 +168,7 @@ static void buf_fmt_u64(ep_buf *b, uint64_t v)
     buf_str(b, t);
 }
 
-static int valid_utf8(const unsigned char *s, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        unsigned char c = s[i];
-        size_t more, k;
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        if (c >= 0xC2 && c <= 0xDF)
-            more = 1;
-        else if (c >= 0xE0 && c <= 0xEF)
-            more = 2;
-        else if (c >= 0xF0 && c <= 0xF4)
-            more = 3;
-        else
-            return 0;
-        if (more >= n - i)
-            return 0;
-        for (k = 1; k <= more; k++)
-            if ((s[i + k] & 0xC0) != 0x80)
-                return 0;
-        i += more + 1;
-    }
-    return 1;
-}
+static int valid_utf8(const unsigned char *s, size_t n) { return pb_utf8_valid((const char *)s, n); }
 
 /* A JSON string: UTF-8 passes through when the bytes are valid UTF-8,
  * otherwise bytes >= 0x80 become \u00XX (Latin-1). */

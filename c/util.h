@@ -55,6 +55,45 @@ static inline uint32_t pb_hash_bytes(const char *p, size_t n)
     return pb_mix64(h);
 }
 
+/* The length of the valid UTF-8 sequence starting at p[i] (1..4), by the
+ * rules pb_utf8_append uses (no overlong forms, no surrogates, nothing past
+ * U+10FFFF), or 0 when the bytes there are not valid UTF-8. */
+static inline size_t pb_utf8_seq(const char *p, size_t n, size_t i)
+{
+    unsigned char c = (unsigned char)p[i];
+    size_t more = 0, k;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF)
+        more = 1;
+    else if (c >= 0xE0 && c <= 0xEF)
+        more = 2;
+    else if (c >= 0xF0 && c <= 0xF4)
+        more = 3;
+    else
+        return 0;
+    for (k = 1; k <= more; k++)
+        if (i + k >= n || ((unsigned char)p[i + k] & 0xC0) != 0x80)
+            return 0;
+    if (more == 2 && ((c == 0xE0 && (unsigned char)p[i + 1] < 0xA0) || (c == 0xED && (unsigned char)p[i + 1] >= 0xA0)))
+        return 0;
+    if (more == 3 && ((c == 0xF0 && (unsigned char)p[i + 1] < 0x90) || (c == 0xF4 && (unsigned char)p[i + 1] >= 0x90)))
+        return 0;
+    return more + 1;
+}
+
+/* 1 when all n bytes are valid UTF-8 (pb_utf8_seq's rules; ASCII is) */
+static inline int pb_utf8_valid(const char *p, size_t n)
+{
+    size_t i = 0, k;
+    while (i < n) {
+        if (!(k = pb_utf8_seq(p, n, i)))
+            return 0;
+        i += k;
+    }
+    return 1;
+}
+
 /* Append n bytes of src to dst (capacity cap, w bytes used) as valid UTF-8
  * and return the new length (which may exceed cap: then only what fits was
  * written; call again with room for the result).  src_utf8: src is declared
@@ -81,22 +120,8 @@ static inline size_t pb_utf8_append(char *dst, size_t cap, size_t w, const char 
             i++;
             continue;
         }
-        if (c >= 0xC2 && c <= 0xDF)
-            more = 1;
-        else if (c >= 0xE0 && c <= 0xEF)
-            more = 2;
-        else if (c >= 0xF0 && c <= 0xF4)
-            more = 3;
-        for (k = 1; more && k <= more; k++)
-            if (i + k >= n || ((unsigned char)src[i + k] & 0xC0) != 0x80)
-                more = 0;
-        /* overlong 3/4-byte forms, surrogates and > U+10FFFF are not valid */
-        if (more == 2 && ((c == 0xE0 && (unsigned char)src[i + 1] < 0xA0) ||
-                          (c == 0xED && (unsigned char)src[i + 1] >= 0xA0)))
-            more = 0;
-        if (more == 3 && ((c == 0xF0 && (unsigned char)src[i + 1] < 0x90) ||
-                          (c == 0xF4 && (unsigned char)src[i + 1] >= 0x90)))
-            more = 0;
+        k = pb_utf8_seq(src, n, i);
+        more = k ? k - 1 : 0;
         if (!more) {
             PB_PUT('\\');
             PB_PUT('x');
