@@ -3,7 +3,7 @@
 #include <string.h>
 #include "collapsed.h"
 #include "util.h"
-#include "write_statprofiler.h"
+#include "read_statprofiler.h"
 
 #define NONE UINT32_MAX
 
@@ -396,7 +396,7 @@ void pb_collapse_free(pb_collapse *c)
 }
 
 /* ---- running a file through it ----------------------------------------- */
-/* c/read_statprofiler.c (declared in c/write_statprofiler.h) */
+/* c/read_statprofiler.c (declared in c/read_statprofiler.h) */
 pb_status pb_read_statprofiler_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err);
 
 pb_sample_decoder_fn pb_sample_decoder_for(pb_format f)
@@ -464,7 +464,7 @@ pb_status pb_collapse_file(const char *path, pb_format fmt, const pb_options *op
     int r;
     pb_error_init(err, fmt ? pb_format_name(fmt) : "profbridge", path);
     if ((fmt == PB_FMT_UNKNOWN || fmt == PB_FMT_STATPROFILER) && pb_have_statprofiler) {
-        /* a StatProfiler run: the whole genealogy (write_statprofiler.h) */
+        /* a StatProfiler run: the whole genealogy (read_statprofiler.h) */
         if ((r = pb_statprofiler_run(path, opt, &run, &nrun, err)) < 0)
             return err->status;
         if (r > 0) {

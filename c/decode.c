@@ -5,7 +5,7 @@
 #include <zlib.h>
 #include "codecs.h"
 #include "pb.h"
-#include "write_statprofiler.h"
+#include "read_statprofiler.h"
 
 void pb_options_init(pb_options *o)
 {

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "pb.h"
-#include "write_statprofiler.h"
+#include "read_statprofiler.h"
 
 /* read_pynytprof.c: "A".."D", or "" when the first bytes do not say */
 const char *pb_pynytprof_dialect(const unsigned char *p, size_t len);

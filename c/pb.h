@@ -137,7 +137,8 @@ pb_status pb_decode_source(pb_source *src, const char *name, pb_format format, c
                           pb_sink *sink, pb_error *err);
 
 /* decoders: each c/read_<format>.c defines its function and pb_have_<format>
- * (0 while the file is a placeholder) */
+ * (1: every decoder is built; what a missing optional library prevents is
+ * reported by the decoder itself, see codecs.h) */
 pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 pb_status pb_read_pynytprof(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 pb_status pb_read_easyprofiler(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);

@@ -27,19 +27,11 @@
 #include "codecs.h"
 #include "pb.h"
 #include "samples.h"
-#include "write_statprofiler.h"
+#include "read_statprofiler.h"
 
-/* ==== hookup to the fold (c/fold_samples.h) ============================
- * pb_read_statprofiler() needs a pb_sample_sink that folds samples into
- * chunks.  While c/fold_samples.h is not in the tree this stays 0 and
- * decode.c reports the format as recognised but unsupported. */
-#if defined(PB_HAVE_FOLD_SAMPLES) || (defined(__has_include) && __has_include("fold_samples.h"))
 #include "fold_samples.h"
-#define SP_HAVE_FOLD 1
-#else
-#define SP_HAVE_FOLD 0
-#endif
-const int pb_have_statprofiler = SP_HAVE_FOLD;
+
+const int pb_have_statprofiler = 1;
 
 #define SP_MAGIC "=statprofiler"
 #define SP_MAGIC_LEN 13
@@ -1278,7 +1270,6 @@ pb_status pb_read_statprofiler_samples(pb_source *src, const pb_options *opt, pb
     return rc;
 }
 
-#if SP_HAVE_FOLD
 /* Between the decoder and the fold: notes the fold does not turn into
  * chunks become chunks here.  Header and body custom metadata ->
  * ATTRIBUTE "metadata:<key>" = value (bytes a nytprof.out attribute line
@@ -1564,25 +1555,6 @@ pb_status pb_read_statprofiler_files(const char *const *paths, size_t n, const p
     pb_error_init(err, "statprofiler", n ? paths[0] : "");
     return sp_fold_run(NULL, paths, n, opt, sink, err);
 }
-#else
-pb_status pb_read_statprofiler(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
-{
-    (void)opt;
-    (void)sink;
-    return pb_fail(err, PB_ERR_UNSUPPORTED, pb_src_offset(src),
-                   "statprofiler files are recognised, but this build has no sample fold (c/fold_samples.c)");
-}
-
-pb_status pb_read_statprofiler_files(const char *const *paths, size_t n, const pb_options *opt, pb_sink *sink,
-                                     pb_error *err)
-{
-    (void)opt;
-    (void)sink;
-    pb_error_init(err, "statprofiler", n ? paths[0] : "");
-    return pb_fail_nooff(err, PB_ERR_UNSUPPORTED,
-                         "statprofiler files are recognised, but this build has no sample fold (c/fold_samples.c)");
-}
-#endif
 
 int pb_statprofiler_run(const char *path, const pb_options *opt, char ***paths, size_t *n, pb_error *err)
 {

@@ -23,7 +23,7 @@
 #include <string.h>
 #include "pb.h"
 #include "samples.h"
-#include "write_statprofiler.h"
+#include "read_statprofiler.h"
 
 /* ---- a growable byte buffer --------------------------------------------- */
 typedef struct {

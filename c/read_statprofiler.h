@@ -1,0 +1,104 @@
+/* read_statprofiler.h - Devel::StatProfiler traces, the sample-level reader
+ * API of read_statprofiler.c (format: Devel::ProfileBridge::Formats; the
+ * developers' spec is statprofiler-format.md).
+ *
+ * Reader: pb_statprofiler_samples() decodes one trace file into
+ * pb_sample_sink calls; pb_statprofiler_files() reads a whole genealogy
+ * (rotated ordinals and forked children).  Header facts go to
+ * sink->attribute, frames to sink->frame (each distinct frame record once),
+ * samples to sink->sample (ids innermost first, weight in ticks of
+ * sample_interval_us), and to sink->note:
+ *     "metadata"      a=key b=value  n=1 header record 200, n=0 body record 200
+ *     "section_start" a=name                                   (record 198)
+ *     "section_end"   a=name                                   (record 199)
+ *     "eval_source"   a=source text  b="(eval N)"  n=N         (record 8)
+ * Attribute keys: source_format ("statprofiler"), statprofiler_format_version,
+ * perl_version ("5.36.0"), sample_interval_us, stack_depth, genealogy_id,
+ * genealogy_ordinal, parent_id, parent_ordinal.
+ *
+ * The op name of each sample is not part of pb_sample_sink; callers that
+ * want it (the test dumper, the writer sink) pass pb_sp_hooks.
+ *
+ * Plain C99 (POSIX for opendir/stat); no Perl headers.
+ */
+#ifndef PB_READ_STATPROFILER_H
+#define PB_READ_STATPROFILER_H
+
+#include "samples.h"
+
+#define PB_SP_PACKET_MAX 32000u   /* largest decompressed packet */
+#define PB_SP_ID_BYTES 24         /* genealogy id: 6 little-endian uint32 */
+
+/* ---- reader ------------------------------------------------------------ */
+typedef struct {
+    /* called just before each sink->sample() with that sample's op name */
+    void (*op_name)(void *ctx, pb_str op);
+    /* non-fatal diagnostics (unknown body record skipped, no end marker) */
+    void (*warn)(void *ctx, const char *msg);
+    void *ctx;
+} pb_sp_hooks;
+
+/* header of one trace file */
+typedef struct {
+    uint32_t format_version;
+    uint32_t perl_revision, perl_version, perl_subversion;
+    uint32_t interval_us;   /* record 202 */
+    uint32_t depth;         /* record 203 */
+    uint32_t ordinal, parent_ordinal;
+    unsigned char id[PB_SP_ID_BYTES], parent_id[PB_SP_ID_BYTES];
+    int have_genealogy;
+} pb_sp_header;
+
+/* "%08x" x 6 of the id words: 48 hex digits + NUL */
+void pb_sp_id_hex(const unsigned char id[PB_SP_ID_BYTES], char out[49]);
+/* word 0 of the id (the pid) */
+uint32_t pb_sp_id_pid(const unsigned char id[PB_SP_ID_BYTES]);
+
+#define PB_SP_ANNOUNCE_THREAD 1u /* call sink->thread(thread_key, pid, parent pid, "<pid>") */
+#define PB_SP_NO_HEADER_FACTS 2u /* no attributes and no header metadata notes (later files of a run) */
+/* One file from src's current position (magic first).  Samples use
+ * thread_key.  With PB_SP_ANNOUNCE_THREAD, sink->thread() is called once
+ * with the pid (id word 0), the parent pid (parent id word 0, 0 for a root)
+ * and the pid as label.  sink->finish() is NOT called (several files can
+ * feed one sink).  hdr (may be NULL) receives the header.  hooks may be NULL. */
+pb_status pb_statprofiler_samples(pb_source *src, const pb_options *opt, pb_sample_sink *sink,
+                                  const pb_sp_hooks *hooks, uint64_t thread_key, unsigned flags,
+                                  pb_sp_header *hdr, pb_error *err);
+
+/* Read only the header of a file (for ordering a genealogy). */
+pb_status pb_statprofiler_read_header(const char *path, pb_sp_header *hdr, pb_error *err);
+
+/* A whole trace: paths in any order (or one directory / template, see
+ * pb_statprofiler_expand).  Files are grouped by genealogy id; each id is one
+ * process (thread_key 1, 2, ... in order: roots first, then children after
+ * their parent), announced with sink->thread(key, pid, parent pid, label);
+ * its files are read in ordinal order.  Attributes come from the first file.
+ * Calls sink->finish() at the end. */
+pb_status pb_statprofiler_files(const char *const *paths, size_t n, const pb_options *opt,
+                                pb_sample_sink *sink, const pb_sp_hooks *hooks, pb_error *err);
+
+/* Expand a directory (every "*.<48 hex>.<8 hex>" file in it) or a template
+ * prefix ("dir/statprof.out" -> "dir/statprof.out.<48 hex>.<8 hex>") into a
+ * sorted, malloc'ed list of paths; free with pb_statprofiler_free_list. */
+pb_status pb_statprofiler_expand(const char *dir_or_template, char ***paths, size_t *n, pb_error *err);
+void pb_statprofiler_free_list(char **paths, size_t n);
+
+/* A StatProfiler run named by one path: a directory of traces, or the first
+ * file (ordinal 1) of a root process (zero parent id) whose template has
+ * more files (its rotations and its forked children).  With opt->have_pid,
+ * only the files of that process (id word 0), also for a single trace file.
+ * Returns 1 with *paths / *n filled (free with pb_statprofiler_free_list),
+ * 0 when path is to be read as the one file it is, -1 on error (in err:
+ * io, or unsupported "no process PID in this run"). */
+int pb_statprofiler_run(const char *path, const pb_options *opt, char ***paths, size_t *n, pb_error *err);
+
+/* pb_sample_decoder_fn for fold_samples.h's table: one file, thread key 0
+ * (thread() announced with the real pid), no op names; calls finish(). */
+pb_status pb_read_statprofiler_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err);
+
+/* Chunk-level entry for several files (the fold in between), like
+ * pb_read_statprofiler() for one.  err is initialised here. */
+pb_status pb_read_statprofiler_files(const char *const *paths, size_t n, const pb_options *opt,
+                                     pb_sink *sink, pb_error *err);
+
+#endif
