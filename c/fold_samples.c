@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fold_samples.h"
+#include "call_events.h"
 #include "util.h"
 
 #define NONE UINT32_MAX
@@ -143,6 +144,9 @@ struct pb_fold {
     uint64_t *fin_total, *fin_order;
     uint32_t *fin_byorder; /* thread index by order of first sample */
     edges fin_edges;
+    uint32_t *fin_child, *fin_first; /* call tree children (CSR), for call events */
+    uint32_t *fin_walk, *fin_subs;   /* DFS stack: node, next child; the stack's subs */
+    pb_callev cev;
 };
 
 #define OOM(f) pb_fail((f)->err, PB_ERR_LIMIT, 0, "out of memory while folding samples")
@@ -182,7 +186,11 @@ static pb_status header(pb_fold *f)
     if ((st = emit_attr(f, "nv_size", pb_str_c("8"))) != PB_OK)
         return st;
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)f->cfg.ticks_per_sec);
-    return emit_attr(f, "ticks_per_sec", pb_str_c(buf));
+    if ((st = emit_attr(f, "ticks_per_sec", pb_str_c(buf))) != PB_OK)
+        return st;
+    /* the stream carries call events (SUB_RETURN), as NYTProf's calls=1 */
+    pb_chunk_option(&c, pb_str_c("calls"), pb_str_c("1"));
+    return emit(f, &c);
 }
 
 size_t pb_fold_sub_name(const pb_frame *fr, char *buf, size_t cap)
@@ -707,6 +715,65 @@ static uint32_t sub_first(const f_sub *s)
     return s->lo <= s->hi ? s->lo : 0;
 }
 
+static pb_str sub_name_of(void *ctx, uint32_t sub)
+{
+    const f_sub *s = &((pb_fold *)ctx)->subs[sub];
+    return pb_str_make(s->name, s->len, s->utf8);
+}
+
+/* Call events: every thread's call tree, depth first, one stack per node
+ * (its frames' subs, its own weight): one SUB_RETURN per tree node
+ * (call_events.h).  Threads in order of first sample. */
+static pb_status call_events(pb_fold *f, const uint32_t *by_order)
+{
+    size_t i, nn = f->nnodes;
+    uint32_t *first, *child, *walk, *subs, r;
+    pb_status st;
+    first = f->fin_first = (uint32_t *)calloc(nn + 1, sizeof *first);
+    child = f->fin_child = (uint32_t *)malloc((nn ? nn : 1) * sizeof *child);
+    walk = f->fin_walk = (uint32_t *)malloc((nn ? nn : 1) * 2 * sizeof *walk);
+    subs = f->fin_subs = (uint32_t *)malloc((nn ? nn : 1) * sizeof *subs);
+    if (!first || !child || !walk || !subs)
+        return OOM(f);
+    /* children grouped by parent, in creation order */
+    for (i = 0; i < nn; i++)
+        if (f->nodes[i].parent != NONE)
+            first[f->nodes[i].parent + 1]++;
+    for (i = 0; i < nn; i++)
+        first[i + 1] += first[i];
+    for (i = 0; i < nn; i++)
+        walk[i] = first[i];
+    for (i = 0; i < nn; i++)
+        if (f->nodes[i].parent != NONE)
+            child[walk[f->nodes[i].parent]++] = (uint32_t)i;
+    pb_callev_init(&f->cev, f->out, f->err, (double)f->cfg.ticks_per_weight, sub_name_of, f);
+    for (r = 0; r < f->started_threads; r++) {
+        size_t sp = 0;
+        if (by_order[r] == NONE)
+            continue;
+        walk[0] = f->threads[by_order[r]].root;
+        walk[1] = first[walk[0]];
+        sp = 1;
+        while (sp) {
+            uint32_t node = walk[2 * (sp - 1)], *next = &walk[2 * (sp - 1) + 1];
+            if (*next < first[node + 1]) {
+                uint32_t c = child[(*next)++];
+                subs[sp - 1] = f->frames[f->nodes[c].frame].sub;
+                if ((st = pb_callev_stack(&f->cev, subs, sp, f->nodes[c].self_w)) != PB_OK)
+                    return st;
+                walk[2 * sp] = c;
+                walk[2 * sp + 1] = first[c];
+                sp++;
+            } else {
+                sp--;
+            }
+        }
+        if ((st = pb_callev_end(&f->cev)) != PB_OK)
+            return st;
+    }
+    return PB_OK;
+}
+
 static pb_status ss_finish(pb_sample_sink *self)
 {
     pb_fold *f = (pb_fold *)self->ctx;
@@ -723,6 +790,17 @@ static pb_status ss_finish(pb_sample_sink *self)
         return st;
     if ((st = emit_attr(f, "cumulative_overhead_ticks", pb_str_c("0"))) != PB_OK)
         return st;
+    /* thread index by order of first sample (linear in threads) */
+    by_order = f->fin_byorder = (uint32_t *)malloc((f->started_threads ? f->started_threads : 1) * sizeof *by_order);
+    if (!by_order)
+        return OOM(f);
+    for (i = 0; i < f->started_threads; i++)
+        by_order[i] = NONE;
+    for (i = 0; i < f->nthreads; i++)
+        if (f->threads[i].started && f->threads[i].order < f->started_threads)
+            by_order[f->threads[i].order] = (uint32_t)i;
+    if ((st = call_events(f, by_order)) != PB_OK)
+        goto done;
     /* SUB_INFO: the synthetic root, unless a frame already is that sub */
     for (i = 0; i < f->nsubs; i++)
         if (f->subs[i].used && f->subs[i].len == strlen(root) && memcmp(f->subs[i].name, root, f->subs[i].len) == 0)
@@ -806,17 +884,6 @@ static pb_status ss_finish(pb_sample_sink *self)
     for (i = 0; i < E->n; i++)
         order[i] = ((uint64_t)f->threads[E->e[i].thread].order << 32) | (uint64_t)i;
     qsort(order, E->n, sizeof *order, cmp_edge_thread);
-    /* thread index by order of first sample (linear in threads) */
-    by_order = f->fin_byorder = (uint32_t *)malloc((f->started_threads ? f->started_threads : 1) * sizeof *by_order);
-    if (!by_order) {
-        st = OOM(f);
-        goto done;
-    }
-    for (i = 0; i < f->started_threads; i++)
-        by_order[i] = NONE;
-    for (i = 0; i < f->nthreads; i++)
-        if (f->threads[i].started && f->threads[i].order < f->started_threads)
-            by_order[f->threads[i].order] = (uint32_t)i;
     {
         size_t k = 0;
         uint32_t r;
@@ -857,10 +924,15 @@ done:
     free(f->fin_total);
     free(f->fin_order);
     free(f->fin_byorder);
+    free(f->fin_first);
+    free(f->fin_child);
+    free(f->fin_walk);
+    free(f->fin_subs);
+    pb_callev_free(&f->cev);
     free(E->e);
     free(E->tab.s);
     f->fin_total = f->fin_order = NULL;
-    f->fin_byorder = NULL;
+    f->fin_byorder = f->fin_first = f->fin_child = f->fin_walk = f->fin_subs = NULL;
     memset(E, 0, sizeof *E);
     return st;
 }
@@ -934,6 +1006,11 @@ void pb_fold_free(pb_fold *f)
     free(f->fin_total);
     free(f->fin_order);
     free(f->fin_byorder);
+    free(f->fin_first);
+    free(f->fin_child);
+    free(f->fin_walk);
+    free(f->fin_subs);
+    pb_callev_free(&f->cev);
     free(f->fin_edges.e);
     free(f->fin_edges.tab.s);
     pb_sink_undefer(f->out, f);

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <stdio.h>
 #include "fold_spans.h"
+#include "call_events.h"
 #include "util.h"
 
 #define NONE UINT32_MAX
@@ -251,6 +252,9 @@ struct pb_spans {
     size_t chain_cap;
     uint32_t *sub_frame;    /* per sub: frame id in `stacks`, NONE = not yet */
     size_t sf_cap;
+    uint32_t *rchain;       /* a path's subs, root first (call events) */
+    size_t rchain_cap;
+    pb_callev cev;          /* the thread's stacks as SUB_RETURNs */
 };
 
 static pb_status oom(pb_spans *f, uint64_t off)
@@ -271,6 +275,16 @@ static int grow32(void **p, uint32_t *cap, size_t need, size_t elem)
 
 static void spans_cleanup(void *p) { pb_spans_free((pb_spans *)p); }
 
+static int is_utf8(const char *s, size_t n);
+
+static pb_str spans_sub_name(void *ctx, uint32_t sub)
+{
+    pb_spans *f = (pb_spans *)ctx;
+    const char *nm = strtab_str(&f->sub_names, f->subs[sub].name);
+    size_t nl = f->sub_names.len[f->subs[sub].name];
+    return pb_str_make(nm, nl, is_utf8(nm, nl));
+}
+
 pb_spans *pb_spans_new(pb_sink *sink, const pb_options *opt, pb_error *err)
 {
     pb_spans *f = (pb_spans *)calloc(1, sizeof *f);
@@ -283,6 +297,7 @@ pb_spans *pb_spans_new(pb_sink *sink, const pb_options *opt, pb_error *err)
         f->max_depth = opt->max_stack_depth;
     f->max_names = opt && opt->max_strings ? opt->max_strings : PB_DEFAULT_MAX_STRINGS;
     f->next_fid = 1;
+    pb_callev_init(&f->cev, sink, err, 1.0, spans_sub_name, f);
     pb_sink_defer(sink, spans_cleanup, f);
     return f;
 }
@@ -309,6 +324,8 @@ void pb_spans_free(pb_spans *f)
     free(f->edge_pos);
     free(f->edge_stamp);
     free(f->paths);
+    free(f->rchain);
+    pb_callev_free(&f->cev);
     free(f->path_slot);
     free(f->ppool);
     free(f->pscratch);
@@ -836,7 +853,7 @@ static pb_status flush_stacks(pb_spans *f)
     pb_sample_sink *ss = f->stacks;
     char label[32];
     snprintf(label, sizeof label, "%llu", (unsigned long long)f->th.tid);
-    if ((st = ss->thread(ss, f->th.tid, f->th.pid, f->th.ppid, label)) != PB_OK)
+    if (ss && (st = ss->thread(ss, f->th.tid, f->th.pid, f->th.ppid, label)) != PB_OK)
         return st;
     if (pb_grow((void **)&f->sub_frame, &f->sf_cap, f->nsubs, sizeof *f->sub_frame))
         return oom(f, 0);
@@ -847,6 +864,14 @@ static pb_status flush_stacks(pb_spans *f)
             continue;
         if (path_chain(f, f->ppool[p].path, &n))
             return oom(f, 0);
+        if (pb_grow((void **)&f->rchain, &f->rchain_cap, n, sizeof *f->rchain))
+            return oom(f, 0);
+        for (i = 0; i < n; i++)
+            f->rchain[i] = f->chain[n - 1 - i];
+        if ((st = pb_callev_stack(&f->cev, f->rchain, n, f->ppool[p].ns)) != PB_OK)
+            return st;
+        if (!ss)
+            continue;
         for (i = 0; i < n; i++) {
             uint32_t sub = f->chain[i];
             if (f->sub_frame[sub] == NONE) {
@@ -873,6 +898,8 @@ static pb_status flush_stacks(pb_spans *f)
         if ((st = ss->sample(ss, f->th.tid, f->chain, (uint32_t)n, f->ppool[p].ns, 0)) != PB_OK)
             return st;
     }
+    if ((st = pb_callev_end(&f->cev)) != PB_OK)
+        return st;
     /* paths and sub ids are per thread */
     f->nppool = 0;
     f->npaths = 0;
@@ -906,7 +933,7 @@ pb_status pb_spans_span(pb_spans *f, uint32_t key, uint64_t begin_ns, uint64_t e
     pmap_off = k < n ? f->top[k].pmap_off : f->nppool;
     if (k < n) {
         map_off = f->top[k].map_off; /* R's entries replace the adopted roots' */
-        if (f->stacks && (st = adopt_stacks(f, k, s, offset)) != PB_OK)
+        if ((st = adopt_stacks(f, k, s, offset)) != PB_OK)
             return st;
         if ((st = adopt(f, k, s, &children, &height, offset)) != PB_OK)
             return st;
@@ -932,7 +959,7 @@ pb_status pb_spans_span(pb_spans *f, uint32_t key, uint64_t begin_ns, uint64_t e
     r->height = height;
     r->map_off = map_off;
     r->pmap_off = pmap_off;
-    if (f->stacks && (st = own_stack(f, s, r->excl, offset)) != PB_OK)
+    if ((st = own_stack(f, s, r->excl, offset)) != PB_OK)
         return st;
     f->ntop++;
     f->cur.spans++;
@@ -961,7 +988,7 @@ pb_status pb_spans_thread_end(pb_spans *f)
         f->edges[ed].excl += x->excl;
     }
     f->cur.top_level = f->ntop;
-    if (f->stacks && (st = flush_stacks(f)) != PB_OK)
+    if ((st = flush_stacks(f)) != PB_OK)
         return st;
     f->ntop = 0;
     f->npool = 0;

@@ -36,6 +36,15 @@ typedef struct {
 
     int salvage;                     /* deliver what came before a truncation, then warn */
 
+    /* writing nytprof.out from a foreign profile: where its source files are
+     * (present.h); the arrays are the caller's for the call */
+    int no_source;                   /* 1: embed no source */
+    const char *const *source_roots; /* directories searched, in order */
+    size_t n_source_roots;
+    const char *const *strip_prefixes; /* removed from a file's name before the roots */
+    size_t n_strip_prefixes;
+    const char *source_base;         /* searched last for relative names: the input's directory */
+
     /* progress: called as input bytes are read, at most once per MiB read
      * (done = file offset reached, total = file size or UINT64_MAX) */
     void (*progress)(void *ud, uint64_t done, uint64_t total);

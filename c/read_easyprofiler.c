@@ -432,6 +432,9 @@ static pb_status read_header(ep_rd *r)
     pb_chunk_version(&c, 5, 0);
     if (pb_emit(r->sink, &c))
         return PB_ERR_ABORT;
+    pb_chunk_option(&c, pb_str_c("calls"), pb_str_c("1")); /* the stream carries SUB_RETURNs */
+    if (pb_emit(r->sink, &c))
+        return PB_ERR_ABORT;
     if (pb_emit_attribute(r->sink, "ticks_per_sec", "1000000000") ||
         pb_emit_attribute(r->sink, "source_format", "easyprofiler") ||
         pb_emit_attribute(r->sink, "source_format_version", vs) ||

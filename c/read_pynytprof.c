@@ -320,7 +320,7 @@ static pb_status lost_fid(pyn *r, uint32_t file_fid, uint32_t *ours)
     if (map_get(&r->fidmap, file_fid, ours))
         return PB_OK;
     snprintf(name, sizeof name, "pynytprof-fid%u-path-not-recorded", r->nfids + 1);
-    TRY(new_fid(r, &f, 0, 0, 0, pb_str_c(name)));
+    TRY(new_fid(r, &f, PB_FID_IS_FAKE, 0, 0, pb_str_c(name))); /* no source to look for */
     if (!map_put(&r->fidmap, file_fid, f))
         return oom(r);
     snprintf(key, sizeof key, "source_path_lost_fid%u", f);

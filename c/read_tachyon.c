@@ -36,9 +36,11 @@
  * region, pid = key + 1, ppid 0, label = thread id ("tid/iid" when the
  * interpreter id is not 0); ATTRIBUTE thread_id_<pid> = label.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "pb.h"
 #include "util.h"
 #include "fold_samples.h"
@@ -661,6 +663,25 @@ static pb_status attr_f64(tr *r, const char *key, double v)
     return attr(r, key, buf);
 }
 
+/* NYTProf's basetime is wall-clock seconds, but the header's start time is
+ * a monotonic clock (time since boot): the file's mtime (written when the
+ * profile ended) minus the profile's duration (the stats trailer's, else
+ * samples x interval) is the best wall-clock start the file offers.  Without
+ * a file (a buffer) the monotonic seconds remain. */
+static uint64_t wall_start(tr *r)
+{
+    struct stat sb;
+    double dur;
+    uint64_t d;
+    if (!r->s->fp || fstat(fileno(r->s->fp), &sb) != 0 || sb.st_mtime <= 0)
+        return r->start_time / 1000000u;
+    dur = r->have_stats && (r->stats_flags & 1u) && r->stats[0] > 0 && r->stats[0] < 1e9
+              ? r->stats[0]
+              : (double)r->sample_count * (double)r->interval / 1e6;
+    d = dur > 0 && dur < 1e9 ? (uint64_t)(dur + 0.5) : 0;
+    return (uint64_t)sb.st_mtime > d ? (uint64_t)sb.st_mtime - d : (uint64_t)sb.st_mtime;
+}
+
 static pb_status header_attributes(tr *r)
 {
     pb_status st;
@@ -671,7 +692,7 @@ static pb_status header_attributes(tr *r)
     snprintf(buf, sizeof buf, "%u.%u.%u", r->pyver[0], r->pyver[1], r->pyver[2]);
     if ((st = attr_u64(r, "source_format_version", r->version)) != PB_OK ||
         (st = attr(r, "python_version", buf)) != PB_OK ||
-        (st = attr_u64(r, "basetime", r->start_time / 1000000u)) != PB_OK ||
+        (st = attr_u64(r, "basetime", wall_start(r))) != PB_OK ||
         (st = attr_u64(r, "start_time_us", r->start_time)) != PB_OK ||
         (st = attr_u64(r, "sample_interval_us", r->interval)) != PB_OK ||
         (st = attr_u64(r, "total_samples", r->sample_count)) != PB_OK ||

@@ -174,7 +174,9 @@ for my $file (@files) {
                   unless $d->[1] == $l->{calls} && sprintf('%.0f', $d->[0] * $tps) == $l->{exc_ticks};
             }
             my %calls;
-            my %sid_name = map { $_->{sid} => "main::$_->{name}" } @{ $truth->{subs} || [] };
+            # names as the converter presents them (Devel::ProfileBridge/"Names in nytprofhtml")
+            my %sid_name = map { $_->{sid} => Devel::ProfileBridge::nytprof_name("main::$_->{name}") }
+                @{ $truth->{subs} || [] };
             $calls{ $sid_name{ $_->{callee_sid} } // "main::pynytprof_sid_$_->{callee_sid}" } += $_->{calls}
               for @{ $truth->{call_edges} };
             my $map = $p->subname_subinfo_map;

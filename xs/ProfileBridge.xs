@@ -17,6 +17,7 @@
 #include "json_lines.h"
 #include "write_nytprof.h"
 #include "convert.h"
+#include "present.h"
 #include "convert_samples.h"
 #include "write_statprofiler.h"
 
@@ -66,6 +67,34 @@ static void progress_cb(void *ud, uint64_t done, uint64_t total)
     LEAVE;
 }
 
+/* A string or an array of strings as a C array (freed with the caller's
+ * scope; the strings are valid while the options hash lives).  NULL, n 0
+ * when absent. */
+static const char *const *string_list(pTHX_ SV **svp, size_t *n)
+{
+    const char **v;
+    *n = 0;
+    if (!svp || !SvOK(*svp))
+        return NULL;
+    if (SvROK(*svp) && SvTYPE(SvRV(*svp)) == SVt_PVAV) {
+        AV *av = (AV *)SvRV(*svp);
+        SSize_t i, top = av_top_index(av);
+        Newxz(v, top + 2, const char *);
+        SAVEFREEPV(v);
+        for (i = 0; i <= top; i++) {
+            SV **e = av_fetch(av, i, 0);
+            if (e && SvOK(*e))
+                v[(*n)++] = SvPV_nolen(*e);
+        }
+        return v;
+    }
+    Newxz(v, 1, const char *);
+    SAVEFREEPV(v);
+    v[0] = SvPV_nolen(*svp);
+    *n = 1;
+    return v;
+}
+
 static void fill_options(pTHX_ HV *hv, pb_options *o)
 {
     SV **svp;
@@ -85,6 +114,13 @@ static void fill_options(pTHX_ HV *hv, pb_options *o)
         o->progress = progress_cb;
         o->progress_ud = (void *)SvRV(*svp); /* valid while the options hash lives */
     }
+    svp = hv_fetchs(hv, "source", 0);
+    o->no_source = svp && SvOK(*svp) && !SvTRUE(*svp);
+    o->source_roots = string_list(aTHX_ hv_fetchs(hv, "source_root", 0), &o->n_source_roots);
+    o->strip_prefixes = string_list(aTHX_ hv_fetchs(hv, "strip_prefix", 0), &o->n_strip_prefixes);
+    svp = hv_fetchs(hv, "source_base", 0);
+    if (svp && SvOK(*svp))
+        o->source_base = SvPV_nolen(*svp); /* valid while the options hash lives */
     svp = hv_fetchs(hv, "pid", 0);
     if (svp && SvOK(*svp)) {
         o->have_pid = 1;
@@ -757,6 +793,25 @@ pbxs__heap_in_use()
 #else
         RETVAL = newSV(0);
 #endif
+    OUTPUT:
+        RETVAL
+
+SV *
+pbxs_nytprof_name(name)
+        SV *name
+    PREINIT:
+        STRLEN len;
+        const char *p;
+        size_t n;
+    CODE:
+        p = SvPV(name, len);
+        n = pb_nytprof_name(p, len, NULL, 0);
+        RETVAL = newSV(n + 1);
+        SvPOK_on(RETVAL);
+        pb_nytprof_name(p, len, SvPVX(RETVAL), n + 1);
+        SvCUR_set(RETVAL, n);
+        if (SvUTF8(name))
+            SvUTF8_on(RETVAL);
     OUTPUT:
         RETVAL
 

@@ -305,7 +305,8 @@ sub dump_json {
     return;
 }
 
-my %CONVERT_OPTS = map { $_ => 1 } qw(in out format thread pid compress salvage to progress), @LIMITS;
+my %CONVERT_OPTS = map { $_ => 1 } qw(in out format thread pid compress salvage to progress
+    source source_root strip_prefix), @LIMITS;
 
 sub convert {
     my (%opts) = @_;
@@ -322,6 +323,25 @@ sub convert {
         Carp::croak("convert: salvage => 1 is for to => 'nytprof' (and for_chunks), not to => '$to'");
     }
     my $x = _xs_opts(\%opts);
+    for my $k (qw(source_root strip_prefix)) {
+        next unless defined $opts{$k};
+        my @v = ref $opts{$k} eq 'ARRAY' ? @{ $opts{$k} } : ($opts{$k});
+        for (@v) {
+            next if defined && !ref && length && !/\0/;
+            require Carp;
+            Carp::croak("convert: $k takes a path or a list of paths (non-empty, no NUL)");
+        }
+        $x->{$k} = \@v;
+    }
+    $x->{source} = $opts{source} ? 1 : 0 if exists $opts{source};
+    # relative file names in the profile are looked up beside the input too
+    if ($opts{in} ne '-') {
+        require File::Basename;
+        $x->{source_base} = -d $opts{in} ? $opts{in} : File::Basename::dirname($opts{in});
+    }
+    else {
+        $x->{source_base} = '.';
+    }
     my $level = defined $opts{compress} ? $opts{compress} : -1;
     if ($to eq 'nytprof' && ($level !~ /\A-?[0-9]\z/ || $level > 9)) {
         require Carp;

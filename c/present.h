@@ -1,0 +1,60 @@
+/* present.h - a foreign profile's chunk stream made to read like a Perl one
+ * in NYTProf's tools (nytprofhtml, nytprofcsv, nytprofcalls).
+ *
+ * A chunk filter that sits in front of the nytprof.out writer (convert.c).
+ * It stays out of the way until the stream names its source with
+ * ATTRIBUTE source_format (every foreign decoder sends one early; a real
+ * NYTProf file never does, so it passes through byte for byte).  From then:
+ *
+ * Names (pb_nytprof_name): every sub name in SUB_INFO, SUB_CALLERS and
+ * SUB_RETURN is rewritten so that nytprofhtml, which prints sub names into
+ * its pages without HTML escaping, shows them, and splits their package at
+ * the last "::" where the source language puts it:
+ *   - '<' becomes '[' and a '>' that closes it becomes ']':
+ *     "<module>" -> "[module]", "std::vector<int>::push_back" ->
+ *     "std::vector[int]::push_back"; after "operator" the brackets are the
+ *     operator's own ("operator<<" -> "operator[[", "operator->" unchanged);
+ *   - "::" inside (), <> or {} becomes '.': "ns::C::f(std::string const&)"
+ *     -> "ns::C::f(std.string const&)", whose package is "ns::C";
+ *   - everything else (spaces, '&', '*', Perl's "__ANON__[file:12]") is kept.
+ *   Real profiles never contain '[' where a foreign one had '<', so names stay
+ *   distinct.
+ *
+ * Source (savesrc): for each NEW_FID of a real file (not IS_FAKE / IS_EVAL,
+ * no saved source yet) the file is looked up, in this order, as
+ *   1. its name as given (absolute, or relative to the working directory);
+ *   2. under each source root, after removing the first matching strip
+ *      prefix (else the name itself, a leading '/' dropped);
+ *   3. in source_base (the input's directory): a relative name as it is, an
+ *      absolute one by its base name (a profile copied beside its program).
+ * A regular file found is embedded as NYTProf's savesrc does it: the fid gets
+ * HAS_SRC | SAVE_SRC, its size and mtime, and one SRC_LINE per line (at most
+ * max_line lines; bytes as they are).  nytprofhtml then shows the code and
+ * never compares the file on disk with the profile's time.  At the end one
+ * warning names the files not found.
+ */
+#ifndef PB_PRESENT_H
+#define PB_PRESENT_H
+
+#include "pb.h"
+
+typedef struct pb_present pb_present;
+
+/* opt: no_source, source_roots, strip_prefixes, source_base, max_line (NULL:
+ * defaults).  NULL on out-of-memory (err filled). */
+pb_present *pb_present_new(pb_sink *out, const pb_options *opt, pb_error *err);
+/* The sink to hand to the decoder. */
+pb_sink *pb_present_sink(pb_present *p);
+/* After a successful decode: call events rebuilt from call edges where the
+ * stream had none (Pynytprof), then the warning naming files not found.
+ * PB_ERR_ABORT when the consumer stopped, PB_ERR_LIMIT (memory). */
+pb_status pb_present_finish(pb_present *p);
+/* Source files embedded / not found so far. */
+void pb_present_counts(const pb_present *p, uint32_t *embedded, uint32_t *missing);
+void pb_present_free(pb_present *p);
+
+/* The mapping above.  Writes at most cap-1 bytes and a NUL into out (out may
+ * be NULL when cap is 0); returns the full length, like snprintf. */
+size_t pb_nytprof_name(const char *in, size_t len, char *out, size_t cap);
+
+#endif
