@@ -102,6 +102,7 @@ typedef struct {
     uint32_t order;   /* rank of first sample (for PID_END order) */
     uint64_t first_ts, end_ts;
     uint64_t sampled; /* ticks the samples stand for (weight x interval) */
+    uint64_t weight;  /* samples (their weights' sum) */
     uint32_t *prev;   /* previous sample's ids, innermost first */
     uint32_t *path;   /* node per depth, root->leaf */
     size_t depth, pcap, hcap;
@@ -671,6 +672,7 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
     if (timestamp + tpw > t->end_ts)
         t->end_ts = timestamp + tpw; /* the last sample covers one interval */
     t->sampled += weight * tpw;
+    t->weight += weight;
     return PB_OK;
 }
 
@@ -910,6 +912,11 @@ static pb_status ss_finish(pb_sample_sink *self)
                 t = &f->threads[ti];
             if (t) {
                 uint64_t end = t->end_ts > t->first_ts ? t->end_ts : t->first_ts + 1;
+                char key[48], val[24];
+                snprintf(key, sizeof key, "thread_%u_samples", t->pid);
+                snprintf(val, sizeof val, "%llu", (unsigned long long)t->weight);
+                if ((st = emit_attr(f, key, pb_str_c(val))) != PB_OK)
+                    goto done;
                 /* samples without timestamps (StatProfiler): the span is the
                  * time the samples stand for, so nytprofhtml's totals add up */
                 if (t->first_ts + t->sampled > end)

@@ -136,6 +136,7 @@ static int map_name(pb_present *p, int k, pb_str *s)
     pb_nytprof_name(in, s->len, p->name[k], n + 1);
     s->ptr = p->name[k];
     s->len = n;
+    s->utf8 = 0; /* UTF-8 bytes, unflagged, as NYTProf itself writes names */
     return 0;
 }
 
@@ -509,7 +510,11 @@ static int present_chunk(pb_sink *self, const pb_chunk *c)
     }
     switch (c->tag) {
     case PB_T_NEW_FID:
-        return new_fid(p, c);
+        nc = *c;
+        nc.s[0].utf8 = 0; /* bytes, as NYTProf writes file names */
+        if (nc.s[0].len == 0)
+            nc.u[3] |= PB_FID_IS_FAKE; /* no file at all (XS frames): nothing to open */
+        return new_fid(p, &nc);
     case PB_T_SUB_RETURN:
         p->saw_return = 1;
         /* fall through */

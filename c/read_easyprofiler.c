@@ -454,6 +454,11 @@ static pb_status read_header(ep_rd *r)
     snprintf(t, sizeof t, "%lld", (long long)r->freq);
     if (pb_emit_attribute(r->sink, "cpu_frequency", t))
         return PB_ERR_ABORT;
+    if (pb_emit_attribute(r->sink, "profiler", "EasyProfiler") ||
+        pb_emit_attribute(r->sink, "profiler_version", vs) ||
+        pb_emit_attribute(r->sink, "clock", r->freq ? "CPU timestamp counter, converted to ns at cpu_frequency"
+                                                    : "steady clock, ns"))
+        return PB_ERR_ABORT;
     if (r->have_pid && pb_emit_attribute_u64(r->sink, "pid", r->pid))
         return PB_ERR_ABORT;
     if (pb_emit_attribute_u64(r->sink, "source_begin_ns", r->begin_ns) ||

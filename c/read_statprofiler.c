@@ -1427,6 +1427,24 @@ static void sp_run_cleanup(void *p)
     free(R);
 }
 
+/* nytprofhtml prints these on every page: the run's start (the genealogy
+ * id's time() word) and the (first) trace's base name */
+static pb_status run_facts(pb_sample_sink *ss, const unsigned char *id, const char *file)
+{
+    const unsigned char *w = id + 8;
+    const char *b = strrchr(file, '/');
+    char t[16];
+    pb_status rc;
+    snprintf(t, sizeof t, "%lu",
+             (unsigned long)((uint32_t)w[0] | ((uint32_t)w[1] << 8) | ((uint32_t)w[2] << 16) | ((uint32_t)w[3] << 24)));
+    if ((rc = ss->attribute(ss, "basetime", pb_str_c(t))) != PB_OK)
+        return rc;
+    if ((rc = ss->attribute(ss, "profiler", pb_str_c("Devel::StatProfiler"))) != PB_OK ||
+        (rc = ss->attribute(ss, "clock", pb_str_c("wall-clock timer (one sample per tick; sample_interval_us)"))) != PB_OK)
+        return rc;
+    return ss->attribute(ss, "application", pb_str_c(file[0] ? (b ? b + 1 : file) : "statprofiler"));
+}
+
 static pb_status sp_fold_run(pb_source *src, const char *const *paths, size_t n, const pb_options *opt,
                              pb_sink *out, pb_error *err)
 {
@@ -1498,19 +1516,8 @@ static pb_status sp_fold_run(pb_source *src, const char *const *paths, size_t n,
         d->hooks = &hooks;
         d->key = 0;
         rc = sp_header_facts(d);
-        if (rc == PB_OK) {
-            /* nytprofhtml prints these on every page: the run's start (the
-             * genealogy id's time() word) and the trace's base name */
-            const unsigned char *w = d->hdr.id + 8;
-            const char *f = err->file, *b = strrchr(f, '/');
-            char t[16];
-            snprintf(t, sizeof t, "%lu",
-                     (unsigned long)((uint32_t)w[0] | ((uint32_t)w[1] << 8) | ((uint32_t)w[2] << 16) |
-                                     ((uint32_t)w[3] << 24)));
-            rc = c->ss.attribute(&c->ss, "basetime", pb_str_c(t));
-            if (rc == PB_OK)
-                rc = c->ss.attribute(&c->ss, "application", pb_str_c(f[0] ? (b ? b + 1 : f) : "statprofiler"));
-        }
+        if (rc == PB_OK)
+            rc = run_facts(&c->ss, d->hdr.id, err->file);
         if (rc == PB_OK && c->ss.thread) {
             char label[16];
             uint32_t pid = pb_sp_id_pid(d->hdr.id);
@@ -1533,7 +1540,10 @@ static pb_status sp_fold_run(pb_source *src, const char *const *paths, size_t n,
             rc = spc_finish(&c->ss);
         }
     } else {
-        rc = pb_statprofiler_files(paths, n, &o, &c->ss, &hooks, err);
+        pb_sp_header h0;
+        if ((rc = pb_statprofiler_read_header(paths[0], &h0, err)) == PB_OK &&
+            (rc = run_facts(&c->ss, h0.id, paths[0])) == PB_OK)
+            rc = pb_statprofiler_files(paths, n, &o, &c->ss, &hooks, err);
     }
 done:
     pb_fold_free(fold);

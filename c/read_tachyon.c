@@ -706,6 +706,12 @@ static pb_status header_attributes(tr *r)
             (st = attr_u64(r, "profiling_mode_field", r->mode_field)) != PB_OK)
             return st;
     }
+    /* who made it and what its times mean (Devel::ProfileBridge, "Times") */
+    if ((st = attr(r, "profiler", "CPython sampling profiler (profiling.sampling, binary format)")) != PB_OK ||
+        (st = attr(r, "profiler_version", buf)) != PB_OK ||
+        (st = attr(r, "clock", r->mode_field ? pb_tachyon_mode_name(r->mode_field)
+                                              : "not recorded (the profiler's default is wall-clock)")) != PB_OK)
+        return st;
     if (r->have_stats) {
         for (k = 0; k < 4; k++)
             if (r->stats_flags & (1u << k))

@@ -41,7 +41,7 @@ sub attrs {
 # the stream without the attributes that name the header's layout, mode and byte order
 sub body {
     my ($c) = @_;
-    return [ grep { !($_->[0] eq 'ATTRIBUTE' && $_->[1] =~ /\A(?:header_layout|profiling_mode(?:_field)?|byte_order|basetime)\z/) }
+    return [ grep { !($_->[0] eq 'ATTRIBUTE' && $_->[1] =~ /\A(?:header_layout|profiling_mode(?:_field)?|byte_order|basetime|clock)\z/) }
         @$c ];
 }
 

@@ -568,6 +568,36 @@ static void spw_check(pTHX_ pb_spw *w, pb_status st)
 
 #define SPW(h) ((pb_spw *)handle_get(aTHX_ (h), &spw_vtbl, "statprofiler-writer"))
 
+/* profbridge info: chunk counts, and (when asked) the attributes and the
+ * PID_START records, from which the Perl side lists threads and processes */
+typedef struct {
+    pb_count_sink cs;
+    HV *attrs;
+    AV *pids;
+} info_sink;
+
+static int info_chunk(pb_sink *self, const pb_chunk *c)
+{
+    dTHX;
+    info_sink *is = (info_sink *)self->ctx;
+    is->cs.count[c->tag]++;
+    if (!is->attrs)
+        return 0;
+    if (c->tag == PB_T_ATTRIBUTE && HvUSEDKEYS(is->attrs) < 100000) {
+        SV *v = newSVpvn(c->s[1].ptr, c->s[1].len);
+        if (c->s[1].utf8)
+            SvUTF8_on(v);
+        (void)hv_store(is->attrs, c->s[0].ptr, (I32)c->s[0].len, v, 0);
+    } else if (c->tag == PB_T_PID_START && av_top_index(is->pids) < 100000) {
+        AV *p = newAV();
+        av_push(p, newSVuv(c->u[0]));
+        av_push(p, newSVuv(c->u[1]));
+        av_push(p, newSVnv(c->n[0]));
+        av_push(is->pids, newRV_noinc((SV *)p));
+    }
+    return 0;
+}
+
 MODULE = Devel::ProfileBridge    PACKAGE = Devel::ProfileBridge    PREFIX = pbxs_
 
 PROTOTYPES: DISABLE
@@ -613,31 +643,41 @@ pbxs__for_chunks(callback, file, format_sv, opts)
         FREETMPS;
         LEAVE;
 
-SV *
-pbxs__count(file, format_sv, opts)
+void
+pbxs__count(file, format_sv, opts, facts = NULL)
         const char *file
         SV *format_sv
         HV *opts
+        SV *facts
     PREINIT:
-        pb_count_sink cs;
+        info_sink is;
         pb_options o;
         pb_error err;
         pb_format fmt;
         HV *counts;
         int t;
-    CODE:
+    PPCODE:
         fmt = format_arg(aTHX_ format_sv);
         fill_options(aTHX_ opts, &o);
-        pb_count_sink_init(&cs);
-        if (pb_decode_file(file, fmt, &o, &cs.sink, &err) != PB_OK)
+        memset(&is, 0, sizeof is);
+        pb_count_sink_init(&is.cs);
+        is.cs.sink.chunk = info_chunk;
+        is.cs.sink.ctx = &is;
+        if (facts && SvTRUE(facts)) {
+            is.attrs = (HV *)sv_2mortal((SV *)newHV());
+            is.pids = (AV *)sv_2mortal((SV *)newAV());
+        }
+        if (pb_decode_file(file, fmt, &o, &is.cs.sink, &err) != PB_OK)
             croak_pb(aTHX_ &err);
         counts = newHV();
         for (t = 0; t < PB_TAG_COUNT; t++)
-            if (cs.count[t])
-                (void)hv_store(counts, pb_tag_name[t], (I32)strlen(pb_tag_name[t]), newSVuv((UV)cs.count[t]), 0);
-        RETVAL = newRV_noinc((SV *)counts);
-    OUTPUT:
-        RETVAL
+            if (is.cs.count[t])
+                (void)hv_store(counts, pb_tag_name[t], (I32)strlen(pb_tag_name[t]), newSVuv((UV)is.cs.count[t]), 0);
+        mXPUSHs(newRV_noinc((SV *)counts));
+        if (is.attrs) {
+            mXPUSHs(newRV_inc((SV *)is.attrs));
+            mXPUSHs(newRV_inc((SV *)is.pids));
+        }
 
 void
 pbxs__dump_json(file, format_sv, opts, out)

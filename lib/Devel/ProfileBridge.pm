@@ -292,8 +292,33 @@ sub info {
     my ($file, %opts) = @_;
     _check_opts('info', { map { $_ => 1 } qw(format thread pid salvage progress), @LIMITS }, \%opts);
     return _with_input($file, \%opts, sub {
-        (_detect($_[0]), _count($_[0], $opts{format}, _xs_opts(\%opts)));
+        my $info = _detect($_[0]);
+        my ($counts, $attr, $pids) = _count($_[0], $opts{format}, _xs_opts(\%opts), 1);
+        $info->{threads} = _threads($attr, $pids);
+        return ($info, $counts);
     });
+}
+
+# the threads (and processes) of a profile, from its PID_START records and
+# the attributes the decoders send about them
+sub _threads {
+    my ($attr, $pids) = @_;
+    my @t;
+    for my $p (@$pids) {
+        my ($pid, $ppid) = @$p;
+        my %t = (pid => $pid, ppid => $ppid);
+        my $id = $attr->{"thread_id_$pid"};
+        $t{id} = $id if defined $id;
+        for my $k (grep { defined } $pid, $id) {
+            $t{name} //= $attr->{"thread_${k}_name"};
+            $t{samples} //= $attr->{"thread_${k}_samples"};
+            $t{spans} //= $attr->{"thread_${k}_blocks"};
+            $t{process} //= $attr->{"thread_${k}_pid"};
+        }
+        delete @t{ grep { !defined $t{$_} } keys %t };
+        push @t, \%t;
+    }
+    return \@t;
 }
 
 sub dump_json {
