@@ -32,6 +32,7 @@
 #include <string.h>
 #include "pb.h"
 #include "write_nytprof.h"
+#include "present.h"
 #include "fold_samples.h"
 #include "collapsed.h"
 
@@ -182,6 +183,7 @@ static void fuzz_convert(const uint8_t *data, size_t size, pb_format fmt, int wr
     pb_options opt;
     pb_nytprof_writer_opts wo;
     pb_nytprof_writer *w;
+    pb_present *pr;
     pb_membuf mb;
     pb_error err, werr;
     pb_status st, cst;
@@ -195,7 +197,16 @@ static void fuzz_convert(const uint8_t *data, size_t size, pb_format fmt, int wr
     w = pb_nytprof_writer_open_mem(&mb, &wo, &werr);
     if (!w)
         fuzz_die("cannot open the memory writer", &werr, werr.status);
-    st = pb_decode_mem(data, size, "fuzz.in", fmt, &opt, pb_nytprof_writer_sink(w), &err);
+    /* through the presentation filter, as convert does (no file look-ups:
+     * names, call events rebuilt from edges) */
+    opt.no_source = 1;
+    pr = pb_present_new(pb_nytprof_writer_sink(w), &opt, &err);
+    if (!pr)
+        fuzz_die("cannot make the presentation filter", &err, err.status);
+    st = pb_decode_mem(data, size, "fuzz.in", fmt, &opt, pb_present_sink(pr), &err);
+    if (st == PB_OK)
+        st = pb_present_finish(pr);
+    pb_present_free(pr);
     if (st == PB_ERR_ABORT && pb_nytprof_writer_failed(w)) {
         /* the writer refused a chunk: its reason comes out of close() */
         cst = pb_nytprof_writer_close(w, &werr);
