@@ -845,6 +845,79 @@ static pb_status own_stack(pb_spans *f, uint32_t s, uint64_t excl, uint64_t off)
     return PB_OK;
 }
 
+/* Call events (call_events.h): the thread's stacks are the paths of a
+ * prefix-closed trie (a path's parent is interned before it), so a depth-first
+ * walk gives one SUB_RETURN per distinct stack, whatever the order in which
+ * roots adopted each other.  Subtrees that hold no time are left out. */
+static pb_status call_events(pb_spans *f)
+{
+    size_t np = f->npaths, i, sp;
+    uint64_t *w;
+    uint32_t *first, *kids, *walk;
+    pb_status st = PB_OK;
+    if (!np)
+        return PB_OK;
+    w = (uint64_t *)calloc(np, sizeof *w);
+    first = (uint32_t *)calloc(np + 2, sizeof *first);
+    kids = (uint32_t *)malloc(np * sizeof *kids);
+    walk = (uint32_t *)malloc(2 * (np + 1) * sizeof *walk);
+    if (!w || !first || !kids || !walk ||
+        pb_grow((void **)&f->rchain, &f->rchain_cap, np + 1, sizeof *f->rchain)) {
+        st = oom(f, 0);
+        goto out;
+    }
+    for (i = 0; i < f->nppool; i++)
+        w[f->ppool[i].path] += f->ppool[i].ns;
+    /* subtree totals (children after parents), and children per parent (slot np: roots) */
+    {
+        uint64_t *tot = (uint64_t *)malloc(np * sizeof *tot);
+        if (!tot) {
+            st = oom(f, 0);
+            goto out;
+        }
+        memcpy(tot, w, np * sizeof *tot);
+        for (i = np; i-- > 0;)
+            if (f->paths[i].parent != NONE)
+                tot[f->paths[i].parent] += tot[i];
+        for (i = 0; i < np; i++)
+            if (tot[i])
+                first[(f->paths[i].parent == NONE ? np : f->paths[i].parent) + 1]++;
+        for (i = 0; i <= np; i++)
+            first[i + 1] += first[i];
+        for (i = 0; i <= np; i++)
+            walk[i] = first[i];
+        for (i = 0; i < np; i++)
+            if (tot[i])
+                kids[walk[f->paths[i].parent == NONE ? np : f->paths[i].parent]++] = (uint32_t)i;
+        free(tot);
+    }
+    /* depth first from the roots (node np) */
+    walk[0] = (uint32_t)np;
+    walk[1] = first[np];
+    sp = 1;
+    while (sp && st == PB_OK) {
+        uint32_t node = walk[2 * (sp - 1)], *next = &walk[2 * (sp - 1) + 1];
+        if (*next < first[node + 1]) {
+            uint32_t c = kids[(*next)++];
+            f->rchain[sp - 1] = f->paths[c].sub;
+            st = pb_callev_stack(&f->cev, f->rchain, sp, w[c]);
+            walk[2 * sp] = c;
+            walk[2 * sp + 1] = first[c];
+            sp++;
+        } else {
+            sp--;
+        }
+    }
+    if (st == PB_OK)
+        st = pb_callev_end(&f->cev);
+out:
+    free(w);
+    free(first);
+    free(kids);
+    free(walk);
+    return st;
+}
+
 /* thread end: every remaining entry is a whole stack; one sample each */
 static pb_status flush_stacks(pb_spans *f)
 {
@@ -859,19 +932,13 @@ static pb_status flush_stacks(pb_spans *f)
         return oom(f, 0);
     for (i = 0; i < f->nsubs; i++)
         f->sub_frame[i] = NONE;
-    for (p = 0; p < f->nppool; p++) {
+    if ((st = call_events(f)) != PB_OK)
+        return st;
+    for (p = 0; ss && p < f->nppool; p++) {
         if (f->ppool[p].ns == 0)
             continue;
         if (path_chain(f, f->ppool[p].path, &n))
             return oom(f, 0);
-        if (pb_grow((void **)&f->rchain, &f->rchain_cap, n, sizeof *f->rchain))
-            return oom(f, 0);
-        for (i = 0; i < n; i++)
-            f->rchain[i] = f->chain[n - 1 - i];
-        if ((st = pb_callev_stack(&f->cev, f->rchain, n, f->ppool[p].ns)) != PB_OK)
-            return st;
-        if (!ss)
-            continue;
         for (i = 0; i < n; i++) {
             uint32_t sub = f->chain[i];
             if (f->sub_frame[sub] == NONE) {
@@ -898,8 +965,7 @@ static pb_status flush_stacks(pb_spans *f)
         if ((st = ss->sample(ss, f->th.tid, f->chain, (uint32_t)n, f->ppool[p].ns, 0)) != PB_OK)
             return st;
     }
-    if ((st = pb_callev_end(&f->cev)) != PB_OK)
-        return st;
+
     /* paths and sub ids are per thread */
     f->nppool = 0;
     f->npaths = 0;

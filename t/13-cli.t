@@ -74,4 +74,44 @@ like($out, qr/profbridge info FILE/, '--help: usage');
 ($rc, $out) = run('--version');
 like($out, qr/^profbridge \d/, '--version');
 
+# ---- convert's source options and info's threads (Devel::ProfileBridge/"NYTPROFHTML REPORTS") ----
+SKIP: {
+    my %f = eval { require Devel::ProfileBridge; %{ Devel::ProfileBridge::features()->{read} } };
+    skip 'this build reads no zstd Tachyon', 9 unless $f{'tachyon-zstd'};
+    my $data = "$FindBin::Bin/data";
+    my $py = "$data/pynytprof/tlv/B_ascii_FSDCE_670fbc8/recursion.nytprof.out";
+    my $src_of = sub {
+        my %src;
+        for (@{ read_lines($_[0]) }) { $src{$1} = 1 if /^\["SRC_LINE",(\d+),/ }
+        return scalar keys %src;
+    };
+    # beside the input (by base name, the recorded path being another machine's)
+    ($rc, $out, $err) = run('convert', $py, '-o', "$tmp/py.nytprof");
+    is($rc, 0, 'convert: a Pynytprof file whose program lies beside it');
+    is($err, '', '... no warning: the source was found');
+    run('dump', "$tmp/py.nytprof", '-o', "$tmp/py.jsonl");
+    is($src_of->("$tmp/py.jsonl"), 1, '... and embedded');
+    # --no-source: none embedded, none missed
+    ($rc, $out, $err) = run('convert', $py, '-o', "$tmp/py0.nytprof", '--no-source');
+    run('dump', "$tmp/py0.nytprof", '-o', "$tmp/py0.jsonl");
+    ok($rc == 0 && $err eq '' && $src_of->("$tmp/py0.jsonl") == 0, '--no-source embeds nothing, warns nothing');
+    # a copy elsewhere: not found, then found with --strip-prefix + --source-root
+    mkdir "$tmp/away";
+    link $py, "$tmp/away/r.out" or system('cp', $py, "$tmp/away/r.out");
+    ($rc, $out, $err) = run('convert', "$tmp/away/r.out", '-o', "$tmp/py1.nytprof");
+    like($err, qr{\Aconvert: warning: the source of 1 of 1 files was not found \(not embedded\): '/tmp/anchors/pyprogs/recursion\.py'; look in more places with --source-root DIR or --strip-prefix PREFIX\n\z},
+        'one warning names the file not found');
+    ($rc, $out, $err) = run('convert', "$tmp/away/r.out", '-o', "$tmp/py2.nytprof", '--strip-prefix', '/tmp/anchors/pyprogs',
+        '--source-root', "$tmp/none", '--source-root', "$data/pynytprof/tlv/B_ascii_FSDCE_670fbc8");
+    run('dump', "$tmp/py2.nytprof", '-o', "$tmp/py2.jsonl");
+    ok($rc == 0 && $err eq '' && $src_of->("$tmp/py2.jsonl") == 1, '--strip-prefix and the second --source-root find it');
+    ($rc, $out, $err) = run('convert', $py, '--to', 'collapsed', '-o', "$tmp/x.folded", '--no-source');
+    is($rc, 1, '--no-source with --to collapsed is a usage error');
+    # info: the threads --thread picks from
+    ($rc, $out) = run('info', "$data/tachyon/multithread.bin");
+    like($out, qr/^threads: +5 \(convert --thread ID keeps one\)\n(?:  thread \d+, \d+ samples\n){5}/m, 'info lists 5 threads with samples');
+    ($rc, $out) = run('info', "$data/easyprofiler/ep_threads.prof");
+    like($out, qr/^  thread \d+, 'Worker 1', 59 spans$/m, 'info names EasyProfiler threads, with spans');
+}
+
 done_testing;

@@ -209,6 +209,19 @@ for my $file (@files) {
     is_deeply($strip->(chunks($be)), $strip->(chunks($le)), 'big-endian twin: the same chunk stream');
 }
 
+# ---- basetime: wall-clock, from the file's mtime minus the profile's duration ----
+{
+    my $f = "$tmp/dated.bin";
+    spew_raw($f, slurp_raw("$data/cpu_recursion.bin"));
+    my $t = 1_790_000_000;
+    utime $t, $t, $f or die "utime: $!";
+    my %a = map { ($_->[1] => $_->[2]) } grep { $_->[0] eq 'ATTRIBUTE' } @{ chunks($f) };
+    # 511 samples at 1000 us: 0.511 s, rounded to 1 s
+    is($a{basetime}, $t - 1, 'basetime = mtime - duration (the header holds a monotonic start)');
+    is($a{start_time_us}, 303137851, '... the monotonic start stays as start_time_us');
+    like($a{profiler}, qr/CPython/, 'ATTRIBUTE profiler names CPython');
+}
+
 # ---- bad files -------------------------------------------------------------------
 # strings f.py, work; frame 0 = f.py:work:3
 sub make_tachyon {

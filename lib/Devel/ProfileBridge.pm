@@ -479,7 +479,11 @@ says about its origin), C<NEW_FID> for each file in order of first use
 C<SUB_CALLERS> (times in seconds) and C<PID_END>.  Threads are never merged:
 each is its own C<PID_START>/C<PID_END> span, and C<< thread => $id >>
 selects one.  C<nytprofhtml> adds the spans up, so its "profiled for" is
-the sum over threads.  No new tags are invented.
+the sum over threads.  Formats with stacks (Tachyon, StatProfiler,
+EasyProfiler) also carry NYTProf's call events (C<OPTION calls=1> and one
+C<SUB_RETURN> per node of each thread's call tree), which C<nytprofcalls>
+and C<nytprofhtml>'s flame graph read (L</NYTPROFHTML REPORTS>).  No new
+tags are invented.
 
 =head2 Tachyon (CPython)
 
@@ -505,9 +509,8 @@ C<< <frozen a.b> >> gives C<a::b>, other C<< <...> >> names give C<main>.
 The qualname's dots become C<::>: C<Class.method> in C<mod.py> is
 C<mod::Class::method>.  Synthetic frames (file C<~>: C<< <GC> >>,
 C<< <native> >>) share one fake fid named C<~> (flag IS_FAKE).  Real files
-get flags VIA_STMT|VIA_SUB and no saved source, so C<nytprofhtml> reads
-them from disk when they exist.  Top-level frames are called by
-C<main::RUNTIME>.
+get flags VIA_STMT|VIA_SUB; C<convert> embeds their source when it finds
+it (L</Source>).  Top-level frames are called by C<main::RUNTIME>.
 
 =item threads
 
@@ -518,8 +521,13 @@ takes the CPython thread id.
 
 =item attributes
 
-C<python_version>, C<sample_interval_us>, C<basetime> (from the header's
-monotonic start time, so reports show a date near 1970), C<application>
+C<python_version>, C<sample_interval_us>, C<profiler>,
+C<profiler_version> and C<clock> (the profiling mode when the 3.15 header
+stores it), C<start_time_us> (the header's start: a B<monotonic> clock, time
+since boot), C<basetime> (wall-clock seconds: the file's modification time,
+written when profiling ended, minus the profile's duration from the stats
+trailer, else samples × interval; for a profile read from memory, the
+monotonic seconds), C<application>
 (the C<< <module> >> frame nearest the root, else the file name; sent at the
 end, when known), the stats-trailer figures when present, and
 C<sample_status_counts> (status byte histogram, C<status:count,...>).
@@ -650,6 +658,122 @@ C<main::name>; subs have lines 0-0 and calls have call site fid 1, line 0,
 because the files record neither.  C<PID_START>/C<PID_END> are synthesised
 where a dialect lacks them.
 
+=head1 NYTPROFHTML REPORTS
+
+What C<convert> (and C<profbridge convert>) does so that a converted profile
+reads in C<nytprofhtml>, C<nytprofcsv> and C<nytprofcalls> like a Perl one.
+It all happens in the presentation filter (F<c/present.c>) between the
+decoder and the writer, and only for foreign input: a real F<nytprof.out>
+passes through unchanged.
+
+=head2 Names
+
+C<nytprofhtml> prints sub names into its pages without HTML escaping and
+splits the package off at the last C<::>.  So every sub name (C<SUB_INFO>,
+C<SUB_CALLERS>, C<SUB_RETURN>) is rewritten by one rule,
+L</nytprof_name($name)>:
+
+=over
+
+=item *
+
+C<< < >> becomes C<[> and the C<< > >> that closes it C<]>:
+C<< mod::<module> >> is C<mod::[module]> (also C<< <listcomp> >>,
+C<< <lambda> >>, C<< <genexpr> >>, C<< <locals> >>), and
+C<< std::vector<int>::push_back >> is C<std::vector[int]::push_back>.
+After C<operator> the brackets are the operator's: C<< operator<< >> is
+C<operator[[>; C<< operator-> >> and a lone C<< > >> are kept (harmless in
+HTML text).
+
+=item *
+
+C<::> inside C<()>, C<< <> >> or C<{}> becomes C<.>, so the package is
+what the language calls it: C<ns::C::f(std::string const&) const> is
+C<ns::C::f(std.string const&) const>, package C<ns::C>, sub
+C<f(std.string const&) const>.
+
+=item *
+
+Everything else is kept: spaces, C<&>, C<*>, Perl's
+C<__ANON__[file.pl:12]>.  Python names are C<module::Class::method> (the
+module from the file, L</names>); C++ names are EasyProfiler's block names
+in the thread's package (L</EasyProfiler (C++)>).
+
+=back
+
+Names and file names are written as UTF-8 bytes without the UTF-8 flag, as
+NYTProf writes them, so the UTF-8 pages show them and nothing warns about
+wide characters.  The collapsed and StatProfiler writers keep the source's
+own names (their readers need no such care).  C<nytprofcalls> prints names as
+they are written (its own C<tr/; /??/> changes nothing).
+
+=head2 Source
+
+For each file of the profile that is not synthetic (C<IS_FAKE>), an eval, or
+already carries its source (StatProfiler evals), C<convert> looks for the
+file, in this order: its name as recorded (absolute, or relative to the
+working directory); under each C<source_root>, after removing the first
+C<strip_prefix> that the name starts with (else the name, a leading C</>
+dropped); then in the input's own directory (a relative name as it is, an
+absolute one by its base name: a profile copied beside its program).  A
+regular file found (up to 64 MiB) is embedded as NYTProf's C<savesrc> does
+it: flags C<HAS_SRC|SAVE_SRC>, its size and mtime, one C<SRC_LINE> per line
+(up to C<max_line> lines).  C<nytprofhtml> then shows the code beside the
+numbers and never compares a file on disk with the profile's date.  One
+warning names the files not found
+(C<convert: warning: the source of N of M files was not found ...>).
+C<< source => 0 >> (C<--no-source>) embeds nothing.
+
+=head2 Call events and the flame graph
+
+C<nytprofhtml> draws its flame graph, and C<nytprofcalls> prints its stacks,
+from C<SUB_RETURN> records only.  For Tachyon and StatProfiler input they
+come from each thread's call tree, for EasyProfiler from each thread's
+distinct span stacks: one C<SUB_RETURN> per tree node (not per sample), with
+the node's exclusive weight and its inclusive weight in ticks.  So
+C<nytprofcalls> prints exactly the stacks of C<< to => 'collapsed' >>, without
+the C<tid:> frame, in ticks instead of samples (Tachyon, StatProfiler:
+samples × C<sample_interval_us>; EasyProfiler: ns either way), with the names
+above.  Pynytprof files record caller → callee pairs, not stacks: their call
+events are rebuilt from that call graph as C<gprof> does (from each sub no
+other sub calls, each callee appears under every caller with the share of its
+time that came through that call; recursion stays folded into the outer
+frame; when the file's own times add up to more than the run lasted, they are
+scaled to fit it).  Pynytprof dialects without call data (A, D) get
+C<OPTION calls=0>: no flame graph rather than an empty one.  Very deep
+stacks (deep recursion) make C<nytprofcalls> print Perl's own
+C<Deep recursion> warnings, as they do for a real Perl profile.
+
+=head2 Times, weights and the Calls column
+
+Sampled input (Tachyon, StatProfiler): a sample's weight × the sampling
+interval the file records (C<sample_interval_us>) is its time, on the
+innermost frame's line (C<TIME_LINE>) and in the subs' exclusive and
+inclusive times.  Statement counts are sample counts.  The Calls column of a
+sub is the number of calls B<inferred> from the samples: a frame that
+appears where the previous sample of the thread had another is a new call;
+calls shorter than the interval are not seen.  EasyProfiler input is exact:
+span durations in ns and real call counts.  Pynytprof input keeps the
+profiler's own line times and call counts.
+
+=head2 Dates
+
+C<basetime>, which C<nytprofhtml> prints as "Run on", is wall-clock time:
+Tachyon's from the file's modification time minus the profile's duration
+(the file has only a monotonic start), EasyProfiler's likewise (its times are
+CPU cycles), StatProfiler's from the genealogy id's start time, Pynytprof's
+as recorded.  So a file copied without keeping its modification time (a
+fresh checkout, standard input) dates the report at the copy.
+
+=head2 Threads and processes
+
+L</info($file, %options)> lists them (C<profbridge info>); C<< thread => ID >>
+(C<--thread>) keeps one thread of a Tachyon or EasyProfiler profile,
+C<< pid => PID >> (C<--pid>) one process of a StatProfiler run.  By default
+every thread and process is kept, each its own C<PID_START>/C<PID_END>
+span.  The attributes C<profiler>, C<profiler_version>,
+C<sample_interval_us> and C<clock> say where the data came from.
+
 =head1 FUNCTIONS
 
 =head2 for_chunks($callback, %options)
@@ -695,7 +819,11 @@ cannot be read.
 
 C<detect_format> and C<chunk_counts> over one read of C<$file>: returns the
 two hash references.  A FIFO or standard input can be read only once, so
-C<profbridge info> uses this.
+C<profbridge info> uses this.  The first also holds C<threads>: an array
+reference with one hash per thread or process, in order of first sample:
+C<pid> and C<ppid> (as in C<PID_START>), C<id> (the thread id: Tachyon;
+the pid: StatProfiler), C<name> (EasyProfiler), C<samples> (sum of sample
+weights: Tachyon, StatProfiler), C<spans> (EasyProfiler blocks).
 
 =head2 chunk_counts($file, %options)
 
@@ -714,6 +842,10 @@ level, default 6), C<< to => 'nytprof' >> (the default), C<< salvage => 1 >>
 (see L<Devel::ProfileBridge::ReadStream/salvage>: a truncated input still
 gives a valid nytprof.out of what came before the cut, with a warning;
 C<to =E<gt> 'nytprof'> only, other targets croak), and the limits.
+For foreign input (L</NYTPROFHTML REPORTS>): C<< source => 0 >> embeds no
+source; C<< source_root => $dir >> or C<< [ $dir, ... ] >> and
+C<< strip_prefix => $prefix >> or C<< [ ... ] >> say where to look for the
+profile's files (paths, no NUL; a bad one croaks).
 
 C<< to => 'collapsed' >> writes collapsed stacks (C<flamegraph.pl> input):
 one line C<tid:E<lt>thread idE<gt>;outer;...;inner WEIGHT> per distinct
@@ -738,6 +870,14 @@ dies finds the target complete and no temporary file behind.  Throws a
 L<Devel::ProfileBridge::Error>: the
 decoder's (named after the input format), or C<nytprof-writer: ...> for
 what the writer refuses or fails to write.
+
+=head2 nytprof_name($name)
+
+The name C<convert> writes for a foreign sub name C<$name> (a string; the
+result keeps its UTF-8 flag): the rule of L</Names>.  For callers who write
+chunks themselves with L<Devel::ProfileBridge::NYTProfWriter>.
+
+  Devel::ProfileBridge::nytprof_name('mod::<module>');   # 'mod::[module]'
 
 =head2 formats()
 
