@@ -618,6 +618,7 @@ static pb_status source_attrs(pyn *r)
     d[0] = r->dialect;
     d[1] = '\0';
     TRY(emit_attr(r, "source_format", "pynytprof"));
+    TRY(emit_attr(r, "profiler", "Pynytprof"));
     return emit_attr(r, "source_dialect", d);
 }
 
