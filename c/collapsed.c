@@ -395,104 +395,28 @@ void pb_collapse_free(pb_collapse *c)
     free(c);
 }
 
-/* ---- running a file through it ----------------------------------------- */
-/* c/read_statprofiler.c (declared in c/read_statprofiler.h) */
-pb_status pb_read_statprofiler_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err);
-
-pb_sample_decoder_fn pb_sample_decoder_for(pb_format f)
-{
-    switch (f) {
-    case PB_FMT_TACHYON: return pb_read_tachyon_samples;
-    case PB_FMT_EASYPROFILER: return pb_read_easyprofiler_stacks;
-    case PB_FMT_STATPROFILER: return pb_have_statprofiler ? pb_read_statprofiler_samples : NULL;
-    default: return NULL;
-    }
-}
-
-static pb_status collapse_src(pb_source *src, pb_format fmt, const pb_options *opt_in, FILE *out, pb_error *err)
-{
-    pb_options opt;
-    pb_sample_decoder_fn fn;
-    pb_collapse *c;
-    pb_status st;
-    if (opt_in)
-        opt = *opt_in;
-    else
-        pb_options_init(&opt);
-    pb_options_resolve(&opt);
-    pb_options_to_source(&opt, src);
-    if (fmt == PB_FMT_UNKNOWN) {
-        pb_format_info info;
-        size_t want = 4096;
-        if (pb_src_size(src) != UINT64_MAX && pb_src_size(src) < want)
-            want = (size_t)pb_src_size(src);
-        pb_src_need(src, want);
-        if (err->status)
-            return err->status;
-        pb_detect_bytes(src->p, pb_src_avail(src), &info);
-        if (info.format == PB_FMT_UNKNOWN) {
-            err->format = "profbridge";
-            return pb_fail(err, PB_ERR_CORRUPT, 0, "not a profile this distribution recognises");
-        }
-        fmt = info.format;
-    }
-    err->format = pb_format_name(fmt);
-    src->format = err->format;
-    fn = pb_sample_decoder_for(fmt);
-    if (!fn)
-        return pb_fail(err, PB_ERR_UNSUPPORTED, 0,
-                       "%s profiles have no stacks to collapse (collapsed output needs Tachyon, StatProfiler "
-                       "or EasyProfiler input)",
-                       pb_format_name(fmt));
-    c = pb_collapse_new(out, err);
-    if (!c)
-        return err->status;
-    st = fn(src, &opt, pb_collapse_sample_sink(c), err);
-    pb_collapse_free(c);
-    if (st != PB_OK && err->status == PB_OK)
-        err->status = st;
-    pb_src_error_to_file(src, err);
-    return st;
-}
-
+/* ---- running a file through it (decode_samples.c) --------------------- */
 pb_status pb_collapse_file(const char *path, pb_format fmt, const pb_options *opt, FILE *out, pb_error *err)
 {
-    pb_source src;
+    pb_collapse *c;
     pb_status st;
-    char **run;
-    size_t nrun;
-    int r;
     pb_error_init(err, fmt ? pb_format_name(fmt) : "profbridge", path);
-    if ((fmt == PB_FMT_UNKNOWN || fmt == PB_FMT_STATPROFILER) && pb_have_statprofiler) {
-        /* a StatProfiler run: the whole genealogy (read_statprofiler.h) */
-        if ((r = pb_statprofiler_run(path, opt, &run, &nrun, err)) < 0)
-            return err->status;
-        if (r > 0) {
-            pb_collapse *c = pb_collapse_new(out, err);
-            /* (each file's decoder resolves the options itself) */
-            st = c ? pb_statprofiler_files((const char *const *)run, nrun, opt, pb_collapse_sample_sink(c), NULL, err)
-                   : err->status;
-            pb_collapse_free(c);
-            pb_statprofiler_free_list(run, nrun);
-            return st;
-        }
-    }
-    st = pb_src_open_file(&src, path, err);
-    if (st != PB_OK)
-        return st;
-    st = collapse_src(&src, fmt, opt, out, err);
-    pb_src_close(&src);
+    if (!(c = pb_collapse_new(out, err)))
+        return err->status;
+    st = pb_decode_samples_file(path, fmt, opt, pb_collapse_sample_sink(c), "collapsed output", err);
+    pb_collapse_free(c);
     return st;
 }
 
 pb_status pb_collapse_mem(const void *data, size_t len, const char *name, pb_format fmt, const pb_options *opt,
                           FILE *out, pb_error *err)
 {
-    pb_source src;
+    pb_collapse *c;
     pb_status st;
     pb_error_init(err, fmt ? pb_format_name(fmt) : "profbridge", name);
-    pb_src_open_mem(&src, data, len, err);
-    st = collapse_src(&src, fmt, opt, out, err);
-    pb_src_close(&src);
+    if (!(c = pb_collapse_new(out, err)))
+        return err->status;
+    st = pb_decode_samples_mem(data, len, name, fmt, opt, pb_collapse_sample_sink(c), "collapsed output", err);
+    pb_collapse_free(c);
     return st;
 }

@@ -92,7 +92,17 @@ typedef pb_status (*pb_sample_decoder_fn)(pb_source *src, const pb_options *opt,
 pb_status pb_read_tachyon_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err);
 /* read_easyprofiler.c: span stacks, weight = exclusive ns (fold_spans.h) */
 pb_status pb_read_easyprofiler_stacks(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err);
-/* NULL when the format has no sample decoder (c/collapsed.c) */
+/* NULL when the format has no sample decoder (c/decode_samples.c) */
 pb_sample_decoder_fn pb_sample_decoder_for(pb_format f);
+
+/* The driver of every stack-sample output (collapsed, pprof): detect (fmt
+ * PB_FMT_UNKNOWN), read a StatProfiler run whole (a directory or a root's
+ * first file), decode into ss, which the decoder finishes.  what names the
+ * output in the error for a format without stacks ("collapsed output"):
+ * PB_ERR_UNSUPPORTED.  opt may be NULL. */
+pb_status pb_decode_samples_file(const char *path, pb_format fmt, const pb_options *opt, pb_sample_sink *ss,
+                                 const char *what, pb_error *err);
+pb_status pb_decode_samples_mem(const void *data, size_t len, const char *name, pb_format fmt, const pb_options *opt,
+                                pb_sample_sink *ss, const char *what, pb_error *err);
 
 #endif

@@ -1023,22 +1023,28 @@ pb_status pb_read_easyprofiler(pb_source *src, const pb_options *opt, pb_sink *s
 }
 
 /* pb_sample_decoder_fn: span stacks weighted by exclusive ns, thread key =
- * thread id (collapsed output); no chunk is built */
-static int ep_no_chunk(pb_sink *self, const pb_chunk *c)
+ * thread id (collapsed, pprof output); of the chunks only the ATTRIBUTEs are
+ * built, and handed to the sample sink (source_format, times, clock) */
+static int ep_attr_chunk(pb_sink *self, const pb_chunk *c)
 {
-    (void)self;
-    (void)c;
-    return 0;
+    pb_sample_sink *out = (pb_sample_sink *)self->ctx;
+    char key[128];
+    if (c->tag != PB_T_ATTRIBUTE || c->s[0].len >= sizeof key)
+        return 0;
+    memcpy(key, c->s[0].ptr, c->s[0].len);
+    key[c->s[0].len] = '\0';
+    return out->attribute(out, key, c->s[1]) != PB_OK;
 }
 
 pb_status pb_read_easyprofiler_stacks(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err)
 {
-    static const unsigned char none[PB_TAG_COUNT];
+    static const unsigned char attrs_only[PB_TAG_COUNT] = {[PB_T_ATTRIBUTE] = 1};
     pb_sink sink;
     pb_status st;
     memset(&sink, 0, sizeof sink);
-    sink.chunk = ep_no_chunk;
-    sink.wants = none;
+    sink.chunk = ep_attr_chunk;
+    sink.ctx = out;
+    sink.wants = attrs_only;
     sink.cleanups = out->cleanups;
     if ((st = ep_read(src, opt, &sink, out, err)) != PB_OK)
         return st;
