@@ -18,6 +18,7 @@
 #include "write_nytprof.h"
 #include "convert.h"
 #include "present.h"
+#include "write_pprof.h"
 #include "convert_samples.h"
 #include "write_statprofiler.h"
 
@@ -764,6 +765,24 @@ pbxs__convert_collapsed(in, format_sv, opts, out)
         if (strcmp(out, "-") == 0)
             PerlIO_flush(PerlIO_stdout());
         if (pb_convert_collapsed(in, fmt, &o, out, &err) != PB_OK)
+            croak_pb(aTHX_ &err);
+
+void
+pbxs__convert_pprof(in, format_sv, opts, out)
+        const char *in
+        SV *format_sv
+        HV *opts
+        const char *out
+    PREINIT:
+        pb_options o;
+        pb_error err;
+        pb_format fmt;
+    CODE:
+        fmt = format_arg(aTHX_ format_sv);
+        fill_options(aTHX_ opts, &o);
+        if (strcmp(out, "-") == 0)
+            PerlIO_flush(PerlIO_stdout());
+        if (pb_convert_pprof(in, fmt, &o, out, &err) != PB_OK)
             croak_pb(aTHX_ &err);
 
 SV *

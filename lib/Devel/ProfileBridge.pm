@@ -271,7 +271,8 @@ sub features {
     return {
         libraries => $lib,
         read      => \%read,
-        write     => { nytprof => 1, collapsed => 1, dump => 1, statprofiler => defined $lib->{snappy} ? 1 : 0 },
+        write     => { nytprof => 1, collapsed => 1, pprof => 1, dump => 1,
+            statprofiler => defined $lib->{snappy} ? 1 : 0 },
     };
 }
 
@@ -372,14 +373,15 @@ sub convert {
         require Carp;
         Carp::croak("convert: compress must be 0..9, not '$level'");
     }
-    if ($to !~ /\A(?:nytprof|collapsed|statprofiler)\z/) {
+    if ($to !~ /\A(?:nytprof|collapsed|statprofiler|pprof)\z/) {
         require Carp;
-        Carp::croak("convert: to => '$to' is not supported (known: nytprof, collapsed, statprofiler)");
+        Carp::croak("convert: to => '$to' is not supported (known: nytprof, collapsed, statprofiler, pprof)");
     }
     return _with_input($opts{in}, \%opts, sub {
         my ($in) = @_;
         return @{ _convert_statprofiler($in, $opts{format}, $x, $opts{out}) } if $to eq 'statprofiler';
         if ($to eq 'nytprof') { _convert($in, $opts{format}, $x, $opts{out}, $level) }
+        elsif ($to eq 'pprof') { _convert_pprof($in, $opts{format}, $x, $opts{out}) }
         else {
             _convert_collapsed($in, $opts{format}, $x, $opts{out});
             warn "collapsed: warning: $opts{in} holds no stack samples: the output is empty\n"
@@ -789,7 +791,7 @@ What this build can do, as a hash reference:
     libraries => { zlib => '1.2.13', zstd => '1.5.4', snappy => 'yes' },
     read  => { nytprof => 1, pynytprof => 1, easyprofiler => 1, tachyon => 1,
                'tachyon-zstd' => 1, statprofiler => 1 },
-    write => { nytprof => 1, collapsed => 1, dump => 1, statprofiler => 1 },
+    write => { nytprof => 1, collapsed => 1, pprof => 1, dump => 1, statprofiler => 1 },
   }
 
 zlib is required; libzstd and libsnappy are optional at build time

@@ -1,0 +1,601 @@
+/* write_pprof.c - stack samples -> gzipped profile.proto (see write_pprof.h). */
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include "write_pprof.h"
+#include "output.h"
+#include "util.h"
+
+#define NONE UINT32_MAX
+
+/* ---- protobuf wire format -------------------------------------------------- */
+typedef struct {
+    unsigned char *p;
+    size_t n, cap;
+    int oom;
+} pbuf;
+
+static void put(pbuf *b, const void *d, size_t n)
+{
+    if (b->oom || pb_grow((void **)&b->p, &b->cap, b->n + n, 1) < 0) {
+        b->oom = 1;
+        return;
+    }
+    memcpy(b->p + b->n, d, n);
+    b->n += n;
+}
+
+static void put_varint(pbuf *b, uint64_t v)
+{
+    unsigned char t[10];
+    size_t n = 0;
+    while (v >= 0x80) {
+        t[n++] = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    t[n++] = (unsigned char)v;
+    put(b, t, n);
+}
+
+enum { WT_VARINT = 0, WT_LEN = 2 };
+
+static void put_tag(pbuf *b, uint32_t field, int wt) { put_varint(b, ((uint64_t)field << 3) | (uint64_t)wt); }
+
+/* a scalar field (proto3: zero is the default and is left out) */
+static void put_u(pbuf *b, uint32_t field, uint64_t v)
+{
+    if (v) {
+        put_tag(b, field, WT_VARINT);
+        put_varint(b, v);
+    }
+}
+
+static void put_len(pbuf *b, uint32_t field, const void *d, size_t n)
+{
+    put_tag(b, field, WT_LEN);
+    put_varint(b, n);
+    put(b, d, n);
+}
+
+/* ---- interning -------------------------------------------------------------- */
+typedef struct {
+    uint32_t *slot; /* index + 1, 0 empty */
+    size_t cap;     /* power of two */
+    size_t n;
+} tab;
+
+typedef struct {
+    uint32_t off, len, hash;
+} p_str;
+
+typedef struct {
+    uint32_t name, file, hash; /* string indices */
+    int64_t start_line;
+} p_func;
+
+typedef struct {
+    uint32_t func, hash; /* function index (id = index + 1) */
+    int64_t line;
+} p_loc;
+
+typedef struct {
+    uint64_t key;
+    uint32_t label; /* string index */
+    uint32_t pid;
+    uint64_t weight;
+} p_thread;
+
+typedef struct {
+    uint32_t thread, hash, depth;
+    size_t off;     /* in the location pool */
+    uint64_t weight;
+} p_stack;
+
+struct pb_pprof {
+    pb_sample_sink ss;
+    FILE *out;
+    pb_error *err;
+    char *arena;
+    size_t arena_n, arena_cap;
+    p_str *strs;
+    size_t nstrs, cstrs;
+    tab tstrs;
+    p_func *funcs;
+    size_t nfuncs, cfuncs;
+    tab tfuncs;
+    p_loc *locs;
+    size_t nlocs, clocs;
+    tab tlocs;
+    p_thread *threads;
+    size_t nthreads, cthreads;
+    tab tthreads;
+    p_stack *stacks;
+    size_t nstacks, cstacks;
+    tab tstacks;
+    uint32_t *pool;
+    size_t npool, cpool;
+    char *namebuf;
+    size_t cnamebuf;
+    uint32_t noframe;        /* location of main::(no frame), NONE until needed */
+    /* facts from the decoder's attributes and the samples */
+    int spans, cpu;
+    uint64_t interval_ns, basetime, duration_ns, ts_min, ts_max;
+    pbuf msg, sub, sub2;
+};
+
+#define OOM(p) pb_fail((p)->err, PB_ERR_LIMIT, 0, "out of memory while building the pprof profile")
+
+static int tab_grow(tab *t, uint32_t (*hash_of)(const pb_pprof *, uint32_t), const pb_pprof *p)
+{
+    size_t ncap = t->cap ? t->cap * 2 : 64, i;
+    uint32_t *ns;
+    if (ncap > SIZE_MAX / sizeof *ns)
+        return -1;
+    ns = (uint32_t *)calloc(ncap, sizeof *ns);
+    if (!ns)
+        return -1;
+    for (i = 0; i < t->cap; i++)
+        if (t->slot[i]) {
+            size_t j = hash_of(p, t->slot[i] - 1) & (ncap - 1);
+            while (ns[j])
+                j = (j + 1) & (ncap - 1);
+            ns[j] = t->slot[i];
+        }
+    free(t->slot);
+    t->slot = ns;
+    t->cap = ncap;
+    return 0;
+}
+
+static uint32_t h_str(const pb_pprof *p, uint32_t i) { return p->strs[i].hash; }
+static uint32_t h_func(const pb_pprof *p, uint32_t i) { return p->funcs[i].hash; }
+static uint32_t h_loc(const pb_pprof *p, uint32_t i) { return p->locs[i].hash; }
+static uint32_t h_thread(const pb_pprof *p, uint32_t i) { return pb_mix64(p->threads[i].key); }
+static uint32_t h_stack(const pb_pprof *p, uint32_t i) { return p->stacks[i].hash; }
+
+static int str_id(pb_pprof *p, const char *s, size_t n, uint32_t *id)
+{
+    uint32_t h = pb_hash_bytes(s, n);
+    size_t j;
+    if ((p->tstrs.n + 1) * 2 > p->tstrs.cap && tab_grow(&p->tstrs, h_str, p) < 0)
+        return -1;
+    for (j = h & (p->tstrs.cap - 1); p->tstrs.slot[j]; j = (j + 1) & (p->tstrs.cap - 1)) {
+        const p_str *o = &p->strs[p->tstrs.slot[j] - 1];
+        if (o->hash == h && o->len == n && memcmp(p->arena + o->off, s, n) == 0) {
+            *id = p->tstrs.slot[j] - 1;
+            return 0;
+        }
+    }
+    if (n > UINT32_MAX || p->arena_n + n > UINT32_MAX ||
+        pb_grow((void **)&p->arena, &p->arena_cap, p->arena_n + n + 1, 1) < 0 ||
+        pb_grow((void **)&p->strs, &p->cstrs, p->nstrs + 1, sizeof *p->strs) < 0)
+        return -1;
+    if (n)
+        memcpy(p->arena + p->arena_n, s, n);
+    p->strs[p->nstrs].off = (uint32_t)p->arena_n;
+    p->strs[p->nstrs].len = (uint32_t)n;
+    p->strs[p->nstrs].hash = h;
+    p->arena_n += n;
+    p->tstrs.slot[j] = (uint32_t)++p->nstrs;
+    p->tstrs.n++;
+    *id = (uint32_t)p->nstrs - 1;
+    return 0;
+}
+
+static uint32_t str_c(pb_pprof *p, const char *s, int *bad)
+{
+    uint32_t id = 0;
+    if (str_id(p, s, strlen(s), &id) < 0)
+        *bad = 1;
+    return id;
+}
+
+/* ---- the sample sink -------------------------------------------------------- */
+static pb_status pp_attribute(pb_sample_sink *self, const char *key, pb_str v)
+{
+    pb_pprof *p = (pb_pprof *)self->ctx;
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.*s", (int)(v.len < 63 ? v.len : 63), v.ptr ? v.ptr : "");
+    if (!strcmp(key, "sample_interval_us"))
+        p->interval_ns = strtoull(buf, NULL, 10) * 1000u;
+    else if (!strcmp(key, "clock"))
+        p->cpu = strncmp(buf, "cpu", 3) == 0;
+    else if (!strcmp(key, "basetime"))
+        p->basetime = strtoull(buf, NULL, 10);
+    else if (!strcmp(key, "profile_duration_sec")) {
+        double d = strtod(buf, NULL);
+        if (d > 0 && d < 1e9)
+            p->duration_ns = (uint64_t)(d * 1e9);
+    } else if (!strcmp(key, "source_format"))
+        p->spans = strcmp(buf, "easyprofiler") == 0;
+    else if (!strcmp(key, "source_begin_ns"))
+        p->ts_min = strtoull(buf, NULL, 10);
+    else if (!strcmp(key, "source_end_ns")) {
+        uint64_t e = strtoull(buf, NULL, 10);
+        if (e > p->ts_min)
+            p->duration_ns = e - p->ts_min;
+    }
+    return PB_OK;
+}
+
+static pb_status pp_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id)
+{
+    pb_pprof *p = (pb_pprof *)self->ctx;
+    size_t need = pb_fold_sub_name(fr, NULL, 0) + 1, j;
+    uint32_t name, file, h, fi = NONE;
+    int64_t first = fr->first_line > 0 ? fr->first_line : 0, line = fr->line > 0 ? fr->line : 0;
+    if (pb_grow((void **)&p->namebuf, &p->cnamebuf, need, 1) < 0)
+        return OOM(p);
+    pb_fold_sub_name(fr, p->namebuf, need);
+    if (str_id(p, p->namebuf, need - 1, &name) < 0 ||
+        str_id(p, fr->file.ptr ? fr->file.ptr : "", fr->file.len, &file) < 0)
+        return OOM(p);
+    /* the function */
+    h = pb_mix64(((uint64_t)name << 32) ^ ((uint64_t)file << 8) ^ (uint64_t)first);
+    if ((p->tfuncs.n + 1) * 2 > p->tfuncs.cap && tab_grow(&p->tfuncs, h_func, p) < 0)
+        return OOM(p);
+    for (j = h & (p->tfuncs.cap - 1); p->tfuncs.slot[j]; j = (j + 1) & (p->tfuncs.cap - 1)) {
+        const p_func *o = &p->funcs[p->tfuncs.slot[j] - 1];
+        if (o->hash == h && o->name == name && o->file == file && o->start_line == first) {
+            fi = p->tfuncs.slot[j] - 1;
+            break;
+        }
+    }
+    if (fi == NONE) {
+        if (pb_grow((void **)&p->funcs, &p->cfuncs, p->nfuncs + 1, sizeof *p->funcs) < 0)
+            return OOM(p);
+        p->funcs[p->nfuncs].name = name;
+        p->funcs[p->nfuncs].file = file;
+        p->funcs[p->nfuncs].start_line = first;
+        p->funcs[p->nfuncs].hash = h;
+        fi = (uint32_t)p->nfuncs++;
+        p->tfuncs.slot[j] = fi + 1;
+        p->tfuncs.n++;
+    }
+    /* the location: (function, line) */
+    h = pb_mix64(((uint64_t)fi << 32) ^ (uint64_t)line);
+    if ((p->tlocs.n + 1) * 2 > p->tlocs.cap && tab_grow(&p->tlocs, h_loc, p) < 0)
+        return OOM(p);
+    for (j = h & (p->tlocs.cap - 1); p->tlocs.slot[j]; j = (j + 1) & (p->tlocs.cap - 1)) {
+        const p_loc *o = &p->locs[p->tlocs.slot[j] - 1];
+        if (o->hash == h && o->func == fi && o->line == line) {
+            *id = p->tlocs.slot[j] - 1;
+            return PB_OK;
+        }
+    }
+    if (p->nlocs >= UINT32_MAX - 1 || pb_grow((void **)&p->locs, &p->clocs, p->nlocs + 1, sizeof *p->locs) < 0)
+        return OOM(p);
+    p->locs[p->nlocs].func = fi;
+    p->locs[p->nlocs].line = line;
+    p->locs[p->nlocs].hash = h;
+    *id = (uint32_t)p->nlocs++;
+    p->tlocs.slot[j] = *id + 1;
+    p->tlocs.n++;
+    return PB_OK;
+}
+
+static pb_status get_thread(pb_pprof *p, uint64_t key, uint32_t *ti)
+{
+    uint32_t h = pb_mix64(key);
+    size_t j;
+    if ((p->tthreads.n + 1) * 2 > p->tthreads.cap && tab_grow(&p->tthreads, h_thread, p) < 0)
+        return OOM(p);
+    for (j = h & (p->tthreads.cap - 1); p->tthreads.slot[j]; j = (j + 1) & (p->tthreads.cap - 1))
+        if (p->threads[p->tthreads.slot[j] - 1].key == key) {
+            *ti = p->tthreads.slot[j] - 1;
+            return PB_OK;
+        }
+    if (pb_grow((void **)&p->threads, &p->cthreads, p->nthreads + 1, sizeof *p->threads) < 0)
+        return OOM(p);
+    memset(&p->threads[p->nthreads], 0, sizeof *p->threads);
+    p->threads[p->nthreads].key = key;
+    {
+        char l[24];
+        snprintf(l, sizeof l, "%llu", (unsigned long long)key);
+        if (str_id(p, l, strlen(l), &p->threads[p->nthreads].label) < 0)
+            return OOM(p);
+    }
+    *ti = (uint32_t)p->nthreads++;
+    p->tthreads.slot[j] = *ti + 1;
+    p->tthreads.n++;
+    return PB_OK;
+}
+
+static pb_status pp_thread(pb_sample_sink *self, uint64_t key, uint32_t pid, uint32_t ppid, const char *label)
+{
+    pb_pprof *p = (pb_pprof *)self->ctx;
+    uint32_t ti;
+    pb_status st;
+    (void)ppid;
+    if ((st = get_thread(p, key, &ti)) != PB_OK)
+        return st;
+    p->threads[ti].pid = pid;
+    if (label && str_id(p, label, strlen(label), &p->threads[ti].label) < 0)
+        return OOM(p);
+    return PB_OK;
+}
+
+static pb_status pp_sample(pb_sample_sink *self, uint64_t thread_key, const uint32_t *ids, uint32_t depth,
+                           uint64_t weight, uint64_t ts)
+{
+    pb_pprof *p = (pb_pprof *)self->ctx;
+    uint32_t ti, h, i;
+    size_t j;
+    pb_status st;
+    if ((st = get_thread(p, thread_key, &ti)) != PB_OK)
+        return st;
+    p->threads[ti].weight += weight;
+    if (ts) {
+        if (!p->ts_min || ts < p->ts_min)
+            p->ts_min = ts;
+        if (ts > p->ts_max)
+            p->ts_max = ts;
+    }
+    if (weight == 0)
+        return PB_OK;
+    if (depth == 0) {
+        /* counted where every reader counts it (fold_samples.h) */
+        if ((st = pb_sample_noframe(self, &p->noframe)) != PB_OK)
+            return st;
+        ids = &p->noframe;
+        depth = 1;
+    }
+    for (i = 0; i < depth; i++)
+        if (ids[i] >= p->nlocs)
+            return pb_fail(p->err, PB_ERR_CORRUPT, 0, "sample uses frame id %u, only %zu interned", ids[i], p->nlocs);
+    h = pb_mix64(ti) ^ pb_hash_bytes((const char *)ids, depth * sizeof *ids);
+    if ((p->tstacks.n + 1) * 2 > p->tstacks.cap && tab_grow(&p->tstacks, h_stack, p) < 0)
+        return OOM(p);
+    for (j = h & (p->tstacks.cap - 1); p->tstacks.slot[j]; j = (j + 1) & (p->tstacks.cap - 1)) {
+        p_stack *o = &p->stacks[p->tstacks.slot[j] - 1];
+        if (o->hash == h && o->thread == ti && o->depth == depth &&
+            memcmp(p->pool + o->off, ids, depth * sizeof *ids) == 0) {
+            o->weight += weight;
+            return PB_OK;
+        }
+    }
+    if (p->nstacks >= UINT32_MAX - 1 || pb_grow((void **)&p->pool, &p->cpool, p->npool + depth, sizeof *p->pool) < 0 ||
+        pb_grow((void **)&p->stacks, &p->cstacks, p->nstacks + 1, sizeof *p->stacks) < 0)
+        return OOM(p);
+    memcpy(p->pool + p->npool, ids, depth * sizeof *ids);
+    p->stacks[p->nstacks].thread = ti;
+    p->stacks[p->nstacks].hash = h;
+    p->stacks[p->nstacks].depth = depth;
+    p->stacks[p->nstacks].off = p->npool;
+    p->stacks[p->nstacks].weight = weight;
+    p->npool += depth;
+    p->tstacks.slot[j] = (uint32_t)++p->nstacks;
+    p->tstacks.n++;
+    return PB_OK;
+}
+
+static pb_status pp_note(pb_sample_sink *self, const char *kind, pb_str a, pb_str b, uint32_t n)
+{
+    (void)self;
+    (void)kind;
+    (void)a;
+    (void)b;
+    (void)n;
+    return PB_OK;
+}
+
+/* ---- finish: the message, gzipped ------------------------------------------- */
+static void value_type(pbuf *msg, pbuf *sub, uint32_t field, uint32_t type, uint32_t unit)
+{
+    sub->n = 0;
+    put_u(sub, 1, type);
+    put_u(sub, 2, unit);
+    put_len(msg, field, sub->p ? sub->p : (unsigned char *)"", sub->n);
+}
+
+static pb_status gzip_out(pb_pprof *p)
+{
+    z_stream z;
+    unsigned char buf[65536];
+    int rc;
+    memset(&z, 0, sizeof z);
+    if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return OOM(p);
+    z.next_in = p->msg.p;
+    z.avail_in = (uInt)p->msg.n; /* (the message is checked below 4 GiB) */
+    do {
+        z.next_out = buf;
+        z.avail_out = sizeof buf;
+        rc = deflate(&z, Z_FINISH);
+        if (rc == Z_STREAM_ERROR) {
+            deflateEnd(&z);
+            return pb_fail(p->err, PB_ERR_IO, 0, "zlib deflate failed");
+        }
+        if (fwrite(buf, 1, sizeof buf - z.avail_out, p->out) != sizeof buf - z.avail_out) {
+            deflateEnd(&z);
+            return pb_fail(p->err, PB_ERR_IO, 0, "cannot write the profile");
+        }
+    } while (rc != Z_STREAM_END);
+    deflateEnd(&z);
+    return PB_OK;
+}
+
+static pb_status pp_finish(pb_sample_sink *self)
+{
+    pb_pprof *p = (pb_pprof *)self->ctx;
+    pbuf *m = &p->msg, *s = &p->sub, *s2 = &p->sub2;
+    int bad = 0;
+    uint32_t k_samples, k_count, k_clock, k_ns, k_thread, k_pid;
+    size_t i;
+    uint64_t dur = p->duration_ns;
+    k_samples = str_c(p, "samples", &bad);
+    k_count = str_c(p, "count", &bad);
+    k_clock = str_c(p, p->spans ? "wall" : p->cpu ? "cpu" : "wall", &bad);
+    k_ns = str_c(p, "nanoseconds", &bad);
+    k_thread = str_c(p, "thread", &bad);
+    k_pid = str_c(p, "pid", &bad);
+    if (bad)
+        return OOM(p);
+    /* sample_type */
+    if (!p->spans)
+        value_type(m, s, 1, k_samples, k_count);
+    value_type(m, s, 1, k_clock, k_ns);
+    /* samples: locations leaf first (the sink's order), values, labels */
+    for (i = 0; i < p->nstacks; i++) {
+        const p_stack *st = &p->stacks[i];
+        const p_thread *t = &p->threads[st->thread];
+        uint32_t d;
+        s->n = 0;
+        s2->n = 0;
+        for (d = 0; d < st->depth; d++)
+            put_varint(s2, (uint64_t)p->pool[st->off + d] + 1);
+        put_len(s, 1, s2->p, s2->n);
+        s2->n = 0;
+        if (!p->spans)
+            put_varint(s2, st->weight);
+        put_varint(s2, p->spans ? st->weight : st->weight * p->interval_ns);
+        put_len(s, 2, s2->p, s2->n);
+        s2->n = 0;
+        put_u(s2, 1, k_thread);
+        put_u(s2, 2, t->label);
+        put_len(s, 3, s2->p, s2->n);
+        if (t->pid) {
+            s2->n = 0;
+            put_u(s2, 1, k_pid);
+            put_u(s2, 3, t->pid);
+            put_len(s, 3, s2->p, s2->n);
+        }
+        put_len(m, 2, s->p, s->n);
+    }
+    /* one mapping: the functions, file names and lines are known */
+    s->n = 0;
+    put_u(s, 1, 1);
+    put_u(s, 7, 1);
+    put_u(s, 8, 1);
+    put_u(s, 9, 1);
+    put_len(m, 3, s->p, s->n);
+    for (i = 0; i < p->nlocs; i++) {
+        s->n = 0;
+        s2->n = 0;
+        put_u(s, 1, i + 1);
+        put_u(s, 2, 1);
+        put_u(s2, 1, (uint64_t)p->locs[i].func + 1);
+        put_u(s2, 2, (uint64_t)p->locs[i].line);
+        put_len(s, 4, s2->p, s2->n);
+        put_len(m, 4, s->p, s->n);
+    }
+    for (i = 0; i < p->nfuncs; i++) {
+        s->n = 0;
+        put_u(s, 1, i + 1);
+        put_u(s, 2, p->funcs[i].name);
+        put_u(s, 4, p->funcs[i].file);
+        put_u(s, 5, (uint64_t)p->funcs[i].start_line);
+        put_len(m, 5, s->p, s->n);
+    }
+    for (i = 0; i < p->nstrs; i++)
+        put_len(m, 6, p->arena + p->strs[i].off, p->strs[i].len);
+    if (p->basetime && p->basetime < UINT64_C(9000000000))
+        put_u(m, 9, p->basetime * UINT64_C(1000000000));
+    if (!dur && p->ts_max > p->ts_min && !p->spans)
+        dur = (p->ts_max - p->ts_min) * 1000u + p->interval_ns; /* timestamps are µs */
+    if (!dur && !p->spans)
+        for (i = 0; i < p->nthreads; i++)
+            if (p->threads[i].weight * p->interval_ns > dur)
+                dur = p->threads[i].weight * p->interval_ns;
+    put_u(m, 10, dur);
+    if (!p->spans) {
+        value_type(m, s, 11, k_clock, k_ns);
+        put_u(m, 12, p->interval_ns);
+    }
+    if (m->oom || s->oom || s2->oom)
+        return OOM(p);
+    if (m->n > UINT32_MAX)
+        return pb_fail(p->err, PB_ERR_LIMIT, 0, "the pprof profile would exceed 4 GiB");
+    return gzip_out(p);
+}
+
+/* ---- life ---------------------------------------------------------------------- */
+pb_pprof *pb_pprof_new(FILE *out, pb_error *err)
+{
+    pb_pprof *p = (pb_pprof *)calloc(1, sizeof *p);
+    uint32_t zero;
+    if (!p) {
+        pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
+        return NULL;
+    }
+    p->out = out;
+    p->err = err;
+    p->noframe = NONE;
+    if (str_id(p, "", 0, &zero) < 0) { /* string_table[0] must be "" */
+        pb_pprof_free(p);
+        pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
+        return NULL;
+    }
+    p->ss.attribute = pp_attribute;
+    p->ss.frame = pp_frame;
+    p->ss.thread = pp_thread;
+    p->ss.sample = pp_sample;
+    p->ss.note = pp_note;
+    p->ss.finish = pp_finish;
+    p->ss.err = err;
+    p->ss.ctx = p;
+    return p;
+}
+
+pb_sample_sink *pb_pprof_sample_sink(pb_pprof *p) { return &p->ss; }
+
+uint64_t pb_pprof_samples(const pb_pprof *p) { return p->nstacks; }
+
+void pb_pprof_free(pb_pprof *p)
+{
+    if (!p)
+        return;
+    free(p->arena);
+    free(p->strs);
+    free(p->tstrs.slot);
+    free(p->funcs);
+    free(p->tfuncs.slot);
+    free(p->locs);
+    free(p->tlocs.slot);
+    free(p->threads);
+    free(p->tthreads.slot);
+    free(p->stacks);
+    free(p->tstacks.slot);
+    free(p->pool);
+    free(p->namebuf);
+    free(p->msg.p);
+    free(p->sub.p);
+    free(p->sub2.p);
+    free(p);
+}
+
+pb_status pb_convert_pprof(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
+                           pb_error *err)
+{
+    pb_output *out;
+    pb_pprof *pp;
+    FILE *fp;
+    pb_status st;
+    pb_error werr;
+    pb_error_init(&werr, "pprof", strcmp(out_path, "-") == 0 ? "standard output" : out_path);
+    out = pb_output_open(out_path, PB_OUT_STDOUT, &werr);
+    if (!out || !(fp = pb_output_stdio(out, &werr))) {
+        pb_output_abort(out);
+        *err = werr;
+        return err->status;
+    }
+    pp = pb_pprof_new(fp, &werr);
+    if (!pp) {
+        pb_output_abort(out);
+        *err = werr;
+        return err->status;
+    }
+    st = pb_decode_samples_file(in, fmt, opt, pb_pprof_sample_sink(pp), "pprof output", err);
+    pb_pprof_free(pp);
+    if (st != PB_OK) {
+        pb_output_abort(out);
+        if (werr.status != PB_OK)
+            *err = werr; /* the writer's own failure */
+        return st;
+    }
+    if (pb_output_commit(out, 0, &werr) != PB_OK) {
+        *err = werr;
+        return err->status;
+    }
+    return PB_OK;
+}

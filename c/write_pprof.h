@@ -1,0 +1,52 @@
+/* write_pprof.h - stack samples -> pprof's profile.proto, gzipped.
+ *
+ * A pb_sample_sink (samples.h) that writes the perftools.profiles.Profile
+ * message (github.com/google/pprof, proto/profile.proto) that `go tool
+ * pprof`, Pyroscope, Parca, Grafana and speedscope read:
+ *
+ *   sampled input (Tachyon, StatProfiler; ATTRIBUTE sample_interval_us):
+ *     sample_type  [samples/count, <clock>/nanoseconds], clock "cpu" when
+ *                  the file says its clock is CPU time, else "wall";
+ *     values       [weight, weight x interval in ns];
+ *     period_type  <clock>/nanoseconds, period = the interval in ns;
+ *   span input (EasyProfiler; weights are exclusive ns):
+ *     sample_type  [wall/nanoseconds], values [ns], no period;
+ *
+ * one Sample per distinct (thread, stack), locations leaf first, labels
+ * "thread" (the thread's id as text) and "pid" (a number); one Location per
+ * distinct (function, line) with one Line; one Function per distinct
+ * (name, file, first line), its name the sub name the fold gives
+ * (package::name), system_name left empty (pprof blanks a frame whose
+ * system_name differs), filename as recorded; one Mapping (has_functions,
+ * has_filenames, has_line_numbers).  time_nanos from ATTRIBUTE basetime,
+ * duration_nanos from the profile's duration (the stats trailer, else the
+ * span of sample timestamps plus one interval, else the largest thread's
+ * sampled time).
+ *
+ * The message is encoded here (protobuf's wire format: varints, tags,
+ * length-delimited fields; repeated scalars packed) and deflated with zlib
+ * into gzip (RFC 1952).  Memory grows with distinct frames, stacks and
+ * strings, never with the number of samples.
+ */
+#ifndef PB_WRITE_PPROF_H
+#define PB_WRITE_PPROF_H
+
+#include <stdio.h>
+#include "fold_samples.h"
+
+typedef struct pb_pprof pb_pprof;
+
+/* The gzipped message goes to out at finish().  NULL on out-of-memory. */
+pb_pprof *pb_pprof_new(FILE *out, pb_error *err);
+pb_sample_sink *pb_pprof_sample_sink(pb_pprof *p);
+/* distinct samples written (after finish) */
+uint64_t pb_pprof_samples(const pb_pprof *p);
+void pb_pprof_free(pb_pprof *p);
+
+/* Decode in (fmt PB_FMT_UNKNOWN: detect) into a pprof profile at out_path
+ * through output.h ("-" is standard output).  PB_ERR_UNSUPPORTED for
+ * formats without stacks.  Writer errors read "pprof: io: ...". */
+pb_status pb_convert_pprof(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
+                           pb_error *err);
+
+#endif

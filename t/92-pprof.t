@@ -1,0 +1,129 @@
+#!perl
+# --to pprof: the REAL `go tool pprof` (Debian golang-go) reads every
+# conversion of the corpus, and what it prints (-traces: every sample with its
+# stack and thread; -top: flat totals) equals our collapsed output stack for
+# stack and the ground truth's totals.  Skipped where Go is absent.
+use strict;
+use warnings;
+use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use Needs qw(zstd snappy);
+use File::Temp qw(tempdir);
+use JSON::PP ();
+use Devel::ProfileBridge ();
+
+my $go = `which go 2>/dev/null`;
+chomp $go;
+plan skip_all => 'go (golang-go, for go tool pprof) not found' unless $go;
+my $tmp = tempdir('pb92-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+$ENV{HOME} //= $tmp;
+$ENV{GOCACHE} //= "$tmp/gocache";
+$ENV{PPROF_TMPDIR} = $tmp;
+my $d = "$FindBin::Bin/data";
+sub slurp { open my $fh, '<:raw', $_[0] or die "$_[0]: $!"; local $/; <$fh> }
+
+# go tool pprof -traces: { "thread;outer;...;leaf" => value }
+sub traces {
+    my ($file, @opt) = @_;
+    my $out = `"$go" tool pprof @opt -traces "$file" 2>&1`;
+    return undef if $?;
+    my %w;
+    for my $block (split /^-+\+-+\n/m, $out) {
+        my ($thread) = $block =~ /^\s+thread:\s+(\S+)$/m or next;
+        my @frames;
+        my $v;
+        for (split /\n/, $block) {
+            next if /^\s+(?:thread|pid):/;
+            if (/^\s*(\d+)(?:ns)?\s{3}(.*)\z/) { $v = $1; push @frames, $2 }
+            elsif (defined $v && /^\s{13}(.*)\z/) { push @frames, $1 }
+        }
+        next unless defined $v;
+        $w{ join ';', $thread, reverse @frames } += $v;
+    }
+    return \%w;
+}
+
+my @corpus = (glob("$d/tachyon/*.bin"), glob("$d/tachyon/v315/*.bin"), glob("$d/easyprofiler/*.prof"),
+    grep { !/\.(?:json|jsonl)\z/ } glob("$d/statprofiler/*.out.*[0-9a-f]"));
+for my $in (@corpus) {
+    (my $label = $in) =~ s{\A\Q$d/\E}{};
+    my $pb = "$tmp/p.pb.gz";
+    my $folded = "$tmp/p.folded";
+    unlink $pb, $folded;
+    my $ok = eval {
+        local $SIG{__WARN__} = sub { };
+        Devel::ProfileBridge::convert(in => $in, out => $pb, to => 'pprof');
+        Devel::ProfileBridge::convert(in => $in, out => $folded, to => 'collapsed');
+        1;
+    };
+    ok($ok, "$label: converted to pprof and collapsed") or diag $@;
+    is(substr(slurp($pb), 0, 2), "\x1f\x8b", "$label: gzip");
+    my $spans = $label =~ /^easyprofiler/;
+    my $got = traces($pb, $spans ? ('-unit=ns') : ('-sample_index=samples'));
+    ok($got, "$label: go tool pprof -traces reads it") or next;
+    my %want;
+    for (split /\n/, slurp($folded)) {
+        my ($s, $n) = /\A(.*) (\d+)\z/ or next;
+        $s =~ s/\Atid://;
+        $want{$s} += $n;
+    }
+    my @diff = grep { ($want{$_} // -1) != ($got->{$_} // -1) } sort(keys %{ { %want, %$got } });
+    is_deeply([ @diff[0 .. ($#diff < 3 ? $#diff : 3)] ], [],
+        "$label: pprof's stacks and weights are our collapsed stacks (" . scalar(keys %want) . ')');
+
+    # flat totals: go tool pprof -top against the collapsed leaves
+    my $top = `"$go" tool pprof -top -nodecount=100000 -nodefraction=0 -edgefraction=0 @{[ $spans ? '-unit=ns' : '-sample_index=samples' ]} "$pb" 2>&1`;
+    my (%flat, %leaf);
+    for (split /\n/, $top) {
+        next unless /^\s*(\d+)(?:ns)?\s+[\d.]+%\s+[\d.]+%\s+\d+(?:ns)?\s+[\d.]+%\s+(.*)\z/;
+        $flat{$2} += $1 if $1;
+    }
+    for my $k (keys %want) { $leaf{ (split /;/, $k)[-1] } += $want{$k} }
+    is_deeply(\%flat, \%leaf, "$label: go tool pprof -top flat totals = our collapsed leaf totals");
+
+    # the ground truth's total
+    my $total = 0;
+    $total += $_ for values %want;
+    if ($label =~ /^tachyon/) {
+        my $t = JSON::PP->new->decode(slurp("$in.truth.json"));
+        is($total, $t->{total_samples}, "$label: $total samples, as CPython's own reader counts");
+    } elsif ($label =~ /^statprofiler/) {
+        # a root's first file stands for its whole run (every process's files)
+        my $t = JSON::PP->new->decode(slurp("$in.truth.json"));
+        (my $name = $in) =~ s/\.[0-9a-f]{48}\.[0-9a-f]{8}\z//;
+        my @run = $t->{genealogy}{parent_id} =~ /\A0+\z/ && $t->{genealogy}{ordinal} == 1
+            ? glob("$name.*[0-9a-f]") : ($in);
+        my $sum = 0;
+        $sum += JSON::PP->new->decode(slurp("$_.truth.json"))->{total_weight} for @run;
+        is($total, $sum, "$label: total weight $total, as Devel::StatProfiler's reader counts");
+    } elsif (-e "$in.truth.json") {
+        my $t = JSON::PP->new->decode(slurp("$in.truth.json"));
+        my $self = 0;
+        for my $th (@{ $t->{threads} }) { $self += $_->{self_ns} for values %{ $th->{by_name} } }
+        is($total, $self, "$label: ${total} ns of self time, as EasyProfiler's reader sums it");
+    }
+}
+
+# sample types, period, labels (-raw)
+{
+    my $pb = "$tmp/cr.pb.gz";
+    Devel::ProfileBridge::convert(in => "$d/tachyon/cpu_recursion.bin", out => $pb, to => 'pprof');
+    my $raw = `"$go" tool pprof -raw "$pb" 2>&1`;
+    like($raw, qr/^PeriodType: wall nanoseconds$/m, 'period type wall/nanoseconds');
+    like($raw, qr/^Period: 1000000$/m, 'period = the 1 ms interval, in ns');
+    like($raw, qr/^samples\/count wall\/nanoseconds$/m, 'sample types samples/count and wall/nanoseconds');
+    like($raw, qr/^\s+67\s+67000000: /m, 'values: count and count x interval');
+    like($raw, qr/cpu_recursion::<module> cpu_recursion\.py:30 /, 'functions keep their names (<module>), file and line');
+}
+
+# a format without stacks, and the output path's safety
+{
+    my $pb = "$tmp/none.pb.gz";
+    ok(!eval { Devel::ProfileBridge::convert(in => "$d/nytprof/evals.nytprof.out", out => $pb, to => 'pprof'); 1 },
+        'NYTProf input: no stacks for pprof output');
+    like($@, qr/^nytprof: unsupported: .*no stacks for pprof output/, '... an unsupported error');
+    ok(!-e $pb, '... and no output file');
+}
+
+done_testing;
