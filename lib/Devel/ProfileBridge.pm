@@ -861,6 +861,25 @@ break the line format) are written as C<\x3B>, C<\x0A>, C<\x0D>,
 C<\x00>.  C<< to => 'statprofiler' >> writes Devel::StatProfiler records
 (sampled input only).
 
+C<< to => 'pprof' >> writes pprof's C<profile.proto>
+(C<perftools.profiles.Profile>, gzipped), which C<go tool pprof>,
+Pyroscope, Parca, Grafana and speedscope read, from every input with stacks
+(Tachyon, StatProfiler, EasyProfiler): one sample per distinct stack and
+thread, locations leaf first, each with its function (the sub name as in
+C<SUB_INFO>, before the L</Names> mapping: pprof shows C<< <module> >>
+itself; the file as recorded; its first line when the format has it) and
+line; labels C<thread> (the thread id, as text) and C<pid> (a number).
+Sampled input has the sample types C<samples/count> and C<wall/nanoseconds>
+(C<cpu/nanoseconds> when the file says its clock is CPU time): a sample's
+weight and weight × C<sample_interval_us>; C<period> is the interval.
+EasyProfiler input has C<wall/nanoseconds> only: the exclusive ns of the
+blocks on that stack (as for collapsed output).  C<time_nanos> is
+C<basetime>; C<duration_nanos> the profile's duration.  NYTProf and
+Pynytprof input have no stacks: an C<unsupported> error.  The message is
+encoded by F<c/write_pprof.c> (protobuf's wire format is a few varint and
+length rules; the profile is built in one pass, with no library to match
+versions with) and gzipped with zlib.
+
 A profile that holds no samples, timed statements or calls still converts,
 with a warning on standard error (C<nytprof-writer: warning: ...> or
 C<collapsed: warning: ...>), since its report will be empty.
