@@ -52,6 +52,7 @@ typedef struct {
 typedef struct {
     uint32_t parent, sub, thread, h;
     uint64_t count;
+    uint64_t count2;  /* diff mode: the AFTER side's weight (count: BEFORE's) */
 } c_node;
 
 typedef struct {
@@ -71,6 +72,7 @@ struct pb_collapse {
     c_thread *threads; size_t nthreads, cthreads; c_tab tthreads;
     char *namebuf; size_t cnamebuf;
     uint32_t noframe;   /* sub id of main::(no frame), NONE until needed */
+    int diff, side;     /* diff mode (pb_collapse_diff_new): which input is being read */
 };
 
 #define C_OOM(c) pb_fail((c)->err, PB_ERR_LIMIT, 0, "out of memory while collapsing stacks")
@@ -151,7 +153,7 @@ static pb_status new_node(pb_collapse *c, uint32_t parent, uint32_t sub, uint32_
     n->sub = sub;
     n->thread = thread;
     n->h = h;
-    n->count = 0;
+    n->count = n->count2 = 0;
     *idx = (uint32_t)c->nnodes++;
     return PB_OK;
 }
@@ -234,6 +236,8 @@ static pb_status cs_sample(pb_sample_sink *self, uint64_t thread_key, const uint
         ids = &c->noframe;
         depth = 1;
     }
+    if (c->diff)
+        thread_key = 0; /* a diff compares stacks, whatever thread ran them */
     if ((st = get_thread(c, thread_key, &ti)) != PB_OK)
         return st;
     t = &c->threads[ti];
@@ -271,14 +275,17 @@ static pb_status cs_sample(pb_sample_sink *self, uint64_t thread_key, const uint
     }
     memcpy(t->prev, ids, depth * sizeof *ids);
     t->depth = depth;
-    c->nodes[t->path[depth - 1]].count += weight;
+    if (c->side)
+        c->nodes[t->path[depth - 1]].count2 += weight;
+    else
+        c->nodes[t->path[depth - 1]].count += weight;
     return PB_OK;
 }
 
 typedef struct {
     char *text;
     size_t len;
-    uint64_t count;
+    uint64_t count, count2;
 } c_line;
 
 static int cmp_line(const void *a, const void *b)
@@ -295,24 +302,28 @@ static int cmp_line(const void *a, const void *b)
     return x->len < y->len ? -1 : x->len > y->len;
 }
 
-static pb_status cs_finish(pb_sample_sink *self)
+/* the lines: "tid:<label>;stack count" per thread, or in diff mode
+ * "stack before after" (difffolded.pl's format), threads merged */
+static pb_status write_lines(pb_collapse *c)
 {
-    pb_collapse *c = (pb_collapse *)self->ctx;
     c_line *lines = NULL;
     size_t nlines = 0, clines = 0, i;
     pb_status st = PB_OK;
     for (i = 0; i < c->nnodes; i++) {
         const c_node *n = &c->nodes[i];
         const c_thread *t;
-        size_t len, pos;
+        size_t len, pos, pre;
         uint32_t p;
         char *text;
-        if (!n->count || n->parent == NONE)
+        if ((!n->count && !n->count2) || n->parent == NONE)
             continue;
         t = &c->threads[n->thread];
-        len = 4 + strlen(t->label);
+        pre = c->diff ? 0 : 4 + strlen(t->label);
+        len = pre;
         for (p = (uint32_t)i; c->nodes[p].parent != NONE; p = c->nodes[p].parent)
             len += 1 + c->subs[c->nodes[p].sub].len;
+        if (c->diff)
+            len--; /* no ';' before the first frame */
         text = (char *)malloc(len + 1);
         if (!text || pb_grow((void **)&lines, &clines, nlines + 1, sizeof *lines) < 0) {
             free(text);
@@ -325,22 +336,31 @@ static pb_status cs_finish(pb_sample_sink *self)
             const c_sub *s = &c->subs[c->nodes[p].sub];
             pos -= s->len;
             memcpy(text + pos, s->name, s->len);
-            text[--pos] = ';';
+            if (pos)
+                text[--pos] = ';';
         }
-        memcpy(text, "tid:", 4);
-        memcpy(text + 4, t->label, strlen(t->label));
+        if (!c->diff) {
+            memcpy(text, "tid:", 4);
+            memcpy(text + 4, t->label, strlen(t->label));
+        }
         lines[nlines].text = text;
         lines[nlines].len = len;
-        lines[nlines].count = n->count;
+        lines[nlines].count = n->count + n->count2; /* the sort key */
+        lines[nlines].count2 = n->count2;
         nlines++;
     }
     if (nlines)
         qsort(lines, nlines, sizeof *lines, cmp_line);
-    for (i = 0; i < nlines; i++)
-        if (fprintf(c->out, "%s %llu\n", lines[i].text, (unsigned long long)lines[i].count) < 0) {
+    for (i = 0; i < nlines; i++) {
+        int w = c->diff ? fprintf(c->out, "%s %llu %llu\n", lines[i].text,
+                                  (unsigned long long)(lines[i].count - lines[i].count2),
+                                  (unsigned long long)lines[i].count2)
+                        : fprintf(c->out, "%s %llu\n", lines[i].text, (unsigned long long)lines[i].count);
+        if (w < 0) {
             st = pb_fail(c->err, PB_ERR_IO, 0, "cannot write the collapsed stacks");
             goto done;
         }
+    }
     if (fflush(c->out) != 0)
         st = pb_fail(c->err, PB_ERR_IO, 0, "cannot write the collapsed stacks");
 done:
@@ -349,6 +369,25 @@ done:
     free(lines);
     return st;
 }
+
+static pb_status cs_finish(pb_sample_sink *self)
+{
+    pb_collapse *c = (pb_collapse *)self->ctx;
+    /* diff mode: each input finishes; the lines come from pb_collapse_diff_write() */
+    return c->diff ? PB_OK : write_lines(c);
+}
+
+pb_collapse *pb_collapse_diff_new(FILE *out, pb_error *err)
+{
+    pb_collapse *c = pb_collapse_new(out, err);
+    if (c)
+        c->diff = 1;
+    return c;
+}
+
+void pb_collapse_diff_side(pb_collapse *c, int after) { c->side = after ? 1 : 0; }
+
+pb_status pb_collapse_diff_write(pb_collapse *c) { return write_lines(c); }
 
 pb_collapse *pb_collapse_new(FILE *out, pb_error *err)
 {
@@ -417,6 +456,25 @@ pb_status pb_collapse_mem(const void *data, size_t len, const char *name, pb_for
     if (!(c = pb_collapse_new(out, err)))
         return err->status;
     st = pb_decode_samples_mem(data, len, name, fmt, opt, pb_collapse_sample_sink(c), "collapsed output", err);
+    pb_collapse_free(c);
+    return st;
+}
+
+pb_status pb_collapse_diff_files(const char *before, const char *after, const pb_options *opt, FILE *out,
+                                 pb_error *err)
+{
+    pb_collapse *c;
+    pb_status st;
+    pb_error_init(err, "profbridge", before);
+    if (!(c = pb_collapse_diff_new(out, err)))
+        return err->status;
+    st = pb_decode_samples_file(before, PB_FMT_UNKNOWN, opt, pb_collapse_sample_sink(c), "a diff", err);
+    if (st == PB_OK) {
+        pb_collapse_diff_side(c, 1);
+        st = pb_decode_samples_file(after, PB_FMT_UNKNOWN, opt, pb_collapse_sample_sink(c), "a diff", err);
+    }
+    if (st == PB_OK)
+        st = pb_collapse_diff_write(c);
     pb_collapse_free(c);
     return st;
 }

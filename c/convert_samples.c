@@ -38,6 +38,32 @@ pb_status pb_convert_collapsed(const char *in, pb_format fmt, const pb_options *
     return PB_OK;
 }
 
+pb_status pb_convert_diff_collapsed(const char *before, const char *after, const pb_options *opt,
+                                    const char *out_path, pb_error *err)
+{
+    pb_output *out;
+    FILE *fp;
+    pb_status st;
+    pb_error werr;
+    pb_error_init(&werr, "diff", strcmp(out_path, "-") == 0 ? "standard output" : out_path);
+    out = pb_output_open(out_path, PB_OUT_STDOUT, &werr);
+    if (!out || !(fp = pb_output_stdio(out, &werr))) {
+        pb_output_abort(out);
+        *err = werr;
+        return err->status;
+    }
+    st = pb_collapse_diff_files(before, after, opt, fp, err);
+    if (st != PB_OK) {
+        pb_output_abort(out);
+        return st;
+    }
+    if (pb_output_commit(out, 0, &werr) != PB_OK) {
+        *err = werr;
+        return err->status;
+    }
+    return PB_OK;
+}
+
 void pb_convert_free_names(char **names, size_t n)
 {
     size_t i;

@@ -14,6 +14,13 @@
 pb_status pb_convert_collapsed(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
                                pb_error *err);
 
+/* The per-stack difference of two profiles as collapsed stacks with two
+ * weight columns, "outer;...;inner BEFORE AFTER" (difffolded.pl's output,
+ * flamegraph.pl's input; collapsed.h), threads merged, to out_path as
+ * above. */
+pb_status pb_convert_diff_collapsed(const char *before, const char *after, const pb_options *opt,
+                                    const char *out_path, pb_error *err);
+
 /* Devel::StatProfiler records of in: one trace file at out_path for a
  * single thread, or "<out_path>.<48 hex id>.00000001" per thread (see
  * write_statprofiler.h).  StatProfiler inputs keep their op names.  Each

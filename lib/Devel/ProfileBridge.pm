@@ -391,6 +391,31 @@ sub convert {
     });
 }
 
+sub diff {
+    my (%opts) = @_;
+    _check_opts('diff', { map { $_ => 1 } qw(before after out to thread pid progress), @LIMITS }, \%opts);
+    for my $k (qw(before after out)) {
+        next if defined $opts{$k} && length $opts{$k};
+        require Carp;
+        Carp::croak("diff: $k => PATH is required");
+    }
+    my $to = defined $opts{to} ? $opts{to} : 'collapsed';
+    if ($to ne 'collapsed') {
+        require Carp;
+        Carp::croak("diff: to => '$to' is not supported (known: collapsed)");
+    }
+    if ($opts{before} eq '-' && $opts{after} eq '-') {
+        require Carp;
+        Carp::croak("diff: standard input can be read only once (before and after are both '-')");
+    }
+    my $x = _xs_opts(\%opts);
+    return _with_input($opts{before}, \%opts, sub {
+        my ($b) = @_;
+        _with_input($opts{after}, \%opts, sub { _diff_collapsed($b, $_[0], $x, $opts{out}) });
+        return 1;
+    });
+}
+
 1;
 __END__
 
@@ -899,6 +924,20 @@ result keeps its UTF-8 flag): the rule of L</Names>.  For callers who write
 chunks themselves with L<Devel::ProfileBridge::NYTProfWriter>.
 
   Devel::ProfileBridge::nytprof_name('mod::<module>');   # 'mod::[module]'
+
+=head2 diff(before => $file, after => $file, out => $path, %options)
+
+Writes the per-stack difference of two profiles as collapsed stacks with two
+weight columns, C<outer;...;inner BEFORE AFTER> per line (the format
+C<difffolded.pl> writes and C<flamegraph.pl> draws as a differential flame
+graph), threads merged, names and weights as for
+C<< convert(to => 'collapsed') >>, 0 where one side lacks the stack; lines
+sorted by BEFORE + AFTER, then text.  C<< to => 'collapsed' >> (the
+default) is the only target so far.  C<$path> C<-> is standard output; other
+paths are written through a temp file and renamed (L</OUTPUT FILES>).
+Options: C<thread>, C<pid>, C<progress>, the limits (applied to both
+inputs).  Throws L<Devel::ProfileBridge::Error>: an C<unsupported> error
+for an input without stacks (NYTProf, Pynytprof).
 
 =head2 formats()
 

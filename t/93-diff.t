@@ -1,0 +1,87 @@
+#!perl
+# diff BEFORE AFTER --to collapsed: two weight columns per stack (the format
+# difffolded.pl writes), equal to the per-stack subtraction of our own
+# collapsed outputs; a file against itself differs nowhere; the real
+# flamegraph.pl (the copy Devel::NYTProf ships) draws it as a differential
+# flame graph.
+use strict;
+use warnings;
+use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use Needs qw(zstd snappy);
+use File::Temp qw(tempdir);
+use Config;
+use Devel::ProfileBridge ();
+
+my $d = "$FindBin::Bin/data";
+my $tmp = tempdir('pb93-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+sub slurp { open my $fh, '<:raw', $_[0] or die "$_[0]: $!"; local $/; <$fh> }
+
+# our collapsed stacks, threads merged
+sub stacks {
+    my ($in) = @_;
+    my $f = "$tmp/s.folded";
+    Devel::ProfileBridge::convert(in => $in, out => $f, to => 'collapsed');
+    my %w;
+    for (split /\n/, slurp($f)) {
+        my ($s, $n) = /\A(?:tid:[^;]*;)(.*) (\d+)\z/ or next;
+        $w{$s} += $n;
+    }
+    return \%w;
+}
+sub diff_lines {
+    my ($file) = @_;
+    my %d;
+    for (split /\n/, slurp($file)) {
+        my ($s, $a, $b) = /\A(.*) (\d+) (\d+)\z/ or return undef;
+        return undef if exists $d{$s};    # one line per stack
+        $d{$s} = [ $a, $b ];
+    }
+    return \%d;
+}
+
+my @pairs = (
+    [ "$d/tachyon/cpu_recursion.bin", "$d/tachyon/cpu_recursion.bin" ],
+    [ "$d/tachyon/cpu_recursion.bin", "$d/tachyon/v315/cpu_recursion.bin" ],
+    [ "$d/tachyon/deep_stack.bin", "$d/tachyon/cpu_recursion.bin" ],
+    [ "$d/tachyon/multithread.bin", "$d/tachyon/v315/multithread.bin" ],
+    [ "$d/easyprofiler/ep_basic.prof", "$d/easyprofiler/ep_recursion.prof" ],
+    [ (glob "$d/statprofiler/recursion.out.*[0-9a-f]")[0], (glob "$d/statprofiler/evals.out.*[0-9a-f]")[0] ],
+);
+for my $p (@pairs) {
+    my ($before, $after) = @$p;
+    (my $label = "$before vs $after") =~ s{\Q$d/\E}{}g;
+    my $out = "$tmp/diff.folded";
+    ok(eval { Devel::ProfileBridge::diff(before => $before, after => $after, out => $out); 1 }, "$label: diff")
+        or diag $@;
+    my $got = diff_lines($out);
+    ok($got, "$label: one 'stack BEFORE AFTER' line per stack");
+    my ($b, $a) = (stacks($before), stacks($after));
+    my %want = map { ($_ => [ $b->{$_} // 0, $a->{$_} // 0 ]) } keys %{ { %$b, %$a } };
+    is_deeply($got, \%want, "$label: each line is the two profiles' weights for that stack ("
+        . scalar(keys %want) . ' stacks)');
+    if ($before eq $after) {
+        ok(!grep({ $_->[0] != $_->[1] } values %$got), "$label: a profile against itself differs nowhere");
+    }
+}
+
+# the real flamegraph.pl reads it as a differential graph
+my $fg = '/usr/share/perl5/Devel/NYTProf/flamegraph.pl';
+SKIP: {
+    skip "Devel::NYTProf's flamegraph.pl not found", 2 unless -r $fg;
+    Devel::ProfileBridge::diff(before => "$d/tachyon/deep_stack.bin", after => "$d/tachyon/cpu_recursion.bin",
+        out => "$tmp/d.folded");
+    my $svg = `"$Config{perlpath}" "$fg" "$tmp/d.folded" 2>"$tmp/fg.err"`;
+    is($?, 0, 'flamegraph.pl draws the diff');
+    like($svg, qr/<title>cpu_recursion::merge_sort \([^)]*samples[^)]*; \+/, '... with differential (+) frames');
+}
+
+# errors
+ok(!eval { Devel::ProfileBridge::diff(before => "$d/nytprof/evals.nytprof.out", after => "$d/tachyon/cpu_recursion.bin",
+    out => "$tmp/x"); 1 }, 'a NYTProf input has no stacks to diff');
+like($@, qr/^nytprof: unsupported: .*no stacks for a diff/, '... an unsupported error');
+ok(!-e "$tmp/x", '... and no output');
+ok(!eval { Devel::ProfileBridge::diff(before => '-', after => '-', out => "$tmp/x"); 1 }, 'both inputs standard input');
+
+done_testing;
