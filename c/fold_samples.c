@@ -148,6 +148,7 @@ struct pb_fold {
     uint32_t *fin_child, *fin_first; /* call tree children (CSR), for call events */
     uint32_t *fin_walk, *fin_subs;   /* DFS stack: node, next child; the stack's subs */
     pb_callev cev;
+    int weight_ns;         /* weights are ns, not samples (merged profiles) */
 };
 
 #define OOM(f) pb_fail((f)->err, PB_ERR_LIMIT, 0, "out of memory while folding samples")
@@ -465,6 +466,8 @@ static pb_status ss_attribute(pb_sample_sink *self, const char *key, pb_str valu
 {
     pb_fold *f = (pb_fold *)self->ctx;
     pb_status st;
+    if (!strcmp(key, "sample_weight_unit"))
+        f->weight_ns = value.len == 2 && !memcmp(value.ptr, "ns", 2); /* merge.h: weights are ns */
     if ((st = header(f)) != PB_OK)
         return st;
     return emit_attr(f, key, value);
@@ -913,7 +916,7 @@ static pb_status ss_finish(pb_sample_sink *self)
             if (t) {
                 uint64_t end = t->end_ts > t->first_ts ? t->end_ts : t->first_ts + 1;
                 char key[48], val[24];
-                snprintf(key, sizeof key, "thread_%u_samples", t->pid);
+                snprintf(key, sizeof key, f->weight_ns ? "thread_%u_ns" : "thread_%u_samples", t->pid);
                 snprintf(val, sizeof val, "%llu", (unsigned long long)t->weight);
                 if ((st = emit_attr(f, key, pb_str_c(val))) != PB_OK)
                     goto done;

@@ -208,6 +208,8 @@ static pb_status pp_attribute(pb_sample_sink *self, const char *key, pb_str v)
             p->duration_ns = (uint64_t)(d * 1e9);
     } else if (!strcmp(key, "source_format"))
         p->spans = strcmp(buf, "easyprofiler") == 0;
+    else if (!strcmp(key, "sample_weight_unit"))
+        p->spans = strcmp(buf, "ns") == 0; /* weights are ns already (merge.h) */
     else if (!strcmp(key, "source_begin_ns"))
         p->ts_min = strtoull(buf, NULL, 10);
     else if (!strcmp(key, "source_end_ns")) {

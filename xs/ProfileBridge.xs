@@ -19,6 +19,7 @@
 #include "convert.h"
 #include "present.h"
 #include "write_pprof.h"
+#include "merge.h"
 #include "convert_samples.h"
 #include "write_statprofiler.h"
 
@@ -781,6 +782,39 @@ pbxs__diff_collapsed(before, after, opts, out)
         if (strcmp(out, "-") == 0)
             PerlIO_flush(PerlIO_stdout());
         if (pb_convert_diff_collapsed(before, after, &o, out, &err) != PB_OK)
+            croak_pb(aTHX_ &err);
+
+void
+pbxs__merge(files, opts, to, out, level)
+        AV *files
+        HV *opts
+        const char *to
+        const char *out
+        int level
+    PREINIT:
+        pb_options o;
+        pb_error err;
+        const char **in;
+        SSize_t i, n;
+        pb_status st;
+        held_warnings hw;
+    CODE:
+        fill_options(aTHX_ opts, &o);
+        if (level < -1 || level > 9)
+            croak("Devel::ProfileBridge::merge: compress must be 0..9, not %d", level);
+        n = av_top_index(files) + 1;
+        Newxz(in, n + 1, const char *);
+        SAVEFREEPV(in);
+        for (i = 0; i < n; i++) {
+            SV **e = av_fetch(files, i, 0);
+            in[i] = e && SvOK(*e) ? SvPV_nolen(*e) : "";
+        }
+        if (strcmp(out, "-") == 0)
+            PerlIO_flush(PerlIO_stdout());
+        held_warnings_init(aTHX_ &hw);
+        st = pb_merge_files(in, (size_t)n, &o, to, out, level, held_warn_cb, &hw, &err);
+        held_warnings_emit(aTHX_ &hw);
+        if (st != PB_OK)
             croak_pb(aTHX_ &err);
 
 void

@@ -313,6 +313,7 @@ sub _threads {
         for my $k (grep { defined } $pid, $id) {
             $t{name} //= $attr->{"thread_${k}_name"};
             $t{samples} //= $attr->{"thread_${k}_samples"};
+            $t{ns} //= $attr->{"thread_${k}_ns"};
             $t{spans} //= $attr->{"thread_${k}_blocks"};
             $t{process} //= $attr->{"thread_${k}_pid"};
         }
@@ -389,6 +390,58 @@ sub convert {
         }
         return 1;
     });
+}
+
+# run $code with every input resolved (stdin, FIFOs, gzip -> temporary copies)
+sub _with_inputs {
+    my ($files, $opts, $code, @done) = @_;
+    return $code->(@done) unless @$files;
+    my ($first, @rest) = @$files;
+    return _with_input($first, $opts, sub { _with_inputs(\@rest, $opts, $code, @done, $_[0]) });
+}
+
+sub merge {
+    my (%opts) = @_;
+    _check_opts('merge', { map { $_ => 1 } qw(in out to compress thread pid progress source source_root strip_prefix),
+        @LIMITS }, \%opts);
+    my @in = ref $opts{in} eq 'ARRAY' ? @{ $opts{in} } : ();
+    if (!@in || grep { !defined || !length || ref } @in) {
+        require Carp;
+        Carp::croak('merge: in => [ FILE, ... ] (one or more paths) is required');
+    }
+    if (!defined $opts{out} || !length $opts{out}) {
+        require Carp;
+        Carp::croak('merge: out => PATH is required');
+    }
+    if (grep({ $_ eq '-' } @in) > 1) {
+        require Carp;
+        Carp::croak("merge: standard input ('-') can be read only once");
+    }
+    my $to = defined $opts{to} ? $opts{to} : 'nytprof';
+    if ($to !~ /\A(?:nytprof|collapsed|pprof)\z/) {
+        require Carp;
+        Carp::croak("merge: to => '$to' is not supported (known: nytprof, collapsed, pprof)");
+    }
+    my $level = defined $opts{compress} ? $opts{compress} : -1;
+    if ($level !~ /\A-?[0-9]\z/ || $level > 9) {
+        require Carp;
+        Carp::croak("merge: compress must be 0..9, not '$level'");
+    }
+    my $x = _xs_opts(\%opts);
+    for my $k (qw(source_root strip_prefix)) {
+        next unless defined $opts{$k};
+        $x->{$k} = [ ref $opts{$k} eq 'ARRAY' ? @{ $opts{$k} } : $opts{$k} ];
+    }
+    $x->{source} = $opts{source} ? 1 : 0 if exists $opts{source};
+    if ($in[0] ne '-') {
+        require File::Basename;
+        $x->{source_base} = -d $in[0] ? $in[0] : File::Basename::dirname($in[0]);
+    }
+    # relative file names are looked up beside every input too
+    my %seen;
+    my @dirs = grep { !$seen{$_}++ } map { -d $_ ? $_ : File::Basename::dirname($_) } grep { $_ ne '-' } @in;
+    $x->{source_root} = [ @{ $x->{source_root} || [] }, @dirs ] if @dirs;
+    return _with_inputs(\@in, \%opts, sub { _merge([@_], $x, $to, $opts{out}, $level); 1 });
 }
 
 sub diff {
@@ -850,7 +903,8 @@ C<profbridge info> uses this.  The first also holds C<threads>: an array
 reference with one hash per thread or process, in order of first sample:
 C<pid> and C<ppid> (as in C<PID_START>), C<id> (the thread id: Tachyon;
 the pid: StatProfiler), C<name> (EasyProfiler), C<samples> (sum of sample
-weights: Tachyon, StatProfiler), C<spans> (EasyProfiler blocks).
+weights: Tachyon, StatProfiler), C<ns> (a merged profile's weight, in ns),
+C<spans> (EasyProfiler blocks).
 
 =head2 chunk_counts($file, %options)
 
@@ -924,6 +978,27 @@ result keeps its UTF-8 flag): the rule of L</Names>.  For callers who write
 chunks themselves with L<Devel::ProfileBridge::NYTProfWriter>.
 
   Devel::ProfileBridge::nytprof_name('mod::<module>');   # 'mod::[module]'
+
+=head2 merge(in => [ $file, ... ], out => $path, %options)
+
+Folds many profiles of one program into one: several runs, processes or
+hosts, even different formats, as long as each has stacks (Tachyon,
+StatProfiler, EasyProfiler; a StatProfiler run is one input).  C<< to =>
+'nytprof' >> (the default; with C<source>, C<source_root>, C<strip_prefix>
+and C<compress> as for L</convert(in =E<gt> $file, out =E<gt> $path, %options)>),
+C<'collapsed'> or C<'pprof'>.  Every input goes into the one consumer
+through a layer (F<c/merge.c>) that puts weights in B<nanoseconds> (a sample
+stands for its file's C<sample_interval_us>; EasyProfiler weights are ns
+already), so the result's totals are the sum of the parts whatever their
+intervals: nytprof.out ticks are ns (C<ticks_per_sec=1000000000>), collapsed
+weights are ns, pprof has the one sample type C<wall/nanoseconds>.  Relative file names are looked up beside every input.  Frames
+are unified by name, file and line, so memory grows with distinct frames
+and stacks, not with the number of inputs; each input's threads stay
+separate threads (a pid already taken by an earlier input gets the next free
+number); the first input's attributes head the result.  Inputs are read one
+after the other, in one process.  C<$path> C<-> is standard output for
+collapsed and pprof.  Throws L<Devel::ProfileBridge::Error>: the failing
+input's error, C<unsupported> for an input without stacks.
 
 =head2 diff(before => $file, after => $file, out => $path, %options)
 

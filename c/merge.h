@@ -1,0 +1,35 @@
+/* merge.h - many profiles of one program folded into one.
+ *
+ * Every input with stacks (Tachyon, StatProfiler, EasyProfiler; a
+ * StatProfiler run counts as one input) is decoded through the sample
+ * driver (decode_samples.c) into ONE consumer: the fold that writes
+ * nytprof.out (fold_samples.h, through present.h), the collapsed writer
+ * (collapsed.h) or the pprof writer (write_pprof.h).  Between them sits a
+ * sample sink that
+ *   - puts every weight in nanoseconds: a sample stands for its input's
+ *     sampling interval (ATTRIBUTE sample_interval_us), an EasyProfiler
+ *     stack weight already is ns; so inputs of different intervals and
+ *     formats add up (sample timestamps, µs, become ns too);
+ *   - keeps each input's threads apart (a thread is (input, thread key));
+ *     a pid an earlier input already used gets the next free number;
+ *   - passes frames through: the consumer unifies them by name, file and
+ *     line, so memory grows with distinct frames and stacks, never with
+ *     the number of inputs or samples;
+ *   - passes the first input's attributes (the consumer's header), and
+ *     holds back each input's finish() until the last.
+ */
+#ifndef PB_MERGE_H
+#define PB_MERGE_H
+
+#include "fold_samples.h"
+
+/* to: "nytprof" (compress_level 0..9, -1 default), "collapsed", "pprof".
+ * out_path "-" is standard output for collapsed and pprof.  warn gets the
+ * presentation filter's warnings (nytprof).  Errors: the failing input's
+ * decoder error; PB_ERR_UNSUPPORTED for an input without stacks;
+ * PB_ERR_USAGE for an unknown target or no inputs. */
+pb_status pb_merge_files(const char *const *in, size_t n, const pb_options *opt, const char *to,
+                         const char *out_path, int compress_level, void (*warn)(void *ud, const char *msg),
+                         void *ud, pb_error *err);
+
+#endif
