@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include "json_lines.h"
 
-static void put_json_str(FILE *o, const pb_str *s)
+void pb_json_str(FILE *o, const pb_str *s)
 {
     size_t i = 0;
     fputc('"', o);
@@ -76,7 +76,7 @@ void pb_json_chunk(FILE *o, const pb_chunk *c)
         case 'u': fprintf(o, "%lu", (unsigned long)c->u[ui++]); break;
         case 'i': fprintf(o, "%llu", (unsigned long long)(uint64_t)(int64_t)c->ticks); break;
         case 'n': put_float(o, c->n[ni++]); break;
-        case 's': put_json_str(o, &c->s[si++]); break;
+        case 's': pb_json_str(o, &c->s[si++]); break;
         }
     }
     fputs("]\n", o);

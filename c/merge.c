@@ -8,6 +8,7 @@
 #include "util.h"
 #include "write_nytprof.h"
 #include "write_pprof.h"
+#include "write_speedscope.h"
 
 typedef struct {
     uint32_t input;
@@ -310,15 +311,17 @@ pb_status pb_merge_files(const char *const *in, size_t n, const pb_options *opt,
     pb_status st;
     pb_collapse *c = NULL;
     pb_pprof *pp = NULL;
-    int is_pprof;
+    pb_speedscope *sc = NULL;
+    int is_pprof, is_ss;
     pb_error_init(err, "merge", out_path);
     if (!n)
         return pb_fail_nooff(err, PB_ERR_USAGE, "no profiles to merge");
     if (!strcmp(to, "nytprof"))
         return merge_nytprof(in, n, opt, out_path, compress_level, warn, ud, err);
     is_pprof = !strcmp(to, "pprof");
-    if (!is_pprof && strcmp(to, "collapsed"))
-        return pb_fail_nooff(err, PB_ERR_USAGE, "cannot merge into '%s' (nytprof, collapsed, pprof)", to);
+    is_ss = !strcmp(to, "speedscope");
+    if (!is_pprof && !is_ss && strcmp(to, "collapsed"))
+        return pb_fail_nooff(err, PB_ERR_USAGE, "cannot merge into '%s' (nytprof, collapsed, pprof, speedscope)", to);
     pb_error_init(&werr, to, strcmp(out_path, "-") == 0 ? "standard output" : out_path);
     out = pb_output_open(out_path, PB_OUT_STDOUT, &werr);
     if (!out || !(fp = pb_output_stdio(out, &werr))) {
@@ -329,16 +332,19 @@ pb_status pb_merge_files(const char *const *in, size_t n, const pb_options *opt,
     memset(&m, 0, sizeof m);
     if (is_pprof)
         pp = pb_pprof_new(fp, &werr);
+    else if (is_ss)
+        sc = pb_speedscope_new(fp, "merged profile", &werr);
     else
         c = pb_collapse_new(fp, &werr);
-    if (!pp && !c) {
+    if (!pp && !c && !sc) {
         pb_output_abort(out);
         *err = werr;
         return err->status;
     }
-    m.target = is_pprof ? pb_pprof_sample_sink(pp) : pb_collapse_sample_sink(c);
+    m.target = is_pprof ? pb_pprof_sample_sink(pp) : is_ss ? pb_speedscope_sample_sink(sc) : pb_collapse_sample_sink(c);
     st = merge_into(&m, in, n, opt, err);
     pb_pprof_free(pp);
+    pb_speedscope_free(sc);
     pb_collapse_free(c);
     merger_free(&m);
     if (st != PB_OK) {

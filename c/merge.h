@@ -4,7 +4,8 @@
  * StatProfiler run counts as one input) is decoded through the sample
  * driver (decode_samples.c) into ONE consumer: the fold that writes
  * nytprof.out (fold_samples.h, through present.h), the collapsed writer
- * (collapsed.h) or the pprof writer (write_pprof.h).  Between them sits a
+ * (collapsed.h), the pprof writer (write_pprof.h) or the speedscope writer
+ * (write_speedscope.h).  Between them sits a
  * sample sink that
  *   - puts every weight in nanoseconds: a sample stands for its input's
  *     sampling interval (ATTRIBUTE sample_interval_us), an EasyProfiler
@@ -23,8 +24,8 @@
 
 #include "fold_samples.h"
 
-/* to: "nytprof" (compress_level 0..9, -1 default), "collapsed", "pprof".
- * out_path "-" is standard output for collapsed and pprof.  warn gets the
+/* to: "nytprof" (compress_level 0..9, -1 default), "collapsed", "pprof",
+ * "speedscope".  out_path "-" is standard output for all but nytprof.  warn gets the
  * presentation filter's warnings (nytprof).  Errors: the failing input's
  * decoder error; PB_ERR_UNSUPPORTED for an input without stacks;
  * PB_ERR_USAGE for an unknown target or no inputs. */

@@ -20,6 +20,7 @@
 #include "present.h"
 #include "write_pprof.h"
 #include "merge.h"
+#include "write_speedscope.h"
 #include "convert_samples.h"
 #include "write_statprofiler.h"
 
@@ -815,6 +816,24 @@ pbxs__merge(files, opts, to, out, level)
         st = pb_merge_files(in, (size_t)n, &o, to, out, level, held_warn_cb, &hw, &err);
         held_warnings_emit(aTHX_ &hw);
         if (st != PB_OK)
+            croak_pb(aTHX_ &err);
+
+void
+pbxs__convert_speedscope(in, format_sv, opts, out)
+        const char *in
+        SV *format_sv
+        HV *opts
+        const char *out
+    PREINIT:
+        pb_options o;
+        pb_error err;
+        pb_format fmt;
+    CODE:
+        fmt = format_arg(aTHX_ format_sv);
+        fill_options(aTHX_ opts, &o);
+        if (strcmp(out, "-") == 0)
+            PerlIO_flush(PerlIO_stdout());
+        if (pb_convert_speedscope(in, fmt, &o, out, &err) != PB_OK)
             croak_pb(aTHX_ &err);
 
 void

@@ -271,7 +271,7 @@ sub features {
     return {
         libraries => $lib,
         read      => \%read,
-        write     => { nytprof => 1, collapsed => 1, pprof => 1, dump => 1,
+        write     => { nytprof => 1, collapsed => 1, pprof => 1, speedscope => 1, dump => 1,
             statprofiler => defined $lib->{snappy} ? 1 : 0 },
     };
 }
@@ -374,15 +374,16 @@ sub convert {
         require Carp;
         Carp::croak("convert: compress must be 0..9, not '$level'");
     }
-    if ($to !~ /\A(?:nytprof|collapsed|statprofiler|pprof)\z/) {
+    if ($to !~ /\A(?:nytprof|collapsed|statprofiler|pprof|speedscope)\z/) {
         require Carp;
-        Carp::croak("convert: to => '$to' is not supported (known: nytprof, collapsed, statprofiler, pprof)");
+        Carp::croak("convert: to => '$to' is not supported (known: nytprof, collapsed, statprofiler, pprof, speedscope)");
     }
     return _with_input($opts{in}, \%opts, sub {
         my ($in) = @_;
         return @{ _convert_statprofiler($in, $opts{format}, $x, $opts{out}) } if $to eq 'statprofiler';
         if ($to eq 'nytprof') { _convert($in, $opts{format}, $x, $opts{out}, $level) }
         elsif ($to eq 'pprof') { _convert_pprof($in, $opts{format}, $x, $opts{out}) }
+        elsif ($to eq 'speedscope') { _convert_speedscope($in, $opts{format}, $x, $opts{out}) }
         else {
             _convert_collapsed($in, $opts{format}, $x, $opts{out});
             warn "collapsed: warning: $opts{in} holds no stack samples: the output is empty\n"
@@ -418,9 +419,9 @@ sub merge {
         Carp::croak("merge: standard input ('-') can be read only once");
     }
     my $to = defined $opts{to} ? $opts{to} : 'nytprof';
-    if ($to !~ /\A(?:nytprof|collapsed|pprof)\z/) {
+    if ($to !~ /\A(?:nytprof|collapsed|pprof|speedscope)\z/) {
         require Carp;
-        Carp::croak("merge: to => '$to' is not supported (known: nytprof, collapsed, pprof)");
+        Carp::croak("merge: to => '$to' is not supported (known: nytprof, collapsed, pprof, speedscope)");
     }
     my $level = defined $opts{compress} ? $opts{compress} : -1;
     if ($level !~ /\A-?[0-9]\z/ || $level > 9) {
@@ -869,7 +870,7 @@ What this build can do, as a hash reference:
     libraries => { zlib => '1.2.13', zstd => '1.5.4', snappy => 'yes' },
     read  => { nytprof => 1, pynytprof => 1, easyprofiler => 1, tachyon => 1,
                'tachyon-zstd' => 1, statprofiler => 1 },
-    write => { nytprof => 1, collapsed => 1, pprof => 1, dump => 1, statprofiler => 1 },
+    write => { nytprof => 1, collapsed => 1, pprof => 1, speedscope => 1, dump => 1, statprofiler => 1 },
   }
 
 zlib is required; libzstd and libsnappy are optional at build time

@@ -1,0 +1,395 @@
+/* write_speedscope.c - stack samples -> speedscope JSON (see write_speedscope.h). */
+#include <stdlib.h>
+#include <string.h>
+#include "write_speedscope.h"
+#include "json_lines.h"
+#include "output.h"
+#include "util.h"
+
+typedef struct {
+    char *name, *file;
+    size_t nlen, flen;
+    int32_t line;
+    uint32_t hash;
+} s_frame;
+
+typedef struct {
+    uint64_t key;
+    char label[24];
+    uint64_t total;
+    uint32_t first, last; /* its stacks, a chain through s_stack.next (first seen first) */
+} s_thread;
+
+typedef struct {
+    uint32_t thread, hash, depth, next;
+    size_t off;
+    uint64_t weight;
+} s_stack;
+
+struct pb_speedscope {
+    pb_sample_sink ss;
+    FILE *out;
+    pb_error *err;
+    char *title;
+    s_frame *frames;
+    size_t nframes, cframes;
+    uint32_t *fslot;
+    size_t fslots;
+    s_thread *threads;
+    size_t nthreads, cthreads;
+    uint32_t *tslot;
+    size_t tslots;
+    s_stack *stacks;
+    size_t nstacks, cstacks;
+    uint32_t *sslot;
+    size_t sslots;
+    uint32_t *pool, *path;
+    size_t npool, cpool, cpath;
+    char *namebuf;
+    size_t cnamebuf;
+    uint32_t noframe;
+    uint64_t interval_ns;
+    int ns; /* weights are ns already */
+};
+
+#define NONE UINT32_MAX
+#define S_OOM(s) pb_fail((s)->err, PB_ERR_LIMIT, 0, "out of memory while building the speedscope file")
+
+/* one open-addressing table of index + 1 over an array, grown at half full */
+static int rehash(uint32_t **slot, size_t *cap, size_t n, uint32_t (*hash_of)(const pb_speedscope *, uint32_t),
+                  const pb_speedscope *s)
+{
+    size_t nc = *cap ? *cap * 2 : 64, i;
+    uint32_t *t = (uint32_t *)calloc(nc, sizeof *t);
+    if (!t)
+        return -1;
+    for (i = 0; i < n; i++) {
+        size_t k = hash_of(s, (uint32_t)i) & (nc - 1);
+        while (t[k])
+            k = (k + 1) & (nc - 1);
+        t[k] = (uint32_t)i + 1;
+    }
+    free(*slot);
+    *slot = t;
+    *cap = nc;
+    return 0;
+}
+
+static uint32_t h_frame(const pb_speedscope *s, uint32_t i) { return s->frames[i].hash; }
+static uint32_t h_thread(const pb_speedscope *s, uint32_t i) { return pb_mix64(s->threads[i].key); }
+static uint32_t h_stack(const pb_speedscope *s, uint32_t i) { return s->stacks[i].hash; }
+
+static char *dup(const char *p, size_t n)
+{
+    char *d = (char *)malloc(n + 1);
+    if (d) {
+        if (n)
+            memcpy(d, p, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+static pb_status sc_attribute(pb_sample_sink *self, const char *key, pb_str v)
+{
+    pb_speedscope *s = (pb_speedscope *)self->ctx;
+    char b[32];
+    snprintf(b, sizeof b, "%.*s", (int)(v.len < 31 ? v.len : 31), v.ptr ? v.ptr : "");
+    if (!strcmp(key, "sample_interval_us"))
+        s->interval_ns = strtoull(b, NULL, 10) * 1000u;
+    else if (!strcmp(key, "source_format") && !strcmp(b, "easyprofiler"))
+        s->ns = 1;
+    else if (!strcmp(key, "sample_weight_unit") && !strcmp(b, "ns"))
+        s->ns = 1;
+    return PB_OK;
+}
+
+static pb_status sc_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id)
+{
+    pb_speedscope *s = (pb_speedscope *)self->ctx;
+    size_t need = pb_fold_sub_name(fr, NULL, 0) + 1, j, flen = fr->file.len;
+    const char *file = fr->file.ptr ? fr->file.ptr : "";
+    uint32_t h;
+    s_frame *f;
+    if (pb_grow((void **)&s->namebuf, &s->cnamebuf, need, 1) < 0)
+        return S_OOM(s);
+    pb_fold_sub_name(fr, s->namebuf, need);
+    need--;
+    h = pb_hash_bytes(s->namebuf, need) ^ pb_hash_bytes(file, flen);
+    if ((s->nframes + 1) * 2 > s->fslots && rehash(&s->fslot, &s->fslots, s->nframes, h_frame, s) < 0)
+        return S_OOM(s);
+    for (j = h & (s->fslots - 1); s->fslot[j]; j = (j + 1) & (s->fslots - 1)) {
+        f = &s->frames[s->fslot[j] - 1];
+        if (f->hash == h && f->nlen == need && f->flen == flen && !memcmp(f->name, s->namebuf, need) &&
+            !memcmp(f->file, file, flen)) {
+            if (fr->first_line > 0 && (f->line <= 0 || fr->first_line < f->line))
+                f->line = fr->first_line;
+            *id = s->fslot[j] - 1;
+            return PB_OK;
+        }
+    }
+    if (s->nframes >= UINT32_MAX - 1 || pb_grow((void **)&s->frames, &s->cframes, s->nframes + 1, sizeof *s->frames) < 0)
+        return S_OOM(s);
+    f = &s->frames[s->nframes];
+    f->name = dup(s->namebuf, need);
+    f->file = dup(file, flen);
+    if (!f->name || !f->file) {
+        free(f->name);
+        free(f->file);
+        return S_OOM(s);
+    }
+    f->nlen = need;
+    f->flen = flen;
+    f->line = fr->first_line > 0 ? fr->first_line : (fr->line > 0 ? fr->line : 0);
+    f->hash = h;
+    *id = (uint32_t)s->nframes++;
+    s->fslot[j] = *id + 1;
+    return PB_OK;
+}
+
+static pb_status get_thread(pb_speedscope *s, uint64_t key, const char *label, uint32_t *ti)
+{
+    size_t j;
+    s_thread *t;
+    if ((s->nthreads + 1) * 2 > s->tslots && rehash(&s->tslot, &s->tslots, s->nthreads, h_thread, s) < 0)
+        return S_OOM(s);
+    for (j = pb_mix64(key) & (s->tslots - 1); s->tslot[j]; j = (j + 1) & (s->tslots - 1))
+        if (s->threads[s->tslot[j] - 1].key == key) {
+            *ti = s->tslot[j] - 1;
+            if (label)
+                snprintf(s->threads[*ti].label, sizeof s->threads[*ti].label, "%s", label);
+            return PB_OK;
+        }
+    if (pb_grow((void **)&s->threads, &s->cthreads, s->nthreads + 1, sizeof *s->threads) < 0)
+        return S_OOM(s);
+    t = &s->threads[s->nthreads];
+    memset(t, 0, sizeof *t);
+    t->key = key;
+    t->first = t->last = NONE;
+    if (label)
+        snprintf(t->label, sizeof t->label, "%s", label);
+    else
+        snprintf(t->label, sizeof t->label, "%llu", (unsigned long long)key);
+    *ti = (uint32_t)s->nthreads++;
+    s->tslot[j] = *ti + 1;
+    return PB_OK;
+}
+
+static pb_status sc_thread(pb_sample_sink *self, uint64_t key, uint32_t pid, uint32_t ppid, const char *label)
+{
+    pb_speedscope *s = (pb_speedscope *)self->ctx;
+    uint32_t ti;
+    (void)pid;
+    (void)ppid;
+    return get_thread(s, key, label, &ti);
+}
+
+static pb_status sc_sample(pb_sample_sink *self, uint64_t key, const uint32_t *ids, uint32_t depth, uint64_t weight,
+                           uint64_t ts)
+{
+    pb_speedscope *s = (pb_speedscope *)self->ctx;
+    uint32_t ti, h, i;
+    size_t j;
+    pb_status st;
+    s_stack *k;
+    (void)ts;
+    if ((st = get_thread(s, key, NULL, &ti)) != PB_OK)
+        return st;
+    if (!weight)
+        return PB_OK;
+    if (depth == 0) {
+        if ((st = pb_sample_noframe(self, &s->noframe)) != PB_OK)
+            return st;
+        ids = &s->noframe;
+        depth = 1;
+    }
+    if (pb_grow((void **)&s->path, &s->cpath, depth, sizeof *s->path) < 0)
+        return S_OOM(s);
+    for (i = 0; i < depth; i++) {
+        if (ids[i] >= s->nframes)
+            return pb_fail(s->err, PB_ERR_CORRUPT, 0, "sample uses frame id %u, only %zu interned", ids[i],
+                           s->nframes);
+        s->path[i] = ids[depth - 1 - i]; /* root first */
+    }
+    s->threads[ti].total += weight;
+    h = pb_mix64(ti) ^ pb_hash_bytes((const char *)s->path, depth * sizeof *s->path);
+    if ((s->nstacks + 1) * 2 > s->sslots && rehash(&s->sslot, &s->sslots, s->nstacks, h_stack, s) < 0)
+        return S_OOM(s);
+    for (j = h & (s->sslots - 1); s->sslot[j]; j = (j + 1) & (s->sslots - 1)) {
+        k = &s->stacks[s->sslot[j] - 1];
+        if (k->hash == h && k->thread == ti && k->depth == depth &&
+            !memcmp(s->pool + k->off, s->path, depth * sizeof *s->path)) {
+            k->weight += weight;
+            return PB_OK;
+        }
+    }
+    if (s->nstacks >= UINT32_MAX - 1 || pb_grow((void **)&s->pool, &s->cpool, s->npool + depth, sizeof *s->pool) < 0 ||
+        pb_grow((void **)&s->stacks, &s->cstacks, s->nstacks + 1, sizeof *s->stacks) < 0)
+        return S_OOM(s);
+    memcpy(s->pool + s->npool, s->path, depth * sizeof *s->path);
+    k = &s->stacks[s->nstacks];
+    k->thread = ti;
+    k->hash = h;
+    k->depth = depth;
+    k->off = s->npool;
+    k->weight = weight;
+    k->next = NONE;
+    s->npool += depth;
+    if (s->threads[ti].last == NONE)
+        s->threads[ti].first = (uint32_t)s->nstacks;
+    else
+        s->stacks[s->threads[ti].last].next = (uint32_t)s->nstacks;
+    s->threads[ti].last = (uint32_t)s->nstacks;
+    s->sslot[j] = (uint32_t)++s->nstacks;
+    return PB_OK;
+}
+
+static pb_status sc_note(pb_sample_sink *self, const char *kind, pb_str a, pb_str b, uint32_t n)
+{
+    (void)self;
+    (void)kind;
+    (void)a;
+    (void)b;
+    (void)n;
+    return PB_OK;
+}
+
+static pb_str str_of(const char *p, size_t n) { return pb_str_make(p, n, pb_has_high(p, n)); }
+
+static pb_status sc_finish(pb_sample_sink *self)
+{
+    pb_speedscope *s = (pb_speedscope *)self->ctx;
+    FILE *o = s->out;
+    size_t i;
+    uint32_t k, d;
+    uint64_t unit = s->ns ? 1 : s->interval_ns; /* ns per unit of weight; 0: counts */
+    pb_str t = str_of(s->title, strlen(s->title));
+    fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":\"Devel::ProfileBridge "
+          PB_VERSION_STRING "\",\"name\":",
+          o);
+    pb_json_str(o, &t);
+    fputs(",\"activeProfileIndex\":0,\"shared\":{\"frames\":[", o);
+    for (i = 0; i < s->nframes; i++) {
+        const s_frame *f = &s->frames[i];
+        pb_str n = str_of(f->name, f->nlen), fl = str_of(f->file, f->flen);
+        fputs(i ? ",{\"name\":" : "{\"name\":", o);
+        pb_json_str(o, &n);
+        if (f->flen) {
+            fputs(",\"file\":", o);
+            pb_json_str(o, &fl);
+        }
+        if (f->line > 0)
+            fprintf(o, ",\"line\":%ld", (long)f->line);
+        fputc('}', o);
+    }
+    fputs("]},\"profiles\":[", o);
+    for (i = 0; i < s->nthreads; i++) {
+        const s_thread *th = &s->threads[i];
+        char nm[48];
+        pb_str l;
+        snprintf(nm, sizeof nm, "thread %s", th->label);
+        l = str_of(nm, strlen(nm));
+        fputs(i ? ",{\"type\":\"sampled\",\"name\":" : "{\"type\":\"sampled\",\"name\":", o);
+        pb_json_str(o, &l);
+        fprintf(o, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%llu,\"samples\":[", unit ? "nanoseconds" : "none",
+                (unsigned long long)(th->total * (unit ? unit : 1)));
+        for (k = th->first; k != NONE; k = s->stacks[k].next) {
+            const s_stack *st = &s->stacks[k];
+            fputs(k == th->first ? "[" : ",[", o);
+            for (d = 0; d < st->depth; d++)
+                fprintf(o, d ? ",%u" : "%u", s->pool[st->off + d]);
+            fputc(']', o);
+        }
+        fputs("],\"weights\":[", o);
+        for (k = th->first; k != NONE; k = s->stacks[k].next)
+            fprintf(o, k == th->first ? "%llu" : ",%llu",
+                    (unsigned long long)(s->stacks[k].weight * (unit ? unit : 1)));
+        fputs("]}", o);
+    }
+    fputs("]}\n", o);
+    if (ferror(o) || fflush(o) != 0)
+        return pb_fail(s->err, PB_ERR_IO, 0, "cannot write the speedscope file");
+    return PB_OK;
+}
+
+pb_speedscope *pb_speedscope_new(FILE *out, const char *name, pb_error *err)
+{
+    pb_speedscope *s = (pb_speedscope *)calloc(1, sizeof *s);
+    if (!s || !(s->title = dup(name ? name : "profile", strlen(name ? name : "profile")))) {
+        free(s);
+        pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
+        return NULL;
+    }
+    s->out = out;
+    s->err = err;
+    s->noframe = NONE;
+    s->ss.attribute = sc_attribute;
+    s->ss.frame = sc_frame;
+    s->ss.thread = sc_thread;
+    s->ss.sample = sc_sample;
+    s->ss.note = sc_note;
+    s->ss.finish = sc_finish;
+    s->ss.err = err;
+    s->ss.ctx = s;
+    return s;
+}
+
+pb_sample_sink *pb_speedscope_sample_sink(pb_speedscope *s) { return &s->ss; }
+
+void pb_speedscope_free(pb_speedscope *s)
+{
+    size_t i;
+    if (!s)
+        return;
+    for (i = 0; i < s->nframes; i++) {
+        free(s->frames[i].name);
+        free(s->frames[i].file);
+    }
+    free(s->frames);
+    free(s->fslot);
+    free(s->threads);
+    free(s->tslot);
+    free(s->stacks);
+    free(s->sslot);
+    free(s->pool);
+    free(s->path);
+    free(s->namebuf);
+    free(s->title);
+    free(s);
+}
+
+pb_status pb_convert_speedscope(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
+                                pb_error *err)
+{
+    pb_output *out;
+    pb_speedscope *sc;
+    FILE *fp;
+    pb_status st;
+    pb_error werr;
+    const char *base = strrchr(in, '/');
+    pb_error_init(&werr, "speedscope", strcmp(out_path, "-") == 0 ? "standard output" : out_path);
+    out = pb_output_open(out_path, PB_OUT_STDOUT, &werr);
+    if (!out || !(fp = pb_output_stdio(out, &werr))) {
+        pb_output_abort(out);
+        *err = werr;
+        return err->status;
+    }
+    if (!(sc = pb_speedscope_new(fp, base ? base + 1 : in, &werr))) {
+        pb_output_abort(out);
+        *err = werr;
+        return err->status;
+    }
+    st = pb_decode_samples_file(in, fmt, opt, pb_speedscope_sample_sink(sc), "speedscope output", err);
+    pb_speedscope_free(sc);
+    if (st != PB_OK) {
+        pb_output_abort(out);
+        if (werr.status != PB_OK)
+            *err = werr;
+        return st;
+    }
+    if (pb_output_commit(out, 0, &werr) != PB_OK) {
+        *err = werr;
+        return err->status;
+    }
+    return PB_OK;
+}

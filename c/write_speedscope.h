@@ -1,0 +1,33 @@
+/* write_speedscope.h - stack samples -> speedscope's file format (JSON).
+ *
+ * A pb_sample_sink (samples.h) that writes the file format speedscope opens
+ * (https://www.speedscope.app/file-format-schema.json, published in the
+ * speedscope npm package as dist/release/file-format-schema.json): one
+ * "sampled" profile per thread (named "thread <id>"), its samples the
+ * thread's distinct stacks, root first, in order of first appearance, with
+ * their weights; shared frames {name, file, line} per distinct function
+ * (name as the fold gives it, package::name; file as recorded; line its
+ * first line when known).  Weights are nanoseconds: a sample's weight x the
+ * file's interval (ATTRIBUTE sample_interval_us), an EasyProfiler stack's
+ * exclusive ns, a merged profile's ns (merge.h); with no interval, unit
+ * "none" and sample counts.  Memory grows with distinct frames and stacks.
+ */
+#ifndef PB_WRITE_SPEEDSCOPE_H
+#define PB_WRITE_SPEEDSCOPE_H
+
+#include <stdio.h>
+#include "fold_samples.h"
+
+typedef struct pb_speedscope pb_speedscope;
+
+/* name: the file's "name" (NULL: "profile").  JSON goes to out at finish(). */
+pb_speedscope *pb_speedscope_new(FILE *out, const char *name, pb_error *err);
+pb_sample_sink *pb_speedscope_sample_sink(pb_speedscope *s);
+void pb_speedscope_free(pb_speedscope *s);
+
+/* in (fmt PB_FMT_UNKNOWN: detect) to out_path through output.h ("-" is
+ * standard output).  PB_ERR_UNSUPPORTED for formats without stacks. */
+pb_status pb_convert_speedscope(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
+                                pb_error *err);
+
+#endif

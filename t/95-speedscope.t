@@ -1,0 +1,95 @@
+#!perl
+# --to speedscope: every corpus conversion is valid against the JSON schema
+# that the speedscope npm package publishes (dist/release/
+# file-format-schema.json; set PB_SPEEDSCOPE_SCHEMA to it, as CI does, and
+# have python3 with jsonschema), and holds our collapsed stacks, thread by
+# thread, in ns.  The stack check runs everywhere; the schema check skips
+# without the schema.
+use strict;
+use warnings;
+use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use Needs qw(zstd snappy);
+use File::Temp qw(tempdir);
+use JSON::PP ();
+use Encode ();
+use Devel::ProfileBridge ();
+use Devel::ProfileBridge::ReadStream ();
+
+my $d = "$FindBin::Bin/data";
+my $tmp = tempdir('pb95-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+sub slurp { open my $fh, '<:raw', $_[0] or die "$_[0]: $!"; local $/; <$fh> }
+
+my $schema = $ENV{PB_SPEEDSCOPE_SCHEMA};
+my ($py) = grep { defined && -x && !system("$_ -c 'import jsonschema' 2>/dev/null") } '/usr/bin/python3',
+    map { my $p = `which $_ 2>/dev/null`; chomp $p; $p || undef } 'python3';
+my $validate = $schema && -r $schema && $py;
+diag('no schema check: set PB_SPEEDSCOPE_SCHEMA to the speedscope package\'s file-format-schema.json'
+    . ' and install python3-jsonschema') unless $validate;
+
+my @corpus = (glob("$d/tachyon/*.bin"), glob("$d/tachyon/v315/*.bin"), glob("$d/easyprofiler/*.prof"),
+    grep { !/\.(?:json|jsonl)\z/ } glob("$d/statprofiler/*.out.*[0-9a-f]"));
+my @files;
+for my $in (@corpus) {
+    (my $label = $in) =~ s{\A\Q$d/\E}{};
+    (my $base = $label) =~ s/\W+/_/g;
+    my $out = "$tmp/$base.speedscope.json";
+    my $folded = "$tmp/s.folded";
+    my $ok = eval {
+        local $SIG{__WARN__} = sub { };
+        Devel::ProfileBridge::convert(in => $in, out => $out, to => 'speedscope');
+        Devel::ProfileBridge::convert(in => $in, out => $folded, to => 'collapsed');
+        1;
+    };
+    ok($ok, "$label: converted") or diag $@;
+    push @files, $out;
+    my $j = eval { JSON::PP->new->decode(slurp($out)) };
+    ok($j, "$label: JSON") or next;
+    my %a;
+    &Devel::ProfileBridge::ReadStream::for_chunks({ ATTRIBUTE => sub { $a{ $_[1] } //= $_[2] } }, filename => $in);
+    my $unit = defined $a{sample_interval_us} ? $a{sample_interval_us} * 1000 : 1;
+    my (%want, %got);
+    for (split /\n/, Encode::decode('UTF-8', slurp($folded))) {    # (JSON gives characters)
+        my ($t, $s, $n) = /\Atid:([^;]*);(.*) (\d+)\z/ or next;
+        $want{"$t;$s"} += $n * $unit;
+    }
+    my $frames = $j->{shared}{frames};
+    for my $p (@{ $j->{profiles} }) {
+        (my $t = $p->{name}) =~ s/\Athread //;
+        for my $i (0 .. $#{ $p->{samples} }) {
+            $got{ join ';', $t, map { $frames->[$_]{name} } @{ $p->{samples}[$i] } } += $p->{weights}[$i];
+        }
+    }
+    is_deeply(\%got, \%want, "$label: every thread's stacks and ns weights are our collapsed output's ("
+        . scalar(keys %want) . ')');
+}
+
+SKIP: {
+    skip 'no speedscope schema or python3 jsonschema', 1 unless $validate;
+    open my $fh, '>', "$tmp/validate.py" or die;
+    print {$fh} <<'PY';
+import json, sys, jsonschema
+schema = json.load(open(sys.argv[1]))
+bad = 0
+for f in sys.argv[2:]:
+    try:
+        jsonschema.validate(json.load(open(f)), schema)
+    except Exception as e:
+        bad += 1
+        print(f, str(e).splitlines()[0])
+sys.exit(1 if bad else 0)
+PY
+    close $fh;
+    my $out = `$py "$tmp/validate.py" "$schema" @files 2>&1`;
+    is($?, 0, scalar(@files) . ' speedscope files valid against the speedscope package\'s schema') or diag $out;
+}
+
+# a merged profile of three formats is one speedscope file too
+Devel::ProfileBridge::merge(in => [ "$d/tachyon/cpu_recursion.bin", "$d/easyprofiler/ep_basic.prof" ],
+    out => "$tmp/merged.json", to => 'speedscope');
+my $m = JSON::PP->new->decode(slurp("$tmp/merged.json"));
+is(scalar @{ $m->{profiles} }, 2, 'a merge of two one-thread profiles: two speedscope profiles');
+ok(!grep({ $_->{unit} ne 'nanoseconds' } @{ $m->{profiles} }), '... in nanoseconds');
+
+done_testing;
