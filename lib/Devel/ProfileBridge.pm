@@ -960,6 +960,14 @@ encoded by F<c/write_pprof.c> (protobuf's wire format is a few varint and
 length rules; the profile is built in one pass, with no library to match
 versions with) and gzipped with zlib.
 
+C<< to => 'speedscope' >> writes speedscope's JSON file format (valid
+against the schema the C<speedscope> npm package publishes): one C<sampled>
+profile per thread (C<thread E<lt>idE<gt>>), its samples the thread's
+distinct stacks (root first) with their weights in nanoseconds (a sample's
+weight × C<sample_interval_us>; EasyProfiler's exclusive ns), and shared
+frames with the sub's name, file and first line.  Open it at
+L<https://www.speedscope.app> or in the npm package's F<index.html>.
+
 A profile that holds no samples, timed statements or calls still converts,
 with a warning on standard error (C<nytprof-writer: warning: ...> or
 C<collapsed: warning: ...>), since its report will be empty.
@@ -987,12 +995,13 @@ hosts, even different formats, as long as each has stacks (Tachyon,
 StatProfiler, EasyProfiler; a StatProfiler run is one input).  C<< to =>
 'nytprof' >> (the default; with C<source>, C<source_root>, C<strip_prefix>
 and C<compress> as for L</convert(in =E<gt> $file, out =E<gt> $path, %options)>),
-C<'collapsed'> or C<'pprof'>.  Every input goes into the one consumer
+C<'collapsed'>, C<'pprof'> or C<'speedscope'>.  Every input goes into the one consumer
 through a layer (F<c/merge.c>) that puts weights in B<nanoseconds> (a sample
 stands for its file's C<sample_interval_us>; EasyProfiler weights are ns
 already), so the result's totals are the sum of the parts whatever their
 intervals: nytprof.out ticks are ns (C<ticks_per_sec=1000000000>), collapsed
-weights are ns, pprof has the one sample type C<wall/nanoseconds>.  Relative file names are looked up beside every input.  Frames
+weights are ns, pprof has the one sample type C<wall/nanoseconds>,
+speedscope profiles are in nanoseconds.  Relative file names are looked up beside every input.  Frames
 are unified by name, file and line, so memory grows with distinct frames
 and stacks, not with the number of inputs; each input's threads stay
 separate threads (a pid already taken by an earlier input gets the next free
