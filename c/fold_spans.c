@@ -254,6 +254,11 @@ struct pb_spans {
     size_t sf_cap;
     uint32_t *rchain;       /* a path's subs, root first (call events) */
     size_t rchain_cap;
+    /* call events' working memory, here so that pb_spans_free() releases it
+     * when a consumer leaves in the middle (pb_cleanups) */
+    uint64_t *ce_w;
+    uint32_t *ce_first, *ce_kids, *ce_walk;
+    size_t ce_w_cap, ce_first_cap, ce_kids_cap, ce_walk_cap;
     pb_callev cev;          /* the thread's stacks as SUB_RETURNs */
 };
 
@@ -325,6 +330,10 @@ void pb_spans_free(pb_spans *f)
     free(f->edge_stamp);
     free(f->paths);
     free(f->rchain);
+    free(f->ce_w);
+    free(f->ce_first);
+    free(f->ce_kids);
+    free(f->ce_walk);
     pb_callev_free(&f->cev);
     free(f->path_slot);
     free(f->ppool);
@@ -852,45 +861,42 @@ static pb_status own_stack(pb_spans *f, uint32_t s, uint64_t excl, uint64_t off)
 static pb_status call_events(pb_spans *f)
 {
     size_t np = f->npaths, i, sp;
-    uint64_t *w;
+    uint64_t *w, *tot;
     uint32_t *first, *kids, *walk;
     pb_status st = PB_OK;
     if (!np)
         return PB_OK;
-    w = (uint64_t *)calloc(np, sizeof *w);
-    first = (uint32_t *)calloc(np + 2, sizeof *first);
-    kids = (uint32_t *)malloc(np * sizeof *kids);
-    walk = (uint32_t *)malloc(2 * (np + 1) * sizeof *walk);
-    if (!w || !first || !kids || !walk ||
-        pb_grow((void **)&f->rchain, &f->rchain_cap, np + 1, sizeof *f->rchain)) {
-        st = oom(f, 0);
-        goto out;
-    }
+    /* ce_w holds the weights (np) and then the subtree totals (np) */
+    if (np > SIZE_MAX / 2 - 2 || pb_grow((void **)&f->ce_w, &f->ce_w_cap, 2 * np, sizeof *f->ce_w) ||
+        pb_grow((void **)&f->ce_first, &f->ce_first_cap, np + 2, sizeof *f->ce_first) ||
+        pb_grow((void **)&f->ce_kids, &f->ce_kids_cap, np, sizeof *f->ce_kids) ||
+        pb_grow((void **)&f->ce_walk, &f->ce_walk_cap, 2 * (np + 1), sizeof *f->ce_walk) ||
+        pb_grow((void **)&f->rchain, &f->rchain_cap, np + 1, sizeof *f->rchain))
+        return oom(f, 0);
+    w = f->ce_w;
+    tot = f->ce_w + np;
+    first = f->ce_first;
+    kids = f->ce_kids;
+    walk = f->ce_walk;
+    memset(w, 0, np * sizeof *w);
+    memset(first, 0, (np + 2) * sizeof *first);
     for (i = 0; i < f->nppool; i++)
         w[f->ppool[i].path] += f->ppool[i].ns;
     /* subtree totals (children after parents), and children per parent (slot np: roots) */
-    {
-        uint64_t *tot = (uint64_t *)malloc(np * sizeof *tot);
-        if (!tot) {
-            st = oom(f, 0);
-            goto out;
-        }
-        memcpy(tot, w, np * sizeof *tot);
-        for (i = np; i-- > 0;)
-            if (f->paths[i].parent != NONE)
-                tot[f->paths[i].parent] += tot[i];
-        for (i = 0; i < np; i++)
-            if (tot[i])
-                first[(f->paths[i].parent == NONE ? np : f->paths[i].parent) + 1]++;
-        for (i = 0; i <= np; i++)
-            first[i + 1] += first[i];
-        for (i = 0; i <= np; i++)
-            walk[i] = first[i];
-        for (i = 0; i < np; i++)
-            if (tot[i])
-                kids[walk[f->paths[i].parent == NONE ? np : f->paths[i].parent]++] = (uint32_t)i;
-        free(tot);
-    }
+    memcpy(tot, w, np * sizeof *tot);
+    for (i = np; i-- > 0;)
+        if (f->paths[i].parent != NONE)
+            tot[f->paths[i].parent] += tot[i];
+    for (i = 0; i < np; i++)
+        if (tot[i])
+            first[(f->paths[i].parent == NONE ? np : f->paths[i].parent) + 1]++;
+    for (i = 0; i <= np; i++)
+        first[i + 1] += first[i];
+    for (i = 0; i <= np; i++)
+        walk[i] = first[i];
+    for (i = 0; i < np; i++)
+        if (tot[i])
+            kids[walk[f->paths[i].parent == NONE ? np : f->paths[i].parent]++] = (uint32_t)i;
     /* depth first from the roots (node np) */
     walk[0] = (uint32_t)np;
     walk[1] = first[np];
@@ -910,11 +916,6 @@ static pb_status call_events(pb_spans *f)
     }
     if (st == PB_OK)
         st = pb_callev_end(&f->cev);
-out:
-    free(w);
-    free(first);
-    free(kids);
-    free(walk);
     return st;
 }
 

@@ -289,7 +289,7 @@ nomem:
  * callers) times its share; when those add up to more than the run lasted,
  * all are scaled down to fit it. */
 #define PE_MAX_DEPTH 256
-#define PE_MAX_NODES 200000
+#define PE_MAX_NODES 50000
 
 static int sub_id(pb_present *p, pb_str nm, uint32_t *id)
 {

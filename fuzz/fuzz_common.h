@@ -35,6 +35,8 @@
 #include "present.h"
 #include "fold_samples.h"
 #include "collapsed.h"
+#include "write_pprof.h"
+#include "write_speedscope.h"
 
 #define FUZZ_MAX_DECOMPRESSED (UINT64_C(64) << 20)
 #define FUZZ_MAX_RECORD       (UINT64_C(16) << 20)
@@ -250,8 +252,26 @@ static void fuzz_collapse(const uint8_t *data, size_t size, pb_format fmt)
     if (!devnull)
         return;
     fuzz_options(&opt, size);
-    st = pb_collapse_mem(data, size, "fuzz.in", fmt, &opt, devnull, &err);
-    fuzz_check_error("collapse failed with a non-decode class", st, &err, 0);
+    /* the stack-sample outputs by turn: collapsed, pprof, speedscope */
+    if (size % 3 == 0) {
+        st = pb_collapse_mem(data, size, "fuzz.in", fmt, &opt, devnull, &err);
+        fuzz_check_error("collapse failed with a non-decode class", st, &err, 0);
+    } else if (size % 3 == 1) {
+        pb_pprof *pp = pb_pprof_new(devnull, &err);
+        if (!pp)
+            return;
+        st = pb_decode_samples_mem(data, size, "fuzz.in", fmt, &opt, pb_pprof_sample_sink(pp), "pprof", &err);
+        pb_pprof_free(pp);
+        fuzz_check_error("pprof failed with a non-decode class", st, &err, 0);
+    } else {
+        pb_speedscope *sc = pb_speedscope_new(devnull, "fuzz", &err);
+        if (!sc)
+            return;
+        st = pb_decode_samples_mem(data, size, "fuzz.in", fmt, &opt, pb_speedscope_sample_sink(sc), "speedscope",
+                                   &err);
+        pb_speedscope_free(sc);
+        fuzz_check_error("speedscope failed with a non-decode class", st, &err, 0);
+    }
 }
 
 #endif
