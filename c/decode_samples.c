@@ -14,6 +14,8 @@ pb_sample_decoder_fn pb_sample_decoder_for(pb_format f)
     case PB_FMT_TACHYON: return pb_read_tachyon_samples;
     case PB_FMT_EASYPROFILER: return pb_read_easyprofiler_stacks;
     case PB_FMT_STATPROFILER: return pb_have_statprofiler ? pb_read_statprofiler_samples : NULL;
+    case PB_FMT_NYTPROF: return pb_read_nytprof_samples;
+    case PB_FMT_PYNYTPROF: return pb_read_pynytprof_samples;
     default: return NULL;
     }
 }

@@ -1,7 +1,7 @@
 /* merge.h - many profiles of one program folded into one.
  *
- * Every input with stacks (Tachyon, StatProfiler, EasyProfiler; a
- * StatProfiler run counts as one input) is decoded through the sample
+ * Every input (Tachyon, StatProfiler, EasyProfiler; NYTProf and Pynytprof
+ * through chunk_stacks.c; a StatProfiler run counts as one input) is decoded through the sample
  * driver (decode_samples.c) into ONE consumer: the fold that writes
  * nytprof.out (fold_samples.h, through present.h), the collapsed writer
  * (collapsed.h), the pprof writer (write_pprof.h) or the speedscope writer
@@ -27,7 +27,7 @@
 /* to: "nytprof" (compress_level 0..9, -1 default), "collapsed", "pprof",
  * "speedscope".  out_path "-" is standard output for all but nytprof.  warn gets the
  * presentation filter's warnings (nytprof).  Errors: the failing input's
- * decoder error; PB_ERR_UNSUPPORTED for an input without stacks;
+ * decoder error;
  * PB_ERR_USAGE for an unknown target or no inputs. */
 pb_status pb_merge_files(const char *const *in, size_t n, const pb_options *opt, const char *to,
                          const char *out_path, int compress_level, void (*warn)(void *ud, const char *msg),

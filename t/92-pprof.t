@@ -117,12 +117,30 @@ for my $in (@corpus) {
     like($raw, qr/cpu_recursion::<module> cpu_recursion\.py:30 /, 'functions keep their names (<module>), file and line');
 }
 
-# a format without stacks, and the output path's safety
+# a Perl profile: NYTProf's call events as pprof samples, in ns
+{
+    my $pb = "$tmp/perl.pb.gz";
+    ok(eval { Devel::ProfileBridge::convert(in => "$d/nytprof/recursion.nytprof.out", out => $pb, to => 'pprof'); 1 },
+        'NYTProf input converts to pprof') or diag $@;
+    my $got = traces($pb, '-unit=ns');
+    my $n = 0;
+    $n += $_ for values %$got;
+    my $calls = `which nytprofcalls 2>/dev/null`;
+    chomp $calls;
+    SKIP: {
+        skip 'nytprofcalls not found', 1 unless $calls;
+        my $want = 0;
+        for (`"$calls" "$d/nytprof/recursion.nytprof.out" 2>/dev/null`) { $want += $1 * 100 if / (\d+)$/ }
+        is($n, $want, "go tool pprof's total is nytprofcalls' (ticks of 100 ns): $n ns");
+    }
+}
+
+# not a profile: nothing written
 {
     my $pb = "$tmp/none.pb.gz";
-    ok(!eval { Devel::ProfileBridge::convert(in => "$d/nytprof/evals.nytprof.out", out => $pb, to => 'pprof'); 1 },
-        'NYTProf input: no stacks for pprof output');
-    like($@, qr/^nytprof: unsupported: .*no stacks for pprof output/, '... an unsupported error');
+    ok(!eval { Devel::ProfileBridge::convert(in => "$d/tachyon/cpu_recursion.py", out => $pb, to => 'pprof'); 1 },
+        'a Python program is no profile');
+    like($@, qr/^profbridge: corrupt: not a profile/, '... a corrupt error');
     ok(!-e $pb, '... and no output file');
 }
 

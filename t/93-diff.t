@@ -48,6 +48,7 @@ my @pairs = (
     [ "$d/tachyon/multithread.bin", "$d/tachyon/v315/multithread.bin" ],
     [ "$d/easyprofiler/ep_basic.prof", "$d/easyprofiler/ep_recursion.prof" ],
     [ (glob "$d/statprofiler/recursion.out.*[0-9a-f]")[0], (glob "$d/statprofiler/evals.out.*[0-9a-f]")[0] ],
+    [ "$d/nytprof/recursion.nytprof.out", "$d/nytprof/evals.nytprof.out" ],
 );
 for my $p (@pairs) {
     my ($before, $after) = @$p;
@@ -78,9 +79,9 @@ SKIP: {
 }
 
 # errors
-ok(!eval { Devel::ProfileBridge::diff(before => "$d/nytprof/evals.nytprof.out", after => "$d/tachyon/cpu_recursion.bin",
-    out => "$tmp/x"); 1 }, 'a NYTProf input has no stacks to diff');
-like($@, qr/^nytprof: unsupported: .*no stacks for a diff/, '... an unsupported error');
+ok(!eval { Devel::ProfileBridge::diff(before => "$d/tachyon/cpu_recursion.py", after => "$d/tachyon/cpu_recursion.bin",
+    out => "$tmp/x"); 1 }, 'a Python program is no profile to diff');
+like($@, qr/^profbridge: corrupt: not a profile/, '... a corrupt error');
 ok(!-e "$tmp/x", '... and no output');
 ok(!eval { Devel::ProfileBridge::diff(before => '-', after => '-', out => "$tmp/x"); 1 }, 'both inputs standard input');
 

@@ -51,6 +51,7 @@ my @sets = (
     [ 'a StatProfiler fork genealogy (the run) and a Tachyon file', $fork_root, "$d/tachyon/deep_stack.bin" ],
     [ 'three formats: Tachyon, EasyProfiler, StatProfiler', "$d/tachyon/async_tasks.bin",
         "$d/easyprofiler/ep_threads.prof", (glob "$d/statprofiler/recursion.out.*[0-9a-f]")[0] ],
+    [ 'a Perl profile (NYTProf) and a Python one', "$d/nytprof/recursion.nytprof.out", "$d/tachyon/cpu_recursion.bin" ],
 );
 for my $set (@sets) {
     my ($label, @in) = @$set;
@@ -110,9 +111,9 @@ SKIP: {
 }
 
 # errors
-ok(!eval { Devel::ProfileBridge::merge(in => ["$d/tachyon/cpu_recursion.bin", "$d/nytprof/evals.nytprof.out"],
-    out => "$tmp/bad.nytprof"); 1 }, 'an input without stacks');
-like($@, qr/^nytprof: unsupported: .*no stacks for a merge/, '... an unsupported error naming it');
+ok(!eval { Devel::ProfileBridge::merge(in => ["$d/tachyon/cpu_recursion.bin", "$d/tachyon/cpu_recursion.py"],
+    out => "$tmp/bad.nytprof"); 1 }, 'an input that is no profile');
+like($@, qr/^profbridge: corrupt: not a profile/, '... a corrupt error');
 ok(!-e "$tmp/bad.nytprof", '... and no output');
 ok(!eval { Devel::ProfileBridge::merge(in => [], out => "$tmp/x"); 1 }, 'no inputs: croaks');
 

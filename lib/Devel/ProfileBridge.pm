@@ -739,6 +739,23 @@ C<main::name>; subs have lines 0-0 and calls have call site fid 1, line 0,
 because the files record neither.  C<PID_START>/C<PID_END> are synthesised
 where a dialect lacks them.
 
+=head1 PERL PROFILES AS STACKS
+
+The stack outputs (C<< to => 'collapsed' >>, C<'pprof'>, C<'speedscope'>,
+L</merge(in =E<gt> [ $file, ... ], out =E<gt> $path, %options)> and
+L</diff(before =E<gt> $file, after =E<gt> $file, out =E<gt> $path, %options)>)
+read NYTProf files through their call events (C<SUB_RETURN>, written with
+NYTProf's C<calls> option, on by default): the same stacks, with the same
+exclusive ticks, that C<nytprofcalls> and C<nytprofhtml>'s flame graph show
+(F<c/chunk_stacks.c>; the main program is not a frame, as in
+C<nytprofcalls>).  Weights are nanoseconds (ticks × 10^9 / C<ticks_per_sec>);
+a frame's file and line are its sub's C<SUB_INFO> fid and first line.  A
+file without call events (C<calls=0>, and every Pynytprof file) gives
+one-frame stacks: each sub with its exclusive time from C<SUB_CALLERS>.
+Memory grows with the distinct stacks under each open frame, never with
+the number of calls (the 3.15 million call events of a 10 MB profile fold
+in about a second).
+
 =head1 NYTPROFHTML REPORTS
 
 What C<convert> (and C<profbridge convert>) does so that a converted profile
@@ -944,7 +961,8 @@ C<\x00>.  C<< to => 'statprofiler' >> writes Devel::StatProfiler records
 C<< to => 'pprof' >> writes pprof's C<profile.proto>
 (C<perftools.profiles.Profile>, gzipped), which C<go tool pprof>,
 Pyroscope, Parca, Grafana and speedscope read, from every input with stacks
-(Tachyon, StatProfiler, EasyProfiler): one sample per distinct stack and
+(every format: Tachyon, StatProfiler, EasyProfiler, and NYTProf and Pynytprof
+as L</PERL PROFILES AS STACKS> says): one sample per distinct stack and
 thread, locations leaf first, each with its function (the sub name as in
 C<SUB_INFO>, before the L</Names> mapping: pprof shows C<< <module> >>
 itself; the file as recorded; its first line when the format has it) and
@@ -955,7 +973,7 @@ weight and weight × C<sample_interval_us>; C<period> is the interval.
 EasyProfiler input has C<wall/nanoseconds> only: the exclusive ns of the
 blocks on that stack (as for collapsed output).  C<time_nanos> is
 C<basetime>; C<duration_nanos> the profile's duration.  NYTProf and
-Pynytprof input have no stacks: an C<unsupported> error.  The message is
+Pynytprof input: see L</PERL PROFILES AS STACKS>.  The message is
 encoded by F<c/write_pprof.c> (protobuf's wire format is a few varint and
 length rules; the profile is built in one pass, with no library to match
 versions with) and gzipped with zlib.
@@ -991,8 +1009,8 @@ chunks themselves with L<Devel::ProfileBridge::NYTProfWriter>.
 =head2 merge(in => [ $file, ... ], out => $path, %options)
 
 Folds many profiles of one program into one: several runs, processes or
-hosts, even different formats, as long as each has stacks (Tachyon,
-StatProfiler, EasyProfiler; a StatProfiler run is one input).  C<< to =>
+hosts, even different formats (every one: NYTProf and Pynytprof as
+L</PERL PROFILES AS STACKS> says; a StatProfiler run is one input).  C<< to =>
 'nytprof' >> (the default; with C<source>, C<source_root>, C<strip_prefix>
 and C<compress> as for L</convert(in =E<gt> $file, out =E<gt> $path, %options)>),
 C<'collapsed'>, C<'pprof'> or C<'speedscope'>.  Every input goes into the one consumer
@@ -1008,7 +1026,7 @@ separate threads (a pid already taken by an earlier input gets the next free
 number); the first input's attributes head the result.  Inputs are read one
 after the other, in one process.  C<$path> C<-> is standard output for
 collapsed and pprof.  Throws L<Devel::ProfileBridge::Error>: the failing
-input's error, C<unsupported> for an input without stacks.
+input's error (C<corrupt> for a file that is no profile).
 
 =head2 diff(before => $file, after => $file, out => $path, %options)
 
@@ -1021,8 +1039,8 @@ sorted by BEFORE + AFTER, then text.  C<< to => 'collapsed' >> (the
 default) is the only target so far.  C<$path> C<-> is standard output; other
 paths are written through a temp file and renamed (L</OUTPUT FILES>).
 Options: C<thread>, C<pid>, C<progress>, the limits (applied to both
-inputs).  Throws L<Devel::ProfileBridge::Error>: an C<unsupported> error
-for an input without stacks (NYTProf, Pynytprof).
+inputs).  Every input format works (L</PERL PROFILES AS STACKS>).  Throws
+L<Devel::ProfileBridge::Error>: the failing input's error.
 
 =head2 formats()
 
