@@ -30,6 +30,7 @@ typedef struct {
     uint32_t *pids;          /* pids given out (open addressing, 0 empty) */
     size_t npids, pslots;
     uint32_t next_pid;
+    int diff;                /* two inputs: tell the target which side is coming */
 } merger;
 
 #define M_OOM(m) pb_fail((m)->err, PB_ERR_LIMIT, 0, "out of memory while merging profiles")
@@ -223,6 +224,8 @@ static pb_status merge_into(merger *m, const char *const *in, size_t n, const pb
         m->input = (uint32_t)i;
         m->scale = 1;
         m->ts_base = 0;
+        if (m->diff && (st = m->target->attribute(m->target, "diff_side", pb_str_c(i ? "after" : "before"))) != PB_OK)
+            return st;
         st = pb_decode_samples_file(in[i], PB_FMT_UNKNOWN, opt, &m->ss, "a merge", err);
         if (st != PB_OK)
             return st;
@@ -346,6 +349,44 @@ pb_status pb_merge_files(const char *const *in, size_t n, const pb_options *opt,
     pb_pprof_free(pp);
     pb_speedscope_free(sc);
     pb_collapse_free(c);
+    merger_free(&m);
+    if (st != PB_OK) {
+        pb_output_abort(out);
+        if (werr.status != PB_OK)
+            *err = werr;
+        return st;
+    }
+    if (pb_output_commit(out, 0, &werr) != PB_OK) {
+        *err = werr;
+        return err->status;
+    }
+    return PB_OK;
+}
+
+pb_status pb_diff_pprof(const char *before, const char *after, const pb_options *opt, const char *out_path,
+                        pb_error *err)
+{
+    pb_output *out;
+    FILE *fp;
+    pb_error werr;
+    merger m;
+    pb_status st;
+    pb_pprof *pp;
+    const char *in[2];
+    in[0] = before;
+    in[1] = after;
+    pb_error_init(&werr, "pprof", strcmp(out_path, "-") == 0 ? "standard output" : out_path);
+    out = pb_output_open(out_path, PB_OUT_STDOUT, &werr);
+    if (!out || !(fp = pb_output_stdio(out, &werr)) || !(pp = pb_pprof_new(fp, &werr))) {
+        pb_output_abort(out);
+        *err = werr;
+        return err->status;
+    }
+    memset(&m, 0, sizeof m);
+    m.target = pb_pprof_sample_sink(pp);
+    m.diff = 1;
+    st = merge_into(&m, in, 2, opt, err);
+    pb_pprof_free(pp);
     merger_free(&m);
     if (st != PB_OK) {
         pb_output_abort(out);

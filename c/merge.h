@@ -33,4 +33,10 @@ pb_status pb_merge_files(const char *const *in, size_t n, const pb_options *opt,
                          const char *out_path, int compress_level, void (*warn)(void *ud, const char *msg),
                          void *ud, pb_error *err);
 
+/* The difference of two profiles as one pprof profile: AFTER's samples, and
+ * BEFORE's negated with the label pprof::base=true (what pprof -diff_base
+ * builds), weights in ns as above; `go tool pprof` shows the change. */
+pb_status pb_diff_pprof(const char *before, const char *after, const pb_options *opt, const char *out_path,
+                        pb_error *err);
+
 #endif

@@ -87,6 +87,7 @@ typedef struct {
 
 typedef struct {
     uint32_t thread, hash, depth;
+    int base;       /* a diff's BEFORE side: values negated, label pprof::base */
     size_t off;     /* in the location pool */
     uint64_t weight;
 } p_stack;
@@ -119,6 +120,7 @@ struct pb_pprof {
     uint32_t noframe;        /* location of main::(no frame), NONE until needed */
     /* facts from the decoder's attributes and the samples */
     int spans, cpu;
+    int base;                /* diff: the samples now coming are the base's */
     uint64_t interval_ns, basetime, duration_ns, ts_min, ts_max;
     pbuf msg, sub, sub2;
 };
@@ -210,6 +212,8 @@ static pb_status pp_attribute(pb_sample_sink *self, const char *key, pb_str v)
         p->spans = strcmp(buf, "easyprofiler") == 0;
     else if (!strcmp(key, "sample_weight_unit"))
         p->spans = strcmp(buf, "ns") == 0; /* weights are ns already (merge.h) */
+    else if (!strcmp(key, "diff_side"))
+        p->base = strcmp(buf, "before") == 0; /* merge.h: pb_diff_pprof */
     else if (!strcmp(key, "source_begin_ns"))
         p->ts_min = strtoull(buf, NULL, 10);
     else if (!strcmp(key, "source_end_ns")) {
@@ -345,12 +349,12 @@ static pb_status pp_sample(pb_sample_sink *self, uint64_t thread_key, const uint
     for (i = 0; i < depth; i++)
         if (ids[i] >= p->nlocs)
             return pb_fail(p->err, PB_ERR_CORRUPT, 0, "sample uses frame id %u, only %zu interned", ids[i], p->nlocs);
-    h = pb_mix64(ti) ^ pb_hash_bytes((const char *)ids, depth * sizeof *ids);
+    h = pb_mix64(ti ^ ((uint64_t)p->base << 40)) ^ pb_hash_bytes((const char *)ids, depth * sizeof *ids);
     if ((p->tstacks.n + 1) * 2 > p->tstacks.cap && tab_grow(&p->tstacks, h_stack, p) < 0)
         return OOM(p);
     for (j = h & (p->tstacks.cap - 1); p->tstacks.slot[j]; j = (j + 1) & (p->tstacks.cap - 1)) {
         p_stack *o = &p->stacks[p->tstacks.slot[j] - 1];
-        if (o->hash == h && o->thread == ti && o->depth == depth &&
+        if (o->hash == h && o->thread == ti && o->depth == depth && o->base == p->base &&
             memcmp(p->pool + o->off, ids, depth * sizeof *ids) == 0) {
             o->weight += weight;
             return PB_OK;
@@ -365,6 +369,7 @@ static pb_status pp_sample(pb_sample_sink *self, uint64_t thread_key, const uint
     p->stacks[p->nstacks].depth = depth;
     p->stacks[p->nstacks].off = p->npool;
     p->stacks[p->nstacks].weight = weight;
+    p->stacks[p->nstacks].base = p->base;
     p->npool += depth;
     p->tstacks.slot[j] = (uint32_t)++p->nstacks;
     p->tstacks.n++;
@@ -422,7 +427,7 @@ static pb_status pp_finish(pb_sample_sink *self)
     pb_pprof *p = (pb_pprof *)self->ctx;
     pbuf *m = &p->msg, *s = &p->sub, *s2 = &p->sub2;
     int bad = 0;
-    uint32_t k_samples, k_count, k_clock, k_ns, k_thread, k_pid;
+    uint32_t k_samples, k_count, k_clock, k_ns, k_thread, k_pid, k_base, k_true;
     size_t i;
     uint64_t dur = p->duration_ns;
     k_samples = str_c(p, "samples", &bad);
@@ -431,6 +436,8 @@ static pb_status pp_finish(pb_sample_sink *self)
     k_ns = str_c(p, "nanoseconds", &bad);
     k_thread = str_c(p, "thread", &bad);
     k_pid = str_c(p, "pid", &bad);
+    k_base = str_c(p, "pprof::base", &bad);
+    k_true = str_c(p, "true", &bad);
     if (bad)
         return OOM(p);
     /* sample_type */
@@ -448,10 +455,24 @@ static pb_status pp_finish(pb_sample_sink *self)
             put_varint(s2, (uint64_t)p->pool[st->off + d] + 1);
         put_len(s, 1, s2->p, s2->n);
         s2->n = 0;
-        if (!p->spans)
-            put_varint(s2, st->weight);
-        put_varint(s2, p->spans ? st->weight : st->weight * p->interval_ns);
+        {
+            /* int64 values; a diff's base side is negative (two's complement varint) */
+            uint64_t v1 = st->weight, v2 = p->spans ? st->weight : st->weight * p->interval_ns;
+            if (st->base) {
+                v1 = (uint64_t)0 - v1;
+                v2 = (uint64_t)0 - v2;
+            }
+            if (!p->spans)
+                put_varint(s2, v1);
+            put_varint(s2, v2);
+        }
         put_len(s, 2, s2->p, s2->n);
+        if (st->base) {
+            s2->n = 0;
+            put_u(s2, 1, k_base);
+            put_u(s2, 2, k_true);
+            put_len(s, 3, s2->p, s2->n);
+        }
         s2->n = 0;
         put_u(s2, 1, k_thread);
         put_u(s2, 2, t->label);

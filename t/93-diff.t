@@ -78,6 +78,31 @@ SKIP: {
     like($svg, qr/<title>cpu_recursion::merge_sort \([^)]*samples[^)]*; \+/, '... with differential (+) frames');
 }
 
+# --to pprof: one profile of the change, read by go tool pprof
+SKIP: {
+    my $go = `which go 2>/dev/null`;
+    chomp $go;
+    skip 'go (go tool pprof) not found', 3 unless $go;
+    local $ENV{HOME} = $ENV{HOME} // $tmp;
+    local $ENV{GOCACHE} = $ENV{GOCACHE} // "$tmp/gocache";
+    my ($before, $after) = ("$d/tachyon/deep_stack.bin", "$d/tachyon/cpu_recursion.bin");
+    Devel::ProfileBridge::diff(before => $before, after => $after, out => "$tmp/d.pb.gz", to => 'pprof');
+    my %want;
+    my ($b, $a) = (stacks($before), stacks($after));
+    $want{ (split /;/)[-1] } -= $b->{$_} * 1_000_000 for keys %$b;    # 1 ms samples, in ns
+    $want{ (split /;/)[-1] } += $a->{$_} * 1_000_000 for keys %$a;
+    delete @want{ grep { !$want{$_} } keys %want };
+    my %flat;
+    for (`"$go" tool pprof -top -unit=ns -nodefraction=0 -edgefraction=0 "$tmp/d.pb.gz" 2>&1`) {
+        $flat{$2} += $1 if /^\s*(-?\d+)ns\s+[\d.]+%\s+-?[\d.]+%\s+-?\d+(?:ns)?\s+[\d.]+%\s+(.*?)\s*$/ && $1;
+    }
+    is_deeply(\%flat, \%want, 'pprof diff: go tool pprof -top flat = AFTER - BEFORE per function (ns)');
+    Devel::ProfileBridge::diff(before => $after, after => $after, out => "$tmp/d0.pb.gz", to => 'pprof');
+    my $top = `"$go" tool pprof -top -unit=ns "$tmp/d0.pb.gz" 2>&1`;
+    like($top, qr/Showing nodes accounting for 0, 0% of \d+ns total/, 'a profile against itself: nothing changed');
+    like(`"$go" tool pprof -raw "$tmp/d0.pb.gz" 2>&1`, qr/pprof::base:\[true\]/, "the base side is labelled pprof::base");
+}
+
 # errors
 ok(!eval { Devel::ProfileBridge::diff(before => "$d/tachyon/cpu_recursion.py", after => "$d/tachyon/cpu_recursion.bin",
     out => "$tmp/x"); 1 }, 'a Python program is no profile to diff');

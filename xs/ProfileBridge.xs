@@ -837,6 +837,22 @@ pbxs__convert_speedscope(in, format_sv, opts, out)
             croak_pb(aTHX_ &err);
 
 void
+pbxs__diff_pprof(before, after, opts, out)
+        const char *before
+        const char *after
+        HV *opts
+        const char *out
+    PREINIT:
+        pb_options o;
+        pb_error err;
+    CODE:
+        fill_options(aTHX_ opts, &o);
+        if (strcmp(out, "-") == 0)
+            PerlIO_flush(PerlIO_stdout());
+        if (pb_diff_pprof(before, after, &o, out, &err) != PB_OK)
+            croak_pb(aTHX_ &err);
+
+void
 pbxs__convert_pprof(in, format_sv, opts, out)
         const char *in
         SV *format_sv

@@ -454,9 +454,9 @@ sub diff {
         Carp::croak("diff: $k => PATH is required");
     }
     my $to = defined $opts{to} ? $opts{to} : 'collapsed';
-    if ($to ne 'collapsed') {
+    if ($to !~ /\A(?:collapsed|pprof)\z/) {
         require Carp;
-        Carp::croak("diff: to => '$to' is not supported (known: collapsed)");
+        Carp::croak("diff: to => '$to' is not supported (known: collapsed, pprof)");
     }
     if ($opts{before} eq '-' && $opts{after} eq '-') {
         require Carp;
@@ -465,7 +465,9 @@ sub diff {
     my $x = _xs_opts(\%opts);
     return _with_input($opts{before}, \%opts, sub {
         my ($b) = @_;
-        _with_input($opts{after}, \%opts, sub { _diff_collapsed($b, $_[0], $x, $opts{out}) });
+        _with_input($opts{after}, \%opts, sub {
+            $to eq 'pprof' ? _diff_pprof($b, $_[0], $x, $opts{out}) : _diff_collapsed($b, $_[0], $x, $opts{out});
+        });
         return 1;
     });
 }
@@ -1035,8 +1037,12 @@ weight columns, C<outer;...;inner BEFORE AFTER> per line (the format
 C<difffolded.pl> writes and C<flamegraph.pl> draws as a differential flame
 graph), threads merged, names and weights as for
 C<< convert(to => 'collapsed') >>, 0 where one side lacks the stack; lines
-sorted by BEFORE + AFTER, then text.  C<< to => 'collapsed' >> (the
-default) is the only target so far.  C<$path> C<-> is standard output; other
+sorted by BEFORE + AFTER, then text (C<< to => 'collapsed' >>, the
+default).  C<< to => 'pprof' >> writes one pprof profile of the change:
+AFTER's samples, and BEFORE's with negated values and the label
+C<pprof::base=true> (what C<pprof -diff_base> builds), weights in ns as
+for L</merge(in =E<gt> [ $file, ... ], out =E<gt> $path, %options)>;
+C<go tool pprof -top> shows what grew and what shrank.  C<$path> C<-> is standard output; other
 paths are written through a temp file and renamed (L</OUTPUT FILES>).
 Options: C<thread>, C<pid>, C<progress>, the limits (applied to both
 inputs).  Every input format works (L</PERL PROFILES AS STACKS>).  Throws
