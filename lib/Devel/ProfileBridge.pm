@@ -445,6 +445,70 @@ sub merge {
     return _with_inputs(\@in, \%opts, sub { _merge([@_], $x, $to, $opts{out}, $level); 1 });
 }
 
+# What a conversion of $file to $to cannot carry: [ { what, count, note } ]
+# (Devel::ProfileBridge/"losses($file, to => $target)")
+sub losses {
+    my ($file, %opts) = @_;
+    my $to = delete $opts{to} // 'nytprof';
+    _check_opts('losses', { map { $_ => 1 } qw(format thread pid salvage progress), @LIMITS }, \%opts);
+    my (%a, %n);
+    my $stacks_only = $to =~ /\A(?:collapsed|pprof|speedscope)\z/;
+    require Devel::ProfileBridge::ReadStream;
+    my $fmt;
+    _with_input($file, \%opts, sub {
+        $fmt = _detect($_[0])->{format} // '';
+        &Devel::ProfileBridge::ReadStream::for_chunks({
+            ATTRIBUTE => sub {
+                my (undef, $k, $v) = @_;
+                if    ($k =~ /\Abookmark_\d+_pos_ns\z/)    { $n{bookmarks}++ }
+                elsif ($k =~ /\Athread_.*_context_switches\z/) { $n{context_switches} += $v }
+                elsif ($k =~ /\Ametadata:/)                { $n{metadata}++ }
+                elsif ($k =~ /\Athread_\d+_samples\z/)     { $n{samples} += $v }
+                else                                       { $a{$k} = $v }
+            },
+            COMMENT => sub {
+                if    ($_[1] =~ /\Avalue /)                        { $n{values}++ }
+                elsif ($_[1] =~ /\Astatprofiler section (?:start|end)/) { $n{sections}++ }
+            },
+            TIME_LINE   => sub { $n{lines}++ },
+            SUB_CALLERS => sub { $n{edges}++ },
+            SRC_LINE    => sub { $n{src}++ },
+        }, filename => $_[0], quiet => 1, %opts);
+    });
+    my @l;
+    my $add = sub { my ($what, $count, $note) = @_; push @l, { what => $what, count => $count, note => $note } if $count };
+    if ($fmt eq 'tachyon') {
+        my $st = 0;
+        for (split /,/, $a{sample_status_counts} // '') { my ($k, $c) = split /:/; $st += $c if $k }
+        $add->('samples with thread-state flags (GIL held, on CPU, GC, exception)', $st,
+            'only their histogram survives (ATTRIBUTE sample_status_counts)' . ($to eq 'nytprof' ? '' : '; dropped'));
+        $add->('samples the profiler missed (sampling gaps)', int($a{profile_missed_samples} // 0),
+            'gaps are not marked in any output');
+    }
+    elsif ($fmt eq 'easyprofiler') {
+        $add->('value records (EASY_VALUE)', $n{values},
+            $to eq 'nytprof' ? 'kept as COMMENT chunks; nytprofhtml does not show them' : 'dropped');
+        $add->('bookmarks', $n{bookmarks}, $to eq 'nytprof' ? 'kept as ATTRIBUTEs only' : 'dropped');
+        $add->('context switches', $n{context_switches}, 'only their count per thread survives');
+    }
+    elsif ($fmt eq 'statprofiler') {
+        $add->('op names (one per sample)', $n{samples}, 'kept only by --to statprofiler') if $to ne 'statprofiler';
+        $add->('section start/end events', $n{sections}, $to eq 'nytprof' ? 'kept as COMMENT chunks' : 'dropped')
+            if $to ne 'statprofiler';
+        $add->('metadata entries', $n{metadata}, $to eq 'nytprof' ? 'kept as ATTRIBUTEs' : 'dropped')
+            if $to ne 'statprofiler';
+    }
+    if ($stacks_only && $fmt =~ /\A(?:nytprof|pynytprof)\z/) {
+        $add->('statement (line) timings', $n{lines}, 'stack outputs carry subs, not lines');
+        $add->('caller -> callee call counts', $n{edges}, 'stack outputs carry time, not call counts');
+    }
+    if ($to =~ /\A(?:collapsed|speedscope)\z/ && $fmt =~ /\A(?:tachyon|statprofiler)\z/) {
+        $add->('line numbers (the samples\' lines)', $n{lines}, 'stacks are per sub; lines are lost');
+    }
+    $add->('embedded source lines', $n{src}, 'no stack output carries source') if $stacks_only;
+    return \@l;
+}
+
 sub diff {
     my (%opts) = @_;
     _check_opts('diff', { map { $_ => 1 } qw(before after out to thread pid progress), @LIMITS }, \%opts);
@@ -1047,6 +1111,19 @@ paths are written through a temp file and renamed (L</OUTPUT FILES>).
 Options: C<thread>, C<pid>, C<progress>, the limits (applied to both
 inputs).  Every input format works (L</PERL PROFILES AS STACKS>).  Throws
 L<Devel::ProfileBridge::Error>: the failing input's error.
+
+=head2 losses($file, to => $target)
+
+What converting C<$file> to C<$target> (C<nytprof>, the default,
+C<collapsed>, C<pprof>, C<speedscope>, C<statprofiler>) cannot carry, so
+nothing is dropped silently: an array reference of
+C<< { what => ..., count => N, note => ... } >>, empty when nothing is
+lost.  It reads the file once (a C<for_chunks> pass over its text chunks
+and counts).  Examples: Tachyon's thread-state flags and missed samples,
+EasyProfiler's value records, bookmarks and context switches,
+StatProfiler's op names, sections and metadata, NYTProf's line
+timings and call counts in a stack output.  C<profbridge convert --report>
+and C<profbridge info> print it.
 
 =head2 formats()
 
