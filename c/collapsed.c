@@ -405,6 +405,7 @@ pb_collapse *pb_collapse_new(FILE *out, pb_error *err)
     c->ss.sample = cs_sample;
     c->ss.note = cs_note;
     c->ss.finish = cs_finish;
+    c->ss.span = NULL;
     c->ss.err = err;
     c->ss.ctx = c;
     return c;

@@ -969,6 +969,7 @@ pb_fold *pb_fold_new(const pb_fold_config *cfg, pb_sink *out, pb_error *err)
     f->ss.sample = ss_sample;
     f->ss.note = ss_note;
     f->ss.finish = ss_finish;
+    f->ss.span = NULL;
     f->ss.err = err;
     f->ss.ctx = f;
     f->ss.cleanups = out ? out->cleanups : NULL;

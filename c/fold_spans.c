@@ -251,7 +251,7 @@ struct pb_spans {
     uint32_t *chain;        /* a path's subs, leaf first */
     size_t chain_cap;
     uint32_t *sub_frame;    /* per sub: frame id in `stacks`, NONE = not yet */
-    size_t sf_cap;
+    size_t sf_cap, sf_n;    /* sf_n: entries valid for this thread */
     uint32_t *rchain;       /* a path's subs, root first (call events) */
     size_t rchain_cap;
     /* call events' working memory, here so that pb_spans_free() releases it
@@ -620,6 +620,7 @@ pb_status pb_spans_thread_begin(pb_spans *f, const pb_spans_thread *t)
     f->th.package = f->package;
     strtab_clear(&f->sub_names);
     f->nsubs = 0;
+    f->sf_n = 0; /* sub ids are per thread: their frame ids too */
     for (i = 0; i < f->sok_cap; i++)
         f->sub_of_kind[i] = NONE;
     f->nedges = 0;
@@ -919,6 +920,39 @@ static pb_status call_events(pb_spans *f)
     return st;
 }
 
+/* the stacks sink's frame id for sub (interned the first time this thread) */
+static pb_status sub_frame_id(pb_spans *f, uint32_t sub, uint32_t *id)
+{
+    pb_sample_sink *ss = f->stacks;
+    if (sub >= f->sf_n) {
+        if (pb_grow((void **)&f->sub_frame, &f->sf_cap, (size_t)sub + 1, sizeof *f->sub_frame))
+            return oom(f, 0);
+        for (; f->sf_n <= sub; f->sf_n++)
+            f->sub_frame[f->sf_n] = NONE;
+    }
+    if (f->sub_frame[sub] == NONE) {
+        const fs_sub *sb = &f->subs[sub];
+        const char *nm = strtab_str(&f->sub_names, sb->name);
+        size_t nl = f->sub_names.len[sb->name], cut = 0, j;
+        pb_frame fr;
+        pb_status st;
+        memset(&fr, 0, sizeof fr);
+        for (j = 0; j + 1 < nl; j++)
+            if (nm[j] == ':' && nm[j + 1] == ':')
+                cut = j;
+        fr.kind = PB_FRAME_SUB;
+        fr.package = pb_str_make(nm, cut, is_utf8(nm, cut));
+        fr.name = cut ? pb_str_make(nm + cut + 2, nl - cut - 2, is_utf8(nm + cut + 2, nl - cut - 2))
+                      : pb_str_make(nm, nl, is_utf8(nm, nl));
+        fr.file = sb->file == NONE ? pb_str_c("") : pb_str_make(strtab_str(&f->files, sb->file), f->files.len[sb->file], 0);
+        fr.line = fr.first_line = (int32_t)sb->line;
+        if ((st = ss->frame(ss, &fr, &f->sub_frame[sub])) != PB_OK)
+            return st;
+    }
+    *id = f->sub_frame[sub];
+    return PB_OK;
+}
+
 /* thread end: every remaining entry is a whole stack; one sample each */
 static pb_status flush_stacks(pb_spans *f)
 {
@@ -929,10 +963,7 @@ static pb_status flush_stacks(pb_spans *f)
     snprintf(label, sizeof label, "%llu", (unsigned long long)f->th.tid);
     if (ss && (st = ss->thread(ss, f->th.tid, f->th.pid, f->th.ppid, label)) != PB_OK)
         return st;
-    if (pb_grow((void **)&f->sub_frame, &f->sf_cap, f->nsubs, sizeof *f->sub_frame))
-        return oom(f, 0);
-    for (i = 0; i < f->nsubs; i++)
-        f->sub_frame[i] = NONE;
+
     if ((st = call_events(f)) != PB_OK)
         return st;
     for (p = 0; ss && p < f->nppool; p++) {
@@ -941,27 +972,10 @@ static pb_status flush_stacks(pb_spans *f)
         if (path_chain(f, f->ppool[p].path, &n))
             return oom(f, 0);
         for (i = 0; i < n; i++) {
-            uint32_t sub = f->chain[i];
-            if (f->sub_frame[sub] == NONE) {
-                const fs_sub *sb = &f->subs[sub];
-                const char *nm = strtab_str(&f->sub_names, sb->name);
-                size_t nl = f->sub_names.len[sb->name], cut = 0, j;
-                pb_frame fr;
-                memset(&fr, 0, sizeof fr);
-                for (j = 0; j + 1 < nl; j++)
-                    if (nm[j] == ':' && nm[j + 1] == ':')
-                        cut = j;
-                fr.kind = PB_FRAME_SUB;
-                fr.package = pb_str_make(nm, cut, is_utf8(nm, cut));
-                fr.name = cut ? pb_str_make(nm + cut + 2, nl - cut - 2, is_utf8(nm + cut + 2, nl - cut - 2))
-                              : pb_str_make(nm, nl, is_utf8(nm, nl));
-                fr.file = sb->file == NONE ? pb_str_c("")
-                                           : pb_str_make(strtab_str(&f->files, sb->file), f->files.len[sb->file], 0);
-                fr.line = fr.first_line = (int32_t)sb->line;
-                if ((st = ss->frame(ss, &fr, &f->sub_frame[sub])) != PB_OK)
-                    return st;
-            }
-            f->chain[i] = f->sub_frame[sub];
+            uint32_t fid;
+            if ((st = sub_frame_id(f, f->chain[i], &fid)) != PB_OK)
+                return st;
+            f->chain[i] = fid;
         }
         if ((st = ss->sample(ss, f->th.tid, f->chain, (uint32_t)n, f->ppool[p].ns, 0)) != PB_OK)
             return st;
@@ -1028,6 +1042,12 @@ pb_status pb_spans_span(pb_spans *f, uint32_t key, uint64_t begin_ns, uint64_t e
     r->pmap_off = pmap_off;
     if ((st = own_stack(f, s, r->excl, offset)) != PB_OK)
         return st;
+    if (f->stacks && f->stacks->span) {
+        uint32_t fid;
+        if ((st = sub_frame_id(f, s, &fid)) != PB_OK ||
+            (st = f->stacks->span(f->stacks, f->th.tid, fid, begin_ns, end_ns)) != PB_OK)
+            return st;
+    }
     f->ntop++;
     f->cur.spans++;
     if (height > f->cur.max_depth)

@@ -212,6 +212,7 @@ static pb_status merge_into(merger *m, const char *const *in, size_t n, const pb
     m->ss.sample = mg_sample;
     m->ss.note = mg_note;
     m->ss.finish = mg_finish;
+    m->ss.span = NULL;
     m->ss.err = err;
     m->ss.ctx = m;
     m->ss.cleanups = m->target->cleanups;

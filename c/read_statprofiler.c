@@ -1505,6 +1505,7 @@ static pb_status sp_fold_run(pb_source *src, const char *const *paths, size_t n,
     c->ss.sample = spc_sample;
     c->ss.note = spc_note;
     c->ss.finish = spc_finish;
+    c->ss.span = NULL;
     c->ss.err = err;
     c->ss.ctx = c;
     c->ss.cleanups = out ? out->cleanups : NULL;

@@ -54,6 +54,12 @@ struct pb_sample_sink {
     pb_status (*note)(pb_sample_sink *self, const char *kind, pb_str a, pb_str b, uint32_t n);
     /* End of input: flush everything. */
     pb_status (*finish)(pb_sample_sink *self);
+    /* Optional (NULL: not wanted): one span of a span format (EasyProfiler
+     * block), in completion order, as the span fold meets it: the frame id
+     * of its sub, begin and end in ns.  The thread's stacks still follow as
+     * samples when the thread ends. */
+    pb_status (*span)(pb_sample_sink *self, uint64_t thread_key, uint32_t frame, uint64_t begin_ns,
+                      uint64_t end_ns);
     pb_error *err;
     void *ctx;
     /* Optional: the chunk consumer's cleanup table when these calls can

@@ -555,6 +555,7 @@ pb_pprof *pb_pprof_new(FILE *out, pb_error *err)
     p->ss.sample = pp_sample;
     p->ss.note = pp_note;
     p->ss.finish = pp_finish;
+    p->ss.span = NULL;
     p->ss.err = err;
     p->ss.ctx = p;
     return p;

@@ -14,10 +14,17 @@ typedef struct {
 } s_frame;
 
 typedef struct {
+    uint64_t begin, end;
+    uint32_t frame, seq;
+} s_span;
+
+typedef struct {
     uint64_t key;
     char label[24];
     uint64_t total;
     uint32_t first, last; /* its stacks, a chain through s_stack.next (first seen first) */
+    s_span *spans;        /* evented: the thread's spans (EasyProfiler) */
+    size_t nspans, cspans;
 } s_thread;
 
 typedef struct {
@@ -244,6 +251,87 @@ static pb_status sc_sample(pb_sample_sink *self, uint64_t key, const uint32_t *i
     return PB_OK;
 }
 
+static pb_status sc_span(pb_sample_sink *self, uint64_t key, uint32_t frame, uint64_t begin, uint64_t end)
+{
+    pb_speedscope *s = (pb_speedscope *)self->ctx;
+    uint32_t ti;
+    s_thread *t;
+    pb_status st;
+    if ((st = get_thread(s, key, NULL, &ti)) != PB_OK)
+        return st;
+    if (frame >= s->nframes)
+        return pb_fail(s->err, PB_ERR_CORRUPT, 0, "span uses frame id %u, only %zu interned", frame, s->nframes);
+    t = &s->threads[ti];
+    if (t->nspans >= UINT32_MAX - 1 || pb_grow((void **)&t->spans, &t->cspans, t->nspans + 1, sizeof *t->spans) < 0)
+        return S_OOM(s);
+    t->spans[t->nspans].begin = begin;
+    t->spans[t->nspans].end = end < begin ? begin : end;
+    t->spans[t->nspans].frame = frame;
+    t->spans[t->nspans].seq = (uint32_t)t->nspans;
+    t->nspans++;
+    return PB_OK;
+}
+
+/* by begin, the longer first (a parent before its children), then as they came */
+static int cmp_span(const void *a, const void *b)
+{
+    const s_span *x = (const s_span *)a, *y = (const s_span *)b;
+    if (x->begin != y->begin)
+        return x->begin < y->begin ? -1 : 1;
+    if (x->end != y->end)
+        return x->end > y->end ? -1 : 1;
+    return x->seq > y->seq ? -1 : x->seq < y->seq; /* completion order: the parent came last */
+}
+
+/* an evented profile: open and close events in time order, properly nested
+ * (a span that would outlast its parent is cut at the parent's end) */
+static pb_status write_events(pb_speedscope *s, s_thread *th)
+{
+    FILE *o = s->out;
+    size_t i, sp = 0;
+    uint64_t lo, hi;
+    int first = 1;
+    struct open_s {
+        uint64_t end;
+        uint32_t frame;
+    } *stack = NULL;
+    size_t cstack = 0;
+    qsort(th->spans, th->nspans, sizeof *th->spans, cmp_span);
+    lo = th->spans[0].begin;
+    hi = lo;
+    for (i = 0; i < th->nspans; i++)
+        if (th->spans[i].end > hi)
+            hi = th->spans[i].end;
+    fprintf(o, ",\"unit\":\"nanoseconds\",\"startValue\":%llu,\"endValue\":%llu,\"events\":[",
+            (unsigned long long)lo, (unsigned long long)hi);
+    for (i = 0; i <= th->nspans; i++) {
+        const s_span *x = i < th->nspans ? &th->spans[i] : NULL;
+        uint64_t end;
+        while (sp && (!x || stack[sp - 1].end <= x->begin)) {
+            sp--;
+            fprintf(o, "%s{\"type\":\"C\",\"frame\":%u,\"at\":%llu}", first ? "" : ",", stack[sp].frame,
+                    (unsigned long long)stack[sp].end);
+            first = 0;
+        }
+        if (!x)
+            break;
+        end = sp && x->end > stack[sp - 1].end ? stack[sp - 1].end : x->end;
+        if (pb_grow((void **)&stack, &cstack, sp + 1, sizeof *stack) < 0) {
+            free(stack);
+            return S_OOM(s);
+        }
+        stack[sp].end = end;
+        stack[sp].frame = x->frame;
+        sp++;
+        fprintf(o, "%s{\"type\":\"O\",\"frame\":%u,\"at\":%llu}", first ? "" : ",", x->frame,
+                (unsigned long long)x->begin);
+        first = 0;
+    }
+    free(stack);
+    fputc(']', o);
+    return PB_OK;
+}
+
 static pb_status sc_note(pb_sample_sink *self, const char *kind, pb_str a, pb_str b, uint32_t n)
 {
     (void)self;
@@ -289,6 +377,15 @@ static pb_status sc_finish(pb_sample_sink *self)
         pb_str l;
         snprintf(nm, sizeof nm, "thread %s", th->label);
         l = str_of(nm, strlen(nm));
+        if (th->nspans) {
+            pb_status st;
+            fputs(i ? ",{\"type\":\"evented\",\"name\":" : "{\"type\":\"evented\",\"name\":", o);
+            pb_json_str(o, &l);
+            if ((st = write_events(s, (s_thread *)th)) != PB_OK)
+                return st;
+            fputc('}', o);
+            continue;
+        }
         fputs(i ? ",{\"type\":\"sampled\",\"name\":" : "{\"type\":\"sampled\",\"name\":", o);
         pb_json_str(o, &l);
         fprintf(o, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%llu,\"samples\":[", unit ? "nanoseconds" : "none",
@@ -329,6 +426,7 @@ pb_speedscope *pb_speedscope_new(FILE *out, const char *name, pb_error *err)
     s->ss.sample = sc_sample;
     s->ss.note = sc_note;
     s->ss.finish = sc_finish;
+    s->ss.span = sc_span;
     s->ss.err = err;
     s->ss.ctx = s;
     return s;
@@ -347,6 +445,8 @@ void pb_speedscope_free(pb_speedscope *s)
     }
     free(s->frames);
     free(s->fslot);
+    for (i = 0; i < s->nthreads; i++)
+        free(s->threads[i].spans);
     free(s->threads);
     free(s->tslot);
     free(s->stacks);

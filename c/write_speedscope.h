@@ -11,6 +11,12 @@
  * file's interval (ATTRIBUTE sample_interval_us), an EasyProfiler stack's
  * exclusive ns, a merged profile's ns (merge.h); with no interval, unit
  * "none" and sample counts.  Memory grows with distinct frames and stacks.
+ *
+ * A thread whose spans the decoder hands over (EasyProfiler blocks, through
+ * the sink's span()) is an "evented" profile instead: an open and a close
+ * event per block at its real begin and end (ns), sorted and properly nested
+ * (a block that would outlast its parent is cut at the parent's end).  That
+ * form lists every block, so its memory grows with the blocks of the file.
  */
 #ifndef PB_WRITE_SPEEDSCOPE_H
 #define PB_WRITE_SPEEDSCOPE_H

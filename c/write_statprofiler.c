@@ -1092,6 +1092,7 @@ pb_spw_sink *pb_spw_sink_new(const char *out_path, pb_error *err)
     k->ss.sample = k_sample;
     k->ss.note = k_note;
     k->ss.finish = k_finish;
+    k->ss.span = NULL;
     k->ss.err = k->err;
     k->ss.ctx = k;
     return k;

@@ -1,5 +1,5 @@
 /* fuzz_easyprofiler.c - libFuzzer harness: easyprofiler decoder -> fold_spans -> NYTProf writer (memory)
- * -> read back.  See fuzz_common.h. */
+ * -> read back; then collapsed, pprof or speedscope (by input size).  See fuzz_common.h. */
 #include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -7,6 +7,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fuzz_convert(data, size, PB_FMT_EASYPROFILER, 1);
+    /* the span stacks (and spans: speedscope's evented form) into the stack outputs */
+    fuzz_collapse(data, size, PB_FMT_EASYPROFILER);
 
     return 0;
 }

@@ -57,9 +57,24 @@ for my $in (@corpus) {
     my $frames = $j->{shared}{frames};
     for my $p (@{ $j->{profiles} }) {
         (my $t = $p->{name}) =~ s/\Athread //;
+        if ($p->{type} eq 'evented') {
+            # the time between events belongs to the open stack
+            my (@open, $at);
+            for my $e (@{ $p->{events} }) {
+                $got{ join ';', $t, map { $frames->[$_]{name} } @open } += $e->{at} - $at if @open && $e->{at} > $at;
+                $at = $e->{at};
+                if ($e->{type} eq 'O') { push @open, $e->{frame} }
+                else { $open[-1] == $e->{frame} or die "unbalanced close"; pop @open }
+            }
+            next;
+        }
         for my $i (0 .. $#{ $p->{samples} }) {
             $got{ join ';', $t, map { $frames->[$_]{name} } @{ $p->{samples}[$i] } } += $p->{weights}[$i];
         }
+    }
+    if ($label =~ /^easyprofiler/ && @{ $j->{profiles} }) {
+        ok(!grep({ $_->{type} ne 'evented' && @{ $_->{samples} } } @{ $j->{profiles} }),
+            "$label: EasyProfiler threads with blocks are evented profiles (real begin/end times)");
     }
     is_deeply(\%got, \%want, "$label: every thread's stacks and ns weights are our collapsed output's ("
         . scalar(keys %want) . ')');

@@ -1049,8 +1049,11 @@ against the schema the C<speedscope> npm package publishes): one C<sampled>
 profile per thread (C<thread E<lt>idE<gt>>), its samples the thread's
 distinct stacks (root first) with their weights in nanoseconds (a sample's
 weight × C<sample_interval_us>; EasyProfiler's exclusive ns), and shared
-frames with the sub's name, file and first line.  Open it at
-L<https://www.speedscope.app> or in the npm package's F<index.html>.
+frames with the sub's name, file and first line.  EasyProfiler threads are
+C<evented> profiles instead: an open and a close event per block at its real
+begin and end (ns), so speedscope's time-order view shows the capture as it
+ran (that form lists every block: its memory grows with the blocks).  Open it
+at L<https://www.speedscope.app> or in the npm package's F<index.html>.
 
 A profile that holds no samples, timed statements or calls still converts,
 with a warning on standard error (C<nytprof-writer: warning: ...> or
