@@ -1,4 +1,10 @@
 /* merge.c - many profiles folded into one (see merge.h). */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include "merge.h"
@@ -31,6 +37,13 @@ typedef struct {
     size_t npids, pslots;
     uint32_t next_pid;
     int diff;                /* two inputs: tell the target which side is coming */
+    struct m_label {
+        char *label;
+        uint64_t out;
+    } *labels;               /* thread label -> the consumer's thread */
+    size_t nlabels, clabels;
+    uint32_t *lslot;
+    size_t lslots;
 } merger;
 
 #define M_OOM(m) pb_fail((m)->err, PB_ERR_LIMIT, 0, "out of memory while merging profiles")
@@ -144,6 +157,38 @@ static pb_status mg_thread(pb_sample_sink *self, uint64_t key, uint32_t pid, uin
     pb_status st;
     if ((st = map_thread(m, key, &out, &fresh)) != PB_OK)
         return st;
+    if (fresh && label && *label) {
+        /* a thread of the same id in another input (the main thread of
+         * several runs, say) is the same thread: its weights add */
+        uint32_t h = pb_hash_bytes(label, strlen(label));
+        size_t j;
+        if ((m->nlabels + 1) * 2 > m->lslots) {
+            size_t ns = m->lslots ? m->lslots * 2 : 64, i;
+            uint32_t *t = (uint32_t *)calloc(ns, sizeof *t);
+            if (!t)
+                return M_OOM(m);
+            for (i = 0; i < m->nlabels; i++) {
+                size_t k = pb_hash_bytes(m->labels[i].label, strlen(m->labels[i].label)) & (ns - 1);
+                while (t[k])
+                    k = (k + 1) & (ns - 1);
+                t[k] = (uint32_t)i + 1;
+            }
+            free(m->lslot);
+            m->lslot = t;
+            m->lslots = ns;
+        }
+        for (j = h & (m->lslots - 1); m->lslot[j]; j = (j + 1) & (m->lslots - 1))
+            if (!strcmp(m->labels[m->lslot[j] - 1].label, label)) {
+                m->threads[m->nthreads - 1].out = m->labels[m->lslot[j] - 1].out;
+                return PB_OK;
+            }
+        if (pb_grow((void **)&m->labels, &m->clabels, m->nlabels + 1, sizeof *m->labels) < 0 ||
+            !(m->labels[m->nlabels].label = (char *)malloc(strlen(label) + 1)))
+            return M_OOM(m);
+        strcpy(m->labels[m->nlabels].label, label);
+        m->labels[m->nlabels].out = out;
+        m->lslot[j] = (uint32_t)++m->nlabels;
+    }
     if (fresh) {
         /* a pid another input used first gets the next free number */
         if (pid_used(m, pid)) {
@@ -202,6 +247,319 @@ static pb_status mg_finish(pb_sample_sink *self)
     return PB_OK;
 }
 
+
+/* ---- --jobs: decoding in worker processes --------------------------------
+ * Worker w decodes the inputs [w*n/J, (w+1)*n/J) into a spool file (an
+ * unlinked temp file) of what its decoders said: one record per sink call.
+ * The parent then replays the spools in input order through the merge
+ * layer above, so the result is the same as with one process; only the
+ * decoding runs in parallel.  Records: a tag byte, then fields in the
+ * machine's own order (writer and reader are one program on one machine). */
+enum { R_INPUT = 'I', R_ATTR = 'A', R_FRAME = 'F', R_THREAD = 'T', R_SAMPLE = 'S', R_NOTE = 'N', R_END = 'E',
+       R_ERROR = 'X' };
+
+typedef struct {
+    pb_sample_sink ss;
+    FILE *fp;
+    uint32_t nframes;
+} spooler;
+
+static int sp_put(FILE *fp, const void *p, size_t n) { return fwrite(p, 1, n, fp) == n ? 0 : -1; }
+static int sp_str(FILE *fp, pb_str s)
+{
+    uint64_t n = s.len;
+    unsigned char u = s.utf8 ? 1 : 0;
+    return sp_put(fp, &n, sizeof n) || sp_put(fp, &u, 1) || (n && sp_put(fp, s.ptr, s.len)) ? -1 : 0;
+}
+static pb_status sp_io(pb_sample_sink *self)
+{
+    return pb_fail(self->err, PB_ERR_IO, 0, "cannot write a merge worker's spool: %s", strerror(errno));
+}
+
+static pb_status sp_attribute(pb_sample_sink *self, const char *key, pb_str v)
+{
+    spooler *w = (spooler *)self->ctx;
+    unsigned char t = R_ATTR;
+    if (sp_put(w->fp, &t, 1) || sp_str(w->fp, pb_str_c(key)) || sp_str(w->fp, v))
+        return sp_io(self);
+    return PB_OK;
+}
+static pb_status sp_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id)
+{
+    spooler *w = (spooler *)self->ctx;
+    unsigned char t = R_FRAME, k = (unsigned char)fr->kind;
+    if (sp_put(w->fp, &t, 1) || sp_put(w->fp, &k, 1) || sp_str(w->fp, fr->package) || sp_str(w->fp, fr->name) ||
+        sp_str(w->fp, fr->file) || sp_put(w->fp, &fr->line, sizeof fr->line) ||
+        sp_put(w->fp, &fr->first_line, sizeof fr->first_line))
+        return sp_io(self);
+    *id = w->nframes++;
+    return PB_OK;
+}
+static pb_status sp_thread(pb_sample_sink *self, uint64_t key, uint32_t pid, uint32_t ppid, const char *label)
+{
+    spooler *w = (spooler *)self->ctx;
+    unsigned char t = R_THREAD, has = label ? 1 : 0;
+    if (sp_put(w->fp, &t, 1) || sp_put(w->fp, &key, sizeof key) || sp_put(w->fp, &pid, sizeof pid) ||
+        sp_put(w->fp, &ppid, sizeof ppid) || sp_put(w->fp, &has, 1) || (label && sp_str(w->fp, pb_str_c(label))))
+        return sp_io(self);
+    return PB_OK;
+}
+static pb_status sp_sample(pb_sample_sink *self, uint64_t key, const uint32_t *ids, uint32_t depth, uint64_t weight,
+                           uint64_t ts)
+{
+    spooler *w = (spooler *)self->ctx;
+    unsigned char t = R_SAMPLE;
+    if (sp_put(w->fp, &t, 1) || sp_put(w->fp, &key, sizeof key) || sp_put(w->fp, &depth, sizeof depth) ||
+        (depth && sp_put(w->fp, ids, depth * sizeof *ids)) || sp_put(w->fp, &weight, sizeof weight) ||
+        sp_put(w->fp, &ts, sizeof ts))
+        return sp_io(self);
+    return PB_OK;
+}
+static pb_status sp_note(pb_sample_sink *self, const char *kind, pb_str a, pb_str b, uint32_t n)
+{
+    spooler *w = (spooler *)self->ctx;
+    unsigned char t = R_NOTE;
+    if (sp_put(w->fp, &t, 1) || sp_str(w->fp, pb_str_c(kind)) || sp_str(w->fp, a) || sp_str(w->fp, b) ||
+        sp_put(w->fp, &n, sizeof n))
+        return sp_io(self);
+    return PB_OK;
+}
+static pb_status sp_finish(pb_sample_sink *self)
+{
+    spooler *w = (spooler *)self->ctx;
+    unsigned char t = R_END;
+    return sp_put(w->fp, &t, 1) ? sp_io(self) : PB_OK;
+}
+
+/* the worker: decode its inputs into fp; an error becomes an R_ERROR record */
+static int worker(FILE *fp, const char *const *in, size_t from, size_t to, const pb_options *opt)
+{
+    spooler w;
+    pb_error err;
+    size_t i;
+    memset(&w, 0, sizeof w);
+    w.fp = fp;
+    w.ss.attribute = sp_attribute;
+    w.ss.frame = sp_frame;
+    w.ss.thread = sp_thread;
+    w.ss.sample = sp_sample;
+    w.ss.note = sp_note;
+    w.ss.finish = sp_finish;
+    w.ss.err = &err;
+    w.ss.ctx = &w;
+    for (i = from; i < to; i++) {
+        unsigned char t = R_INPUT;
+        uint64_t idx = i;
+        pb_status st;
+        if (sp_put(fp, &t, 1) || sp_put(fp, &idx, sizeof idx))
+            return 1;
+        st = pb_decode_samples_file(in[i], PB_FMT_UNKNOWN, opt, &w.ss, "a merge", &err);
+        if (st != PB_OK) {
+            unsigned char x = R_ERROR;
+            int32_t s32 = (int32_t)(err.status ? err.status : st);
+            sp_put(fp, &x, 1);
+            sp_put(fp, &s32, sizeof s32);
+            sp_put(fp, &err.offset, sizeof err.offset);
+            sp_put(fp, &err.has_offset, sizeof err.has_offset);
+            sp_str(fp, pb_str_c(err.format ? err.format : "merge"));
+            sp_str(fp, pb_str_c(err.file));
+            sp_str(fp, pb_str_c(err.message));
+            fflush(fp);
+            return 2;
+        }
+    }
+    return fflush(fp) == 0 ? 0 : 1;
+}
+
+/* reading a spool back */
+typedef struct {
+    FILE *fp;
+    char *buf[3];
+    size_t cap[3];
+} spool_rd;
+
+static int rd(spool_rd *r, void *p, size_t n) { return n == 0 || fread(p, 1, n, r->fp) == n ? 0 : -1; }
+static int rd_str(spool_rd *r, int k, pb_str *s)
+{
+    uint64_t n;
+    unsigned char u;
+    if (rd(r, &n, sizeof n) || rd(r, &u, 1) || n > SIZE_MAX - 1 ||
+        pb_grow((void **)&r->buf[k], &r->cap[k], (size_t)n + 1, 1) < 0 || rd(r, r->buf[k], (size_t)n))
+        return -1;
+    r->buf[k][n] = '\0';
+    *s = pb_str_make(r->buf[k], (size_t)n, u);
+    return 0;
+}
+
+static pb_status replay(merger *m, spool_rd *r, uint32_t **map, size_t *cmap, pb_error *err)
+{
+    int c;
+    uint32_t nf = 0, *ids = NULL;
+    size_t cids = 0;
+    pb_status st = PB_OK;
+#define BAD() do { st = pb_fail(err, PB_ERR_IO, 0, "a merge worker's spool is cut short"); goto out; } while (0)
+    while (st == PB_OK && (c = fgetc(r->fp)) != EOF) {
+        switch (c) {
+        case R_INPUT: {
+            uint64_t idx;
+            if (rd(r, &idx, sizeof idx))
+                BAD();
+            m->input = (uint32_t)idx;
+            m->scale = 1;
+            m->ts_base = 0;
+            break;
+        }
+        case R_ATTR: {
+            pb_str k, v;
+            if (rd_str(r, 0, &k) || rd_str(r, 1, &v))
+                BAD();
+            st = mg_attribute(&m->ss, k.ptr, v);
+            break;
+        }
+        case R_FRAME: {
+            pb_frame fr;
+            unsigned char kind;
+            memset(&fr, 0, sizeof fr);
+            if (rd(r, &kind, 1) || rd_str(r, 0, &fr.package) || rd_str(r, 1, &fr.name) || rd_str(r, 2, &fr.file) ||
+                rd(r, &fr.line, sizeof fr.line) || rd(r, &fr.first_line, sizeof fr.first_line))
+                BAD();
+            fr.kind = (pb_frame_kind)kind;
+            if (pb_grow((void **)map, cmap, (size_t)nf + 1, sizeof **map) < 0) {
+                st = M_OOM(m);
+                break;
+            }
+            st = mg_frame(&m->ss, &fr, &(*map)[nf]);
+            nf++;
+            break;
+        }
+        case R_THREAD: {
+            uint64_t key;
+            uint32_t pid, ppid;
+            unsigned char has;
+            pb_str l;
+            if (rd(r, &key, sizeof key) || rd(r, &pid, sizeof pid) || rd(r, &ppid, sizeof ppid) || rd(r, &has, 1) ||
+                (has && rd_str(r, 0, &l)))
+                BAD();
+            st = mg_thread(&m->ss, key, pid, ppid, has ? l.ptr : NULL);
+            break;
+        }
+        case R_SAMPLE: {
+            uint64_t key, weight, ts;
+            uint32_t depth, i;
+            if (rd(r, &key, sizeof key) || rd(r, &depth, sizeof depth) || depth > (1u << 20) ||
+                pb_grow((void **)&ids, &cids, (size_t)depth + 1, sizeof *ids) < 0 ||
+                rd(r, ids, depth * sizeof *ids) || rd(r, &weight, sizeof weight) || rd(r, &ts, sizeof ts))
+                BAD();
+            for (i = 0; i < depth; i++) {
+                if (ids[i] >= nf)
+                    BAD();
+                ids[i] = (*map)[ids[i]];
+            }
+            st = mg_sample(&m->ss, key, ids, depth, weight, ts);
+            break;
+        }
+        case R_NOTE: {
+            pb_str k, a, b;
+            uint32_t n;
+            if (rd_str(r, 0, &k) || rd_str(r, 1, &a) || rd_str(r, 2, &b) || rd(r, &n, sizeof n))
+                BAD();
+            st = mg_note(&m->ss, k.ptr, a, b, n);
+            break;
+        }
+        case R_END:
+            break;
+        case R_ERROR: {
+            int32_t s32;
+            uint64_t off;
+            int has;
+            pb_str fmt, file, msg;
+            if (rd(r, &s32, sizeof s32) || rd(r, &off, sizeof off) || rd(r, &has, sizeof has) || rd_str(r, 0, &fmt) ||
+                rd_str(r, 1, &file) ||
+                rd_str(r, 2, &msg))
+                BAD();
+            /* the worker's error, as the input's decoder gave it */
+            {
+                pb_format f = pb_format_from_name(fmt.ptr);
+                pb_error_init(err, f != PB_FMT_UNKNOWN ? pb_format_name(f)
+                                   : !strcmp(fmt.ptr, "profbridge") ? "profbridge" : "merge", file.ptr);
+            }
+            err->offset = off;
+            err->has_offset = has;
+            snprintf(err->message, sizeof err->message, "%s", msg.ptr);
+            err->status = (pb_status)s32;
+            st = err->status ? err->status : PB_ERR_IO;
+            break;
+        }
+        default:
+            BAD();
+        }
+    }
+out:
+#undef BAD
+    free(ids);
+    return st;
+}
+
+static pb_status merge_jobs(merger *m, const char *const *in, size_t n, const pb_options *opt, int jobs,
+                            pb_error *err)
+{
+    FILE **spool;
+    pid_t *pid;
+    size_t w, nw = (size_t)jobs < n ? (size_t)jobs : n;
+    pb_status st = PB_OK;
+    uint32_t *map = NULL;
+    size_t cmap = 0;
+    spool_rd r;
+    spool = (FILE **)calloc(nw, sizeof *spool);
+    pid = (pid_t *)calloc(nw, sizeof *pid);
+    if (!spool || !pid) {
+        free(spool);
+        free(pid);
+        return M_OOM(m);
+    }
+    fflush(NULL);
+    for (w = 0; w < nw; w++) {
+        if (!(spool[w] = tmpfile())) {
+            st = pb_fail(err, PB_ERR_IO, 0, "cannot make a merge worker's spool file: %s", strerror(errno));
+            break;
+        }
+        pid[w] = fork();
+        if (pid[w] < 0) {
+            st = pb_fail(err, PB_ERR_IO, 0, "cannot start a merge worker: %s", strerror(errno));
+            break;
+        }
+        if (pid[w] == 0)
+            _exit(worker(spool[w], in, w * n / nw, (w + 1) * n / nw, opt));
+    }
+    /* wait for every worker started, whatever happened */
+    for (w = 0; w < nw; w++) {
+        int ws;
+        if (pid[w] > 0) {
+            while (waitpid(pid[w], &ws, 0) < 0 && errno == EINTR)
+                ;
+            if (st == PB_OK && !(WIFEXITED(ws) && WEXITSTATUS(ws) <= 2))
+                st = pb_fail(err, PB_ERR_IO, 0, "a merge worker died (%s %d)",
+                             WIFSIGNALED(ws) ? "signal" : "exit status", WIFSIGNALED(ws) ? WTERMSIG(ws) : WEXITSTATUS(ws));
+        }
+    }
+    memset(&r, 0, sizeof r);
+    for (w = 0; w < nw && st == PB_OK; w++) {
+        rewind(spool[w]);
+        r.fp = spool[w];
+        st = replay(m, &r, &map, &cmap, err);
+    }
+    for (w = 0; w < nw; w++)
+        if (spool[w])
+            fclose(spool[w]);
+    free(r.buf[0]);
+    free(r.buf[1]);
+    free(r.buf[2]);
+    free(map);
+    free(spool);
+    free(pid);
+    return st;
+}
+
 static pb_status merge_into(merger *m, const char *const *in, size_t n, const pb_options *opt, pb_error *err)
 {
     size_t i;
@@ -221,6 +579,11 @@ static pb_status merge_into(merger *m, const char *const *in, size_t n, const pb
     /* every weight is ns in the result */
     if ((st = m->target->attribute(m->target, "sample_weight_unit", pb_str_c("ns"))) != PB_OK)
         return st;
+    if (!m->diff && opt && opt->jobs > 1 && n > 1) {
+        if ((st = merge_jobs(m, in, n, opt, opt->jobs, err)) != PB_OK)
+            return st;
+        return m->target->finish(m->target);
+    }
     for (i = 0; i < n; i++) {
         m->input = (uint32_t)i;
         m->scale = 1;
@@ -236,6 +599,11 @@ static pb_status merge_into(merger *m, const char *const *in, size_t n, const pb
 
 static void merger_free(merger *m)
 {
+    size_t i;
+    for (i = 0; i < m->nlabels; i++)
+        free(m->labels[i].label);
+    free(m->labels);
+    free(m->lslot);
     free(m->threads);
     free(m->tslot);
     free(m->pids);

@@ -45,6 +45,8 @@ typedef struct {
     size_t n_strip_prefixes;
     const char *source_base;         /* searched last for relative names: the input's directory */
 
+    int jobs;                        /* merge: worker processes that decode the inputs (0, 1: none) */
+
     /* progress: called as input bytes are read, at most once per MiB read
      * (done = file offset reached, total = file size or UINT64_MAX) */
     void (*progress)(void *ud, uint64_t done, uint64_t total);

@@ -99,7 +99,7 @@ SKIP: {
     is($total, sum(\%want), 'pprof total = the sum of the parts (ns)');
 }
 
-# many small files: each input's threads stay apart, memory does not grow with them
+# many runs of one program: the same thread id is one thread, weights add
 {
     my @in = ("$d/tachyon/cpu_recursion.bin") x 50;
     Devel::ProfileBridge::merge(in => \@in, out => "$tmp/50.folded", to => 'collapsed');
@@ -107,7 +107,26 @@ SKIP: {
     is(sum(merged_stacks("$tmp/50.folded")), 50 * sum($one), '50 copies: 50 times the weight');
     Devel::ProfileBridge::merge(in => \@in, out => "$tmp/50.nytprof", source => 0);
     my ($info) = Devel::ProfileBridge::info("$tmp/50.nytprof");
-    is(scalar @{ $info->{threads} }, 50, '... as 50 threads (pids 1..50) in nytprof.out');
+    is(scalar @{ $info->{threads} }, 1, '... in its one thread (the same thread id in every run)');
+}
+
+# --jobs: worker processes decode, the result is the same
+{
+    my @in = ("$d/tachyon/cpu_recursion.bin", "$d/easyprofiler/ep_threads.prof", "$d/tachyon/multithread.bin",
+        (glob "$d/statprofiler/recursion.out.*[0-9a-f]")[0], "$d/nytprof/recursion.nytprof.out", "$d/tachyon/deep_stack.bin");
+    for my $to (qw(collapsed nytprof pprof speedscope)) {
+        Devel::ProfileBridge::merge(in => \@in, out => "$tmp/j1.$to", to => $to, source => 0);
+        Devel::ProfileBridge::merge(in => \@in, out => "$tmp/j3.$to", to => $to, source => 0, jobs => 3);
+        ok(slurp("$tmp/j1.$to") eq slurp("$tmp/j3.$to"), "jobs => 3: the same $to file, byte for byte");
+    }
+    my @many = ("$d/tachyon/cpu_recursion.bin") x 400;
+    Devel::ProfileBridge::merge(in => \@many, out => "$tmp/400.folded", to => 'collapsed', jobs => 2);
+    is(sum(merged_stacks("$tmp/400.folded")), 400 * sum(parts($many[0])), '400 files, 2 workers: 400 times the weight');
+    ok(!eval { Devel::ProfileBridge::merge(in => [ @in, "$d/tachyon/cpu_recursion.py" ], out => "$tmp/jx.folded",
+        to => 'collapsed', jobs => 2); 1 }, 'a bad input in a worker');
+    like($@, qr{^profbridge: corrupt: not a profile this distribution recognises at byte 0 of \Q$d/tachyon/cpu_recursion.py\E},
+        "... gives the input's own error");
+    ok(!-e "$tmp/jx.folded", '... and no output');
 }
 
 # errors

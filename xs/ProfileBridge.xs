@@ -112,6 +112,7 @@ static void fill_options(pTHX_ HV *hv, pb_options *o)
     o->max_statements = (uint64_t)opt_uv(aTHX_ hv, "max_statements");
     o->max_line = (uint32_t)opt_uv(aTHX_ hv, "max_line");
     o->salvage = (int)opt_uv(aTHX_ hv, "salvage");
+    o->jobs = (int)opt_uv(aTHX_ hv, "jobs");
     svp = hv_fetchs(hv, "progress", 0);
     if (svp && SvROK(*svp) && SvTYPE(SvRV(*svp)) == SVt_PVCV) {
         o->progress = progress_cb;

@@ -393,18 +393,43 @@ sub convert {
     });
 }
 
-# run $code with every input resolved (stdin, FIFOs, gzip -> temporary copies)
+# run $code with every input resolved (stdin, FIFOs, gzip -> temporary copies);
+# errors naming a temporary copy name the user's file
 sub _with_inputs {
-    my ($files, $opts, $code, @done) = @_;
-    return $code->(@done) unless @$files;
-    my ($first, @rest) = @$files;
-    return _with_input($first, $opts, sub { _with_inputs(\@rest, $opts, $code, @done, $_[0]) });
+    my ($files, $opts, $code) = @_;
+    my (@paths, @guards, %name_of);
+    for my $f (@$files) {
+        my ($path, $guard, $name) = _input($f, $opts);
+        push @paths, $path;
+        next unless $guard;
+        push @guards, $guard;
+        $name_of{$path} = $name;
+    }
+    my @r;
+    my $ok = eval { @r = $code->(@paths); 1 };
+    if (!$ok) {
+        my $e = $@;
+        if (ref $e && eval { $e->isa('Devel::ProfileBridge::Error') } && defined $e->{file}
+            && exists $name_of{ $e->{file} }) {
+            my $name = $name_of{ $e->{file} };
+            $e->{file} = $name;
+            $e->{line} = defined $e->{offset}
+                ? "$e->{format}: $e->{class}: $e->{message} at byte $e->{offset} of $name"
+                : "$e->{format}: $e->{class}: $name: $e->{message}";
+        }
+        die $e;
+    }
+    return wantarray ? @r : $r[0];
 }
 
 sub merge {
     my (%opts) = @_;
-    _check_opts('merge', { map { $_ => 1 } qw(in out to compress thread pid progress source source_root strip_prefix),
-        @LIMITS }, \%opts);
+    _check_opts('merge', { map { $_ => 1 } qw(in out to compress thread pid progress source source_root strip_prefix
+        jobs), @LIMITS }, \%opts);
+    if (defined $opts{jobs} && $opts{jobs} !~ /\A[0-9]{1,3}\z/) {
+        require Carp;
+        Carp::croak("merge: jobs must be a number of processes (0..999), not '$opts{jobs}'");
+    }
     my @in = ref $opts{in} eq 'ARRAY' ? @{ $opts{in} } : ();
     if (!@in || grep { !defined || !length || ref } @in) {
         require Carp;
@@ -442,6 +467,7 @@ sub merge {
     my %seen;
     my @dirs = grep { !$seen{$_}++ } map { -d $_ ? $_ : File::Basename::dirname($_) } grep { $_ ne '-' } @in;
     $x->{source_root} = [ @{ $x->{source_root} || [] }, @dirs ] if @dirs;
+    $x->{jobs} = $opts{jobs} if $opts{jobs};
     return _with_inputs(\@in, \%opts, sub { _merge([@_], $x, $to, $opts{out}, $level); 1 });
 }
 
@@ -1092,8 +1118,11 @@ speedscope profiles are in nanoseconds.  Relative file names are looked up besid
 are unified by name, file and line, so memory grows with distinct frames
 and stacks, not with the number of inputs; each input's threads stay
 separate threads (a pid already taken by an earlier input gets the next free
-number); the first input's attributes head the result.  Inputs are read one
-after the other, in one process.  C<$path> C<-> is standard output for
+number); the first input's attributes head the result.  C<< jobs => N >>
+decodes the inputs in N worker processes (each a contiguous share of them,
+spooled to an unlinked temp file) and folds their spools in input order in
+this one, so the result is the same as with one process; without it the
+inputs are read one after the other.  C<$path> C<-> is standard output for
 collapsed and pprof.  Throws L<Devel::ProfileBridge::Error>: the failing
 input's error (C<corrupt> for a file that is no profile).
 
