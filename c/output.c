@@ -433,8 +433,9 @@ pb_status pb_output_commit(pb_output *o, int do_fsync, pb_error *err)
     if (!o)
         return pb_fail_nooff(err, PB_ERR_IO, "no output");
     if (!pb_output_owned(o)) {
+        long owner = (long)o->pid; /* (forsake frees o) */
         pb_output_forsake(o);
-        return pb_fail_nooff(err, PB_ERR_IO, "the output belongs to process %ld, not to this one", (long)o->pid);
+        return pb_fail_nooff(err, PB_ERR_IO, "the output belongs to process %ld, not to this one", owner);
     }
     e = out_close(o, do_fsync);
     if (e) {
