@@ -75,30 +75,27 @@ pb_status pb_convert_file(const char *in, pb_format fmt, const pb_options *opt, 
     return pb_convert_file_warn(in, fmt, opt, out, compress_level, NULL, NULL, err);
 }
 
+typedef struct {
+    const char *in;
+    pb_format fmt;
+    const pb_options *opt;
+} json_args;
+
+static pb_status json_write(FILE *fp, void *ctx, pb_error *werr, pb_error *err)
+{
+    const json_args *a = (const json_args *)ctx;
+    pb_sink sink;
+    (void)werr;
+    pb_json_sink_init(&sink, fp);
+    return pb_decode_file(a->in, a->fmt, a->opt, &sink, err);
+}
+
 pb_status pb_convert_json_lines(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
                                 pb_error *err)
 {
-    pb_output *out;
-    pb_sink sink;
-    pb_error werr;
-    FILE *fp;
-    pb_status st;
-    pb_error_init(&werr, "dump", strcmp(out_path, "-") == 0 ? "standard output" : out_path);
-    out = pb_output_open(out_path, PB_OUT_STDOUT, &werr);
-    if (!out || !(fp = pb_output_stdio(out, &werr))) {
-        pb_output_abort(out);
-        *err = werr;
-        return err->status;
-    }
-    pb_json_sink_init(&sink, fp);
-    st = pb_decode_file(in, fmt, opt, &sink, err);
-    if (st != PB_OK) {
-        pb_output_abort(out); /* an existing output stays as it was */
-        return st;
-    }
-    if (pb_output_commit(out, 0, &werr) != PB_OK) {
-        *err = werr;
-        return err->status;
-    }
-    return PB_OK;
+    json_args a;
+    a.in = in;
+    a.fmt = fmt;
+    a.opt = opt;
+    return pb_output_with(out_path, "dump", json_write, &a, err);
 }

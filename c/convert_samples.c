@@ -12,56 +12,40 @@
 #include "output.h"
 #include "write_statprofiler.h"
 
+typedef struct {
+    const char *in, *after; /* after: a diff's second input */
+    pb_format fmt;
+    const pb_options *opt;
+} samples_args;
+
+static pb_status collapsed_write(FILE *fp, void *ctx, pb_error *werr, pb_error *err)
+{
+    const samples_args *a = (const samples_args *)ctx;
+    (void)werr;
+    return a->after ? pb_collapse_diff_files(a->in, a->after, a->opt, fp, err)
+                    : pb_collapse_file(a->in, a->fmt, a->opt, fp, err);
+}
+
 pb_status pb_convert_collapsed(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
                                pb_error *err)
 {
-    pb_output *out;
-    FILE *fp;
-    pb_status st;
-    pb_error werr;
-    pb_error_init(&werr, "collapsed", strcmp(out_path, "-") == 0 ? "standard output" : out_path);
-    out = pb_output_open(out_path, PB_OUT_STDOUT, &werr);
-    if (!out || !(fp = pb_output_stdio(out, &werr))) {
-        pb_output_abort(out);
-        *err = werr;
-        return err->status;
-    }
-    st = pb_collapse_file(in, fmt, opt, fp, err);
-    if (st != PB_OK) {
-        pb_output_abort(out);
-        return st;
-    }
-    if (pb_output_commit(out, 0, &werr) != PB_OK) {
-        *err = werr;
-        return err->status;
-    }
-    return PB_OK;
+    samples_args a;
+    a.in = in;
+    a.after = NULL;
+    a.fmt = fmt;
+    a.opt = opt;
+    return pb_output_with(out_path, "collapsed", collapsed_write, &a, err);
 }
 
 pb_status pb_convert_diff_collapsed(const char *before, const char *after, const pb_options *opt,
                                     const char *out_path, pb_error *err)
 {
-    pb_output *out;
-    FILE *fp;
-    pb_status st;
-    pb_error werr;
-    pb_error_init(&werr, "diff", strcmp(out_path, "-") == 0 ? "standard output" : out_path);
-    out = pb_output_open(out_path, PB_OUT_STDOUT, &werr);
-    if (!out || !(fp = pb_output_stdio(out, &werr))) {
-        pb_output_abort(out);
-        *err = werr;
-        return err->status;
-    }
-    st = pb_collapse_diff_files(before, after, opt, fp, err);
-    if (st != PB_OK) {
-        pb_output_abort(out);
-        return st;
-    }
-    if (pb_output_commit(out, 0, &werr) != PB_OK) {
-        *err = werr;
-        return err->status;
-    }
-    return PB_OK;
+    samples_args a;
+    a.in = before;
+    a.after = after;
+    a.fmt = PB_FMT_UNKNOWN;
+    a.opt = opt;
+    return pb_output_with(out_path, "diff", collapsed_write, &a, err);
 }
 
 void pb_convert_free_names(char **names, size_t n)

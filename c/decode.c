@@ -57,6 +57,31 @@ pb_decoder_fn pb_decoder_for(pb_format f)
     }
 }
 
+pb_status pb_detect_source(pb_source *src, pb_format *format, pb_error *err)
+{
+    pb_format_info info;
+    size_t n;
+    size_t want = 4096;
+    if (pb_src_size(src) != UINT64_MAX && pb_src_size(src) < want)
+        want = (size_t)pb_src_size(src);
+    pb_src_need(src, want);
+    if (err->status)
+        return err->status;
+    n = pb_src_avail(src);
+    pb_detect_bytes(src->p, n, &info);
+    if (info.format == PB_FMT_UNKNOWN) {
+        err->format = "profbridge";
+        if (n == 0)
+            return pb_fail(err, PB_ERR_CORRUPT, 0, "empty file: not a profile");
+        return pb_fail(err, PB_ERR_CORRUPT, 0,
+                       "not a profile this distribution recognises (NYTProf, Pynytprof, EasyProfiler, "
+                       "Tachyon, StatProfiler); first bytes %02x %02x %02x %02x",
+                       n > 0 ? src->p[0] : 0, n > 1 ? src->p[1] : 0, n > 2 ? src->p[2] : 0, n > 3 ? src->p[3] : 0);
+    }
+    *format = info.format;
+    return PB_OK;
+}
+
 pb_status pb_decode_source(pb_source *src, const char *name, pb_format format, const pb_options *opt_in,
                           pb_sink *sink, pb_error *err)
 {
@@ -69,29 +94,8 @@ pb_status pb_decode_source(pb_source *src, const char *name, pb_format format, c
         pb_options_init(&opt);
     pb_options_resolve(&opt);
     pb_options_to_source(&opt, src);
-    if (format == PB_FMT_UNKNOWN) {
-        pb_format_info info;
-        size_t n;
-        size_t want = 4096;
-        if (pb_src_size(src) != UINT64_MAX && pb_src_size(src) < want)
-            want = (size_t)pb_src_size(src);
-        pb_src_need(src, want);
-        if (err->status)
-            return err->status;
-        n = pb_src_avail(src);
-        pb_detect_bytes(src->p, n, &info);
-        if (info.format == PB_FMT_UNKNOWN) {
-            err->format = "profbridge";
-            if (n == 0)
-                return pb_fail(err, PB_ERR_CORRUPT, 0, "empty file: not a profile");
-            return pb_fail(err, PB_ERR_CORRUPT, 0,
-                           "not a profile this distribution recognises (NYTProf, Pynytprof, EasyProfiler, "
-                           "Tachyon, StatProfiler); first bytes %02x %02x %02x %02x",
-                           n > 0 ? src->p[0] : 0, n > 1 ? src->p[1] : 0, n > 2 ? src->p[2] : 0,
-                           n > 3 ? src->p[3] : 0);
-        }
-        format = info.format;
-    }
+    if (format == PB_FMT_UNKNOWN && (st = pb_detect_source(src, &format, err)) != PB_OK)
+        return st;
     err->format = pb_format_name(format);
     src->format = err->format;
     fn = pb_decoder_for(format);

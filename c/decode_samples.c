@@ -32,21 +32,8 @@ static pb_status samples_src(pb_source *src, pb_format fmt, const pb_options *op
         pb_options_init(&opt);
     pb_options_resolve(&opt);
     pb_options_to_source(&opt, src);
-    if (fmt == PB_FMT_UNKNOWN) {
-        pb_format_info info;
-        size_t want = 4096;
-        if (pb_src_size(src) != UINT64_MAX && pb_src_size(src) < want)
-            want = (size_t)pb_src_size(src);
-        pb_src_need(src, want);
-        if (err->status)
-            return err->status;
-        pb_detect_bytes(src->p, pb_src_avail(src), &info);
-        if (info.format == PB_FMT_UNKNOWN) {
-            err->format = "profbridge";
-            return pb_fail(err, PB_ERR_CORRUPT, 0, "not a profile this distribution recognises");
-        }
-        fmt = info.format;
-    }
+    if (fmt == PB_FMT_UNKNOWN && (st = pb_detect_source(src, &fmt, err)) != PB_OK)
+        return st;
     err->format = pb_format_name(fmt);
     src->format = err->format;
     fn = pb_sample_decoder_for(fmt);

@@ -672,100 +672,72 @@ static pb_status merge_nytprof(const char *const *in, size_t n, const pb_options
     return pb_nytprof_writer_close(w, err);
 }
 
-pb_status pb_merge_files(const char *const *in, size_t n, const pb_options *opt, const char *to,
-                         const char *out_path, int compress_level, void (*warn)(void *ud, const char *msg),
-                         void *ud, pb_error *err)
+typedef struct {
+    const char *const *in;
+    size_t n;
+    const pb_options *opt;
+    const char *to;         /* "collapsed", "pprof", "speedscope" */
+    int diff;
+} merge_args;
+
+/* the consumer the target names, behind the merge layer, into fp */
+static pb_status merge_write(FILE *fp, void *ctx, pb_error *werr, pb_error *err)
 {
-    pb_output *out;
-    FILE *fp;
-    pb_error werr;
+    const merge_args *a = (const merge_args *)ctx;
     merger m;
     pb_status st;
     pb_collapse *c = NULL;
     pb_pprof *pp = NULL;
     pb_speedscope *sc = NULL;
-    int is_pprof, is_ss;
+    memset(&m, 0, sizeof m);
+    m.diff = a->diff;
+    if (!strcmp(a->to, "pprof"))
+        m.target = (pp = pb_pprof_new(fp, werr)) ? pb_pprof_sample_sink(pp) : NULL;
+    else if (!strcmp(a->to, "speedscope"))
+        m.target = (sc = pb_speedscope_new(fp, "merged profile", werr)) ? pb_speedscope_sample_sink(sc) : NULL;
+    else
+        m.target = (c = pb_collapse_new(fp, werr)) ? pb_collapse_sample_sink(c) : NULL;
+    if (!m.target)
+        return werr->status;
+    st = merge_into(&m, a->in, a->n, a->opt, err);
+    pb_pprof_free(pp);
+    pb_speedscope_free(sc);
+    pb_collapse_free(c);
+    merger_free(&m);
+    return st;
+}
+
+pb_status pb_merge_files(const char *const *in, size_t n, const pb_options *opt, const char *to,
+                         const char *out_path, int compress_level, void (*warn)(void *ud, const char *msg),
+                         void *ud, pb_error *err)
+{
+    merge_args a;
     pb_error_init(err, "merge", out_path);
     if (!n)
         return pb_fail_nooff(err, PB_ERR_USAGE, "no profiles to merge");
     if (!strcmp(to, "nytprof"))
         return merge_nytprof(in, n, opt, out_path, compress_level, warn, ud, err);
-    is_pprof = !strcmp(to, "pprof");
-    is_ss = !strcmp(to, "speedscope");
-    if (!is_pprof && !is_ss && strcmp(to, "collapsed"))
+    if (strcmp(to, "pprof") && strcmp(to, "speedscope") && strcmp(to, "collapsed"))
         return pb_fail_nooff(err, PB_ERR_USAGE, "cannot merge into '%s' (nytprof, collapsed, pprof, speedscope)", to);
-    pb_error_init(&werr, to, strcmp(out_path, "-") == 0 ? "standard output" : out_path);
-    out = pb_output_open(out_path, PB_OUT_STDOUT, &werr);
-    if (!out || !(fp = pb_output_stdio(out, &werr))) {
-        pb_output_abort(out);
-        *err = werr;
-        return err->status;
-    }
-    memset(&m, 0, sizeof m);
-    if (is_pprof)
-        pp = pb_pprof_new(fp, &werr);
-    else if (is_ss)
-        sc = pb_speedscope_new(fp, "merged profile", &werr);
-    else
-        c = pb_collapse_new(fp, &werr);
-    if (!pp && !c && !sc) {
-        pb_output_abort(out);
-        *err = werr;
-        return err->status;
-    }
-    m.target = is_pprof ? pb_pprof_sample_sink(pp) : is_ss ? pb_speedscope_sample_sink(sc) : pb_collapse_sample_sink(c);
-    st = merge_into(&m, in, n, opt, err);
-    pb_pprof_free(pp);
-    pb_speedscope_free(sc);
-    pb_collapse_free(c);
-    merger_free(&m);
-    if (st != PB_OK) {
-        pb_output_abort(out);
-        if (werr.status != PB_OK)
-            *err = werr;
-        return st;
-    }
-    if (pb_output_commit(out, 0, &werr) != PB_OK) {
-        *err = werr;
-        return err->status;
-    }
-    return PB_OK;
+    a.in = in;
+    a.n = n;
+    a.opt = opt;
+    a.to = to;
+    a.diff = 0;
+    return pb_output_with(out_path, to, merge_write, &a, err);
 }
 
 pb_status pb_diff_pprof(const char *before, const char *after, const pb_options *opt, const char *out_path,
                         pb_error *err)
 {
-    pb_output *out;
-    FILE *fp;
-    pb_error werr;
-    merger m;
-    pb_status st;
-    pb_pprof *pp;
+    merge_args a;
     const char *in[2];
     in[0] = before;
     in[1] = after;
-    pb_error_init(&werr, "pprof", strcmp(out_path, "-") == 0 ? "standard output" : out_path);
-    out = pb_output_open(out_path, PB_OUT_STDOUT, &werr);
-    if (!out || !(fp = pb_output_stdio(out, &werr)) || !(pp = pb_pprof_new(fp, &werr))) {
-        pb_output_abort(out);
-        *err = werr;
-        return err->status;
-    }
-    memset(&m, 0, sizeof m);
-    m.target = pb_pprof_sample_sink(pp);
-    m.diff = 1;
-    st = merge_into(&m, in, 2, opt, err);
-    pb_pprof_free(pp);
-    merger_free(&m);
-    if (st != PB_OK) {
-        pb_output_abort(out);
-        if (werr.status != PB_OK)
-            *err = werr;
-        return st;
-    }
-    if (pb_output_commit(out, 0, &werr) != PB_OK) {
-        *err = werr;
-        return err->status;
-    }
-    return PB_OK;
+    a.in = in;
+    a.n = 2;
+    a.opt = opt;
+    a.to = "pprof";
+    a.diff = 1;
+    return pb_output_with(out_path, "pprof", merge_write, &a, err);
 }

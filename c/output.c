@@ -701,3 +701,32 @@ void pb_outset_forsake(pb_outset *s)
     if (s)
         set_free(s);
 }
+
+pb_status pb_output_with(const char *out_path, const char *who, pb_output_fn write, void *ctx, pb_error *err)
+{
+    pb_output *out;
+    FILE *fp;
+    pb_error werr;
+    pb_status st;
+    pb_error_init(&werr, who, strcmp(out_path, "-") == 0 ? "standard output" : out_path);
+    out = pb_output_open(out_path, PB_OUT_STDOUT, &werr);
+    if (!out || !(fp = pb_output_stdio(out, &werr))) {
+        pb_output_abort(out);
+        *err = werr;
+        return err->status;
+    }
+    st = write(fp, ctx, &werr, err);
+    if (st != PB_OK) {
+        pb_output_abort(out); /* an existing target stays as it was */
+        if (werr.status != PB_OK)
+            *err = werr;
+        else if (err->status == PB_OK)
+            err->status = st;
+        return st;
+    }
+    if (pb_output_commit(out, 0, &werr) != PB_OK) {
+        *err = werr;
+        return err->status;
+    }
+    return PB_OK;
+}

@@ -53,6 +53,14 @@ int pb_output_in_place(const pb_output *o);
 /* A stdio stream on the output, owned by it (closed by commit/abort).
  * Only for writers that finish within one C call (no fork in between). */
 FILE *pb_output_stdio(pb_output *o, pb_error *err);
+/* The whole life of a stdio output, for writers that finish within one C
+ * call: open out_path (PB_OUT_STDOUT: "-" is standard output), run
+ * write(fp, ctx, werr, err) and commit, or abort on any error so that the
+ * target stays as it was.  Output errors (open, write, commit) read
+ * "<who>: io: ..." with the target's name; write() reports a decoder's
+ * error in err and its own (the writer's) in werr, which wins when set. */
+typedef pb_status (*pb_output_fn)(FILE *fp, void *ctx, pb_error *werr, pb_error *err);
+pb_status pb_output_with(const char *out_path, const char *who, pb_output_fn write, void *ctx, pb_error *err);
 /* write all n bytes (retries short writes and EINTR) */
 pb_status pb_output_write(pb_output *o, const void *p, size_t n, pb_error *err);
 /* flush, optionally fsync, close, rename the temp file onto the target;

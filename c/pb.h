@@ -142,6 +142,10 @@ pb_status pb_decode_file(const char *path, pb_format format, const pb_options *o
 pb_status pb_decode_mem(const void *data, size_t len, const char *name, pb_format format,
                         const pb_options *opt, pb_sink *sink, pb_error *err);
 
+/* The format of src from its first 4 KB (the source stays at its start):
+ * PB_ERR_CORRUPT "not a profile ..." (format "profbridge") when unknown. */
+pb_status pb_detect_source(pb_source *src, pb_format *format, pb_error *err);
+
 /* Decode from a source the caller opened (and will close): lets a caller
  * that may be unwound (a Perl callback dying) own the resources. */
 pb_status pb_decode_source(pb_source *src, const char *name, pb_format format, const pb_options *opt,

@@ -588,38 +588,30 @@ void pb_pprof_free(pb_pprof *p)
     free(p);
 }
 
+typedef struct {
+    const char *in;
+    pb_format fmt;
+    const pb_options *opt;
+} pprof_args;
+
+static pb_status pprof_write(FILE *fp, void *ctx, pb_error *werr, pb_error *err)
+{
+    const pprof_args *a = (const pprof_args *)ctx;
+    pb_pprof *pp = pb_pprof_new(fp, werr);
+    pb_status st;
+    if (!pp)
+        return werr->status;
+    st = pb_decode_samples_file(a->in, a->fmt, a->opt, pb_pprof_sample_sink(pp), "pprof output", err);
+    pb_pprof_free(pp);
+    return st;
+}
+
 pb_status pb_convert_pprof(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
                            pb_error *err)
 {
-    pb_output *out;
-    pb_pprof *pp;
-    FILE *fp;
-    pb_status st;
-    pb_error werr;
-    pb_error_init(&werr, "pprof", strcmp(out_path, "-") == 0 ? "standard output" : out_path);
-    out = pb_output_open(out_path, PB_OUT_STDOUT, &werr);
-    if (!out || !(fp = pb_output_stdio(out, &werr))) {
-        pb_output_abort(out);
-        *err = werr;
-        return err->status;
-    }
-    pp = pb_pprof_new(fp, &werr);
-    if (!pp) {
-        pb_output_abort(out);
-        *err = werr;
-        return err->status;
-    }
-    st = pb_decode_samples_file(in, fmt, opt, pb_pprof_sample_sink(pp), "pprof output", err);
-    pb_pprof_free(pp);
-    if (st != PB_OK) {
-        pb_output_abort(out);
-        if (werr.status != PB_OK)
-            *err = werr; /* the writer's own failure */
-        return st;
-    }
-    if (pb_output_commit(out, 0, &werr) != PB_OK) {
-        *err = werr;
-        return err->status;
-    }
-    return PB_OK;
+    pprof_args a;
+    a.in = in;
+    a.fmt = fmt;
+    a.opt = opt;
+    return pb_output_with(out_path, "pprof", pprof_write, &a, err);
 }

@@ -458,38 +458,31 @@ void pb_speedscope_free(pb_speedscope *s)
     free(s);
 }
 
+typedef struct {
+    const char *in;
+    pb_format fmt;
+    const pb_options *opt;
+} speedscope_args;
+
+static pb_status speedscope_write(FILE *fp, void *ctx, pb_error *werr, pb_error *err)
+{
+    const speedscope_args *a = (const speedscope_args *)ctx;
+    const char *base = strrchr(a->in, '/');
+    pb_speedscope *sc = pb_speedscope_new(fp, base ? base + 1 : a->in, werr);
+    pb_status st;
+    if (!sc)
+        return werr->status;
+    st = pb_decode_samples_file(a->in, a->fmt, a->opt, pb_speedscope_sample_sink(sc), "speedscope output", err);
+    pb_speedscope_free(sc);
+    return st;
+}
+
 pb_status pb_convert_speedscope(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
                                 pb_error *err)
 {
-    pb_output *out;
-    pb_speedscope *sc;
-    FILE *fp;
-    pb_status st;
-    pb_error werr;
-    const char *base = strrchr(in, '/');
-    pb_error_init(&werr, "speedscope", strcmp(out_path, "-") == 0 ? "standard output" : out_path);
-    out = pb_output_open(out_path, PB_OUT_STDOUT, &werr);
-    if (!out || !(fp = pb_output_stdio(out, &werr))) {
-        pb_output_abort(out);
-        *err = werr;
-        return err->status;
-    }
-    if (!(sc = pb_speedscope_new(fp, base ? base + 1 : in, &werr))) {
-        pb_output_abort(out);
-        *err = werr;
-        return err->status;
-    }
-    st = pb_decode_samples_file(in, fmt, opt, pb_speedscope_sample_sink(sc), "speedscope output", err);
-    pb_speedscope_free(sc);
-    if (st != PB_OK) {
-        pb_output_abort(out);
-        if (werr.status != PB_OK)
-            *err = werr;
-        return st;
-    }
-    if (pb_output_commit(out, 0, &werr) != PB_OK) {
-        *err = werr;
-        return err->status;
-    }
-    return PB_OK;
+    speedscope_args a;
+    a.in = in;
+    a.fmt = fmt;
+    a.opt = opt;
+    return pb_output_with(out_path, "speedscope", speedscope_write, &a, err);
 }

@@ -158,17 +158,22 @@ sub _with_input {
     return $code->($path) unless $guard;
     my @r;
     my $ok = eval { @r = $code->($path); 1 };
-    if (!$ok) {
-        my $e = $@;
-        if (ref $e && eval { $e->isa('Devel::ProfileBridge::Error') } && defined $e->{file} && $e->{file} eq $path) {
-            $e->{file} = $name;
-            $e->{line} = defined $e->{offset}
-                ? "$e->{format}: $e->{class}: $e->{message} at byte $e->{offset} of $name"
-                : "$e->{format}: $e->{class}: $name: $e->{message}";
-        }
-        die $e;
-    }
+    die _renamed($@, { $path => $name }) unless $ok;
     return wantarray ? @r : $r[0];
+}
+
+# an error naming a temporary copy names the user's file instead
+sub _renamed {
+    my ($e, $name_of) = @_;
+    if (ref $e && eval { $e->isa('Devel::ProfileBridge::Error') } && defined $e->{file}
+        && exists $name_of->{ $e->{file} }) {
+        my $name = $name_of->{ $e->{file} };
+        $e->{file} = $name;
+        $e->{line} = defined $e->{offset}
+            ? "$e->{format}: $e->{class}: $e->{message} at byte $e->{offset} of $name"
+            : "$e->{format}: $e->{class}: $name: $e->{message}";
+    }
+    return $e;
 }
 
 sub _xs_opts {
@@ -407,18 +412,7 @@ sub _with_inputs {
     }
     my @r;
     my $ok = eval { @r = $code->(@paths); 1 };
-    if (!$ok) {
-        my $e = $@;
-        if (ref $e && eval { $e->isa('Devel::ProfileBridge::Error') } && defined $e->{file}
-            && exists $name_of{ $e->{file} }) {
-            my $name = $name_of{ $e->{file} };
-            $e->{file} = $name;
-            $e->{line} = defined $e->{offset}
-                ? "$e->{format}: $e->{class}: $e->{message} at byte $e->{offset} of $name"
-                : "$e->{format}: $e->{class}: $name: $e->{message}";
-        }
-        die $e;
-    }
+    die _renamed($@, \%name_of) unless $ok;
     return wantarray ? @r : $r[0];
 }
 
