@@ -1,5 +1,6 @@
 /* util.h - small helpers shared by the folds, writers and decoders:
- * overflow-checked array growth and the hashes of the interning tables. */
+ * overflow-checked array growth, the hashes and the one hash index
+ * (pb_index) of every interning table, the UTF-8 rules. */
 #ifndef PB_UTIL_H
 #define PB_UTIL_H
 
@@ -146,6 +147,68 @@ static inline int pb_has_high(const char *p, size_t n)
         if ((unsigned char)p[i] >= 0x80)
             return 1;
     return 0;
+}
+
+/* pb_index: the one hash index of the tree.  Open addressing with linear
+ * probing over entries the caller keeps in its own dense array (ids 0..n-1);
+ * a slot holds id + 1 (0: empty), the table is kept at most half full, and
+ * equality is the caller's.  Use:
+ *
+ *     if (pb_index_reserve(&ix, n, hash_of, ctx) < 0) -> out of memory
+ *     for (k = pb_index_first(&ix, h); (id = pb_index_at(&ix, k)) != PB_INDEX_NONE;
+ *          k = pb_index_next(&ix, k))
+ *         if (entry id has this key) -> found
+ *     new entry n: pb_index_set(&ix, k, n)   (k: the empty slot the loop stopped at)
+ *
+ * hash_of(ctx, id) gives an existing entry's hash (kept by the caller) for
+ * the rehash when the table grows; reserve before probing, so that the slot
+ * the probe ends on is still there to fill. */
+#define PB_INDEX_NONE UINT32_MAX
+typedef struct {
+    uint32_t *slot;
+    size_t cap; /* 0 or a power of two */
+} pb_index;
+
+/* room for entry n (so n + 1 entries) at most half full: 0, or -1 when out of memory */
+static inline int pb_index_reserve(pb_index *ix, size_t n, uint32_t (*hash_of)(const void *ctx, uint32_t id),
+                                   const void *ctx)
+{
+    size_t nc, i;
+    uint32_t *t;
+    if ((n + 1) * 2 <= ix->cap)
+        return 0;
+    nc = ix->cap ? ix->cap : 32;
+    while ((n + 1) * 2 > nc) {
+        if (nc > SIZE_MAX / 2 / sizeof *t)
+            return -1;
+        nc *= 2;
+    }
+    if (!(t = (uint32_t *)calloc(nc, sizeof *t)))
+        return -1;
+    for (i = 0; i < n; i++) {
+        size_t k = hash_of(ctx, (uint32_t)i) & (nc - 1);
+        while (t[k])
+            k = (k + 1) & (nc - 1);
+        t[k] = (uint32_t)i + 1;
+    }
+    free(ix->slot);
+    ix->slot = t;
+    ix->cap = nc;
+    return 0;
+}
+static inline size_t pb_index_first(const pb_index *ix, uint32_t h) { return h & (ix->cap - 1); }
+static inline size_t pb_index_next(const pb_index *ix, size_t k) { return (k + 1) & (ix->cap - 1); }
+/* the id in slot k, or PB_INDEX_NONE when the slot is empty (or there is no table) */
+static inline uint32_t pb_index_at(const pb_index *ix, size_t k)
+{
+    return ix->cap && ix->slot[k] ? ix->slot[k] - 1 : PB_INDEX_NONE;
+}
+static inline void pb_index_set(pb_index *ix, size_t k, uint32_t id) { ix->slot[k] = id + 1; }
+static inline void pb_index_free(pb_index *ix)
+{
+    free(ix->slot);
+    ix->slot = NULL;
+    ix->cap = 0;
 }
 
 #endif

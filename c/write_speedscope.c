@@ -40,16 +40,13 @@ struct pb_speedscope {
     char *title;
     s_frame *frames;
     size_t nframes, cframes;
-    uint32_t *fslot;
-    size_t fslots;
+    pb_index fix;
     s_thread *threads;
     size_t nthreads, cthreads;
-    uint32_t *tslot;
-    size_t tslots;
+    pb_index tix;
     s_stack *stacks;
     size_t nstacks, cstacks;
-    uint32_t *sslot;
-    size_t sslots;
+    pb_index six;
     uint32_t *pool, *path;
     size_t npool, cpool, cpath;
     char *namebuf;
@@ -62,29 +59,9 @@ struct pb_speedscope {
 #define NONE UINT32_MAX
 #define S_OOM(s) pb_fail((s)->err, PB_ERR_LIMIT, 0, "out of memory while building the speedscope file")
 
-/* one open-addressing table of index + 1 over an array, grown at half full */
-static int rehash(uint32_t **slot, size_t *cap, size_t n, uint32_t (*hash_of)(const pb_speedscope *, uint32_t),
-                  const pb_speedscope *s)
-{
-    size_t nc = *cap ? *cap * 2 : 64, i;
-    uint32_t *t = (uint32_t *)calloc(nc, sizeof *t);
-    if (!t)
-        return -1;
-    for (i = 0; i < n; i++) {
-        size_t k = hash_of(s, (uint32_t)i) & (nc - 1);
-        while (t[k])
-            k = (k + 1) & (nc - 1);
-        t[k] = (uint32_t)i + 1;
-    }
-    free(*slot);
-    *slot = t;
-    *cap = nc;
-    return 0;
-}
-
-static uint32_t h_frame(const pb_speedscope *s, uint32_t i) { return s->frames[i].hash; }
-static uint32_t h_thread(const pb_speedscope *s, uint32_t i) { return pb_mix64(s->threads[i].key); }
-static uint32_t h_stack(const pb_speedscope *s, uint32_t i) { return s->stacks[i].hash; }
+static uint32_t h_frame(const void *s, uint32_t i) { return ((const pb_speedscope *)s)->frames[i].hash; }
+static uint32_t h_thread(const void *s, uint32_t i) { return pb_mix64(((const pb_speedscope *)s)->threads[i].key); }
+static uint32_t h_stack(const void *s, uint32_t i) { return ((const pb_speedscope *)s)->stacks[i].hash; }
 
 static char *dup(const char *p, size_t n)
 {
@@ -116,22 +93,22 @@ static pb_status sc_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
     pb_speedscope *s = (pb_speedscope *)self->ctx;
     size_t need = pb_fold_sub_name(fr, NULL, 0) + 1, j, flen = fr->file.len;
     const char *file = fr->file.ptr ? fr->file.ptr : "";
-    uint32_t h;
+    uint32_t h, i;
     s_frame *f;
     if (pb_grow((void **)&s->namebuf, &s->cnamebuf, need, 1) < 0)
         return S_OOM(s);
     pb_fold_sub_name(fr, s->namebuf, need);
     need--;
     h = pb_hash_bytes(s->namebuf, need) ^ pb_hash_bytes(file, flen);
-    if ((s->nframes + 1) * 2 > s->fslots && rehash(&s->fslot, &s->fslots, s->nframes, h_frame, s) < 0)
+    if (pb_index_reserve(&s->fix, s->nframes, h_frame, s) < 0)
         return S_OOM(s);
-    for (j = h & (s->fslots - 1); s->fslot[j]; j = (j + 1) & (s->fslots - 1)) {
-        f = &s->frames[s->fslot[j] - 1];
+    for (j = pb_index_first(&s->fix, h); (i = pb_index_at(&s->fix, j)) != PB_INDEX_NONE; j = pb_index_next(&s->fix, j)) {
+        f = &s->frames[i];
         if (f->hash == h && f->nlen == need && f->flen == flen && !memcmp(f->name, s->namebuf, need) &&
             !memcmp(f->file, file, flen)) {
             if (fr->first_line > 0 && (f->line <= 0 || fr->first_line < f->line))
                 f->line = fr->first_line;
-            *id = s->fslot[j] - 1;
+            *id = i;
             return PB_OK;
         }
     }
@@ -150,7 +127,7 @@ static pb_status sc_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
     f->line = fr->first_line > 0 ? fr->first_line : (fr->line > 0 ? fr->line : 0);
     f->hash = h;
     *id = (uint32_t)s->nframes++;
-    s->fslot[j] = *id + 1;
+    pb_index_set(&s->fix, j, *id);
     return PB_OK;
 }
 
@@ -158,11 +135,13 @@ static pb_status get_thread(pb_speedscope *s, uint64_t key, const char *label, u
 {
     size_t j;
     s_thread *t;
-    if ((s->nthreads + 1) * 2 > s->tslots && rehash(&s->tslot, &s->tslots, s->nthreads, h_thread, s) < 0)
+    uint32_t i;
+    if (pb_index_reserve(&s->tix, s->nthreads, h_thread, s) < 0)
         return S_OOM(s);
-    for (j = pb_mix64(key) & (s->tslots - 1); s->tslot[j]; j = (j + 1) & (s->tslots - 1))
-        if (s->threads[s->tslot[j] - 1].key == key) {
-            *ti = s->tslot[j] - 1;
+    for (j = pb_index_first(&s->tix, pb_mix64(key)); (i = pb_index_at(&s->tix, j)) != PB_INDEX_NONE;
+         j = pb_index_next(&s->tix, j))
+        if (s->threads[i].key == key) {
+            *ti = i;
             if (label)
                 snprintf(s->threads[*ti].label, sizeof s->threads[*ti].label, "%s", label);
             return PB_OK;
@@ -178,7 +157,7 @@ static pb_status get_thread(pb_speedscope *s, uint64_t key, const char *label, u
     else
         snprintf(t->label, sizeof t->label, "%llu", (unsigned long long)key);
     *ti = (uint32_t)s->nthreads++;
-    s->tslot[j] = *ti + 1;
+    pb_index_set(&s->tix, j, *ti);
     return PB_OK;
 }
 
@@ -195,7 +174,7 @@ static pb_status sc_sample(pb_sample_sink *self, uint64_t key, const uint32_t *i
                            uint64_t ts)
 {
     pb_speedscope *s = (pb_speedscope *)self->ctx;
-    uint32_t ti, h, i;
+    uint32_t ti, h, i, si;
     size_t j;
     pb_status st;
     s_stack *k;
@@ -220,10 +199,10 @@ static pb_status sc_sample(pb_sample_sink *self, uint64_t key, const uint32_t *i
     }
     s->threads[ti].total += weight;
     h = pb_mix64(ti) ^ pb_hash_bytes((const char *)s->path, depth * sizeof *s->path);
-    if ((s->nstacks + 1) * 2 > s->sslots && rehash(&s->sslot, &s->sslots, s->nstacks, h_stack, s) < 0)
+    if (pb_index_reserve(&s->six, s->nstacks, h_stack, s) < 0)
         return S_OOM(s);
-    for (j = h & (s->sslots - 1); s->sslot[j]; j = (j + 1) & (s->sslots - 1)) {
-        k = &s->stacks[s->sslot[j] - 1];
+    for (j = pb_index_first(&s->six, h); (si = pb_index_at(&s->six, j)) != PB_INDEX_NONE; j = pb_index_next(&s->six, j)) {
+        k = &s->stacks[si];
         if (k->hash == h && k->thread == ti && k->depth == depth &&
             !memcmp(s->pool + k->off, s->path, depth * sizeof *s->path)) {
             k->weight += weight;
@@ -247,7 +226,7 @@ static pb_status sc_sample(pb_sample_sink *self, uint64_t key, const uint32_t *i
     else
         s->stacks[s->threads[ti].last].next = (uint32_t)s->nstacks;
     s->threads[ti].last = (uint32_t)s->nstacks;
-    s->sslot[j] = (uint32_t)++s->nstacks;
+    pb_index_set(&s->six, j, (uint32_t)s->nstacks++);
     return PB_OK;
 }
 
@@ -444,13 +423,13 @@ void pb_speedscope_free(pb_speedscope *s)
         free(s->frames[i].file);
     }
     free(s->frames);
-    free(s->fslot);
+    pb_index_free(&s->fix);
     for (i = 0; i < s->nthreads; i++)
         free(s->threads[i].spans);
     free(s->threads);
-    free(s->tslot);
+    pb_index_free(&s->tix);
     free(s->stacks);
-    free(s->sslot);
+    pb_index_free(&s->six);
     free(s->pool);
     free(s->path);
     free(s->namebuf);
