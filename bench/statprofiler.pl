@@ -9,8 +9,7 @@ use File::Temp qw(tempdir);
 my $large = shift // (glob('../shared/corpus/statprofiler/large/large.out.*[0-9a-f]'))[0];
 die "no large trace\n" unless $large && -e $large;
 my $tmp = tempdir(CLEANUP => 1);
-my @core = grep { -e } map { "c/$_.c" } qw(chunk error source decode detect read_nytprof read_pynytprof
-    read_easyprofiler read_tachyon read_statprofiler write_statprofiler fold_samples fold_spans json_lines);
+my @core = sort glob('c/*.c');
 for my $t ([pbdump => 't/c/pbdump.c'], [samples => 't/c/statprof_samples.c'], [tsp => 't/c/test_statprofiler.c']) {
     system("cc -O2 -std=c99 -Ic $t->[1] @core -lz -lzstd -lsnappy -o $tmp/$t->[0]") == 0 or die "build $t->[0]\n";
 }
