@@ -435,7 +435,7 @@ void pb_collapse_free(pb_collapse *c)
     free(c);
 }
 
-/* ---- running a file through it (decode_samples.c) --------------------- */
+/* ---- running a file through it (the driver in formats.c) --------------------- */
 pb_status pb_collapse_file(const char *path, pb_format fmt, const pb_options *opt, FILE *out, pb_error *err)
 {
     pb_collapse *c;

@@ -37,7 +37,7 @@ pb_status pb_collapse_mem(const void *data, size_t len, const char *name, pb_for
 pb_collapse *pb_collapse_diff_new(FILE *out, pb_error *err);
 void pb_collapse_diff_side(pb_collapse *c, int after);
 pb_status pb_collapse_diff_write(pb_collapse *c);
-/* The two files through the sample driver (decode_samples.c) into out. */
+/* The two files through the sample driver (formats.c) into out. */
 pb_status pb_collapse_diff_files(const char *before, const char *after, const pb_options *opt, FILE *out,
                                  pb_error *err);
 

@@ -2,7 +2,7 @@
  *
  * Every input (Tachyon, StatProfiler, EasyProfiler; NYTProf and Pynytprof
  * through chunk_stacks.c; a StatProfiler run counts as one input) is decoded through the sample
- * driver (decode_samples.c) into ONE consumer: the fold that writes
+ * driver (formats.c) into ONE consumer: the fold that writes
  * nytprof.out (fold_samples.h, through present.h), the collapsed writer
  * (collapsed.h), the pprof writer (write_pprof.h) or the speedscope writer
  * (write_speedscope.h).  Between them sits a

@@ -6,7 +6,8 @@
  * It reads src from its current position (just after nothing: decoders
  * read and check their own magic), sends chunks to sink, and returns PB_OK
  * or fills err.  pb_decode_file() / pb_decode_mem() detect the format and
- * dispatch through the table in decode.c.
+ * dispatch through the table of formats (c/formats.c, formats.h); options
+ * live in c/options.c.
  */
 #ifndef PB_H
 #define PB_H
@@ -67,6 +68,8 @@ void pb_options_to_source(const pb_options *opt, pb_source *src);
 void pb_options_init(pb_options *o);
 /* fill zeros with defaults */
 void pb_options_resolve(pb_options *o);
+/* *dst = *src (defaults when src is NULL), resolved */
+void pb_options_copy(pb_options *dst, const pb_options *src);
 
 /* ---- formats ---------------------------------------------------------- */
 typedef enum {
@@ -114,6 +117,9 @@ typedef struct {
     uint64_t str_off, frame_off;
 } pb_tach_header;
 int pb_tachyon_header(const unsigned char *h, int swap, uint64_t file_size, pb_tach_header *th);
+/* Pynytprof's dialect from a file's first bytes (read_pynytprof.c): "A".."D",
+ * or "" when they do not say */
+const char *pb_pynytprof_dialect(const unsigned char *p, size_t len);
 /* name of a profiling mode (the header stores mode + 1; 0 = not stored) */
 const char *pb_tachyon_mode_name(uint32_t mode_field);
 

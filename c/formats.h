@@ -1,0 +1,44 @@
+/* formats.h - the table of formats (c/formats.c).
+ *
+ * One row per format: what detection, the driver, info and formats() know
+ * of it.  Rows are indexed by pb_format (pb.h); pb_format_get() returns
+ * NULL for PB_FMT_UNKNOWN and out-of-range values.
+ */
+#ifndef PB_FORMATS_H
+#define PB_FORMATS_H
+
+#include "fold_samples.h"
+#include "pb.h"
+
+/* what a format's files can give (pb_format_row.yields) */
+enum {
+    PB_YIELDS_CHUNKS = 1,  /* a chunk stream (every format) */
+    PB_YIELDS_STACKS = 2,  /* stacks with weights for the stack outputs (collapsed, pprof, speedscope, merge) */
+    PB_YIELDS_SAMPLES = 4, /* real stack samples with frames and lines: StatProfiler output can carry them */
+    PB_YIELDS_SPANS = 8    /* timed spans (begin, end): speedscope's evented profiles */
+};
+
+typedef struct {
+    pb_format format;
+    const char *name;   /* as in the API, the CLI and error messages: "tachyon" */
+    const char *title;  /* as the profiler calls itself: "Tachyon" */
+    /* 1 when p[0..len) (the first up to 4 KB) starts a file of this format;
+     * fills info's details.  file_size: UINT64_MAX when unknown. */
+    int (*sniff)(const unsigned char *p, size_t len, uint64_t file_size, pb_format_info *info);
+    pb_decoder_fn chunks;         /* file -> chunks (pb.h) */
+    pb_sample_decoder_fn stacks;  /* file -> pb_sample_sink (fold_samples.h); NULL: no stacks */
+    unsigned yields;              /* PB_YIELDS_* */
+    const char *library;          /* the library a file may need beyond the C library ("zstd"), or NULL */
+    /* Optional, for a profile that spans several files: does path name one
+     * (1: *paths, *n filled, freed with pb_statprofiler_free_list; 0: no;
+     * -1: error), and the decoders of such a list. */
+    int (*run)(const char *path, const pb_options *opt, char ***paths, size_t *n, pb_error *err);
+    pb_status (*run_chunks)(const char *const *paths, size_t n, const pb_options *opt, pb_sink *sink,
+                            pb_error *err);
+    pb_status (*run_stacks)(const char *const *paths, size_t n, const pb_options *opt, pb_sample_sink *ss,
+                            pb_error *err);
+} pb_format_row;
+
+const pb_format_row *pb_format_get(pb_format f);
+
+#endif

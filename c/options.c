@@ -1,0 +1,75 @@
+/* options.c - pb_options defaults and resolution, the salvage warning, and
+ * what the optional libraries of this build are (pb.h).  Decoders use these;
+ * nothing here knows a format. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <zlib.h>
+#include "codecs.h"
+#include "pb.h"
+
+void pb_options_init(pb_options *o)
+{
+    memset(o, 0, sizeof *o);
+}
+
+void pb_options_resolve(pb_options *o)
+{
+    if (!o->max_decompressed_bytes) o->max_decompressed_bytes = PB_DEFAULT_MAX_DECOMPRESSED;
+    if (!o->max_record_size) o->max_record_size = PB_DEFAULT_MAX_RECORD;
+    if (!o->max_stack_depth) o->max_stack_depth = PB_DEFAULT_MAX_STACK_DEPTH;
+    if (!o->max_strings) o->max_strings = PB_DEFAULT_MAX_STRINGS;
+    if (!o->max_frames) o->max_frames = PB_DEFAULT_MAX_FRAMES;
+    if (!o->max_statements) o->max_statements = PB_DEFAULT_MAX_STATEMENTS;
+    if (!o->max_line) o->max_line = PB_DEFAULT_MAX_LINE;
+}
+
+void pb_options_copy(pb_options *dst, const pb_options *src)
+{
+    if (src)
+        *dst = *src;
+    else
+        pb_options_init(dst);
+    pb_options_resolve(dst);
+}
+
+void pb_options_to_source(const pb_options *opt, pb_source *src)
+{
+    src->max_inflated = opt->max_decompressed_bytes ? opt->max_decompressed_bytes : PB_DEFAULT_MAX_DECOMPRESSED;
+    src->max_window = opt->max_record_size ? opt->max_record_size : PB_DEFAULT_MAX_RECORD;
+    src->progress = opt->progress;
+    src->progress_ud = opt->progress_ud;
+    src->progress_next = 0;
+}
+
+pb_status pb_salvage_warn(pb_error *err, pb_sink *sink, const char *done_fmt, ...)
+{
+    char line[PB_ERR_MSG_MAX + PB_ERR_FILE_MAX + 160];
+    char done[128];
+    char msg[sizeof line + sizeof done + 32];
+    va_list ap;
+    va_start(ap, done_fmt);
+    vsnprintf(done, sizeof done, done_fmt, ap);
+    va_end(ap);
+    pb_error_format(err, line, sizeof line);
+    snprintf(msg, sizeof msg, "%s; salvaged %s before it", line, done);
+    err->status = PB_OK;
+    err->message[0] = '\0';
+    err->has_offset = 0;
+    err->offset = 0;
+    if (sink && sink->warn)
+        sink->warn(sink, msg);
+    return PB_OK;
+}
+
+const int pb_have_zstd = PB_HAVE_ZSTD;
+const int pb_have_snappy = PB_HAVE_SNAPPY;
+const char *pb_zlib_version(void) { return zlibVersion(); }
+const char *pb_zstd_version(void)
+{
+#if PB_HAVE_ZSTD
+    return ZSTD_versionString();
+#else
+    return "";
+#endif
+}
