@@ -8,44 +8,104 @@
 #include <unistd.h>
 #include "collapsed.h"
 #include "convert_samples.h"
-#include "fold_samples.h"
+#include "formats.h"
 #include "output.h"
+#include "write_pprof.h"
+#include "write_speedscope.h"
 #include "write_statprofiler.h"
+
+
+/* ---- the stack outputs ---------------------------------------------------- */
+static void *collapsed_open(FILE *fp, const char *title, pb_error *werr)
+{
+    (void)title;
+    return pb_collapse_new(fp, werr);
+}
+static pb_sample_sink *collapsed_sink(void *w) { return pb_collapse_sample_sink((pb_collapse *)w); }
+static void collapsed_free(void *w) { pb_collapse_free((pb_collapse *)w); }
+
+static void *pprof_open(FILE *fp, const char *title, pb_error *werr)
+{
+    (void)title;
+    return pb_pprof_new(fp, werr);
+}
+static pb_sample_sink *pprof_sink(void *w) { return pb_pprof_sample_sink((pb_pprof *)w); }
+static void pprof_free(void *w) { pb_pprof_free((pb_pprof *)w); }
+
+static void *speedscope_open(FILE *fp, const char *title, pb_error *werr) { return pb_speedscope_new(fp, title, werr); }
+static pb_sample_sink *speedscope_sink(void *w) { return pb_speedscope_sample_sink((pb_speedscope *)w); }
+static void speedscope_free(void *w) { pb_speedscope_free((pb_speedscope *)w); }
+
+static const pb_stack_output stack_outputs[] = {
+    { "collapsed", "collapsed output", collapsed_open, collapsed_sink, collapsed_free },
+    { "pprof", "pprof output", pprof_open, pprof_sink, pprof_free },
+    { "speedscope", "speedscope output", speedscope_open, speedscope_sink, speedscope_free },
+};
+
+const pb_stack_output *pb_stack_output_named(const char *name)
+{
+    size_t i;
+    for (i = 0; i < sizeof stack_outputs / sizeof stack_outputs[0]; i++)
+        if (strcmp(stack_outputs[i].name, name) == 0)
+            return &stack_outputs[i];
+    return NULL;
+}
 
 typedef struct {
     const char *in, *after; /* after: a diff's second input */
     pb_format fmt;
     const pb_options *opt;
-} samples_args;
+    const pb_stack_output *o;
+} stacks_args;
 
-static pb_status collapsed_write(FILE *fp, void *ctx, pb_error *werr, pb_error *err)
+static pb_status stacks_write(FILE *fp, void *ctx, pb_error *werr, pb_error *err)
 {
-    const samples_args *a = (const samples_args *)ctx;
-    (void)werr;
-    return a->after ? pb_collapse_diff_files(a->in, a->after, a->opt, fp, err)
-                    : pb_collapse_file(a->in, a->fmt, a->opt, fp, err);
+    const stacks_args *a = (const stacks_args *)ctx;
+    const char *base = strrchr(a->in, '/');
+    void *w = a->o->open(fp, base ? base + 1 : a->in, werr);
+    pb_status st;
+    if (!w)
+        return werr->status;
+    st = pb_decode_samples_file(a->in, a->fmt, a->opt, a->o->sink(w), a->o->what, err);
+    a->o->free(w);
+    return st;
+}
+
+pb_status pb_convert_stacks(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
+                            const pb_stack_output *o, pb_error *err)
+{
+    stacks_args a;
+    a.in = in;
+    a.after = NULL;
+    a.fmt = fmt;
+    a.opt = opt;
+    a.o = o;
+    return pb_output_with(out_path, o->name, stacks_write, &a, err);
 }
 
 pb_status pb_convert_collapsed(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
                                pb_error *err)
 {
-    samples_args a;
-    a.in = in;
-    a.after = NULL;
-    a.fmt = fmt;
-    a.opt = opt;
-    return pb_output_with(out_path, "collapsed", collapsed_write, &a, err);
+    return pb_convert_stacks(in, fmt, opt, out_path, &stack_outputs[0], err);
+}
+
+static pb_status diff_write(FILE *fp, void *ctx, pb_error *werr, pb_error *err)
+{
+    const stacks_args *a = (const stacks_args *)ctx;
+    (void)werr;
+    return pb_collapse_diff_files(a->in, a->after, a->opt, fp, err);
 }
 
 pb_status pb_convert_diff_collapsed(const char *before, const char *after, const pb_options *opt,
                                     const char *out_path, pb_error *err)
 {
-    samples_args a;
+    stacks_args a;
     a.in = before;
     a.after = after;
     a.fmt = PB_FMT_UNKNOWN;
     a.opt = opt;
-    return pb_output_with(out_path, "diff", collapsed_write, &a, err);
+    a.o = NULL;
+    return pb_output_with(out_path, "diff", diff_write, &a, err);
 }
 
 void pb_convert_free_names(char **names, size_t n)
@@ -61,18 +121,14 @@ pb_status pb_convert_statprofiler(const char *in, pb_format fmt, const pb_option
 {
     pb_options opt;
     pb_spw_sink *k;
-    pb_sample_sink *ss;
     pb_status st;
     pb_error werr;
+    const pb_format_row *row;
     if (names_out)
         *names_out = NULL;
     if (n_out)
         *n_out = 0;
-    if (opt_in)
-        opt = *opt_in;
-    else
-        pb_options_init(&opt);
-    pb_options_resolve(&opt);
+    pb_options_copy(&opt, opt_in);
     if (fmt == PB_FMT_UNKNOWN) {
         pb_format_info info;
         pb_error_init(err, "profbridge", in);
@@ -81,7 +137,8 @@ pb_status pb_convert_statprofiler(const char *in, pb_format fmt, const pb_option
         fmt = info.format;
     }
     pb_error_init(err, fmt ? pb_format_name(fmt) : "profbridge", in);
-    if (fmt != PB_FMT_TACHYON && fmt != PB_FMT_STATPROFILER)
+    row = pb_format_get(fmt);
+    if (!row || !(row->yields & PB_YIELDS_SAMPLES))
         return pb_fail_nooff(err, PB_ERR_UNSUPPORTED,
                              "%s profiles have no stack samples: StatProfiler output needs Tachyon or StatProfiler "
                              "input",
@@ -92,9 +149,9 @@ pb_status pb_convert_statprofiler(const char *in, pb_format fmt, const pb_option
         *err = werr;
         return err->status;
     }
-    ss = pb_spw_sink_base(k);
     if (fmt == PB_FMT_STATPROFILER) {
-        /* one trace, or a whole run (a directory or a root's first file) */
+        /* one trace, or a whole run (a directory or a root's first file),
+         * with the writer's hooks (eval source, sections, op names) */
         pb_sp_hooks hooks = pb_spw_sink_hooks(k);
         const char *one[1];
         char **run = NULL;
@@ -102,20 +159,11 @@ pb_status pb_convert_statprofiler(const char *in, pb_format fmt, const pb_option
         int r = pb_statprofiler_run(in, &opt, &run, &nrun, err);
         one[0] = in;
         st = r < 0 ? err->status
-                   : pb_statprofiler_files(r > 0 ? (const char *const *)run : one, r > 0 ? nrun : 1, &opt, ss, &hooks,
-                                           err);
+                   : pb_statprofiler_files(r > 0 ? (const char *const *)run : one, r > 0 ? nrun : 1, &opt,
+                                           pb_spw_sink_base(k), &hooks, err);
         pb_statprofiler_free_list(run, nrun);
     } else {
-        pb_source src;
-        st = pb_src_open_file(&src, in, err);
-        if (st == PB_OK) {
-            pb_options_to_source(&opt, &src);
-            st = pb_read_tachyon_samples(&src, &opt, ss, err);
-            pb_src_error_to_file(&src, err);
-            pb_src_close(&src);
-            if (st == PB_OK)
-                st = ss->finish(ss);
-        }
+        st = pb_decode_samples_file(in, fmt, &opt, pb_spw_sink_base(k), "StatProfiler output", err);
     }
     if (st != PB_OK && werr.status != PB_OK && err->status == PB_ERR_ABORT)
         *err = werr; /* the writer's reason */

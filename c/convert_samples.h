@@ -5,12 +5,29 @@
 #define PB_CONVERT_SAMPLES_H
 
 #include <stdio.h>
-#include "pb.h"
+#include "samples.h"
 
-/* Collapsed stacks of in (fmt PB_FMT_UNKNOWN: detect) to out_path, through
- * a temporary file in the same directory renamed at the end (on error the
- * target is untouched and no temporary file remains).  out_path "-" writes
- * to standard output.  See collapsed.h for the line format. */
+/* A stack output: a writer that takes a pb_sample_sink on an open stream
+ * (collapsed.h, write_pprof.h, write_speedscope.h). */
+typedef struct {
+    const char *name; /* "pprof": convert's to => and the output's name in I/O errors */
+    const char *what; /* "pprof output": names it in the error for an input without stacks */
+    void *(*open)(FILE *fp, const char *title, pb_error *werr); /* title: the input's base name */
+    pb_sample_sink *(*sink)(void *w);
+    void (*free)(void *w);
+} pb_stack_output;
+
+/* "collapsed", "pprof", "speedscope"; NULL for any other name */
+const pb_stack_output *pb_stack_output_named(const char *name);
+
+/* The stacks of in (fmt PB_FMT_UNKNOWN: detect; a StatProfiler run whole)
+ * written by o to out_path through output.h ("-": standard output; a file
+ * is written to a temp file and renamed, so a failed conversion leaves the
+ * target as it was).  Formats without stacks: PB_ERR_UNSUPPORTED. */
+pb_status pb_convert_stacks(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
+                            const pb_stack_output *o, pb_error *err);
+
+/* pb_convert_stacks with the collapsed output (collapsed.h: the line format) */
 pb_status pb_convert_collapsed(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
                                pb_error *err);
 

@@ -587,31 +587,3 @@ void pb_pprof_free(pb_pprof *p)
     free(p->sub2.p);
     free(p);
 }
-
-typedef struct {
-    const char *in;
-    pb_format fmt;
-    const pb_options *opt;
-} pprof_args;
-
-static pb_status pprof_write(FILE *fp, void *ctx, pb_error *werr, pb_error *err)
-{
-    const pprof_args *a = (const pprof_args *)ctx;
-    pb_pprof *pp = pb_pprof_new(fp, werr);
-    pb_status st;
-    if (!pp)
-        return werr->status;
-    st = pb_decode_samples_file(a->in, a->fmt, a->opt, pb_pprof_sample_sink(pp), "pprof output", err);
-    pb_pprof_free(pp);
-    return st;
-}
-
-pb_status pb_convert_pprof(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
-                           pb_error *err)
-{
-    pprof_args a;
-    a.in = in;
-    a.fmt = fmt;
-    a.opt = opt;
-    return pb_output_with(out_path, "pprof", pprof_write, &a, err);
-}

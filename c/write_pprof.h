@@ -43,10 +43,6 @@ pb_sample_sink *pb_pprof_sample_sink(pb_pprof *p);
 uint64_t pb_pprof_samples(const pb_pprof *p);
 void pb_pprof_free(pb_pprof *p);
 
-/* Decode in (fmt PB_FMT_UNKNOWN: detect) into a pprof profile at out_path
- * through output.h ("-" is standard output).  PB_ERR_UNSUPPORTED for
- * formats without stacks.  Writer errors read "pprof: io: ...". */
-pb_status pb_convert_pprof(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
-                           pb_error *err);
+/* A file to a pprof file: pb_convert_stacks (convert_samples.h). */
 
 #endif

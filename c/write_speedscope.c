@@ -436,32 +436,3 @@ void pb_speedscope_free(pb_speedscope *s)
     free(s->title);
     free(s);
 }
-
-typedef struct {
-    const char *in;
-    pb_format fmt;
-    const pb_options *opt;
-} speedscope_args;
-
-static pb_status speedscope_write(FILE *fp, void *ctx, pb_error *werr, pb_error *err)
-{
-    const speedscope_args *a = (const speedscope_args *)ctx;
-    const char *base = strrchr(a->in, '/');
-    pb_speedscope *sc = pb_speedscope_new(fp, base ? base + 1 : a->in, werr);
-    pb_status st;
-    if (!sc)
-        return werr->status;
-    st = pb_decode_samples_file(a->in, a->fmt, a->opt, pb_speedscope_sample_sink(sc), "speedscope output", err);
-    pb_speedscope_free(sc);
-    return st;
-}
-
-pb_status pb_convert_speedscope(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
-                                pb_error *err)
-{
-    speedscope_args a;
-    a.in = in;
-    a.fmt = fmt;
-    a.opt = opt;
-    return pb_output_with(out_path, "speedscope", speedscope_write, &a, err);
-}

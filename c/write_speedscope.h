@@ -31,9 +31,6 @@ pb_speedscope *pb_speedscope_new(FILE *out, const char *name, pb_error *err);
 pb_sample_sink *pb_speedscope_sample_sink(pb_speedscope *s);
 void pb_speedscope_free(pb_speedscope *s);
 
-/* in (fmt PB_FMT_UNKNOWN: detect) to out_path through output.h ("-" is
- * standard output).  PB_ERR_UNSUPPORTED for formats without stacks. */
-pb_status pb_convert_speedscope(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
-                                pb_error *err);
+/* A file to a speedscope file: pb_convert_stacks (convert_samples.h). */
 
 #endif

@@ -753,21 +753,26 @@ pbxs__convert(in, format_sv, opts, out, level)
             croak_pb(aTHX_ &err);
 
 void
-pbxs__convert_collapsed(in, format_sv, opts, out)
+pbxs__convert_stacks(in, format_sv, opts, out, to)
         const char *in
         SV *format_sv
         HV *opts
         const char *out
+        const char *to
     PREINIT:
         pb_options o;
         pb_error err;
         pb_format fmt;
+        const pb_stack_output *so;
     CODE:
+        so = pb_stack_output_named(to);
+        if (!so)
+            croak("Devel::ProfileBridge::convert: no stack output named '%s'", to);
         fmt = format_arg(aTHX_ format_sv);
         fill_options(aTHX_ opts, &o);
         if (strcmp(out, "-") == 0)
             PerlIO_flush(PerlIO_stdout());
-        if (pb_convert_collapsed(in, fmt, &o, out, &err) != PB_OK)
+        if (pb_convert_stacks(in, fmt, &o, out, so, &err) != PB_OK)
             croak_pb(aTHX_ &err);
 
 void
@@ -820,24 +825,6 @@ pbxs__merge(files, opts, to, out, level)
             croak_pb(aTHX_ &err);
 
 void
-pbxs__convert_speedscope(in, format_sv, opts, out)
-        const char *in
-        SV *format_sv
-        HV *opts
-        const char *out
-    PREINIT:
-        pb_options o;
-        pb_error err;
-        pb_format fmt;
-    CODE:
-        fmt = format_arg(aTHX_ format_sv);
-        fill_options(aTHX_ opts, &o);
-        if (strcmp(out, "-") == 0)
-            PerlIO_flush(PerlIO_stdout());
-        if (pb_convert_speedscope(in, fmt, &o, out, &err) != PB_OK)
-            croak_pb(aTHX_ &err);
-
-void
 pbxs__diff_pprof(before, after, opts, out)
         const char *before
         const char *after
@@ -851,24 +838,6 @@ pbxs__diff_pprof(before, after, opts, out)
         if (strcmp(out, "-") == 0)
             PerlIO_flush(PerlIO_stdout());
         if (pb_diff_pprof(before, after, &o, out, &err) != PB_OK)
-            croak_pb(aTHX_ &err);
-
-void
-pbxs__convert_pprof(in, format_sv, opts, out)
-        const char *in
-        SV *format_sv
-        HV *opts
-        const char *out
-    PREINIT:
-        pb_options o;
-        pb_error err;
-        pb_format fmt;
-    CODE:
-        fmt = format_arg(aTHX_ format_sv);
-        fill_options(aTHX_ opts, &o);
-        if (strcmp(out, "-") == 0)
-            PerlIO_flush(PerlIO_stdout());
-        if (pb_convert_pprof(in, fmt, &o, out, &err) != PB_OK)
             croak_pb(aTHX_ &err);
 
 SV *

@@ -386,14 +386,13 @@ sub convert {
     return _with_input($opts{in}, \%opts, sub {
         my ($in) = @_;
         return @{ _convert_statprofiler($in, $opts{format}, $x, $opts{out}) } if $to eq 'statprofiler';
-        if ($to eq 'nytprof') { _convert($in, $opts{format}, $x, $opts{out}, $level) }
-        elsif ($to eq 'pprof') { _convert_pprof($in, $opts{format}, $x, $opts{out}) }
-        elsif ($to eq 'speedscope') { _convert_speedscope($in, $opts{format}, $x, $opts{out}) }
-        else {
-            _convert_collapsed($in, $opts{format}, $x, $opts{out});
-            warn "collapsed: warning: $opts{in} holds no stack samples: the output is empty\n"
-                if $opts{out} ne '-' && -f $opts{out} && -z _;
+        if ($to eq 'nytprof') {
+            _convert($in, $opts{format}, $x, $opts{out}, $level);
+            return 1;
         }
+        _convert_stacks($in, $opts{format}, $x, $opts{out}, $to); # collapsed, pprof, speedscope
+        warn "collapsed: warning: $opts{in} holds no stack samples: the output is empty\n"
+            if $to eq 'collapsed' && $opts{out} ne '-' && -f $opts{out} && -z _;
         return 1;
     });
 }
