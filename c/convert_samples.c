@@ -71,16 +71,25 @@ static pb_status stacks_write(FILE *fp, void *ctx, pb_error *werr, pb_error *err
     return st;
 }
 
-pb_status pb_convert_stacks(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
-                            const pb_stack_output *o, pb_error *err)
+/* one output life (output.h) around write, with these arguments */
+static pb_status with_output(const char *out_path, const char *name,
+                             pb_output_fn write, const char *in,
+                             const char *after, pb_format fmt, const pb_options *opt, const pb_stack_output *o,
+                             pb_error *err)
 {
     stacks_args a;
     a.in = in;
-    a.after = NULL;
+    a.after = after;
     a.fmt = fmt;
     a.opt = opt;
     a.o = o;
-    return pb_output_with(out_path, o->name, stacks_write, &a, err);
+    return pb_output_with(out_path, name, write, &a, err);
+}
+
+pb_status pb_convert_stacks(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
+                            const pb_stack_output *o, pb_error *err)
+{
+    return with_output(out_path, o->name, stacks_write, in, NULL, fmt, opt, o, err);
 }
 
 pb_status pb_convert_collapsed(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
@@ -99,13 +108,7 @@ static pb_status diff_write(FILE *fp, void *ctx, pb_error *werr, pb_error *err)
 pb_status pb_convert_diff_collapsed(const char *before, const char *after, const pb_options *opt,
                                     const char *out_path, pb_error *err)
 {
-    stacks_args a;
-    a.in = before;
-    a.after = after;
-    a.fmt = PB_FMT_UNKNOWN;
-    a.opt = opt;
-    a.o = NULL;
-    return pb_output_with(out_path, "diff", diff_write, &a, err);
+    return with_output(out_path, "diff", diff_write, before, after, PB_FMT_UNKNOWN, opt, NULL, err);
 }
 
 void pb_convert_free_names(char **names, size_t n)
