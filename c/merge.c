@@ -118,16 +118,19 @@ static pb_status map_thread(merger *m, uint64_t key, uint64_t *out, int *fresh)
 
 /* a thread of the same label in another input (the main thread of several
  * runs, say) is the same thread: its weights add.  The thread just mapped
- * (the last one) takes the label's consumer key, or gives it its own. */
-static pb_status map_label(merger *m, const char *label, uint64_t out)
+ * (the last one) takes the label's consumer key (*known = 1: the consumer
+ * has that thread already), or gives it its own. */
+static pb_status map_label(merger *m, const char *label, uint64_t out, int *known)
 {
     uint32_t h = pb_hash_bytes(label, strlen(label)), i;
     size_t j;
+    *known = 0;
     if (pb_index_reserve(&m->lix, m->nlabels, h_label, m) < 0)
         return M_OOM(m);
     for (j = pb_index_first(&m->lix, h); (i = pb_index_at(&m->lix, j)) != PB_INDEX_NONE; j = pb_index_next(&m->lix, j))
         if (m->labels[i].hash == h && !strcmp(m->labels[i].label, label)) {
             m->threads[m->nthreads - 1].out = m->labels[i].out;
+            *known = 1;
             return PB_OK;
         }
     if (pb_grow((void **)&m->labels, &m->clabels, m->nlabels + 1, sizeof *m->labels) < 0 ||
@@ -166,11 +169,11 @@ static pb_status mg_thread(pb_sample_sink *self, uint64_t key, uint32_t pid, uin
 {
     merger *m = (merger *)self->ctx;
     uint64_t out;
-    int fresh;
+    int fresh, known;
     pb_status st;
     if ((st = map_thread(m, key, &out, &fresh)) != PB_OK)
         return st;
-    if (fresh && label && *label && (st = map_label(m, label, out)) != PB_OK)
+    if (fresh && label && *label && ((st = map_label(m, label, out, &known)) != PB_OK || known))
         return st;
     /* a pid another input used first gets the next free number */
     if (fresh && pid_take(m, &pid, 0) < 0)
