@@ -16,47 +16,22 @@
  * Build (from the top directory):
  *   gcc -O2 -std=c99 -Wall -Wextra -Ic bench/pynytprof.c c/[a-z]*.c -lz -lzstd -lsnappy -o /tmp/bench_pynytprof
  */
-#define _POSIX_C_SOURCE 200809L
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "bench_common.h"
 #include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 #include "convert.h"
-#include "pb.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 int main(int argc, char **argv)
 {
     const char *file = "../shared/corpus/pynytprof/large/bigloop.nytprof.out";
     const char *mode = NULL;
     int runs = 5, i;
-    double t[64];
+    double t[BENCH_MAX_RUNS];
     unsigned long long chunks = 0;
     char out[64];
     struct rusage ru;
-    for (i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-n") && i + 1 < argc)
-            runs = atoi(argv[++i]);
-        else if (!mode)
-            mode = argv[i];
-        else
-            file = argv[i];
-    }
-    if (!mode || (strcmp(mode, "decode") && strcmp(mode, "convert")) || runs < 1 || runs > 64) {
+    bench_args(argc, argv, &runs, &mode, &file);
+    if (!mode || (strcmp(mode, "decode") && strcmp(mode, "convert")) || runs < 1 || runs > BENCH_MAX_RUNS) {
         fprintf(stderr, "usage: bench/pynytprof [-n RUNS] decode|convert [FILE]\n");
         return 1;
     }
@@ -64,29 +39,23 @@ int main(int argc, char **argv)
     for (i = 0; i < runs; i++) {
         pb_error err;
         pb_status st;
-        double t0 = now();
+        double t0 = bench_now();
         if (!strcmp(mode, "decode")) {
             pb_count_sink cs;
-            int k;
             pb_count_sink_init(&cs);
             st = pb_decode_file(file, PB_FMT_PYNYTPROF, NULL, &cs.sink, &err);
-            chunks = 0;
-            for (k = 0; k < PB_TAG_COUNT; k++)
-                chunks += cs.count[k];
+            chunks = bench_chunks(&cs);
         } else {
             st = pb_convert_file(file, PB_FMT_PYNYTPROF, NULL, out, 6, &err);
         }
-        t[i] = now() - t0;
+        t[i] = bench_now() - t0;
         if (st != PB_OK) {
-            char buf[2048];
-            pb_error_format(&err, buf, sizeof buf);
-            fprintf(stderr, "%s\n", buf);
             remove(out);
-            return 2;
+            return hx_fail(&err);
         }
     }
     remove(out);
-    qsort(t, (size_t)runs, sizeof t[0], cmp);
+    bench_sort(t, runs);
     getrusage(RUSAGE_SELF, &ru);
     printf("pynytprof %s %s: median %.3f s of %d runs (min %.3f, max %.3f)", mode, file, t[runs / 2], runs, t[0],
            t[runs - 1]);

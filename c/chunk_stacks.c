@@ -41,8 +41,9 @@ typedef struct {
     /* names */
     char *arena;
     size_t arena_n, arena_cap;
-    uint32_t *noff, *nlen, *nslot;
-    size_t nnames, cnames, cnlen, nslots;
+    uint32_t *noff, *nlen;
+    size_t nnames, cnames, cnlen;
+    pb_index nix;
     /* SUB_INFO per name, files per fid */
     uint32_t *sub_fid, *sub_line;
     size_t csub_fid, csub_line, nsubinfo;
@@ -54,8 +55,7 @@ typedef struct {
     /* paths (a trie) and the open depths' bags */
     cs_path *paths;
     size_t npaths, cpaths;
-    uint32_t *pslot;
-    size_t pslots;
+    pb_index pix;
     uint32_t *stamp, *pos;
     size_t cstamp, cpos;
     cs_ent *pool, *scratch;
@@ -76,32 +76,29 @@ static void compact(chunk_stacks *c);
 
 #define CS_OOM(c) pb_fail((c)->err, PB_ERR_LIMIT, 0, "out of memory while building stacks from call events")
 
+static uint32_t h_path(uint32_t parent, uint32_t name) { return pb_mix64(((uint64_t)parent << 32) | name); }
+static uint32_t h_name_id(const void *ctx, uint32_t i)
+{
+    const chunk_stacks *c = (const chunk_stacks *)ctx;
+    return pb_hash_bytes(c->arena + c->noff[i], c->nlen[i]);
+}
+static uint32_t h_path_id(const void *ctx, uint32_t i)
+{
+    const chunk_stacks *c = (const chunk_stacks *)ctx;
+    return h_path(c->paths[i].parent, c->paths[i].name);
+}
+
 static int name_id(chunk_stacks *c, const char *p, size_t n, uint32_t *id)
 {
-    uint32_t h = pb_hash_bytes(p, n);
+    uint32_t h = pb_hash_bytes(p, n), i;
     size_t j;
-    if ((c->nnames + 1) * 2 > c->nslots) {
-        size_t ns = c->nslots ? c->nslots * 2 : 64, i;
-        uint32_t *t = (uint32_t *)calloc(ns, sizeof *t);
-        if (!t)
-            return -1;
-        for (i = 0; i < c->nnames; i++) {
-            size_t k = pb_hash_bytes(c->arena + c->noff[i], c->nlen[i]) & (ns - 1);
-            while (t[k])
-                k = (k + 1) & (ns - 1);
-            t[k] = (uint32_t)i + 1;
-        }
-        free(c->nslot);
-        c->nslot = t;
-        c->nslots = ns;
-    }
-    for (j = h & (c->nslots - 1); c->nslot[j]; j = (j + 1) & (c->nslots - 1)) {
-        uint32_t i = c->nslot[j] - 1;
+    if (pb_index_reserve(&c->nix, c->nnames, h_name_id, c) < 0)
+        return -1;
+    for (j = pb_index_first(&c->nix, h); (i = pb_index_at(&c->nix, j)) != PB_INDEX_NONE; j = pb_index_next(&c->nix, j))
         if (c->nlen[i] == n && !memcmp(c->arena + c->noff[i], p, n)) {
             *id = i;
             return 0;
         }
-    }
     if (n > UINT32_MAX || c->arena_n + n > UINT32_MAX || c->nnames >= UINT32_MAX - 1 ||
         pb_grow((void **)&c->arena, &c->arena_cap, c->arena_n + n + 1, 1) < 0 ||
         pb_grow((void **)&c->noff, &c->cnames, c->nnames + 1, sizeof *c->noff) < 0 ||
@@ -113,37 +110,23 @@ static int name_id(chunk_stacks *c, const char *p, size_t n, uint32_t *id)
     c->noff[c->nnames] = (uint32_t)c->arena_n;
     c->nlen[c->nnames] = (uint32_t)n;
     c->arena_n += n + 1;
-    c->nslot[j] = (uint32_t)++c->nnames;
-    *id = (uint32_t)c->nnames - 1;
+    *id = (uint32_t)c->nnames++;
+    pb_index_set(&c->nix, j, *id);
     return 0;
 }
 
 static int path_id(chunk_stacks *c, uint32_t parent, uint32_t name, uint32_t *id)
 {
-    uint32_t h = pb_mix64(((uint64_t)parent << 32) | name);
+    uint32_t i;
     size_t j;
-    if ((c->npaths + 1) * 2 > c->pslots) {
-        size_t ns = c->pslots ? c->pslots * 2 : 256, i;
-        uint32_t *t = (uint32_t *)calloc(ns, sizeof *t);
-        if (!t)
-            return -1;
-        for (i = 0; i < c->npaths; i++) {
-            size_t k = pb_mix64(((uint64_t)c->paths[i].parent << 32) | c->paths[i].name) & (ns - 1);
-            while (t[k])
-                k = (k + 1) & (ns - 1);
-            t[k] = (uint32_t)i + 1;
-        }
-        free(c->pslot);
-        c->pslot = t;
-        c->pslots = ns;
-    }
-    for (j = h & (c->pslots - 1); c->pslot[j]; j = (j + 1) & (c->pslots - 1)) {
-        const cs_path *o = &c->paths[c->pslot[j] - 1];
-        if (o->parent == parent && o->name == name) {
-            *id = c->pslot[j] - 1;
+    if (pb_index_reserve(&c->pix, c->npaths, h_path_id, c) < 0)
+        return -1;
+    for (j = pb_index_first(&c->pix, h_path(parent, name)); (i = pb_index_at(&c->pix, j)) != PB_INDEX_NONE;
+         j = pb_index_next(&c->pix, j))
+        if (c->paths[i].parent == parent && c->paths[i].name == name) {
+            *id = i;
             return 0;
         }
-    }
     if (c->npaths >= UINT32_MAX - 1 || pb_grow((void **)&c->paths, &c->cpaths, c->npaths + 1, sizeof *c->paths) < 0 ||
         pb_grow((void **)&c->stamp, &c->cstamp, c->npaths + 1, sizeof *c->stamp) < 0 ||
         pb_grow((void **)&c->pos, &c->cpos, c->npaths + 1, sizeof *c->pos) < 0)
@@ -151,8 +134,8 @@ static int path_id(chunk_stacks *c, uint32_t parent, uint32_t name, uint32_t *id
     c->paths[c->npaths].parent = parent;
     c->paths[c->npaths].name = name;
     c->stamp[c->npaths] = 0;
-    c->pslot[j] = (uint32_t)++c->npaths;
-    *id = (uint32_t)c->npaths - 1;
+    *id = (uint32_t)c->npaths++;
+    pb_index_set(&c->pix, j, *id);
     return 0;
 }
 
@@ -296,12 +279,8 @@ static int cs_chunk(pb_sink *self, const pb_chunk *ch)
         return 0;
     case PB_T_NEW_FID:
         if (ch->u[0] < (1u << 24)) {
-            size_t old = c->cfid;
-            if (ch->u[0] >= c->cfid) {
-                if (pb_grow((void **)&c->fid_name, &c->cfid, (size_t)ch->u[0] + 1, sizeof *c->fid_name) < 0)
-                    break;
-                memset(c->fid_name + old, 0, (c->cfid - old) * sizeof *c->fid_name);
-            }
+            if (pb_grow_zero((void **)&c->fid_name, &c->cfid, (size_t)ch->u[0] + 1, sizeof *c->fid_name) < 0)
+                break;
             if (!c->fid_name[ch->u[0]]) {
                 char *s = (char *)malloc(ch->s[0].len + 1);
                 if (!s)
@@ -316,12 +295,10 @@ static int cs_chunk(pb_sink *self, const pb_chunk *ch)
         if (name_id(c, ch->s[0].ptr, ch->s[0].len, &id) < 0)
             break;
         if (id >= c->nsubinfo) {
-            size_t old = c->nsubinfo;
-            if (pb_grow((void **)&c->sub_fid, &c->csub_fid, (size_t)id + 1, sizeof *c->sub_fid) < 0 ||
-                pb_grow((void **)&c->sub_line, &c->csub_line, (size_t)id + 1, sizeof *c->sub_line) < 0)
+            /* zero past nsubinfo: pb_grow_zero made them so, and nothing writes there */
+            if (pb_grow_zero((void **)&c->sub_fid, &c->csub_fid, (size_t)id + 1, sizeof *c->sub_fid) < 0 ||
+                pb_grow_zero((void **)&c->sub_line, &c->csub_line, (size_t)id + 1, sizeof *c->sub_line) < 0)
                 break;
-            memset(c->sub_fid + old, 0, ((size_t)id + 1 - old) * sizeof *c->sub_fid);
-            memset(c->sub_line + old, 0, ((size_t)id + 1 - old) * sizeof *c->sub_line);
             c->nsubinfo = (size_t)id + 1;
         }
         if (!c->sub_fid[id]) {
@@ -333,12 +310,8 @@ static int cs_chunk(pb_sink *self, const pb_chunk *ch)
         /* exclusive seconds per callee, for a profile without call events */
         if (name_id(c, ch->s[0].ptr, ch->s[0].len, &id) < 0)
             break;
-        if (id >= c->cflat) {
-            size_t old = c->cflat;
-            if (pb_grow((void **)&c->flat, &c->cflat, (size_t)id + 1, sizeof *c->flat) < 0)
-                break;
-            memset(c->flat + old, 0, (c->cflat - old) * sizeof *c->flat);
-        }
+        if (pb_grow_zero((void **)&c->flat, &c->cflat, (size_t)id + 1, sizeof *c->flat) < 0)
+            break;
         c->flat[id] += ch->n[1] > 0 ? ch->n[1] : 0;
         return 0;
     case PB_T_SUB_RETURN:
@@ -438,11 +411,11 @@ static void cs_free(chunk_stacks *c)
     free(c->arena);
     free(c->noff);
     free(c->nlen);
-    free(c->nslot);
+    pb_index_free(&c->nix);
     free(c->sub_fid);
     free(c->sub_line);
     free(c->paths);
-    free(c->pslot);
+    pb_index_free(&c->pix);
     free(c->stamp);
     free(c->pos);
     free(c->pool);

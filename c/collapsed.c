@@ -8,42 +8,6 @@
 #define NONE UINT32_MAX
 
 typedef struct {
-    uint32_t idx, h;
-} c_slot;
-
-typedef struct {
-    c_slot *s;
-    size_t cap, n;
-} c_tab;
-
-static int c_reserve(c_tab *t)
-{
-    size_t ncap, i;
-    c_slot *ns;
-    if ((t->n + 1) * 2 <= t->cap)
-        return 0;
-    ncap = t->cap ? t->cap * 2 : 64;
-    if (ncap > SIZE_MAX / sizeof *ns)
-        return -1;
-    ns = (c_slot *)malloc(ncap * sizeof *ns);
-    if (!ns)
-        return -1;
-    for (i = 0; i < ncap; i++)
-        ns[i].idx = NONE;
-    for (i = 0; i < t->cap; i++)
-        if (t->s[i].idx != NONE) {
-            size_t j = t->s[i].h & (ncap - 1);
-            while (ns[j].idx != NONE)
-                j = (j + 1) & (ncap - 1);
-            ns[j] = t->s[i];
-        }
-    free(t->s);
-    t->s = ns;
-    t->cap = ncap;
-    return 0;
-}
-
-typedef struct {
     char *name;
     size_t len;
     uint32_t h;
@@ -67,9 +31,9 @@ struct pb_collapse {
     pb_sample_sink ss;
     FILE *out;
     pb_error *err;
-    c_sub *subs; size_t nsubs, csubs; c_tab tsubs;
-    c_node *nodes; size_t nnodes, cnodes; c_tab tnodes;
-    c_thread *threads; size_t nthreads, cthreads; c_tab tthreads;
+    c_sub *subs; size_t nsubs, csubs; pb_index tsubs;
+    c_node *nodes; size_t nnodes, cnodes; pb_index tnodes; /* every node, roots too */
+    c_thread *threads; size_t nthreads, cthreads; pb_index tthreads;
     char *namebuf; size_t cnamebuf;
     uint32_t noframe;   /* sub id of main::(no frame), NONE until needed */
     int diff, side;     /* diff mode (pb_collapse_diff_new): which input is being read */
@@ -77,11 +41,15 @@ struct pb_collapse {
 
 #define C_OOM(c) pb_fail((c)->err, PB_ERR_LIMIT, 0, "out of memory while collapsing stacks")
 
+static uint32_t h_sub(const void *c, uint32_t i) { return ((const pb_collapse *)c)->subs[i].h; }
+static uint32_t h_node(const void *c, uint32_t i) { return ((const pb_collapse *)c)->nodes[i].h; }
+static uint32_t h_thread(const void *c, uint32_t i) { return pb_mix64(((const pb_collapse *)c)->threads[i].key); }
+
 static pb_status cs_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id)
 {
     pb_collapse *c = (pb_collapse *)self->ctx;
     size_t need = pb_fold_sub_name(fr, NULL, 0) + 1, j;
-    uint32_t h;
+    uint32_t h, i;
     c_sub *s;
     if (pb_grow((void **)&c->namebuf, &c->cnamebuf, need, 1) < 0)
         return C_OOM(c);
@@ -117,16 +85,17 @@ static pb_status cs_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
         }
     }
     h = pb_hash_bytes(c->namebuf, need);
-    if (c_reserve(&c->tsubs) < 0)
+    if (pb_index_reserve(&c->tsubs, c->nsubs, h_sub, c) < 0)
         return C_OOM(c);
-    for (j = h & (c->tsubs.cap - 1); c->tsubs.s[j].idx != NONE; j = (j + 1) & (c->tsubs.cap - 1)) {
-        const c_sub *o = &c->subs[c->tsubs.s[j].idx];
+    for (j = pb_index_first(&c->tsubs, h); (i = pb_index_at(&c->tsubs, j)) != PB_INDEX_NONE;
+         j = pb_index_next(&c->tsubs, j)) {
+        const c_sub *o = &c->subs[i];
         if (o->h == h && o->len == need && memcmp(o->name, c->namebuf, need) == 0) {
-            *id = c->tsubs.s[j].idx;
+            *id = i;
             return PB_OK;
         }
     }
-    if (pb_grow((void **)&c->subs, &c->csubs, c->nsubs + 1, sizeof *c->subs) < 0)
+    if (c->nsubs >= UINT32_MAX - 1 || pb_grow((void **)&c->subs, &c->csubs, c->nsubs + 1, sizeof *c->subs) < 0)
         return C_OOM(c);
     s = &c->subs[c->nsubs];
     s->name = (char *)malloc(need + 1);
@@ -135,18 +104,17 @@ static pb_status cs_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
     memcpy(s->name, c->namebuf, need + 1);
     s->len = need;
     s->h = h;
-    c->tsubs.s[j].idx = (uint32_t)c->nsubs;
-    c->tsubs.s[j].h = h;
-    c->tsubs.n++;
     *id = (uint32_t)c->nsubs++;
+    pb_index_set(&c->tsubs, j, *id);
     return PB_OK;
 }
 
-static pb_status new_node(pb_collapse *c, uint32_t parent, uint32_t sub, uint32_t thread, uint32_t h,
+/* a new node, indexed at slot k of tnodes (where the probe for it ended) */
+static pb_status new_node(pb_collapse *c, uint32_t parent, uint32_t sub, uint32_t thread, uint32_t h, size_t k,
                           uint32_t *idx)
 {
     c_node *n;
-    if (pb_grow((void **)&c->nodes, &c->cnodes, c->nnodes + 1, sizeof *c->nodes) < 0)
+    if (c->nnodes >= UINT32_MAX - 1 || pb_grow((void **)&c->nodes, &c->cnodes, c->nnodes + 1, sizeof *c->nodes) < 0)
         return C_OOM(c);
     n = &c->nodes[c->nnodes];
     n->parent = parent;
@@ -155,20 +123,22 @@ static pb_status new_node(pb_collapse *c, uint32_t parent, uint32_t sub, uint32_
     n->h = h;
     n->count = n->count2 = 0;
     *idx = (uint32_t)c->nnodes++;
+    pb_index_set(&c->tnodes, k, *idx);
     return PB_OK;
 }
 
 static pb_status get_thread(pb_collapse *c, uint64_t key, uint32_t *idx)
 {
-    uint32_t h = pb_mix64(key);
+    uint32_t i;
     size_t j;
     c_thread *t;
     char buf[32];
-    if (c_reserve(&c->tthreads) < 0)
+    if (pb_index_reserve(&c->tthreads, c->nthreads, h_thread, c) < 0)
         return C_OOM(c);
-    for (j = h & (c->tthreads.cap - 1); c->tthreads.s[j].idx != NONE; j = (j + 1) & (c->tthreads.cap - 1))
-        if (c->threads[c->tthreads.s[j].idx].key == key) {
-            *idx = c->tthreads.s[j].idx;
+    for (j = pb_index_first(&c->tthreads, pb_mix64(key)); (i = pb_index_at(&c->tthreads, j)) != PB_INDEX_NONE;
+         j = pb_index_next(&c->tthreads, j))
+        if (c->threads[i].key == key) {
+            *idx = i;
             return PB_OK;
         }
     if (pb_grow((void **)&c->threads, &c->cthreads, c->nthreads + 1, sizeof *c->threads) < 0)
@@ -181,11 +151,14 @@ static pb_status get_thread(pb_collapse *c, uint64_t key, uint32_t *idx)
     if (!t->label)
         return C_OOM(c);
     strcpy(t->label, buf);
-    c->tthreads.s[j].idx = (uint32_t)c->nthreads;
-    c->tthreads.s[j].h = h;
-    c->tthreads.n++;
     *idx = (uint32_t)c->nthreads++;
-    return new_node(c, NONE, NONE, *idx, 0, &c->threads[*idx].root);
+    pb_index_set(&c->tthreads, j, *idx);
+    /* the thread's root: no lookup asks for it (no parent is NONE) */
+    if (pb_index_reserve(&c->tnodes, c->nnodes, h_node, c) < 0)
+        return C_OOM(c);
+    for (j = pb_index_first(&c->tnodes, 0); pb_index_at(&c->tnodes, j) != PB_INDEX_NONE; j = pb_index_next(&c->tnodes, j))
+        ;
+    return new_node(c, NONE, NONE, *idx, 0, j, &c->threads[*idx].root);
 }
 
 static pb_status cs_thread(pb_sample_sink *self, uint64_t key, uint32_t pid, uint32_t ppid, const char *label)
@@ -253,24 +226,18 @@ static pb_status cs_sample(pb_sample_sink *self, uint64_t thread_key, const uint
         if (sub >= c->nsubs)
             return pb_fail(c->err, PB_ERR_CORRUPT, 0, "sample uses frame id %u, only %zu interned", sub, c->nsubs);
         uint32_t h = pb_mix64(((uint64_t)parent << 32) | sub);
-        uint32_t node = NONE;
+        uint32_t node;
         size_t k;
-        if (c_reserve(&c->tnodes) < 0)
+        if (pb_index_reserve(&c->tnodes, c->nnodes, h_node, c) < 0)
             return C_OOM(c);
-        for (k = h & (c->tnodes.cap - 1); c->tnodes.s[k].idx != NONE; k = (k + 1) & (c->tnodes.cap - 1)) {
-            const c_node *o = &c->nodes[c->tnodes.s[k].idx];
-            if (o->h == h && o->parent == parent && o->sub == sub) {
-                node = c->tnodes.s[k].idx;
+        for (k = pb_index_first(&c->tnodes, h); (node = pb_index_at(&c->tnodes, k)) != PB_INDEX_NONE;
+             k = pb_index_next(&c->tnodes, k)) {
+            const c_node *o = &c->nodes[node];
+            if (o->h == h && o->parent == parent && o->sub == sub)
                 break;
-            }
         }
-        if (node == NONE) {
-            if ((st = new_node(c, parent, sub, ti, h, &node)) != PB_OK)
-                return st;
-            c->tnodes.s[k].idx = node;
-            c->tnodes.s[k].h = h;
-            c->tnodes.n++;
-        }
+        if (node == PB_INDEX_NONE && (st = new_node(c, parent, sub, ti, h, k, &node)) != PB_OK)
+            return st;
         t->path[j] = node;
     }
     memcpy(t->prev, ids, depth * sizeof *ids);
@@ -428,9 +395,9 @@ void pb_collapse_free(pb_collapse *c)
     free(c->subs);
     free(c->nodes);
     free(c->threads);
-    free(c->tsubs.s);
-    free(c->tnodes.s);
-    free(c->tthreads.s);
+    pb_index_free(&c->tsubs);
+    pb_index_free(&c->tnodes);
+    pb_index_free(&c->tthreads);
     free(c->namebuf);
     free(c);
 }

@@ -31,86 +31,75 @@ typedef struct {
     uint64_t ts_base;        /* this input's first sample timestamp (0: none yet) */
     m_thread *threads;
     size_t nthreads, cthreads;
-    uint32_t *tslot;         /* open addressing: index + 1 */
-    size_t tslots;
-    uint32_t *pids;          /* pids given out (open addressing, 0 empty) */
-    size_t npids, pslots;
+    pb_index tix;            /* (input, key) -> threads[] */
+    uint32_t *pids;          /* pids given out */
+    size_t npids, cpids;
+    pb_index pix;            /* pid -> pids[] */
     uint32_t next_pid;
     int diff;                /* two inputs: tell the target which side is coming */
     struct m_label {
         char *label;
+        uint32_t hash;
         uint64_t out;
     } *labels;               /* thread label -> the consumer's thread */
     size_t nlabels, clabels;
-    uint32_t *lslot;
-    size_t lslots;
+    pb_index lix;
 } merger;
 
 #define M_OOM(m) pb_fail((m)->err, PB_ERR_LIMIT, 0, "out of memory while merging profiles")
 
 static uint32_t th_hash(uint32_t input, uint64_t key) { return pb_mix64(key ^ ((uint64_t)input << 40)) ^ input; }
+static uint32_t h_thread(const void *ctx, uint32_t i)
+{
+    const m_thread *t = &((const merger *)ctx)->threads[i];
+    return th_hash(t->input, t->key);
+}
+static uint32_t h_pid(const void *ctx, uint32_t i) { return pb_mix64(((const merger *)ctx)->pids[i]); }
+static uint32_t h_label(const void *ctx, uint32_t i) { return ((const merger *)ctx)->labels[i].hash; }
 
-static int pid_used(const merger *m, uint32_t pid)
+/* 1 when pid is given out already, else 0 with *slot the empty slot its probe ends on */
+static int pid_find(const merger *m, uint32_t pid, size_t *slot)
 {
     size_t j;
-    if (!m->pslots)
+    uint32_t i;
+    if (!m->pix.cap)
         return 0;
-    for (j = pb_mix64(pid) & (m->pslots - 1); m->pids[j]; j = (j + 1) & (m->pslots - 1))
-        if (m->pids[j] == pid)
+    for (j = pb_index_first(&m->pix, pb_mix64(pid)); (i = pb_index_at(&m->pix, j)) != PB_INDEX_NONE;
+         j = pb_index_next(&m->pix, j))
+        if (m->pids[i] == pid)
             return 1;
+    *slot = j;
     return 0;
 }
 
-static int pid_add(merger *m, uint32_t pid)
+/* give out pid, or (when another input has it: take) the next free number: 0, or -1 out of memory */
+static int pid_take(merger *m, uint32_t *pid, int take_free)
 {
     size_t j;
-    if ((m->npids + 1) * 2 > m->pslots) {
-        size_t ns = m->pslots ? m->pslots * 2 : 64, i;
-        uint32_t *t = (uint32_t *)calloc(ns, sizeof *t);
-        if (!t)
-            return -1;
-        for (i = 0; i < m->pslots; i++)
-            if (m->pids[i]) {
-                size_t k = pb_mix64(m->pids[i]) & (ns - 1);
-                while (t[k])
-                    k = (k + 1) & (ns - 1);
-                t[k] = m->pids[i];
-            }
-        free(m->pids);
-        m->pids = t;
-        m->pslots = ns;
+    if (pb_index_reserve(&m->pix, m->npids, h_pid, m) < 0 ||
+        pb_grow((void **)&m->pids, &m->cpids, m->npids + 1, sizeof *m->pids) < 0 || m->npids >= UINT32_MAX - 1)
+        return -1;
+    if (take_free || pid_find(m, *pid, &j)) {
+        while (m->next_pid == 0 || pid_find(m, m->next_pid, &j))
+            m->next_pid++;
+        *pid = m->next_pid++;
     }
-    for (j = pb_mix64(pid) & (m->pslots - 1); m->pids[j]; j = (j + 1) & (m->pslots - 1))
-        if (m->pids[j] == pid)
-            return 0;
-    m->pids[j] = pid;
-    m->npids++;
+    m->pids[m->npids] = *pid;
+    pb_index_set(&m->pix, j, (uint32_t)m->npids++);
     return 0;
 }
 
 /* the consumer's key for this input's thread (new threads get the next key) */
 static pb_status map_thread(merger *m, uint64_t key, uint64_t *out, int *fresh)
 {
-    uint32_t h = th_hash(m->input, key);
     size_t j;
+    uint32_t i;
     *fresh = 0;
-    if ((m->nthreads + 1) * 2 > m->tslots) {
-        size_t ns = m->tslots ? m->tslots * 2 : 64, i;
-        uint32_t *t = (uint32_t *)calloc(ns, sizeof *t);
-        if (!t)
-            return M_OOM(m);
-        for (i = 0; i < m->nthreads; i++) {
-            size_t k = th_hash(m->threads[i].input, m->threads[i].key) & (ns - 1);
-            while (t[k])
-                k = (k + 1) & (ns - 1);
-            t[k] = (uint32_t)i + 1;
-        }
-        free(m->tslot);
-        m->tslot = t;
-        m->tslots = ns;
-    }
-    for (j = h & (m->tslots - 1); m->tslot[j]; j = (j + 1) & (m->tslots - 1)) {
-        const m_thread *t = &m->threads[m->tslot[j] - 1];
+    if (pb_index_reserve(&m->tix, m->nthreads, h_thread, m) < 0)
+        return M_OOM(m);
+    for (j = pb_index_first(&m->tix, th_hash(m->input, key)); (i = pb_index_at(&m->tix, j)) != PB_INDEX_NONE;
+         j = pb_index_next(&m->tix, j)) {
+        const m_thread *t = &m->threads[i];
         if (t->input == m->input && t->key == key) {
             *out = t->out;
             return PB_OK;
@@ -122,8 +111,35 @@ static pb_status map_thread(merger *m, uint64_t key, uint64_t *out, int *fresh)
     m->threads[m->nthreads].key = key;
     m->threads[m->nthreads].out = m->nthreads;
     *out = m->nthreads;
-    m->tslot[j] = (uint32_t)++m->nthreads;
+    pb_index_set(&m->tix, j, (uint32_t)m->nthreads++);
     *fresh = 1;
+    return PB_OK;
+}
+
+/* a thread of the same label in another input (the main thread of several
+ * runs, say) is the same thread: its weights add.  The thread just mapped
+ * (the last one) takes the label's consumer key (*known = 1: the consumer
+ * has that thread already), or gives it its own. */
+static pb_status map_label(merger *m, const char *label, uint64_t out, int *known)
+{
+    uint32_t h = pb_hash_bytes(label, strlen(label)), i;
+    size_t j;
+    *known = 0;
+    if (pb_index_reserve(&m->lix, m->nlabels, h_label, m) < 0)
+        return M_OOM(m);
+    for (j = pb_index_first(&m->lix, h); (i = pb_index_at(&m->lix, j)) != PB_INDEX_NONE; j = pb_index_next(&m->lix, j))
+        if (m->labels[i].hash == h && !strcmp(m->labels[i].label, label)) {
+            m->threads[m->nthreads - 1].out = m->labels[i].out;
+            *known = 1;
+            return PB_OK;
+        }
+    if (pb_grow((void **)&m->labels, &m->clabels, m->nlabels + 1, sizeof *m->labels) < 0 ||
+        !(m->labels[m->nlabels].label = (char *)malloc(strlen(label) + 1)))
+        return M_OOM(m);
+    strcpy(m->labels[m->nlabels].label, label);
+    m->labels[m->nlabels].hash = h;
+    m->labels[m->nlabels].out = out;
+    pb_index_set(&m->lix, j, (uint32_t)m->nlabels++);
     return PB_OK;
 }
 
@@ -153,52 +169,15 @@ static pb_status mg_thread(pb_sample_sink *self, uint64_t key, uint32_t pid, uin
 {
     merger *m = (merger *)self->ctx;
     uint64_t out;
-    int fresh;
+    int fresh, known;
     pb_status st;
     if ((st = map_thread(m, key, &out, &fresh)) != PB_OK)
         return st;
-    if (fresh && label && *label) {
-        /* a thread of the same id in another input (the main thread of
-         * several runs, say) is the same thread: its weights add */
-        uint32_t h = pb_hash_bytes(label, strlen(label));
-        size_t j;
-        if ((m->nlabels + 1) * 2 > m->lslots) {
-            size_t ns = m->lslots ? m->lslots * 2 : 64, i;
-            uint32_t *t = (uint32_t *)calloc(ns, sizeof *t);
-            if (!t)
-                return M_OOM(m);
-            for (i = 0; i < m->nlabels; i++) {
-                size_t k = pb_hash_bytes(m->labels[i].label, strlen(m->labels[i].label)) & (ns - 1);
-                while (t[k])
-                    k = (k + 1) & (ns - 1);
-                t[k] = (uint32_t)i + 1;
-            }
-            free(m->lslot);
-            m->lslot = t;
-            m->lslots = ns;
-        }
-        for (j = h & (m->lslots - 1); m->lslot[j]; j = (j + 1) & (m->lslots - 1))
-            if (!strcmp(m->labels[m->lslot[j] - 1].label, label)) {
-                m->threads[m->nthreads - 1].out = m->labels[m->lslot[j] - 1].out;
-                return PB_OK;
-            }
-        if (pb_grow((void **)&m->labels, &m->clabels, m->nlabels + 1, sizeof *m->labels) < 0 ||
-            !(m->labels[m->nlabels].label = (char *)malloc(strlen(label) + 1)))
-            return M_OOM(m);
-        strcpy(m->labels[m->nlabels].label, label);
-        m->labels[m->nlabels].out = out;
-        m->lslot[j] = (uint32_t)++m->nlabels;
-    }
-    if (fresh) {
-        /* a pid another input used first gets the next free number */
-        if (pid_used(m, pid)) {
-            while (pid_used(m, m->next_pid) || m->next_pid == 0)
-                m->next_pid++;
-            pid = m->next_pid++;
-        }
-        if (pid_add(m, pid) < 0)
-            return M_OOM(m);
-    }
+    if (fresh && label && *label && ((st = map_label(m, label, out, &known)) != PB_OK || known))
+        return st;
+    /* a pid another input used first gets the next free number */
+    if (fresh && pid_take(m, &pid, 0) < 0)
+        return M_OOM(m);
     return m->target->thread(m->target, out, pid, ppid, label);
 }
 
@@ -213,11 +192,10 @@ static pb_status mg_sample(pb_sample_sink *self, uint64_t key, const uint32_t *i
         return st;
     if (fresh) {
         /* a thread the decoder never announced: give it a pid of its own */
-        while (pid_used(m, m->next_pid) || m->next_pid == 0)
-            m->next_pid++;
-        if (pid_add(m, m->next_pid) < 0)
+        uint32_t pid;
+        if (pid_take(m, &pid, 1) < 0)
             return M_OOM(m);
-        if ((st = m->target->thread(m->target, out, m->next_pid++, 0, NULL)) != PB_OK)
+        if ((st = m->target->thread(m->target, out, pid, 0, NULL)) != PB_OK)
             return st;
     }
     if (m->scale > 1 && weight > UINT64_MAX / m->scale)
@@ -603,10 +581,11 @@ static void merger_free(merger *m)
     for (i = 0; i < m->nlabels; i++)
         free(m->labels[i].label);
     free(m->labels);
-    free(m->lslot);
+    pb_index_free(&m->lix);
     free(m->threads);
-    free(m->tslot);
+    pb_index_free(&m->tix);
     free(m->pids);
+    pb_index_free(&m->pix);
 }
 
 static pb_status merge_nytprof(const char *const *in, size_t n, const pb_options *opt, const char *out_path,

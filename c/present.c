@@ -43,16 +43,14 @@ struct pb_present {
     char **sub;                  /* sub names (mapped), by id */
     size_t *sub_len;
     size_t nsubs, csubs, csub_len;
-    uint32_t *sub_slot;          /* open addressing: id + 1, 0 empty */
-    size_t sub_slots;
+    pb_index subix;
     struct pe_edge {
         uint32_t caller, callee;
         double incl, excl;       /* seconds */
         uint64_t count;
     } *edges;
     size_t nedges, cedges;
-    uint32_t *edge_slot;
-    size_t edge_slots;
+    pb_index edgeix;
     /* finish: per sub totals, out-edges, the DFS path */
     double *in_incl, *own;
     uint64_t *in_count;
@@ -233,12 +231,8 @@ static int new_fid(pb_present *p, const pb_chunk *c)
         return fwd(p, c);
     if (fid > (1u << 24)) /* the writer refuses such a fid anyway */
         return fwd(p, c);
-    if (fid >= p->done_cap) {
-        size_t old = p->done_cap;
-        if (pb_grow((void **)&p->done, &p->done_cap, (size_t)fid + 1, 1) < 0)
-            goto nomem;
-        memset(p->done + old, 0, p->done_cap - old);
-    }
+    if (pb_grow_zero((void **)&p->done, &p->done_cap, (size_t)fid + 1, 1) < 0)
+        goto nomem;
     if (p->done[fid] == 2) /* source sent already (a re-sent fid) */
         return fwd(p, c);
     fp = find_source(p, nm->ptr, nm->len, &sb, &oom);
@@ -291,27 +285,26 @@ nomem:
 #define PE_MAX_DEPTH 256
 #define PE_MAX_NODES 50000
 
+static uint32_t h_edge(uint32_t caller, uint32_t callee) { return pb_mix64(((uint64_t)caller << 32) | callee); }
+static uint32_t h_sub_id(const void *ctx, uint32_t i)
+{
+    const pb_present *p = (const pb_present *)ctx;
+    return pb_hash_bytes(p->sub[i], p->sub_len[i]);
+}
+static uint32_t h_edge_id(const void *ctx, uint32_t i)
+{
+    const pb_present *p = (const pb_present *)ctx;
+    return h_edge(p->edges[i].caller, p->edges[i].callee);
+}
+
 static int sub_id(pb_present *p, pb_str nm, uint32_t *id)
 {
-    uint32_t h = pb_hash_bytes(nm.ptr ? nm.ptr : "", nm.len);
+    uint32_t h = pb_hash_bytes(nm.ptr ? nm.ptr : "", nm.len), i;
     size_t j;
-    if ((p->nsubs + 1) * 2 > p->sub_slots) {
-        size_t ns = p->sub_slots ? p->sub_slots * 2 : 64, i;
-        uint32_t *t = (uint32_t *)calloc(ns, sizeof *t);
-        if (!t)
-            return -1;
-        for (i = 0; i < p->nsubs; i++) {
-            size_t k = pb_hash_bytes(p->sub[i], p->sub_len[i]) & (ns - 1);
-            while (t[k])
-                k = (k + 1) & (ns - 1);
-            t[k] = (uint32_t)i + 1;
-        }
-        free(p->sub_slot);
-        p->sub_slot = t;
-        p->sub_slots = ns;
-    }
-    for (j = h & (p->sub_slots - 1); p->sub_slot[j]; j = (j + 1) & (p->sub_slots - 1)) {
-        uint32_t i = p->sub_slot[j] - 1;
+    if (pb_index_reserve(&p->subix, p->nsubs, h_sub_id, p) < 0)
+        return -1;
+    for (j = pb_index_first(&p->subix, h); (i = pb_index_at(&p->subix, j)) != PB_INDEX_NONE;
+         j = pb_index_next(&p->subix, j)) {
         if (p->sub_len[i] == nm.len && memcmp(p->sub[i], nm.ptr, nm.len) == 0) {
             *id = i;
             return 0;
@@ -326,38 +319,26 @@ static int sub_id(pb_present *p, pb_str nm, uint32_t *id)
     memcpy(p->sub[p->nsubs], nm.ptr, nm.len);
     p->sub[p->nsubs][nm.len] = '\0';
     p->sub_len[p->nsubs] = nm.len;
-    p->sub_slot[j] = (uint32_t)p->nsubs + 1;
+    pb_index_set(&p->subix, j, (uint32_t)p->nsubs);
     *id = (uint32_t)p->nsubs++;
     return 0;
 }
 
 static int record_edge(pb_present *p, const pb_chunk *c)
 {
-    uint32_t callee, caller, h;
+    uint32_t callee, caller, h, i;
     size_t j;
     struct pe_edge *e;
     if (c->s[1].len == 0 && c->u[0] == 0)
         return 0; /* NYTProf's "is an xsub" marker */
     if (sub_id(p, c->s[0], &callee) < 0 || sub_id(p, c->s[1], &caller) < 0)
         return -1;
-    h = pb_mix64(((uint64_t)caller << 32) | callee);
-    if ((p->nedges + 1) * 2 > p->edge_slots) {
-        size_t ns = p->edge_slots ? p->edge_slots * 2 : 64, i;
-        uint32_t *t = (uint32_t *)calloc(ns, sizeof *t);
-        if (!t)
-            return -1;
-        for (i = 0; i < p->nedges; i++) {
-            size_t k = pb_mix64(((uint64_t)p->edges[i].caller << 32) | p->edges[i].callee) & (ns - 1);
-            while (t[k])
-                k = (k + 1) & (ns - 1);
-            t[k] = (uint32_t)i + 1;
-        }
-        free(p->edge_slot);
-        p->edge_slot = t;
-        p->edge_slots = ns;
-    }
-    for (j = h & (p->edge_slots - 1); p->edge_slot[j]; j = (j + 1) & (p->edge_slots - 1)) {
-        e = &p->edges[p->edge_slot[j] - 1];
+    h = h_edge(caller, callee);
+    if (pb_index_reserve(&p->edgeix, p->nedges, h_edge_id, p) < 0)
+        return -1;
+    for (j = pb_index_first(&p->edgeix, h); (i = pb_index_at(&p->edgeix, j)) != PB_INDEX_NONE;
+         j = pb_index_next(&p->edgeix, j)) {
+        e = &p->edges[i];
         if (e->caller == caller && e->callee == callee)
             goto add;
     }
@@ -367,7 +348,7 @@ static int record_edge(pb_present *p, const pb_chunk *c)
     memset(e, 0, sizeof *e);
     e->caller = caller;
     e->callee = callee;
-    p->edge_slot[j] = (uint32_t)++p->nedges;
+    pb_index_set(&p->edgeix, j, (uint32_t)p->nedges++);
 add:
     e->incl += c->n[0] + c->n[2]; /* recursive time counts as the call's */
     e->excl += c->n[1];
@@ -639,9 +620,9 @@ void pb_present_free(pb_present *p)
     }
     free(p->sub);
     free(p->sub_len);
-    free(p->sub_slot);
+    pb_index_free(&p->subix);
     free(p->edges);
-    free(p->edge_slot);
+    pb_index_free(&p->edgeix);
     free(p->in_incl);
     free(p->own);
     free(p->in_count);

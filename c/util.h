@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Make *p (an array of *cap elements of elem bytes) hold at least need
  * elements, doubling from 16.  Returns 0, or -1 on overflow or when
@@ -30,6 +31,18 @@ static inline int pb_grow(void **p, size_t *cap, size_t need, size_t elem)
         return -1;
     *p = np;
     *cap = ncap;
+    return 0;
+}
+
+/* pb_grow for an array read past what was written (a table by id, a
+ * bitmap): the elements it adds, from the old *cap to the new, are zero. */
+static inline int pb_grow_zero(void **p, size_t *cap, size_t need, size_t elem)
+{
+    size_t old = *cap;
+    if (pb_grow(p, cap, need, elem) < 0)
+        return -1;
+    if (*cap > old)
+        memset((char *)*p + old * elem, 0, (*cap - old) * elem);
     return 0;
 }
 

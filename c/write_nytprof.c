@@ -20,6 +20,7 @@
 #include "nytp_codec.h"
 #include "output.h"
 #include "pb.h"
+#include "util.h"
 #include "write_nytprof.h"
 
 #define STAGE_CAP  (64 * 1024)
@@ -108,20 +109,10 @@ static int out_raw(pb_nytprof_writer *w, const unsigned char *p, size_t n)
         return 0;
     if (w->mem) {
         pb_membuf *m = w->mem;
-        if (m->cap - m->len < n) {
-            size_t ncap = m->cap ? m->cap : 64 * 1024;
-            unsigned char *nd;
-            while (ncap - m->len < n) {
-                if (ncap > (size_t)-1 / 2)
-                    return w_fail(w, PB_ERR_LIMIT, "output buffer would exceed the address space");
-                ncap *= 2;
-            }
-            nd = (unsigned char *)realloc(m->data, ncap);
-            if (!nd)
-                return w_fail(w, PB_ERR_LIMIT, "out of memory growing the output buffer to %zu bytes", ncap);
-            m->data = nd;
-            m->cap = ncap;
-        }
+        if (n > (size_t)-1 / 2 - m->len)
+            return w_fail(w, PB_ERR_LIMIT, "output buffer would exceed the address space");
+        if (pb_grow((void **)&m->data, &m->cap, m->len + n, 1) < 0)
+            return w_fail(w, PB_ERR_LIMIT, "out of memory growing the output buffer to %zu bytes", m->len + n);
         memcpy(m->data + m->len, p, n);
         m->len += n;
     } else {
@@ -314,13 +305,8 @@ static int w_comment(pb_nytprof_writer *w, const pb_chunk *c)
         return w_fail(w, PB_ERR_CORRUPT, CHUNK_FMT ": comment text holds a newline before its end",
                       CHUNK_ARGS(w, c->tag));
     if (!w->deflating && is_compressed_comment(t, &lv)) {
-        if (t->len > w->pending_cap) {
-            char *nb = (char *)realloc(w->pending, t->len);
-            if (!nb)
-                return w_fail(w, PB_ERR_LIMIT, "out of memory");
-            w->pending = nb;
-            w->pending_cap = t->len;
-        }
+        if (pb_grow((void **)&w->pending, &w->pending_cap, t->len, 1) < 0)
+            return w_fail(w, PB_ERR_LIMIT, "out of memory");
         memcpy(w->pending, t->ptr, t->len);
         w->pending_len = t->len;
         w->has_pending = 1;
@@ -405,18 +391,8 @@ static int define_fid(pb_nytprof_writer *w, uint32_t fid, const pb_chunk *c)
                           CHUNK_FMT ": fid %lu when only %lu fids are defined; fids must be dense 1..N",
                           CHUNK_ARGS(w, c->tag), (unsigned long)fid, (unsigned long)w->n_fids);
         need = (size_t)(fid >> 3) + 1;
-        if (need > w->fid_bytes) {
-            size_t ncap = w->fid_bytes ? w->fid_bytes : 64;
-            unsigned char *nb;
-            while (ncap < need)
-                ncap *= 2;
-            nb = (unsigned char *)realloc(w->fid_bits, ncap);
-            if (!nb)
-                return w_fail(w, PB_ERR_LIMIT, "out of memory");
-            memset(nb + w->fid_bytes, 0, ncap - w->fid_bytes);
-            w->fid_bits = nb;
-            w->fid_bytes = ncap;
-        }
+        if (pb_grow_zero((void **)&w->fid_bits, &w->fid_bytes, need, 1) < 0)
+            return w_fail(w, PB_ERR_LIMIT, "out of memory");
         w->max_fid = fid;
     }
     if (!(w->fid_bits[fid >> 3] >> (fid & 7) & 1)) {

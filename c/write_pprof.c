@@ -59,12 +59,6 @@ static void put_len(pbuf *b, uint32_t field, const void *d, size_t n)
 
 /* ---- interning -------------------------------------------------------------- */
 typedef struct {
-    uint32_t *slot; /* index + 1, 0 empty */
-    size_t cap;     /* power of two */
-    size_t n;
-} tab;
-
-typedef struct {
     uint32_t off, len, hash;
 } p_str;
 
@@ -100,19 +94,19 @@ struct pb_pprof {
     size_t arena_n, arena_cap;
     p_str *strs;
     size_t nstrs, cstrs;
-    tab tstrs;
+    pb_index tstrs;
     p_func *funcs;
     size_t nfuncs, cfuncs;
-    tab tfuncs;
+    pb_index tfuncs;
     p_loc *locs;
     size_t nlocs, clocs;
-    tab tlocs;
+    pb_index tlocs;
     p_thread *threads;
     size_t nthreads, cthreads;
-    tab tthreads;
+    pb_index tthreads;
     p_stack *stacks;
     size_t nstacks, cstacks;
-    tab tstacks;
+    pb_index tstacks;
     uint32_t *pool;
     size_t npool, cpool;
     char *namebuf;
@@ -127,48 +121,27 @@ struct pb_pprof {
 
 #define OOM(p) pb_fail((p)->err, PB_ERR_LIMIT, 0, "out of memory while building the pprof profile")
 
-static int tab_grow(tab *t, uint32_t (*hash_of)(const pb_pprof *, uint32_t), const pb_pprof *p)
-{
-    size_t ncap = t->cap ? t->cap * 2 : 64, i;
-    uint32_t *ns;
-    if (ncap > SIZE_MAX / sizeof *ns)
-        return -1;
-    ns = (uint32_t *)calloc(ncap, sizeof *ns);
-    if (!ns)
-        return -1;
-    for (i = 0; i < t->cap; i++)
-        if (t->slot[i]) {
-            size_t j = hash_of(p, t->slot[i] - 1) & (ncap - 1);
-            while (ns[j])
-                j = (j + 1) & (ncap - 1);
-            ns[j] = t->slot[i];
-        }
-    free(t->slot);
-    t->slot = ns;
-    t->cap = ncap;
-    return 0;
-}
-
-static uint32_t h_str(const pb_pprof *p, uint32_t i) { return p->strs[i].hash; }
-static uint32_t h_func(const pb_pprof *p, uint32_t i) { return p->funcs[i].hash; }
-static uint32_t h_loc(const pb_pprof *p, uint32_t i) { return p->locs[i].hash; }
-static uint32_t h_thread(const pb_pprof *p, uint32_t i) { return pb_mix64(p->threads[i].key); }
-static uint32_t h_stack(const pb_pprof *p, uint32_t i) { return p->stacks[i].hash; }
+static uint32_t h_str(const void *p, uint32_t i) { return ((const pb_pprof *)p)->strs[i].hash; }
+static uint32_t h_func(const void *p, uint32_t i) { return ((const pb_pprof *)p)->funcs[i].hash; }
+static uint32_t h_loc(const void *p, uint32_t i) { return ((const pb_pprof *)p)->locs[i].hash; }
+static uint32_t h_thread(const void *p, uint32_t i) { return pb_mix64(((const pb_pprof *)p)->threads[i].key); }
+static uint32_t h_stack(const void *p, uint32_t i) { return ((const pb_pprof *)p)->stacks[i].hash; }
 
 static int str_id(pb_pprof *p, const char *s, size_t n, uint32_t *id)
 {
-    uint32_t h = pb_hash_bytes(s, n);
+    uint32_t h = pb_hash_bytes(s, n), i;
     size_t j;
-    if ((p->tstrs.n + 1) * 2 > p->tstrs.cap && tab_grow(&p->tstrs, h_str, p) < 0)
+    if (pb_index_reserve(&p->tstrs, p->nstrs, h_str, p) < 0)
         return -1;
-    for (j = h & (p->tstrs.cap - 1); p->tstrs.slot[j]; j = (j + 1) & (p->tstrs.cap - 1)) {
-        const p_str *o = &p->strs[p->tstrs.slot[j] - 1];
+    for (j = pb_index_first(&p->tstrs, h); (i = pb_index_at(&p->tstrs, j)) != PB_INDEX_NONE;
+         j = pb_index_next(&p->tstrs, j)) {
+        const p_str *o = &p->strs[i];
         if (o->hash == h && o->len == n && memcmp(p->arena + o->off, s, n) == 0) {
-            *id = p->tstrs.slot[j] - 1;
+            *id = i;
             return 0;
         }
     }
-    if (n > UINT32_MAX || p->arena_n + n > UINT32_MAX ||
+    if (n > UINT32_MAX || p->arena_n + n > UINT32_MAX || p->nstrs >= UINT32_MAX - 1 ||
         pb_grow((void **)&p->arena, &p->arena_cap, p->arena_n + n + 1, 1) < 0 ||
         pb_grow((void **)&p->strs, &p->cstrs, p->nstrs + 1, sizeof *p->strs) < 0)
         return -1;
@@ -178,9 +151,8 @@ static int str_id(pb_pprof *p, const char *s, size_t n, uint32_t *id)
     p->strs[p->nstrs].len = (uint32_t)n;
     p->strs[p->nstrs].hash = h;
     p->arena_n += n;
-    p->tstrs.slot[j] = (uint32_t)++p->nstrs;
-    p->tstrs.n++;
-    *id = (uint32_t)p->nstrs - 1;
+    *id = (uint32_t)p->nstrs++;
+    pb_index_set(&p->tstrs, j, *id);
     return 0;
 }
 
@@ -228,7 +200,7 @@ static pb_status pp_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
 {
     pb_pprof *p = (pb_pprof *)self->ctx;
     size_t need = pb_fold_sub_name(fr, NULL, 0) + 1, j;
-    uint32_t name, file, h, fi = NONE;
+    uint32_t name, file, h, i, fi = NONE;
     int64_t first = fr->first_line > 0 ? fr->first_line : 0, line = fr->line > 0 ? fr->line : 0;
     if (pb_grow((void **)&p->namebuf, &p->cnamebuf, need, 1) < 0)
         return OOM(p);
@@ -238,34 +210,35 @@ static pb_status pp_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
         return OOM(p);
     /* the function */
     h = pb_mix64(((uint64_t)name << 32) ^ ((uint64_t)file << 8) ^ (uint64_t)first);
-    if ((p->tfuncs.n + 1) * 2 > p->tfuncs.cap && tab_grow(&p->tfuncs, h_func, p) < 0)
+    if (pb_index_reserve(&p->tfuncs, p->nfuncs, h_func, p) < 0)
         return OOM(p);
-    for (j = h & (p->tfuncs.cap - 1); p->tfuncs.slot[j]; j = (j + 1) & (p->tfuncs.cap - 1)) {
-        const p_func *o = &p->funcs[p->tfuncs.slot[j] - 1];
+    for (j = pb_index_first(&p->tfuncs, h); (i = pb_index_at(&p->tfuncs, j)) != PB_INDEX_NONE;
+         j = pb_index_next(&p->tfuncs, j)) {
+        const p_func *o = &p->funcs[i];
         if (o->hash == h && o->name == name && o->file == file && o->start_line == first) {
-            fi = p->tfuncs.slot[j] - 1;
+            fi = i;
             break;
         }
     }
     if (fi == NONE) {
-        if (pb_grow((void **)&p->funcs, &p->cfuncs, p->nfuncs + 1, sizeof *p->funcs) < 0)
+        if (p->nfuncs >= UINT32_MAX - 1 || pb_grow((void **)&p->funcs, &p->cfuncs, p->nfuncs + 1, sizeof *p->funcs) < 0)
             return OOM(p);
         p->funcs[p->nfuncs].name = name;
         p->funcs[p->nfuncs].file = file;
         p->funcs[p->nfuncs].start_line = first;
         p->funcs[p->nfuncs].hash = h;
         fi = (uint32_t)p->nfuncs++;
-        p->tfuncs.slot[j] = fi + 1;
-        p->tfuncs.n++;
+        pb_index_set(&p->tfuncs, j, fi);
     }
     /* the location: (function, line) */
     h = pb_mix64(((uint64_t)fi << 32) ^ (uint64_t)line);
-    if ((p->tlocs.n + 1) * 2 > p->tlocs.cap && tab_grow(&p->tlocs, h_loc, p) < 0)
+    if (pb_index_reserve(&p->tlocs, p->nlocs, h_loc, p) < 0)
         return OOM(p);
-    for (j = h & (p->tlocs.cap - 1); p->tlocs.slot[j]; j = (j + 1) & (p->tlocs.cap - 1)) {
-        const p_loc *o = &p->locs[p->tlocs.slot[j] - 1];
+    for (j = pb_index_first(&p->tlocs, h); (i = pb_index_at(&p->tlocs, j)) != PB_INDEX_NONE;
+         j = pb_index_next(&p->tlocs, j)) {
+        const p_loc *o = &p->locs[i];
         if (o->hash == h && o->func == fi && o->line == line) {
-            *id = p->tlocs.slot[j] - 1;
+            *id = i;
             return PB_OK;
         }
     }
@@ -275,23 +248,23 @@ static pb_status pp_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
     p->locs[p->nlocs].line = line;
     p->locs[p->nlocs].hash = h;
     *id = (uint32_t)p->nlocs++;
-    p->tlocs.slot[j] = *id + 1;
-    p->tlocs.n++;
+    pb_index_set(&p->tlocs, j, *id);
     return PB_OK;
 }
 
 static pb_status get_thread(pb_pprof *p, uint64_t key, uint32_t *ti)
 {
-    uint32_t h = pb_mix64(key);
+    uint32_t i;
     size_t j;
-    if ((p->tthreads.n + 1) * 2 > p->tthreads.cap && tab_grow(&p->tthreads, h_thread, p) < 0)
+    if (pb_index_reserve(&p->tthreads, p->nthreads, h_thread, p) < 0)
         return OOM(p);
-    for (j = h & (p->tthreads.cap - 1); p->tthreads.slot[j]; j = (j + 1) & (p->tthreads.cap - 1))
-        if (p->threads[p->tthreads.slot[j] - 1].key == key) {
-            *ti = p->tthreads.slot[j] - 1;
+    for (j = pb_index_first(&p->tthreads, pb_mix64(key)); (i = pb_index_at(&p->tthreads, j)) != PB_INDEX_NONE;
+         j = pb_index_next(&p->tthreads, j))
+        if (p->threads[i].key == key) {
+            *ti = i;
             return PB_OK;
         }
-    if (pb_grow((void **)&p->threads, &p->cthreads, p->nthreads + 1, sizeof *p->threads) < 0)
+    if (p->nthreads >= UINT32_MAX - 1 || pb_grow((void **)&p->threads, &p->cthreads, p->nthreads + 1, sizeof *p->threads) < 0)
         return OOM(p);
     memset(&p->threads[p->nthreads], 0, sizeof *p->threads);
     p->threads[p->nthreads].key = key;
@@ -302,8 +275,7 @@ static pb_status get_thread(pb_pprof *p, uint64_t key, uint32_t *ti)
             return OOM(p);
     }
     *ti = (uint32_t)p->nthreads++;
-    p->tthreads.slot[j] = *ti + 1;
-    p->tthreads.n++;
+    pb_index_set(&p->tthreads, j, *ti);
     return PB_OK;
 }
 
@@ -350,10 +322,11 @@ static pb_status pp_sample(pb_sample_sink *self, uint64_t thread_key, const uint
         if (ids[i] >= p->nlocs)
             return pb_fail(p->err, PB_ERR_CORRUPT, 0, "sample uses frame id %u, only %zu interned", ids[i], p->nlocs);
     h = pb_mix64(ti ^ ((uint64_t)p->base << 40)) ^ pb_hash_bytes((const char *)ids, depth * sizeof *ids);
-    if ((p->tstacks.n + 1) * 2 > p->tstacks.cap && tab_grow(&p->tstacks, h_stack, p) < 0)
+    if (pb_index_reserve(&p->tstacks, p->nstacks, h_stack, p) < 0)
         return OOM(p);
-    for (j = h & (p->tstacks.cap - 1); p->tstacks.slot[j]; j = (j + 1) & (p->tstacks.cap - 1)) {
-        p_stack *o = &p->stacks[p->tstacks.slot[j] - 1];
+    for (j = pb_index_first(&p->tstacks, h); (i = pb_index_at(&p->tstacks, j)) != PB_INDEX_NONE;
+         j = pb_index_next(&p->tstacks, j)) {
+        p_stack *o = &p->stacks[i];
         if (o->hash == h && o->thread == ti && o->depth == depth && o->base == p->base &&
             memcmp(p->pool + o->off, ids, depth * sizeof *ids) == 0) {
             o->weight += weight;
@@ -371,8 +344,7 @@ static pb_status pp_sample(pb_sample_sink *self, uint64_t thread_key, const uint
     p->stacks[p->nstacks].weight = weight;
     p->stacks[p->nstacks].base = p->base;
     p->npool += depth;
-    p->tstacks.slot[j] = (uint32_t)++p->nstacks;
-    p->tstacks.n++;
+    pb_index_set(&p->tstacks, j, (uint32_t)p->nstacks++);
     return PB_OK;
 }
 
@@ -571,15 +543,15 @@ void pb_pprof_free(pb_pprof *p)
         return;
     free(p->arena);
     free(p->strs);
-    free(p->tstrs.slot);
+    pb_index_free(&p->tstrs);
     free(p->funcs);
-    free(p->tfuncs.slot);
+    pb_index_free(&p->tfuncs);
     free(p->locs);
-    free(p->tlocs.slot);
+    pb_index_free(&p->tlocs);
     free(p->threads);
-    free(p->tthreads.slot);
+    pb_index_free(&p->tthreads);
     free(p->stacks);
-    free(p->tstacks.slot);
+    pb_index_free(&p->tstacks);
     free(p->pool);
     free(p->namebuf);
     free(p->msg.p);

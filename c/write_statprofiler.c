@@ -421,17 +421,8 @@ pb_status pb_spw_header_metadata(pb_spw *w, pb_str key, pb_str value)
     unsigned char *q;
     if (w->state != W_HEADER)
         return w_fail(w, PB_ERR_USAGE, "header metadata after the first body record (%s)", w->path);
-    if (w->hlen + need > w->hcap) {
-        size_t nc = w->hcap ? w->hcap : 256;
-        unsigned char *nb;
-        while (nc < w->hlen + need)
-            nc *= 2;
-        nb = (unsigned char *)realloc(w->hdrbuf, nc);
-        if (!nb)
-            return w_fail(w, PB_ERR_LIMIT, "out of memory (%s)", w->path);
-        w->hdrbuf = nb;
-        w->hcap = nc;
-    }
+    if (pb_grow((void **)&w->hdrbuf, &w->hcap, w->hlen + need, 1) < 0)
+        return w_fail(w, PB_ERR_LIMIT, "out of memory (%s)", w->path);
     q = w->hdrbuf + w->hlen;
     q[n++] = 200;
     n += venc(q + n, (uint32_t)(slen(key) + slen(value)));
@@ -620,8 +611,7 @@ struct pb_spw_sink {
     pb_error own_err;
     char *out;
     pb_outset *set;   /* every trace is a member until all are complete */
-    uint32_t *tab;    /* thread key -> index + 1, open addressing */
-    size_t tabcap;
+    pb_index tab;     /* thread key -> th[] */
     size_t *openidx;       /* threads whose writer holds an fd */
     size_t nopen, maxopen; /* how many, and the pool size */
     uint64_t clock;
@@ -680,27 +670,11 @@ static pb_status k_frame_cb(pb_sample_sink *self, const pb_frame *f, uint32_t *i
     pb_spw_sink *k = (pb_spw_sink *)self->ctx;
     k_frame *e;
     size_t need = f->package.len + f->name.len + f->file.len;
-    if (k->nfr == k->capfr) {
-        size_t nc = k->capfr ? 2 * k->capfr : 256;
-        k_frame *nf = (k_frame *)realloc(k->fr, nc * sizeof *nf);
-        if (!nf)
-            return k_oom(k);
-        k->fr = nf;
-        k->capfr = nc;
-    }
-    if (k->alen + need > k->acap) {
-        size_t nc = k->acap ? k->acap : 65536;
-        unsigned char *na;
-        while (nc < k->alen + need)
-            nc *= 2;
-        if (nc > UINT32_MAX)
-            return k_oom(k);
-        na = (unsigned char *)realloc(k->arena, nc);
-        if (!na)
-            return k_oom(k);
-        k->arena = na;
-        k->acap = nc;
-    }
+    /* frames name their strings by 32-bit offsets into the arena */
+    if (k->nfr >= UINT32_MAX - 1 || need > UINT32_MAX - k->alen ||
+        pb_grow((void **)&k->fr, &k->capfr, k->nfr + 1, sizeof *k->fr) < 0 ||
+        pb_grow((void **)&k->arena, &k->acap, k->alen + need, 1) < 0)
+        return k_oom(k);
     e = &k->fr[k->nfr];
     e->kind = f->kind;
     e->off = (uint32_t)k->alen;
@@ -761,46 +735,29 @@ static pb_status k_use(pb_spw_sink *k, size_t ti)
     return PB_OK;
 }
 
-static pb_status k_tab_grow(pb_spw_sink *k)
-{
-    size_t nc = k->tabcap ? 2 * k->tabcap : 64, i;
-    uint32_t *nt;
-    if (nc > SIZE_MAX / sizeof *nt)
-        return k_oom(k);
-    nt = (uint32_t *)calloc(nc, sizeof *nt);
-    if (!nt)
-        return k_oom(k);
-    for (i = 0; i < k->nth; i++) {
-        size_t j = pb_mix64(k->th[i].key) & (nc - 1);
-        while (nt[j])
-            j = (j + 1) & (nc - 1);
-        nt[j] = (uint32_t)i + 1;
-    }
-    free(k->tab);
-    k->tab = nt;
-    k->tabcap = nc;
-    return PB_OK;
-}
+static uint32_t h_thread(const void *k, uint32_t i) { return pb_mix64(((const pb_spw_sink *)k)->th[i].key); }
 
 static k_thread *k_thread_get(pb_spw_sink *k, uint64_t key, uint32_t pid, pb_status *st)
 {
     size_t i, j;
+    uint32_t ti;
     k_thread *t;
     pb_spw_header h;
     char hex[49], *name;
     size_t ol = strlen(k->out);
     *st = PB_OK;
-    if (k->tabcap) {
-        for (j = pb_mix64(key) & (k->tabcap - 1); k->tab[j]; j = (j + 1) & (k->tabcap - 1))
-            if (k->th[k->tab[j] - 1].key == key)
-                return (*st = k_use(k, k->tab[j] - 1)) == PB_OK ? &k->th[k->tab[j] - 1] : NULL;
+    if (pb_index_reserve(&k->tab, k->nth, h_thread, k) < 0) {
+        *st = k_oom(k);
+        return NULL;
     }
+    for (j = pb_index_first(&k->tab, pb_mix64(key)); (ti = pb_index_at(&k->tab, j)) != PB_INDEX_NONE;
+         j = pb_index_next(&k->tab, j))
+        if (k->th[ti].key == key)
+            return (*st = k_use(k, ti)) == PB_OK ? &k->th[ti] : NULL;
     if (k->nth >= UINT32_MAX - 1) {
         *st = pb_fail_nooff(k->err, PB_ERR_LIMIT, "more than 4 billion threads");
         return NULL;
     }
-    if ((k->nth + 1) * 2 > k->tabcap && (*st = k_tab_grow(k)) != PB_OK)
-        return NULL;
     if (pb_grow((void **)&k->th, &k->capth, k->nth + 1, sizeof *k->th) < 0) {
         *st = k_oom(k);
         return NULL;
@@ -844,10 +801,7 @@ static k_thread *k_thread_get(pb_spw_sink *k, uint64_t key, uint32_t pid, pb_sta
     }
     k->openidx[k->nopen++] = k->nth;
     t->used = ++k->clock;
-    for (j = pb_mix64(key) & (k->tabcap - 1); k->tab[j]; j = (j + 1) & (k->tabcap - 1))
-        ;
-    k->tab[j] = (uint32_t)k->nth + 1;
-    k->nth++;
+    pb_index_set(&k->tab, j, (uint32_t)k->nth++); /* j: where the probe above ended */
     for (i = 0; i < k->nhm; i++) {
         if (pb_spw_header_metadata(t->w, pb_str_make((const char *)k->hm[i].k, k->hm[i].kl, k->hm[i].ku),
                                    pb_str_make((const char *)k->hm[i].v, k->hm[i].vl, k->hm[i].vu)) != PB_OK) {
@@ -935,14 +889,8 @@ static pb_status k_note(pb_sample_sink *self, const char *kind, pb_str a, pb_str
     pb_status st = PB_OK;
     if (!strcmp(kind, "metadata") && n == 1) {
         k_meta *m;
-        if (k->nhm == k->caphm) {
-            size_t nc = k->caphm ? 2 * k->caphm : 8;
-            k_meta *nm = (k_meta *)realloc(k->hm, nc * sizeof *nm);
-            if (!nm)
-                return k_oom(k);
-            k->hm = nm;
-            k->caphm = nc;
-        }
+        if (pb_grow((void **)&k->hm, &k->caphm, k->nhm + 1, sizeof *k->hm) < 0)
+            return k_oom(k);
         m = &k->hm[k->nhm];
         m->k = k_dup(a);
         m->v = k_dup(b);
@@ -1033,13 +981,8 @@ static pb_status k_finish(pb_sample_sink *self)
 static void k_op(void *ctx, pb_str op)
 {
     pb_spw_sink *k = (pb_spw_sink *)ctx;
-    if (op.len + 1 > k->opcap) {
-        char *nb = (char *)realloc(k->op, op.len + 64);
-        if (!nb)
-            return;
-        k->op = nb;
-        k->opcap = op.len + 64;
-    }
+    if (pb_grow((void **)&k->op, &k->opcap, op.len + 1, 1) < 0)
+        return;
     memcpy(k->op, op.ptr, op.len);
     k->oplen = op.len;
 }
@@ -1138,7 +1081,7 @@ void pb_spw_sink_free(pb_spw_sink *k)
     free(k->names);
     free(k->hm);
     free(k->th);
-    free(k->tab);
+    pb_index_free(&k->tab);
     free(k->openidx);
     free(k->fr);
     free(k->arena);

@@ -37,6 +37,7 @@
 #include "collapsed.h"
 #include "write_pprof.h"
 #include "write_speedscope.h"
+#include "../t/c/harness.h"
 
 #define FUZZ_MAX_DECOMPRESSED (UINT64_C(64) << 20)
 #define FUZZ_MAX_RECORD       (UINT64_C(16) << 20)
@@ -71,17 +72,8 @@ static void fuzz_check_error(const char *what, pb_status st, const pb_error *err
 
 static int fuzz_touch_chunk(pb_sink *self, const pb_chunk *c)
 {
-    const char *sig = pb_tag_sig[c->tag];
-    int si = 0;
     (void)self;
-    for (; *sig; sig++) {
-        if (*sig == 's') {
-            size_t i;
-            for (i = 0; i < c->s[si].len; i++)
-                fuzz_sink_sum = fuzz_sink_sum * 31u + (unsigned char)c->s[si].ptr[i];
-            si++;
-        }
-    }
+    fuzz_sink_sum = hx_touch(c, fuzz_sink_sum);
     return 0;
 }
 

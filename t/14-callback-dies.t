@@ -35,6 +35,17 @@ sub heap_grew_ok {
 
 sub heap { return $heap_ok ? Devel::ProfileBridge::_heap_in_use() : 0 }
 
+# $run n times (after 3 to warm up Perl's own arenas) leaves no descriptor and no C heap behind
+sub leaves_nothing_ok {
+    my ($run, $n, $what) = @_;
+    $run->() for 1 .. 3;
+    my ($fd0, $h0) = (fds(), heap());
+    $run->() for 1 .. $n;
+    my ($fd1, $h1) = (fds(), heap());
+    is($fd1, $fd0, 'no file descriptor left open');
+    heap_grew_ok($h0, $h1, $what);
+}
+
 my @fork = sort glob('t/data/statprofiler/fork.out.*.0000000[0-9]');
 @fork = grep { !/\.(?:json|jsonl)$/ } @fork;
 my @inputs = (
@@ -102,12 +113,7 @@ subtest 'a __WARN__ handler that dies on a salvage warning' => sub {
         return $ok ? '' : $@;
     };
     like($run->(), qr/^warned: tachyon: truncated: .*salvaged/, 'the salvage warning, made fatal, arrives');
-    $run->() for 1 .. 3;
-    my ($fd0, $h0) = (fds(), heap());
-    $run->() for 1 .. 100;
-    my ($fd1, $h1) = (fds(), heap());
-    is($fd1, $fd0, 'no file descriptor left open');
-    heap_grew_ok($h0, $h1, '100 fatal warnings');
+    leaves_nothing_ok($run, 100, '100 fatal warnings');
 };
 
 subtest 'convert: a __WARN__ handler that dies leaves no temp file behind' => sub {
@@ -129,12 +135,7 @@ subtest 'convert: a __WARN__ handler that dies leaves no temp file behind' => su
     my $threads = 0;
     eval { for_chunks { $threads++ if $_[0] eq 'PID_END' } filename => $target; 1 } or diag($@);
     ok($threads > 0, "the target reads back whole ($threads PID_END)");
-    $run->() for 1 .. 3;
-    my ($fd0, $h0) = (fds(), heap());
-    $run->() for 1 .. 50;
-    my ($fd1, $h1) = (fds(), heap());
-    is($fd1, $fd0, 'no file descriptor left open');
-    heap_grew_ok($h0, $h1, '50 conversions ending in a fatal warning');
+    leaves_nothing_ok($run, 50, '50 conversions ending in a fatal warning');
 };
 
 done_testing;

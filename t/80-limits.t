@@ -32,7 +32,8 @@ sub spew { my ($name, $bytes) = @_; return spew_raw("$tmp/$name", $bytes) }
 
 # for_chunks must die with a limit error naming $option
 sub trips {
-    my ($name, $file, $option, %opt) = @_;
+    my ($name, $file, $option, $value) = @_;
+    my %opt = ($option => $value);
     my $n = 0;
     my $ok = eval { for_chunks { $n++ } filename => $file, %opt; 1 };
     my $e = $@;
@@ -60,15 +61,13 @@ sub decodes {
     my $z = Compress::Zlib::compress('-' x 1_000_000, 9);
     cmp_ok(length $z, '<', 1500, 'zlib bomb is about 1 KB (' . length($z) . ' bytes)');
     my $f = spew('bomb.nytprof.out', "NYTProf 5 0\n:ticks_per_sec=1000000\n:nv_size=8\nz" . $z);
-    trips('zlib bomb into NYTProf stops at max_decompressed_bytes', $f, 'max_decompressed_bytes',
-        max_decompressed_bytes => 100_000);
+    trips('zlib bomb into NYTProf stops at max_decompressed_bytes', $f, max_decompressed_bytes => 100_000);
     decodes('the same zlib stream decodes under a higher limit', $f, max_decompressed_bytes => 2_000_000);
 }
 {
     my $f = "$D/limits/tachyon-zstd-bomb.bin";
     cmp_ok(-s $f, '<', 1024, 'zstd bomb is under 1 KB');
-    trips('zstd bomb into Tachyon stops at max_decompressed_bytes', $f, 'max_decompressed_bytes',
-        max_decompressed_bytes => 1_000_000);
+    trips('zstd bomb into Tachyon stops at max_decompressed_bytes', $f, max_decompressed_bytes => 1_000_000);
 }
 SKIP: {
     skip 'Compress::Snappy not installed', 2 unless eval { require Compress::Snappy; 1 };
@@ -86,42 +85,35 @@ SKIP: {
     }
     my $f = spew('bomb.out.' . ('0' x 48) . '.00000001', $out);
     cmp_ok(length($out), '<', 120_000, 'many-packet Snappy stream is small (' . length($out) . ' bytes for 2 MB)');
-    trips('Snappy packets into StatProfiler stop at max_decompressed_bytes', $f, 'max_decompressed_bytes',
-        max_decompressed_bytes => 500_000);
+    trips('Snappy packets into StatProfiler stop at max_decompressed_bytes', $f, max_decompressed_bytes => 500_000);
 }
 
 # ---- max_stack_depth -----------------------------------------------------------
-trips('Tachyon: a sample deeper than max_stack_depth', "$D/tachyon/deep_stack.bin", 'max_stack_depth',
-    max_stack_depth => 5);
+trips('Tachyon: a sample deeper than max_stack_depth', "$D/tachyon/deep_stack.bin", max_stack_depth => 5);
 my ($sp_rec) = grep { /\.[0-9a-f]{48}\.[0-9a-f]{8}$/ } sort glob("$D/statprofiler/recursion.out.*");
-trips('StatProfiler: a sample deeper than max_stack_depth', $sp_rec, 'max_stack_depth', max_stack_depth => 3);
+trips('StatProfiler: a sample deeper than max_stack_depth', $sp_rec, max_stack_depth => 3);
 trips('EasyProfiler: block nesting deeper than max_stack_depth', "$D/easyprofiler/ep_recursion.prof",
-    'max_stack_depth', max_stack_depth => 2);
+    max_stack_depth => 2);
 
 # ---- max_strings / max_frames ------------------------------------------------------
-trips('Tachyon: string table larger than max_strings', "$D/tachyon/cpu_recursion.bin", 'max_strings',
-    max_strings => 2);
-trips('Tachyon: frame table larger than max_frames', "$D/tachyon/cpu_recursion.bin", 'max_frames',
-    max_frames => 2);
-trips('StatProfiler: more unique frames than max_frames', $sp_rec, 'max_frames', max_frames => 2);
-trips('EasyProfiler: more block names than max_strings', "$D/easyprofiler/ep_basic.prof", 'max_strings',
-    max_strings => 2);
-trips('Pynytprof: more files/subs than max_strings', "$D/pynytprof/tlv/B_ascii_FSDCE_670fbc8/recursion.nytprof.out", 'max_strings',
+trips('Tachyon: string table larger than max_strings', "$D/tachyon/cpu_recursion.bin", max_strings => 2);
+trips('Tachyon: frame table larger than max_frames', "$D/tachyon/cpu_recursion.bin", max_frames => 2);
+trips('StatProfiler: more unique frames than max_frames', $sp_rec, max_frames => 2);
+trips('EasyProfiler: more block names than max_strings', "$D/easyprofiler/ep_basic.prof", max_strings => 2);
+trips('Pynytprof: more files/subs than max_strings', "$D/pynytprof/tlv/B_ascii_FSDCE_670fbc8/recursion.nytprof.out",
     max_strings => 1);
 
 # ---- max_record_size -------------------------------------------------------------------
 trips('NYTProf: a string longer than max_record_size', "$D/nytprof/recursion.nocompress.nytprof.out",
-    'max_record_size', max_record_size => 16);
+    max_record_size => 16);
 trips('Tachyon: a string table entry longer than max_record_size', "$D/tachyon/cpu_recursion.bin",
-    'max_record_size', max_record_size => 4);
-trips('EasyProfiler: a record longer than max_record_size', "$D/easyprofiler/ep_basic.prof", 'max_record_size',
-    max_record_size => 10);
-trips('StatProfiler: a string longer than max_record_size', $sp_rec, 'max_record_size', max_record_size => 4);
-trips('Pynytprof: a record longer than max_record_size', "$D/pynytprof/fib.nytprof.out", 'max_record_size',
     max_record_size => 4);
+trips('EasyProfiler: a record longer than max_record_size', "$D/easyprofiler/ep_basic.prof", max_record_size => 10);
+trips('StatProfiler: a string longer than max_record_size', $sp_rec, max_record_size => 4);
+trips('Pynytprof: a record longer than max_record_size', "$D/pynytprof/fib.nytprof.out", max_record_size => 4);
 
 # ---- max_statements ----------------------------------------------------------------------
-trips('Pynytprof: more statements than max_statements', "$D/pynytprof/tlv/B_ascii_FSDCE_670fbc8/recursion.nytprof.out", 'max_statements',
+trips('Pynytprof: more statements than max_statements', "$D/pynytprof/tlv/B_ascii_FSDCE_670fbc8/recursion.nytprof.out",
     max_statements => 1);
 
 # ---- the defaults let every fixture through -----------------------------------------------

@@ -12,6 +12,7 @@ use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use Needs qw(zstd snappy);
+use Stacks qw(slurp stack_corpus convert_quietly first_differences);
 use File::Temp qw(tempdir);
 use File::Copy qw(copy);
 use JSON::PP ();
@@ -27,7 +28,6 @@ plan skip_all => 'nytprofhtml / nytprofcalls not found' unless $html && $calls;
 my $d = "$FindBin::Bin/data";
 my $tmp = tempdir('pb91-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 my $json = JSON::PP->new;
-sub slurp { open my $fh, '<:raw', $_[0] or die "$_[0]: $!"; local $/; <$fh> }
 sub name { Devel::ProfileBridge::nytprof_name($_[0]) }
 
 # the text a browser shows: tags dropped, entities decoded
@@ -176,20 +176,14 @@ sub xml { my $s = shift; $s =~ s/&/&amp;/g; $s =~ s/</&lt;/g; $s =~ s/>/&gt;/g; 
 
 # nytprofcalls == our collapsed output (names presented, per-thread first frame
 # dropped, weights in ticks) for every corpus file with stacks
-my @corpus = (glob("$d/tachyon/*.bin"), glob("$d/tachyon/v315/*.bin"), glob("$d/easyprofiler/*.prof"),
-    grep { !/\.(?:json|jsonl)\z/ } glob("$d/statprofiler/*.out.*[0-9a-f]"));
+my @corpus = stack_corpus($d);
 for my $in (@corpus) {
     (my $label = $in) =~ s{\A\Q$d/\E}{};
     my $out = "$tmp/corpus.nytprof";
     my $folded = "$tmp/corpus.folded";
     unlink $out, $folded;
-    my $ok = eval {
-        local $SIG{__WARN__} = sub { };
-        Devel::ProfileBridge::convert(in => $in, out => $out, source => 0);
-        Devel::ProfileBridge::convert(in => $in, out => $folded, to => 'collapsed');
-        1;
-    };
-    ok($ok, "$label: converted both ways") or diag $@;
+    ok(convert_quietly($in, { out => $out, source => 0 }, { out => $folded, to => 'collapsed' }),
+        "$label: converted both ways") or diag $@;
     my $info = {};
     &Devel::ProfileBridge::ReadStream::for_chunks(
         { ATTRIBUTE => sub { $info->{ $_[1] } = $_[2] } }, filename => $out, quiet => 1);
@@ -205,8 +199,7 @@ for my $in (@corpus) {
         my ($s, $v) = /\A(.*) (\d+)\z/ or next;
         $got{$s} += $v if $v;
     }
-    my @diff = grep { ($want{$_} // -1) != ($got{$_} // -1) } sort(keys %{ { %want, %got } });
-    is_deeply([ @diff[0 .. ($#diff < 4 ? $#diff : 4)] ], [], "$label: nytprofcalls prints our collapsed stacks ("
+    is_deeply([ first_differences(\%want, \%got, 5) ], [], "$label: nytprofcalls prints our collapsed stacks ("
         . scalar(keys %want) . ' stacks)');
 }
 

@@ -9,19 +9,16 @@ use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use Needs qw(zstd snappy);
+use Stacks qw(slurp stack_corpus convert_quietly folded_weights first_differences go_for_pprof);
 use File::Temp qw(tempdir);
 use JSON::PP ();
 use Devel::ProfileBridge ();
 
-my $go = `which go 2>/dev/null`;
-chomp $go;
-plan skip_all => 'go (golang-go, for go tool pprof) not found' unless $go;
 my $tmp = tempdir('pb92-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-$ENV{HOME} //= $tmp;
-$ENV{GOCACHE} //= "$tmp/gocache";
+my $go = go_for_pprof($tmp);
+plan skip_all => 'go (golang-go, for go tool pprof) not found' unless $go;
 $ENV{PPROF_TMPDIR} = $tmp;
 my $d = "$FindBin::Bin/data";
-sub slurp { open my $fh, '<:raw', $_[0] or die "$_[0]: $!"; local $/; <$fh> }
 
 # go tool pprof -traces: { "thread;outer;...;leaf" => value }
 sub traces {
@@ -44,32 +41,20 @@ sub traces {
     return \%w;
 }
 
-my @corpus = (glob("$d/tachyon/*.bin"), glob("$d/tachyon/v315/*.bin"), glob("$d/easyprofiler/*.prof"),
-    grep { !/\.(?:json|jsonl)\z/ } glob("$d/statprofiler/*.out.*[0-9a-f]"));
+my @corpus = stack_corpus($d);
 for my $in (@corpus) {
     (my $label = $in) =~ s{\A\Q$d/\E}{};
     my $pb = "$tmp/p.pb.gz";
     my $folded = "$tmp/p.folded";
     unlink $pb, $folded;
-    my $ok = eval {
-        local $SIG{__WARN__} = sub { };
-        Devel::ProfileBridge::convert(in => $in, out => $pb, to => 'pprof');
-        Devel::ProfileBridge::convert(in => $in, out => $folded, to => 'collapsed');
-        1;
-    };
-    ok($ok, "$label: converted to pprof and collapsed") or diag $@;
+    ok(convert_quietly($in, { out => $pb, to => 'pprof' }, { out => $folded, to => 'collapsed' }),
+        "$label: converted to pprof and collapsed") or diag $@;
     is(substr(slurp($pb), 0, 2), "\x1f\x8b", "$label: gzip");
     my $spans = $label =~ /^easyprofiler/;
     my $got = traces($pb, $spans ? ('-unit=ns') : ('-sample_index=samples'));
     ok($got, "$label: go tool pprof -traces reads it") or next;
-    my %want;
-    for (split /\n/, slurp($folded)) {
-        my ($s, $n) = /\A(.*) (\d+)\z/ or next;
-        $s =~ s/\Atid://;
-        $want{$s} += $n;
-    }
-    my @diff = grep { ($want{$_} // -1) != ($got->{$_} // -1) } sort(keys %{ { %want, %$got } });
-    is_deeply([ @diff[0 .. ($#diff < 3 ? $#diff : 3)] ], [],
+    my %want = %{ folded_weights($folded, thread => 1) };
+    is_deeply([ first_differences(\%want, $got, 4) ], [],
         "$label: pprof's stacks and weights are our collapsed stacks (" . scalar(keys %want) . ')');
 
     # flat totals: go tool pprof -top against the collapsed leaves

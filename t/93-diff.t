@@ -10,25 +10,18 @@ use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use Needs qw(zstd snappy);
+use Stacks qw(slurp folded_weights go_for_pprof);
 use File::Temp qw(tempdir);
 use Config;
 use Devel::ProfileBridge ();
 
 my $d = "$FindBin::Bin/data";
 my $tmp = tempdir('pb93-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-sub slurp { open my $fh, '<:raw', $_[0] or die "$_[0]: $!"; local $/; <$fh> }
 
 # our collapsed stacks, threads merged
 sub stacks {
-    my ($in) = @_;
-    my $f = "$tmp/s.folded";
-    Devel::ProfileBridge::convert(in => $in, out => $f, to => 'collapsed');
-    my %w;
-    for (split /\n/, slurp($f)) {
-        my ($s, $n) = /\A(?:tid:[^;]*;)(.*) (\d+)\z/ or next;
-        $w{$s} += $n;
-    }
-    return \%w;
+    Devel::ProfileBridge::convert(in => $_[0], out => "$tmp/s.folded", to => 'collapsed');
+    return folded_weights("$tmp/s.folded");
 }
 sub diff_lines {
     my ($file) = @_;
@@ -80,11 +73,8 @@ SKIP: {
 
 # --to pprof: one profile of the change, read by go tool pprof
 SKIP: {
-    my $go = `which go 2>/dev/null`;
-    chomp $go;
+    my $go = go_for_pprof($tmp);
     skip 'go (go tool pprof) not found', 3 unless $go;
-    local $ENV{HOME} = $ENV{HOME} // $tmp;
-    local $ENV{GOCACHE} = $ENV{GOCACHE} // "$tmp/gocache";
     my ($before, $after) = ("$d/tachyon/deep_stack.bin", "$d/tachyon/cpu_recursion.bin");
     Devel::ProfileBridge::diff(before => $before, after => $after, out => "$tmp/d.pb.gz", to => 'pprof');
     my %want;

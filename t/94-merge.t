@@ -9,6 +9,7 @@ use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use Needs qw(zstd snappy);
+use Stacks qw(slurp weight_unit_ns folded_weights go_for_pprof);
 use File::Temp qw(tempdir);
 use JSON::PP ();
 use Devel::ProfileBridge ();
@@ -16,32 +17,14 @@ use Devel::ProfileBridge::ReadStream ();
 
 my $d = "$FindBin::Bin/data";
 my $tmp = tempdir('pb94-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-sub slurp { open my $fh, '<:raw', $_[0] or die "$_[0]: $!"; local $/; <$fh> }
 
 # collapsed stacks (threads merged) of one input, weights in ns
 sub parts {
     my ($in) = @_;
-    my $f = "$tmp/part.folded";
-    Devel::ProfileBridge::convert(in => $in, out => $f, to => 'collapsed');
-    my %a;
-    &Devel::ProfileBridge::ReadStream::for_chunks({ ATTRIBUTE => sub { $a{ $_[1] } //= $_[2] } }, filename => $in);
-    my $unit = defined $a{sample_interval_us} ? $a{sample_interval_us} * 1000 : 1;
-    my %w;
-    for (split /\n/, slurp($f)) {
-        my ($s, $n) = /\Atid:[^;]*;(.*) (\d+)\z/ or next;
-        $w{$s} += $n * $unit;
-    }
-    return \%w;
+    Devel::ProfileBridge::convert(in => $in, out => "$tmp/part.folded", to => 'collapsed');
+    return folded_weights("$tmp/part.folded", unit => weight_unit_ns($in));
 }
-sub merged_stacks {
-    my ($f) = @_;
-    my %w;
-    for (split /\n/, slurp($f)) {
-        my ($s, $n) = /\Atid:[^;]*;(.*) (\d+)\z/ or next;
-        $w{$s} += $n;
-    }
-    return \%w;
-}
+sub merged_stacks { folded_weights($_[0]) }
 sub sum { my $t = 0; $t += $_ for values %{ $_[0] }; $t }
 
 my $fork_root = (grep { /fork\.out\.000028f9/ } glob "$d/statprofiler/fork.out.*[0-9a-f]")[0];
@@ -84,11 +67,8 @@ for my $set (@sets) {
 
 # pprof: go tool pprof reads the merged profile; its total is the parts'
 SKIP: {
-    my $go = `which go 2>/dev/null`;
-    chomp $go;
+    my $go = go_for_pprof($tmp);
     skip 'go (go tool pprof) not found', 2 unless $go;
-    local $ENV{HOME} = $ENV{HOME} // $tmp;
-    local $ENV{GOCACHE} = $ENV{GOCACHE} // "$tmp/gocache";
     my @in = ("$d/tachyon/cpu_recursion.bin", "$d/easyprofiler/ep_basic.prof");
     my %want;
     for my $p (map { parts($_) } @in) { $want{$_} += $p->{$_} for keys %$p }

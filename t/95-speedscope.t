@@ -11,6 +11,7 @@ use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use Needs qw(zstd snappy);
+use Stacks qw(slurp stack_corpus convert_quietly weight_unit_ns folded_weights);
 use File::Temp qw(tempdir);
 use JSON::PP ();
 use Encode ();
@@ -19,7 +20,6 @@ use Devel::ProfileBridge::ReadStream ();
 
 my $d = "$FindBin::Bin/data";
 my $tmp = tempdir('pb95-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-sub slurp { open my $fh, '<:raw', $_[0] or die "$_[0]: $!"; local $/; <$fh> }
 
 my $schema = $ENV{PB_SPEEDSCOPE_SCHEMA};
 my ($py) = grep { defined && -x && !system("$_ -c 'import jsonschema' 2>/dev/null") } '/usr/bin/python3',
@@ -28,32 +28,20 @@ my $validate = $schema && -r $schema && $py;
 diag('no schema check: set PB_SPEEDSCOPE_SCHEMA to the speedscope package\'s file-format-schema.json'
     . ' and install python3-jsonschema') unless $validate;
 
-my @corpus = (glob("$d/tachyon/*.bin"), glob("$d/tachyon/v315/*.bin"), glob("$d/easyprofiler/*.prof"),
-    grep { !/\.(?:json|jsonl)\z/ } glob("$d/statprofiler/*.out.*[0-9a-f]"));
+my @corpus = stack_corpus($d);
 my @files;
 for my $in (@corpus) {
     (my $label = $in) =~ s{\A\Q$d/\E}{};
     (my $base = $label) =~ s/\W+/_/g;
     my $out = "$tmp/$base.speedscope.json";
     my $folded = "$tmp/s.folded";
-    my $ok = eval {
-        local $SIG{__WARN__} = sub { };
-        Devel::ProfileBridge::convert(in => $in, out => $out, to => 'speedscope');
-        Devel::ProfileBridge::convert(in => $in, out => $folded, to => 'collapsed');
-        1;
-    };
-    ok($ok, "$label: converted") or diag $@;
+    ok(convert_quietly($in, { out => $out, to => 'speedscope' }, { out => $folded, to => 'collapsed' }),
+        "$label: converted") or diag $@;
     push @files, $out;
     my $j = eval { JSON::PP->new->decode(slurp($out)) };
     ok($j, "$label: JSON") or next;
-    my %a;
-    &Devel::ProfileBridge::ReadStream::for_chunks({ ATTRIBUTE => sub { $a{ $_[1] } //= $_[2] } }, filename => $in);
-    my $unit = defined $a{sample_interval_us} ? $a{sample_interval_us} * 1000 : 1;
-    my (%want, %got);
-    for (split /\n/, Encode::decode('UTF-8', slurp($folded))) {    # (JSON gives characters)
-        my ($t, $s, $n) = /\Atid:([^;]*);(.*) (\d+)\z/ or next;
-        $want{"$t;$s"} += $n * $unit;
-    }
+    my %want = %{ folded_weights($folded, thread => 1, unit => weight_unit_ns($in), utf8 => 1) };  # (JSON gives characters)
+    my %got;
     my $frames = $j->{shared}{frames};
     for my $p (@{ $j->{profiles} }) {
         (my $t = $p->{name}) =~ s/\Athread //;

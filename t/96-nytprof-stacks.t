@@ -9,6 +9,7 @@ use warnings;
 use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/lib";
+use Stacks qw(slurp first_differences);
 use File::Temp qw(tempdir);
 use Encode ();
 use Devel::ProfileBridge ();
@@ -16,7 +17,6 @@ use Devel::ProfileBridge::ReadStream ();
 
 my $d = "$FindBin::Bin/data";
 my $tmp = tempdir('pb96-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-sub slurp { open my $fh, '<:raw', $_[0] or die "$_[0]: $!"; local $/; <$fh> }
 my $calls = `which nytprofcalls 2>/dev/null`;
 chomp $calls;
 
@@ -51,8 +51,7 @@ for my $in (grep { !/\.jsonl\z/ } glob "$d/nytprof/*.nytprof.out") {
             ok(!$a{option_calls}, "$label: no call events (calls=0): nytprofcalls prints nothing, ours is flat");
             next;
         }
-        my @diff = grep { ($ours{$_} // -1) != ($theirs{$_} // -1) } sort(keys %{ { %ours, %theirs } });
-        is_deeply([ @diff[0 .. ($#diff < 3 ? $#diff : 3)] ], [],
+        is_deeply([ first_differences(\%ours, \%theirs, 4) ], [],
             "$label: our collapsed stacks are nytprofcalls' (" . scalar(keys %theirs) . ' stacks, ns)');
     }
 }

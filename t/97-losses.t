@@ -7,6 +7,7 @@ use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use Needs qw(zstd snappy);
+use Stacks qw(slurp);
 use File::Temp qw(tempdir);
 use Config;
 use JSON::PP ();
@@ -14,7 +15,6 @@ use Devel::ProfileBridge ();
 
 my $d = "$FindBin::Bin/data";
 my $tmp = tempdir('pb97-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-sub slurp { open my $fh, '<:raw', $_[0] or die "$_[0]: $!"; local $/; <$fh> }
 sub truth { JSON::PP->new->decode(slurp("$_[0].truth.json")) }
 sub count_of {
     my ($l, $re) = @_;

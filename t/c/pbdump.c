@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "pb.h"
+#include "harness.h"
 #include "json_lines.h"
 
 static void warn_cb(pb_sink *self, const char *msg)
@@ -46,11 +47,5 @@ int main(int argc, char **argv)
         for (i = 0; i < PB_TAG_COUNT; i++)
             if (cs.count[i])
                 printf("%s %llu\n", pb_tag_name[i], (unsigned long long)cs.count[i]);
-    if (st != PB_OK) {
-        char buf[2048];
-        pb_error_format(&err, buf, sizeof buf);
-        fprintf(stderr, "%s\n", buf);
-        return 2;
-    }
-    return 0;
+    return st != PB_OK ? hx_fail(&err) : 0;
 }

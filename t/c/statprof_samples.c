@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "pb.h"
+#include "harness.h"
 #include "samples.h"
 #include "read_statprofiler.h"
 
@@ -465,11 +466,5 @@ int main(int argc, char **argv)
     if (truth)
         t_truth(&t);
     fflush(stdout);
-    if (st != PB_OK) {
-        char msg[2048];
-        pb_error_format(&err, msg, sizeof msg);
-        fprintf(stderr, "%s\n", msg);
-        return 2;
-    }
-    return 0;
+    return st != PB_OK ? hx_fail(&err) : 0;
 }

@@ -14,31 +14,13 @@
 #include <string.h>
 #include "pb.h"
 #include "tap.h"
+#include "harness.h"
 
-/* ---- a byte buffer to build files ---------------------------------------- */
-typedef struct {
-    unsigned char *p;
-    size_t len, cap;
-} bb;
-
-static void put(bb *b, const void *d, size_t n)
-{
-    if (b->len + n > b->cap) {
-        size_t nc = b->cap ? b->cap * 2 : 256;
-        while (nc < b->len + n)
-            nc *= 2;
-        b->p = (unsigned char *)realloc(b->p, nc);
-        if (!b->p)
-            abort();
-        b->cap = nc;
-    }
-    memcpy(b->p + b->len, d, n);
-    b->len += n;
-}
-static void u8(bb *b, unsigned v) { unsigned char c = (unsigned char)v; put(b, &c, 1); }
-static void u16(bb *b, unsigned v) { u8(b, v & 0xFF); u8(b, (v >> 8) & 0xFF); }
-static void u32(bb *b, uint32_t v) { u16(b, v & 0xFFFF); u16(b, v >> 16); }
-static void u64(bb *b, uint64_t v) { u32(b, (uint32_t)v); u32(b, (uint32_t)(v >> 32)); }
+/* ---- files built byte by byte (harness.h) --------------------------------- */
+typedef hx_buf bb;
+static void u16(bb *b, unsigned v) { hx_le(b, v, 2); }
+static void u32(bb *b, uint32_t v) { hx_le(b, v, 4); }
+static void u64(bb *b, uint64_t v) { hx_le(b, v, 8); }
 
 /* 2.1.0 header; cpu_frequency 0 (ns timestamps) */
 static void header21(bb *b, uint64_t begin, uint64_t end, uint32_t blocks, uint32_t descs, uint32_t threads)
@@ -65,11 +47,11 @@ static void descriptor(bb *b, const char *name, const char *file, int32_t line, 
     u32(b, 0);
     u32(b, (uint32_t)line);
     u32(b, 0xff00ff00u);
-    u8(b, type);
-    u8(b, 1);
+    hx_u8(b, type);
+    hx_u8(b, 1);
     u16(b, (unsigned)nl);
-    put(b, name, nl);
-    put(b, file, fl);
+    hx_put(b, name, nl);
+    hx_put(b, file, fl);
 }
 
 static void thread_head(bb *b, uint64_t tid, const char *name)
@@ -77,7 +59,7 @@ static void thread_head(bb *b, uint64_t tid, const char *name)
     size_t nl = strlen(name) + 1;
     u64(b, tid);
     u16(b, (unsigned)nl);
-    put(b, name, nl);
+    hx_put(b, name, nl);
     u32(b, 0); /* context switches */
 }
 
@@ -87,7 +69,7 @@ static void block(bb *b, uint64_t begin, uint64_t end, uint32_t desc)
     u64(b, begin);
     u64(b, end);
     u32(b, desc);
-    u8(b, 0);
+    hx_u8(b, 0);
 }
 
 /* ---- a sink that records what the tests look at ---------------------------- */
@@ -161,7 +143,18 @@ static void rec_init(rec_sink *r)
 
 static pb_status decode(const bb *b, const pb_options *opt, rec_sink *r, pb_error *err)
 {
-    return pb_decode_mem(b->p, b->len, "test.prof", PB_FMT_UNKNOWN, opt, &r->sink, err);
+    return pb_decode_mem(b->p, b->n, "test.prof", PB_FMT_UNKNOWN, opt, &r->sink, err);
+}
+
+/* decode b into a recorder of its own; b is emptied for the next case */
+static pb_status decode_bad(bb *b, pb_error *err)
+{
+    rec_sink r;
+    pb_status st;
+    rec_init(&r);
+    st = decode(b, NULL, &r, err);
+    b->n = 0;
+    return st;
 }
 
 static int has(const pb_error *e, const char *needle) { return strstr(e->message, needle) != NULL; }
@@ -219,7 +212,7 @@ static void test_nesting(uint32_t levels, int expect_ok)
     if (expect_ok)
         ok(st == PB_OK, "%u nested levels decode (%s)", levels, err.message);
     else
-        ok(st == PB_ERR_LIMIT && has(&err, "255 levels") && err.has_offset && err.offset == b.len - 4 - 23,
+        ok(st == PB_ERR_LIMIT && has(&err, "255 levels") && err.has_offset && err.offset == b.n - 4 - 23,
            "%u nested levels: limit error at the offending record (%s at %llu)", levels, err.message,
            (unsigned long long)err.offset);
     free(b.p);
@@ -235,22 +228,18 @@ static void test_bad_input(void)
     /* descriptor whose size overruns the file */
     header21(&b, 1, 100, 0, 1, 1);
     u16(&b, 400);
-    put(&b, "abcdefghijklmnopqrstuvwxyz", 26);
-    rec_init(&r);
-    st = decode(&b, NULL, &r, &err);
+    hx_put(&b, "abcdefghijklmnopqrstuvwxyz", 26);
+    st = decode_bad(&b, &err);
     ok(st == PB_ERR_TRUNCATED && has(&err, "descriptor 0 record claims 400 bytes") && err.offset == 72,
        "descriptor size past EOF: %s at %llu", err.message, (unsigned long long)err.offset);
-    b.len = 0;
 
     /* descriptor whose name length overruns the record */
     header21(&b, 1, 100, 0, 1, 1);
     u16(&b, 20);
-    u32(&b, 0); u32(&b, 1); u32(&b, 0); u8(&b, 1); u8(&b, 1); u16(&b, 9);
-    put(&b, "abc\0", 4);
-    rec_init(&r);
-    st = decode(&b, NULL, &r, &err);
+    u32(&b, 0); u32(&b, 1); u32(&b, 0); hx_u8(&b, 1); hx_u8(&b, 1); u16(&b, 9);
+    hx_put(&b, "abc\0", 4);
+    st = decode_bad(&b, &err);
     ok(st == PB_ERR_CORRUPT && has(&err, "name is 9 bytes"), "descriptor name past its record: %s", err.message);
-    b.len = 0;
 
     /* block whose descriptor id is out of range */
     header21(&b, 1, 100, 1, 1, 1);
@@ -258,11 +247,9 @@ static void test_bad_input(void)
     thread_head(&b, 9, "T");
     u32(&b, 1);
     block(&b, 2, 3, 5);
-    rec_init(&r);
-    st = decode(&b, NULL, &r, &err);
+    st = decode_bad(&b, &err);
     ok(st == PB_ERR_CORRUPT && has(&err, "descriptor 5, but the file has 1"), "descriptor id out of range: %s",
        err.message);
-    b.len = 0;
 
     /* block on a null descriptor slot */
     header21(&b, 1, 100, 1, 2, 1);
@@ -271,47 +258,37 @@ static void test_bad_input(void)
     thread_head(&b, 9, "T");
     u32(&b, 1);
     block(&b, 2, 3, 0);
-    rec_init(&r);
-    st = decode(&b, NULL, &r, &err);
+    st = decode_bad(&b, &err);
     ok(st == PB_ERR_CORRUPT && has(&err, "slot is empty"), "null descriptor slot used: %s", err.message);
-    b.len = 0;
 
     /* thread name length past EOF */
     header21(&b, 1, 100, 0, 1, 1);
     descriptor(&b, "a", "a.cpp", 1, 1);
     u64(&b, 9);
     u16(&b, 60000);
-    put(&b, "Main", 4);
-    rec_init(&r);
-    st = decode(&b, NULL, &r, &err);
+    hx_put(&b, "Main", 4);
+    st = decode_bad(&b, &err);
     ok(st == PB_ERR_TRUNCATED && has(&err, "name of 60000 bytes"), "thread name past EOF: %s", err.message);
-    b.len = 0;
 
     /* counts that claim 2^32 - 1 records: must stop at EOF, not allocate */
     header21(&b, 1, 100, 0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu);
     descriptor(&b, "a", "a.cpp", 1, 1);
-    rec_init(&r);
-    st = decode(&b, NULL, &r, &err);
+    st = decode_bad(&b, &err);
     ok(st == PB_ERR_TRUNCATED && has(&err, "descriptor 1 of 4294967295"), "descriptors_count 2^32-1: %s",
        err.message);
-    b.len = 0;
     header21(&b, 1, 100, 0xFFFFFFFFu, 1, 1);
     descriptor(&b, "a", "a.cpp", 1, 1);
     thread_head(&b, 9, "T");
     u32(&b, 0xFFFFFFFFu);
     block(&b, 2, 3, 0);
-    rec_init(&r);
-    st = decode(&b, NULL, &r, &err);
+    st = decode_bad(&b, &err);
     ok(st == PB_ERR_TRUNCATED && has(&err, "block record 1 of 4294967295"), "block count 2^32-1: %s", err.message);
-    b.len = 0;
     header21(&b, 1, 100, 0, 1, 0xFFFFFFFFu);
     descriptor(&b, "a", "a.cpp", 1, 1);
     thread_head(&b, 9, "T");
     u32(&b, 0);
-    rec_init(&r);
-    st = decode(&b, NULL, &r, &err);
+    st = decode_bad(&b, &err);
     ok(st == PB_ERR_TRUNCATED && has(&err, "thread 1 id"), "threads_count 2^32-1: %s", err.message);
-    b.len = 0;
 
     /* a block record too short for its fields */
     header21(&b, 1, 100, 1, 1, 1);
@@ -320,10 +297,8 @@ static void test_bad_input(void)
     u32(&b, 1);
     u16(&b, 4);
     u32(&b, 0);
-    rec_init(&r);
-    st = decode(&b, NULL, &r, &err);
+    st = decode_bad(&b, &err);
     ok(st == PB_ERR_CORRUPT && has(&err, "shorter than its begin"), "4-byte block record: %s", err.message);
-    b.len = 0;
 
     /* a value record whose data size overruns it */
     header21(&b, 1, 100, 1, 1, 1);
@@ -332,36 +307,29 @@ static void test_bad_input(void)
     u32(&b, 1);
     u16(&b, 34);
     u64(&b, 5); u64(&b, 5); u32(&b, 0);
-    u8(&b, 0); u8(&b, 0); u16(&b, 8); u8(&b, 6); u8(&b, 0); u64(&b, 1);
-    rec_init(&r);
-    st = decode(&b, NULL, &r, &err);
+    hx_u8(&b, 0); hx_u8(&b, 0); u16(&b, 8); hx_u8(&b, 6); hx_u8(&b, 0); u64(&b, 1);
+    st = decode_bad(&b, &err);
     ok(st == PB_ERR_CORRUPT && has(&err, "claims 8 data bytes"), "value data past its record: %s", err.message);
-    b.len = 0;
 
     /* wrong signature, too old a version, non-zero padding, bad end signature */
     u32(&b, 0x12345678u);
     u32(&b, 0x02010000u);
     rec_init(&r);
-    st = pb_decode_mem(b.p, b.len, "x", PB_FMT_EASYPROFILER, NULL, &r.sink, &err);
+    st = pb_decode_mem(b.p, b.n, "x", PB_FMT_EASYPROFILER, NULL, &r.sink, &err);
     ok(st == PB_ERR_CORRUPT && has(&err, "signature"), "wrong signature: %s", err.message);
-    b.len = 0;
+    b.n = 0;
     u32(&b, 0x45617379u);
     u32(&b, 0x00000100u);
-    rec_init(&r);
-    st = decode(&b, NULL, &r, &err);
+    st = decode_bad(&b, &err);
     ok(st == PB_ERR_UNSUPPORTED && has(&err, "older than 0.1.0"), "version 0.0.256: %s", err.message);
-    b.len = 0;
     header21(&b, 1, 100, 0, 1, 0);
     b.p[70] = 1;
-    rec_init(&r);
-    st = decode(&b, NULL, &r, &err);
+    st = decode_bad(&b, &err);
     ok(st == PB_ERR_CORRUPT && has(&err, "padding"), "non-zero header padding: %s", err.message);
-    b.len = 0;
     header21(&b, 1, 100, 0, 1, 0);
     descriptor(&b, "a", "a.cpp", 1, 1);
     u32(&b, 0x11111111u);
-    rec_init(&r);
-    st = decode(&b, NULL, &r, &err);
+    st = decode_bad(&b, &err);
     ok(st == PB_ERR_CORRUPT && has(&err, "end signature"), "wrong end signature: %s", err.message);
     free(b.p);
 }

@@ -20,6 +20,7 @@
 #include "pb.h"
 #include "samples.h"
 #include "write_statprofiler.h"
+#include "harness.h"
 #ifdef WITH_TACHYON
 #include "fold_samples.h"
 #endif
@@ -135,24 +136,12 @@ static void m_trace(mbuf *m, const unsigned char *logical, size_t n)
     m_put(m, z, zl);
 }
 
-static pb_status s_attr(pb_sample_sink *s, const char *k, pb_str v) { (void)s; (void)k; (void)v; return PB_OK; }
-static pb_status s_frame(pb_sample_sink *s, const pb_frame *f, uint32_t *id) { (void)s; (void)f; *id = 0; return PB_OK; }
-static pb_status s_sample(pb_sample_sink *s, uint64_t k, const uint32_t *ids, uint32_t d, uint64_t w, uint64_t t)
-{ (void)s; (void)k; (void)ids; (void)d; (void)w; (void)t; return PB_OK; }
-static pb_status s_note(pb_sample_sink *s, const char *k, pb_str a, pb_str b, uint32_t n)
-{ (void)s; (void)k; (void)a; (void)b; (void)n; return PB_OK; }
-
 static pb_status decode_mem(const mbuf *m, pb_error *err)
 {
     pb_source src;
     pb_sample_sink ss;
     pb_status st;
-    memset(&ss, 0, sizeof ss);
-    ss.attribute = s_attr;
-    ss.frame = s_frame;
-    ss.sample = s_sample;
-    ss.note = s_note;
-    ss.err = err;
+    hx_null_sink(&ss, NULL, err);
     pb_error_init(err, "statprofiler", "mem");
     pb_src_open_mem(&src, m->b, m->n, err);
     st = pb_statprofiler_samples(&src, NULL, &ss, NULL, 0, 0, NULL, err);

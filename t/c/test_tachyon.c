@@ -20,25 +20,7 @@
 #include "fold_samples.h"
 #include "collapsed.h"
 #include "tap.h"
-
-static unsigned char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    unsigned char *p = NULL;
-    long n;
-    if (!f)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
-        p = (unsigned char *)malloc((size_t)n + 1);
-        if (p && fread(p, 1, (size_t)n, f) != (size_t)n) {
-            free(p);
-            p = NULL;
-        }
-        *len = (size_t)n;
-    }
-    fclose(f);
-    return p;
-}
+#include "harness.h"
 
 /* "key": <number> in a JSON text (first occurrence after `from`) */
 static int json_u64(const char *json, const char *from, const char *key, unsigned long long *v)
@@ -181,39 +163,15 @@ static void collapsed_sums(const char *text, const char *sub, uint64_t *total, u
 }
 
 /* ---- building synthetic files ------------------------------------------- */
-typedef struct {
-    unsigned char *p;
-    size_t n, cap;
-} buf;
+typedef hx_buf buf;
 
-static void b_put(buf *b, const void *d, size_t n)
-{
-    if (b->n + n > b->cap) {
-        size_t nc = b->cap ? b->cap * 2 : 256;
-        while (nc < b->n + n)
-            nc *= 2;
-        b->p = (unsigned char *)realloc(b->p, nc);
-        if (!b->p)
-            abort();
-        b->cap = nc;
-    }
-    memcpy(b->p + b->n, d, n);
-    b->n += n;
-}
-static void b_u8(buf *b, unsigned v) { unsigned char c = (unsigned char)v; b_put(b, &c, 1); }
-static void b_le(buf *b, uint64_t v, int n)
-{
-    int i;
-    for (i = 0; i < n; i++)
-        b_u8(b, (unsigned)((v >> (8 * i)) & 0xFF));
-}
 static void b_var(buf *b, uint64_t v)
 {
     while (v >= 0x80) {
-        b_u8(b, (unsigned)(v & 0x7F) | 0x80);
+        hx_u8(b, (unsigned)(v & 0x7F) | 0x80);
         v >>= 7;
     }
-    b_u8(b, (unsigned)v);
+    hx_u8(b, (unsigned)v);
 }
 static void set_le(unsigned char *p, uint64_t v, int n)
 {
@@ -223,9 +181,9 @@ static void set_le(unsigned char *p, uint64_t v, int n)
 }
 static void rec(buf *b, uint64_t tid, uint32_t iid, unsigned enc)
 {
-    b_le(b, tid, 8);
-    b_le(b, iid, 4);
-    b_u8(b, enc);
+    hx_le(b, tid, 8);
+    hx_le(b, iid, 4);
+    hx_u8(b, enc);
 }
 
 /* strings: "f.py","func_a","func_b","~","<GC>","pkg/__init__.py","Klass.meth"
@@ -239,20 +197,20 @@ static buf make_file(const buf *region, uint32_t nsamples, uint32_t nthreads, in
     size_t i, str_off, frame_off;
     unsigned char hdr[64];
     memset(hdr, 0, sizeof hdr);
-    b_put(&f, hdr, 64);
+    hx_put(&f, hdr, 64);
     if (zstd) {
         size_t cap = ZSTD_compressBound(region->n), got;
         unsigned char *z = (unsigned char *)malloc(cap);
         got = ZSTD_compress(z, cap, region->p, region->n, 3);
-        b_put(&f, z, got);
+        hx_put(&f, z, got);
         free(z);
     } else {
-        b_put(&f, region->p, region->n);
+        hx_put(&f, region->p, region->n);
     }
     str_off = f.n;
     for (i = 0; i < sizeof strs / sizeof *strs; i++) {
         b_var(&f, strlen(strs[i]));
-        b_put(&f, strs[i], strlen(strs[i]));
+        hx_put(&f, strs[i], strlen(strs[i]));
     }
     frame_off = f.n;
     for (i = 0; i < sizeof frames / sizeof *frames; i++) {
@@ -262,15 +220,15 @@ static buf make_file(const buf *region, uint32_t nsamples, uint32_t nthreads, in
         b_var(&f, 0);
         b_var(&f, 0);
         b_var(&f, 0);
-        b_u8(&f, 255);
+        hx_u8(&f, 255);
     }
     if (trailer)
-        b_put(&f, trailer->p, trailer->n);
-    b_le(&f, sizeof strs / sizeof *strs, 4);
-    b_le(&f, sizeof frames / sizeof *frames, 4);
-    b_le(&f, f.n + 24, 8);
-    b_le(&f, 0, 8);
-    b_le(&f, 0, 8);
+        hx_put(&f, trailer->p, trailer->n);
+    hx_le(&f, sizeof strs / sizeof *strs, 4);
+    hx_le(&f, sizeof frames / sizeof *frames, 4);
+    hx_le(&f, f.n + 24, 8);
+    hx_le(&f, 0, 8);
+    hx_le(&f, 0, 8);
     set_le(f.p, 0x54414348u, 4);
     set_le(f.p + 4, 1, 4);
     f.p[8] = 3; f.p[9] = 15; f.p[10] = 0;
@@ -299,6 +257,14 @@ static void expect_error(const buf *f, pb_status want, const char *needle, const
     char line[2048];
     pb_error_format(&err, line, sizeof line);
     ok(st == want && (!needle || strstr(err.message, needle)), "%s -> %s", what, st ? line : "no error");
+}
+
+/* the records in r, as a one-thread file claiming nsamples samples, must fail so */
+static void expect_records_error(const buf *r, uint32_t nsamples, pb_status want, const char *needle, const char *what)
+{
+    buf f = make_file(r, nsamples, 1, 0, NULL);
+    expect_error(&f, want, needle, what);
+    free(f.p);
 }
 
 /* ---- byte swap an uncompressed little-endian file to big-endian ------------ */
@@ -385,8 +351,8 @@ static void check_corpus_file(const char *dir, const char *name)
     const char *p;
     snprintf(path, sizeof path, "%s/%s", dir, name);
     snprintf(tpath, sizeof tpath, "%s.truth.json", path);
-    data = slurp(path, &len);
-    truth = (char *)slurp(tpath, &tlen);
+    data = hx_slurp(path, &len);
+    truth = (char *)hx_slurp(tpath, &tlen);
     if (!data || !truth) {
         ok(0, "%s and its truth.json are readable", path);
         free(data);
@@ -514,7 +480,7 @@ static void sweep(const char *dir, const char *name, size_t step)
     size_t len = 0, cut, bad = 0, i;
     unsigned char *data;
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    data = slurp(path, &len);
+    data = hx_slurp(path, &len);
     if (!data)
         return;
     for (cut = 0; cut < len; cut += step) {
@@ -556,13 +522,13 @@ static void synthetic(void)
      * POP_PUSH pop=5 push [<GC>] -> [<GC>] ; SUFFIX shared=0 push [meth, a11] -> [meth,a11]
      * (shared smaller than the depth)
      * thread 9 (interpreter 2): FULL [a10, b20] */
-    rec(&r, 7, 0, 1); b_var(&r, 5); b_u8(&r, 1); b_var(&r, 1); b_var(&r, 0);
-    rec(&r, 7, 0, 2); b_var(&r, 1000); b_u8(&r, 1); b_var(&r, 1); b_var(&r, 1); b_var(&r, 1);
-    rec(&r, 9, 2, 1); b_var(&r, 7); b_u8(&r, 1); b_var(&r, 2); b_var(&r, 0); b_var(&r, 1);
-    rec(&r, 7, 0, 0); b_var(&r, 3); b_var(&r, 1000); b_u8(&r, 1); b_var(&r, 1000); b_u8(&r, 1);
-    b_var(&r, 1000); b_u8(&r, 3);
-    rec(&r, 7, 0, 3); b_var(&r, 1000); b_u8(&r, 1); b_var(&r, 5); b_var(&r, 1); b_var(&r, 2);
-    rec(&r, 7, 0, 2); b_var(&r, 1000); b_u8(&r, 1); b_var(&r, 0); b_var(&r, 2); b_var(&r, 3); b_var(&r, 4);
+    rec(&r, 7, 0, 1); b_var(&r, 5); hx_u8(&r, 1); b_var(&r, 1); b_var(&r, 0);
+    rec(&r, 7, 0, 2); b_var(&r, 1000); hx_u8(&r, 1); b_var(&r, 1); b_var(&r, 1); b_var(&r, 1);
+    rec(&r, 9, 2, 1); b_var(&r, 7); hx_u8(&r, 1); b_var(&r, 2); b_var(&r, 0); b_var(&r, 1);
+    rec(&r, 7, 0, 0); b_var(&r, 3); b_var(&r, 1000); hx_u8(&r, 1); b_var(&r, 1000); hx_u8(&r, 1);
+    b_var(&r, 1000); hx_u8(&r, 3);
+    rec(&r, 7, 0, 3); b_var(&r, 1000); hx_u8(&r, 1); b_var(&r, 5); b_var(&r, 1); b_var(&r, 2);
+    rec(&r, 7, 0, 2); b_var(&r, 1000); hx_u8(&r, 1); b_var(&r, 0); b_var(&r, 2); b_var(&r, 3); b_var(&r, 4);
     f = make_file(&r, 8, 2, 0, NULL);
     coll = collapse_mem(f.p, f.n, NULL, &st, &err);
     ok(st == PB_OK && coll &&
@@ -604,15 +570,15 @@ static void synthetic(void)
             for (k = 0; k < (form ? 2 : 4); k++) {
                 uint64_t u;
                 memcpy(&u, &d[k], 8);
-                b_le(&tr, u, 8);
+                hx_le(&tr, u, 8);
             }
             if (!form) {
-                b_le(&tr, 0xF, 4);
-                b_le(&tr, 0, 4);
+                hx_le(&tr, 0xF, 4);
+                hx_le(&tr, 0, 4);
             }
-            b_put(&tr, "TACHSTAT", 8);
-            b_le(&tr, 1, 4);
-            b_le(&tr, form ? 32 : 56, 4);
+            hx_put(&tr, "TACHSTAT", 8);
+            hx_le(&tr, 1, 4);
+            hx_le(&tr, form ? 32 : 56, 4);
             g = make_file(&r, 8, 2, 0, &tr);
             st = decode(&g, NULL, &t, &err);
             /* 23 without a trailer (header_layout; profiler, profiler_version,
@@ -641,9 +607,7 @@ static void synthetic(void)
     f = make_file(&r, 9, 2, 0, NULL);
     expect_error(&f, PB_ERR_CORRUPT, "sample count mismatch", "header claims 9 samples, data has 8");
     free(f.p);
-    f = make_file(&r, 8, 1, 0, NULL);
-    expect_error(&f, PB_ERR_CORRUPT, "more threads", "header declares 1 thread, data has 2");
-    free(f.p);
+    expect_records_error(&r, 8, PB_ERR_CORRUPT, "more threads", "header declares 1 thread, data has 2");
     f = make_file(&r, 8, 2, 0, NULL);
     set_le(f.p + 4, 2, 4);
     expect_error(&f, PB_ERR_UNSUPPORTED, "supports version 1", "format version 2");
@@ -652,61 +616,47 @@ static void synthetic(void)
     free(f.p);
 
     r.n = 0;
-    rec(&r, 7, 0, 1); b_var(&r, 5); b_u8(&r, 1); b_var(&r, 1); b_var(&r, 5);
-    f = make_file(&r, 1, 1, 0, NULL);
-    expect_error(&f, PB_ERR_CORRUPT, "frame index 5 out of range", "frame index out of range");
-    free(f.p);
+    rec(&r, 7, 0, 1); b_var(&r, 5); hx_u8(&r, 1); b_var(&r, 1); b_var(&r, 5);
+    expect_records_error(&r, 1, PB_ERR_CORRUPT, "frame index 5 out of range", "frame index out of range");
 
     r.n = 0;
-    rec(&r, 7, 0, 1); b_var(&r, 5); b_u8(&r, 1); b_var(&r, 1); b_var(&r, 0);
-    rec(&r, 7, 0, 0); b_var(&r, 100000); b_var(&r, 1); b_u8(&r, 1);
-    f = make_file(&r, 100001, 1, 0, NULL);
-    expect_error(&f, PB_ERR_CORRUPT, "REPEAT record: count 100000 exceeds", "REPEAT count larger than the remaining bytes");
-    free(f.p);
+    rec(&r, 7, 0, 1); b_var(&r, 5); hx_u8(&r, 1); b_var(&r, 1); b_var(&r, 0);
+    rec(&r, 7, 0, 0); b_var(&r, 100000); b_var(&r, 1); hx_u8(&r, 1);
+    expect_records_error(&r, 100001, PB_ERR_CORRUPT, "REPEAT record: count 100000 exceeds", "REPEAT count larger than the remaining bytes");
 
     r.n = 0;
-    rec(&r, 7, 0, 1); b_var(&r, 5); b_u8(&r, 1); b_var(&r, 257);
+    rec(&r, 7, 0, 1); b_var(&r, 5); hx_u8(&r, 1); b_var(&r, 257);
     for (i = 0; i < 257; i++)
         b_var(&r, 0);
-    f = make_file(&r, 1, 1, 0, NULL);
-    expect_error(&f, PB_ERR_CORRUPT, "stack depth 257 exceeds 256", "FULL stack deeper than 256");
-    free(f.p);
+    expect_records_error(&r, 1, PB_ERR_CORRUPT, "stack depth 257 exceeds 256", "FULL stack deeper than 256");
 
     r.n = 0;
-    rec(&r, 7, 0, 1); b_var(&r, 5); b_u8(&r, 1); b_var(&r, 200);
+    rec(&r, 7, 0, 1); b_var(&r, 5); hx_u8(&r, 1); b_var(&r, 200);
     for (i = 0; i < 200; i++)
         b_var(&r, 0);
-    rec(&r, 7, 0, 3); b_var(&r, 5); b_u8(&r, 1); b_var(&r, 0); b_var(&r, 57);
+    rec(&r, 7, 0, 3); b_var(&r, 5); hx_u8(&r, 1); b_var(&r, 0); b_var(&r, 57);
     for (i = 0; i < 57; i++)
         b_var(&r, 1);
-    f = make_file(&r, 2, 1, 0, NULL);
-    expect_error(&f, PB_ERR_CORRUPT, "final stack depth 257", "POP_PUSH growing the stack past 256");
-    free(f.p);
+    expect_records_error(&r, 2, PB_ERR_CORRUPT, "final stack depth 257", "POP_PUSH growing the stack past 256");
 
     r.n = 0;
-    rec(&r, 7, 0, 1); b_var(&r, 5); b_u8(&r, 1); b_var(&r, 1); b_var(&r, 0);
-    rec(&r, 7, 0, 2); b_var(&r, 5); b_u8(&r, 1); b_var(&r, 2); b_var(&r, 0);
-    f = make_file(&r, 2, 1, 0, NULL);
-    expect_error(&f, PB_ERR_CORRUPT, "shared count 2 exceeds", "SUFFIX shared count over the depth");
-    free(f.p);
+    rec(&r, 7, 0, 1); b_var(&r, 5); hx_u8(&r, 1); b_var(&r, 1); b_var(&r, 0);
+    rec(&r, 7, 0, 2); b_var(&r, 5); hx_u8(&r, 1); b_var(&r, 2); b_var(&r, 0);
+    expect_records_error(&r, 2, PB_ERR_CORRUPT, "shared count 2 exceeds", "SUFFIX shared count over the depth");
 
     r.n = 0;
     rec(&r, 7, 0, 4);
-    f = make_file(&r, 1, 1, 0, NULL);
-    expect_error(&f, PB_ERR_CORRUPT, "unknown stack encoding 4", "unknown encoding byte");
-    free(f.p);
+    expect_records_error(&r, 1, PB_ERR_CORRUPT, "unknown stack encoding 4", "unknown encoding byte");
 
     r.n = 0;
-    rec(&r, 7, 0, 1); b_var(&r, 5); b_u8(&r, 1); b_var(&r, 1); b_var(&r, 0);
-    b_put(&r, "\0\0\0\0\0", 5);
-    f = make_file(&r, 1, 1, 0, NULL);
-    expect_error(&f, PB_ERR_TRUNCATED, "5 trailing bytes", "5 trailing bytes after the last record");
-    free(f.p);
+    rec(&r, 7, 0, 1); b_var(&r, 5); hx_u8(&r, 1); b_var(&r, 1); b_var(&r, 0);
+    hx_put(&r, "\0\0\0\0\0", 5);
+    expect_records_error(&r, 1, PB_ERR_TRUNCATED, "5 trailing bytes", "5 trailing bytes after the last record");
 
     /* a truncated zstd stream */
     r.n = 0;
     for (i = 0; i < 50; i++) {
-        rec(&r, 7, 0, 1); b_var(&r, 5); b_u8(&r, 1); b_var(&r, 1); b_var(&r, i % 5);
+        rec(&r, 7, 0, 1); b_var(&r, 5); hx_u8(&r, 1); b_var(&r, 1); b_var(&r, i % 5);
     }
     {
         buf z = make_file(&r, 50, 1, 1, NULL);
@@ -746,17 +696,11 @@ int main(int argc, char **argv)
     if (argc == 3 && strcmp(argv[1], "--collapse") == 0) {
         pb_error err;
         pb_status st = pb_collapse_file(argv[2], PB_FMT_UNKNOWN, NULL, stdout, &err);
-        if (st != PB_OK) {
-            char line[2048];
-            pb_error_format(&err, line, sizeof line);
-            fprintf(stderr, "%s\n", line);
-            return 2;
-        }
-        return 0;
+        return st != PB_OK ? hx_fail(&err) : 0;
     }
     if (argc == 4 && strcmp(argv[1], "--swap") == 0) {
         size_t len;
-        unsigned char *d = slurp(argv[2], &len);
+        unsigned char *d = hx_slurp(argv[2], &len);
         FILE *o;
         if (!d || swap_file(d, len) < 0 || !(o = fopen(argv[3], "wb")) || fwrite(d, 1, len, o) != len ||
             fclose(o) != 0) {

@@ -29,34 +29,8 @@
 #include "convert.h"
 #include "pb.h"
 #include "write_nytprof.h"
-
-/* ---- TAP -------------------------------------------------------------- */
-static int n_tests, n_failed;
-
-static int ok(int cond, const char *fmt, ...)
-{
-    va_list ap;
-    n_tests++;
-    if (!cond)
-        n_failed++;
-    printf("%s %d - ", cond ? "ok" : "not ok", n_tests);
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-    fflush(stdout);
-    return cond;
-}
-
-static void diag(const char *fmt, ...)
-{
-    va_list ap;
-    printf("# ");
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-}
+#include "harness.h"
+#include "tap.h"
 
 static void *xmalloc(size_t n)
 {
@@ -215,26 +189,6 @@ static int rec_same(const recorder *a, const recorder *b, const char *what)
 }
 
 /* ---- files ------------------------------------------------------------ */
-static unsigned char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    unsigned char *buf = NULL;
-    size_t cap = 0, n = 0, k;
-    if (!f)
-        return NULL;
-    do {
-        if (cap - n < 65536) {
-            cap = cap ? cap * 2 : 65536;
-            buf = (unsigned char *)xrealloc(buf, cap);
-        }
-        k = fread(buf + n, 1, cap - n, f);
-        n += k;
-    } while (k > 0);
-    fclose(f);
-    *len = n;
-    return buf;
-}
-
 static int spew(const char *path, const void *p, size_t n)
 {
     FILE *f = fopen(path, "wb");
@@ -394,7 +348,7 @@ static void round_trip(const char *dir, const char *name)
     pb_status st;
 
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    in = slurp(path, &n);
+    in = hx_slurp(path, &n);
     if (!ok(in != NULL, "%s: read", name))
         return;
     rec_init(&a);
@@ -438,7 +392,7 @@ static void round_trip(const char *dir, const char *name)
     st = pb_convert_file(path, PB_FMT_NYTPROF, NULL, out_path, level, &err);
     {
         size_t fl = 0;
-        unsigned char *fb = st == PB_OK ? slurp(out_path, &fl) : NULL;
+        unsigned char *fb = st == PB_OK ? hx_slurp(out_path, &fl) : NULL;
         ok(fb && fl == mb.len && memcmp(fb, mb.data, fl) == 0, "%s: pb_convert_file writes the same bytes", name);
         free(fb);
         unlink(out_path);
@@ -558,6 +512,34 @@ static int expect_fail(const recorder *r, pb_status want, const char *needle, co
     return st == want;
 }
 
+/* a header (with ticks_per_sec), NEW_FID 1 when fid1, then c: the writer must refuse the stream */
+static void refuse_after_header(int fid1, const pb_chunk *c, pb_status want, const char *needle, const char *what)
+{
+    recorder r;
+    rec_init(&r);
+    s_header(&r, 1);
+    if (fid1)
+        s_new_fid(&r, 1, "a");
+    s_chunk(&r, c);
+    expect_fail(&r, want, needle, what);
+    rec_free(&r);
+}
+
+/* VERSION 5.0 and one ATTRIBUTE: the writer must refuse the stream */
+static void refuse_attribute(const char *key, const char *value, pb_status want, const char *needle, const char *what)
+{
+    recorder r;
+    pb_chunk c;
+    memset(&c, 0, sizeof c);
+    rec_init(&r);
+    pb_chunk_version(&c, 5, 0);
+    s_chunk(&r, &c);
+    pb_chunk_attribute(&c, pb_str_c(key), pb_str_c(value));
+    s_chunk(&r, &c);
+    expect_fail(&r, want, needle, what);
+    rec_free(&r);
+}
+
 static void checks(void)
 {
     recorder r, back;
@@ -655,60 +637,24 @@ static void checks(void)
     expect_fail(&r, PB_ERR_CORRUPT, "ticks_per_sec", "no ticks_per_sec at all");
     rec_free(&r);
 
-    rec_init(&r);
-    pb_chunk_version(&c, 5, 0);
-    s_chunk(&r, &c);
-    pb_chunk_attribute(&c, pb_str_c("ticks_per_sec"), pb_str_c("0"));
-    s_chunk(&r, &c);
-    expect_fail(&r, PB_ERR_CORRUPT, "ticks_per_sec", "ticks_per_sec=0");
-    rec_free(&r);
+    refuse_attribute("ticks_per_sec", "0", PB_ERR_CORRUPT, "ticks_per_sec", "ticks_per_sec=0");
 
-    rec_init(&r);
-    pb_chunk_version(&c, 5, 0);
-    s_chunk(&r, &c);
-    pb_chunk_attribute(&c, pb_str_c("ticks_per_sec"), pb_str_c("0x10"));
-    s_chunk(&r, &c);
-    expect_fail(&r, PB_ERR_CORRUPT, "ticks_per_sec", "ticks_per_sec=0x10 (0 to Perl)");
-    rec_free(&r);
+    refuse_attribute("ticks_per_sec", "0x10", PB_ERR_CORRUPT, "ticks_per_sec", "ticks_per_sec=0x10 (0 to Perl)");
 
-    rec_init(&r);
-    s_header(&r, 1);
-    s_new_fid(&r, 1, "a");
     pb_chunk_time_line(&c, 1, 2, 1);
-    s_chunk(&r, &c);
-    expect_fail(&r, PB_ERR_CORRUPT, "fid 2 is used before any NEW_FID", "TIME_LINE on an undefined fid");
-    rec_free(&r);
+    refuse_after_header(1, &c, PB_ERR_CORRUPT, "fid 2 is used before any NEW_FID", "TIME_LINE on an undefined fid");
 
-    rec_init(&r);
-    s_header(&r, 1);
     pb_chunk_time_block(&c, 1, 1, 1, 1, 1);
-    s_chunk(&r, &c);
-    expect_fail(&r, PB_ERR_CORRUPT, "chunk 5 (TIME_BLOCK): fid 1", "TIME_BLOCK before any NEW_FID");
-    rec_free(&r);
+    refuse_after_header(0, &c, PB_ERR_CORRUPT, "chunk 5 (TIME_BLOCK): fid 1", "TIME_BLOCK before any NEW_FID");
 
-    rec_init(&r);
-    s_header(&r, 1);
-    s_new_fid(&r, 1, "a");
     pb_chunk_sub_info(&c, 3, 1, 2, pb_str_c("main::x"));
-    s_chunk(&r, &c);
-    expect_fail(&r, PB_ERR_CORRUPT, "SUB_INFO): fid 3", "SUB_INFO on an undefined fid");
-    rec_free(&r);
+    refuse_after_header(1, &c, PB_ERR_CORRUPT, "SUB_INFO): fid 3", "SUB_INFO on an undefined fid");
 
-    rec_init(&r);
-    s_header(&r, 1);
-    s_new_fid(&r, 1, "a");
     pb_chunk_sub_info(&c, 0, 0, 0, pb_str_c("main::x"));
-    s_chunk(&r, &c);
-    expect_fail(&r, PB_ERR_CORRUPT, "SUB_INFO): fid 0", "SUB_INFO on fid 0");
-    rec_free(&r);
+    refuse_after_header(1, &c, PB_ERR_CORRUPT, "SUB_INFO): fid 0", "SUB_INFO on fid 0");
 
-    rec_init(&r);
-    s_header(&r, 1);
-    s_new_fid(&r, 1, "a");
     pb_chunk_sub_callers(&c, 2, 1, 1, 0, 0, 0, 0, pb_str_c("main::x"), pb_str_c("main::y"));
-    s_chunk(&r, &c);
-    expect_fail(&r, PB_ERR_CORRUPT, "SUB_CALLERS): fid 2", "SUB_CALLERS on an undefined fid");
-    rec_free(&r);
+    refuse_after_header(1, &c, PB_ERR_CORRUPT, "SUB_CALLERS): fid 2", "SUB_CALLERS on an undefined fid");
 
     rec_init(&r);
     s_header(&r, 1);
@@ -745,34 +691,16 @@ static void checks(void)
     expect_fail(&r, PB_ERR_UNSUPPORTED, "major version 5", "VERSION 4.0");
     rec_free(&r);
 
-    rec_init(&r);
-    s_header(&r, 1);
     pb_chunk_attribute(&c, pb_str_c("a=b"), pb_str_c("c"));
-    s_chunk(&r, &c);
-    expect_fail(&r, PB_ERR_CORRUPT, "holds '='", "an ATTRIBUTE key holding '='");
-    rec_free(&r);
+    refuse_after_header(0, &c, PB_ERR_CORRUPT, "holds '='", "an ATTRIBUTE key holding '='");
 
-    rec_init(&r);
-    s_header(&r, 1);
     pb_chunk_option(&c, pb_str_c("k"), pb_str_c("two\nlines"));
-    s_chunk(&r, &c);
-    expect_fail(&r, PB_ERR_CORRUPT, "holds a newline", "an OPTION value holding a newline");
-    rec_free(&r);
+    refuse_after_header(0, &c, PB_ERR_CORRUPT, "holds a newline", "an OPTION value holding a newline");
 
-    rec_init(&r);
-    s_header(&r, 1);
     pb_chunk_comment(&c, pb_str_c("two\nlines\n"));
-    s_chunk(&r, &c);
-    expect_fail(&r, PB_ERR_CORRUPT, "newline before its end", "a COMMENT holding two lines");
-    rec_free(&r);
+    refuse_after_header(0, &c, PB_ERR_CORRUPT, "newline before its end", "a COMMENT holding two lines");
 
-    rec_init(&r);
-    pb_chunk_version(&c, 5, 0);
-    s_chunk(&r, &c);
-    pb_chunk_attribute(&c, pb_str_c("nv_size"), pb_str_c("16"));
-    s_chunk(&r, &c);
-    expect_fail(&r, PB_ERR_UNSUPPORTED, "nv_size", "nv_size=16");
-    rec_free(&r);
+    refuse_attribute("nv_size", "16", PB_ERR_UNSUPPORTED, "nv_size", "nv_size=16");
 
     {
         pb_nytprof_writer_opts o;
@@ -810,7 +738,7 @@ static void file_safety(const char *dir)
     if (w) {
         rec_replay(&r, pb_nytprof_writer_sink(w));
         st = pb_nytprof_writer_close(w, &err);
-        got = slurp(target, &gl);
+        got = hx_slurp(target, &gl);
         ok(st == PB_ERR_CORRUPT && got && gl == sizeof old - 1 && !memcmp(got, old, gl) && dir_entries(tmpdir) == 1,
            "a refused stream: close fails, existing target unchanged, temp file gone");
         free(got);
@@ -821,7 +749,7 @@ static void file_safety(const char *dir)
         rec_replay(&r, pb_nytprof_writer_sink(w));
         pb_nytprof_writer_abort(w);
     }
-    got = slurp(target, &gl);
+    got = hx_slurp(target, &gl);
     ok(got && gl == sizeof old - 1 && !memcmp(got, old, gl) && dir_entries(tmpdir) == 1,
        "abort: target unchanged, temp file gone");
     free(got);
@@ -829,7 +757,7 @@ static void file_safety(const char *dir)
 
     /* convert of a truncated input */
     snprintf(path, sizeof path, "%s/recursion.nytprof.out", dir);
-    in = slurp(path, &n);
+    in = hx_slurp(path, &n);
     if (in) {
         snprintf(in_copy, sizeof in_copy, "%s/truncated.in", tmpdir);
         spew(in_copy, in, n / 2);
@@ -844,7 +772,7 @@ static void file_safety(const char *dir)
            "convert of a truncated input: truncated error, no target, no temp file");
         spew(target, old, sizeof old - 1);
         st = pb_convert_file(in_copy, PB_FMT_UNKNOWN, NULL, target, 0, &err);
-        got = slurp(target, &gl);
+        got = hx_slurp(target, &gl);
         ok(st == PB_ERR_TRUNCATED && got && gl == sizeof old - 1 && !memcmp(got, old, gl) &&
                dir_entries(tmpdir) == 2,
            "convert of a truncated input over an existing target: target unchanged");
@@ -916,7 +844,7 @@ static void sweep(const char *dir, const char *name)
     recorder a;
     pb_error err;
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    in = slurp(path, &n);
+    in = hx_slurp(path, &n);
     if (!in)
         return;
     rec_init(&a);
@@ -982,8 +910,8 @@ int main(int argc, char **argv)
     for (i = 0; i < nn; i++)
         free(names[i]);
     free(names);
-    printf("1..%d\n", n_tests);
-    if (n_failed)
-        printf("# %d of %d failed\n", n_failed, n_tests);
-    return n_failed ? 1 : 0;
+    printf("1..%d\n", tests);
+    if (failures)
+        printf("# %d of %d failed\n", failures, tests);
+    return failures ? 1 : 0;
 }

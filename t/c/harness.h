@@ -1,0 +1,148 @@
+/* harness.h - what the programs that drive the C core from outside share:
+ * the C tests and tools here (t/c), the fuzz harnesses (fuzz/) and the
+ * benchmarks (bench/).
+ *   hx_buf       a byte buffer to build files with (aborts when out of memory)
+ *   hx_slurp     a whole file into memory
+ *   hx_touch     every string of a chunk read into a checksum (so that ASan
+ *                sees a stale pointer)
+ *   hx_null_sink a sample sink that takes everything and keeps the weights
+ *   hx_fail      the error line on stderr; 2, the exit status of a failed run
+ */
+#ifndef PB_HARNESS_H
+#define PB_HARNESS_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "pb.h"
+#include "samples.h"
+
+/* ---- building files ---------------------------------------------------- */
+typedef struct {
+    unsigned char *p;
+    size_t n, cap;
+} hx_buf;
+
+static inline void hx_put(hx_buf *b, const void *d, size_t n)
+{
+    if (b->n + n > b->cap) {
+        size_t nc = b->cap ? b->cap * 2 : 256;
+        unsigned char *np;
+        while (nc < b->n + n)
+            nc *= 2;
+        if (!(np = (unsigned char *)realloc(b->p, nc)))
+            abort();
+        b->p = np;
+        b->cap = nc;
+    }
+    if (n)
+        memcpy(b->p + b->n, d, n);
+    b->n += n;
+}
+static inline void hx_u8(hx_buf *b, unsigned v)
+{
+    unsigned char c = (unsigned char)v;
+    hx_put(b, &c, 1);
+}
+/* v as n bytes, little-endian */
+static inline void hx_le(hx_buf *b, uint64_t v, int n)
+{
+    int i;
+    for (i = 0; i < n; i++)
+        hx_u8(b, (unsigned)((v >> (8 * i)) & 0xFF));
+}
+
+/* the whole file (NULL when it cannot be read); *len its size */
+static inline unsigned char *hx_slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    hx_buf b = {NULL, 0, 0};
+    unsigned char tmp[65536];
+    size_t got;
+    if (!f)
+        return NULL;
+    while ((got = fread(tmp, 1, sizeof tmp, f)) > 0)
+        hx_put(&b, tmp, got);
+    if (ferror(f)) {
+        fclose(f);
+        free(b.p);
+        return NULL;
+    }
+    fclose(f);
+    hx_put(&b, "", 1); /* never NULL, even for an empty file; NUL-terminated */
+    *len = b.n - 1;
+    return b.p;
+}
+
+/* ---- consumers --------------------------------------------------------- */
+/* sum*31 + every byte of the chunk's strings */
+static inline unsigned long hx_touch(const pb_chunk *c, unsigned long sum)
+{
+    const char *sig = pb_tag_sig[c->tag];
+    int si = 0;
+    for (; *sig; sig++) {
+        if (*sig == 's') {
+            size_t i;
+            for (i = 0; i < c->s[si].len; i++)
+                sum = sum * 31u + (unsigned char)c->s[si].ptr[i];
+            si++;
+        }
+    }
+    return sum;
+}
+
+/* a sample sink that accepts everything; ctx points to a uint64_t that adds up the weights (or is NULL) */
+static inline pb_status hx_null_attribute(pb_sample_sink *s, const char *k, pb_str v)
+{
+    (void)s, (void)k, (void)v;
+    return PB_OK;
+}
+static inline pb_status hx_null_frame(pb_sample_sink *s, const pb_frame *f, uint32_t *id)
+{
+    (void)s, (void)f;
+    *id = 0;
+    return PB_OK;
+}
+static inline pb_status hx_null_thread(pb_sample_sink *s, uint64_t k, uint32_t p, uint32_t pp, const char *l)
+{
+    (void)s, (void)k, (void)p, (void)pp, (void)l;
+    return PB_OK;
+}
+static inline pb_status hx_null_sample(pb_sample_sink *s, uint64_t k, const uint32_t *ids, uint32_t d, uint64_t w,
+                                       uint64_t ts)
+{
+    (void)k, (void)ids, (void)d, (void)ts;
+    if (s->ctx)
+        *(uint64_t *)s->ctx += w;
+    return PB_OK;
+}
+static inline pb_status hx_null_note(pb_sample_sink *s, const char *k, pb_str a, pb_str b, uint32_t n)
+{
+    (void)s, (void)k, (void)a, (void)b, (void)n;
+    return PB_OK;
+}
+static inline pb_status hx_null_finish(pb_sample_sink *s)
+{
+    (void)s;
+    return PB_OK;
+}
+static inline void hx_null_sink(pb_sample_sink *ss, uint64_t *weights, pb_error *err)
+{
+    static const pb_sample_sink null_sink = {hx_null_attribute, hx_null_frame, hx_null_thread, hx_null_sample,
+                                             hx_null_note, hx_null_finish, NULL, NULL, NULL, NULL};
+    *ss = null_sink;
+    ss->err = err;
+    ss->ctx = weights;
+}
+
+/* ---- errors ------------------------------------------------------------ */
+static inline int hx_fail(const pb_error *err)
+{
+    char line[2048];
+    pb_error_format(err, line, sizeof line);
+    fprintf(stderr, "%s\n", line);
+    return 2;
+}
+
+#endif

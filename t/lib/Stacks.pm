@@ -1,0 +1,78 @@
+package Stacks;
+# Test helper for the stack outputs (collapsed, pprof, speedscope, diff,
+# merge): the corpus files that have stacks, conversions that must not warn
+# the test's output, collapsed files read back as { stack => weight }, and
+# the first keys on which two such tables differ.
+#   use Stacks qw(slurp stack_corpus convert_quietly weight_unit_ns folded_weights first_differences
+#                 go_for_pprof);
+use strict;
+use warnings;
+use Exporter 'import';
+use Encode ();
+use Devel::ProfileBridge ();
+use Devel::ProfileBridge::ReadStream ();
+
+our @EXPORT_OK = qw(slurp stack_corpus convert_quietly weight_unit_ns folded_weights first_differences go_for_pprof);
+
+sub slurp { open my $fh, '<:raw', $_[0] or die "$_[0]: $!"; local $/; <$fh> }
+
+# every corpus file under $d with stacks: Tachyon, EasyProfiler, StatProfiler
+sub stack_corpus {
+    my ($d) = @_;
+    return (glob("$d/tachyon/*.bin"), glob("$d/tachyon/v315/*.bin"), glob("$d/easyprofiler/*.prof"),
+        grep { !/\.(?:json|jsonl)\z/ } glob("$d/statprofiler/*.out.*[0-9a-f]"));
+}
+
+# convert $in once per { out => ..., to => ... } given, warnings silenced:
+# 1, or undef with the error in $@
+sub convert_quietly {
+    my ($in, @targets) = @_;
+    return eval {
+        local $SIG{__WARN__} = sub { };
+        Devel::ProfileBridge::convert(in => $in, %$_) for @targets;
+        1;
+    };
+}
+
+# ns per unit of a sample's weight in $in (its sample interval; 1 when the weights are ns)
+sub weight_unit_ns {
+    my ($in) = @_;
+    my %a;
+    &Devel::ProfileBridge::ReadStream::for_chunks({ ATTRIBUTE => sub { $a{ $_[1] } //= $_[2] } }, filename => $in);
+    return defined $a{sample_interval_us} ? $a{sample_interval_us} * 1000 : 1;
+}
+
+# a collapsed file as { stack => weight }: threads merged ("tid:<t>;" dropped),
+# or with thread => 1 kept as "<t>;stack"; unit => N multiplies the weights;
+# utf8 => 1 decodes the file first
+sub folded_weights {
+    my ($file, %o) = @_;
+    my $text = slurp($file);
+    $text = Encode::decode('UTF-8', $text) if $o{utf8};
+    my %w;
+    for (split /\n/, $text) {
+        my ($t, $s, $n) = /\Atid:([^;]*);(.*) (\d+)\z/ or next;
+        $w{ $o{thread} ? "$t;$s" : $s } += $n * ($o{unit} // 1);
+    }
+    return \%w;
+}
+
+# the go command (for go tool pprof), '' when there is none; HOME and
+# GOCACHE, when unset, point into $tmp (go needs both)
+sub go_for_pprof {
+    my ($tmp) = @_;
+    my $go = `which go 2>/dev/null`;
+    chomp $go;
+    $ENV{HOME} //= $tmp;
+    $ENV{GOCACHE} //= "$tmp/gocache";
+    return $go;
+}
+
+# the first $n keys (sorted) whose values differ between two tables
+sub first_differences {
+    my ($x, $y, $n) = @_;
+    my @diff = grep { ($x->{$_} // -1) != ($y->{$_} // -1) } sort(keys %{ { %$x, %$y } });
+    return @diff[0 .. ($#diff < $n - 1 ? $#diff : $n - 1)];
+}
+
+1;
