@@ -6,14 +6,13 @@
 #include "output.h"
 #include "present.h"
 
-pb_status pb_convert_file_warn(const char *in, pb_format fmt, const pb_options *opt, const char *out,
-                               int compress_level, void (*warn)(void *ud, const char *msg), void *ud,
-                               pb_error *err)
+pb_status pb_nytprof_target_open(pb_nytprof_target *t, const char *out, int compress_level, const pb_options *opt,
+                                 const char *input, int bare_is_dot, void (*warn)(void *ud, const char *msg),
+                                 void *ud, pb_error *err)
 {
     pb_nytprof_writer_opts wo;
-    pb_nytprof_writer *w;
-    pb_present *pr;
-    pb_status st;
+    const char *slash = strrchr(input, '/');
+    memset(t, 0, sizeof *t);
     pb_nytprof_writer_opts_init(&wo);
     if (compress_level >= 0)
         wo.compress_level = compress_level;
@@ -21,52 +20,58 @@ pb_status pb_convert_file_warn(const char *in, pb_format fmt, const pb_options *
         wo.max_line = opt->max_line;
     wo.warn = warn;
     wo.warn_ud = ud;
-    w = pb_nytprof_writer_open(out, &wo, err);
-    if (!w)
+    if (!(t->w = pb_nytprof_writer_open(out, &wo, err)))
         return err->status;
-    /* a foreign stream passes the presentation filter: names, source */
-    {
-        pb_options po;
-        char *base = NULL;
-        const char *slash = strrchr(in, '/');
-        if (opt)
-            po = *opt;
-        else
-            pb_options_init(&po);
-        if (!po.source_base) {
-            size_t bl = slash ? (size_t)(slash - in) : 1;
-            base = (char *)malloc(bl + 1);
-            if (!base) {
-                pb_nytprof_writer_abort(w);
-                return pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
-            }
-            memcpy(base, slash ? in : ".", bl);
-            if (slash && bl == 0) {
-                base[0] = '/';
-                bl = 1;
-            }
-            base[bl] = '\0';
-            po.source_base = base;
+    if (opt)
+        t->opt = *opt;
+    else
+        pb_options_init(&t->opt);
+    /* the input's directory: where the source of relative names is looked
+     * for last (present.h) */
+    if (!t->opt.source_base && (slash || bare_is_dot)) {
+        size_t bl = slash ? (size_t)(slash - input) : 1;
+        if (!(t->base = (char *)malloc(bl + 2))) {
+            pb_nytprof_writer_abort(t->w);
+            return pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
         }
-        pr = pb_present_new(pb_nytprof_writer_sink(w), &po, err);
-        if (!pr) {
-            free(base);
-            pb_nytprof_writer_abort(w);
-            return err->status;
-        }
-        st = pb_decode_file(in, fmt, &po, pb_present_sink(pr), err);
-        if (st == PB_OK)
-            st = pb_present_finish(pr);
-        pb_present_free(pr);
-        free(base);
+        memcpy(t->base, slash ? (bl ? input : "/") : ".", bl ? bl : 1);
+        t->base[bl ? bl : 1] = '\0';
+        t->opt.source_base = t->base;
     }
+    if (!(t->pr = pb_present_new(pb_nytprof_writer_sink(t->w), &t->opt, err))) {
+        free(t->base);
+        pb_nytprof_writer_abort(t->w);
+        return err->status;
+    }
+    return PB_OK;
+}
+
+pb_status pb_nytprof_target_close(pb_nytprof_target *t, pb_status st, pb_error *err)
+{
+    if (st == PB_OK)
+        st = pb_present_finish(t->pr);
+    pb_present_free(t->pr);
+    free(t->base);
     if (st != PB_OK) {
-        if (st == PB_ERR_ABORT && pb_nytprof_writer_failed(w))
-            return pb_nytprof_writer_close(w, err); /* hands out the writer's reason, removes the temp */
-        pb_nytprof_writer_abort(w);
+        if (st == PB_ERR_ABORT && pb_nytprof_writer_failed(t->w))
+            return pb_nytprof_writer_close(t->w, err); /* hands out the writer's reason, removes the temp */
+        pb_nytprof_writer_abort(t->w);
         return st;
     }
-    return pb_nytprof_writer_close(w, err);
+    return pb_nytprof_writer_close(t->w, err);
+}
+
+pb_status pb_convert_file_warn(const char *in, pb_format fmt, const pb_options *opt, const char *out,
+                               int compress_level, void (*warn)(void *ud, const char *msg), void *ud,
+                               pb_error *err)
+{
+    pb_nytprof_target t;
+    pb_status st = pb_nytprof_target_open(&t, out, compress_level, opt, in, 1, warn, ud, err);
+    if (st != PB_OK)
+        return st;
+    /* a foreign stream passes the presentation filter: names, source */
+    st = pb_decode_file(in, fmt, &t.opt, pb_present_sink(t.pr), err);
+    return pb_nytprof_target_close(&t, st, err);
 }
 
 pb_status pb_convert_file(const char *in, pb_format fmt, const pb_options *opt, const char *out,

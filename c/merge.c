@@ -8,13 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "merge.h"
-#include "collapsed.h"
+#include "convert.h"
+#include "convert_samples.h"
 #include "output.h"
-#include "present.h"
 #include "util.h"
-#include "write_nytprof.h"
-#include "write_pprof.h"
-#include "write_speedscope.h"
 
 typedef struct {
     uint32_t input;
@@ -591,64 +588,27 @@ static void merger_free(merger *m)
 static pb_status merge_nytprof(const char *const *in, size_t n, const pb_options *opt, const char *out_path,
                                int level, void (*warn)(void *, const char *), void *ud, pb_error *err)
 {
-    pb_nytprof_writer_opts wo;
-    pb_nytprof_writer *w;
-    pb_present *pr;
+    pb_nytprof_target t;
     pb_fold *fold;
     pb_fold_config cfg;
-    pb_options po;
     merger m;
-    pb_status st;
-    char *base = NULL;
-    const char *slash = strrchr(in[0], '/');
-    pb_nytprof_writer_opts_init(&wo);
-    if (level >= 0)
-        wo.compress_level = level;
-    if (opt)
-        wo.max_line = opt->max_line;
-    wo.warn = warn;
-    wo.warn_ud = ud;
-    if (!(w = pb_nytprof_writer_open(out_path, &wo, err)))
-        return err->status;
-    if (opt)
-        po = *opt;
-    else
-        pb_options_init(&po);
-    if (!po.source_base && slash) {
-        size_t bl = (size_t)(slash - in[0]);
-        if ((base = (char *)malloc(bl + 2)) != NULL) {
-            memcpy(base, bl ? in[0] : "/", bl ? bl : 1);
-            base[bl ? bl : 1] = '\0';
-            po.source_base = base;
-        }
-    }
+    pb_status st = pb_nytprof_target_open(&t, out_path, level, opt, in[0], 0, warn, ud, err);
+    if (st != PB_OK)
+        return st;
     memset(&cfg, 0, sizeof cfg);
     cfg.source_format = "merged";
     cfg.ticks_per_sec = 1000000000u; /* ns: the merged weights' unit */
     cfg.ticks_per_weight = 1;
     memset(&m, 0, sizeof m);
-    st = PB_OK;
-    pr = pb_present_new(pb_nytprof_writer_sink(w), &po, err);
-    fold = pr ? pb_fold_new(&cfg, pb_present_sink(pr), err) : NULL;
-    if (!fold) {
+    if (!(fold = pb_fold_new(&cfg, pb_present_sink(t.pr), err))) {
         st = err->status ? err->status : PB_ERR_LIMIT;
     } else {
         m.target = pb_fold_sample_sink(fold);
-        st = merge_into(&m, in, n, &po, err);
-        if (st == PB_OK)
-            st = pb_present_finish(pr);
+        st = merge_into(&m, in, n, &t.opt, err);
     }
     pb_fold_free(fold);
-    pb_present_free(pr);
     merger_free(&m);
-    free(base);
-    if (st != PB_OK) {
-        if (st == PB_ERR_ABORT && pb_nytprof_writer_failed(w))
-            return pb_nytprof_writer_close(w, err);
-        pb_nytprof_writer_abort(w);
-        return st;
-    }
-    return pb_nytprof_writer_close(w, err);
+    return pb_nytprof_target_close(&t, st, err);
 }
 
 typedef struct {
@@ -665,23 +625,15 @@ static pb_status merge_write(FILE *fp, void *ctx, pb_error *werr, pb_error *err)
     const merge_args *a = (const merge_args *)ctx;
     merger m;
     pb_status st;
-    pb_collapse *c = NULL;
-    pb_pprof *pp = NULL;
-    pb_speedscope *sc = NULL;
+    const pb_stack_output *o = pb_stack_output_named(a->to);
+    void *w;
     memset(&m, 0, sizeof m);
     m.diff = a->diff;
-    if (!strcmp(a->to, "pprof"))
-        m.target = (pp = pb_pprof_new(fp, werr)) ? pb_pprof_sample_sink(pp) : NULL;
-    else if (!strcmp(a->to, "speedscope"))
-        m.target = (sc = pb_speedscope_new(fp, "merged profile", werr)) ? pb_speedscope_sample_sink(sc) : NULL;
-    else
-        m.target = (c = pb_collapse_new(fp, werr)) ? pb_collapse_sample_sink(c) : NULL;
-    if (!m.target)
+    if (!(w = o->open(fp, "merged profile", werr)))
         return werr->status;
+    m.target = o->sink(w);
     st = merge_into(&m, a->in, a->n, a->opt, err);
-    pb_pprof_free(pp);
-    pb_speedscope_free(sc);
-    pb_collapse_free(c);
+    o->free(w);
     merger_free(&m);
     return st;
 }
@@ -696,7 +648,7 @@ pb_status pb_merge_files(const char *const *in, size_t n, const pb_options *opt,
         return pb_fail_nooff(err, PB_ERR_USAGE, "no profiles to merge");
     if (!strcmp(to, "nytprof"))
         return merge_nytprof(in, n, opt, out_path, compress_level, warn, ud, err);
-    if (strcmp(to, "pprof") && strcmp(to, "speedscope") && strcmp(to, "collapsed"))
+    if (!pb_stack_output_named(to))
         return pb_fail_nooff(err, PB_ERR_USAGE, "cannot merge into '%s' (nytprof, collapsed, pprof, speedscope)", to);
     a.in = in;
     a.n = n;
