@@ -60,6 +60,11 @@ pb_status pb_fail_nooff(pb_error *e, pb_status st, const char *fmt, ...)
     return r;
 }
 
+pb_status pb_vfail_nooff(pb_error *e, pb_status st, const char *fmt, va_list ap)
+{
+    return vfail(e, st, 0, 0, fmt, ap);
+}
+
 void pb_error_format(const pb_error *e, char *buf, size_t bufsize)
 {
     if (e->has_offset)

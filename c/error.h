@@ -9,6 +9,7 @@
 #define PB_ERROR_H
 
 #include <stddef.h>
+#include <stdarg.h>
 #include <stdint.h>
 
 typedef enum {
@@ -51,6 +52,8 @@ pb_status pb_fail_nooff(pb_error *e, pb_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+/* pb_fail_nooff for a writer's own printf-style failure helper */
+pb_status pb_vfail_nooff(pb_error *e, pb_status st, const char *fmt, va_list ap);
 /* Write the one-line message into buf ("<format>: <class>: <what> at byte N of F"). */
 void pb_error_format(const pb_error *e, char *buf, size_t bufsize);
 

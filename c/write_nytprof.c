@@ -86,12 +86,10 @@ static int w_fail(pb_nytprof_writer *w, pb_status st, const char *fmt, ...)
     ;
 static int w_fail(pb_nytprof_writer *w, pb_status st, const char *fmt, ...)
 {
-    char msg[PB_ERR_MSG_MAX];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    pb_vfail_nooff(&w->err, st, fmt, ap);
     va_end(ap);
-    pb_fail_nooff(&w->err, st, "%s", msg);
     w->failed = 1;
     return -1;
 }

@@ -77,13 +77,11 @@ static pb_status w_fail(pb_spw *w, pb_status st, const char *fmt, ...)
     ;
 static pb_status w_fail(pb_spw *w, pb_status st, const char *fmt, ...)
 {
-    char msg[PB_ERR_MSG_MAX];
     va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
     pb_error_init(w->err, "statprofiler-writer", w->path); /* each failing call reports its own reason */
-    pb_fail_nooff(w->err, st, "%s", msg);
+    va_start(ap, fmt);
+    pb_vfail_nooff(w->err, st, fmt, ap);
+    va_end(ap);
     if (st == PB_ERR_IO)
         w->state = W_FAILED;
     return st;
