@@ -219,14 +219,16 @@ static pb_status ss_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
 }
 
 /* the trie node (parent, item) of thread; *added: it is new */
-static pb_status get_node(pb_fold *f, uint32_t parent, uint32_t item, uint32_t thread, uint32_t *idx, int *added)
+static inline pb_status get_node(pb_fold *f, uint32_t parent, uint32_t item, uint32_t thread, uint32_t *idx, int *added)
 {
     size_t n = f->nodes.len + 1;
     int r;
-    if (pb_grow((void **)&f->self_w, &f->cself, n, sizeof *f->self_w) < 0 ||
-        pb_grow((void **)&f->calls, &f->ccalls, n, sizeof *f->calls) < 0 ||
-        pb_grow((void **)&f->nthread, &f->cnthread, n, sizeof *f->nthread) < 0 ||
-        (r = pb_mtrie_get(&f->nodes, parent, item, idx)) < 0)
+    if ((n > f->cself || n > f->ccalls || n > f->cnthread) &&
+        (pb_grow((void **)&f->self_w, &f->cself, n, sizeof *f->self_w) < 0 ||
+         pb_grow((void **)&f->calls, &f->ccalls, n, sizeof *f->calls) < 0 ||
+         pb_grow((void **)&f->nthread, &f->cnthread, n, sizeof *f->nthread) < 0))
+        return OOM(f);
+    if ((r = pb_mtrie_get(&f->nodes, parent, item, idx)) < 0)
         return OOM(f);
     *added = r == 0;
     if (r == 0) {
@@ -449,7 +451,7 @@ static pb_status call_events(pb_fold *f, const uint32_t *by_order)
         if (by_order[r] == NONE)
             continue;
         if ((st = pb_mtrie_replay(&f->nodes, f->threads[by_order[r]].root, f->self_w, 0, frame_sub, f, &f->cev,
-                                  &f->walk, f->err)) != PB_OK ||
+                                  &f->walk, f->err, f->m.oom_msg)) != PB_OK ||
             (st = pb_callev_end(&f->cev)) != PB_OK)
             return st;
     }

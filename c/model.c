@@ -13,6 +13,9 @@ int pb_strtab_intern(pb_strtab *t, const char *p, size_t n, uint32_t *id)
     uint32_t h = pb_hash_bytes(p, n), i;
     size_t k;
     pb_strent *e;
+    /* bytes of the arena itself (a part of an interned string) survive its growth */
+    uintptr_t a = (uintptr_t)t->arena, q = (uintptr_t)p;
+    size_t inside = t->arena && q >= a && q < a + t->alen ? (size_t)(q - a) + 1 : 0;
     if (n > UINT32_MAX - 1 || t->n >= UINT32_MAX - 1 || pb_index_reserve(&t->ix, t->n, str_hash_of, t) < 0)
         return -1;
     for (k = pb_index_first(&t->ix, h); (i = pb_index_at(&t->ix, k)) != PB_INDEX_NONE; k = pb_index_next(&t->ix, k))
@@ -23,6 +26,8 @@ int pb_strtab_intern(pb_strtab *t, const char *p, size_t n, uint32_t *id)
     if (pb_grow((void **)&t->e, &t->cap, t->n + 1, sizeof *t->e) < 0 ||
         t->alen > SIZE_MAX - n - 1 || pb_grow((void **)&t->arena, &t->acap, t->alen + n + 1, 1) < 0)
         return -1;
+    if (inside)
+        p = t->arena + inside - 1;
     e = &t->e[t->n];
     e->off = t->alen;
     e->len = (uint32_t)n;
@@ -46,25 +51,31 @@ void pb_strtab_free(pb_strtab *t)
 }
 
 /* ---- stacks ------------------------------------------------------------- */
-static uint32_t node_hash(uint32_t parent, uint32_t item) { return pb_mix64(((uint64_t)parent << 32) | item); }
-
 static uint32_t node_hash_of(const void *ctx, uint32_t id)
 {
     const pb_mnode *n = &((const pb_mtrie *)ctx)->n[id];
-    return node_hash(n->parent, n->item);
+    return pb_mtrie_hash(n->parent, n->item);
 }
 
-int pb_mtrie_get(pb_mtrie *t, uint32_t parent, uint32_t item, uint32_t *id)
+/* pb_mtrie_get's insertion: k = the empty slot + 1 its probe ended on, or 0
+ * (the index must grow first: probe again) */
+int pb_mtrie_add(pb_mtrie *t, uint32_t parent, uint32_t item, size_t k, uint32_t *id)
 {
-    uint32_t h = node_hash(parent, item), i;
-    size_t k;
-    if (t->len >= UINT32_MAX - 1 || pb_index_reserve(&t->ix, t->len, node_hash_of, t) < 0)
+    uint32_t i;
+    if (t->len >= UINT32_MAX - 1)
         return -1;
-    for (k = pb_index_first(&t->ix, h); (i = pb_index_at(&t->ix, k)) != PB_INDEX_NONE; k = pb_index_next(&t->ix, k))
-        if (t->n[i].parent == parent && t->n[i].item == item) {
-            *id = i;
-            return 1;
-        }
+    if (!k) {
+        if (pb_index_reserve(&t->ix, t->len, node_hash_of, t) < 0)
+            return -1;
+        for (k = pb_index_first(&t->ix, pb_mtrie_hash(parent, item)); (i = pb_index_at(&t->ix, k)) != PB_INDEX_NONE;
+             k = pb_index_next(&t->ix, k))
+            if (t->n[i].parent == parent && t->n[i].item == item) {
+                *id = i;
+                return 1;
+            }
+    } else {
+        k--;
+    }
     if (pb_grow((void **)&t->n, &t->cap, t->len + 1, sizeof *t->n) < 0)
         return -1;
     t->n[t->len].parent = parent;
@@ -110,7 +121,7 @@ void pb_mwalk_free(pb_mwalk *wk)
 
 pb_status pb_mtrie_replay(const pb_mtrie *t, uint32_t root, const uint64_t *w, int skip_empty,
                           uint32_t (*sub_of)(const void *ctx, uint32_t item), const void *ctx, pb_callev *cv,
-                          pb_mwalk *wk, pb_error *err)
+                          pb_mwalk *wk, pb_error *err, const char *oom_msg)
 {
     size_t np = t->len, i, sp;
     uint32_t *first, *kids, *walk, *subs, top = root == NONE ? (uint32_t)np : root;
@@ -123,7 +134,7 @@ pb_status pb_mtrie_replay(const pb_mtrie *t, uint32_t root, const uint64_t *w, i
             pb_grow((void **)&wk->kids, &wk->ckids, np, sizeof *wk->kids) < 0 ||
             pb_grow((void **)&wk->walk, &wk->cwalk, 2 * (np + 1), sizeof *wk->walk) < 0 ||
             pb_grow((void **)&wk->subs, &wk->csubs, np + 1, sizeof *wk->subs) < 0)
-            return pb_fail(err, PB_ERR_LIMIT, 0, "out of memory for call events");
+            return pb_fail(err, PB_ERR_LIMIT, 0, "%s", oom_msg);
         first = wk->first;
         kids = wk->kids;
         walk = wk->walk;
@@ -314,39 +325,43 @@ void pb_model_reset_subs(pb_model *m)
 }
 
 /* ---- edges ---- */
-static uint32_t edge_hash(const pb_medge *e)
+static uint32_t edge_hash_of(const void *ctx, uint32_t id)
 {
-    return pb_mix64(((uint64_t)e->thread << 40) ^ ((uint64_t)e->caller << 20) ^ e->callee) ^
-           pb_mix64(((uint64_t)e->file << 32) | e->line);
+    const pb_medge *e = &((const pb_model *)ctx)->edges[id];
+    return pb_model_edge_hash(e->thread, e->caller, e->file, e->line, e->callee);
 }
 
-static uint32_t edge_hash_of(const void *ctx, uint32_t id) { return edge_hash(&((const pb_model *)ctx)->edges[id]); }
-
-int pb_model_edge(pb_model *m, uint32_t thread, uint32_t caller, uint32_t file, uint32_t line, uint32_t callee,
-                  uint32_t *e)
+/* pb_model_edge's insertion: k = the empty slot + 1 its probe ended on, or 0
+ * (the index must grow first: probe again) */
+int pb_model_edge_add(pb_model *m, uint32_t thread, uint32_t caller, uint32_t file, uint32_t line, uint32_t callee,
+                      size_t k, uint32_t *e)
 {
-    pb_medge key, *o;
-    uint32_t h, i;
-    size_t k;
-    memset(&key, 0, sizeof key);
-    key.thread = thread;
-    key.caller = caller;
-    key.file = file;
-    key.line = line;
-    key.callee = callee;
-    h = edge_hash(&key);
-    if (m->nedges >= UINT32_MAX - 1 || pb_index_reserve(&m->eix, m->nedges, edge_hash_of, m) < 0)
-        return -1;
-    for (k = pb_index_first(&m->eix, h); (i = pb_index_at(&m->eix, k)) != PB_INDEX_NONE; k = pb_index_next(&m->eix, k)) {
-        o = &m->edges[i];
-        if (o->thread == thread && o->caller == caller && o->callee == callee && o->file == file && o->line == line) {
-            *e = i;
-            return 0;
+    pb_medge *o;
+    uint32_t i;
+    if (!k) {
+        if (m->nedges >= UINT32_MAX - 1 || pb_index_reserve(&m->eix, m->nedges, edge_hash_of, m) < 0)
+            return -1;
+        for (k = pb_index_first(&m->eix, pb_model_edge_hash(thread, caller, file, line, callee));
+             (i = pb_index_at(&m->eix, k)) != PB_INDEX_NONE; k = pb_index_next(&m->eix, k)) {
+            o = &m->edges[i];
+            if (o->caller == caller && o->callee == callee && o->line == line && o->file == file &&
+                o->thread == thread) {
+                *e = i;
+                return 0;
+            }
         }
+    } else {
+        k--;
     }
-    if (pb_grow((void **)&m->edges, &m->cedges, m->nedges + 1, sizeof *m->edges) < 0)
+    if (m->nedges >= UINT32_MAX - 1 || pb_grow((void **)&m->edges, &m->cedges, m->nedges + 1, sizeof *m->edges) < 0)
         return -1;
-    m->edges[m->nedges] = key;
+    o = &m->edges[m->nedges];
+    memset(o, 0, sizeof *o);
+    o->thread = thread;
+    o->caller = caller;
+    o->file = file;
+    o->line = line;
+    o->callee = callee;
     pb_index_set(&m->eix, k, (uint32_t)m->nedges);
     *e = (uint32_t)m->nedges++;
     return 0;

@@ -86,8 +86,23 @@ typedef struct {
     pb_index ix;
 } pb_mtrie;
 
+static inline uint32_t pb_mtrie_hash(uint32_t parent, uint32_t item) { return pb_mix64(((uint64_t)parent << 32) | item); }
+int pb_mtrie_add(pb_mtrie *t, uint32_t parent, uint32_t item, size_t k, uint32_t *id);
 /* Find or add the node (parent, item): 1 found, 0 added, -1 out of memory. */
-int pb_mtrie_get(pb_mtrie *t, uint32_t parent, uint32_t item, uint32_t *id);
+static inline int pb_mtrie_get(pb_mtrie *t, uint32_t parent, uint32_t item, uint32_t *id)
+{
+    size_t k;
+    uint32_t i;
+    if ((t->len + 1) * 2 > t->ix.cap)
+        return pb_mtrie_add(t, parent, item, 0, id); /* grows the index first */
+    for (k = pb_index_first(&t->ix, pb_mtrie_hash(parent, item)); (i = pb_index_at(&t->ix, k)) != PB_INDEX_NONE;
+         k = pb_index_next(&t->ix, k))
+        if (t->n[i].parent == parent && t->n[i].item == item) {
+            *id = i;
+            return 1;
+        }
+    return pb_mtrie_add(t, parent, item, k + 1, id);
+}
 void pb_mtrie_clear(pb_mtrie *t);
 void pb_mtrie_free(pb_mtrie *t);
 /* tot[i] = w[i] + the w of every node below i (tot has t->len entries) */
@@ -108,10 +123,11 @@ void pb_mwalk_free(pb_mwalk *wk);
  * pb_callev_stack() per node with the subs of its path (sub_of(ctx, item),
  * outermost first) and weight w[node].  skip_empty: leave out subtrees whose
  * weights sum to 0.  Call pb_mwalk_reset() when the trie changed; several
- * roots of one trie share one build.  Does not end the thread (pb_callev_end). */
+ * roots of one trie share one build.  Does not end the thread (pb_callev_end).
+ * Out of memory: PB_ERR_LIMIT with oom_msg. */
 pb_status pb_mtrie_replay(const pb_mtrie *t, uint32_t root, const uint64_t *w, int skip_empty,
                           uint32_t (*sub_of)(const void *ctx, uint32_t item), const void *ctx, pb_callev *cv,
-                          pb_mwalk *wk, pb_error *err);
+                          pb_mwalk *wk, pb_error *err, const char *oom_msg);
 static inline void pb_mwalk_reset(pb_mwalk *wk) { wk->ready = 0; }
 
 /* ---- the model ------------------------------------------------------------ */
@@ -229,9 +245,32 @@ static inline uint32_t pb_model_sub_first(const pb_msub *s) { return s->first ? 
 void pb_model_reset_subs(pb_model *m);
 
 /* ---- edges ---- */
-/* Find or add an edge; *e is valid until the next pb_model_edge. 0, -1 out of memory. */
-int pb_model_edge(pb_model *m, uint32_t thread, uint32_t caller, uint32_t file, uint32_t line, uint32_t callee,
-                  uint32_t *e);
+static inline uint32_t pb_model_edge_hash(uint32_t thread, uint32_t caller, uint32_t file, uint32_t line,
+                                          uint32_t callee)
+{
+    return pb_mix64((((uint64_t)caller << 32) | callee) ^ ((uint64_t)line * UINT64_C(0x9E3779B97F4A7C15)) ^
+                    ((uint64_t)file << 21) ^ ((uint64_t)thread << 43));
+}
+int pb_model_edge_add(pb_model *m, uint32_t thread, uint32_t caller, uint32_t file, uint32_t line, uint32_t callee,
+                      size_t k, uint32_t *e);
+/* Find or add an edge (its index in m->edges): 0, -1 out of memory. */
+static inline int pb_model_edge(pb_model *m, uint32_t thread, uint32_t caller, uint32_t file, uint32_t line,
+                                uint32_t callee, uint32_t *e)
+{
+    size_t k;
+    uint32_t i;
+    if ((m->nedges + 1) * 2 > m->eix.cap)
+        return pb_model_edge_add(m, thread, caller, file, line, callee, 0, e); /* grows the index first */
+    for (k = pb_index_first(&m->eix, pb_model_edge_hash(thread, caller, file, line, callee));
+         (i = pb_index_at(&m->eix, k)) != PB_INDEX_NONE; k = pb_index_next(&m->eix, k)) {
+        const pb_medge *o = &m->edges[i];
+        if (o->caller == caller && o->callee == callee && o->line == line && o->file == file && o->thread == thread) {
+            *e = i;
+            return 0;
+        }
+    }
+    return pb_model_edge_add(m, thread, caller, file, line, callee, k + 1, e);
+}
 
 /* ---- flush ---- */
 /* SUB_INFO for every sub (used_only: those marked used), in sub order. */
@@ -276,7 +315,7 @@ static inline pb_status pb_model_time_lines(pb_model *m, uint64_t units, uint64_
                                             int at_least_one, uint32_t fid, uint32_t line)
 {
     /* the common case: one chunk */
-    if (!m->budgeted && units && units <= (uint64_t)INT32_MAX / (ticks_per_unit ? ticks_per_unit : 1) &&
+    if (!m->budgeted && (units || at_least_one) && units <= (uint64_t)INT32_MAX / (ticks_per_unit ? ticks_per_unit : 1) &&
         pb_sink_wants(m->out, PB_T_TIME_LINE)) {
         pb_chunk c;
         int32_t t = (int32_t)(units * ticks_per_unit);
