@@ -190,15 +190,13 @@ void pb_model_init(pb_model *m, pb_sink *out, pb_error *err, const char *oom_msg
 
 void pb_model_free(pb_model *m)
 {
+    void *own[] = {m->files, m->subs, m->sub_of_str, m->edges, m->eorder, m->efirst};
+    size_t i;
+    for (i = 0; i < sizeof own / sizeof own[0]; i++)
+        free(own[i]);
     pb_strtab_free(&m->str);
-    free(m->files);
     pb_index_free(&m->fix);
-    free(m->subs);
-    free(m->sub_of_str);
-    free(m->edges);
     pb_index_free(&m->eix);
-    free(m->eorder);
-    free(m->efirst);
     memset(m, 0, sizeof *m);
 }
 
@@ -357,11 +355,8 @@ int pb_model_edge_add(pb_model *m, uint32_t thread, uint32_t caller, uint32_t fi
         return -1;
     o = &m->edges[m->nedges];
     memset(o, 0, sizeof *o);
-    o->thread = thread;
-    o->caller = caller;
-    o->file = file;
-    o->line = line;
-    o->callee = callee;
+    o->thread = thread, o->caller = caller, o->callee = callee;
+    o->file = file, o->line = line;
     pb_index_set(&m->eix, k, (uint32_t)m->nedges);
     *e = (uint32_t)m->nedges++;
     return 0;
