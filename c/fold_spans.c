@@ -103,6 +103,8 @@ struct pb_spans {
     size_t nppool, ppool_cap, pscratch_cap;
     uint32_t *path_pos, *path_stamp;
     size_t pp_cap, ps_cap;
+    uint32_t *pre_of, *pre_stamp; /* per path p: [s, p...] in this adoption (pre_stamp == pstamp) */
+    size_t po_cap, pr_cap;
     uint32_t pstamp;
     uint32_t *chain;        /* a path's subs, leaf first */
     size_t chain_cap;
@@ -162,6 +164,8 @@ void pb_spans_free(pb_spans *f)
     free(f->pscratch);
     free(f->path_pos);
     free(f->path_stamp);
+    free(f->pre_of);
+    free(f->pre_stamp);
     free(f->chain);
     free(f->sub_frame);
     pb_sink_undefer(f->sink, f);
@@ -450,9 +454,12 @@ static int path_intern(pb_spans *f, uint32_t parent, uint32_t sub, uint32_t *id)
         return -1;
     if (r == 0) {
         if (pb_grow((void **)&f->path_pos, &f->pp_cap, f->paths.len, sizeof *f->path_pos) ||
-            pb_grow((void **)&f->path_stamp, &f->ps_cap, f->paths.len, sizeof *f->path_stamp))
+            pb_grow((void **)&f->path_stamp, &f->ps_cap, f->paths.len, sizeof *f->path_stamp) ||
+            pb_grow((void **)&f->pre_of, &f->po_cap, f->paths.len, sizeof *f->pre_of) ||
+            pb_grow((void **)&f->pre_stamp, &f->pr_cap, f->paths.len, sizeof *f->pre_stamp))
             return -1;
         f->path_stamp[*id] = 0;
+        f->pre_stamp[*id] = 0;
     }
     return 0;
 }
@@ -469,16 +476,30 @@ static int path_chain(pb_spans *f, uint32_t p, size_t *n)
     return 0;
 }
 
-/* s above path p: the path [s, p...] */
+/* s above path p: the path [s, p...].  Within one adoption (one s) each
+ * path's result is kept, so a path costs one intern once its parent's is
+ * known; paths are still created in the same order (top down, entry by
+ * entry) as by interning every prefix anew. */
 static int path_prepend(pb_spans *f, uint32_t s, uint32_t p, uint32_t *out)
 {
-    size_t n, i;
+    size_t n = 0, i;
     uint32_t q;
-    if (path_chain(f, p, &n) || path_intern(f, NONE, s, &q))
-        return -1;
-    for (i = n; i-- > 0;)
-        if (path_intern(f, q, f->chain[i], &q))
+    for (; p != NONE && f->pre_stamp[p] != f->pstamp; p = f->paths.n[p].parent) {
+        if (pb_grow((void **)&f->chain, &f->chain_cap, n + 1, sizeof *f->chain))
             return -1;
+        f->chain[n++] = p;
+    }
+    if (p != NONE)
+        q = f->pre_of[p];
+    else if (path_intern(f, NONE, s, &q))
+        return -1;
+    for (i = n; i-- > 0;) {
+        uint32_t c = f->chain[i];
+        if (path_intern(f, q, f->paths.n[c].item, &q))
+            return -1;
+        f->pre_stamp[c] = f->pstamp;
+        f->pre_of[c] = q;
+    }
     *out = q;
     return 0;
 }
@@ -490,6 +511,7 @@ static pb_status adopt_stacks(pb_spans *f, size_t k, uint32_t s, uint64_t off)
     size_t from = f->top[k].pmap_off, p, nout = 0;
     if (++f->pstamp == 0) {
         memset(f->path_stamp, 0, f->paths.len * sizeof *f->path_stamp);
+        memset(f->pre_stamp, 0, f->paths.len * sizeof *f->pre_stamp);
         f->pstamp = 1;
     }
     if (pb_grow((void **)&f->pscratch, &f->pscratch_cap, f->nppool - from + 1, sizeof *f->pscratch))
