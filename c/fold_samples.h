@@ -38,6 +38,11 @@
  *   callee's own fid and first line.  Times in seconds:
  *   weight x ticks_per_weight / ticks_per_sec.
  *
+ * Files, fids, subs, edges, the stack trie and the TIME_LINE split are the
+ * profile model's (model.h); the fold keeps only what is its own: frames
+ * (sub, file, line) for the decoder's frame ids, threads, and per trie node
+ * its weight and inferred calls.
+ *
  * Memory: O(unique frames + distinct stack prefixes per thread + edges);
  * nothing grows with the number of samples.
  */

@@ -23,145 +23,21 @@
 #include <stdio.h>
 #include "fold_spans.h"
 #include "call_events.h"
-#include "util.h"
+#include "model.h"
 
-#define NONE UINT32_MAX
+#define NONE PB_MODEL_NONE
 /* TIME_LINE chunks allowed for one span: 65536 x INT32_MAX ns is ~39 hours
  * of exclusive time in one block; beyond that the data is taken as corrupt. */
 #define MAX_SPLIT 65536u
-
-/* ---- a string table: bytes -> dense id ------------------------------- */
-typedef struct {
-    char *arena;
-    size_t alen, acap;
-    size_t *off;       /* per id: offset in arena (string is NUL-terminated there) */
-    uint32_t *len;
-    uint32_t n, cap;
-    uint32_t *slot;    /* open addressing: id+1, 0 = empty */
-    uint32_t mask;     /* slots - 1 */
-} strtab;
-
-static uint64_t hash_bytes(const char *p, size_t n)
-{
-    uint64_t h = 1469598103934665603ULL;
-    size_t i;
-    for (i = 0; i < n; i++) {
-        h ^= (unsigned char)p[i];
-        h *= 1099511628211ULL;
-    }
-    return h ^ (h >> 29);
-}
-
-static void strtab_free(strtab *t)
-{
-    free(t->arena);
-    free(t->off);
-    free(t->len);
-    free(t->slot);
-    memset(t, 0, sizeof *t);
-}
-
-static void strtab_clear(strtab *t)
-{
-    t->alen = 0;
-    t->n = 0;
-    if (t->slot)
-        memset(t->slot, 0, ((size_t)t->mask + 1) * sizeof *t->slot);
-}
-
-static const char *strtab_str(const strtab *t, uint32_t id) { return t->arena + t->off[id]; }
-
-static int strtab_rehash(strtab *t, uint32_t nslots)
-{
-    uint32_t *ns = (uint32_t *)calloc(nslots, sizeof *ns);
-    uint32_t i;
-    if (!ns)
-        return -1;
-    for (i = 0; i < t->n; i++) {
-        uint32_t h = (uint32_t)hash_bytes(t->arena + t->off[i], t->len[i]) & (nslots - 1);
-        while (ns[h])
-            h = (h + 1) & (nslots - 1);
-        ns[h] = i + 1;
-    }
-    free(t->slot);
-    t->slot = ns;
-    t->mask = nslots - 1;
-    return 0;
-}
-
-/* 1 found, 0 added, -1 out of memory */
-static int strtab_intern(strtab *t, const char *p, size_t n, uint32_t *id)
-{
-    uint32_t h;
-    if (!t->slot && strtab_rehash(t, 64))
-        return -1;
-    h = (uint32_t)hash_bytes(p, n) & t->mask;
-    while (t->slot[h]) {
-        uint32_t i = t->slot[h] - 1;
-        if (t->len[i] == n && memcmp(t->arena + t->off[i], p, n) == 0) {
-            *id = i;
-            return 1;
-        }
-        h = (h + 1) & t->mask;
-    }
-    if (n > UINT32_MAX - 1)
-        return -1;
-    if (t->n == t->cap) {
-        uint32_t nc = t->cap ? t->cap * 2 : 64;
-        size_t *no = (size_t *)realloc(t->off, nc * sizeof *no);
-        uint32_t *nl;
-        if (!no)
-            return -1;
-        t->off = no;
-        nl = (uint32_t *)realloc(t->len, nc * sizeof *nl);
-        if (!nl)
-            return -1;
-        t->len = nl;
-        t->cap = nc;
-    }
-    if (t->alen + n + 1 > t->acap) {
-        size_t nc = t->acap ? t->acap : 4096;
-        char *na;
-        while (nc < t->alen + n + 1)
-            nc *= 2;
-        na = (char *)realloc(t->arena, nc);
-        if (!na)
-            return -1;
-        t->arena = na;
-        t->acap = nc;
-    }
-    memcpy(t->arena + t->alen, p, n);
-    t->arena[t->alen + n] = '\0';
-    t->off[t->n] = t->alen;
-    t->len[t->n] = (uint32_t)n;
-    t->alen += n + 1;
-    t->slot[h] = t->n + 1;
-    *id = t->n++;
-    if ((uint64_t)t->n * 2 > (uint64_t)t->mask + 1 && strtab_rehash(t, (t->mask + 1) * 2))
-        return -1;
-    return 0;
-}
+/* the model file variant of a kind without a file: NEW_FID "(unknown file)" */
+#define NOFILE_VARIANT 2
 
 /* ---- records ----------------------------------------------------------- */
 typedef struct {
-    uint32_t name;   /* in kind_names */
-    uint32_t file;   /* in files */
+    uint32_t name;   /* string id */
+    uint32_t file;   /* model file */
     uint32_t line;
 } fs_kind;
-
-typedef struct {
-    uint32_t name;   /* in sub_names */
-    uint32_t file;   /* files index, NONE for the root */
-    uint32_t line;
-} fs_sub;
-
-typedef struct {
-    uint32_t caller, callee;
-    uint32_t rec_depth;
-    uint32_t next;   /* hash chain */
-    uint64_t count;
-    uint64_t incl, excl, reci; /* ns, modular arithmetic */
-} fs_edge;
 
 typedef struct {
     uint64_t begin, end;
@@ -172,11 +48,6 @@ typedef struct {
     size_t map_off;  /* its entries in the pool */
     size_t pmap_off; /* its stack entries in the path pool (stacks only) */
 } fs_root;
-
-/* stacks: a path is a sub below a parent path (NONE: a root's own sub) */
-typedef struct {
-    uint32_t parent, sub;
-} fs_path;
 
 typedef struct {
     uint32_t path;
@@ -195,33 +66,20 @@ struct pb_spans {
     uint32_t max_depth;
     uint32_t max_names;
 
-    strtab files;           /* file names */
-    uint32_t *fid_of_file;  /* 0 = no NEW_FID sent yet */
-    uint32_t fid_cap;
-    uint32_t next_fid;
+    pb_model m;             /* strings, files and fids; subs and edges (per thread) */
 
-    strtab kind_names;      /* static kind names are not deduplicated: */
     fs_kind *kinds;         /* kinds[key] */
-    uint32_t nkinds, kinds_cap;
-    strtab dyn_names;       /* run-time names -> dyn_kind[] */
-    uint32_t *dyn_kind;
-    uint32_t dyn_cap;
+    size_t nkinds, kinds_cap;
+    uint32_t *dyn_kind;     /* per string id: the kind of that run-time name, NONE */
+    size_t dyn_n, dyn_cap;
 
     /* per thread */
     int in_thread;
     pb_spans_thread th;
     char *package;
-    strtab sub_names;
-    fs_sub *subs;
-    uint32_t nsubs, subs_cap;
     uint32_t *sub_of_kind;  /* NONE = not yet */
-    uint32_t sok_cap;
+    size_t sok_n, sok_cap;
     uint32_t root_sub;
-
-    fs_edge *edges;
-    uint32_t nedges, edges_cap;
-    uint32_t *edge_head;    /* hash buckets */
-    uint32_t edge_mask;
 
     fs_root *top;
     size_t ntop, top_cap;
@@ -231,64 +89,40 @@ struct pb_spans {
     size_t scratch_cap;
     uint32_t *edge_pos;     /* per edge: position in scratch (valid if edge_stamp == stamp) */
     uint32_t *edge_stamp;
-    uint32_t ep_cap;
+    size_t ep_cap, es_cap;
     uint32_t stamp;
 
     pb_spans_stats cur, last;
 
-    /* stacks (pb_spans_set_stacks): paths relative to each open root, their
-     * entries in a pool in root order like the edge entries above */
+    /* stacks (pb_spans_set_stacks): paths relative to each open root (a trie
+     * of (parent path, sub)), their entries in a pool in root order like the
+     * edge entries above */
     pb_sample_sink *stacks;
-    fs_path *paths;
-    size_t npaths, paths_cap;
-    uint32_t *path_slot;    /* open addressing: path+1, 0 = empty */
-    size_t path_slots;
+    pb_mtrie paths;
     fs_pent *ppool, *pscratch;
     size_t nppool, ppool_cap, pscratch_cap;
     uint32_t *path_pos, *path_stamp;
-    size_t pp_cap;
+    size_t pp_cap, ps_cap;
+    uint32_t *pre_of, *pre_stamp; /* per path p: [s, p...] in this adoption (pre_stamp == pstamp) */
+    size_t po_cap, pr_cap;
     uint32_t pstamp;
     uint32_t *chain;        /* a path's subs, leaf first */
     size_t chain_cap;
     uint32_t *sub_frame;    /* per sub: frame id in `stacks`, NONE = not yet */
     size_t sf_cap, sf_n;    /* sf_n: entries valid for this thread */
-    uint32_t *rchain;       /* a path's subs, root first (call events) */
-    size_t rchain_cap;
     /* call events' working memory, here so that pb_spans_free() releases it
      * when a consumer leaves in the middle (pb_cleanups) */
     uint64_t *ce_w;
-    uint32_t *ce_first, *ce_kids, *ce_walk;
-    size_t ce_w_cap, ce_first_cap, ce_kids_cap, ce_walk_cap;
+    size_t ce_w_cap;
+    pb_mwalk walk;
     pb_callev cev;          /* the thread's stacks as SUB_RETURNs */
 };
 
-static pb_status oom(pb_spans *f, uint64_t off)
-{
-    return pb_fail(f->err, PB_ERR_LIMIT, off, "out of memory while folding spans");
-}
-
-static int grow32(void **p, uint32_t *cap, size_t need, size_t elem)
-{
-    size_t c = *cap;
-    int r;
-    if (need > UINT32_MAX / 2)
-        return -1;
-    r = pb_grow(p, &c, need, elem);
-    *cap = (uint32_t)c;
-    return r;
-}
+static pb_status oom(pb_spans *f, uint64_t off) { return pb_model_oom(&f->m, off); }
 
 static void spans_cleanup(void *p) { pb_spans_free((pb_spans *)p); }
 
-static int is_utf8(const char *s, size_t n);
-
-static pb_str spans_sub_name(void *ctx, uint32_t sub)
-{
-    pb_spans *f = (pb_spans *)ctx;
-    const char *nm = strtab_str(&f->sub_names, f->subs[sub].name);
-    size_t nl = f->sub_names.len[f->subs[sub].name];
-    return pb_str_make(nm, nl, is_utf8(nm, nl));
-}
+static pb_str spans_sub_name(void *ctx, uint32_t sub) { return pb_model_sub_name(&((pb_spans *)ctx)->m, sub); }
 
 pb_spans *pb_spans_new(pb_sink *sink, const pb_options *opt, pb_error *err)
 {
@@ -301,7 +135,8 @@ pb_spans *pb_spans_new(pb_sink *sink, const pb_options *opt, pb_error *err)
     if (opt && opt->max_stack_depth && opt->max_stack_depth < f->max_depth)
         f->max_depth = opt->max_stack_depth;
     f->max_names = opt && opt->max_strings ? opt->max_strings : PB_DEFAULT_MAX_STRINGS;
-    f->next_fid = 1;
+    pb_model_init(&f->m, sink, err, "out of memory while folding spans");
+    f->m.quiet_abort = 1; /* the span decoder reports a stopped consumer itself */
     pb_callev_init(&f->cev, sink, err, 1.0, spans_sub_name, f);
     pb_sink_defer(sink, spans_cleanup, f);
     return f;
@@ -311,106 +146,55 @@ void pb_spans_free(pb_spans *f)
 {
     if (!f)
         return;
-    strtab_free(&f->files);
-    strtab_free(&f->kind_names);
-    strtab_free(&f->dyn_names);
-    strtab_free(&f->sub_names);
-    free(f->fid_of_file);
+    pb_model_free(&f->m);
     free(f->kinds);
     free(f->dyn_kind);
     free(f->package);
-    free(f->subs);
     free(f->sub_of_kind);
-    free(f->edges);
-    free(f->edge_head);
     free(f->top);
     free(f->pool);
     free(f->scratch);
     free(f->edge_pos);
     free(f->edge_stamp);
-    free(f->paths);
-    free(f->rchain);
+    pb_mtrie_free(&f->paths);
     free(f->ce_w);
-    free(f->ce_first);
-    free(f->ce_kids);
-    free(f->ce_walk);
+    pb_mwalk_free(&f->walk);
     pb_callev_free(&f->cev);
-    free(f->path_slot);
     free(f->ppool);
     free(f->pscratch);
     free(f->path_pos);
     free(f->path_stamp);
+    free(f->pre_of);
+    free(f->pre_stamp);
     free(f->chain);
     free(f->sub_frame);
     pb_sink_undefer(f->sink, f);
     free(f);
 }
 
-/* ---- fids ------------------------------------------------------------- */
-/* names with bytes >= 0x80 that are valid UTF-8 are flagged UTF-8 (util.h) */
-static int is_utf8(const char *s, size_t n) { return pb_has_high(s, n) && pb_utf8_valid(s, n); }
-
-static pb_status file_fid(pb_spans *f, uint32_t file, uint32_t *fid)
-{
-    if (f->fid_of_file[file] == 0) {
-        pb_chunk c;
-        const char *name = strtab_str(&f->files, file);
-        size_t len = f->files.len[file];
-        pb_str s;
-        if (len == 0) {
-            name = "(unknown file)";
-            len = strlen(name);
-        }
-        s = pb_str_make(name, len, is_utf8(name, len));
-        f->fid_of_file[file] = f->next_fid++;
-        memset(&c, 0, sizeof c);
-        pb_chunk_new_fid(&c, f->fid_of_file[file], 0, 0, PB_FID_VIA_STMT | PB_FID_VIA_SUB, 0, 0, s);
-        if (pb_emit(f->sink, &c))
-            return PB_ERR_ABORT;
-    }
-    *fid = f->fid_of_file[file];
-    return PB_OK;
-}
-
-static pb_status intern_file(pb_spans *f, pb_str file, uint32_t *id)
-{
-    int r = strtab_intern(&f->files, file.ptr, file.len, id);
-    if (r < 0)
-        return oom(f, 0);
-    if (r == 0) {
-        if (grow32((void **)&f->fid_of_file, &f->fid_cap, (size_t)*id + 1, sizeof *f->fid_of_file))
-            return oom(f, 0);
-        f->fid_of_file[*id] = 0;
-    }
-    return PB_OK;
-}
-
 /* ---- kinds ------------------------------------------------------------ */
 static pb_status add_kind(pb_spans *f, pb_str name, uint32_t file, uint32_t line, uint32_t *key)
 {
     uint32_t nid;
-    int r;
     if (f->nkinds >= f->max_names)
         return pb_fail(f->err, PB_ERR_LIMIT, 0, "more than %u distinct block names (max_strings)", f->max_names);
-    if (grow32((void **)&f->kinds, &f->kinds_cap, (size_t)f->nkinds + 1, sizeof *f->kinds))
-        return oom(f, 0);
-    /* kind names are stored once per distinct text */
-    r = strtab_intern(&f->kind_names, name.ptr, name.len, &nid);
-    if (r < 0)
+    if (pb_grow((void **)&f->kinds, &f->kinds_cap, f->nkinds + 1, sizeof *f->kinds) < 0 ||
+        pb_strtab_intern(&f->m.str, name.ptr, name.len, &nid) < 0) /* kind names are stored once per text */
         return oom(f, 0);
     f->kinds[f->nkinds].name = nid;
     f->kinds[f->nkinds].file = file;
     f->kinds[f->nkinds].line = line;
-    *key = f->nkinds++;
+    *key = (uint32_t)f->nkinds++;
     return PB_OK;
 }
 
 pb_status pb_spans_kind(pb_spans *f, pb_str name, pb_str file, uint32_t line, uint32_t *key)
 {
     uint32_t fi;
-    pb_status st = intern_file(f, file, &fi);
-    if (st != PB_OK)
-        return st;
+    int r = file.len ? pb_model_file(&f->m, file.ptr, file.len, 0, PB_FID_VIA_STMT | PB_FID_VIA_SUB, &fi)
+                     : pb_model_file(&f->m, "(unknown file)", 14, NOFILE_VARIANT, PB_FID_VIA_STMT | PB_FID_VIA_SUB, &fi);
+    if (r < 0)
+        return oom(f, 0);
     return add_kind(f, name, fi, line, key);
 }
 
@@ -420,26 +204,25 @@ const char *pb_spans_kind_name(const pb_spans *f, uint32_t key, size_t *len)
         *len = 0;
         return "";
     }
-    *len = f->kind_names.len[f->kinds[key].name];
-    return strtab_str(&f->kind_names, f->kinds[key].name);
+    *len = pb_strtab_len(&f->m.str, f->kinds[key].name);
+    return pb_strtab_ptr(&f->m.str, f->kinds[key].name);
 }
 
 pb_status pb_spans_dynamic_kind(pb_spans *f, pb_str name, uint32_t base_key, uint32_t *key)
 {
     uint32_t d;
-    int r;
     pb_status st;
     if (base_key >= f->nkinds)
         return pb_fail(f->err, PB_ERR_CORRUPT, 0, "run-time name for unknown kind %u", base_key);
-    r = strtab_intern(&f->dyn_names, name.ptr, name.len, &d);
-    if (r < 0)
+    if (pb_strtab_intern(&f->m.str, name.ptr, name.len, &d) < 0 ||
+        pb_grow((void **)&f->dyn_kind, &f->dyn_cap, (size_t)d + 1, sizeof *f->dyn_kind) < 0)
         return oom(f, 0);
-    if (r == 1) {
+    for (; f->dyn_n <= d; f->dyn_n++)
+        f->dyn_kind[f->dyn_n] = NONE;
+    if (f->dyn_kind[d] != NONE) {
         *key = f->dyn_kind[d];
         return PB_OK;
     }
-    if (grow32((void **)&f->dyn_kind, &f->dyn_cap, (size_t)d + 1, sizeof *f->dyn_kind))
-        return oom(f, 0);
     st = add_kind(f, name, f->kinds[base_key].file, f->kinds[base_key].line, key);
     if (st != PB_OK)
         return st;
@@ -450,22 +233,7 @@ pb_status pb_spans_dynamic_kind(pb_spans *f, pb_str name, uint32_t base_key, uin
 /* ---- subs and edges (per thread) ---------------------------------------- */
 static pb_status new_sub(pb_spans *f, const char *name, size_t len, uint32_t file, uint32_t line, uint32_t *sub)
 {
-    uint32_t id;
-    int r = strtab_intern(&f->sub_names, name, len, &id);
-    if (r < 0)
-        return oom(f, 0);
-    if (r == 1) {
-        *sub = id;
-        return PB_OK;
-    }
-    if (grow32((void **)&f->subs, &f->subs_cap, (size_t)id + 1, sizeof *f->subs))
-        return oom(f, 0);
-    f->subs[id].name = id;
-    f->subs[id].file = file;
-    f->subs[id].line = line;
-    f->nsubs = id + 1;
-    *sub = id;
-    return PB_OK;
+    return pb_model_sub(&f->m, name, len, file, line, sub) < 0 ? oom(f, 0) : PB_OK;
 }
 
 static pb_status sub_for_kind(pb_spans *f, uint32_t key, uint32_t *sub, uint64_t off)
@@ -476,22 +244,21 @@ static pb_status sub_for_kind(pb_spans *f, uint32_t key, uint32_t *sub, uint64_t
     char stackbuf[512];
     char *buf = stackbuf;
     pb_status st;
-    if (key < f->sok_cap && f->sub_of_kind[key] != NONE) {
+    if (key < f->sok_n && f->sub_of_kind[key] != NONE) {
         *sub = f->sub_of_kind[key];
         return PB_OK;
     }
     if (key >= f->nkinds)
         return pb_fail(f->err, PB_ERR_CORRUPT, off, "span of unknown kind %u", key);
-    if (key >= f->sok_cap) {
-        uint32_t old = f->sok_cap, i;
-        if (grow32((void **)&f->sub_of_kind, &f->sok_cap, (size_t)f->nkinds, sizeof *f->sub_of_kind))
+    if (key >= f->sok_n) {
+        if (pb_grow((void **)&f->sub_of_kind, &f->sok_cap, f->nkinds, sizeof *f->sub_of_kind))
             return oom(f, off);
-        for (i = old; i < f->sok_cap; i++)
-            f->sub_of_kind[i] = NONE;
+        for (; f->sok_n < f->nkinds; f->sok_n++)
+            f->sub_of_kind[f->sok_n] = NONE;
     }
     k = &f->kinds[key];
-    kn = strtab_str(&f->kind_names, k->name);
-    kl = f->kind_names.len[k->name];
+    kn = pb_strtab_ptr(&f->m.str, k->name);
+    kl = pb_strtab_len(&f->m.str, k->name);
     pl = strlen(f->package);
     if (kl >= 2 && strstr(kn, "::") != NULL && memchr(kn, '\0', kl) == NULL) {
         st = new_sub(f, kn, kl, k->file, k->line, sub);
@@ -514,61 +281,20 @@ static pb_status sub_for_kind(pb_spans *f, uint32_t key, uint32_t *sub, uint64_t
     return st;
 }
 
-static uint32_t edge_hash(uint32_t a, uint32_t b)
-{
-    uint64_t k = ((uint64_t)a << 32) | b;
-    k *= 0x9E3779B97F4A7C15ULL;
-    return (uint32_t)(k >> 32);
-}
-
+/* the thread's edge caller -> callee, at the caller's file and line (the
+ * callee's for a call from the root) */
 static pb_status get_edge(pb_spans *f, uint32_t caller, uint32_t callee, uint32_t *edge, uint64_t off)
 {
-    uint32_t h, e;
-    if (f->edge_head) {
-        h = edge_hash(caller, callee) & f->edge_mask;
-        for (e = f->edge_head[h]; e != NONE; e = f->edges[e].next)
-            if (f->edges[e].caller == caller && f->edges[e].callee == callee) {
-                *edge = e;
-                return PB_OK;
-            }
-    }
-    if (grow32((void **)&f->edges, &f->edges_cap, (size_t)f->nedges + 1, sizeof *f->edges))
+    const pb_msub *site = &f->m.subs[caller == f->root_sub ? callee : caller];
+    size_t n = f->m.nedges;
+    if (pb_model_edge(&f->m, 0, caller, site->file, site->first, callee, edge) < 0)
         return oom(f, off);
-    if (grow32((void **)&f->edge_pos, &f->ep_cap, (size_t)f->nedges + 1, sizeof *f->edge_pos))
-        return oom(f, off);
-    {
-        uint32_t cap = f->ep_cap;
-        void *ns = realloc(f->edge_stamp, (size_t)cap * sizeof *f->edge_stamp);
-        if (!ns)
+    if (f->m.nedges > n) {
+        if (pb_grow((void **)&f->edge_pos, &f->ep_cap, f->m.nedges, sizeof *f->edge_pos) ||
+            pb_grow((void **)&f->edge_stamp, &f->es_cap, f->m.nedges, sizeof *f->edge_stamp))
             return oom(f, off);
-        f->edge_stamp = (uint32_t *)ns;
+        f->edge_stamp[*edge] = 0;
     }
-    e = f->nedges++;
-    memset(&f->edges[e], 0, sizeof f->edges[e]);
-    f->edges[e].caller = caller;
-    f->edges[e].callee = callee;
-    f->edge_stamp[e] = 0;
-    if (!f->edge_head || (uint64_t)f->nedges > (uint64_t)f->edge_mask + 1) {
-        uint32_t nb = f->edge_head ? (f->edge_mask + 1) * 2 : 256, i;
-        uint32_t *heads = (uint32_t *)malloc((size_t)nb * sizeof *heads);
-        if (!heads)
-            return oom(f, off);
-        for (i = 0; i < nb; i++)
-            heads[i] = NONE;
-        for (i = 0; i < f->nedges; i++) {
-            uint32_t hh = edge_hash(f->edges[i].caller, f->edges[i].callee) & (nb - 1);
-            f->edges[i].next = heads[hh];
-            heads[hh] = i;
-        }
-        free(f->edge_head);
-        f->edge_head = heads;
-        f->edge_mask = nb - 1;
-    } else {
-        h = edge_hash(caller, callee) & f->edge_mask;
-        f->edges[e].next = f->edge_head[h];
-        f->edge_head[h] = e;
-    }
-    *edge = e;
     return PB_OK;
 }
 
@@ -580,7 +306,6 @@ static int emit_attr(pb_spans *f, const char *key, const char *val)
 
 static pb_status time_line(pb_spans *f, uint64_t excl, uint32_t file, uint32_t line, uint64_t off)
 {
-    pb_chunk c;
     uint32_t fid;
     pb_status st;
     int neg = (int64_t)excl < 0;
@@ -589,17 +314,9 @@ static pb_status time_line(pb_spans *f, uint64_t excl, uint32_t file, uint32_t l
         return pb_fail(f->err, PB_ERR_LIMIT, off,
                        "block's exclusive time of %s%llu ns is beyond %u x 2^31 ns (about 39 hours); "
                        "its timestamps look corrupt", neg ? "-" : "", (unsigned long long)mag, MAX_SPLIT);
-    if ((st = file_fid(f, file, &fid)) != PB_OK)
+    if ((st = pb_model_fid(&f->m, file, &fid)) != PB_OK)
         return st;
-    memset(&c, 0, sizeof c);
-    do {
-        uint64_t part = mag > (uint64_t)INT32_MAX ? (uint64_t)INT32_MAX : mag;
-        pb_chunk_time_line(&c, neg ? -(int32_t)part : (int32_t)part, fid, line);
-        if (pb_emit(f->sink, &c))
-            return PB_ERR_ABORT;
-        mag -= part;
-    } while (mag > 0);
-    return PB_OK;
+    return pb_model_time_lines(&f->m, mag, 1, neg, 1, fid, line);
 }
 
 pb_status pb_spans_thread_begin(pb_spans *f, const pb_spans_thread *t)
@@ -618,15 +335,10 @@ pb_status pb_spans_thread_begin(pb_spans *f, const pb_spans_thread *t)
         return oom(f, 0);
     memcpy(f->package, t->package ? t->package : "main", pl + 1);
     f->th.package = f->package;
-    strtab_clear(&f->sub_names);
-    f->nsubs = 0;
+    pb_model_reset_subs(&f->m); /* subs and edges are per thread */
     f->sf_n = 0; /* sub ids are per thread: their frame ids too */
-    for (i = 0; i < f->sok_cap; i++)
+    for (i = 0; i < f->sok_n; i++)
         f->sub_of_kind[i] = NONE;
-    f->nedges = 0;
-    if (f->edge_head)
-        for (i = 0; i <= f->edge_mask; i++)
-            f->edge_head[i] = NONE;
     f->ntop = 0;
     f->npool = 0;
     memset(&f->cur, 0, sizeof f->cur);
@@ -676,7 +388,7 @@ static pb_status adopt(pb_spans *f, size_t k, uint32_t s, uint64_t *children_inc
     uint64_t sum = 0;
     pb_status st;
     if (++f->stamp == 0) {
-        memset(f->edge_stamp, 0, (size_t)f->nedges * sizeof *f->edge_stamp);
+        memset(f->edge_stamp, 0, (size_t)f->m.nedges * sizeof *f->edge_stamp);
         f->stamp = 1;
     }
     /* worst case every pool entry plus one own edge per child */
@@ -685,7 +397,7 @@ static pb_status adopt(pb_spans *f, size_t k, uint32_t s, uint64_t *children_inc
     /* entries below the adopted roots */
     for (p = from; p < f->npool; p++) {
         fs_ment m = f->pool[p];
-        fs_edge *e = &f->edges[m.edge];
+        pb_medge *e = &f->m.edges[m.edge];
         if (e->callee == s) {
             /* one more s frame above these calls */
             e->incl -= m.exposed;
@@ -701,10 +413,10 @@ static pb_status adopt(pb_spans *f, size_t k, uint32_t s, uint64_t *children_inc
     for (i = k; i < f->ntop; i++) {
         const fs_root *x = &f->top[i];
         uint32_t ed;
-        fs_edge *e;
+        pb_medge *e;
         if ((st = get_edge(f, s, x->sub, &ed, off)) != PB_OK)
             return st;
-        e = &f->edges[ed];
+        e = &f->m.edges[ed];
         e->count++;
         e->excl += x->excl;
         if (x->sub == s) {
@@ -735,56 +447,20 @@ static pb_status adopt(pb_spans *f, size_t k, uint32_t s, uint64_t *children_inc
 /* ---- stacks ------------------------------------------------------------- */
 void pb_spans_set_stacks(pb_spans *f, pb_sample_sink *stacks) { f->stacks = stacks; }
 
-static uint32_t path_hash(uint32_t parent, uint32_t sub)
-{
-    return pb_mix64(((uint64_t)parent << 32) | sub);
-}
-
-static int path_rehash(pb_spans *f, size_t nslots)
-{
-    uint32_t *ns = (uint32_t *)calloc(nslots, sizeof *ns);
-    size_t i;
-    if (!ns)
-        return -1;
-    for (i = 0; i < f->npaths; i++) {
-        size_t h = path_hash(f->paths[i].parent, f->paths[i].sub) & (nslots - 1);
-        while (ns[h])
-            h = (h + 1) & (nslots - 1);
-        ns[h] = (uint32_t)i + 1;
-    }
-    free(f->path_slot);
-    f->path_slot = ns;
-    f->path_slots = nslots;
-    return 0;
-}
-
 static int path_intern(pb_spans *f, uint32_t parent, uint32_t sub, uint32_t *id)
 {
-    size_t h;
-    if ((f->npaths + 1) * 2 > f->path_slots && path_rehash(f, f->path_slots ? f->path_slots * 2 : 256))
+    int r = pb_mtrie_get(&f->paths, parent, sub, id);
+    if (r < 0)
         return -1;
-    for (h = path_hash(parent, sub) & (f->path_slots - 1); f->path_slot[h]; h = (h + 1) & (f->path_slots - 1)) {
-        const fs_path *o = &f->paths[f->path_slot[h] - 1];
-        if (o->parent == parent && o->sub == sub) {
-            *id = f->path_slot[h] - 1;
-            return 0;
-        }
-    }
-    if (f->npaths >= UINT32_MAX - 1 || pb_grow((void **)&f->paths, &f->paths_cap, f->npaths + 1, sizeof *f->paths) ||
-        pb_grow((void **)&f->path_pos, &f->pp_cap, f->npaths + 1, sizeof *f->path_pos))
-        return -1;
-    {
-        size_t c = f->pp_cap;
-        uint32_t *ns = (uint32_t *)realloc(f->path_stamp, c * sizeof *ns);
-        if (!ns)
+    if (r == 0) {
+        if (pb_grow((void **)&f->path_pos, &f->pp_cap, f->paths.len, sizeof *f->path_pos) ||
+            pb_grow((void **)&f->path_stamp, &f->ps_cap, f->paths.len, sizeof *f->path_stamp) ||
+            pb_grow((void **)&f->pre_of, &f->po_cap, f->paths.len, sizeof *f->pre_of) ||
+            pb_grow((void **)&f->pre_stamp, &f->pr_cap, f->paths.len, sizeof *f->pre_stamp))
             return -1;
-        memset(ns + f->npaths, 0, (c - f->npaths) * sizeof *ns);
-        f->path_stamp = ns;
+        f->path_stamp[*id] = 0;
+        f->pre_stamp[*id] = 0;
     }
-    f->paths[f->npaths].parent = parent;
-    f->paths[f->npaths].sub = sub;
-    f->path_slot[h] = (uint32_t)f->npaths + 1;
-    *id = (uint32_t)f->npaths++;
     return 0;
 }
 
@@ -792,24 +468,38 @@ static int path_intern(pb_spans *f, uint32_t parent, uint32_t sub, uint32_t *id)
 static int path_chain(pb_spans *f, uint32_t p, size_t *n)
 {
     *n = 0;
-    for (; p != NONE; p = f->paths[p].parent) {
+    for (; p != NONE; p = f->paths.n[p].parent) {
         if (pb_grow((void **)&f->chain, &f->chain_cap, *n + 1, sizeof *f->chain))
             return -1;
-        f->chain[(*n)++] = f->paths[p].sub;
+        f->chain[(*n)++] = f->paths.n[p].item;
     }
     return 0;
 }
 
-/* s above path p: the path [s, p...] */
+/* s above path p: the path [s, p...].  Within one adoption (one s) each
+ * path's result is kept, so a path costs one intern once its parent's is
+ * known; paths are still created in the same order (top down, entry by
+ * entry) as by interning every prefix anew. */
 static int path_prepend(pb_spans *f, uint32_t s, uint32_t p, uint32_t *out)
 {
-    size_t n, i;
+    size_t n = 0, i;
     uint32_t q;
-    if (path_chain(f, p, &n) || path_intern(f, NONE, s, &q))
-        return -1;
-    for (i = n; i-- > 0;)
-        if (path_intern(f, q, f->chain[i], &q))
+    for (; p != NONE && f->pre_stamp[p] != f->pstamp; p = f->paths.n[p].parent) {
+        if (pb_grow((void **)&f->chain, &f->chain_cap, n + 1, sizeof *f->chain))
             return -1;
+        f->chain[n++] = p;
+    }
+    if (p != NONE)
+        q = f->pre_of[p];
+    else if (path_intern(f, NONE, s, &q))
+        return -1;
+    for (i = n; i-- > 0;) {
+        uint32_t c = f->chain[i];
+        if (path_intern(f, q, f->paths.n[c].item, &q))
+            return -1;
+        f->pre_stamp[c] = f->pstamp;
+        f->pre_of[c] = q;
+    }
     *out = q;
     return 0;
 }
@@ -820,7 +510,8 @@ static pb_status adopt_stacks(pb_spans *f, size_t k, uint32_t s, uint64_t off)
 {
     size_t from = f->top[k].pmap_off, p, nout = 0;
     if (++f->pstamp == 0) {
-        memset(f->path_stamp, 0, f->npaths * sizeof *f->path_stamp);
+        memset(f->path_stamp, 0, f->paths.len * sizeof *f->path_stamp);
+        memset(f->pre_stamp, 0, f->paths.len * sizeof *f->pre_stamp);
         f->pstamp = 1;
     }
     if (pb_grow((void **)&f->pscratch, &f->pscratch_cap, f->nppool - from + 1, sizeof *f->pscratch))
@@ -855,69 +546,32 @@ static pb_status own_stack(pb_spans *f, uint32_t s, uint64_t excl, uint64_t off)
     return PB_OK;
 }
 
+static uint32_t path_sub(const void *ctx, uint32_t sub)
+{
+    (void)ctx;
+    return sub;
+}
+
 /* Call events (call_events.h): the thread's stacks are the paths of a
  * prefix-closed trie (a path's parent is interned before it), so a depth-first
  * walk gives one SUB_RETURN per distinct stack, whatever the order in which
  * roots adopted each other.  Subtrees that hold no time are left out. */
 static pb_status call_events(pb_spans *f)
 {
-    size_t np = f->npaths, i, sp;
-    uint64_t *w, *tot;
-    uint32_t *first, *kids, *walk;
-    pb_status st = PB_OK;
+    size_t np = f->paths.len, i;
+    pb_status st;
     if (!np)
         return PB_OK;
-    /* ce_w holds the weights (np) and then the subtree totals (np) */
-    if (np > SIZE_MAX / 2 - 2 || pb_grow((void **)&f->ce_w, &f->ce_w_cap, 2 * np, sizeof *f->ce_w) ||
-        pb_grow((void **)&f->ce_first, &f->ce_first_cap, np + 2, sizeof *f->ce_first) ||
-        pb_grow((void **)&f->ce_kids, &f->ce_kids_cap, np, sizeof *f->ce_kids) ||
-        pb_grow((void **)&f->ce_walk, &f->ce_walk_cap, 2 * (np + 1), sizeof *f->ce_walk) ||
-        pb_grow((void **)&f->rchain, &f->rchain_cap, np + 1, sizeof *f->rchain))
+    if (pb_grow((void **)&f->ce_w, &f->ce_w_cap, np, sizeof *f->ce_w))
         return oom(f, 0);
-    w = f->ce_w;
-    tot = f->ce_w + np;
-    first = f->ce_first;
-    kids = f->ce_kids;
-    walk = f->ce_walk;
-    memset(w, 0, np * sizeof *w);
-    memset(first, 0, (np + 2) * sizeof *first);
+    memset(f->ce_w, 0, np * sizeof *f->ce_w);
     for (i = 0; i < f->nppool; i++)
-        w[f->ppool[i].path] += f->ppool[i].ns;
-    /* subtree totals (children after parents), and children per parent (slot np: roots) */
-    memcpy(tot, w, np * sizeof *tot);
-    for (i = np; i-- > 0;)
-        if (f->paths[i].parent != NONE)
-            tot[f->paths[i].parent] += tot[i];
-    for (i = 0; i < np; i++)
-        if (tot[i])
-            first[(f->paths[i].parent == NONE ? np : f->paths[i].parent) + 1]++;
-    for (i = 0; i <= np; i++)
-        first[i + 1] += first[i];
-    for (i = 0; i <= np; i++)
-        walk[i] = first[i];
-    for (i = 0; i < np; i++)
-        if (tot[i])
-            kids[walk[f->paths[i].parent == NONE ? np : f->paths[i].parent]++] = (uint32_t)i;
-    /* depth first from the roots (node np) */
-    walk[0] = (uint32_t)np;
-    walk[1] = first[np];
-    sp = 1;
-    while (sp && st == PB_OK) {
-        uint32_t node = walk[2 * (sp - 1)], *next = &walk[2 * (sp - 1) + 1];
-        if (*next < first[node + 1]) {
-            uint32_t c = kids[(*next)++];
-            f->rchain[sp - 1] = f->paths[c].sub;
-            st = pb_callev_stack(&f->cev, f->rchain, sp, w[c]);
-            walk[2 * sp] = c;
-            walk[2 * sp + 1] = first[c];
-            sp++;
-        } else {
-            sp--;
-        }
-    }
-    if (st == PB_OK)
-        st = pb_callev_end(&f->cev);
-    return st;
+        f->ce_w[f->ppool[i].path] += f->ppool[i].ns;
+    pb_mwalk_reset(&f->walk);
+    if ((st = pb_mtrie_replay(&f->paths, NONE, f->ce_w, 1, path_sub, NULL, &f->cev, &f->walk, f->err,
+                               f->m.oom_msg)) != PB_OK)
+        return st;
+    return pb_callev_end(&f->cev);
 }
 
 /* the stacks sink's frame id for sub (interned the first time this thread) */
@@ -931,9 +585,10 @@ static pb_status sub_frame_id(pb_spans *f, uint32_t sub, uint32_t *id)
             f->sub_frame[f->sf_n] = NONE;
     }
     if (f->sub_frame[sub] == NONE) {
-        const fs_sub *sb = &f->subs[sub];
-        const char *nm = strtab_str(&f->sub_names, sb->name);
-        size_t nl = f->sub_names.len[sb->name], cut = 0, j;
+        const pb_msub *sb = &f->m.subs[sub];
+        const pb_mfile *fl = sb->file == NONE ? NULL : &f->m.files[sb->file];
+        const char *nm = pb_strtab_ptr(&f->m.str, sb->name);
+        size_t nl = pb_strtab_len(&f->m.str, sb->name), cut = 0, j;
         pb_frame fr;
         pb_status st;
         memset(&fr, 0, sizeof fr);
@@ -941,11 +596,13 @@ static pb_status sub_frame_id(pb_spans *f, uint32_t sub, uint32_t *id)
             if (nm[j] == ':' && nm[j + 1] == ':')
                 cut = j;
         fr.kind = PB_FRAME_SUB;
-        fr.package = pb_str_make(nm, cut, is_utf8(nm, cut));
-        fr.name = cut ? pb_str_make(nm + cut + 2, nl - cut - 2, is_utf8(nm + cut + 2, nl - cut - 2))
-                      : pb_str_make(nm, nl, is_utf8(nm, nl));
-        fr.file = sb->file == NONE ? pb_str_c("") : pb_str_make(strtab_str(&f->files, sb->file), f->files.len[sb->file], 0);
-        fr.line = fr.first_line = (int32_t)sb->line;
+        fr.package = pb_str_make(nm, cut, pb_str_wide(nm, cut));
+        fr.name = cut ? pb_str_make(nm + cut + 2, nl - cut - 2, pb_str_wide(nm + cut + 2, nl - cut - 2))
+                      : pb_str_make(nm, nl, pb_str_wide(nm, nl));
+        fr.file = sb->file == NONE || fl->variant == NOFILE_VARIANT
+                      ? pb_str_c("")
+                      : pb_str_make(pb_strtab_ptr(&f->m.str, fl->name), pb_strtab_len(&f->m.str, fl->name), 0);
+        fr.line = fr.first_line = (int32_t)sb->first;
         if ((st = ss->frame(ss, &fr, &f->sub_frame[sub])) != PB_OK)
             return st;
     }
@@ -983,9 +640,7 @@ static pb_status flush_stacks(pb_spans *f)
 
     /* paths and sub ids are per thread */
     f->nppool = 0;
-    f->npaths = 0;
-    if (f->path_slot)
-        memset(f->path_slot, 0, f->path_slots * sizeof *f->path_slot);
+    pb_mtrie_clear(&f->paths);
     return PB_OK;
 }
 
@@ -1001,10 +656,10 @@ pb_status pb_spans_span(pb_spans *f, uint32_t key, uint64_t begin_ns, uint64_t e
         return pb_fail(f->err, PB_ERR_CORRUPT, offset, "span outside a thread");
     if ((st = sub_for_kind(f, key, &s, offset)) != PB_OK)
         return st;
-    if (f->subs[f->root_sub].file == NONE) {
+    if (f->m.subs[f->root_sub].file == NONE) {
         /* RUNTIME's SUB_INFO: line 1 of the first file the thread uses */
-        f->subs[f->root_sub].file = f->kinds[key].file;
-        f->subs[f->root_sub].line = 1;
+        f->m.subs[f->root_sub].file = f->kinds[key].file;
+        f->m.subs[f->root_sub].first = 1;
     }
     if (n > 0 && begin_ns < f->top[n - 1].end) {
         k = n - 1;
@@ -1060,7 +715,6 @@ pb_status pb_spans_thread_end(pb_spans *f)
     pb_chunk c;
     pb_status st;
     size_t i;
-    uint32_t e;
     char key[96], val[32];
     if (!f->in_thread)
         return PB_OK;
@@ -1070,9 +724,9 @@ pb_status pb_spans_thread_end(pb_spans *f)
         uint32_t ed;
         if ((st = get_edge(f, f->root_sub, x->sub, &ed, 0)) != PB_OK)
             return st;
-        f->edges[ed].count++;
-        f->edges[ed].incl += x->incl;
-        f->edges[ed].excl += x->excl;
+        f->m.edges[ed].count++;
+        f->m.edges[ed].incl += x->incl;
+        f->m.edges[ed].excl += x->excl;
     }
     f->cur.top_level = f->ntop;
     if ((st = flush_stacks(f)) != PB_OK)
@@ -1094,40 +748,14 @@ pb_status pb_spans_thread_end(pb_spans *f)
     if (emit_attr(f, key, val))
         return PB_ERR_ABORT;
 
-    if (f->nedges > 0) {
-        uint32_t sub;
-        /* SUB_INFO for every sub that has a call (RUNTIME included) */
-        for (sub = 0; sub < f->nsubs; sub++) {
-            const fs_sub *sb = &f->subs[sub];
-            uint32_t fid, first, last;
-            const char *nm = strtab_str(&f->sub_names, sb->name);
-            size_t nl = f->sub_names.len[sb->name];
-            if ((st = file_fid(f, sb->file, &fid)) != PB_OK)
-                return st;
-            first = last = sb->line;
-            pb_chunk_sub_info(&c, fid, first, last, pb_str_make(nm, nl, is_utf8(nm, nl)));
-            if (pb_emit(f->sink, &c))
-                return PB_ERR_ABORT;
-        }
-        for (e = 0; e < f->nedges; e++) {
-            const fs_edge *ed = &f->edges[e];
-            const fs_sub *caller = &f->subs[ed->caller];
-            const fs_sub *callee = &f->subs[ed->callee];
-            const fs_sub *site = ed->caller == f->root_sub ? callee : caller;
-            const char *cn = strtab_str(&f->sub_names, caller->name);
-            size_t cl = f->sub_names.len[caller->name];
-            const char *dn = strtab_str(&f->sub_names, callee->name);
-            size_t dl = f->sub_names.len[callee->name];
-            uint32_t fid;
-            if ((st = file_fid(f, site->file, &fid)) != PB_OK)
-                return st;
-            pb_chunk_sub_callers(&c, fid, site->line, ed->count > UINT32_MAX ? UINT32_MAX : (uint32_t)ed->count,
-                                 (double)ed->incl / 1e9, (double)(int64_t)ed->excl / 1e9, (double)ed->reci / 1e9,
-                                 ed->rec_depth, pb_str_make(dn, dl, is_utf8(dn, dl)),
-                                 pb_str_make(cn, cl, is_utf8(cn, cl)));
-            if (pb_emit(f->sink, &c))
-                return PB_ERR_ABORT;
-        }
+    if (f->m.nedges > 0) {
+        /* SUB_INFO for every sub that has a call (RUNTIME included), then the edges */
+        pb_mtime tm;
+        tm.mul = 1;
+        tm.div = 1e9;
+        tm.excl_signed = 1;
+        if ((st = pb_model_emit_sub_infos(&f->m, 0)) != PB_OK || (st = pb_model_emit_sub_callers(&f->m, 0, 1, &tm)) != PB_OK)
+            return st;
     }
     {
         double end = f->th.end_time;

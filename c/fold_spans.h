@@ -23,6 +23,8 @@
  * Memory grows with kinds, subs, edges and the roots the rebuild keeps open
  * (plus a few bytes per distinct edge below each root), never with the number
  * of nested spans.  Times are integer ns throughout (ticks_per_sec = 1e9).
+ * Strings, files and fids, subs and edges (both per thread), the stack trie
+ * and the TIME_LINE split are the profile model's (model.h).
  */
 #ifndef PB_FOLD_SPANS_H
 #define PB_FOLD_SPANS_H

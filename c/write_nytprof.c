@@ -430,6 +430,19 @@ static int w_chunk(pb_sink *self, const pb_chunk *c)
     pb_nytprof_writer *w = (pb_nytprof_writer *)self->ctx;
     pb_tag tag = c->tag;
 
+    /* The bulk of a converted profile: a TIME_LINE on a defined fid, once the
+     * binary part has started, with room in the stage.  The same checks and
+     * bytes as the general path below, in fewer steps. */
+    if (tag == PB_T_TIME_LINE && w->binary_started && !w->failed && !w->has_pending &&
+        STAGE_CAP - w->slen >= REC_ROOM && c->u[1] <= w->max_line && fid_defined(w, c->u[0])) {
+        w->have_time = 1;
+        put_tag(w, '+');
+        put_u32(w, (uint32_t)c->ticks);
+        put_u32(w, c->u[0]);
+        put_u32(w, c->u[1]);
+        w->chunk_no++;
+        return 0;
+    }
     if (w->failed)
         return 1;
     if ((unsigned)tag >= PB_TAG_COUNT)

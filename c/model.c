@@ -1,0 +1,468 @@
+/* model.c - the one profile model (see model.h). */
+#include <stdlib.h>
+#include <string.h>
+#include "model.h"
+
+#define NONE PB_MODEL_NONE
+
+/* ---- strings ------------------------------------------------------------ */
+static uint32_t str_hash_of(const void *ctx, uint32_t id) { return ((const pb_strtab *)ctx)->e[id].hash; }
+
+int pb_strtab_intern(pb_strtab *t, const char *p, size_t n, uint32_t *id)
+{
+    uint32_t h = pb_hash_bytes(p, n), i;
+    size_t k;
+    pb_strent *e;
+    /* bytes of the arena itself (a part of an interned string) survive its growth */
+    uintptr_t a = (uintptr_t)t->arena, q = (uintptr_t)p;
+    size_t inside = t->arena && q >= a && q < a + t->alen ? (size_t)(q - a) + 1 : 0;
+    if (n > UINT32_MAX - 1 || t->n >= UINT32_MAX - 1 || pb_index_reserve(&t->ix, t->n, str_hash_of, t) < 0)
+        return -1;
+    for (k = pb_index_first(&t->ix, h); (i = pb_index_at(&t->ix, k)) != PB_INDEX_NONE; k = pb_index_next(&t->ix, k))
+        if (t->e[i].hash == h && t->e[i].len == n && memcmp(t->arena + t->e[i].off, p, n) == 0) {
+            *id = i;
+            return 1;
+        }
+    if (pb_grow((void **)&t->e, &t->cap, t->n + 1, sizeof *t->e) < 0 ||
+        t->alen > SIZE_MAX - n - 1 || pb_grow((void **)&t->arena, &t->acap, t->alen + n + 1, 1) < 0)
+        return -1;
+    if (inside)
+        p = t->arena + inside - 1;
+    e = &t->e[t->n];
+    e->off = t->alen;
+    e->len = (uint32_t)n;
+    e->hash = h;
+    e->wide = pb_str_wide(p, n);
+    if (n)
+        memcpy(t->arena + t->alen, p, n);
+    t->arena[t->alen + n] = '\0';
+    t->alen += n + 1;
+    pb_index_set(&t->ix, k, (uint32_t)t->n);
+    *id = (uint32_t)t->n++;
+    return 0;
+}
+
+void pb_strtab_free(pb_strtab *t)
+{
+    free(t->arena);
+    free(t->e);
+    pb_index_free(&t->ix);
+    memset(t, 0, sizeof *t);
+}
+
+/* ---- stacks ------------------------------------------------------------- */
+static uint32_t node_hash_of(const void *ctx, uint32_t id)
+{
+    const pb_mnode *n = &((const pb_mtrie *)ctx)->n[id];
+    return pb_mtrie_hash(n->parent, n->item);
+}
+
+/* pb_mtrie_get's insertion: k = the empty slot + 1 its probe ended on, or 0
+ * (the index must grow first: probe again) */
+int pb_mtrie_add(pb_mtrie *t, uint32_t parent, uint32_t item, size_t k, uint32_t *id)
+{
+    uint32_t i;
+    if (t->len >= UINT32_MAX - 1)
+        return -1;
+    if (!k) {
+        if (pb_index_reserve(&t->ix, t->len, node_hash_of, t) < 0)
+            return -1;
+        for (k = pb_index_first(&t->ix, pb_mtrie_hash(parent, item)); (i = pb_index_at(&t->ix, k)) != PB_INDEX_NONE;
+             k = pb_index_next(&t->ix, k))
+            if (t->n[i].parent == parent && t->n[i].item == item) {
+                *id = i;
+                return 1;
+            }
+    } else {
+        k--;
+    }
+    if (pb_grow((void **)&t->n, &t->cap, t->len + 1, sizeof *t->n) < 0)
+        return -1;
+    t->n[t->len].parent = parent;
+    t->n[t->len].item = item;
+    pb_index_set(&t->ix, k, (uint32_t)t->len);
+    *id = (uint32_t)t->len++;
+    return 0;
+}
+
+void pb_mtrie_clear(pb_mtrie *t)
+{
+    t->len = 0;
+    if (t->ix.cap)
+        memset(t->ix.slot, 0, t->ix.cap * sizeof *t->ix.slot);
+}
+
+void pb_mtrie_free(pb_mtrie *t)
+{
+    free(t->n);
+    pb_index_free(&t->ix);
+    memset(t, 0, sizeof *t);
+}
+
+void pb_mtrie_totals(const pb_mtrie *t, const uint64_t *w, uint64_t *tot)
+{
+    size_t i;
+    if (t->len)
+        memcpy(tot, w, t->len * sizeof *tot);
+    for (i = t->len; i-- > 0;)
+        if (t->n[i].parent != NONE)
+            tot[t->n[i].parent] += tot[i];
+}
+
+void pb_mwalk_free(pb_mwalk *wk)
+{
+    free(wk->tot);
+    free(wk->first);
+    free(wk->kids);
+    free(wk->walk);
+    free(wk->subs);
+    memset(wk, 0, sizeof *wk);
+}
+
+pb_status pb_mtrie_replay(const pb_mtrie *t, uint32_t root, const uint64_t *w, int skip_empty,
+                          uint32_t (*sub_of)(const void *ctx, uint32_t item), const void *ctx, pb_callev *cv,
+                          pb_mwalk *wk, pb_error *err, const char *oom_msg)
+{
+    size_t np = t->len, i, sp;
+    uint32_t *first, *kids, *walk, *subs, top = root == NONE ? (uint32_t)np : root;
+    pb_status st;
+    if (!np)
+        return PB_OK;
+    if (!wk->ready) {
+        if (np > SIZE_MAX / 2 - 2 || pb_grow((void **)&wk->tot, &wk->ctot, np, sizeof *wk->tot) < 0 ||
+            pb_grow((void **)&wk->first, &wk->cfirst, np + 2, sizeof *wk->first) < 0 ||
+            pb_grow((void **)&wk->kids, &wk->ckids, np, sizeof *wk->kids) < 0 ||
+            pb_grow((void **)&wk->walk, &wk->cwalk, 2 * (np + 1), sizeof *wk->walk) < 0 ||
+            pb_grow((void **)&wk->subs, &wk->csubs, np + 1, sizeof *wk->subs) < 0)
+            return pb_fail(err, PB_ERR_LIMIT, 0, "%s", oom_msg);
+        first = wk->first;
+        kids = wk->kids;
+        walk = wk->walk;
+        /* children grouped by parent (slot np: the roots), in creation order */
+        if (skip_empty)
+            pb_mtrie_totals(t, w, wk->tot);
+        memset(first, 0, (np + 2) * sizeof *first);
+        for (i = 0; i < np; i++)
+            if (!skip_empty || wk->tot[i])
+                first[(t->n[i].parent == NONE ? np : t->n[i].parent) + 1]++;
+        for (i = 0; i <= np; i++)
+            first[i + 1] += first[i];
+        for (i = 0; i <= np; i++)
+            walk[i] = first[i];
+        for (i = 0; i < np; i++)
+            if (!skip_empty || wk->tot[i])
+                kids[walk[t->n[i].parent == NONE ? np : t->n[i].parent]++] = (uint32_t)i;
+        wk->ready = 1;
+    }
+    first = wk->first;
+    kids = wk->kids;
+    walk = wk->walk;
+    subs = wk->subs;
+    walk[0] = top;
+    walk[1] = first[top];
+    sp = 1;
+    while (sp) {
+        uint32_t node = walk[2 * (sp - 1)], *next = &walk[2 * (sp - 1) + 1];
+        if (*next < first[node + 1]) {
+            uint32_t c = kids[(*next)++];
+            subs[sp - 1] = sub_of(ctx, t->n[c].item);
+            if ((st = pb_callev_stack(cv, subs, sp, w[c])) != PB_OK)
+                return st;
+            walk[2 * sp] = c;
+            walk[2 * sp + 1] = first[c];
+            sp++;
+        } else {
+            sp--;
+        }
+    }
+    return PB_OK;
+}
+
+/* ---- the model ------------------------------------------------------------ */
+void pb_model_init(pb_model *m, pb_sink *out, pb_error *err, const char *oom_msg)
+{
+    memset(m, 0, sizeof *m);
+    m->out = out;
+    m->err = err;
+    m->oom_msg = oom_msg;
+    m->root = pb_str_c("main::RUNTIME");
+}
+
+void pb_model_free(pb_model *m)
+{
+    void *own[] = {m->files, m->subs, m->sub_of_str, m->edges, m->eorder, m->efirst};
+    size_t i;
+    for (i = 0; i < sizeof own / sizeof own[0]; i++)
+        free(own[i]);
+    pb_strtab_free(&m->str);
+    pb_index_free(&m->fix);
+    pb_index_free(&m->eix);
+    memset(m, 0, sizeof *m);
+}
+
+pb_status pb_model_oom(pb_model *m, uint64_t off) { return pb_fail(m->err, PB_ERR_LIMIT, off, "%s", m->oom_msg); }
+
+/* ---- files ---- */
+static uint32_t file_hash(uint32_t name, uint32_t variant) { return pb_mix64(((uint64_t)variant << 32) | name); }
+
+static uint32_t file_hash_of(const void *ctx, uint32_t id)
+{
+    const pb_mfile *f = &((const pb_model *)ctx)->files[id];
+    return file_hash(f->name, f->variant);
+}
+
+int pb_model_file(pb_model *m, const char *name, size_t len, uint32_t variant, uint32_t flags, uint32_t *file)
+{
+    uint32_t s, h, i;
+    size_t k;
+    pb_mfile *f;
+    if (pb_strtab_intern(&m->str, name, len, &s) < 0 || pb_index_reserve(&m->fix, m->nfiles, file_hash_of, m) < 0)
+        return -1;
+    h = file_hash(s, variant);
+    for (k = pb_index_first(&m->fix, h); (i = pb_index_at(&m->fix, k)) != PB_INDEX_NONE; k = pb_index_next(&m->fix, k))
+        if (m->files[i].name == s && m->files[i].variant == variant) {
+            *file = i;
+            return 1;
+        }
+    if (m->nfiles >= UINT32_MAX - 1 || pb_grow((void **)&m->files, &m->cfiles, m->nfiles + 1, sizeof *m->files) < 0)
+        return -1;
+    f = &m->files[m->nfiles];
+    f->name = s;
+    f->variant = variant;
+    f->flags = flags;
+    f->fid = 0;
+    f->src = NONE;
+    f->src_utf8 = 0;
+    pb_index_set(&m->fix, k, (uint32_t)m->nfiles);
+    *file = (uint32_t)m->nfiles++;
+    return 0;
+}
+
+/* SRC_LINE per line of a file's carried source (lines keep their "\n") */
+static pb_status emit_src_lines(pb_model *m, const pb_mfile *fl)
+{
+    const char *p = pb_strtab_ptr(&m->str, fl->src), *end = p + pb_strtab_len(&m->str, fl->src);
+    uint32_t line = 0;
+    while (p < end) {
+        const char *nl = (const char *)memchr(p, '\n', (size_t)(end - p));
+        const char *stop = nl ? nl + 1 : end;
+        pb_chunk c;
+        pb_status st;
+        pb_chunk_src_line(&c, fl->fid, ++line, pb_str_make(p, (size_t)(stop - p), fl->src_utf8));
+        if ((st = pb_model_emit(m, &c)) != PB_OK)
+            return st;
+        p = stop;
+    }
+    return PB_OK;
+}
+
+pb_status pb_model_define_fid(pb_model *m, uint32_t file)
+{
+    pb_mfile *fl = &m->files[file];
+    pb_chunk c;
+    pb_status st;
+    fl->fid = ++m->nfids;
+    if (fl->src != NONE)
+        fl->flags |= PB_FID_HAS_SRC | PB_FID_SAVE_SRC;
+    pb_chunk_new_fid(&c, fl->fid, 0, 0, fl->flags, 0, 0, pb_strtab_str(&m->str, fl->name));
+    if ((st = pb_model_emit(m, &c)) != PB_OK)
+        return st;
+    return fl->src != NONE ? emit_src_lines(m, fl) : PB_OK;
+}
+
+pb_status pb_model_file_source(pb_model *m, uint32_t file, pb_str text)
+{
+    uint32_t s;
+    if (m->files[file].src != NONE)
+        return PB_OK; /* the first text for a file wins */
+    if (pb_strtab_intern(&m->str, text.ptr ? text.ptr : "", text.len, &s) < 0)
+        return pb_model_oom(m, 0);
+    m->files[file].src = s;
+    m->files[file].src_utf8 = text.utf8;
+    return m->files[file].fid ? emit_src_lines(m, &m->files[file]) : PB_OK;
+}
+
+/* ---- subs ---- */
+int pb_model_sub(pb_model *m, const char *name, size_t len, uint32_t file, uint32_t first, uint32_t *sub)
+{
+    uint32_t s;
+    pb_msub *sb;
+    if (pb_strtab_intern(&m->str, name, len, &s) < 0)
+        return -1;
+    if (s < m->nsos && m->sub_of_str[s] != NONE) {
+        *sub = m->sub_of_str[s];
+        return 1;
+    }
+    if (pb_grow((void **)&m->sub_of_str, &m->csos, (size_t)s + 1, sizeof *m->sub_of_str) < 0 ||
+        pb_grow((void **)&m->subs, &m->csubs, m->nsubs + 1, sizeof *m->subs) < 0)
+        return -1;
+    for (; m->nsos <= s; m->nsos++)
+        m->sub_of_str[m->nsos] = NONE;
+    sb = &m->subs[m->nsubs];
+    sb->name = s;
+    sb->file = file;
+    sb->first = first;
+    sb->lo = UINT32_MAX;
+    sb->hi = 0;
+    sb->used = 0;
+    m->sub_of_str[s] = (uint32_t)m->nsubs;
+    *sub = (uint32_t)m->nsubs++;
+    return 0;
+}
+
+void pb_model_reset_subs(pb_model *m)
+{
+    size_t i;
+    for (i = 0; i < m->nsubs; i++)
+        m->sub_of_str[m->subs[i].name] = NONE;
+    m->nsubs = 0;
+    m->nedges = 0;
+    m->eorder_n = 0;
+    if (m->eix.cap)
+        memset(m->eix.slot, 0, m->eix.cap * sizeof *m->eix.slot);
+}
+
+/* ---- edges ---- */
+static uint32_t edge_hash_of(const void *ctx, uint32_t id)
+{
+    const pb_medge *e = &((const pb_model *)ctx)->edges[id];
+    return pb_model_edge_hash(e->thread, e->caller, e->file, e->line, e->callee);
+}
+
+/* pb_model_edge's insertion: k = the empty slot + 1 its probe ended on, or 0
+ * (the index must grow first: probe again) */
+int pb_model_edge_add(pb_model *m, uint32_t thread, uint32_t caller, uint32_t file, uint32_t line, uint32_t callee,
+                      size_t k, uint32_t *e)
+{
+    pb_medge *o;
+    uint32_t i;
+    if (!k) {
+        if (m->nedges >= UINT32_MAX - 1 || pb_index_reserve(&m->eix, m->nedges, edge_hash_of, m) < 0)
+            return -1;
+        for (k = pb_index_first(&m->eix, pb_model_edge_hash(thread, caller, file, line, callee));
+             (i = pb_index_at(&m->eix, k)) != PB_INDEX_NONE; k = pb_index_next(&m->eix, k)) {
+            o = &m->edges[i];
+            if (o->caller == caller && o->callee == callee && o->line == line && o->file == file &&
+                o->thread == thread) {
+                *e = i;
+                return 0;
+            }
+        }
+    } else {
+        k--;
+    }
+    if (m->nedges >= UINT32_MAX - 1 || pb_grow((void **)&m->edges, &m->cedges, m->nedges + 1, sizeof *m->edges) < 0)
+        return -1;
+    o = &m->edges[m->nedges];
+    memset(o, 0, sizeof *o);
+    o->thread = thread, o->caller = caller, o->callee = callee;
+    o->file = file, o->line = line;
+    pb_index_set(&m->eix, k, (uint32_t)m->nedges);
+    *e = (uint32_t)m->nedges++;
+    return 0;
+}
+
+/* ---- flush ---- */
+pb_status pb_model_emit_sub_infos(pb_model *m, int used_only)
+{
+    size_t i;
+    pb_status st;
+    for (i = 0; i < m->nsubs; i++) {
+        const pb_msub *s = &m->subs[i];
+        uint32_t fid, first;
+        pb_chunk c;
+        if (used_only && !s->used)
+            continue;
+        if ((st = pb_model_fid(m, s->file, &fid)) != PB_OK)
+            return st;
+        s = &m->subs[i];
+        first = pb_model_sub_first(s);
+        pb_chunk_sub_info(&c, fid, first, s->lo <= s->hi ? s->hi : first, pb_model_sub_name(m, (uint32_t)i));
+        if ((st = pb_model_emit(m, &c)) != PB_OK)
+            return st;
+    }
+    return PB_OK;
+}
+
+/* edges grouped by thread (a stable counting sort), once per flush */
+static int order_edges(pb_model *m, uint32_t nthreads)
+{
+    size_t i;
+    if (m->eorder_n == m->nedges && m->nthreads_e == nthreads && m->nedges)
+        return 0;
+    if (pb_grow((void **)&m->eorder, &m->ceorder, m->nedges ? m->nedges : 1, sizeof *m->eorder) < 0 ||
+        pb_grow((void **)&m->efirst, &m->cefirst, (size_t)nthreads + 2, sizeof *m->efirst) < 0)
+        return -1;
+    memset(m->efirst, 0, ((size_t)nthreads + 2) * sizeof *m->efirst);
+    for (i = 0; i < m->nedges; i++)
+        m->efirst[m->edges[i].thread + 1]++;
+    for (i = 0; i < nthreads; i++)
+        m->efirst[i + 1] += m->efirst[i];
+    /* efirst[t+1] is used as the fill cursor of thread t, then restored */
+    for (i = 0; i < m->nedges; i++)
+        m->eorder[m->efirst[m->edges[i].thread]++] = (uint32_t)i;
+    for (i = nthreads; i > 0; i--)
+        m->efirst[i] = m->efirst[i - 1];
+    m->efirst[0] = 0;
+    m->eorder_n = m->nedges;
+    m->nthreads_e = nthreads;
+    return 0;
+}
+
+pb_status pb_model_emit_sub_callers(pb_model *m, uint32_t thread, uint32_t nthreads, const pb_mtime *tm)
+{
+    size_t k;
+    pb_status st;
+    if (!m->nedges)
+        return PB_OK;
+    if (order_edges(m, nthreads) < 0)
+        return pb_model_oom(m, 0);
+    for (k = m->efirst[thread]; k < m->efirst[thread + 1]; k++) {
+        const pb_medge *e = &m->edges[m->eorder[k]];
+        uint32_t fid;
+        pb_chunk c;
+        double excl = tm->excl_signed ? (double)(int64_t)e->excl : (double)e->excl;
+        if ((st = pb_model_fid(m, e->file, &fid)) != PB_OK)
+            return st;
+        pb_chunk_sub_callers(&c, fid, e->line, e->count > UINT32_MAX ? UINT32_MAX : (uint32_t)e->count,
+                             (double)e->incl * tm->mul / tm->div, excl * tm->mul / tm->div,
+                             (double)e->reci * tm->mul / tm->div, e->rec_depth, pb_model_sub_name(m, e->callee),
+                             e->caller == NONE ? m->root : pb_model_sub_name(m, e->caller));
+        if ((st = pb_model_emit(m, &c)) != PB_OK)
+            return st;
+    }
+    return PB_OK;
+}
+
+/* ---- statements ---- */
+pb_status pb_model_time_lines_slow(pb_model *m, uint64_t units, uint64_t ticks_per_unit, int negative,
+                                   int at_least_one, uint32_t fid, uint32_t line)
+{
+    uint64_t per = ticks_per_unit ? (uint64_t)INT32_MAX / ticks_per_unit : units;
+    uint64_t n = pb_model_split_count(units, ticks_per_unit);
+    pb_status st;
+    if (n == 0 && at_least_one)
+        n = 1;
+    if (pb_model_budget_take(m, n) < 0)
+        return pb_fail(m->err, PB_ERR_LIMIT, 0,
+                       "%llu more TIME_LINE chunks on line %u of fid %u are more than the %llu left of max_statements",
+                       (unsigned long long)n, line, fid, (unsigned long long)m->budget);
+    if (!pb_sink_wants(m->out, PB_T_TIME_LINE)) {
+        m->out->seq += n; /* for_chunks' $. still counts them */
+        return PB_OK;
+    }
+    if (per == 0)
+        per = 1;
+    do {
+        uint64_t w = units < per ? units : per;
+        int32_t t = (int32_t)(w * ticks_per_unit);
+        pb_chunk c;
+        if (!w && !at_least_one)
+            break;
+        pb_chunk_time_line(&c, negative ? -t : t, fid, line);
+        if ((st = pb_model_emit(m, &c)) != PB_OK)
+            return st;
+        units -= w;
+    } while (units);
+    return PB_OK;
+}
