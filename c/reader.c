@@ -44,6 +44,21 @@ pb_status pb_rd_oom(pb_rd *r)
     return pb_fail(r->err, PB_ERR_LIMIT, pb_src_offset(r->s), "out of memory");
 }
 
+pb_status pb_rd_nytp_u32_slow(pb_rd *r, uint32_t *v, const char *field)
+{
+    pb_source *s = r->s;
+    unsigned len;
+    pb_status st;
+    if ((st = pb_rd_need(r, 1, field)) != PB_OK)
+        return st;
+    len = nytp_u32_len(*s->p);
+    if ((st = pb_rd_need(r, len, field)) != PB_OK)
+        return st;
+    *v = nytp_u32_decode(s->p);
+    s->p += len;
+    return PB_OK;
+}
+
 /* nytprof-format.md 2 (see reader.h) */
 pb_status pb_rd_nytp_str(pb_rd *r, pb_str *out, char **keep, size_t *keepcap, const char *field,
                          int past_eof_truncates, const char *limit_fmt)
@@ -140,6 +155,27 @@ pb_status pb_rd_leb128_slow(pb_rd *r, uint64_t *v, int max32, const char *field)
     s->p += k;
     *v = x;
     return PB_OK;
+}
+
+pb_status pb_rd_be128_u32_slow(pb_rd *r, uint32_t *v, const char *field)
+{
+    pb_source *s = r->s;
+    uint32_t x = 0;
+    int i;
+    pb_status st;
+    for (i = 0; i < 5; i++) {
+        unsigned b;
+        if ((st = pb_rd_need(r, 1, field)) != PB_OK)
+            return st;
+        b = *s->p++;
+        x = (x << 7) | (b & 0x7f);
+        if (!(b & 0x80)) {
+            *v = x;
+            return PB_OK;
+        }
+    }
+    return pb_fail(r->err, PB_ERR_CORRUPT, pb_src_offset(s) - 5, "%s record: varint %s is longer than 5 bytes",
+                   r->rec, field);
 }
 
 /* skip n bytes (any number: the window need not hold them at once); cut

@@ -172,23 +172,19 @@ static inline pb_status pb_rd_le_f64(pb_rd *r, double *v, const char *field)
 }
 
 /* ---- NYTProf's prefix varint (nytprof-format.md 2, nytp_codec.h) --------- */
+/* the slow path of pb_rd_nytp_u32 (fewer than 5 bytes in the window) */
+pb_status pb_rd_nytp_u32_slow(pb_rd *r, uint32_t *v, const char *field);
+
 static inline pb_status pb_rd_nytp_u32(pb_rd *r, uint32_t *v, const char *field)
 {
     pb_source *s = r->s;
-    unsigned len;
-    pb_status st;
     if (s->end - s->p >= 5) {
-        len = nytp_u32_len(*s->p);
-    } else {
-        if ((st = pb_rd_need(r, 1, field)) != PB_OK)
-            return st;
-        len = nytp_u32_len(*s->p);
-        if ((st = pb_rd_need(r, len, field)) != PB_OK)
-            return st;
+        unsigned len = nytp_u32_len(*s->p);
+        *v = nytp_u32_decode(s->p);
+        s->p += len;
+        return PB_OK;
     }
-    *v = nytp_u32_decode(s->p);
-    s->p += len;
-    return PB_OK;
+    return pb_rd_nytp_u32_slow(r, v, field);
 }
 
 /* A NYTProf string (nytprof-format.md 2): prefix 0x27 (bytes) or 0x22
@@ -263,14 +259,16 @@ static inline int32_t pb_unzigzag32(uint32_t v) { return (int32_t)((v >> 1) ^ (0
 
 /* ---- big-endian base-128 (StatProfiler: statprofiler-format.md, "varints
  * are big-endian base-128", at most 5 bytes for a u32) --------------------- */
+/* the slow path of pb_rd_be128_u32 (near the end of the window, or malformed) */
+pb_status pb_rd_be128_u32_slow(pb_rd *r, uint32_t *v, const char *field);
+
 static inline pb_status pb_rd_be128_u32(pb_rd *r, uint32_t *v, const char *field)
 {
     pb_source *s = r->s;
-    uint32_t x = 0;
-    int i;
-    pb_status st;
     if (s->end - s->p >= 5) {
         const unsigned char *q = s->p;
+        uint32_t x = 0;
+        int i;
         for (i = 0; i < 5; i++) {
             unsigned b = q[i];
             x = (x << 7) | (b & 0x7f);
@@ -280,22 +278,8 @@ static inline pb_status pb_rd_be128_u32(pb_rd *r, uint32_t *v, const char *field
                 return PB_OK;
             }
         }
-        return pb_fail(r->err, PB_ERR_CORRUPT, pb_src_offset(s), "%s record: varint %s is longer than 5 bytes",
-                       r->rec, field);
     }
-    for (i = 0; i < 5; i++) {
-        unsigned b;
-        if ((st = pb_rd_need(r, 1, field)) != PB_OK)
-            return st;
-        b = *s->p++;
-        x = (x << 7) | (b & 0x7f);
-        if (!(b & 0x80)) {
-            *v = x;
-            return PB_OK;
-        }
-    }
-    return pb_fail(r->err, PB_ERR_CORRUPT, pb_src_offset(s) - 5, "%s record: varint %s is longer than 5 bytes",
-                   r->rec, field);
+    return pb_rd_be128_u32_slow(r, v, field);
 }
 
 /* skip n bytes (any number: the window need not hold them at once); cut
