@@ -34,6 +34,7 @@
 #include <sys/stat.h>
 #include "pb.h"
 #include "fold_spans.h"
+#include "reader.h"
 #include "util.h"
 
 const int pb_have_easyprofiler = 1;
@@ -58,6 +59,7 @@ typedef struct {
 typedef struct {
     pb_source *s;
     pb_error *err;
+    pb_rd rd;         /* the cursor */
     pb_sink *sink;
     const pb_options *opt;
     pb_spans *fold;
@@ -73,7 +75,8 @@ typedef struct {
     uint32_t desc_count;
     uint16_t bookmarks_count;
     ep_desc *desc;
-    uint32_t ndesc, desc_cap;
+    uint32_t ndesc;
+    size_t desc_cap;
     uint64_t records;
     uint64_t dropped;
     int warned_backwards;
@@ -85,22 +88,11 @@ typedef struct {
     char *cur_pkg;
 } ep_rd;
 
-static uint16_t le16(const unsigned char *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
-static uint32_t le32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
-}
-static uint64_t le64(const unsigned char *p) { return (uint64_t)le32(p) | ((uint64_t)le32(p + 4) << 32); }
-
+/* n bytes for `what` (a whole record or its fixed part) */
 static pb_status need(ep_rd *r, size_t n, const char *what)
 {
-    int got = pb_src_need(r->s, n);
-    if (got > 0)
-        return PB_OK;
-    if (got < 0)
-        return r->err->status ? r->err->status : PB_ERR_IO;
-    return pb_fail(r->err, PB_ERR_TRUNCATED, pb_src_offset(r->s),
-                   "%s needs %zu byte%s, the file has %zu left", what, n, n == 1 ? "" : "s", pb_src_avail(r->s));
+    r->rd.rec = what;
+    return pb_rd_need(&r->rd, n, "");
 }
 
 /* every record is at most 65535 bytes; max_record_size may say less */
@@ -141,18 +133,9 @@ static void buf_add(ep_buf *b, const char *p, size_t n)
 {
     if (b->oom)
         return;
-    if (b->len + n + 1 > b->cap) {
-        size_t nc = b->cap ? b->cap : 256;
-        char *np;
-        while (nc < b->len + n + 1)
-            nc *= 2;
-        np = (char *)realloc(b->p, nc);
-        if (!np) {
-            b->oom = 1;
-            return;
-        }
-        b->p = np;
-        b->cap = nc;
+    if (pb_grow((void **)&b->p, &b->cap, b->len + n + 1, 1) < 0) {
+        b->oom = 1;
+        return;
     }
     memcpy(b->p + b->len, p, n);
     b->len += n;
@@ -223,21 +206,21 @@ static void buf_elem(ep_buf *b, unsigned type, const unsigned char *p)
     case 1:
     case 2: snprintf(t, sizeof t, "%d", (int)(signed char)p[0]); break;
     case 3: snprintf(t, sizeof t, "%u", (unsigned)p[0]); break;
-    case 4: snprintf(t, sizeof t, "%d", (int)(int16_t)le16(p)); break;
-    case 5: snprintf(t, sizeof t, "%u", (unsigned)le16(p)); break;
-    case 6: snprintf(t, sizeof t, "%ld", (long)(int32_t)le32(p)); break;
-    case 7: snprintf(t, sizeof t, "%lu", (unsigned long)le32(p)); break;
-    case 8: snprintf(t, sizeof t, "%lld", (long long)(int64_t)le64(p)); break;
-    case 9: snprintf(t, sizeof t, "%llu", (unsigned long long)le64(p)); break;
+    case 4: snprintf(t, sizeof t, "%d", (int)(int16_t)pb_le16(p)); break;
+    case 5: snprintf(t, sizeof t, "%u", (unsigned)pb_le16(p)); break;
+    case 6: snprintf(t, sizeof t, "%ld", (long)(int32_t)pb_le32(p)); break;
+    case 7: snprintf(t, sizeof t, "%lu", (unsigned long)pb_le32(p)); break;
+    case 8: snprintf(t, sizeof t, "%lld", (long long)(int64_t)pb_le64(p)); break;
+    case 9: snprintf(t, sizeof t, "%llu", (unsigned long long)pb_le64(p)); break;
     case 10: {
-        uint32_t u = le32(p);
+        uint32_t u = pb_le32(p);
         float fv;
         memcpy(&fv, &u, 4);
         buf_double(b, (double)fv, 9);
         return;
     }
     case 11: {
-        uint64_t u = le64(p);
+        uint64_t u = pb_le64(p);
         double dv;
         memcpy(&dv, &u, 8);
         buf_double(b, dv, 17);
@@ -260,8 +243,8 @@ static pb_status value_comment(ep_rd *r, uint64_t tid, uint64_t t_ns, const char
     ep_buf *b = &r->text;
     unsigned type = tail[4];
     int is_array = tail[5] != 0;
-    uint64_t id = le64(tail + 6);
-    size_t dsize = le16(tail + 2);
+    uint64_t id = pb_le64(tail + 6);
+    size_t dsize = pb_le16(tail + 2);
     const unsigned char *d = tail + 14;
     char t[64];
     pb_chunk c;
@@ -359,8 +342,8 @@ static pb_status read_header(ep_rd *r)
     if ((st = need(r, 8, "file header (signature and version)")) != PB_OK)
         return st;
     p = r->s->p;
-    sig = le32(p);
-    v = le32(p + 4);
+    sig = pb_le32(p);
+    v = pb_le32(p + 4);
     if (sig != EP_SIGNATURE)
         return pb_fail(r->err, PB_ERR_CORRUPT, 0, "file signature is 0x%08x, expected 0x%08x (\"ysaE\")", sig,
                        EP_SIGNATURE);
@@ -388,33 +371,33 @@ static pb_status read_header(ep_rd *r)
         if (v > V(1, 0, 0)) {
             r->have_pid = 1;
             if (v < V(1, 3, 0)) {
-                r->pid = le32(p);
+                r->pid = pb_le32(p);
                 p += 4;
             } else {
-                r->pid = le64(p);
+                r->pid = pb_le64(p);
                 p += 8;
             }
         }
-        r->freq = (int64_t)le64(p);
-        begin = le64(p + 8);
-        end = le64(p + 16);
-        r->blocks_count = le32(p + 24);
+        r->freq = (int64_t)pb_le64(p);
+        begin = pb_le64(p + 8);
+        end = pb_le64(p + 16);
+        r->blocks_count = pb_le32(p + 24);
         /* memory_size u64 at +28 and descriptors_memory_size at +40 are not used */
-        r->desc_count = le32(p + 36);
+        r->desc_count = pb_le32(p + 36);
     } else {
         r->have_pid = 1;
-        r->pid = le64(p);
-        r->freq = (int64_t)le64(p + 8);
-        begin = le64(p + 16);
-        end = le64(p + 24);
+        r->pid = pb_le64(p);
+        r->freq = (int64_t)pb_le64(p + 8);
+        begin = pb_le64(p + 16);
+        end = pb_le64(p + 24);
         /* memory_size +32, descriptors_memory_size +40 */
-        r->blocks_count = le32(p + 48);
-        r->desc_count = le32(p + 52);
+        r->blocks_count = pb_le32(p + 48);
+        r->desc_count = pb_le32(p + 52);
         if (v >= V(2, 1, 0)) {
-            r->threads_count = le32(p + 56);
+            r->threads_count = pb_le32(p + 56);
             uint16_t pad;
-            r->bookmarks_count = le16(p + 60);
-            pad = le16(p + 62);
+            r->bookmarks_count = pb_le16(p + 60);
+            pad = pb_le16(p + 62);
             if (pad != 0)
                 return pb_fail(r->err, PB_ERR_CORRUPT, 70, "file header padding is 0x%04x, expected 0", pad);
         }
@@ -492,20 +475,13 @@ static pb_status read_descriptors(ep_rd *r, uint32_t count)
             if ((st = need(r, 2, what)) != PB_OK)
                 return st;
         }
-        size = le16(r->s->p);
+        size = pb_le16(r->s->p);
         if ((st = rec_limit(r, size, off, "descriptor record")) != PB_OK)
             return st;
-        if (r->ndesc == r->desc_cap) {
-            uint32_t nc = r->desc_cap ? r->desc_cap * 2 : 64;
-            ep_desc *nd;
-            if (r->desc_cap > UINT32_MAX / 4)
-                return pb_fail(r->err, PB_ERR_LIMIT, off, "descriptor table: more than 2^30 descriptors");
-            nd = (ep_desc *)realloc(r->desc, (size_t)nc * sizeof *nd);
-            if (!nd)
-                return pb_fail(r->err, PB_ERR_LIMIT, off, "out of memory reading descriptors");
-            r->desc = nd;
-            r->desc_cap = nc;
-        }
+        if (r->ndesc >= UINT32_C(1) << 30)
+            return pb_fail(r->err, PB_ERR_LIMIT, off, "descriptor table: more than 2^30 descriptors");
+        if (pb_grow((void **)&r->desc, &r->desc_cap, (size_t)r->ndesc + 1, sizeof *r->desc) < 0)
+            return pb_fail(r->err, PB_ERR_LIMIT, off, "out of memory reading descriptors");
         d = &r->desc[r->ndesc];
         memset(d, 0, sizeof *d);
         if (size == 0) {
@@ -524,9 +500,9 @@ static pb_status read_descriptors(ep_rd *r, uint32_t count)
         if (size < 16)
             return pb_fail(r->err, PB_ERR_CORRUPT, off,
                            "descriptor %u record is %u bytes, shorter than its 16 fixed bytes", i, size);
-        line = (int32_t)le32(p + 4);
+        line = (int32_t)pb_le32(p + 4);
         d->type = p[12];
-        name_len = le16(p + 14);
+        name_len = pb_le16(p + 14);
         if (name_len > size - 16)
             return pb_fail(r->err, PB_ERR_CORRUPT, off,
                            "descriptor %u name is %u bytes, but only %u bytes of the record follow", i,
@@ -626,8 +602,8 @@ static pb_status read_thread(ep_rd *r, uint32_t index)
     if ((st = need(r, tsz + 2, what)) != PB_OK)
         return st;
     p = r->s->p;
-    tid = r->tid64 ? le64(p) : le32(p);
-    name_size = le16(p + tsz);
+    tid = r->tid64 ? pb_le64(p) : pb_le32(p);
+    name_size = pb_le16(p + tsz);
     r->s->p += tsz + 2;
     if ((st = rec_limit(r, name_size, toff, "thread name")) != PB_OK)
         return st;
@@ -698,14 +674,14 @@ static pb_status read_thread(ep_rd *r, uint32_t index)
     snprintf(what, sizeof what, "thread %llu context switch count", (unsigned long long)tid);
     if ((st = need(r, 4, what)) != PB_OK)
         return st;
-    cs_count = le32(r->s->p);
+    cs_count = pb_le32(r->s->p);
     r->s->p += 4;
     for (i = 0; i < cs_count; i++) {
         uint64_t off = pb_src_offset(r->s), e_ns;
         uint16_t size;
         if ((st = need(r, 2, "context switch record size")) != PB_OK)
             return st;
-        size = le16(r->s->p);
+        size = pb_le16(r->s->p);
         if ((st = rec_limit(r, size, off, "context switch record")) != PB_OK)
             return st;
         if (pb_src_need(r->s, 2 + (size_t)size) <= 0) {
@@ -719,7 +695,7 @@ static pb_status read_thread(ep_rd *r, uint32_t index)
             return pb_fail(r->err, PB_ERR_CORRUPT, off,
                            "context switch record is %u bytes, shorter than begin, end and a %zu-byte target tid",
                            size, tsz);
-        if (conv(r, le64(r->s->p + 10), &e_ns))
+        if (conv(r, pb_le64(r->s->p + 10), &e_ns))
             return pb_fail(r->err, PB_ERR_CORRUPT, off, "context switch record: end time does not fit in 64 bits of ns at the file's cpu_frequency");
         if (e_ns > r->begin_ns)
             cs_kept++;
@@ -730,7 +706,7 @@ static pb_status read_thread(ep_rd *r, uint32_t index)
     snprintf(what, sizeof what, "thread %llu block count", (unsigned long long)tid);
     if ((st = need(r, 4, what)) != PB_OK)
         return st;
-    blk_count = le32(r->s->p);
+    blk_count = pb_le32(r->s->p);
     r->s->p += 4;
     for (i = 0; i < blk_count; i++) {
         uint64_t off, b_ns, e_ns;
@@ -740,14 +716,14 @@ static pb_status read_thread(ep_rd *r, uint32_t index)
         size_t tlen;
         const ep_desc *d;
         /* fast path: the whole record is in the window */
-        if ((size_t)(r->s->end - r->s->p) < 2 || (size_t)(r->s->end - r->s->p) < 2 + (size_t)le16(r->s->p)) {
+        if ((size_t)(r->s->end - r->s->p) < 2 || (size_t)(r->s->end - r->s->p) < 2 + (size_t)pb_le16(r->s->p)) {
             if (pb_src_need(r->s, 2) <= 0) {
                 snprintf(what, sizeof what, "block record %u of %u in thread %llu: its size", i, blk_count,
                          (unsigned long long)tid);
                 if ((st = need(r, 2, what)) != PB_OK)
                     return st;
             }
-            size = le16(r->s->p);
+            size = pb_le16(r->s->p);
             if (pb_src_need(r->s, 2 + (size_t)size) <= 0) {
                 if (r->err->status)
                     return r->err->status;
@@ -758,20 +734,20 @@ static pb_status read_thread(ep_rd *r, uint32_t index)
         }
         off = pb_src_offset(r->s);
         q = r->s->p;
-        size = le16(q);
+        size = pb_le16(q);
         if ((st = rec_limit(r, size, off, "block record")) != PB_OK)
             return st;
         if (size < 20)
             return pb_fail(r->err, PB_ERR_CORRUPT, off,
                            "block record is %u bytes, shorter than its begin, end and descriptor id (20)", size);
-        id = le32(q + 18);
+        id = pb_le32(q + 18);
         if (id >= r->ndesc)
             return pb_fail(r->err, PB_ERR_CORRUPT, off,
                            "block record uses descriptor %u, but the file has %u descriptors", id, r->ndesc);
         d = &r->desc[id];
         if (!d->present)
             return pb_fail(r->err, PB_ERR_CORRUPT, off, "block record uses descriptor %u, whose slot is empty", id);
-        if (conv(r, le64(q + 2), &b_ns) || conv(r, le64(q + 10), &e_ns))
+        if (conv(r, pb_le64(q + 2), &b_ns) || conv(r, pb_le64(q + 10), &e_ns))
             return pb_fail(r->err, PB_ERR_CORRUPT, off, "block record: begin or end time does not fit in 64 bits of ns at the file's cpu_frequency");
         tail = q + 22;
         tlen = (size_t)size - 20;
@@ -781,10 +757,10 @@ static pb_status read_thread(ep_rd *r, uint32_t index)
             if (tlen < 14)
                 return pb_fail(r->err, PB_ERR_CORRUPT, off,
                                "value record is %u bytes, shorter than the 34 bytes of a value header", size);
-            if ((size_t)le16(tail + 2) > tlen - 14)
+            if ((size_t)pb_le16(tail + 2) > tlen - 14)
                 return pb_fail(r->err, PB_ERR_CORRUPT, off,
                                "value record claims %u data bytes, but only %zu bytes of the record follow",
-                               le16(tail + 2), tlen - 14);
+                               pb_le16(tail + 2), tlen - 14);
         } else if (tlen > 0 && tail[0] != 0) {
             size_t n = 0;
             while (n < tlen && tail[n])
@@ -834,20 +810,18 @@ static pb_status read_thread(ep_rd *r, uint32_t index)
 /* ---- tail (2.1+) ----------------------------------------------------------- */
 static pb_status read_tail(ep_rd *r)
 {
-    int eof = pb_src_at_eof(r->s);
     uint64_t off;
     uint32_t i;
-    pb_status st;
-    if (eof < 0)
-        return r->err->status;
-    if (eof)
-        return PB_OK; /* the reader skips the checks at EOF */
+    int eof;
+    pb_status st = pb_rd_at_end(&r->rd, &eof);
+    if (st != PB_OK || eof)
+        return st; /* at EOF the reader skips the checks */
     off = pb_src_offset(r->s);
     if ((st = need(r, 4, "end signature")) != PB_OK)
         return st;
-    if (le32(r->s->p) != EP_SIGNATURE)
+    if (pb_le32(r->s->p) != EP_SIGNATURE)
         return pb_fail(r->err, PB_ERR_CORRUPT, off, "end signature after the last thread is 0x%08x, expected 0x%08x",
-                       le32(r->s->p), EP_SIGNATURE);
+                       pb_le32(r->s->p), EP_SIGNATURE);
     r->s->p += 4;
     if (r->bookmarks_count == 0)
         goto trailing;
@@ -860,7 +834,7 @@ static pb_status read_tail(ep_rd *r)
         off = pb_src_offset(r->s);
         if ((st = need(r, 2, "bookmark record size")) != PB_OK)
             return st;
-        size = le16(r->s->p);
+        size = pb_le16(r->s->p);
         if ((st = rec_limit(r, size, off, "bookmark record")) != PB_OK)
             return st;
         if (pb_src_need(r->s, 2 + (size_t)size) <= 0) {
@@ -873,7 +847,7 @@ static pb_status read_tail(ep_rd *r)
             return pb_fail(r->err, PB_ERR_CORRUPT, off,
                            "bookmark %u record is %u bytes, shorter than position, color and a NUL (13)", i, size);
         p = r->s->p + 2;
-        pos = le64(p);
+        pos = pb_le64(p);
         tl = 0;
         while (12 + tl < size && p[12 + tl])
             tl++;
@@ -881,7 +855,7 @@ static pb_status read_tail(ep_rd *r)
         if (pb_emit_attribute_u64(r->sink, key, pos))
             return PB_ERR_ABORT;
         snprintf(key, sizeof key, "bookmark_%u_color", i);
-        snprintf(t, sizeof t, "0x%08x", le32(p + 8));
+        snprintf(t, sizeof t, "0x%08x", pb_le32(p + 8));
         if (pb_emit_attribute(r->sink, key, t))
             return PB_ERR_ABORT;
         snprintf(key, sizeof key, "bookmark_%u_text", i);
@@ -892,21 +866,17 @@ static pb_status read_tail(ep_rd *r)
     off = pb_src_offset(r->s);
     if ((st = need(r, 4, "signature after the bookmarks")) != PB_OK)
         return st;
-    if (le32(r->s->p) != EP_SIGNATURE)
+    if (pb_le32(r->s->p) != EP_SIGNATURE)
         return pb_fail(r->err, PB_ERR_CORRUPT, off, "signature after the bookmarks is 0x%08x, expected 0x%08x",
-                       le32(r->s->p), EP_SIGNATURE);
+                       pb_le32(r->s->p), EP_SIGNATURE);
     r->s->p += 4;
-trailing:
-    eof = pb_src_at_eof(r->s);
-    if (eof < 0)
-        return r->err->status;
-    if (!eof) {
+trailing: {
         char msg[128];
-        snprintf(msg, sizeof msg, "bytes after the end signature at byte %llu are ignored",
-                 (unsigned long long)pb_src_offset(r->s));
-        warn(r, msg);
+        if ((st = pb_rd_trailing(&r->rd, "bytes after the end signature at byte %llu are ignored", msg,
+                                 sizeof msg)) == PB_OK && msg[0])
+            warn(r, msg);
+        return st;
     }
-    return PB_OK;
 }
 
 /* everything the reader owns but its fold (which releases itself) */
@@ -928,8 +898,7 @@ static pb_status ep_read(pb_source *src, const pb_options *opt, pb_sink *sink, p
     pb_options defopt;
     uint32_t t;
     if (!opt) {
-        pb_options_init(&defopt);
-        pb_options_resolve(&defopt);
+        pb_rd_options(&defopt, NULL);
         opt = &defopt;
     }
     /* on the heap, so that a consumer that never returns can release it */
@@ -938,6 +907,7 @@ static pb_status ep_read(pb_source *src, const pb_options *opt, pb_sink *sink, p
         return pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
     r->s = src;
     r->err = err;
+    pb_rd_init(&r->rd, src, err, "%s needs %zu byte%s%.0s, the file has %zu left", opt->max_record_size);
     r->sink = sink;
     r->opt = opt;
     r->fold = pb_spans_new(sink, opt, err);
@@ -958,11 +928,9 @@ static pb_status ep_read(pb_source *src, const pb_options *opt, pb_sink *sink, p
             if (t == r->threads_count)
                 break;
         } else {
-            int eof = pb_src_at_eof(src);
-            if (eof < 0) {
-                st = err->status;
+            int eof;
+            if ((st = pb_rd_at_end(&r->rd, &eof)) != PB_OK)
                 goto done;
-            }
             if (eof)
                 break;
         }

@@ -9,18 +9,18 @@
 #include <string.h>
 #include "nytp_codec.h"
 #include "pb.h"
+#include "reader.h"
 #include "util.h"
 
 typedef struct {
     pb_source *s;
     pb_error *err;
     pb_sink *sink;
-    const char *what;    /* record being read, for messages */
+    pb_rd rd;            /* the cursor; rd.rec: record being read, for messages */
     uint64_t rec_off;    /* where it started */
     char *scratch[2];    /* copies of strings that later reads could move */
     size_t scap[2];
     int deflated;
-    uint64_t max_record;  /* max_record_size: longest string or text line */
     /* salvage: processes still open, to close them with a PID_END */
     int salvage;
     struct nyt_open { uint32_t pid; double start; } *open;
@@ -85,125 +85,29 @@ static pb_status close_open_pids(nyt_rd *r)
     return PB_OK;
 }
 
-static pb_status short_read(nyt_rd *r, int got, size_t need, const char *field)
-{
-    if (got < 0)
-        return r->err->status;
-    return pb_fail(r->err, PB_ERR_TRUNCATED, pb_src_offset(r->s),
-                   "%s record needs %zu more byte%s for its %s, the input has %zu", r->what,
-                   need, need == 1 ? "" : "s", field, pb_src_avail(r->s));
-}
-
 static inline pb_status rd_u32(nyt_rd *r, uint32_t *v, const char *field)
 {
-    pb_source *s = r->s;
-    unsigned len;
-    int got;
-    if (s->end - s->p >= 5) {
-        len = nytp_u32_len(*s->p);
-    } else {
-        got = pb_src_need(s, 1);
-        if (got <= 0)
-            return short_read(r, got, 1, field);
-        len = nytp_u32_len(*s->p);
-        got = pb_src_need(s, len);
-        if (got <= 0)
-            return short_read(r, got, len, field);
-    }
-    *v = nytp_u32_decode(s->p);
-    s->p += len;
-    return PB_OK;
+    return pb_rd_nytp_u32(&r->rd, v, field);
 }
 
 static inline pb_status rd_nv(nyt_rd *r, double *v, const char *field)
 {
-    int got = pb_src_need(r->s, 8);
-    if (got <= 0)
-        return short_read(r, got, 8, field);
-    *v = nytp_nv_decode(r->s->p);
-    r->s->p += 8;
-    return PB_OK;
+    return pb_rd_le_f64(&r->rd, v, field);
 }
 
 /* Read a string; if keep >= 0 it is copied to scratch[keep] so that later
- * reads of the same record cannot move it. */
+ * reads of the same record cannot move it.  A length past the end of a plain
+ * file is truncation, not a limit. */
 static pb_status rd_str(nyt_rd *r, pb_str *out, int keep, const char *field)
 {
-    pb_source *s = r->s;
-    unsigned char prefix;
-    uint32_t len;
-    int got;
-    pb_status st;
-    got = pb_src_need(s, 1);
-    if (got <= 0)
-        return short_read(r, got, 1, field);
-    prefix = *s->p;
-    if (prefix != NYTP_STRING && prefix != NYTP_STRING_UTF8)
-        return pb_fail(r->err, PB_ERR_CORRUPT, pb_src_offset(s),
-                       "%s record: %s should start with a string prefix (0x27 or 0x22), found 0x%02x",
-                       r->what, field, prefix);
-    s->p++;
-    if ((st = rd_u32(r, &len, field)) != PB_OK)
-        return st;
-    /* a length past the end of a plain file is truncation, not a limit */
-    if (len > r->max_record &&
-        !(s->view == PB_VIEW_PLAIN && pb_src_size(s) != UINT64_MAX && pb_src_offset(s) + len > pb_src_size(s)))
-        return pb_fail(r->err, PB_ERR_LIMIT, pb_src_offset(s),
-                       "%s record: %s of %u bytes is longer than max_record_size (%llu bytes)", r->what, field, len,
-                       (unsigned long long)r->max_record);
-    got = pb_src_need(s, len);
-    if (got <= 0)
-        return short_read(r, got, len, field);
-    if (keep >= 0) {
-        if (r->scap[keep] < (size_t)len + 1) {
-            size_t ncap = (size_t)len + 1 < 256 ? 256 : (size_t)len + 1;
-            char *nb = (char *)realloc(r->scratch[keep], ncap);
-            if (!nb)
-                return pb_fail(r->err, PB_ERR_LIMIT, pb_src_offset(s), "out of memory");
-            r->scratch[keep] = nb;
-            r->scap[keep] = ncap;
-        }
-        memcpy(r->scratch[keep], s->p, len);
-        r->scratch[keep][len] = '\0';
-        *out = pb_str_make(r->scratch[keep], len, prefix == NYTP_STRING_UTF8);
-    } else {
-        *out = pb_str_make((const char *)s->p, len, prefix == NYTP_STRING_UTF8);
-    }
-    s->p += len;
-    return PB_OK;
+    return pb_rd_nytp_str(&r->rd, out, keep >= 0 ? &r->scratch[keep] : NULL, keep >= 0 ? &r->scap[keep] : NULL,
+                          field, 1, "%s record: %s of %u bytes is longer than max_record_size (%llu bytes)");
 }
 
 /* A text chunk: the bytes up to and including "\n".  *len includes it. */
 static pb_status rd_line(nyt_rd *r, const char **line, size_t *len)
 {
-    pb_source *s = r->s;
-    size_t scanned = 0;
-    for (;;) {
-        const unsigned char *nl;
-        size_t avail = pb_src_avail(s);
-        int got;
-        if (avail > scanned) {
-            nl = (const unsigned char *)memchr(s->p + scanned, '\n', avail - scanned);
-            if (nl) {
-                *line = (const char *)s->p;
-                *len = (size_t)(nl - s->p) + 1;
-                s->p = nl + 1;
-                return PB_OK;
-            }
-            scanned = avail;
-        }
-        if (scanned >= r->max_record)
-            return pb_fail(r->err, PB_ERR_LIMIT, pb_src_offset(s),
-                           "%s text: no newline in its first %llu bytes (max_record_size)", r->what,
-                           (unsigned long long)r->max_record);
-        got = pb_src_need(s, avail + 1);
-        if (got <= 0) {
-            if (got < 0)
-                return r->err->status;
-            return pb_fail(r->err, PB_ERR_TRUNCATED, pb_src_offset(s) + avail,
-                           "%s text has no terminating newline", r->what);
-        }
-    }
+    return pb_rd_line(&r->rd, line, len, r->rd.max_record);
 }
 
 static pb_status text_chunk(nyt_rd *r, unsigned char tag)
@@ -213,7 +117,7 @@ static pb_status text_chunk(nyt_rd *r, unsigned char tag)
     pb_chunk c;
     pb_status st;
     const char *eq;
-    r->what = tag == '#' ? "COMMENT" : tag == ':' ? "ATTRIBUTE" : "OPTION";
+    r->rd.rec = tag == '#' ? "COMMENT" : tag == ':' ? "ATTRIBUTE" : "OPTION";
     if ((st = rd_line(r, &line, &len)) != PB_OK)
         return st;
     if (tag == '#') {
@@ -226,7 +130,7 @@ static pb_status text_chunk(nyt_rd *r, unsigned char tag)
         if (r->sink->warn) {
             char msg[160];
             snprintf(msg, sizeof msg, "nytprof: %s malformed (no '=') at byte %llu, skipped",
-                     r->what, (unsigned long long)r->rec_off);
+                     r->rd.rec, (unsigned long long)r->rec_off);
             r->sink->warn(r->sink, msg);
         }
         return PB_OK;
@@ -269,7 +173,7 @@ static pb_status read_header(nyt_rd *r)
     int major = -1, minor = -1, fields;
     char *tmp;
     pb_chunk c;
-    r->what = "header";
+    r->rd.rec = "header";
     if (pb_src_need(r->s, 7) <= 0 || memcmp(r->s->p, "NYTProf", 7) != 0) {
         if (r->err->status)
             return r->err->status;
@@ -325,7 +229,7 @@ pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, 
     r->s = src;
     r->err = err;
     r->sink = sink;
-    r->max_record = opt && opt->max_record_size ? opt->max_record_size : PB_DEFAULT_MAX_RECORD;
+    pb_rd_init(&r->rd, src, err, PB_RD_SHORT_RECORD, opt ? opt->max_record_size : 0);
     r->salvage = opt && opt->salvage;
     memset(&c, 0, sizeof c);
 
@@ -348,7 +252,7 @@ pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, 
         tag = *src->p++;
         switch (tag) {
         case '+':
-            r->what = "TIME_LINE";
+            r->rd.rec = "TIME_LINE";
             {
                 uint32_t t, fid, line;
                 TRY(rd_u32(r, &t, "ticks"));
@@ -364,7 +268,7 @@ pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, 
             EMIT();
             break;
         case '<':
-            r->what = "SUB_RETURN";
+            r->rd.rec = "SUB_RETURN";
             {
                 uint32_t depth;
                 double incl = 0, excl = 0;
@@ -379,7 +283,7 @@ pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, 
             EMIT();
             break;
         case '>':
-            r->what = "SUB_ENTRY";
+            r->rd.rec = "SUB_ENTRY";
             {
                 uint32_t fid, line;
                 TRY(rd_u32(r, &fid, "fid"));
@@ -389,7 +293,7 @@ pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, 
             EMIT();
             break;
         case '*':
-            r->what = "TIME_BLOCK";
+            r->rd.rec = "TIME_BLOCK";
             {
                 uint32_t t, fid, line, bl, sl;
                 TRY(rd_u32(r, &t, "ticks"));
@@ -403,7 +307,7 @@ pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, 
             EMIT();
             break;
         case '@':
-            r->what = "NEW_FID";
+            r->rd.rec = "NEW_FID";
             {
                 uint32_t v[6];
                 pb_str name;
@@ -419,7 +323,7 @@ pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, 
             EMIT();
             break;
         case 'S':
-            r->what = "SRC_LINE";
+            r->rd.rec = "SRC_LINE";
             {
                 uint32_t fid, line;
                 pb_str text;
@@ -431,7 +335,7 @@ pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, 
             EMIT();
             break;
         case 's':
-            r->what = "SUB_INFO";
+            r->rd.rec = "SUB_INFO";
             {
                 uint32_t fid, first, last;
                 pb_str name;
@@ -444,7 +348,7 @@ pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, 
             EMIT();
             break;
         case 'c':
-            r->what = "SUB_CALLERS";
+            r->rd.rec = "SUB_CALLERS";
             {
                 uint32_t fid, line, count, depth;
                 double incl = 0, excl = 0, reci = 0;
@@ -463,7 +367,7 @@ pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, 
             EMIT();
             break;
         case 'P':
-            r->what = "PID_START";
+            r->rd.rec = "PID_START";
             {
                 uint32_t pid, ppid;
                 double t = 0;
@@ -477,7 +381,7 @@ pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, 
             EMIT();
             break;
         case 'p':
-            r->what = "PID_END";
+            r->rd.rec = "PID_END";
             {
                 uint32_t pid;
                 double t = 0;

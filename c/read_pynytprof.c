@@ -39,6 +39,7 @@
 #include <string.h>
 #include "nytp_codec.h"
 #include "pb.h"
+#include "reader.h"
 
 const int pb_have_pynytprof = 1;
 
@@ -141,7 +142,7 @@ typedef struct {
     pb_sink *sink;
     pb_error *err;
     char dialect;
-    const char *what;       /* chunk being read, for messages */
+    pb_rd rd;               /* the cursor; rd.rec: chunk being read, for messages */
     uint64_t chunk_end;     /* framed chunks: logical offset where the payload ends */
     pb_chunk c;
 
@@ -195,39 +196,11 @@ static void warn(pyn *r, const char *msg)
     }
 }
 
-static pb_status oom(pyn *r)
-{
-    return pb_fail(r->err, PB_ERR_LIMIT, pb_src_offset(r->s), "out of memory");
-}
+static pb_status oom(pyn *r) { return pb_rd_oom(&r->rd); }
 
 static pb_status grow(pyn *r, void **p, size_t *cap, size_t need, size_t elem)
 {
-    if (need > *cap) {
-        size_t ncap = *cap ? *cap : 16;
-        void *np;
-        while (ncap < need)
-            ncap *= 2;
-        np = realloc(*p, ncap * elem);
-        if (!np)
-            return oom(r);
-        *p = np;
-        *cap = ncap;
-    }
-    return PB_OK;
-}
-
-/* ---- little-endian readers ------------------------------------------- */
-static uint32_t le32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
-}
-static uint64_t le64(const unsigned char *p)
-{
-    return (uint64_t)le32(p) | ((uint64_t)le32(p + 4) << 32);
-}
-static double lef64(const unsigned char *p)
-{
-    return nytp_nv_decode(p); /* raw little-endian IEEE double */
+    return pb_grow(p, cap, need, elem) < 0 ? oom(r) : PB_OK;
 }
 
 /* n bytes of the current framed chunk, at src->p */
@@ -237,28 +210,26 @@ static pb_status ck_need(pyn *r, size_t n, const char *field)
     int got;
     if (off + n > r->chunk_end)
         return pb_fail(r->err, PB_ERR_CORRUPT, off,
-                       "%s chunk ends inside its %s (%zu bytes needed, %llu left in the chunk)", r->what, field, n,
+                       "%s chunk ends inside its %s (%zu bytes needed, %llu left in the chunk)", r->rd.rec, field, n,
                        (unsigned long long)(r->chunk_end - off));
     got = pb_src_need(r->s, n);
     if (got < 0)
-        return r->err->status;
+        return pb_rd_status(&r->rd);
     if (got == 0)
         return pb_fail(r->err, PB_ERR_TRUNCATED, off, "%s chunk needs %zu more bytes for its %s, the input has %zu",
-                       r->what, n, field, pb_src_avail(r->s));
+                       r->rd.rec, n, field, pb_src_avail(r->s));
     return PB_OK;
 }
 
-/* n bytes outside any chunk (raw records) */
+/* n bytes outside any chunk (raw records), for `field` of record `rec` */
 static pb_status raw_need(pyn *r, size_t n, const char *rec, const char *field)
 {
-    int got = pb_src_need(r->s, n);
-    if (got < 0)
-        return r->err->status;
-    if (got == 0)
-        return pb_fail(r->err, PB_ERR_TRUNCATED, pb_src_offset(r->s),
-                       "%s record needs %zu more bytes for its %s, the input has %zu", rec, n, field,
-                       pb_src_avail(r->s));
-    return PB_OK;
+    const char *keep = r->rd.rec;
+    pb_status st;
+    r->rd.rec = rec;
+    st = pb_rd_need(&r->rd, n, field);
+    r->rd.rec = keep;
+    return st;
 }
 
 /* A NUL-terminated string inside the current chunk, copied to r->sbuf. */
@@ -277,9 +248,7 @@ static pb_status ck_zstr(pyn *r, size_t *len, const char *field)
             const unsigned char *nul = (const unsigned char *)memchr(s->p + scanned, 0, avail - scanned);
             if (nul) {
                 size_t l = (size_t)(nul - s->p);
-                TRY(grow(r, (void **)&r->sbuf, &r->sbufcap, l + 1, 1));
-                memcpy(r->sbuf, s->p, l);
-                r->sbuf[l] = '\0';
+                TRY(pb_rd_copy(&r->rd, &r->sbuf, &r->sbufcap, s->p, l));
                 *len = l;
                 s->p = nul + 1;
                 return PB_OK;
@@ -288,16 +257,16 @@ static pb_status ck_zstr(pyn *r, size_t *len, const char *field)
         }
         if (scanned >= left)
             return pb_fail(r->err, PB_ERR_CORRUPT, off + scanned,
-                           "%s chunk ends inside its %s: no terminating NUL", r->what, field);
+                           "%s chunk ends inside its %s: no terminating NUL", r->rd.rec, field);
         if (scanned >= r->opt->max_record_size)
             return pb_fail(r->err, PB_ERR_LIMIT, off, "%s chunk: %s longer than max_record_size (%llu bytes)",
-                           r->what, field, (unsigned long long)r->opt->max_record_size);
+                           r->rd.rec, field, (unsigned long long)r->opt->max_record_size);
         got = pb_src_need(s, scanned + 1);
         if (got < 0)
             return r->err->status;
         if (got == 0)
             return pb_fail(r->err, PB_ERR_TRUNCATED, off + scanned,
-                           "%s chunk: input ended inside its %s (no terminating NUL)", r->what, field);
+                           "%s chunk: input ended inside its %s (no terminating NUL)", r->rd.rec, field);
     }
 }
 
@@ -512,30 +481,7 @@ static pb_status use_sub(pyn *r, uint32_t sid, uint32_t *idx)
 /* ---- text header (dialects B, C, D) ---------------------------------- */
 static pb_status rd_line(pyn *r, const char **line, size_t *len)
 {
-    pb_source *s = r->s;
-    size_t scanned = 0;
-    for (;;) {
-        const unsigned char *nl;
-        size_t avail = pb_src_avail(s);
-        int got;
-        if (avail > scanned) {
-            nl = (const unsigned char *)memchr(s->p + scanned, '\n', avail - scanned);
-            if (nl) {
-                *line = (const char *)s->p;
-                *len = (size_t)(nl - s->p) + 1;
-                s->p = nl + 1;
-                return PB_OK;
-            }
-            scanned = avail;
-        }
-        got = pb_src_need(s, avail + 1);
-        if (got <= 0) {
-            if (got < 0)
-                return r->err->status;
-            return pb_fail(r->err, PB_ERR_TRUNCATED, pb_src_offset(s) + avail, "%s text has no terminating newline",
-                           r->what);
-        }
-    }
+    return pb_rd_line(&r->rd, line, len, UINT64_MAX);
 }
 
 static int is_uint(const char *p, size_t n)
@@ -554,7 +500,7 @@ static pb_status text_chunk(pyn *r, unsigned char tag)
     const char *line, *eq;
     size_t len;
     uint64_t off = pb_src_offset(r->s);
-    r->what = tag == '#' ? "COMMENT" : tag == ':' ? "ATTRIBUTE" : "OPTION";
+    r->rd.rec = tag == '#' ? "COMMENT" : tag == ':' ? "ATTRIBUTE" : "OPTION";
     r->s->p++;
     TRY(rd_line(r, &line, &len));
     if (tag == '#') {
@@ -564,7 +510,7 @@ static pb_status text_chunk(pyn *r, unsigned char tag)
     eq = (const char *)memchr(line, '=', len - 1);
     if (!eq) {
         char msg[128];
-        snprintf(msg, sizeof msg, "%s malformed (no '=') at byte %llu, skipped", r->what, (unsigned long long)off);
+        snprintf(msg, sizeof msg, "%s malformed (no '=') at byte %llu, skipped", r->rd.rec, (unsigned long long)off);
         warn(r, msg);
         return PB_OK;
     }
@@ -659,10 +605,10 @@ static pb_status chunk_F_full(pyn *r)
         uint32_t file_fid, flags, size, mtime, ours;
         size_t len;
         TRY(ck_need(r, 16, "file record"));
-        file_fid = le32(r->s->p);
-        flags = le32(r->s->p + 4);
-        size = le32(r->s->p + 8);
-        mtime = le32(r->s->p + 12);
+        file_fid = pb_le32(r->s->p);
+        flags = pb_le32(r->s->p + 4);
+        size = pb_le32(r->s->p + 8);
+        mtime = pb_le32(r->s->p + 12);
         r->s->p += 16;
         TRY(ck_zstr(r, &len, "path"));
         if (map_get(&r->fidmap, file_fid, &ours)) {
@@ -688,7 +634,7 @@ static pb_status chunk_F_index(pyn *r)
     while (pb_src_offset(r->s) < r->chunk_end) {
         uint32_t file_fid, ours;
         TRY(ck_need(r, 8, "file record"));
-        file_fid = le32(r->s->p);
+        file_fid = pb_le32(r->s->p);
         r->s->p += 8;
         TRY(lost_fid(r, file_fid, &ours));
     }
@@ -731,11 +677,11 @@ static pb_status chunk_S(pyn *r)
         const unsigned char *p;
         TRY(ck_need(r, 28, "line record"));
         p = r->s->p;
-        file_fid = le32(p);
-        line = le32(p + 4);
-        calls = le32(p + 8);
-        inc = le64(p + 12);
-        exc = le64(p + 20);
+        file_fid = pb_le32(p);
+        line = pb_le32(p + 4);
+        calls = pb_le32(p + 8);
+        inc = pb_le64(p + 12);
+        exc = pb_le64(p + 20);
         r->s->p += 28;
         if (!map_get(&r->fidmap, file_fid, &fid))
             TRY(lost_fid(r, file_fid, &fid));
@@ -774,7 +720,7 @@ static pb_status chunk_D_names(pyn *r)
         uint32_t sid, idx;
         size_t len;
         TRY(ck_need(r, 8, "sub record"));
-        sid = le32(r->s->p);
+        sid = pb_le32(r->s->p);
         r->s->p += 8;
         TRY(ck_zstr(r, &len, "sub name"));
         TRY(set_sub(r, sid, r->sbuf, len, &idx));
@@ -820,9 +766,9 @@ static pb_status chunk_D_log(pyn *r)
                                "D statement log: record marker 0x%02x (expected 1, or 0 to end the log)", mark);
             TRY(ck_need(r, 16, "statement record"));
             p = r->s->p;
-            log_fid = le32(p);
-            line = le32(p + 4);
-            dur = le64(p + 8);
+            log_fid = pb_le32(p);
+            line = pb_le32(p + 4);
+            dur = pb_le64(p + 8);
             r->s->p += 16;
             if (pass == 1) {
                 uint64_t key_fid = (uint64_t)log_fid + fid_shift;
@@ -905,11 +851,11 @@ static pb_status chunk_C(pyn *r)
         const unsigned char *p;
         TRY(ck_need(r, 28, "call-edge record"));
         p = r->s->p;
-        caller = le32(p);
-        callee = le32(p + 4);
-        calls = le32(p + 8);
-        ticks = le64(p + 12);
-        sub_ticks = le64(p + 20);
+        caller = pb_le32(p);
+        callee = pb_le32(p + 4);
+        calls = pb_le32(p + 8);
+        ticks = pb_le64(p + 12);
+        sub_ticks = pb_le64(p + 20);
         r->s->p += 28;
         TRY(use_sub(r, caller, &ci));
         TRY(use_sub(r, callee, &ce));
@@ -1001,11 +947,11 @@ static pb_status framed_chunks(pyn *r)
                                tag, r->dialect);
             return pb_fail(r->err, PB_ERR_CORRUPT, off, "unknown chunk tag 0x%02x in dialect %c", tag, r->dialect);
         }
-        r->what = tag == 'H' ? "H" : tag == 'A' ? "A" : tag == 'F' ? "F" : tag == 'S' ? "S" : tag == 'D' ? "D"
+        r->rd.rec = tag == 'H' ? "H" : tag == 'A' ? "A" : tag == 'F' ? "F" : tag == 'S' ? "S" : tag == 'D' ? "D"
                 : tag == 'C' ? "C" : "E";
         r->chunk_end = UINT64_MAX;
-        TRY(raw_need(r, 5, r->what, "chunk length"));
-        len = le32(r->s->p + 1);
+        TRY(raw_need(r, 5, r->rd.rec, "chunk length"));
+        len = pb_le32(r->s->p + 1);
         r->s->p += 5;
         r->chunk_end = off + 5 + len;
         if (tag != 'H' && tag != 'A')
@@ -1030,48 +976,19 @@ static pb_status framed_chunks(pyn *r)
 /* ---- dialect D: NYTProf varint tokens ---------------------------------- */
 static pb_status tk_u32(pyn *r, uint32_t *v, const char *field)
 {
-    unsigned n;
-    TRY(raw_need(r, 1, r->what, field));
-    n = nytp_u32_len(*r->s->p);
-    TRY(raw_need(r, n, r->what, field));
-    *v = nytp_u32_decode(r->s->p);
-    r->s->p += n;
-    return PB_OK;
+    return pb_rd_nytp_u32(&r->rd, v, field);
 }
 
 static pb_status tk_nv(pyn *r, double *v, const char *field)
 {
-    TRY(raw_need(r, 8, r->what, field));
-    *v = lef64(r->s->p);
-    r->s->p += 8;
-    return PB_OK;
+    return pb_rd_le_f64(&r->rd, v, field);
 }
 
 /* string copied into buf slot 0 (sbuf) or 1 (nbuf) */
 static pb_status tk_str(pyn *r, pb_str *out, int slot, const char *field)
 {
-    unsigned char prefix;
-    uint32_t len;
-    char **b = slot ? &r->nbuf : &r->sbuf;
-    size_t *cap = slot ? &r->nbufcap : &r->sbufcap;
-    TRY(raw_need(r, 1, r->what, field));
-    prefix = *r->s->p;
-    if (prefix != NYTP_STRING && prefix != NYTP_STRING_UTF8)
-        return pb_fail(r->err, PB_ERR_CORRUPT, pb_src_offset(r->s),
-                       "%s record: %s should start with a string prefix (0x27 or 0x22), found 0x%02x", r->what,
-                       field, prefix);
-    r->s->p++;
-    TRY(tk_u32(r, &len, field));
-    if (len > r->opt->max_record_size)
-        return pb_fail(r->err, PB_ERR_LIMIT, pb_src_offset(r->s), "%s record: %s of %u bytes is over max_record_size",
-                       r->what, field, len);
-    TRY(raw_need(r, len, r->what, field));
-    TRY(grow(r, (void **)b, cap, (size_t)len + 1, 1));
-    memcpy(*b, r->s->p, len);
-    (*b)[len] = '\0';
-    r->s->p += len;
-    *out = pb_str_make(*b, len, prefix == NYTP_STRING_UTF8);
-    return PB_OK;
+    return pb_rd_nytp_str(&r->rd, out, slot ? &r->nbuf : &r->sbuf, slot ? &r->nbufcap : &r->sbufcap, field, 0,
+                          "%s record: %s of %u bytes is over max_record_size");
 }
 
 static pb_status map_fid_tok(pyn *r, uint32_t file_fid, uint32_t *ours)
@@ -1084,12 +1001,12 @@ static pb_status map_fid_tok(pyn *r, uint32_t file_fid, uint32_t *ours)
 static pb_status raw_P(pyn *r)
 {
     const unsigned char *p;
-    r->what = "P";
+    r->rd.rec = "P";
     TRY(raw_need(r, 17, "P", "pid, ppid and start time"));
     p = r->s->p;
-    r->pid = le32(p + 1);
-    r->ppid = le32(p + 5);
-    r->start_time = lef64(p + 9);
+    r->pid = pb_le32(p + 1);
+    r->ppid = pb_le32(p + 5);
+    r->start_time = pb_le_f64(p + 9);
     r->s->p += 17;
     return pid_start(r);
 }
@@ -1120,7 +1037,7 @@ static pb_status token_stream(pyn *r)
         case '@': {
             uint32_t v[6], fid, efid = 0;
             pb_str name;
-            r->what = "NEW_FID";
+            r->rd.rec = "NEW_FID";
             r->s->p++;
             TRY(tk_u32(r, &v[0], "fid"));
             TRY(tk_u32(r, &v[1], "eval fid"));
@@ -1146,7 +1063,7 @@ static pb_status token_stream(pyn *r)
         case '+':
         case '*': {
             uint32_t t, fid, line, bl = 0, sl = 0;
-            r->what = tag == '+' ? "TIME_LINE" : "TIME_BLOCK";
+            r->rd.rec = tag == '+' ? "TIME_LINE" : "TIME_BLOCK";
             r->s->p++;
             TRY(tk_u32(r, &t, "ticks"));
             TRY(tk_u32(r, &fid, "fid"));
@@ -1173,7 +1090,7 @@ static pb_status token_stream(pyn *r)
         case 'S': {
             uint32_t fid, line;
             pb_str text;
-            r->what = "SRC_LINE";
+            r->rd.rec = "SRC_LINE";
             r->s->p++;
             TRY(tk_u32(r, &fid, "fid"));
             TRY(tk_u32(r, &line, "line"));
@@ -1186,7 +1103,7 @@ static pb_status token_stream(pyn *r)
         case 's': {
             uint32_t fid, first, last;
             pb_str name;
-            r->what = "SUB_INFO";
+            r->rd.rec = "SUB_INFO";
             r->s->p++;
             TRY(tk_u32(r, &fid, "fid"));
             TRY(tk_str(r, &name, 0, "sub name"));
@@ -1201,7 +1118,7 @@ static pb_status token_stream(pyn *r)
             uint32_t fid, line, count, depth;
             double incl, excl, reci;
             pb_str caller, called;
-            r->what = "SUB_CALLERS";
+            r->rd.rec = "SUB_CALLERS";
             r->s->p++;
             TRY(tk_u32(r, &fid, "fid"));
             TRY(tk_u32(r, &line, "line"));
@@ -1223,7 +1140,7 @@ static pb_status token_stream(pyn *r)
         case 'p': {
             uint32_t pid;
             double t;
-            r->what = "PID_END";
+            r->rd.rec = "PID_END";
             r->s->p++;
             TRY(tk_u32(r, &pid, "pid"));
             TRY(tk_nv(r, &t, "end time"));
@@ -1316,15 +1233,10 @@ static pb_status finish(pyn *r)
 
 static pb_status trailing(pyn *r)
 {
-    int got = pb_src_need(r->s, 1);
-    if (got < 0)
-        return r->err->status;
-    if (got > 0) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "bytes after the end chunk at byte %llu, ignored",
-                 (unsigned long long)pb_src_offset(r->s));
+    char msg[128];
+    TRY(pb_rd_trailing(&r->rd, "bytes after the end chunk at byte %llu, ignored", msg, sizeof msg));
+    if (msg[0])
         warn(r, msg);
-    }
     return PB_OK;
 }
 
@@ -1334,7 +1246,7 @@ static pb_status read_version_line(pyn *r)
     size_t len;
     char tmp[64];
     int major = -1, minor = -1;
-    r->what = "header";
+    r->rd.rec = "header";
     TRY(rd_line(r, &line, &len));
     if (len >= sizeof tmp)
         return pb_fail(r->err, PB_ERR_CORRUPT, 0, "header line is %zu bytes long", len);
@@ -1362,7 +1274,7 @@ static pb_status run(pyn *r)
         uint32_t ver;
         r->dialect = 'A';
         TRY(raw_need(r, 20, "magic", "version and header length"));
-        ver = le32(s->p + 8);
+        ver = pb_le32(s->p + 8);
         if (ver != 5)
             return pb_fail(r->err, PB_ERR_UNSUPPORTED, 8, "binary-magic file version %u; this reader knows version 5",
                            ver);
@@ -1439,17 +1351,15 @@ pb_status pb_read_pynytprof(pb_source *src, const pb_options *opt, pb_sink *sink
     pb_status st;
     pb_options o;
     uint64_t seq0;
-    if (opt)
-        o = *opt;
-    else
-        pb_options_init(&o);
-    pb_options_resolve(&o);
+    pb_rd_options(&o, opt);
     /* on the heap, so that a consumer that never returns can release it */
     r = (pyn *)calloc(1, sizeof *r);
     if (!r)
         return pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
     pb_sink_defer(sink, pyn_cleanup, r);
     r->s = src;
+    pb_rd_init(&r->rd, src, err, "%s record needs %zu more bytes%.0s for its %s, the input has %zu",
+               o.max_record_size);
     r->opt = &o;
     r->sink = sink;
     r->err = err;

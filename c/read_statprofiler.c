@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include "codecs.h"
 #include "pb.h"
+#include "reader.h"
 #include "samples.h"
 #include "read_statprofiler.h"
 
@@ -45,16 +46,16 @@ enum {
     SP_TICK = 202, SP_DEPTH = 203, SP_LIBVERSION = 204, SP_GENEALOGY = 205, SP_HEADER_END = 254
 };
 
-/* ---- the logical stream over Snappy packets ---------------------------- */
+/* ---- the logical stream over Snappy packets ----------------------------
+ * v is a pb_source view (pb_src_open_view) whose window sp_fill() fills
+ * with decompressed packets, so the records are read with reader.h's
+ * cursor; its logical offsets start at SP_STREAM_BASE. */
 typedef struct {
-    pb_source *s;
+    pb_source *s;               /* the file: packets */
     pb_error *err;
     const pb_options *opt;
-    unsigned char *buf;
-    size_t cap;
-    unsigned char *p, *end;     /* unread bytes */
-    unsigned char *mark;        /* bytes from here on are kept by compaction (NULL: from p) */
-    uint64_t buf_off;           /* logical offset of buf[0] */
+    pb_source v;                /* the decompressed stream; window v.buf (== v.base) */
+    const unsigned char *mark;  /* bytes from here on are kept by compaction (NULL: from v.p) */
     uint64_t total;             /* decompressed bytes so far */
     uint64_t packets;
     int eof;                    /* no more packets */
@@ -62,7 +63,7 @@ typedef struct {
 
 static uint64_t sp_off(const sp_stream *st, const unsigned char *q)
 {
-    return SP_STREAM_BASE + st->buf_off + (uint64_t)(q - st->buf);
+    return st->v.buf_off + (uint64_t)(q - st->v.base);
 }
 
 /* Decompress one more packet onto the end of the window.
@@ -72,7 +73,7 @@ __attribute__((noinline)) /* keeps gcc 12's -Wuse-after-free from a false alarm 
 #endif
 static int sp_packet(sp_stream *st)
 {
-    pb_source *s = st->s;
+    pb_source *s = st->s, *v = &st->v;
     uint64_t poff = pb_src_offset(s);
     size_t clen, ulen, keep_from, live, room;
     int got = pb_src_need(s, 2);
@@ -87,7 +88,7 @@ static int sp_packet(sp_stream *st)
                 "snappy packet header needs 2 bytes (big-endian length), the file has 1 more");
         return -1;
     }
-    clen = ((size_t)s->p[0] << 8) | s->p[1];
+    clen = pb_be16(s->p);
     if (clen == 0) {
         pb_fail(st->err, PB_ERR_CORRUPT, poff, "snappy packet with length 0 (a Snappy block is at least 1 byte)");
         return -1;
@@ -123,46 +124,45 @@ static int sp_packet(sp_stream *st)
     }
     /* compact: keep [keep, end); work on offsets so no pointer outlives the buffer */
     {
-        unsigned char *buf = st->buf;
-        size_t pofs = (size_t)(st->p - buf), eofs = (size_t)(st->end - buf);
+        unsigned char *buf = v->buf;
+        size_t pofs = (size_t)(v->p - buf), eofs = (size_t)(v->end - buf);
         size_t mofs = st->mark ? (size_t)(st->mark - buf) : pofs;
         keep_from = mofs < pofs ? mofs : pofs;
         live = eofs - keep_from;
         if (keep_from > 0) {
             if (live)
                 memmove(buf, buf + keep_from, live);
-            st->buf_off += keep_from;
+            v->buf_off += keep_from;
             pofs -= keep_from;
             mofs -= keep_from;
         }
-        room = st->cap - live;
+        room = v->cap - live;
         if (room < ulen) {
-            size_t ncap = st->cap ? st->cap : 2 * PB_SP_PACKET_MAX;
+            size_t ncap = v->cap ? v->cap : 2 * PB_SP_PACKET_MAX;
             unsigned char *nb;
             while (ncap - live < ulen)
                 ncap *= 2;
             if (live + ulen > st->opt->max_record_size + PB_SP_PACKET_MAX) {
-                pb_fail(st->err, PB_ERR_LIMIT, SP_STREAM_BASE + st->buf_off,
-                        "a record is longer than max_record_size (%llu bytes)",
+                pb_fail(st->err, PB_ERR_LIMIT, v->buf_off, "a record is longer than max_record_size (%llu bytes)",
                         (unsigned long long)st->opt->max_record_size);
                 return -1;
             }
             nb = (unsigned char *)malloc(ncap);
             if (!nb) {
-                pb_fail(st->err, PB_ERR_LIMIT, SP_STREAM_BASE + st->buf_off,
-                        "out of memory for a %zu-byte record window", ncap);
+                pb_fail(st->err, PB_ERR_LIMIT, v->buf_off, "out of memory for a %zu-byte record window", ncap);
                 return -1;
             }
             if (live)
                 memcpy(nb, buf, live);
             free(buf);
             buf = nb;
-            st->buf = nb;
-            st->cap = ncap;
+            v->buf = nb;
+            v->cap = ncap;
         }
         if (buf) { /* NULL only before the first non-empty packet (then pofs = live = 0) */
-            st->p = buf + pofs;
-            st->end = buf + live;
+            v->base = buf;
+            v->p = buf + pofs;
+            v->end = buf + live;
             if (st->mark)
                 st->mark = buf + mofs;
         }
@@ -170,7 +170,7 @@ static int sp_packet(sp_stream *st)
     {
         size_t out = ulen;
         if (ulen == 0 ? snappy_validate_compressed_buffer((const char *)s->p + 2, clen) != SNAPPY_OK
-                      : (snappy_uncompress((const char *)s->p + 2, clen, (char *)st->end, &out) != SNAPPY_OK ||
+                      : (snappy_uncompress((const char *)s->p + 2, clen, (char *)v->buf + live, &out) != SNAPPY_OK ||
                          out != ulen)) {
             pb_fail(st->err, PB_ERR_CORRUPT, poff, "snappy packet of %zu bytes does not decompress (corrupt block)",
                     clen);
@@ -179,32 +179,25 @@ static int sp_packet(sp_stream *st)
     }
     s->p += 2 + clen;
     if (ulen)
-        st->end += ulen;
+        v->end += ulen;
     st->total += ulen;
     st->packets++;
     return 1;
 }
 
-/* 1: n bytes at st->p; 0: input ended first; -1: error */
-static int sp_need_slow(sp_stream *st, size_t n)
+/* the view's fill: packets until n bytes are at v->p (pb_src_need's 1 / 0 / -1) */
+static int sp_fill(pb_source *v, size_t n)
 {
-    while ((size_t)(st->end - st->p) < n) {
+    sp_stream *st = (sp_stream *)v->fill_ctx;
+    while ((size_t)(v->end - v->p) < n) {
         int r;
         if (st->eof)
             return 0;
-        if (st->err->status != PB_OK)
-            return -1;
         r = sp_packet(st);
         if (r <= 0)
             return r;
     }
     return 1;
-}
-static inline int sp_need(sp_stream *st, size_t n)
-{
-    if ((size_t)(st->end - st->p) >= n)
-        return 1;
-    return sp_need_slow(st, n);
 }
 
 /* ---- record reader ------------------------------------------------------ */
@@ -217,109 +210,44 @@ typedef struct {
 typedef struct {
     sp_stream st;
     pb_error *err;
-    const char *what;          /* record being read */
+    pb_rd rd;                  /* over st.v; rd.rec: the record being read */
     uint64_t rec_off;
 } sp_rd;
-
-static pb_status sp_short(sp_rd *r, int got, size_t need, const char *field)
-{
-    if (got < 0)
-        return r->err->status;
-    return pb_fail(r->err, PB_ERR_TRUNCATED, sp_off(&r->st, r->st.p),
-                   "%s record needs %zu more byte%s for its %s, the input has %zu", r->what, need,
-                   need == 1 ? "" : "s", field, (size_t)(r->st.end - r->st.p));
-}
-
-static inline pb_status sp_varint(sp_rd *r, uint32_t *v, const char *field)
-{
-    sp_stream *st = &r->st;
-    uint32_t x = 0;
-    int i;
-    if (st->end - st->p >= 5) {
-        const unsigned char *q = st->p;
-        for (i = 0; i < 5; i++) {
-            unsigned b = q[i];
-            x = (x << 7) | (b & 0x7f);
-            if (!(b & 0x80)) {
-                st->p = (unsigned char *)q + i + 1;
-                *v = x;
-                return PB_OK;
-            }
-        }
-        return pb_fail(r->err, PB_ERR_CORRUPT, sp_off(st, st->p),
-                       "%s record: varint %s is longer than 5 bytes", r->what, field);
-    }
-    for (i = 0; i < 5; i++) {
-        unsigned b;
-        int got = sp_need(st, 1);
-        if (got <= 0)
-            return sp_short(r, got, 1, field);
-        b = *st->p++;
-        x = (x << 7) | (b & 0x7f);
-        if (!(b & 0x80)) {
-            *v = x;
-            return PB_OK;
-        }
-    }
-    return pb_fail(r->err, PB_ERR_CORRUPT, sp_off(st, st->p - 5), "%s record: varint %s is longer than 5 bytes",
-                   r->what, field);
-}
 
 /* A string: flag byte (bit 0 = UTF-8), varint length, bytes.  The result
  * is a reference that stays valid while r->st.mark is held. */
 static pb_status sp_string(sp_rd *r, sp_strref *out, const char *field)
 {
-    sp_stream *st = &r->st;
+    pb_source *v = &r->st.v;
     uint32_t len = 0;
     unsigned flag;
     pb_status rc;
-    int got = sp_need(st, 1);
-    if (got <= 0)
-        return sp_short(r, got, 1, field);
-    flag = *st->p;
+    if ((rc = pb_rd_need(&r->rd, 1, field)) != PB_OK)
+        return rc;
+    flag = *v->p;
     if (flag & ~1u)
-        return pb_fail(r->err, PB_ERR_CORRUPT, sp_off(st, st->p),
-                       "%s record: %s string flag byte is 0x%02x (only bit 0, UTF-8, is defined)", r->what, field,
+        return pb_fail(r->err, PB_ERR_CORRUPT, pb_src_offset(v),
+                       "%s record: %s string flag byte is 0x%02x (only bit 0, UTF-8, is defined)", r->rd.rec, field,
                        flag);
-    st->p++;
-    if ((rc = sp_varint(r, &len, field)) != PB_OK)
+    v->p++;
+    if ((rc = pb_rd_be128_u32(&r->rd, &len, field)) != PB_OK)
         return rc;
     if (len > r->st.opt->max_record_size)
-        return pb_fail(r->err, PB_ERR_LIMIT, sp_off(st, st->p),
-                       "%s record: %s is %u bytes long, more than max_record_size (%llu)", r->what, field, len,
+        return pb_fail(r->err, PB_ERR_LIMIT, pb_src_offset(v),
+                       "%s record: %s is %u bytes long, more than max_record_size (%llu)", r->rd.rec, field, len,
                        (unsigned long long)r->st.opt->max_record_size);
-    got = sp_need(st, len);
-    if (got <= 0)
-        return sp_short(r, got, len, field);
-    out->off = st->buf_off + (uint64_t)(st->p - st->buf);
+    if ((rc = pb_rd_need(&r->rd, len, field)) != PB_OK)
+        return rc;
+    out->off = pb_src_offset(v);
     out->len = len;
     out->utf8 = flag & 1;
-    st->p += len;
+    v->p += len;
     return PB_OK;
 }
 
 static inline pb_str sp_resolve(const sp_rd *r, const sp_strref *s)
 {
-    return pb_str_make((const char *)r->st.buf + (size_t)(s->off - r->st.buf_off), s->len, s->utf8);
-}
-
-static pb_status sp_skip(sp_rd *r, uint32_t n, const char *field)
-{
-    sp_stream *st = &r->st;
-    while (n > 0) {
-        size_t have = (size_t)(st->end - st->p);
-        if (have == 0) {
-            int got = sp_need(st, 1);
-            if (got <= 0)
-                return sp_short(r, got, n, field);
-            have = (size_t)(st->end - st->p);
-        }
-        if (have > n)
-            have = n;
-        st->p += have;
-        n -= (uint32_t)have;
-    }
-    return PB_OK;
+    return pb_str_make((const char *)r->st.v.base + (size_t)(s->off - r->st.v.buf_off), s->len, s->utf8);
 }
 
 /* ---- frame interning ---------------------------------------------------- */
@@ -405,19 +333,9 @@ static int sp_intern_grow(sp_intern *t)
 static int sp_intern_add(sp_intern *t, size_t slot, const unsigned char *key, size_t len, uint64_t h, uint32_t id)
 {
     sp_slot *sl;
-    if (t->alen + len > t->acap) {
-        size_t nc = t->acap ? t->acap : 65536;
-        unsigned char *na;
-        while (nc < t->alen + len)
-            nc *= 2;
-        if (nc > UINT32_MAX)
-            return -1;
-        na = (unsigned char *)realloc(t->arena, nc);
-        if (!na)
-            return -1;
-        t->arena = na;
-        t->acap = nc;
-    }
+    /* offsets into the arena are 32-bit */
+    if (t->alen + len > (size_t)1 << 31 || pb_grow((void **)&t->arena, &t->acap, t->alen + len, 1) < 0)
+        return -1;
     memcpy(t->arena + t->alen, key, len);
     sl = &t->slots[slot];
     sl->hash = h;
@@ -456,17 +374,8 @@ static int sp_hmeta_add(sp_dec *d, pb_str k, pb_str v)
     size_t need = 9 + k.len + v.len;
     uint32_t kl = (uint32_t)k.len, vl = (uint32_t)v.len;
     unsigned char *q;
-    if (d->hm_len + need > d->hm_cap) {
-        size_t nc = d->hm_cap ? d->hm_cap : 256;
-        unsigned char *nb;
-        while (nc < d->hm_len + need)
-            nc *= 2;
-        nb = (unsigned char *)realloc(d->hmeta, nc);
-        if (!nb)
-            return -1;
-        d->hmeta = nb;
-        d->hm_cap = nc;
-    }
+    if (pb_grow((void **)&d->hmeta, &d->hm_cap, d->hm_len + need, 1) < 0)
+        return -1;
     q = d->hmeta + d->hm_len;
     memcpy(q, &kl, 4);
     memcpy(q + 4, &vl, 4);
@@ -538,53 +447,53 @@ static pb_status sp_header(sp_dec *d)
         /* no mark while the window may still be empty (st.p NULL would read
          * as "no mark"); the record start is marked once its tag is there */
         r->st.mark = NULL;
-        got = sp_need(&r->st, 1);
-        r->st.mark = r->st.p; /* the record stays in the window while it is parsed */
+        got = pb_src_need(&r->st.v, 1);
+        r->st.mark = r->st.v.p; /* the record stays in the window while it is parsed */
         if (got <= 0) {
-            r->what = "header";
+            r->rd.rec = "header";
             if (got == 0 && r->st.total == 0 && r->st.eof)
                 return pb_fail(r->err, PB_ERR_TRUNCATED, SP_STREAM_BASE,
                                "file ends after the version byte: no header records (no 254 separator)");
-            return sp_short(r, got, 1, "next header record tag (the header ends with tag 254)");
+            return pb_rd_short(&r->rd, got, 1, "next header record tag (the header ends with tag 254)");
         }
-        r->rec_off = sp_off(&r->st, r->st.p);
-        tag = *r->st.p++;
+        r->rec_off = sp_off(&r->st, r->st.v.p);
+        tag = *r->st.v.p++;
         switch (tag) {
         case SP_PERL_VERSION:
-            r->what = "PERL_VERSION (201)";
-            if ((rc = sp_varint(r, &d->hdr.perl_revision, "revision")) != PB_OK ||
-                (rc = sp_varint(r, &d->hdr.perl_version, "version")) != PB_OK ||
-                (rc = sp_varint(r, &d->hdr.perl_subversion, "subversion")) != PB_OK)
+            r->rd.rec = "PERL_VERSION (201)";
+            if ((rc = pb_rd_be128_u32(&r->rd, &d->hdr.perl_revision, "revision")) != PB_OK ||
+                (rc = pb_rd_be128_u32(&r->rd, &d->hdr.perl_version, "version")) != PB_OK ||
+                (rc = pb_rd_be128_u32(&r->rd, &d->hdr.perl_subversion, "subversion")) != PB_OK)
                 return rc;
             break;
         case SP_TICK:
-            r->what = "TICK_DURATION (202)";
-            if ((rc = sp_varint(r, &d->hdr.interval_us, "interval in microseconds")) != PB_OK)
+            r->rd.rec = "TICK_DURATION (202)";
+            if ((rc = pb_rd_be128_u32(&r->rd, &d->hdr.interval_us, "interval in microseconds")) != PB_OK)
                 return rc;
             break;
         case SP_DEPTH:
-            r->what = "STACK_DEPTH (203)";
-            if ((rc = sp_varint(r, &d->hdr.depth, "depth")) != PB_OK)
+            r->rd.rec = "STACK_DEPTH (203)";
+            if ((rc = pb_rd_be128_u32(&r->rd, &d->hdr.depth, "depth")) != PB_OK)
                 return rc;
             break;
         case SP_GENEALOGY:
-            r->what = "GENEALOGY (205)";
-            if ((rc = sp_varint(r, &d->hdr.ordinal, "ordinal")) != PB_OK ||
-                (rc = sp_varint(r, &d->hdr.parent_ordinal, "parent ordinal")) != PB_OK)
+            r->rd.rec = "GENEALOGY (205)";
+            if ((rc = pb_rd_be128_u32(&r->rd, &d->hdr.ordinal, "ordinal")) != PB_OK ||
+                (rc = pb_rd_be128_u32(&r->rd, &d->hdr.parent_ordinal, "parent ordinal")) != PB_OK)
                 return rc;
-            got = sp_need(&r->st, 2 * PB_SP_ID_BYTES);
+            got = pb_src_need(&r->st.v, 2 * PB_SP_ID_BYTES);
             if (got <= 0)
-                return sp_short(r, got, 2 * PB_SP_ID_BYTES, "48 bytes of id and parent id");
-            memcpy(d->hdr.id, r->st.p, PB_SP_ID_BYTES);
-            memcpy(d->hdr.parent_id, r->st.p + PB_SP_ID_BYTES, PB_SP_ID_BYTES);
-            r->st.p += 2 * PB_SP_ID_BYTES;
+                return pb_rd_short(&r->rd, got, 2 * PB_SP_ID_BYTES, "48 bytes of id and parent id");
+            memcpy(d->hdr.id, r->st.v.p, PB_SP_ID_BYTES);
+            memcpy(d->hdr.parent_id, r->st.v.p + PB_SP_ID_BYTES, PB_SP_ID_BYTES);
+            r->st.v.p += 2 * PB_SP_ID_BYTES;
             d->hdr.have_genealogy = 1;
             break;
         case SP_META: {
             uint32_t len = 0;
             sp_strref k, v;
-            r->what = "CUSTOM_METADATA (200) header";
-            if ((rc = sp_varint(r, &len, "declared length")) != PB_OK)
+            r->rd.rec = "CUSTOM_METADATA (200) header";
+            if ((rc = pb_rd_be128_u32(&r->rd, &len, "declared length")) != PB_OK)
                 return rc;
             if ((rc = sp_string(r, &k, "key")) != PB_OK || (rc = sp_string(r, &v, "value")) != PB_OK)
                 return rc;
@@ -667,28 +576,28 @@ static pb_status sp_frame(sp_dec *d, unsigned tag, size_t depth)
                        (unsigned)d->opt->max_stack_depth);
     switch (tag) {
     case SP_SUB_FRAME:
-        r->what = "SUB_FRAME (3)";
+        r->rd.rec = "SUB_FRAME (3)";
         if ((rc = sp_string(r, &a, "package")) != PB_OK || (rc = sp_string(r, &b, "sub name")) != PB_OK ||
-            (rc = sp_string(r, &c, "file")) != PB_OK || (rc = sp_varint(r, &l1, "line")) != PB_OK ||
-            (rc = sp_varint(r, &l2, "first line")) != PB_OK)
+            (rc = sp_string(r, &c, "file")) != PB_OK || (rc = pb_rd_be128_u32(&r->rd, &l1, "line")) != PB_OK ||
+            (rc = pb_rd_be128_u32(&r->rd, &l2, "first line")) != PB_OK)
             return rc;
         break;
     case SP_XSUB_FRAME:
-        r->what = "XSUB_FRAME (5)";
+        r->rd.rec = "XSUB_FRAME (5)";
         if ((rc = sp_string(r, &a, "package")) != PB_OK || (rc = sp_string(r, &b, "sub name")) != PB_OK)
             return rc;
         break;
     case SP_EVAL_FRAME:
     case SP_MAIN_FRAME:
-        r->what = tag == SP_EVAL_FRAME ? "EVAL_FRAME (4)" : "MAIN_FRAME (6)";
-        if ((rc = sp_string(r, &c, "file")) != PB_OK || (rc = sp_varint(r, &l1, "line")) != PB_OK)
+        r->rd.rec = tag == SP_EVAL_FRAME ? "EVAL_FRAME (4)" : "MAIN_FRAME (6)";
+        if ((rc = sp_string(r, &c, "file")) != PB_OK || (rc = pb_rd_be128_u32(&r->rd, &l1, "line")) != PB_OK)
             return rc;
         break;
     }
     /* the key is the whole record, tag and declared length included
      * (st->mark holds the record start) */
     start = st->mark;
-    klen = (size_t)(st->p - start);
+    klen = (size_t)(st->v.p - start);
     h = sp_hash(start, klen);
     if (d->frames.nslots == 0 && sp_intern_grow(&d->frames) < 0)
         return pb_fail(r->err, PB_ERR_LIMIT, r->rec_off, "out of memory for the frame table");
@@ -732,14 +641,8 @@ static pb_status sp_frame(sp_dec *d, unsigned tag, size_t depth)
         if (sp_intern_add(&d->frames, slot, start, klen, h, id) < 0)
             return pb_fail(r->err, PB_ERR_LIMIT, r->rec_off, "out of memory for the frame table");
     }
-    if (depth >= d->ids_cap) {
-        size_t nc = d->ids_cap ? d->ids_cap * 2 : 64;
-        uint32_t *ni = (uint32_t *)realloc(d->ids, nc * sizeof *ni);
-        if (!ni)
-            return pb_fail(r->err, PB_ERR_LIMIT, r->rec_off, "out of memory for a sample's frames");
-        d->ids = ni;
-        d->ids_cap = nc;
-    }
+    if (pb_grow((void **)&d->ids, &d->ids_cap, depth + 1, sizeof *d->ids) < 0)
+        return pb_fail(r->err, PB_ERR_LIMIT, r->rec_off, "out of memory for a sample's frames");
     d->ids[depth] = id;
     return PB_OK;
 }
@@ -776,23 +679,23 @@ static pb_status sp_body(sp_dec *d)
         unsigned tag;
         uint32_t dlen = 0;
         int got;
-        st->mark = st->p; /* the record stays in the window while it is parsed */
-        if (st->p < st->end) {
+        st->mark = st->v.p; /* the record stays in the window while it is parsed */
+        if (st->v.p < st->v.end) {
             got = 1;
         } else {
-            got = sp_need(st, 1);
+            got = pb_src_need(&st->v, 1);
             if (got < 0)
                 return r->err->status;
             if (got == 0)
                 break;
         }
-        r->rec_off = sp_off(st, st->p);
-        tag = *st->p++;
-        r->what = sp_tag_name(tag);
+        r->rec_off = sp_off(st, st->v.p);
+        tag = *st->v.p++;
+        r->rd.rec = sp_tag_name(tag);
         /* declared length: read, but trusted only for unknown tags */
-        if (st->p < st->end && !(*st->p & 0x80)) {
-            dlen = *st->p++;
-        } else if ((rc = sp_varint(r, &dlen, "declared length")) != PB_OK) {
+        if (st->v.p < st->v.end && !(*st->v.p & 0x80)) {
+            dlen = *st->v.p++;
+        } else if ((rc = pb_rd_be128_u32(&r->rd, &dlen, "declared length")) != PB_OK) {
             return rc;
         }
         switch (tag) {
@@ -802,20 +705,14 @@ static pb_status sp_body(sp_dec *d)
                 return pb_fail(r->err, PB_ERR_CORRUPT, r->rec_off,
                                "SAMPLE_START (1) inside the sample that started at byte %llu (no SAMPLE_END)",
                                (unsigned long long)sample_off);
-            if ((rc = sp_varint(r, &weight, "weight")) != PB_OK)
+            if ((rc = pb_rd_be128_u32(&r->rd, &weight, "weight")) != PB_OK)
                 return rc;
             if ((rc = sp_string(r, &op, "op name")) != PB_OK)
                 return rc;
             if (d->hooks && d->hooks->op_name) {
                 pb_str o = sp_resolve(r, &op);
-                if (o.len + 1 > d->op_cap) {
-                    size_t nc = o.len + 64;
-                    char *nb = (char *)realloc(d->op, nc);
-                    if (!nb)
-                        return pb_fail(r->err, PB_ERR_LIMIT, r->rec_off, "out of memory for an op name");
-                    d->op = nb;
-                    d->op_cap = nc;
-                }
+                if (pb_grow((void **)&d->op, &d->op_cap, o.len + 1, 1) < 0)
+                    return pb_fail(r->err, PB_ERR_LIMIT, r->rec_off, "out of memory for an op name");
                 memcpy(d->op, o.ptr, o.len);
                 d->op[o.len] = '\0';
                 d->op_len = o.len;
@@ -840,7 +737,7 @@ static pb_status sp_body(sp_dec *d)
         case SP_MAIN_FRAME:
             if (!in_sample)
                 return pb_fail(r->err, PB_ERR_CORRUPT, r->rec_off, "%s record outside a sample (no SAMPLE_START)",
-                               r->what);
+                               r->rd.rec);
             if ((rc = sp_frame(d, tag, depth)) != PB_OK)
                 return rc;
             depth++;
@@ -850,7 +747,7 @@ static pb_status sp_body(sp_dec *d)
             uint32_t n = 0;
             char name[32];
             if ((rc = sp_string(r, &text, "source text")) != PB_OK ||
-                (rc = sp_varint(r, &n, "eval sequence number")) != PB_OK)
+                (rc = pb_rd_be128_u32(&r->rd, &n, "eval sequence number")) != PB_OK)
                 return rc;
             snprintf(name, sizeof name, "(eval %u)", (unsigned)n);
             if ((rc = d->sink->note(d->sink, "eval_source", sp_resolve(r, &text), pb_str_c(name), n)) != PB_OK)
@@ -861,7 +758,7 @@ static pb_status sp_body(sp_dec *d)
         case SP_STREAM_END:
             /* as the real reader: note it, read on to the end */
             ended = 1;
-            if (dlen && (rc = sp_skip(r, dlen, "declared payload")) != PB_OK)
+            if (dlen && (rc = pb_rd_skip(&r->rd, dlen, "declared payload")) != PB_OK)
                 return rc;
             break;
         case SP_SECTION_START:
@@ -889,14 +786,14 @@ static pb_status sp_body(sp_dec *d)
                 return pb_fail(r->err, PB_ERR_CORRUPT, r->rec_off, "header record tag %u in the body", tag);
             sp_warn(d, "statprofiler: unknown body record tag %u (%lu bytes) skipped at byte %llu", r->rec_off, tag,
                     dlen);
-            r->what = "unknown";
-            if ((rc = sp_skip(r, dlen, "declared payload")) != PB_OK)
+            r->rd.rec = "unknown";
+            if ((rc = pb_rd_skip(&r->rd, dlen, "declared payload")) != PB_OK)
                 return rc;
             break;
         }
     }
     if (in_sample)
-        return pb_fail(r->err, PB_ERR_TRUNCATED, sp_off(st, st->p),
+        return pb_fail(r->err, PB_ERR_TRUNCATED, sp_off(st, st->v.p),
                        "input ended inside the sample that started at byte %llu (no SAMPLE_END)",
                        (unsigned long long)sample_off);
     if (!ended && d->hooks && d->hooks->warn)
@@ -907,7 +804,7 @@ static pb_status sp_body(sp_dec *d)
 
 static void sp_dec_free(sp_dec *d)
 {
-    free(d->r.st.buf);
+    pb_src_close(&d->r.st.v);
     sp_intern_free(&d->frames);
     free(d->ids);
     free(d->op);
@@ -921,8 +818,10 @@ static void sp_dec_init(sp_dec *d, pb_source *src, const pb_options *opt, pb_sam
     d->r.st.s = src;
     d->r.st.err = err;
     d->r.st.opt = opt;
+    pb_src_open_view(&d->r.st.v, sp_fill, &d->r.st, SP_STREAM_BASE, err);
     d->r.err = err;
-    d->r.what = "header";
+    pb_rd_init(&d->r.rd, &d->r.st.v, err, PB_RD_SHORT_RECORD, opt->max_record_size);
+    d->r.rd.rec = "header";
     d->opt = opt;
     d->sink = sink;
     d->hooks = hooks;
@@ -941,11 +840,7 @@ pb_status pb_statprofiler_samples(pb_source *src, const pb_options *opt_in, pb_s
     sp_dec *d;
     pb_options opt;
     pb_status rc;
-    if (opt_in)
-        opt = *opt_in;
-    else
-        pb_options_init(&opt);
-    pb_options_resolve(&opt);
+    pb_rd_options(&opt, opt_in);
     /* on the heap, so that a consumer that never returns can release it */
     d = (sp_dec *)malloc(sizeof *d);
     if (!d)
@@ -982,8 +877,7 @@ pb_status pb_statprofiler_read_header(const char *path, pb_sp_header *hdr, pb_er
     pb_error_init(err, "statprofiler", path);
     if ((rc = pb_src_open_file(&src, path, err)) != PB_OK)
         return rc;
-    pb_options_init(&opt);
-    pb_options_resolve(&opt);
+    pb_rd_options(&opt, NULL);
     sp_dec_init(&d, &src, &opt, NULL, NULL, err);
     rc = sp_header(&d);
     *hdr = d.hdr;
@@ -1121,8 +1015,8 @@ pb_status pb_statprofiler_files(const char *const *paths, size_t n, const pb_opt
         if ((rc = pb_src_open_file(src, files[i].path, err)) != PB_OK)
             goto out;
         if (opt) {
-            pb_options o = *opt;
-            pb_options_resolve(&o);
+            pb_options o;
+            pb_rd_options(&o, opt);
             pb_options_to_source(&o, src);
         }
         F->src_open = 1;
@@ -1227,14 +1121,8 @@ pb_status pb_statprofiler_expand(const char *spec, char ***paths, size_t *n, pb_
             continue;
         if (!is_dir && (plen != baselen || memcmp(de->d_name, base, baselen) != 0))
             continue;
-        if (cnt == cap) {
-            size_t nc = cap ? 2 * cap : 16;
-            char **nl = (char **)realloc(list, nc * sizeof *nl);
-            if (!nl)
-                goto oom;
-            list = nl;
-            cap = nc;
-        }
+        if (pb_grow((void **)&list, &cap, cnt + 1, sizeof *list) < 0)
+            goto oom;
         full = (char *)malloc(strlen(dpath) + 1 + strlen(de->d_name) + 1);
         if (!full)
             goto oom;
@@ -1339,14 +1227,8 @@ static pb_status spc_finish(pb_sample_sink *self)
 static long spc_escape(sp_chunks *c, size_t at, pb_str s, int is_key)
 {
     size_t i, o = at;
-    if (c->tcap < at + 4 * s.len + 32) {
-        size_t nc = at + 4 * s.len + 64;
-        char *nb = (char *)realloc(c->tmp, nc);
-        if (!nb)
-            return -1;
-        c->tmp = nb;
-        c->tcap = nc;
-    }
+    if (pb_grow((void **)&c->tmp, &c->tcap, at + 4 * s.len + 32, 1) < 0)
+        return -1;
     for (i = 0; i < s.len; i++) {
         unsigned char ch = (unsigned char)s.ptr[i];
         if (ch < 0x20 || ch == 0x7f || ch == '\\' || (is_key && ch == '=')) {
@@ -1367,13 +1249,8 @@ static pb_status spc_note(pb_sample_sink *self, const char *kind, pb_str a, pb_s
     if (!strcmp(kind, "metadata")) {
         long kl, vl;
         static const char pre[] = "metadata:";
-        if (c->tcap < 64) {
-            char *nb = (char *)realloc(c->tmp, 64);
-            if (!nb)
-                return pb_fail(self->err, PB_ERR_LIMIT, 0, "out of memory");
-            c->tmp = nb;
-            c->tcap = 64;
-        }
+        if (pb_grow((void **)&c->tmp, &c->tcap, 64, 1) < 0)
+            return pb_fail(self->err, PB_ERR_LIMIT, 0, "out of memory");
         memcpy(c->tmp, pre, sizeof pre - 1);
         if ((kl = spc_escape(c, sizeof pre - 1, a, 1)) < 0 || (vl = spc_escape(c, (size_t)kl + 1, b, 0)) < 0)
             return pb_fail(self->err, PB_ERR_LIMIT, 0, "out of memory");
@@ -1383,13 +1260,8 @@ static pb_status spc_note(pb_sample_sink *self, const char *kind, pb_str a, pb_s
         static const char pre[] = "statprofiler section ";
         size_t pl = sizeof pre - 1, kl = strlen(kind + 8);
         long l;
-        if (c->tcap < pl + kl + 2) {
-            char *nb = (char *)realloc(c->tmp, pl + kl + 64);
-            if (!nb)
-                return pb_fail(self->err, PB_ERR_LIMIT, 0, "out of memory");
-            c->tmp = nb;
-            c->tcap = pl + kl + 64;
-        }
+        if (pb_grow((void **)&c->tmp, &c->tcap, pl + kl + 2, 1) < 0)
+            return pb_fail(self->err, PB_ERR_LIMIT, 0, "out of memory");
         memcpy(c->tmp, pre, pl);
         memcpy(c->tmp + pl, kind + 8, kl);
         c->tmp[pl + kl] = ':';
@@ -1457,11 +1329,7 @@ static pb_status sp_fold_run(pb_source *src, const char *const *paths, size_t n,
     sp_dec *d;
     pb_options o;
     uint32_t interval;
-    if (opt)
-        o = *opt;
-    else
-        pb_options_init(&o);
-    pb_options_resolve(&o);
+    pb_rd_options(&o, opt);
     if (!src && n == 0) {
         pb_error_init(err, "statprofiler", "");
         return pb_fail_nooff(err, PB_ERR_IO, "no StatProfiler trace files given");

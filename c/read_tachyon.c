@@ -42,6 +42,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "pb.h"
+#include "reader.h"
 #include "util.h"
 #include "fold_samples.h"
 
@@ -82,6 +83,7 @@ typedef struct {
 typedef struct {
     pb_source *s;
     pb_error *err;
+    pb_rd rd;                      /* the cursor */
     const pb_options *opt;
     pb_sample_sink *out;
     int swap;
@@ -127,148 +129,33 @@ typedef struct {
     uint64_t budget;               /* max_statements: TIME_LINE chunks beyond one per sample */
 } tr;
 
-static uint32_t bswap32(uint32_t v)
-{
-    return (v >> 24) | ((v >> 8) & 0xFF00u) | ((v << 8) & 0xFF0000u) | (v << 24);
-}
-static uint64_t bswap64(uint64_t v)
-{
-    return ((uint64_t)bswap32((uint32_t)v) << 32) | bswap32((uint32_t)(v >> 32));
-}
-static uint32_t get32(const tr *r, const unsigned char *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return r->swap ? bswap32(v) : v;
-}
-static uint64_t get64(const tr *r, const unsigned char *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return r->swap ? bswap64(v) : v;
-}
-static double getf64(const tr *r, const unsigned char *p)
-{
-    uint64_t u = get64(r, p);
-    double d;
-    memcpy(&d, &u, 8);
-    return d;
-}
-
-/* the magic as the machine reads it: native order makes the file's own
- * order detectable whatever the host's */
-static int host_little(void)
-{
-    uint32_t one = 1;
-    unsigned char b;
-    memcpy(&b, &one, 1);
-    return b == 1;
-}
-
-static pb_status oom(tr *r)
-{
-    return pb_fail(r->err, PB_ERR_LIMIT, pb_src_offset(r->s), "out of memory");
-}
+static pb_status oom(tr *r) { return pb_rd_oom(&r->rd); }
 
 /* Need n bytes at s->p, for `what` of record `rec`: truncated error if the
  * input (or the region) ends first. */
-static pb_status need(tr *r, size_t n, const char *rec, const char *what)
+static inline pb_status need(tr *r, size_t n, const char *rec, const char *what)
 {
-    int got = pb_src_need(r->s, n);
-    if (got > 0)
-        return PB_OK;
-    if (got < 0)
-        return r->err->status;
-    return pb_fail(r->err, PB_ERR_TRUNCATED, pb_src_offset(r->s),
-                   "%s needs %zu more byte%s for its %s, only %zu left", rec, n, n == 1 ? "" : "s", what,
-                   pb_src_avail(r->s));
+    r->rd.rec = rec;
+    return pb_rd_need(&r->rd, n, what);
 }
 
 /* LEB128 varint of at most 10 bytes; with max32, values over 2^32-1 are
  * rejected. */
-static pb_status varint_slow(tr *r, uint64_t *v, int max32, const char *rec, const char *what)
-{
-    pb_source *s = r->s;
-    uint64_t x = 0;
-    unsigned k;
-    for (k = 0; k < 10; k++) {
-        int got = pb_src_need(s, k + 1);
-        unsigned char b;
-        if (got < 0)
-            return r->err->status;
-        if (got == 0)
-            return pb_fail(r->err, PB_ERR_TRUNCATED, pb_src_offset(s), "%s ends inside its %s varint", rec, what);
-        b = s->p[k];
-        if (k == 9 && b > 1)
-            break;
-        x |= (uint64_t)(b & 0x7F) << (7 * k);
-        if (!(b & 0x80)) {
-            if (max32 && x > UINT32_MAX)
-                break;
-            s->p += k + 1;
-            *v = x;
-            return PB_OK;
-        }
-    }
-    return pb_fail(r->err, PB_ERR_CORRUPT, pb_src_offset(s), "%s has a malformed %s varint (more than %s bits)", rec,
-                   what, max32 ? "32" : "64");
-}
-
 static inline pb_status varint(tr *r, uint64_t *v, int max32, const char *rec, const char *what)
 {
-    pb_source *s = r->s;
-    if (s->end - s->p >= 10) {
-        const unsigned char *p = s->p;
-        uint64_t x = p[0] & 0x7F;
-        if (!(p[0] & 0x80)) {
-            s->p = p + 1;
-            *v = x;
-            return PB_OK;
-        }
-        {
-            unsigned k;
-            for (k = 1; k < 10; k++) {
-                unsigned char b = p[k];
-                if (k == 9 && b > 1)
-                    break;
-                x |= (uint64_t)(b & 0x7F) << (7 * k);
-                if (!(b & 0x80)) {
-                    if (max32 && x > UINT32_MAX)
-                        break;
-                    s->p = p + k + 1;
-                    *v = x;
-                    return PB_OK;
-                }
-            }
-        }
-    }
-    return varint_slow(r, v, max32, rec, what);
+    r->rd.rec = rec;
+    return pb_rd_leb128(&r->rd, v, max32, what);
 }
 
 static inline pb_status varint32(tr *r, uint32_t *v, const char *rec, const char *what)
 {
-    uint64_t x;
-    pb_status st = varint(r, &x, 1, rec, what);
-    *v = (uint32_t)x;
-    return st;
+    r->rd.rec = rec;
+    return pb_rd_leb128_u32(&r->rd, v, what);
 }
 
 /* ---- header, footer, tables --------------------------------------------- */
 #define STR_OFF_AT(r) ((r)->layout == PB_TACH_315 ? 40 : 36)
 #define FRAME_OFF_AT(r) ((r)->layout == PB_TACH_315 ? 48 : 44)
-
-static uint32_t hget32(const unsigned char *p, int swap)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return swap ? bswap32(v) : v;
-}
-static uint64_t hget64(const unsigned char *p, int swap)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return swap ? bswap64(v) : v;
-}
 
 /* the header's fields as one layout reads them */
 static void header_fields(const unsigned char *h, int swap, int layout, pb_tach_header *t)
@@ -276,18 +163,18 @@ static void header_fields(const unsigned char *h, int swap, int layout, pb_tach_
     memset(t, 0, sizeof *t);
     t->layout = layout;
     if (layout == PB_TACH_315) {
-        t->sample_count = hget64(h + 28, swap);
-        t->thread_count = hget32(h + 36, swap);
-        t->str_off = hget64(h + 40, swap);
-        t->frame_off = hget64(h + 48, swap);
-        t->compression = hget32(h + 56, swap);
-        t->mode_field = hget32(h + 60, swap);
+        t->sample_count = pb_load64(h + 28, swap);
+        t->thread_count = pb_load32(h + 36, swap);
+        t->str_off = pb_load64(h + 40, swap);
+        t->frame_off = pb_load64(h + 48, swap);
+        t->compression = pb_load32(h + 56, swap);
+        t->mode_field = pb_load32(h + 60, swap);
     } else {
-        t->sample_count = hget32(h + 28, swap);
-        t->thread_count = hget32(h + 32, swap);
-        t->str_off = hget64(h + 36, swap);
-        t->frame_off = hget64(h + 44, swap);
-        t->compression = hget32(h + 52, swap);
+        t->sample_count = pb_load32(h + 28, swap);
+        t->thread_count = pb_load32(h + 32, swap);
+        t->str_off = pb_load64(h + 36, swap);
+        t->frame_off = pb_load64(h + 44, swap);
+        t->compression = pb_load32(h + 52, swap);
     }
 }
 
@@ -361,20 +248,20 @@ static pb_status read_header(tr *r)
     } else if (magic_native == T_MAGIC_SWAPPED) {
         r->swap = 1;
     } else {
-        uint32_t le = (uint32_t)h[0] | ((uint32_t)h[1] << 8) | ((uint32_t)h[2] << 16) | ((uint32_t)h[3] << 24);
+        uint32_t le = pb_le32(h);
         return pb_fail(r->err, PB_ERR_CORRUPT, 0,
                        "header: invalid magic number 0x%08x (expected 0x54414348, \"HCAT\" little-endian or "
                        "\"TACH\" big-endian)%s",
                        le, le == 0 ? "; an all-zero header means the profiler did not finish writing" : "");
     }
-    r->version = get32(r, h + 4);
+    r->version = pb_load32(h + 4, r->swap);
     memcpy(r->pyver, h + 8, 3);
     if (r->version != 1)
         return pb_fail(r->err, PB_ERR_UNSUPPORTED, 4,
                        "header: format version %u (written by Python %u.%u.%u); this reader supports version 1",
                        r->version, r->pyver[0], r->pyver[1], r->pyver[2]);
-    r->start_time = get64(r, h + 12);
-    r->interval = get64(r, h + 20);
+    r->start_time = pb_load64(h + 12, r->swap);
+    r->interval = pb_load64(h + 20, r->swap);
     r->size = pb_src_size(s);
     {
         pb_tach_header th;
@@ -438,8 +325,8 @@ static pb_status read_footer(tr *r)
         return st;
     if ((st = need(r, T_FOOTER, "footer", "counts")) != PB_OK)
         return st;
-    r->nstrings_decl = get32(r, r->s->p);
-    r->nframes_decl = get32(r, r->s->p + 4);
+    r->nstrings_decl = pb_load32(r->s->p, r->swap);
+    r->nframes_decl = pb_load32(r->s->p + 4, r->swap);
     return PB_OK;
 }
 
@@ -539,11 +426,6 @@ static pb_status read_strings(tr *r)
     return PB_OK;
 }
 
-static int32_t unzigzag32(uint32_t v)
-{
-    return (int32_t)((v >> 1) ^ (0u - (v & 1u)));
-}
-
 static pb_status read_frames(tr *r, uint64_t *end)
 {
     pb_source *s = r->s;
@@ -588,7 +470,7 @@ static pb_status read_frames(tr *r, uint64_t *end)
             return oom(r);
         r->frames[r->nframes].file = v[0];
         r->frames[r->nframes].func = v[1];
-        r->frames[r->nframes].line = unzigzag32(v[2]);
+        r->frames[r->nframes].line = pb_unzigzag32(v[2]);
         r->nframes++;
     }
     *end = pb_src_offset(s);
@@ -623,7 +505,7 @@ static pb_status read_trailer(tr *r, uint64_t frames_end)
         return st;
     if (memcmp(s->p, "TACHSTAT", 8) != 0)
         return PB_OK;
-    size = get32(r, s->p + 12);
+    size = pb_load32(s->p + 12, r->swap);
     if ((size != 56 && size != 32) || r->footer_off - frames_end < size)
         return PB_OK;
     if ((st = pb_src_seek(s, r->footer_off - size)) != PB_OK)
@@ -634,8 +516,8 @@ static pb_status read_trailer(tr *r, uint64_t frames_end)
     r->have_stats = 1;
     r->stats_size = size;
     for (k = 0; k < (size == 56 ? 4 : 2); k++)
-        r->stats[k] = getf64(r, t + 8 * k);
-    r->stats_flags = size == 56 ? get32(r, t + 32) : 0x3u;
+        r->stats[k] = pb_load_f64(t + 8 * k, r->swap);
+    r->stats_flags = size == 56 ? pb_load32(t + 32, r->swap) : 0x3u;
     return PB_OK;
 }
 
@@ -698,7 +580,7 @@ static pb_status header_attributes(tr *r)
         (st = attr_u64(r, "total_samples", r->sample_count)) != PB_OK ||
         (st = attr_u64(r, "thread_count", r->thread_count)) != PB_OK ||
         (st = attr(r, "compression", r->compression ? "zstd" : "none")) != PB_OK ||
-        (st = attr(r, "byte_order", (r->swap ? !host_little() : host_little()) ? "little" : "big")) != PB_OK ||
+        (st = attr(r, "byte_order", (r->swap ? !pb_host_little() : pb_host_little()) ? "little" : "big")) != PB_OK ||
         (st = attr(r, "header_layout", r->layout == PB_TACH_315 ? "3.15" : "3.14")) != PB_OK)
         return st;
     if (r->mode_field) {
@@ -1127,8 +1009,8 @@ static pb_status replay(tr *r)
                            "sample record header needs 13 bytes (thread id, interpreter id, encoding): %zu "
                            "trailing byte%s before the string table", left, left == 1 ? "" : "s");
         }
-        tid = get64(r, s->p);
-        iid = get32(r, s->p + 8);
+        tid = pb_load64(s->p, r->swap);
+        iid = pb_load32(s->p + 8, r->swap);
         enc = s->p[12];
         s->p += 13;
         if ((st = get_thread(r, tid, iid, rec_off, &t)) != PB_OK)
@@ -1391,6 +1273,7 @@ static void tr_init(tr *r, pb_source *src, const pb_options *opt, pb_error *err)
     memset(r, 0, sizeof *r);
     r->s = src;
     r->err = err;
+    pb_rd_init(&r->rd, src, err, "%s needs %zu more byte%s for its %s, only %zu left", opt->max_record_size);
     r->opt = opt;
     r->app_frame = T_NONE;
     r->app_dist = UINT32_MAX;
@@ -1403,11 +1286,7 @@ pb_status pb_read_tachyon_samples(pb_source *src, const pb_options *opt_in, pb_s
     tr r;
     pb_status st;
     pb_options opt;
-    if (opt_in)
-        opt = *opt_in;
-    else
-        pb_options_init(&opt);
-    pb_options_resolve(&opt);
+    pb_rd_options(&opt, opt_in);
     tr_init(&r, src, &opt, err);
     r.out = out;
     st = prepare(&r);
@@ -1430,11 +1309,7 @@ pb_status pb_read_tachyon(pb_source *src, const pb_options *opt_in, pb_sink *sin
     pb_options opt;
     pb_fold_config cfg;
     pb_fold *fold = NULL;
-    if (opt_in)
-        opt = *opt_in;
-    else
-        pb_options_init(&opt);
-    pb_options_resolve(&opt);
+    pb_rd_options(&opt, opt_in);
     /* on the heap, so that a consumer that never returns can release it */
     r = (tr *)malloc(sizeof *r);
     if (!r)

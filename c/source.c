@@ -65,6 +65,15 @@ void pb_src_open_mem(pb_source *s, const void *data, size_t len, pb_error *err)
     s->raw_pos = len;
 }
 
+void pb_src_open_view(pb_source *s, int (*fill)(pb_source *s, size_t n), void *ctx, uint64_t offset,
+                      pb_error *err)
+{
+    reset(s, err);
+    s->fill = fill;
+    s->fill_ctx = ctx;
+    s->buf_off = offset;
+}
+
 static void end_view(pb_source *s)
 {
     if (s->zstate) {
@@ -162,11 +171,16 @@ static int grow_if_full(pb_source *s, size_t n)
     ncap = s->cap * 2;
     if (ncap < s->cap || (uint64_t)ncap > s->max_window + 1024)
         ncap = (size_t)s->max_window + 1024;
-    nb = (unsigned char *)realloc(s->buf, ncap);
+    /* to exactly ncap (pb_grow would double past the cap): a new window
+     * with the live bytes, which compaction put at the start of buf */
+    nb = (unsigned char *)malloc(ncap);
     if (!nb) {
         pb_fail(s->err, PB_ERR_LIMIT, pb_src_offset(s), "out of memory growing the read window to %zu bytes", ncap);
         return -1;
     }
+    if (avail)
+        memcpy(nb, s->p, avail);
+    free(s->buf);
     s->buf = nb;
     s->cap = ncap;
     s->base = s->p = nb;
@@ -379,6 +393,8 @@ int pb_src_fill(pb_source *s, size_t n)
 {
     if (s->err && s->err->status != PB_OK)
         return -1;
+    if (s->fill)
+        return s->fill(s, n);
     switch (s->view) {
     case PB_VIEW_ZLIB: return fill_zlib(s, n);
     case PB_VIEW_ZSTD: return fill_zstd(s, n);
@@ -424,9 +440,11 @@ static pb_status begin_view(pb_source *s, uint64_t raw_end)
         s->raw_limit = raw_end;
     }
     if (!s->buf || s->cap < VIEW_BUF) {
-        unsigned char *nb = (unsigned char *)realloc(s->buf, VIEW_BUF);
+        /* its bytes were handed over above: a fresh window will do */
+        unsigned char *nb = (unsigned char *)malloc(VIEW_BUF);
         if (!nb)
             return pb_fail(s->err, PB_ERR_LIMIT, off0, "out of memory");
+        free(s->buf);
         s->buf = nb;
         s->cap = VIEW_BUF;
     }

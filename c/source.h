@@ -71,6 +71,11 @@ typedef struct pb_source {
     size_t zstd_hint;        /* zstd: input size to the end of the next block */
     int zstd_at_block;       /* zstd: the next input byte starts a block */
 
+    /* a decoder's own view (pb_src_open_view): makes n bytes available at p,
+     * managing buf/cap/base/buf_off itself; returns as pb_src_need() */
+    int (*fill)(struct pb_source *s, size_t n);
+    void *fill_ctx;
+
     /* progress (pb_options.progress): called from the one place raw bytes are read */
     void (*progress)(void *ud, uint64_t done, uint64_t total);
     void *progress_ud;
@@ -82,6 +87,13 @@ pb_status pb_src_open_file(pb_source *s, const char *path, pb_error *err);
 /* Read from memory (not copied; must outlive the source). */
 void pb_src_open_mem(pb_source *s, const void *data, size_t len, pb_error *err);
 void pb_src_close(pb_source *s);
+/* A stream the decoder produces itself (e.g. StatProfiler's Snappy packets)
+ * read through the same cursor: fill(s, n) makes n bytes available at s->p
+ * (growing s->buf / s->cap, moving s->base and s->buf_off as it compacts;
+ * pb_src_close frees s->buf) and returns 1, 0 or -1 as pb_src_need().
+ * offset: the logical offset of the stream's first byte, for messages. */
+void pb_src_open_view(pb_source *s, int (*fill)(pb_source *s, size_t n), void *ctx, uint64_t offset,
+                      pb_error *err);
 
 /* Slow path of pb_src_need(); do not call directly. */
 int pb_src_fill(pb_source *s, size_t n);
