@@ -157,15 +157,14 @@ pb_status pb_detect_source(pb_source *src, pb_format *format, pb_error *err);
 pb_status pb_decode_source(pb_source *src, const char *name, pb_format format, const pb_options *opt,
                           pb_sink *sink, pb_error *err);
 
-/* decoders: each c/read_<format>.c defines its function and pb_have_<format>
- * (1: every decoder is built; what a missing optional library prevents is
- * reported by the decoder itself, see codecs.h) */
+/* decoders: each c/read_<format>.c defines its function, and the table of
+ * formats (c/formats.c) lists it; every decoder is built (what a missing
+ * optional library prevents is reported by the decoder itself, codecs.h) */
 pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 pb_status pb_read_pynytprof(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 pb_status pb_read_easyprofiler(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 pb_status pb_read_tachyon(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 pb_status pb_read_statprofiler(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
-extern const int pb_have_pynytprof, pb_have_easyprofiler, pb_have_tachyon, pb_have_statprofiler;
 
 /* the optional libraries this build was compiled with (codecs.h): 1 or 0 */
 extern const int pb_have_zstd, pb_have_snappy;

@@ -37,8 +37,6 @@
 #include "reader.h"
 #include "util.h"
 
-const int pb_have_easyprofiler = 1;
-
 #define EP_SIGNATURE 0x45617379u
 #define V(a, b, c) (((uint32_t)(a) << 24) | ((uint32_t)(b) << 16) | (uint32_t)(c))
 
@@ -898,7 +896,7 @@ static pb_status ep_read(pb_source *src, const pb_options *opt, pb_sink *sink, p
     pb_options defopt;
     uint32_t t;
     if (!opt) {
-        pb_rd_options(&defopt, NULL);
+        pb_options_copy(&defopt, NULL);
         opt = &defopt;
     }
     /* on the heap, so that a consumer that never returns can release it */

@@ -41,10 +41,6 @@
 #include "pb.h"
 #include "reader.h"
 
-const int pb_have_pynytprof = 1;
-
-const char *pb_pynytprof_dialect(const unsigned char *p, size_t len);
-
 #define PYN_I32_MAX 2147483647u
 #define PYN_DEFAULT_TPS 10000000.0
 /* Most TIME_LINE/DISCOUNT chunks synthesised from counts in the file (a 28-byte S
@@ -1351,7 +1347,7 @@ pb_status pb_read_pynytprof(pb_source *src, const pb_options *opt, pb_sink *sink
     pb_status st;
     pb_options o;
     uint64_t seq0;
-    pb_rd_options(&o, opt);
+    pb_options_copy(&o, opt);
     /* on the heap, so that a consumer that never returns can release it */
     r = (pyn *)calloc(1, sizeof *r);
     if (!r)

@@ -32,8 +32,6 @@
 
 #include "fold_samples.h"
 
-const int pb_have_statprofiler = 1;
-
 #define SP_MAGIC "=statprofiler"
 #define SP_MAGIC_LEN 13
 #define SP_STREAM_BASE 14 /* logical offsets are reported from here */
@@ -840,7 +838,7 @@ pb_status pb_statprofiler_samples(pb_source *src, const pb_options *opt_in, pb_s
     sp_dec *d;
     pb_options opt;
     pb_status rc;
-    pb_rd_options(&opt, opt_in);
+    pb_options_copy(&opt, opt_in);
     /* on the heap, so that a consumer that never returns can release it */
     d = (sp_dec *)malloc(sizeof *d);
     if (!d)
@@ -877,7 +875,7 @@ pb_status pb_statprofiler_read_header(const char *path, pb_sp_header *hdr, pb_er
     pb_error_init(err, "statprofiler", path);
     if ((rc = pb_src_open_file(&src, path, err)) != PB_OK)
         return rc;
-    pb_rd_options(&opt, NULL);
+    pb_options_copy(&opt, NULL);
     sp_dec_init(&d, &src, &opt, NULL, NULL, err);
     rc = sp_header(&d);
     *hdr = d.hdr;
@@ -1016,7 +1014,7 @@ pb_status pb_statprofiler_files(const char *const *paths, size_t n, const pb_opt
             goto out;
         if (opt) {
             pb_options o;
-            pb_rd_options(&o, opt);
+            pb_options_copy(&o, opt);
             pb_options_to_source(&o, src);
         }
         F->src_open = 1;
@@ -1329,7 +1327,7 @@ static pb_status sp_fold_run(pb_source *src, const char *const *paths, size_t n,
     sp_dec *d;
     pb_options o;
     uint32_t interval;
-    pb_rd_options(&o, opt);
+    pb_options_copy(&o, opt);
     if (!src && n == 0) {
         pb_error_init(err, "statprofiler", "");
         return pb_fail_nooff(err, PB_ERR_IO, "no StatProfiler trace files given");

@@ -46,8 +46,6 @@
 #include "util.h"
 #include "fold_samples.h"
 
-const int pb_have_tachyon = 1;
-
 #define T_MAGIC 0x54414348u
 #define T_MAGIC_SWAPPED 0x48434154u
 #define T_HEADER 64
@@ -1286,7 +1284,7 @@ pb_status pb_read_tachyon_samples(pb_source *src, const pb_options *opt_in, pb_s
     tr r;
     pb_status st;
     pb_options opt;
-    pb_rd_options(&opt, opt_in);
+    pb_options_copy(&opt, opt_in);
     tr_init(&r, src, &opt, err);
     r.out = out;
     st = prepare(&r);
@@ -1309,7 +1307,7 @@ pb_status pb_read_tachyon(pb_source *src, const pb_options *opt_in, pb_sink *sin
     pb_options opt;
     pb_fold_config cfg;
     pb_fold *fold = NULL;
-    pb_rd_options(&opt, opt_in);
+    pb_options_copy(&opt, opt_in);
     /* on the heap, so that a consumer that never returns can release it */
     r = (tr *)malloc(sizeof *r);
     if (!r)

@@ -287,15 +287,5 @@ static inline pb_status pb_rd_be128_u32(pb_rd *r, uint32_t *v, const char *field
 pb_status pb_rd_skip(pb_rd *r, uint64_t n, const char *field);
 
 /* ---- options ---------------------------------------------------------------- */
-/* The decoder entry points' preamble: a copy of *in (defaults when NULL)
- * with every limit resolved. */
-static inline void pb_rd_options(pb_options *o, const pb_options *in)
-{
-    if (in)
-        *o = *in;
-    else
-        pb_options_init(o);
-    pb_options_resolve(o);
-}
 
 #endif
