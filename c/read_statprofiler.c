@@ -249,16 +249,18 @@ static inline pb_str sp_resolve(const sp_rd *r, const sp_strref *s)
 }
 
 /* ---- frame interning ---------------------------------------------------- */
+/* the distinct frame records seen: entries in a dense array, their key bytes
+ * in an arena, looked up through a pb_index on a 32-bit fold of sp_hash */
 typedef struct {
     uint64_t hash;
     uint32_t off, len; /* key bytes in arena */
     uint32_t id;       /* sink id */
-    uint32_t used;
-} sp_slot;
+} sp_key;
 
 typedef struct {
-    sp_slot *slots;
-    size_t nslots, count;
+    sp_key *keys;
+    size_t count, kcap;
+    pb_index ix;
     unsigned char *arena;
     size_t alen, acap;
 } sp_intern;
@@ -283,68 +285,53 @@ static uint64_t sp_hash(const unsigned char *p, size_t n)
     return h;
 }
 
+static inline uint32_t sp_fold(uint64_t h) { return (uint32_t)(h ^ (h >> 32)); }
+
+static uint32_t sp_key_hash(const void *ctx, uint32_t i) { return sp_fold(((const sp_intern *)ctx)->keys[i].hash); }
+
 static void sp_intern_free(sp_intern *t)
 {
-    free(t->slots);
+    free(t->keys);
+    pb_index_free(&t->ix);
     free(t->arena);
     memset(t, 0, sizeof *t);
 }
 
-/* find: 1 found (*id), 0 not found (*slot is where to insert) */
+/* find: 1 found (*id), 0 not found (*slot is where to insert), -1 out of memory */
 static int sp_intern_find(sp_intern *t, const unsigned char *key, size_t len, uint64_t h, uint32_t *id, size_t *slot)
 {
-    size_t mask = t->nslots - 1, i = (size_t)h & mask;
-    for (;;) {
-        sp_slot *sl = &t->slots[i];
-        if (!sl->used) {
-            *slot = i;
-            return 0;
-        }
-        if (sl->hash == h && sl->len == len && memcmp(t->arena + sl->off, key, len) == 0) {
-            *id = sl->id;
+    size_t k;
+    uint32_t i;
+    if (pb_index_reserve(&t->ix, t->count, sp_key_hash, t) < 0)
+        return -1;
+    for (k = pb_index_first(&t->ix, sp_fold(h)); (i = pb_index_at(&t->ix, k)) != PB_INDEX_NONE;
+         k = pb_index_next(&t->ix, k)) {
+        const sp_key *e = &t->keys[i];
+        if (e->hash == h && e->len == len && memcmp(t->arena + e->off, key, len) == 0) {
+            *id = e->id;
             return 1;
         }
-        i = (i + 1) & mask;
     }
-}
-
-static int sp_intern_grow(sp_intern *t)
-{
-    size_t n = t->nslots ? t->nslots * 2 : 1024, i;
-    sp_slot *ns = (sp_slot *)calloc(n, sizeof *ns);
-    if (!ns)
-        return -1;
-    for (i = 0; i < t->nslots; i++) {
-        if (t->slots[i].used) {
-            size_t j = (size_t)t->slots[i].hash & (n - 1);
-            while (ns[j].used)
-                j = (j + 1) & (n - 1);
-            ns[j] = t->slots[i];
-        }
-    }
-    free(t->slots);
-    t->slots = ns;
-    t->nslots = n;
+    *slot = k;
     return 0;
 }
 
 static int sp_intern_add(sp_intern *t, size_t slot, const unsigned char *key, size_t len, uint64_t h, uint32_t id)
 {
-    sp_slot *sl;
+    sp_key *e;
     /* offsets into the arena are 32-bit */
-    if (t->alen + len > (size_t)1 << 31 || pb_grow((void **)&t->arena, &t->acap, t->alen + len, 1) < 0)
+    if (t->alen + len > (size_t)1 << 31 || pb_grow((void **)&t->arena, &t->acap, t->alen + len, 1) < 0 ||
+        pb_grow((void **)&t->keys, &t->kcap, t->count + 1, sizeof *t->keys) < 0)
         return -1;
     memcpy(t->arena + t->alen, key, len);
-    sl = &t->slots[slot];
-    sl->hash = h;
-    sl->off = (uint32_t)t->alen;
-    sl->len = (uint32_t)len;
-    sl->id = id;
-    sl->used = 1;
+    e = &t->keys[t->count];
+    e->hash = h;
+    e->off = (uint32_t)t->alen;
+    e->len = (uint32_t)len;
+    e->id = id;
+    pb_index_set(&t->ix, slot, (uint32_t)t->count);
     t->alen += len;
     t->count++;
-    if (t->count * 4 > t->nslots * 3 && sp_intern_grow(t) < 0)
-        return -1;
     return 0;
 }
 
@@ -568,6 +555,7 @@ static pb_status sp_frame(sp_dec *d, unsigned tag, size_t depth)
     uint64_t h;
     size_t klen, slot;
     uint32_t id;
+    int found;
 
     if (depth >= d->opt->max_stack_depth)
         return pb_fail(r->err, PB_ERR_LIMIT, r->rec_off, "sample has more than max_stack_depth (%u) frames",
@@ -597,9 +585,9 @@ static pb_status sp_frame(sp_dec *d, unsigned tag, size_t depth)
     start = st->mark;
     klen = (size_t)(st->v.p - start);
     h = sp_hash(start, klen);
-    if (d->frames.nslots == 0 && sp_intern_grow(&d->frames) < 0)
+    if ((found = sp_intern_find(&d->frames, start, klen, h, &id, &slot)) < 0)
         return pb_fail(r->err, PB_ERR_LIMIT, r->rec_off, "out of memory for the frame table");
-    if (!sp_intern_find(&d->frames, start, klen, h, &id, &slot)) {
+    if (!found) {
         pb_frame fr;
         static const pb_str empty = { "", 0, 0 };
         if (d->frames.count >= d->opt->max_frames)
