@@ -47,73 +47,65 @@
  * record can claim 4e9 executions).  Proposed as pb_options.max_statements. */
 #define PYN_MAX_STATEMENTS (UINT64_C(1) << 28)
 
-/* ---- a small u64 -> u32 hash map (open addressing) ------------------- */
+/* ---- a small u64 -> u32 map: entries in a dense array, a pb_index on pb_mix64(key) */
 typedef struct {
-    uint64_t *keys;
-    uint32_t *vals;
-    size_t cap, n;
+    uint64_t key;
+    uint32_t val;
+} pyn_ent;
+
+typedef struct {
+    pyn_ent *e;
+    size_t n, cap;
+    pb_index ix;
 } pyn_map;
 
-static size_t map_slot(const pyn_map *m, uint64_t key)
+static uint32_t map_hash_of(const void *ctx, uint32_t i) { return pb_mix64(((const pyn_map *)ctx)->e[i].key); }
+
+/* key's entry, or PB_INDEX_NONE (then *slot is the empty slot where it would go) */
+static uint32_t map_find(const pyn_map *m, uint64_t key, size_t *slot)
 {
-    uint64_t h = key * UINT64_C(0x9E3779B97F4A7C15);
-    size_t i = (size_t)(h >> 20) & (m->cap - 1);
-    while (m->vals[i] != UINT32_MAX && m->keys[i] != key)
-        i = (i + 1) & (m->cap - 1);
-    return i;
+    size_t k;
+    uint32_t i;
+    for (k = pb_index_first(&m->ix, pb_mix64(key)); (i = pb_index_at(&m->ix, k)) != PB_INDEX_NONE;
+         k = pb_index_next(&m->ix, k))
+        if (m->e[i].key == key)
+            return i;
+    *slot = k;
+    return PB_INDEX_NONE;
 }
 
 static int map_get(const pyn_map *m, uint64_t key, uint32_t *val)
 {
-    size_t i;
-    if (!m->cap)
+    size_t k;
+    uint32_t i = map_find(m, key, &k);
+    if (i == PB_INDEX_NONE)
         return 0;
-    i = map_slot(m, key);
-    if (m->vals[i] == UINT32_MAX)
-        return 0;
-    *val = m->vals[i];
+    *val = m->e[i].val;
     return 1;
 }
 
 /* 1 ok, 0 out of memory */
 static int map_put(pyn_map *m, uint64_t key, uint32_t val)
 {
-    size_t i;
-    if ((m->n + 1) * 2 > m->cap) {
-        size_t ncap = m->cap ? m->cap * 2 : 64, j;
-        pyn_map nm;
-        nm.keys = (uint64_t *)malloc(ncap * sizeof *nm.keys);
-        nm.vals = (uint32_t *)malloc(ncap * sizeof *nm.vals);
-        if (!nm.keys || !nm.vals) {
-            free(nm.keys);
-            free(nm.vals);
+    size_t k;
+    uint32_t i;
+    if (pb_index_reserve(&m->ix, m->n, map_hash_of, m) < 0)
+        return 0;
+    if ((i = map_find(m, key, &k)) == PB_INDEX_NONE) {
+        if (pb_grow((void **)&m->e, &m->cap, m->n + 1, sizeof *m->e) < 0)
             return 0;
-        }
-        nm.cap = ncap;
-        nm.n = m->n;
-        memset(nm.vals, 0xFF, ncap * sizeof *nm.vals);
-        for (j = 0; j < m->cap; j++)
-            if (m->vals[j] != UINT32_MAX) {
-                size_t k = map_slot(&nm, m->keys[j]);
-                nm.keys[k] = m->keys[j];
-                nm.vals[k] = m->vals[j];
-            }
-        free(m->keys);
-        free(m->vals);
-        *m = nm;
+        i = (uint32_t)m->n++;
+        m->e[i].key = key;
+        pb_index_set(&m->ix, k, i);
     }
-    i = map_slot(m, key);
-    if (m->vals[i] == UINT32_MAX)
-        m->n++;
-    m->keys[i] = key;
-    m->vals[i] = val;
+    m->e[i].val = val;
     return 1;
 }
 
 static void map_free(pyn_map *m)
 {
-    free(m->keys);
-    free(m->vals);
+    free(m->e);
+    pb_index_free(&m->ix);
     memset(m, 0, sizeof *m);
 }
 
