@@ -110,8 +110,7 @@ typedef struct {
     /* replay */
     t_thread **threads;
     size_t nthreads, cthreads;
-    uint32_t *ttab;
-    size_t ttab_cap;
+    pb_index tix; /* threads by (tid, iid) */
     uint64_t total;
     uint64_t hist[256];
     uint32_t app_frame, app_dist;
@@ -765,26 +764,28 @@ static pb_status intern(tr *r, uint32_t fi, uint64_t off, uint32_t *id)
 /* ---- replay ------------------------------------------------------------------ */
 static uint32_t tmix(uint64_t tid, uint32_t iid)
 {
-    uint64_t x = tid ^ ((uint64_t)iid * UINT64_C(0x9E3779B97F4A7C15));
-    x ^= x >> 33;
-    x *= UINT64_C(0xff51afd7ed558ccd);
-    x ^= x >> 33;
-    return (uint32_t)x;
+    return pb_mix64(tid ^ ((uint64_t)iid * UINT64_C(0x9E3779B97F4A7C15)));
+}
+
+static uint32_t thread_hash(const void *ctx, uint32_t i)
+{
+    const t_thread *t = ((const tr *)ctx)->threads[i];
+    return tmix(t->tid, t->iid);
 }
 
 static pb_status get_thread(tr *r, uint64_t tid, uint32_t iid, uint64_t rec_off, t_thread **out)
 {
-    size_t j;
+    size_t k;
+    uint32_t i;
     t_thread *t;
     pb_status st;
     uint32_t h = tmix(tid, iid);
-    if (r->ttab_cap) {
-        for (j = h & (r->ttab_cap - 1); r->ttab[j] != T_NONE; j = (j + 1) & (r->ttab_cap - 1)) {
-            t = r->threads[r->ttab[j]];
-            if (t->tid == tid && t->iid == iid) {
-                *out = t;
-                return PB_OK;
-            }
+    for (k = pb_index_first(&r->tix, h); (i = pb_index_at(&r->tix, k)) != PB_INDEX_NONE;
+         k = pb_index_next(&r->tix, k)) {
+        t = r->threads[i];
+        if (t->tid == tid && t->iid == iid) {
+            *out = t;
+            return PB_OK;
         }
     }
     if (r->nthreads >= r->thread_count)
@@ -792,23 +793,8 @@ static pb_status get_thread(tr *r, uint64_t tid, uint32_t iid, uint64_t rec_off,
                        "sample record of thread %llu (interpreter %u): the sample data holds more threads than "
                        "the %u the header declares",
                        (unsigned long long)tid, iid, r->thread_count);
-    if ((r->nthreads + 1) * 2 > r->ttab_cap) {
-        size_t ncap = r->ttab_cap ? r->ttab_cap * 2 : 16, i;
-        uint32_t *nt = (uint32_t *)malloc(ncap * sizeof *nt);
-        if (!nt)
-            return oom(r);
-        for (i = 0; i < ncap; i++)
-            nt[i] = T_NONE;
-        for (i = 0; i < r->nthreads; i++) {
-            size_t k = tmix(r->threads[i]->tid, r->threads[i]->iid) & (ncap - 1);
-            while (nt[k] != T_NONE)
-                k = (k + 1) & (ncap - 1);
-            nt[k] = (uint32_t)i;
-        }
-        free(r->ttab);
-        r->ttab = nt;
-        r->ttab_cap = ncap;
-    }
+    if (pb_index_reserve(&r->tix, r->nthreads, thread_hash, r) < 0)
+        return oom(r);
     if (pb_grow((void **)&r->threads, &r->cthreads, r->nthreads + 1, sizeof *r->threads) < 0)
         return oom(r);
     t = (t_thread *)malloc(sizeof *t);
@@ -823,9 +809,9 @@ static pb_status get_thread(tr *r, uint64_t tid, uint32_t iid, uint64_t rec_off,
     t->start = t->cap = 0;
     t->fidx = t->ids = NULL;
     r->threads[r->nthreads++] = t;
-    for (j = h & (r->ttab_cap - 1); r->ttab[j] != T_NONE; j = (j + 1) & (r->ttab_cap - 1))
+    for (k = pb_index_first(&r->tix, h); pb_index_at(&r->tix, k) != PB_INDEX_NONE; k = pb_index_next(&r->tix, k))
         ;
-    r->ttab[j] = t->index;
+    pb_index_set(&r->tix, k, t->index);
     if (t->selected) {
         char label[48];
         if (iid)
@@ -1160,7 +1146,7 @@ static void tr_free(tr *r)
         free(r->threads[i]);
     }
     free(r->threads);
-    free(r->ttab);
+    pb_index_free(&r->tix);
     free(r->pkgbuf);
     free(r->namebuf);
 }
