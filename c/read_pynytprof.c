@@ -47,7 +47,9 @@
  * record can claim 4e9 executions).  Proposed as pb_options.max_statements. */
 #define PYN_MAX_STATEMENTS (UINT64_C(1) << 28)
 
-/* ---- a small u64 -> u32 map: entries in a dense array, a pb_index on pb_mix64(key) */
+/* ---- a small u64 -> u32 map: entries in a dense array, a pb_index on a
+ * multiplicative hash of the key (the high half of key * 2^64/phi: one
+ * multiply; the statement log looks a fid and a line up per record) */
 typedef struct {
     uint64_t key;
     uint32_t val;
@@ -59,14 +61,15 @@ typedef struct {
     pb_index ix;
 } pyn_map;
 
-static uint32_t map_hash_of(const void *ctx, uint32_t i) { return pb_mix64(((const pyn_map *)ctx)->e[i].key); }
+static inline uint32_t map_hash(uint64_t key) { return (uint32_t)((key * UINT64_C(0x9E3779B97F4A7C15)) >> 32); }
+static uint32_t map_hash_of(const void *ctx, uint32_t i) { return map_hash(((const pyn_map *)ctx)->e[i].key); }
 
 /* key's entry, or PB_INDEX_NONE (then *slot is the empty slot where it would go) */
-static uint32_t map_find(const pyn_map *m, uint64_t key, size_t *slot)
+static inline uint32_t map_find(const pyn_map *m, uint64_t key, size_t *slot)
 {
     size_t k;
     uint32_t i;
-    for (k = pb_index_first(&m->ix, pb_mix64(key)); (i = pb_index_at(&m->ix, k)) != PB_INDEX_NONE;
+    for (k = pb_index_first(&m->ix, map_hash(key)); (i = pb_index_at(&m->ix, k)) != PB_INDEX_NONE;
          k = pb_index_next(&m->ix, k))
         if (m->e[i].key == key)
             return i;
@@ -74,14 +77,19 @@ static uint32_t map_find(const pyn_map *m, uint64_t key, size_t *slot)
     return PB_INDEX_NONE;
 }
 
-static int map_get(const pyn_map *m, uint64_t key, uint32_t *val)
+/* 1 and *val, or 0 and *val = UINT32_MAX (inlined in the statement log loop) */
+static inline int map_get(const pyn_map *m, uint64_t key, uint32_t *val)
 {
     size_t k;
-    uint32_t i = map_find(m, key, &k);
-    if (i == PB_INDEX_NONE)
-        return 0;
-    *val = m->e[i].val;
-    return 1;
+    uint32_t i;
+    for (k = pb_index_first(&m->ix, map_hash(key)); (i = pb_index_at(&m->ix, k)) != PB_INDEX_NONE;
+         k = pb_index_next(&m->ix, k))
+        if (m->e[i].key == key) {
+            *val = m->e[i].val;
+            return 1;
+        }
+    *val = UINT32_MAX;
+    return 0;
 }
 
 /* 1 ok, 0 out of memory */
