@@ -297,13 +297,11 @@ static void sp_intern_free(sp_intern *t)
     memset(t, 0, sizeof *t);
 }
 
-/* find: 1 found (*id), 0 not found (*slot is where to insert), -1 out of memory */
-static int sp_intern_find(sp_intern *t, const unsigned char *key, size_t len, uint64_t h, uint32_t *id, size_t *slot)
+/* find: 1 found (*id), 0 not found */
+static int sp_intern_find(const sp_intern *t, const unsigned char *key, size_t len, uint64_t h, uint32_t *id)
 {
     size_t k;
     uint32_t i;
-    if (pb_index_reserve(&t->ix, t->count, sp_key_hash, t) < 0)
-        return -1;
     for (k = pb_index_first(&t->ix, sp_fold(h)); (i = pb_index_at(&t->ix, k)) != PB_INDEX_NONE;
          k = pb_index_next(&t->ix, k)) {
         const sp_key *e = &t->keys[i];
@@ -312,17 +310,23 @@ static int sp_intern_find(sp_intern *t, const unsigned char *key, size_t len, ui
             return 1;
         }
     }
-    *slot = k;
     return 0;
 }
 
-static int sp_intern_add(sp_intern *t, size_t slot, const unsigned char *key, size_t len, uint64_t h, uint32_t id)
+/* add a key sp_intern_find did not find (misses are rare: the index is
+ * grown and probed for the empty slot only here) */
+static int sp_intern_add(sp_intern *t, const unsigned char *key, size_t len, uint64_t h, uint32_t id)
 {
     sp_key *e;
+    size_t slot;
     /* offsets into the arena are 32-bit */
     if (t->alen + len > (size_t)1 << 31 || pb_grow((void **)&t->arena, &t->acap, t->alen + len, 1) < 0 ||
-        pb_grow((void **)&t->keys, &t->kcap, t->count + 1, sizeof *t->keys) < 0)
+        pb_grow((void **)&t->keys, &t->kcap, t->count + 1, sizeof *t->keys) < 0 ||
+        pb_index_reserve(&t->ix, t->count, sp_key_hash, t) < 0)
         return -1;
+    for (slot = pb_index_first(&t->ix, sp_fold(h)); pb_index_at(&t->ix, slot) != PB_INDEX_NONE;
+         slot = pb_index_next(&t->ix, slot))
+        ;
     memcpy(t->arena + t->alen, key, len);
     e = &t->keys[t->count];
     e->hash = h;
@@ -553,9 +557,8 @@ static pb_status sp_frame(sp_dec *d, unsigned tag, size_t depth)
     uint32_t l1 = 0, l2 = 0;
     const unsigned char *start;
     uint64_t h;
-    size_t klen, slot;
+    size_t klen;
     uint32_t id;
-    int found;
 
     if (depth >= d->opt->max_stack_depth)
         return pb_fail(r->err, PB_ERR_LIMIT, r->rec_off, "sample has more than max_stack_depth (%u) frames",
@@ -585,9 +588,7 @@ static pb_status sp_frame(sp_dec *d, unsigned tag, size_t depth)
     start = st->mark;
     klen = (size_t)(st->v.p - start);
     h = sp_hash(start, klen);
-    if ((found = sp_intern_find(&d->frames, start, klen, h, &id, &slot)) < 0)
-        return pb_fail(r->err, PB_ERR_LIMIT, r->rec_off, "out of memory for the frame table");
-    if (!found) {
+    if (!sp_intern_find(&d->frames, start, klen, h, &id)) {
         pb_frame fr;
         static const pb_str empty = { "", 0, 0 };
         if (d->frames.count >= d->opt->max_frames)
@@ -624,7 +625,7 @@ static pb_status sp_frame(sp_dec *d, unsigned tag, size_t depth)
         }
         if ((rc = d->sink->frame(d->sink, &fr, &id)) != PB_OK)
             return rc;
-        if (sp_intern_add(&d->frames, slot, start, klen, h, id) < 0)
+        if (sp_intern_add(&d->frames, start, klen, h, id) < 0)
             return pb_fail(r->err, PB_ERR_LIMIT, r->rec_off, "out of memory for the frame table");
     }
     if (pb_grow((void **)&d->ids, &d->ids_cap, depth + 1, sizeof *d->ids) < 0)
