@@ -59,6 +59,7 @@ typedef struct {
     pyn_ent *e;
     size_t n, cap;
     pb_index ix;
+    uint32_t last; /* the entry of the last hit (valid when < n): the statement log repeats its keys */
 } pyn_map;
 
 static inline uint32_t map_hash(uint64_t key) { return (uint32_t)((key * UINT64_C(0x9E3779B97F4A7C15)) >> 32); }
@@ -78,13 +79,18 @@ static inline uint32_t map_find(const pyn_map *m, uint64_t key, size_t *slot)
 }
 
 /* 1 and *val, or 0 and *val = UINT32_MAX (inlined in the statement log loop) */
-static inline int map_get(const pyn_map *m, uint64_t key, uint32_t *val)
+static inline int map_get(pyn_map *m, uint64_t key, uint32_t *val)
 {
     size_t k;
     uint32_t i;
+    if (m->last < m->n && m->e[m->last].key == key) {
+        *val = m->e[m->last].val;
+        return 1;
+    }
     for (k = pb_index_first(&m->ix, map_hash(key)); (i = pb_index_at(&m->ix, k)) != PB_INDEX_NONE;
          k = pb_index_next(&m->ix, k))
         if (m->e[i].key == key) {
+            m->last = i;
             *val = m->e[i].val;
             return 1;
         }
