@@ -224,4 +224,28 @@ static inline void pb_index_free(pb_index *ix)
     ix->cap = 0;
 }
 
+/* A copy of n bytes at p with a NUL after them, or NULL when out of memory. */
+static inline char *pb_memdup0(const char *p, size_t n)
+{
+    char *d = (char *)malloc(n + 1);
+    if (d) {
+        if (n)
+            memcpy(d, p, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+/* Free each of n owned blocks (NULLs are fine).  Use through PB_FREE_ALL,
+ * which lists an object's buffers in one statement:
+ *     PB_FREE_ALL(c->names, c->arena, c->index);                          */
+static inline void pb_free_all(void *const *blocks, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        free(blocks[i]);
+}
+#define PB_FREE_ALL(...) \
+    pb_free_all((void *const[]){__VA_ARGS__}, sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
+
 #endif
