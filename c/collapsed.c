@@ -356,6 +356,9 @@ void pb_collapse_diff_side(pb_collapse *c, int after) { c->side = after ? 1 : 0;
 
 pb_status pb_collapse_diff_write(pb_collapse *c) { return write_lines(c); }
 
+static const pb_sample_sink sink_calls = {cs_attribute, cs_frame, cs_thread, cs_sample,
+    cs_note, cs_finish, NULL, NULL, NULL, NULL};
+
 pb_collapse *pb_collapse_new(FILE *out, pb_error *err)
 {
     pb_collapse *c = (pb_collapse *)calloc(1, sizeof *c);
@@ -366,15 +369,7 @@ pb_collapse *pb_collapse_new(FILE *out, pb_error *err)
     c->out = out;
     c->err = err;
     c->noframe = NONE;
-    c->ss.attribute = cs_attribute;
-    c->ss.frame = cs_frame;
-    c->ss.thread = cs_thread;
-    c->ss.sample = cs_sample;
-    c->ss.note = cs_note;
-    c->ss.finish = cs_finish;
-    c->ss.span = NULL;
-    c->ss.err = err;
-    c->ss.ctx = c;
+    pb_sample_sink_init(&c->ss, &sink_calls, c, err, NULL);
     return c;
 }
 

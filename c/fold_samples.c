@@ -590,6 +590,9 @@ done:
 
 static void fold_cleanup(void *p) { pb_fold_free((pb_fold *)p); }
 
+static const pb_sample_sink sink_calls = {ss_attribute, ss_frame, ss_thread, ss_sample,
+    ss_note, ss_finish, NULL, NULL, NULL, NULL};
+
 pb_fold *pb_fold_new(const pb_fold_config *cfg, pb_sink *out, pb_error *err)
 {
     pb_fold *f = (pb_fold *)calloc(1, sizeof *f);
@@ -604,16 +607,7 @@ pb_fold *pb_fold_new(const pb_fold_config *cfg, pb_sink *out, pb_error *err)
     f->err = err;
     pb_model_init(&f->m, out, err, "out of memory while folding samples");
     f->noframe = NONE;
-    f->ss.attribute = ss_attribute;
-    f->ss.frame = ss_frame;
-    f->ss.thread = ss_thread;
-    f->ss.sample = ss_sample;
-    f->ss.note = ss_note;
-    f->ss.finish = ss_finish;
-    f->ss.span = NULL;
-    f->ss.err = err;
-    f->ss.ctx = f;
-    f->ss.cleanups = out ? out->cleanups : NULL;
+    pb_sample_sink_init(&f->ss, &sink_calls, f, err, out ? out->cleanups : NULL);
     if (f->cfg.ticks_per_weight > (uint64_t)INT32_MAX) {
         pb_fail(err, PB_ERR_UNSUPPORTED, 0,
                 "sample interval of %llu ticks does not fit NYTProf's 32-bit tick counts",

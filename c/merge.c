@@ -306,6 +306,9 @@ static pb_status sp_finish(pb_sample_sink *self)
     return sp_put(w->fp, &t, 1) ? sp_io(self) : PB_OK;
 }
 
+static const pb_sample_sink spool_calls = {sp_attribute, sp_frame, sp_thread, sp_sample,
+    sp_note, sp_finish, NULL, NULL, NULL, NULL};
+
 /* the worker: decode its inputs into fp; an error becomes an R_ERROR record */
 static int worker(FILE *fp, const char *const *in, size_t from, size_t to, const pb_options *opt)
 {
@@ -314,14 +317,7 @@ static int worker(FILE *fp, const char *const *in, size_t from, size_t to, const
     size_t i;
     memset(&w, 0, sizeof w);
     w.fp = fp;
-    w.ss.attribute = sp_attribute;
-    w.ss.frame = sp_frame;
-    w.ss.thread = sp_thread;
-    w.ss.sample = sp_sample;
-    w.ss.note = sp_note;
-    w.ss.finish = sp_finish;
-    w.ss.err = &err;
-    w.ss.ctx = &w;
+    pb_sample_sink_init(&w.ss, &spool_calls, &w, &err, NULL);
     for (i = from; i < to; i++) {
         unsigned char t = R_INPUT;
         uint64_t idx = i;
@@ -535,20 +531,14 @@ static pb_status merge_jobs(merger *m, const char *const *in, size_t n, const pb
     return st;
 }
 
+static const pb_sample_sink merge_calls = {mg_attribute, mg_frame, mg_thread, mg_sample,
+    mg_note, mg_finish, NULL, NULL, NULL, NULL};
+
 static pb_status merge_into(merger *m, const char *const *in, size_t n, const pb_options *opt, pb_error *err)
 {
     size_t i;
     pb_status st;
-    m->ss.attribute = mg_attribute;
-    m->ss.frame = mg_frame;
-    m->ss.thread = mg_thread;
-    m->ss.sample = mg_sample;
-    m->ss.note = mg_note;
-    m->ss.finish = mg_finish;
-    m->ss.span = NULL;
-    m->ss.err = err;
-    m->ss.ctx = m;
-    m->ss.cleanups = m->target->cleanups;
+    pb_sample_sink_init(&m->ss, &merge_calls, m, err, m->target->cleanups);
     m->err = err;
     m->next_pid = 1;
     /* every weight is ns in the result */

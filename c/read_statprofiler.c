@@ -1304,6 +1304,9 @@ static pb_status run_facts(pb_sample_sink *ss, const unsigned char *id, const ch
     return ss->attribute(ss, "application", pb_str_c(file[0] ? (b ? b + 1 : file) : "statprofiler"));
 }
 
+static const pb_sample_sink sink_calls = {spc_attribute, spc_frame, spc_thread, spc_sample,
+    spc_note, spc_finish, NULL, NULL, NULL, NULL};
+
 static pb_status sp_fold_run(pb_source *src, const char *const *paths, size_t n, const pb_options *opt,
                              pb_sink *out, pb_error *err)
 {
@@ -1354,16 +1357,7 @@ static pb_status sp_fold_run(pb_source *src, const char *const *paths, size_t n,
     c->budget = o.max_statements;
     c->fold = pb_fold_sample_sink(fold);
     c->out = out;
-    c->ss.attribute = spc_attribute;
-    c->ss.frame = spc_frame;
-    c->ss.thread = spc_thread;
-    c->ss.sample = spc_sample;
-    c->ss.note = spc_note;
-    c->ss.finish = spc_finish;
-    c->ss.span = NULL;
-    c->ss.err = err;
-    c->ss.ctx = c;
-    c->ss.cleanups = out ? out->cleanups : NULL;
+    pb_sample_sink_init(&c->ss, &sink_calls, c, err, out ? out->cleanups : NULL);
     hooks.op_name = NULL;
     hooks.warn = spc_warn;
     hooks.ctx = out;

@@ -67,4 +67,17 @@ struct pb_sample_sink {
     pb_cleanups *cleanups;
 };
 
+/* Set up a sink from a constant table of its calls (each consumer keeps one,
+ * written in the member order above: attribute, frame, thread, sample, note,
+ * finish, span; then NULL, NULL, NULL for err, ctx, cleanups), its context, the error record, and the cleanup table (NULL
+ * when none). */
+static inline void pb_sample_sink_init(pb_sample_sink *ss, const pb_sample_sink *calls, void *ctx, pb_error *err,
+                                       pb_cleanups *cleanups)
+{
+    *ss = *calls;
+    ss->ctx = ctx;
+    ss->err = err;
+    ss->cleanups = cleanups;
+}
+
 #endif

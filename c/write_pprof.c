@@ -504,6 +504,9 @@ static pb_status pp_finish(pb_sample_sink *self)
     return gzip_out(p);
 }
 
+static const pb_sample_sink sink_calls = {pp_attribute, pp_frame, pp_thread, pp_sample,
+    pp_note, pp_finish, NULL, NULL, NULL, NULL};
+
 /* ---- life ---------------------------------------------------------------------- */
 pb_pprof *pb_pprof_new(FILE *out, pb_error *err)
 {
@@ -521,15 +524,7 @@ pb_pprof *pb_pprof_new(FILE *out, pb_error *err)
         pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
         return NULL;
     }
-    p->ss.attribute = pp_attribute;
-    p->ss.frame = pp_frame;
-    p->ss.thread = pp_thread;
-    p->ss.sample = pp_sample;
-    p->ss.note = pp_note;
-    p->ss.finish = pp_finish;
-    p->ss.span = NULL;
-    p->ss.err = err;
-    p->ss.ctx = p;
+    pb_sample_sink_init(&p->ss, &sink_calls, p, err, NULL);
     return p;
 }
 

@@ -388,6 +388,9 @@ static pb_status sc_finish(pb_sample_sink *self)
     return PB_OK;
 }
 
+static const pb_sample_sink sink_calls = {sc_attribute, sc_frame, sc_thread, sc_sample,
+    sc_note, sc_finish, sc_span, NULL, NULL, NULL};
+
 pb_speedscope *pb_speedscope_new(FILE *out, const char *name, pb_error *err)
 {
     pb_speedscope *s = (pb_speedscope *)calloc(1, sizeof *s);
@@ -399,15 +402,7 @@ pb_speedscope *pb_speedscope_new(FILE *out, const char *name, pb_error *err)
     s->out = out;
     s->err = err;
     s->noframe = NONE;
-    s->ss.attribute = sc_attribute;
-    s->ss.frame = sc_frame;
-    s->ss.thread = sc_thread;
-    s->ss.sample = sc_sample;
-    s->ss.note = sc_note;
-    s->ss.finish = sc_finish;
-    s->ss.span = sc_span;
-    s->ss.err = err;
-    s->ss.ctx = s;
+    pb_sample_sink_init(&s->ss, &sink_calls, s, err, NULL);
     return s;
 }
 

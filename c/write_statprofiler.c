@@ -985,6 +985,9 @@ static void k_op(void *ctx, pb_str op)
     k->oplen = op.len;
 }
 
+static const pb_sample_sink sink_calls = {k_attribute, k_frame_cb, k_thread_cb, k_sample,
+    k_note, k_finish, NULL, NULL, NULL, NULL};
+
 pb_spw_sink *pb_spw_sink_new(const char *out_path, pb_error *err)
 {
     pb_spw_sink *k;
@@ -1027,15 +1030,7 @@ pb_spw_sink *pb_spw_sink_new(const char *out_path, pb_error *err)
         return NULL;
     }
     pb_spw_header_init(&k->h);
-    k->ss.attribute = k_attribute;
-    k->ss.frame = k_frame_cb;
-    k->ss.thread = k_thread_cb;
-    k->ss.sample = k_sample;
-    k->ss.note = k_note;
-    k->ss.finish = k_finish;
-    k->ss.span = NULL;
-    k->ss.err = k->err;
-    k->ss.ctx = k;
+    pb_sample_sink_init(&k->ss, &sink_calls, k, k->err, NULL);
     return k;
 }
 

@@ -407,6 +407,9 @@ static void t_truth(tsink *t)
     free(b.p);
 }
 
+static const pb_sample_sink sink_calls = {t_attribute, t_frame, t_thread, t_sample,
+    t_note, NULL, NULL, NULL, NULL, NULL};
+
 int main(int argc, char **argv)
 {
     tsink t;
@@ -433,14 +436,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: statprof_samples [-q] [-t] [-n] FILE | -m PATH...\n");
         return 1;
     }
-    t.ss.attribute = t_attribute;
-    t.ss.frame = t_frame;
-    t.ss.thread = t_thread;
-    t.ss.sample = t_sample;
-    t.ss.note = t_note;
-    t.ss.finish = NULL;
-    t.ss.err = &err;
-    t.ss.ctx = &t;
+    pb_sample_sink_init(&t.ss, &sink_calls, &t, &err, NULL);
     hooks.op_name = t_op;
     hooks.warn = t_warn;
     hooks.ctx = &t;
