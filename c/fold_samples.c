@@ -137,17 +137,6 @@ pb_status pb_sample_noframe(pb_sample_sink *ss, uint32_t *id)
     return ss->frame(ss, &fr, id);
 }
 
-static char *dupmem(const char *p, size_t n)
-{
-    char *d = (char *)malloc(n + 1);
-    if (d) {
-        if (n)
-            memcpy(d, p, n);
-        d[n] = '\0';
-    }
-    return d;
-}
-
 static uint32_t frame_hash(uint32_t sub, uint32_t file, uint32_t line)
 {
     return pb_mix64(((uint64_t)sub << 32) ^ ((uint64_t)file << 20) ^ line);
@@ -289,7 +278,7 @@ static pb_status ss_thread(pb_sample_sink *self, uint64_t key, uint32_t pid, uin
     if (label) {
         char key[40];
         free(t->label);
-        t->label = dupmem(label, strlen(label));
+        t->label = pb_memdup0(label, strlen(label));
         if (!t->label)
             return OOM(f);
         snprintf(key, sizeof key, "thread_id_%u", pid);

@@ -145,8 +145,7 @@ static pb_status mg_attribute(pb_sample_sink *self, const char *key, pb_str v)
     merger *m = (merger *)self->ctx;
     if (!strcmp(key, "sample_interval_us")) {
         char b[32];
-        snprintf(b, sizeof b, "%.*s", (int)(v.len < 31 ? v.len : 31), v.ptr ? v.ptr : "");
-        m->scale = strtoull(b, NULL, 10) * 1000u;
+        m->scale = strtoull(pb_sample_attr_text(v, b, sizeof b), NULL, 10) * 1000u;
         if (!m->scale)
             m->scale = 1;
         return PB_OK; /* the merged weights are ns, whatever the interval */

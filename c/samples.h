@@ -80,4 +80,23 @@ static inline void pb_sample_sink_init(pb_sample_sink *ss, const pb_sample_sink 
     ss->cleanups = cleanups;
 }
 
+/* The facts a consumer takes from the header attributes, typed.  Keys:
+ * sample_interval_us, clock ("cpu..." or wall), basetime (seconds since
+ * the epoch), profile_duration_sec, source_format (EasyProfiler's weights
+ * are ns of span time), sample_weight_unit ("ns": a merged profile, see
+ * merge.h).  Zero where not given. */
+typedef struct {
+    uint64_t interval_ns; /* sample_interval_us x 1000 */
+    uint64_t basetime;
+    uint64_t duration_ns; /* profile_duration_sec, when in (0, 1e9) s */
+    int cpu;              /* the clock is CPU time */
+    int weight_ns;        /* weights are ns, not sample counts */
+} pb_sample_facts;
+
+/* Take one attribute into *f: 1 when the key is one of the above, else 0. */
+int pb_sample_facts_take(pb_sample_facts *f, const char *key, pb_str value);
+
+/* The attribute's value as a NUL-terminated string in buf (cut to cap - 1 bytes). */
+const char *pb_sample_attr_text(pb_str value, char *buf, size_t cap);
+
 #endif

@@ -113,9 +113,9 @@ struct pb_pprof {
     size_t cnamebuf;
     uint32_t noframe;        /* location of main::(no frame), NONE until needed */
     /* facts from the decoder's attributes and the samples */
-    int spans, cpu;
+    pb_sample_facts facts;   /* weight_ns: span time (EasyProfiler) or a merge's ns */
     int base;                /* diff: the samples now coming are the base's */
-    uint64_t interval_ns, basetime, duration_ns, ts_min, ts_max;
+    uint64_t ts_min, ts_max;
     pbuf msg, sub, sub2;
 };
 
@@ -169,29 +169,17 @@ static pb_status pp_attribute(pb_sample_sink *self, const char *key, pb_str v)
 {
     pb_pprof *p = (pb_pprof *)self->ctx;
     char buf[64];
-    snprintf(buf, sizeof buf, "%.*s", (int)(v.len < 63 ? v.len : 63), v.ptr ? v.ptr : "");
-    if (!strcmp(key, "sample_interval_us"))
-        p->interval_ns = strtoull(buf, NULL, 10) * 1000u;
-    else if (!strcmp(key, "clock"))
-        p->cpu = strncmp(buf, "cpu", 3) == 0;
-    else if (!strcmp(key, "basetime"))
-        p->basetime = strtoull(buf, NULL, 10);
-    else if (!strcmp(key, "profile_duration_sec")) {
-        double d = strtod(buf, NULL);
-        if (d > 0 && d < 1e9)
-            p->duration_ns = (uint64_t)(d * 1e9);
-    } else if (!strcmp(key, "source_format"))
-        p->spans = strcmp(buf, "easyprofiler") == 0;
-    else if (!strcmp(key, "sample_weight_unit"))
-        p->spans = strcmp(buf, "ns") == 0; /* weights are ns already (merge.h) */
-    else if (!strcmp(key, "diff_side"))
+    if (pb_sample_facts_take(&p->facts, key, v))
+        return PB_OK;
+    pb_sample_attr_text(v, buf, sizeof buf);
+    if (!strcmp(key, "diff_side"))
         p->base = strcmp(buf, "before") == 0; /* merge.h: pb_diff_pprof */
     else if (!strcmp(key, "source_begin_ns"))
         p->ts_min = strtoull(buf, NULL, 10);
     else if (!strcmp(key, "source_end_ns")) {
         uint64_t e = strtoull(buf, NULL, 10);
         if (e > p->ts_min)
-            p->duration_ns = e - p->ts_min;
+            p->facts.duration_ns = e - p->ts_min;
     }
     return PB_OK;
 }
@@ -401,10 +389,10 @@ static pb_status pp_finish(pb_sample_sink *self)
     int bad = 0;
     uint32_t k_samples, k_count, k_clock, k_ns, k_thread, k_pid, k_base, k_true;
     size_t i;
-    uint64_t dur = p->duration_ns;
+    uint64_t dur = p->facts.duration_ns;
     k_samples = str_c(p, "samples", &bad);
     k_count = str_c(p, "count", &bad);
-    k_clock = str_c(p, p->spans ? "wall" : p->cpu ? "cpu" : "wall", &bad);
+    k_clock = str_c(p, p->facts.weight_ns ? "wall" : p->facts.cpu ? "cpu" : "wall", &bad);
     k_ns = str_c(p, "nanoseconds", &bad);
     k_thread = str_c(p, "thread", &bad);
     k_pid = str_c(p, "pid", &bad);
@@ -413,7 +401,7 @@ static pb_status pp_finish(pb_sample_sink *self)
     if (bad)
         return OOM(p);
     /* sample_type */
-    if (!p->spans)
+    if (!p->facts.weight_ns)
         value_type(m, s, 1, k_samples, k_count);
     value_type(m, s, 1, k_clock, k_ns);
     /* samples: locations leaf first (the sink's order), values, labels */
@@ -429,12 +417,12 @@ static pb_status pp_finish(pb_sample_sink *self)
         s2->n = 0;
         {
             /* int64 values; a diff's base side is negative (two's complement varint) */
-            uint64_t v1 = st->weight, v2 = p->spans ? st->weight : st->weight * p->interval_ns;
+            uint64_t v1 = st->weight, v2 = p->facts.weight_ns ? st->weight : st->weight * p->facts.interval_ns;
             if (st->base) {
                 v1 = (uint64_t)0 - v1;
                 v2 = (uint64_t)0 - v2;
             }
-            if (!p->spans)
+            if (!p->facts.weight_ns)
                 put_varint(s2, v1);
             put_varint(s2, v2);
         }
@@ -484,18 +472,18 @@ static pb_status pp_finish(pb_sample_sink *self)
     }
     for (i = 0; i < p->nstrs; i++)
         put_len(m, 6, p->arena + p->strs[i].off, p->strs[i].len);
-    if (p->basetime && p->basetime < UINT64_C(9000000000))
-        put_u(m, 9, p->basetime * UINT64_C(1000000000));
-    if (!dur && p->ts_max > p->ts_min && !p->spans)
-        dur = (p->ts_max - p->ts_min) * 1000u + p->interval_ns; /* timestamps are µs */
-    if (!dur && !p->spans)
+    if (p->facts.basetime && p->facts.basetime < UINT64_C(9000000000))
+        put_u(m, 9, p->facts.basetime * UINT64_C(1000000000));
+    if (!dur && p->ts_max > p->ts_min && !p->facts.weight_ns)
+        dur = (p->ts_max - p->ts_min) * 1000u + p->facts.interval_ns; /* timestamps are µs */
+    if (!dur && !p->facts.weight_ns)
         for (i = 0; i < p->nthreads; i++)
-            if (p->threads[i].weight * p->interval_ns > dur)
-                dur = p->threads[i].weight * p->interval_ns;
+            if (p->threads[i].weight * p->facts.interval_ns > dur)
+                dur = p->threads[i].weight * p->facts.interval_ns;
     put_u(m, 10, dur);
-    if (!p->spans) {
+    if (!p->facts.weight_ns) {
         value_type(m, s, 11, k_clock, k_ns);
-        put_u(m, 12, p->interval_ns);
+        put_u(m, 12, p->facts.interval_ns);
     }
     if (m->oom || s->oom || s2->oom)
         return OOM(p);

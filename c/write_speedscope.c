@@ -52,8 +52,7 @@ struct pb_speedscope {
     char *namebuf;
     size_t cnamebuf;
     uint32_t noframe;
-    uint64_t interval_ns;
-    int ns; /* weights are ns already */
+    pb_sample_facts facts; /* weight_ns: weights are ns already */
 };
 
 #define NONE UINT32_MAX
@@ -63,28 +62,10 @@ static uint32_t h_frame(const void *s, uint32_t i) { return ((const pb_speedscop
 static uint32_t h_thread(const void *s, uint32_t i) { return pb_mix64(((const pb_speedscope *)s)->threads[i].key); }
 static uint32_t h_stack(const void *s, uint32_t i) { return ((const pb_speedscope *)s)->stacks[i].hash; }
 
-static char *dup(const char *p, size_t n)
-{
-    char *d = (char *)malloc(n + 1);
-    if (d) {
-        if (n)
-            memcpy(d, p, n);
-        d[n] = '\0';
-    }
-    return d;
-}
-
 static pb_status sc_attribute(pb_sample_sink *self, const char *key, pb_str v)
 {
     pb_speedscope *s = (pb_speedscope *)self->ctx;
-    char b[32];
-    snprintf(b, sizeof b, "%.*s", (int)(v.len < 31 ? v.len : 31), v.ptr ? v.ptr : "");
-    if (!strcmp(key, "sample_interval_us"))
-        s->interval_ns = strtoull(b, NULL, 10) * 1000u;
-    else if (!strcmp(key, "source_format") && !strcmp(b, "easyprofiler"))
-        s->ns = 1;
-    else if (!strcmp(key, "sample_weight_unit") && !strcmp(b, "ns"))
-        s->ns = 1;
+    pb_sample_facts_take(&s->facts, key, v);
     return PB_OK;
 }
 
@@ -115,8 +96,8 @@ static pb_status sc_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
     if (s->nframes >= UINT32_MAX - 1 || pb_grow((void **)&s->frames, &s->cframes, s->nframes + 1, sizeof *s->frames) < 0)
         return S_OOM(s);
     f = &s->frames[s->nframes];
-    f->name = dup(s->namebuf, need);
-    f->file = dup(file, flen);
+    f->name = pb_memdup0(s->namebuf, need);
+    f->file = pb_memdup0(file, flen);
     if (!f->name || !f->file) {
         free(f->name);
         free(f->file);
@@ -329,7 +310,7 @@ static pb_status sc_finish(pb_sample_sink *self)
     FILE *o = s->out;
     size_t i;
     uint32_t k, d;
-    uint64_t unit = s->ns ? 1 : s->interval_ns; /* ns per unit of weight; 0: counts */
+    uint64_t unit = s->facts.weight_ns ? 1 : s->facts.interval_ns; /* ns per unit of weight; 0: counts */
     pb_str t = str_of(s->title, strlen(s->title));
     fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":\"Devel::ProfileBridge "
           PB_VERSION_STRING "\",\"name\":",
@@ -394,7 +375,7 @@ static const pb_sample_sink sink_calls = {sc_attribute, sc_frame, sc_thread, sc_
 pb_speedscope *pb_speedscope_new(FILE *out, const char *name, pb_error *err)
 {
     pb_speedscope *s = (pb_speedscope *)calloc(1, sizeof *s);
-    if (!s || !(s->title = dup(name ? name : "profile", strlen(name ? name : "profile")))) {
+    if (!s || !(s->title = pb_memdup0(name ? name : "profile", strlen(name ? name : "profile")))) {
         free(s);
         pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
         return NULL;
