@@ -407,23 +407,10 @@ static void cs_free(chunk_stacks *c)
     size_t i;
     for (i = 0; i < c->cfid; i++)
         free(c->fid_name[i]);
-    free(c->fid_name);
-    free(c->arena);
-    free(c->noff);
-    free(c->nlen);
+    PB_FREE_ALL(c->fid_name, c->arena, c->noff, c->nlen, c->sub_fid, c->sub_line, c->paths, c->stamp, c->pos,
+                c->pool, c->scratch, c->lvl, c->gen, c->chain, c->flat);
     pb_index_free(&c->nix);
-    free(c->sub_fid);
-    free(c->sub_line);
-    free(c->paths);
     pb_index_free(&c->pix);
-    free(c->stamp);
-    free(c->pos);
-    free(c->pool);
-    free(c->scratch);
-    free(c->lvl);
-    free(c->gen);
-    free(c->chain);
-    free(c->flat);
     free(c);
 }
 

@@ -382,18 +382,12 @@ void pb_collapse_free(pb_collapse *c)
         return;
     for (i = 0; i < c->nsubs; i++)
         free(c->subs[i].name);
-    for (i = 0; i < c->nthreads; i++) {
-        free(c->threads[i].label);
-        free(c->threads[i].prev);
-        free(c->threads[i].path);
-    }
-    free(c->subs);
-    free(c->nodes);
-    free(c->threads);
+    for (i = 0; i < c->nthreads; i++)
+        PB_FREE_ALL(c->threads[i].label, c->threads[i].prev, c->threads[i].path);
+    PB_FREE_ALL(c->subs, c->nodes, c->threads, c->namebuf);
     pb_index_free(&c->tsubs);
     pb_index_free(&c->tnodes);
     pb_index_free(&c->tthreads);
-    free(c->namebuf);
     free(c);
 }
 

@@ -615,24 +615,14 @@ void pb_fold_free(pb_fold *f)
     size_t i;
     if (!f)
         return;
-    for (i = 0; i < f->nthreads; i++) {
-        free(f->threads[i].label);
-        free(f->threads[i].prev);
-        free(f->threads[i].path);
-    }
+    for (i = 0; i < f->nthreads; i++)
+        PB_FREE_ALL(f->threads[i].label, f->threads[i].prev, f->threads[i].path);
+    PB_FREE_ALL(f->frames, f->self_w, f->calls, f->nthread, f->threads, f->namebuf, f->filebuf, f->fin_total,
+                f->fin_byorder);
     pb_model_free(&f->m);
-    free(f->frames);
     pb_index_free(&f->tframes);
     pb_mtrie_free(&f->nodes);
-    free(f->self_w);
-    free(f->calls);
-    free(f->nthread);
-    free(f->threads);
     pb_index_free(&f->tthreads);
-    free(f->namebuf);
-    free(f->filebuf);
-    free(f->fin_total);
-    free(f->fin_byorder);
     pb_mwalk_free(&f->walk);
     pb_callev_free(&f->cev);
     pb_sink_undefer(f->out, f);

@@ -146,28 +146,13 @@ void pb_spans_free(pb_spans *f)
 {
     if (!f)
         return;
+    PB_FREE_ALL(f->kinds, f->dyn_kind, f->package, f->sub_of_kind, f->top, f->pool, f->scratch, f->edge_pos,
+                f->edge_stamp, f->ce_w, f->ppool, f->pscratch, f->path_pos, f->path_stamp, f->pre_of,
+                f->pre_stamp, f->chain, f->sub_frame);
     pb_model_free(&f->m);
-    free(f->kinds);
-    free(f->dyn_kind);
-    free(f->package);
-    free(f->sub_of_kind);
-    free(f->top);
-    free(f->pool);
-    free(f->scratch);
-    free(f->edge_pos);
-    free(f->edge_stamp);
     pb_mtrie_free(&f->paths);
-    free(f->ce_w);
     pb_mwalk_free(&f->walk);
     pb_callev_free(&f->cev);
-    free(f->ppool);
-    free(f->pscratch);
-    free(f->path_pos);
-    free(f->path_stamp);
-    free(f->pre_of);
-    free(f->pre_stamp);
-    free(f->chain);
-    free(f->sub_frame);
     pb_sink_undefer(f->sink, f);
     free(f);
 }

@@ -521,12 +521,7 @@ static pb_status merge_jobs(merger *m, const char *const *in, size_t n, const pb
     for (w = 0; w < nw; w++)
         if (spool[w])
             fclose(spool[w]);
-    free(r.buf[0]);
-    free(r.buf[1]);
-    free(r.buf[2]);
-    free(map);
-    free(spool);
-    free(pid);
+    PB_FREE_ALL(r.buf[0], r.buf[1], r.buf[2], map, spool, pid);
     return st;
 }
 
@@ -566,11 +561,9 @@ static void merger_free(merger *m)
     size_t i;
     for (i = 0; i < m->nlabels; i++)
         free(m->labels[i].label);
-    free(m->labels);
+    PB_FREE_ALL(m->labels, m->threads, m->pids);
     pb_index_free(&m->lix);
-    free(m->threads);
     pb_index_free(&m->tix);
-    free(m->pids);
     pb_index_free(&m->pix);
 }
 

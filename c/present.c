@@ -608,27 +608,16 @@ void pb_present_free(pb_present *p)
     if (!p)
         return;
     pb_sink_undefer(p->out, p);
-    free(p->name[0]);
-    free(p->name[1]);
-    free(p->path);
-    free(p->line);
-    free(p->done);
+    PB_FREE_ALL(p->name[0], p->name[1], p->path, p->line, p->done);
     {
         size_t i;
         for (i = 0; i < p->nsubs; i++)
             free(p->sub[i]);
     }
-    free(p->sub);
-    free(p->sub_len);
+    PB_FREE_ALL(p->sub, p->sub_len, p->edges, p->in_incl, p->own, p->in_count, p->out_first, p->out_edge,
+                p->stack);
     pb_index_free(&p->subix);
-    free(p->edges);
     pb_index_free(&p->edgeix);
-    free(p->in_incl);
-    free(p->own);
-    free(p->in_count);
-    free(p->out_first);
-    free(p->out_edge);
-    free(p->stack);
     pb_callev_free(&p->cev);
     free(p);
 }

@@ -524,21 +524,12 @@ void pb_pprof_free(pb_pprof *p)
 {
     if (!p)
         return;
-    free(p->arena);
-    free(p->strs);
+    PB_FREE_ALL(p->arena, p->strs, p->funcs, p->locs, p->threads, p->stacks, p->pool, p->namebuf, p->msg.p,
+                p->sub.p, p->sub2.p);
     pb_index_free(&p->tstrs);
-    free(p->funcs);
     pb_index_free(&p->tfuncs);
-    free(p->locs);
     pb_index_free(&p->tlocs);
-    free(p->threads);
     pb_index_free(&p->tthreads);
-    free(p->stacks);
     pb_index_free(&p->tstacks);
-    free(p->pool);
-    free(p->namebuf);
-    free(p->msg.p);
-    free(p->sub.p);
-    free(p->sub2.p);
     free(p);
 }

@@ -402,13 +402,8 @@ void pb_speedscope_free(pb_speedscope *s)
     pb_index_free(&s->fix);
     for (i = 0; i < s->nthreads; i++)
         free(s->threads[i].spans);
-    free(s->threads);
+    PB_FREE_ALL(s->threads, s->stacks, s->pool, s->path, s->namebuf, s->title);
     pb_index_free(&s->tix);
-    free(s->stacks);
     pb_index_free(&s->six);
-    free(s->pool);
-    free(s->path);
-    free(s->namebuf);
-    free(s->title);
     free(s);
 }

@@ -1011,19 +1011,13 @@ pb_spw_sink *pb_spw_sink_new(const char *out_path, pb_error *err)
     k->spares.buf = (unsigned char **)malloc(k->maxopen * sizeof *k->spares.buf);
     k->spares.zbuf = (char **)malloc(k->maxopen * sizeof *k->spares.zbuf);
     if (!k->out || !k->openidx || !k->spares.buf || !k->spares.zbuf) {
-        free(k->spares.buf);
-        free(k->spares.zbuf);
-        free(k->out);
-        free(k->openidx);
+        PB_FREE_ALL(k->spares.buf, k->spares.zbuf, k->out, k->openidx);
         free(k);
         pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
         return NULL;
     }
     if (!(k->set = pb_outset_open(out_path, k->err))) {
-        free(k->spares.buf);
-        free(k->spares.zbuf);
-        free(k->out);
-        free(k->openidx);
+        PB_FREE_ALL(k->spares.buf, k->spares.zbuf, k->out, k->openidx);
         free(k);
         return NULL;
     }
@@ -1069,14 +1063,7 @@ void pb_spw_sink_free(pb_spw_sink *k)
     }
     for (i = 0; i < k->nnames; i++)
         free(k->names[i]);
-    free(k->names);
-    free(k->hm);
-    free(k->th);
+    PB_FREE_ALL(k->names, k->hm, k->th, k->openidx, k->fr, k->arena, k->op, k->out);
     pb_index_free(&k->tab);
-    free(k->openidx);
-    free(k->fr);
-    free(k->arena);
-    free(k->op);
-    free(k->out);
     free(k);
 }
