@@ -35,7 +35,6 @@ struct pb_collapse {
     c_node *nodes; size_t nnodes, cnodes; pb_index tnodes; /* every node, roots too */
     c_thread *threads; size_t nthreads, cthreads; pb_index tthreads;
     char *namebuf; size_t cnamebuf;
-    uint32_t noframe;   /* sub id of main::(no frame), NONE until needed */
     int diff, side;     /* diff mode (pb_collapse_diff_new): which input is being read */
 };
 
@@ -182,18 +181,6 @@ static pb_status cs_thread(pb_sample_sink *self, uint64_t key, uint32_t pid, uin
     return PB_OK;
 }
 
-static pb_status cs_attribute(pb_sample_sink *self, const char *key, pb_str value)
-{
-    (void)self; (void)key; (void)value;
-    return PB_OK;
-}
-
-static pb_status cs_note(pb_sample_sink *self, const char *kind, pb_str a, pb_str b, uint32_t n)
-{
-    (void)self; (void)kind; (void)a; (void)b; (void)n;
-    return PB_OK;
-}
-
 static pb_status cs_sample(pb_sample_sink *self, uint64_t thread_key, const uint32_t *ids, uint32_t depth,
                            uint64_t weight, uint64_t timestamp)
 {
@@ -202,13 +189,8 @@ static pb_status cs_sample(pb_sample_sink *self, uint64_t thread_key, const uint
     c_thread *t;
     pb_status st;
     (void)timestamp;
-    if (depth == 0) {
-        /* a frameless sample counts, under main::(no frame) (fold_samples.h) */
-        if ((st = pb_sample_noframe(self, &c->noframe)) != PB_OK)
-            return st;
-        ids = &c->noframe;
-        depth = 1;
-    }
+    if ((st = pb_sample_noframe(self, &ids, &depth)) != PB_OK) /* samples.h */
+        return st;
     if (c->diff)
         thread_key = 0; /* a diff compares stacks, whatever thread ran them */
     if ((st = get_thread(c, thread_key, &ti)) != PB_OK)
@@ -356,8 +338,8 @@ void pb_collapse_diff_side(pb_collapse *c, int after) { c->side = after ? 1 : 0;
 
 pb_status pb_collapse_diff_write(pb_collapse *c) { return write_lines(c); }
 
-static const pb_sample_sink sink_calls = {cs_attribute, cs_frame, cs_thread, cs_sample,
-    cs_note, cs_finish, NULL, NULL, NULL, NULL};
+static const pb_sample_sink sink_calls = {.attribute = pb_sample_attribute_ignore, .frame = cs_frame,
+    .thread = cs_thread, .sample = cs_sample, .note = pb_sample_note_ignore, .finish = cs_finish};
 
 pb_collapse *pb_collapse_new(FILE *out, pb_error *err)
 {
@@ -368,7 +350,6 @@ pb_collapse *pb_collapse_new(FILE *out, pb_error *err)
     }
     c->out = out;
     c->err = err;
-    c->noframe = NONE;
     pb_sample_sink_init(&c->ss, &sink_calls, c, err, NULL);
     return c;
 }

@@ -51,7 +51,6 @@ struct pb_fold {
     uint32_t *nthread;     /* its thread */
     size_t cself, ccalls, cnthread;
     f_thread *threads; size_t nthreads, cthreads; pb_index tthreads;
-    uint32_t noframe;      /* frame id of "main::(no frame)", NONE until needed */
     char *namebuf; size_t cnamebuf;
     char *filebuf; size_t cfilebuf;
     /* finish()'s working memory, here so that pb_fold_free() releases it
@@ -122,19 +121,6 @@ int pb_fold_sub_name_wide(const pb_frame *fr)
 {
     return pb_has_high(fr->package.ptr ? fr->package.ptr : "", fr->package.len) ||
            pb_has_high(fr->name.ptr ? fr->name.ptr : "", fr->name.len);
-}
-
-pb_status pb_sample_noframe(pb_sample_sink *ss, uint32_t *id)
-{
-    pb_frame fr;
-    if (*id != UINT32_MAX)
-        return PB_OK;
-    memset(&fr, 0, sizeof fr);
-    fr.kind = PB_FRAME_SYNTHETIC;
-    fr.package = pb_str_c("main");
-    fr.name = pb_str_c("(no frame)");
-    fr.file = pb_str_c("");
-    return ss->frame(ss, &fr, id);
 }
 
 static uint32_t frame_hash(uint32_t sub, uint32_t file, uint32_t line)
@@ -362,15 +348,8 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
         if ((st = emit(f, &c)) != PB_OK)
             return st;
     }
-    if (depth == 0) {
-        /* a sample that caught no frame still counts, as the real readers
-         * count it: its weight goes to the pseudo-sub main::(no frame), in
-         * the fake fid of synthetic frames */
-        if ((st = pb_sample_noframe(self, &f->noframe)) != PB_OK)
-            return st;
-        ids = &f->noframe;
-        depth = 1;
-    }
+    if ((st = pb_sample_noframe(self, &ids, &depth)) != PB_OK) /* samples.h */
+        return st;
     if (pb_grow((void **)&t->prev, &t->pcap, depth, sizeof *t->prev) < 0 ||
         pb_grow((void **)&t->path, &t->hcap, depth, sizeof *t->path) < 0)
         return OOM(f);
@@ -579,8 +558,7 @@ done:
 
 static void fold_cleanup(void *p) { pb_fold_free((pb_fold *)p); }
 
-static const pb_sample_sink sink_calls = {ss_attribute, ss_frame, ss_thread, ss_sample,
-    ss_note, ss_finish, NULL, NULL, NULL, NULL};
+static const pb_sample_sink sink_calls = {.attribute = ss_attribute, .frame = ss_frame, .thread = ss_thread, .sample = ss_sample, .note = ss_note, .finish = ss_finish};
 
 pb_fold *pb_fold_new(const pb_fold_config *cfg, pb_sink *out, pb_error *err)
 {
@@ -595,7 +573,6 @@ pb_fold *pb_fold_new(const pb_fold_config *cfg, pb_sink *out, pb_error *err)
     f->out = out;
     f->err = err;
     pb_model_init(&f->m, out, err, "out of memory while folding samples");
-    f->noframe = NONE;
     pb_sample_sink_init(&f->ss, &sink_calls, f, err, out ? out->cleanups : NULL);
     if (f->cfg.ticks_per_weight > (uint64_t)INT32_MAX) {
         pb_fail(err, PB_ERR_UNSUPPORTED, 0,

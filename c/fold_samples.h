@@ -81,13 +81,6 @@ size_t pb_fold_sub_name(const pb_frame *fr, char *buf, size_t cap);
 /* 1 when the name pb_fold_sub_name builds is beyond ASCII (UTF-8 then) */
 int pb_fold_sub_name_wide(const pb_frame *fr);
 
-/* The frame that stands for a sample that caught no frame at all (depth 0):
- * the synthetic sub main::(no frame).  Every consumer that turns samples
- * into subs counts such samples there, as the real readers count them:
- * this interns it through ss->frame() the first time (*id UINT32_MAX) and
- * leaves *id as it is after that. */
-pb_status pb_sample_noframe(pb_sample_sink *ss, uint32_t *id);
-
 /* ---- sampling decoders: replay a file into any pb_sample_sink ---------- */
 typedef pb_status (*pb_sample_decoder_fn)(pb_source *src, const pb_options *opt, pb_sample_sink *out,
                                           pb_error *err);

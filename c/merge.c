@@ -305,8 +305,7 @@ static pb_status sp_finish(pb_sample_sink *self)
     return sp_put(w->fp, &t, 1) ? sp_io(self) : PB_OK;
 }
 
-static const pb_sample_sink spool_calls = {sp_attribute, sp_frame, sp_thread, sp_sample,
-    sp_note, sp_finish, NULL, NULL, NULL, NULL};
+static const pb_sample_sink spool_calls = {.attribute = sp_attribute, .frame = sp_frame, .thread = sp_thread, .sample = sp_sample, .note = sp_note, .finish = sp_finish};
 
 /* the worker: decode its inputs into fp; an error becomes an R_ERROR record */
 static int worker(FILE *fp, const char *const *in, size_t from, size_t to, const pb_options *opt)
@@ -525,8 +524,7 @@ static pb_status merge_jobs(merger *m, const char *const *in, size_t n, const pb
     return st;
 }
 
-static const pb_sample_sink merge_calls = {mg_attribute, mg_frame, mg_thread, mg_sample,
-    mg_note, mg_finish, NULL, NULL, NULL, NULL};
+static const pb_sample_sink merge_calls = {.attribute = mg_attribute, .frame = mg_frame, .thread = mg_thread, .sample = mg_sample, .note = mg_note, .finish = mg_finish};
 
 static pb_status merge_into(merger *m, const char *const *in, size_t n, const pb_options *opt, pb_error *err)
 {

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "output.h"
+#include "util.h"
 
 #define MAX_LINKS 40
 #define TEMP_BASE_MAX 64
@@ -270,12 +271,7 @@ struct pb_output {
     int slot;
 };
 
-static void out_free(pb_output *o)
-{
-    free(o->target);
-    free(o->tmp);
-    free(o);
-}
+static void out_free(pb_output *o) { PB_FREE_ALL(o->target, o->tmp, o); }
 
 static int check_name(const char *path, pb_error *err)
 {
@@ -498,12 +494,7 @@ struct pb_outset {
     int slot;
 };
 
-static void set_free(pb_outset *s)
-{
-    free(s->target);
-    free(s->dir);
-    free(s);
-}
+static void set_free(pb_outset *s) { PB_FREE_ALL(s->target, s->dir, s); }
 
 pb_outset *pb_outset_open(const char *out_path, pb_error *err)
 {

@@ -1304,8 +1304,8 @@ static pb_status run_facts(pb_sample_sink *ss, const unsigned char *id, const ch
     return ss->attribute(ss, "application", pb_str_c(file[0] ? (b ? b + 1 : file) : "statprofiler"));
 }
 
-static const pb_sample_sink sink_calls = {spc_attribute, spc_frame, spc_thread, spc_sample,
-    spc_note, spc_finish, NULL, NULL, NULL, NULL};
+static const pb_sample_sink sink_calls = {.attribute = spc_attribute, .frame = spc_frame,
+    .thread = spc_thread, .sample = spc_sample, .note = spc_note, .finish = spc_finish};
 
 static pb_status sp_fold_run(pb_source *src, const char *const *paths, size_t n, const pb_options *opt,
                              pb_sink *out, pb_error *err)

@@ -65,11 +65,12 @@ struct pb_sample_sink {
     /* Optional: the chunk consumer's cleanup table when these calls can
      * reach one that may never return (see pb_cleanups in chunk.h). */
     pb_cleanups *cleanups;
+    /* Set by pb_sample_sink_init and pb_sample_noframe (below) only. */
+    uint32_t noframe;
 };
 
 /* Set up a sink from a constant table of its calls (each consumer keeps one,
- * written in the member order above: attribute, frame, thread, sample, note,
- * finish, span; then NULL, NULL, NULL for err, ctx, cleanups), its context, the error record, and the cleanup table (NULL
+ * with designated initializers for the calls above), its context, the error record, and the cleanup table (NULL
  * when none). */
 static inline void pb_sample_sink_init(pb_sample_sink *ss, const pb_sample_sink *calls, void *ctx, pb_error *err,
                                        pb_cleanups *cleanups)
@@ -78,6 +79,7 @@ static inline void pb_sample_sink_init(pb_sample_sink *ss, const pb_sample_sink 
     ss->ctx = ctx;
     ss->err = err;
     ss->cleanups = cleanups;
+    ss->noframe = UINT32_MAX;
 }
 
 /* The facts a consumer takes from the header attributes, typed.  Keys:
@@ -98,5 +100,16 @@ int pb_sample_facts_take(pb_sample_facts *f, const char *key, pb_str value);
 
 /* The attribute's value as a NUL-terminated string in buf (cut to cap - 1 bytes). */
 const char *pb_sample_attr_text(pb_str value, char *buf, size_t cap);
+
+/* A sample that caught no frame still counts, as the real readers count it:
+ * when *depth is 0, its weight goes to the pseudo-sub main::(no frame) (a
+ * synthetic frame, so in the fake fid of synthetic frames), interned through
+ * ss->frame() the first time (its id kept in the sink after that), and
+ * *ids, *depth become that one frame.  Otherwise nothing. */
+pb_status pb_sample_noframe(pb_sample_sink *ss, const uint32_t **ids, uint32_t *depth);
+
+/* attribute() and note() for a consumer that has no use for them */
+pb_status pb_sample_attribute_ignore(pb_sample_sink *self, const char *key, pb_str value);
+pb_status pb_sample_note_ignore(pb_sample_sink *self, const char *kind, pb_str a, pb_str b, uint32_t n);
 
 #endif

@@ -111,7 +111,6 @@ struct pb_pprof {
     size_t npool, cpool;
     char *namebuf;
     size_t cnamebuf;
-    uint32_t noframe;        /* location of main::(no frame), NONE until needed */
     /* facts from the decoder's attributes and the samples */
     pb_sample_facts facts;   /* weight_ns: span time (EasyProfiler) or a merge's ns */
     int base;                /* diff: the samples now coming are the base's */
@@ -299,13 +298,8 @@ static pb_status pp_sample(pb_sample_sink *self, uint64_t thread_key, const uint
     }
     if (weight == 0)
         return PB_OK;
-    if (depth == 0) {
-        /* counted where every reader counts it (fold_samples.h) */
-        if ((st = pb_sample_noframe(self, &p->noframe)) != PB_OK)
-            return st;
-        ids = &p->noframe;
-        depth = 1;
-    }
+    if ((st = pb_sample_noframe(self, &ids, &depth)) != PB_OK) /* samples.h */
+        return st;
     for (i = 0; i < depth; i++)
         if (ids[i] >= p->nlocs)
             return pb_fail(p->err, PB_ERR_CORRUPT, 0, "sample uses frame id %u, only %zu interned", ids[i], p->nlocs);
@@ -333,16 +327,6 @@ static pb_status pp_sample(pb_sample_sink *self, uint64_t thread_key, const uint
     p->stacks[p->nstacks].base = p->base;
     p->npool += depth;
     pb_index_set(&p->tstacks, j, (uint32_t)p->nstacks++);
-    return PB_OK;
-}
-
-static pb_status pp_note(pb_sample_sink *self, const char *kind, pb_str a, pb_str b, uint32_t n)
-{
-    (void)self;
-    (void)kind;
-    (void)a;
-    (void)b;
-    (void)n;
     return PB_OK;
 }
 
@@ -492,8 +476,7 @@ static pb_status pp_finish(pb_sample_sink *self)
     return gzip_out(p);
 }
 
-static const pb_sample_sink sink_calls = {pp_attribute, pp_frame, pp_thread, pp_sample,
-    pp_note, pp_finish, NULL, NULL, NULL, NULL};
+static const pb_sample_sink sink_calls = {.attribute = pp_attribute, .frame = pp_frame, .thread = pp_thread, .sample = pp_sample, .note = pb_sample_note_ignore, .finish = pp_finish};
 
 /* ---- life ---------------------------------------------------------------------- */
 pb_pprof *pb_pprof_new(FILE *out, pb_error *err)
@@ -506,7 +489,6 @@ pb_pprof *pb_pprof_new(FILE *out, pb_error *err)
     }
     p->out = out;
     p->err = err;
-    p->noframe = NONE;
     if (str_id(p, "", 0, &zero) < 0) { /* string_table[0] must be "" */
         pb_pprof_free(p);
         pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");

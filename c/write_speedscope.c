@@ -51,7 +51,6 @@ struct pb_speedscope {
     size_t npool, cpool, cpath;
     char *namebuf;
     size_t cnamebuf;
-    uint32_t noframe;
     pb_sample_facts facts; /* weight_ns: weights are ns already */
 };
 
@@ -164,12 +163,8 @@ static pb_status sc_sample(pb_sample_sink *self, uint64_t key, const uint32_t *i
         return st;
     if (!weight)
         return PB_OK;
-    if (depth == 0) {
-        if ((st = pb_sample_noframe(self, &s->noframe)) != PB_OK)
-            return st;
-        ids = &s->noframe;
-        depth = 1;
-    }
+    if ((st = pb_sample_noframe(self, &ids, &depth)) != PB_OK) /* samples.h */
+        return st;
     if (pb_grow((void **)&s->path, &s->cpath, depth, sizeof *s->path) < 0)
         return S_OOM(s);
     for (i = 0; i < depth; i++) {
@@ -292,16 +287,6 @@ static pb_status write_events(pb_speedscope *s, s_thread *th)
     return PB_OK;
 }
 
-static pb_status sc_note(pb_sample_sink *self, const char *kind, pb_str a, pb_str b, uint32_t n)
-{
-    (void)self;
-    (void)kind;
-    (void)a;
-    (void)b;
-    (void)n;
-    return PB_OK;
-}
-
 static pb_str str_of(const char *p, size_t n) { return pb_str_make(p, n, pb_has_high(p, n)); }
 
 static pb_status sc_finish(pb_sample_sink *self)
@@ -369,8 +354,7 @@ static pb_status sc_finish(pb_sample_sink *self)
     return PB_OK;
 }
 
-static const pb_sample_sink sink_calls = {sc_attribute, sc_frame, sc_thread, sc_sample,
-    sc_note, sc_finish, sc_span, NULL, NULL, NULL};
+static const pb_sample_sink sink_calls = {.attribute = sc_attribute, .frame = sc_frame, .thread = sc_thread, .sample = sc_sample, .note = pb_sample_note_ignore, .finish = sc_finish, .span = sc_span};
 
 pb_speedscope *pb_speedscope_new(FILE *out, const char *name, pb_error *err)
 {
@@ -382,7 +366,6 @@ pb_speedscope *pb_speedscope_new(FILE *out, const char *name, pb_error *err)
     }
     s->out = out;
     s->err = err;
-    s->noframe = NONE;
     pb_sample_sink_init(&s->ss, &sink_calls, s, err, NULL);
     return s;
 }

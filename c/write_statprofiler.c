@@ -983,8 +983,8 @@ static void k_op(void *ctx, pb_str op)
     k->oplen = op.len;
 }
 
-static const pb_sample_sink sink_calls = {k_attribute, k_frame_cb, k_thread_cb, k_sample,
-    k_note, k_finish, NULL, NULL, NULL, NULL};
+static const pb_sample_sink sink_calls = {.attribute = k_attribute, .frame = k_frame_cb,
+    .thread = k_thread_cb, .sample = k_sample, .note = k_note, .finish = k_finish};
 
 pb_spw_sink *pb_spw_sink_new(const char *out_path, pb_error *err)
 {

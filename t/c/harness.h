@@ -129,11 +129,9 @@ static inline pb_status hx_null_finish(pb_sample_sink *s)
 }
 static inline void hx_null_sink(pb_sample_sink *ss, uint64_t *weights, pb_error *err)
 {
-    static const pb_sample_sink null_sink = {hx_null_attribute, hx_null_frame, hx_null_thread, hx_null_sample,
-                                             hx_null_note, hx_null_finish, NULL, NULL, NULL, NULL};
-    *ss = null_sink;
-    ss->err = err;
-    ss->ctx = weights;
+    static const pb_sample_sink null_sink = {.attribute = hx_null_attribute, .frame = hx_null_frame,
+        .thread = hx_null_thread, .sample = hx_null_sample, .note = hx_null_note, .finish = hx_null_finish};
+    pb_sample_sink_init(ss, &null_sink, weights, err, NULL);
 }
 
 /* ---- errors ------------------------------------------------------------ */

@@ -407,8 +407,7 @@ static void t_truth(tsink *t)
     free(b.p);
 }
 
-static const pb_sample_sink sink_calls = {t_attribute, t_frame, t_thread, t_sample,
-    t_note, NULL, NULL, NULL, NULL, NULL};
+static const pb_sample_sink sink_calls = {.attribute = t_attribute, .frame = t_frame, .thread = t_thread, .sample = t_sample, .note = t_note};
 
 int main(int argc, char **argv)
 {
