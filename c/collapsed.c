@@ -134,12 +134,9 @@ static pb_status get_thread(pb_collapse *c, uint64_t key, uint32_t *idx)
     char buf[32];
     if (pb_index_reserve(&c->tthreads, c->nthreads, h_thread, c) < 0)
         return C_OOM(c);
-    for (j = pb_index_first(&c->tthreads, pb_mix64(key)); (i = pb_index_at(&c->tthreads, j)) != PB_INDEX_NONE;
-         j = pb_index_next(&c->tthreads, j))
-        if (c->threads[i].key == key) {
-            *idx = i;
-            return PB_OK;
-        }
+    PB_INDEX_FIND(&c->tthreads, pb_mix64(key), j, i, c->threads[i].key == key);
+    if ((*idx = i) != PB_INDEX_NONE)
+        return PB_OK;
     if (pb_grow((void **)&c->threads, &c->cthreads, c->nthreads + 1, sizeof *c->threads) < 0)
         return C_OOM(c);
     t = &c->threads[c->nthreads];
@@ -343,11 +340,9 @@ static const pb_sample_sink sink_calls = {.attribute = pb_sample_attribute_ignor
 
 pb_collapse *pb_collapse_new(FILE *out, pb_error *err)
 {
-    pb_collapse *c = (pb_collapse *)calloc(1, sizeof *c);
-    if (!c) {
-        pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
+    pb_collapse *c = (pb_collapse *)pb_new_zeroed(sizeof *c, err);
+    if (!c)
         return NULL;
-    }
     c->out = out;
     c->err = err;
     pb_sample_sink_init(&c->ss, &sink_calls, c, err, NULL);

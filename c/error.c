@@ -1,6 +1,7 @@
 /* error.c - the error record. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "error.h"
 
@@ -73,4 +74,12 @@ void pb_error_format(const pb_error *e, char *buf, size_t bufsize)
     else
         snprintf(buf, bufsize, "%s: %s: %s: %s", e->format, pb_status_class(e->status),
                  e->file[0] ? e->file : "(memory)", e->message);
+}
+
+void *pb_new_zeroed(size_t size, pb_error *e)
+{
+    void *p = calloc(1, size);
+    if (!p)
+        pb_fail(e, PB_ERR_LIMIT, 0, "out of memory");
+    return p;
 }

@@ -54,6 +54,9 @@ pb_status pb_fail_nooff(pb_error *e, pb_status st, const char *fmt, ...)
     ;
 /* pb_fail_nooff for a writer's own printf-style failure helper */
 pb_status pb_vfail_nooff(pb_error *e, pb_status st, const char *fmt, va_list ap);
+/* calloc(1, size) for a new object, or NULL after pb_fail(e, PB_ERR_LIMIT, 0,
+ * "out of memory"). */
+void *pb_new_zeroed(size_t size, pb_error *e);
 /* Write the one-line message into buf ("<format>: <class>: <what> at byte N of F"). */
 void pb_error_format(const pb_error *e, char *buf, size_t bufsize);
 

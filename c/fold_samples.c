@@ -175,14 +175,10 @@ static pb_status ss_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
     h = frame_hash(sub, file, line);
     if (pb_index_reserve(&f->tframes, f->nframes, frame_hash_of, f) < 0)
         return OOM(f);
-    for (k = pb_index_first(&f->tframes, h); (i = pb_index_at(&f->tframes, k)) != PB_INDEX_NONE;
-         k = pb_index_next(&f->tframes, k)) {
-        const f_frame *o = &f->frames[i];
-        if (o->sub == sub && o->file == file && o->line == line) {
-            *id = i;
-            return PB_OK;
-        }
-    }
+    PB_INDEX_FIND(&f->tframes, h, k, i,
+                  f->frames[i].sub == sub && f->frames[i].file == file && f->frames[i].line == line);
+    if ((*id = i) != PB_INDEX_NONE)
+        return PB_OK;
     if (pb_grow((void **)&f->frames, &f->cframes, f->nframes + 1, sizeof *f->frames) < 0)
         return OOM(f);
     f->frames[f->nframes].sub = sub;
@@ -228,13 +224,9 @@ static pb_status get_thread(pb_fold *f, uint64_t key, uint32_t *idx)
     int added;
     if (pb_index_reserve(&f->tthreads, f->nthreads, thread_hash_of, f) < 0)
         return OOM(f);
-    for (k = pb_index_first(&f->tthreads, h); (i = pb_index_at(&f->tthreads, k)) != PB_INDEX_NONE;
-         k = pb_index_next(&f->tthreads, k)) {
-        if (f->threads[i].key == key) {
-            *idx = i;
-            return PB_OK;
-        }
-    }
+    PB_INDEX_FIND(&f->tthreads, h, k, i, f->threads[i].key == key);
+    if ((*idx = i) != PB_INDEX_NONE)
+        return PB_OK;
     if (pb_grow((void **)&f->threads, &f->cthreads, f->nthreads + 1, sizeof *f->threads) < 0)
         return OOM(f);
     t = &f->threads[f->nthreads];
@@ -562,11 +554,9 @@ static const pb_sample_sink sink_calls = {.attribute = ss_attribute, .frame = ss
 
 pb_fold *pb_fold_new(const pb_fold_config *cfg, pb_sink *out, pb_error *err)
 {
-    pb_fold *f = (pb_fold *)calloc(1, sizeof *f);
-    if (!f) {
-        pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
+    pb_fold *f = (pb_fold *)pb_new_zeroed(sizeof *f, err);
+    if (!f)
         return NULL;
-    }
     f->cfg = *cfg;
     if (!f->cfg.ticks_per_sec)
         f->cfg.ticks_per_sec = 1000000;

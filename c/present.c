@@ -530,11 +530,9 @@ static void present_cleanup(void *ctx) { pb_present_free((pb_present *)ctx); }
 
 pb_present *pb_present_new(pb_sink *out, const pb_options *opt, pb_error *err)
 {
-    pb_present *p = (pb_present *)calloc(1, sizeof *p);
-    if (!p) {
-        pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
+    pb_present *p = (pb_present *)pb_new_zeroed(sizeof *p, err);
+    if (!p)
         return NULL;
-    }
     p->out = out;
     p->err = err;
     p->max_line = PB_DEFAULT_MAX_LINE;

@@ -217,6 +217,15 @@ static inline uint32_t pb_index_at(const pb_index *ix, size_t k)
     return ix->cap && ix->slot[k] ? ix->slot[k] - 1 : PB_INDEX_NONE;
 }
 static inline void pb_index_set(pb_index *ix, size_t k, uint32_t id) { ix->slot[k] = id + 1; }
+/* The probe in one statement: stops with k at the slot of the first entry id
+ * for which EQ (an expression in id) holds, or with k at the empty slot where
+ * a new entry goes and id PB_INDEX_NONE.  Reserve first.
+ *     PB_INDEX_FIND(&t->ix, h, k, id, t->e[id].key == key);
+ *     if (id != PB_INDEX_NONE) -> found;  else pb_index_set(&t->ix, k, n) */
+#define PB_INDEX_FIND(ix, h, k, id, EQ)                                                                      \
+    for ((k) = pb_index_first((ix), (h)); ((id) = pb_index_at((ix), (k))) != PB_INDEX_NONE && !(EQ);         \
+         (k) = pb_index_next((ix), (k))) {                                                                  \
+    }
 static inline void pb_index_free(pb_index *ix)
 {
     free(ix->slot);

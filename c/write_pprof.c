@@ -199,14 +199,10 @@ static pb_status pp_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
     h = pb_mix64(((uint64_t)name << 32) ^ ((uint64_t)file << 8) ^ (uint64_t)first);
     if (pb_index_reserve(&p->tfuncs, p->nfuncs, h_func, p) < 0)
         return OOM(p);
-    for (j = pb_index_first(&p->tfuncs, h); (i = pb_index_at(&p->tfuncs, j)) != PB_INDEX_NONE;
-         j = pb_index_next(&p->tfuncs, j)) {
-        const p_func *o = &p->funcs[i];
-        if (o->hash == h && o->name == name && o->file == file && o->start_line == first) {
-            fi = i;
-            break;
-        }
-    }
+    PB_INDEX_FIND(&p->tfuncs, h, j, i,
+                  p->funcs[i].hash == h && p->funcs[i].name == name && p->funcs[i].file == file &&
+                      p->funcs[i].start_line == first);
+    fi = i;
     if (fi == NONE) {
         if (p->nfuncs >= UINT32_MAX - 1 || pb_grow((void **)&p->funcs, &p->cfuncs, p->nfuncs + 1, sizeof *p->funcs) < 0)
             return OOM(p);
@@ -221,14 +217,9 @@ static pb_status pp_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
     h = pb_mix64(((uint64_t)fi << 32) ^ (uint64_t)line);
     if (pb_index_reserve(&p->tlocs, p->nlocs, h_loc, p) < 0)
         return OOM(p);
-    for (j = pb_index_first(&p->tlocs, h); (i = pb_index_at(&p->tlocs, j)) != PB_INDEX_NONE;
-         j = pb_index_next(&p->tlocs, j)) {
-        const p_loc *o = &p->locs[i];
-        if (o->hash == h && o->func == fi && o->line == line) {
-            *id = i;
-            return PB_OK;
-        }
-    }
+    PB_INDEX_FIND(&p->tlocs, h, j, i, p->locs[i].hash == h && p->locs[i].func == fi && p->locs[i].line == line);
+    if ((*id = i) != PB_INDEX_NONE)
+        return PB_OK;
     if (p->nlocs >= UINT32_MAX - 1 || pb_grow((void **)&p->locs, &p->clocs, p->nlocs + 1, sizeof *p->locs) < 0)
         return OOM(p);
     p->locs[p->nlocs].func = fi;
@@ -245,12 +236,9 @@ static pb_status get_thread(pb_pprof *p, uint64_t key, uint32_t *ti)
     size_t j;
     if (pb_index_reserve(&p->tthreads, p->nthreads, h_thread, p) < 0)
         return OOM(p);
-    for (j = pb_index_first(&p->tthreads, pb_mix64(key)); (i = pb_index_at(&p->tthreads, j)) != PB_INDEX_NONE;
-         j = pb_index_next(&p->tthreads, j))
-        if (p->threads[i].key == key) {
-            *ti = i;
-            return PB_OK;
-        }
+    PB_INDEX_FIND(&p->tthreads, pb_mix64(key), j, i, p->threads[i].key == key);
+    if ((*ti = i) != PB_INDEX_NONE)
+        return PB_OK;
     if (p->nthreads >= UINT32_MAX - 1 || pb_grow((void **)&p->threads, &p->cthreads, p->nthreads + 1, sizeof *p->threads) < 0)
         return OOM(p);
     memset(&p->threads[p->nthreads], 0, sizeof *p->threads);
@@ -481,12 +469,10 @@ static const pb_sample_sink sink_calls = {.attribute = pp_attribute, .frame = pp
 /* ---- life ---------------------------------------------------------------------- */
 pb_pprof *pb_pprof_new(FILE *out, pb_error *err)
 {
-    pb_pprof *p = (pb_pprof *)calloc(1, sizeof *p);
+    pb_pprof *p = (pb_pprof *)pb_new_zeroed(sizeof *p, err);
     uint32_t zero;
-    if (!p) {
-        pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
+    if (!p)
         return NULL;
-    }
     p->out = out;
     p->err = err;
     if (str_id(p, "", 0, &zero) < 0) { /* string_table[0] must be "" */
