@@ -20,14 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fold_samples.h"
+#include "model.h"
 #include "util.h"
 
 #define NONE UINT32_MAX
 #define CS_MAX_DEPTH 65536
-
-typedef struct {
-    uint32_t parent, name;
-} cs_path;
 
 typedef struct {
     uint32_t path;
@@ -53,9 +50,7 @@ typedef struct {
     uint32_t pid;
     int have_pid, saw_return;
     /* paths (a trie) and the open depths' bags */
-    cs_path *paths;
-    size_t npaths, cpaths;
-    pb_index pix;
+    pb_mtrie paths; /* item: the name id (model.h) */
     uint32_t *stamp, *pos;
     size_t cstamp, cpos;
     cs_ent *pool, *scratch;
@@ -76,16 +71,10 @@ static void compact(chunk_stacks *c);
 
 #define CS_OOM(c) pb_fail((c)->err, PB_ERR_LIMIT, 0, "out of memory while building stacks from call events")
 
-static uint32_t h_path(uint32_t parent, uint32_t name) { return pb_mix64(((uint64_t)parent << 32) | name); }
 static uint32_t h_name_id(const void *ctx, uint32_t i)
 {
     const chunk_stacks *c = (const chunk_stacks *)ctx;
     return pb_hash_bytes(c->arena + c->noff[i], c->nlen[i]);
-}
-static uint32_t h_path_id(const void *ctx, uint32_t i)
-{
-    const chunk_stacks *c = (const chunk_stacks *)ctx;
-    return h_path(c->paths[i].parent, c->paths[i].name);
 }
 
 static int name_id(chunk_stacks *c, const char *p, size_t n, uint32_t *id)
@@ -117,25 +106,13 @@ static int name_id(chunk_stacks *c, const char *p, size_t n, uint32_t *id)
 
 static int path_id(chunk_stacks *c, uint32_t parent, uint32_t name, uint32_t *id)
 {
-    uint32_t i;
-    size_t j;
-    if (pb_index_reserve(&c->pix, c->npaths, h_path_id, c) < 0)
+    int r = pb_mtrie_get(&c->paths, parent, name, id);
+    if (r != 0)
+        return r < 0 ? -1 : 0;
+    if (pb_grow((void **)&c->stamp, &c->cstamp, c->paths.len, sizeof *c->stamp) < 0 ||
+        pb_grow((void **)&c->pos, &c->cpos, c->paths.len, sizeof *c->pos) < 0)
         return -1;
-    for (j = pb_index_first(&c->pix, h_path(parent, name)); (i = pb_index_at(&c->pix, j)) != PB_INDEX_NONE;
-         j = pb_index_next(&c->pix, j))
-        if (c->paths[i].parent == parent && c->paths[i].name == name) {
-            *id = i;
-            return 0;
-        }
-    if (c->npaths >= UINT32_MAX - 1 || pb_grow((void **)&c->paths, &c->cpaths, c->npaths + 1, sizeof *c->paths) < 0 ||
-        pb_grow((void **)&c->stamp, &c->cstamp, c->npaths + 1, sizeof *c->stamp) < 0 ||
-        pb_grow((void **)&c->pos, &c->cpos, c->npaths + 1, sizeof *c->pos) < 0)
-        return -1;
-    c->paths[c->npaths].parent = parent;
-    c->paths[c->npaths].name = name;
-    c->stamp[c->npaths] = 0;
-    *id = (uint32_t)c->npaths++;
-    pb_index_set(&c->pix, j, *id);
+    c->stamp[*id] = 0;
     return 0;
 }
 
@@ -144,10 +121,10 @@ static int prepend(chunk_stacks *c, uint32_t n, uint32_t p, uint32_t *out)
 {
     size_t len = 0, i;
     uint32_t q;
-    for (; p != NONE; p = c->paths[p].parent) {
+    for (; p != NONE; p = c->paths.n[p].parent) {
         if (pb_grow((void **)&c->chain, &c->cchain, len + 1, sizeof *c->chain) < 0)
             return -1;
-        c->chain[len++] = c->paths[p].name; /* leaf first */
+        c->chain[len++] = c->paths.n[p].item; /* leaf first */
     }
     if (path_id(c, NONE, n, &q) < 0)
         return -1;
@@ -183,7 +160,7 @@ static uint32_t new_gen(chunk_stacks *c)
     if (++c->next_gen == UINT32_MAX) {
         /* stamps wrap: forget them all (the open bags are re-stamped by
          * compact(), which the caller runs next) */
-        memset(c->stamp, 0, c->npaths * sizeof *c->stamp);
+        memset(c->stamp, 0, c->paths.len * sizeof *c->stamp);
         c->next_gen = 1;
     }
     return c->next_gen;
@@ -238,7 +215,7 @@ static pb_status sub_return(chunk_stacks *c, uint32_t d, double excl, pb_str nam
         return pb_fail(c->err, PB_ERR_CORRUPT, 0, "SUB_RETURN at depth %u (1..%u)", d, (unsigned)CS_MAX_DEPTH);
     if (name_id(c, name.ptr ? name.ptr : "", name.len, &n) < 0 || open_to(c, d) < 0)
         return CS_OOM(c);
-    if (c->npool > 2 * c->npaths + 4096)
+    if (c->npool > 2 * c->paths.len + 4096)
         compact(c);
     /* deeper frames that never returned: their stacks stay in depth d's bag */
     c->depth = d;
@@ -375,8 +352,8 @@ static pb_status emit_all(chunk_stacks *c)
             double w = c->pool[i].w * ns_per_tick;
             if (w < 0.5)
                 continue;
-            for (; p != NONE; p = c->paths[p].parent) {
-                uint32_t nm = c->paths[p].name;
+            for (; p != NONE; p = c->paths.n[p].parent) {
+                uint32_t nm = c->paths.n[p].item;
                 if (pb_grow((void **)&ids, &cids, n + 1, sizeof *ids) < 0) {
                     st = CS_OOM(c);
                     break;
@@ -407,10 +384,10 @@ static void cs_free(chunk_stacks *c)
     size_t i;
     for (i = 0; i < c->cfid; i++)
         free(c->fid_name[i]);
-    PB_FREE_ALL(c->fid_name, c->arena, c->noff, c->nlen, c->sub_fid, c->sub_line, c->paths, c->stamp, c->pos,
+    PB_FREE_ALL(c->fid_name, c->arena, c->noff, c->nlen, c->sub_fid, c->sub_line, c->stamp, c->pos,
                 c->pool, c->scratch, c->lvl, c->gen, c->chain, c->flat);
     pb_index_free(&c->nix);
-    pb_index_free(&c->pix);
+    pb_mtrie_free(&c->paths);
     free(c);
 }
 
