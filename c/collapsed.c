@@ -23,8 +23,7 @@ typedef struct {
     uint64_t key;
     char *label;
     uint32_t root;
-    uint32_t *prev, *path;
-    size_t depth, pcap, hcap;
+    pb_stack_cursor cur; /* samples.h */
 } c_thread;
 
 struct pb_collapse {
@@ -182,7 +181,7 @@ static pb_status cs_sample(pb_sample_sink *self, uint64_t thread_key, const uint
                            uint64_t weight, uint64_t timestamp)
 {
     pb_collapse *c = (pb_collapse *)self->ctx;
-    uint32_t ti, m, lim, j;
+    uint32_t ti, m, j;
     c_thread *t;
     pb_status st;
     (void)timestamp;
@@ -193,15 +192,11 @@ static pb_status cs_sample(pb_sample_sink *self, uint64_t thread_key, const uint
     if ((st = get_thread(c, thread_key, &ti)) != PB_OK)
         return st;
     t = &c->threads[ti];
-    if (pb_grow((void **)&t->prev, &t->pcap, depth, sizeof *t->prev) < 0 ||
-        pb_grow((void **)&t->path, &t->hcap, depth, sizeof *t->path) < 0)
+    if (pb_stack_cursor_begin(&t->cur, ids, depth, &m) < 0)
         return C_OOM(c);
-    lim = depth < t->depth ? depth : (uint32_t)t->depth;
-    for (m = 0; m < lim && t->prev[t->depth - 1 - m] == ids[depth - 1 - m]; m++)
-        ;
     for (j = m; j < depth; j++) {
         uint32_t sub = ids[depth - 1 - j];
-        uint32_t parent = j ? t->path[j - 1] : t->root;
+        uint32_t parent = j ? t->cur.path[j - 1] : t->root;
         if (sub >= c->nsubs)
             return pb_fail(c->err, PB_ERR_CORRUPT, 0, "sample uses frame id %u, only %zu interned", sub, c->nsubs);
         uint32_t h = pb_mix64(((uint64_t)parent << 32) | sub);
@@ -209,22 +204,17 @@ static pb_status cs_sample(pb_sample_sink *self, uint64_t thread_key, const uint
         size_t k;
         if (pb_index_reserve(&c->tnodes, c->nnodes, h_node, c) < 0)
             return C_OOM(c);
-        for (k = pb_index_first(&c->tnodes, h); (node = pb_index_at(&c->tnodes, k)) != PB_INDEX_NONE;
-             k = pb_index_next(&c->tnodes, k)) {
-            const c_node *o = &c->nodes[node];
-            if (o->h == h && o->parent == parent && o->sub == sub)
-                break;
-        }
+        PB_INDEX_FIND(&c->tnodes, h, k, node,
+                      c->nodes[node].h == h && c->nodes[node].parent == parent && c->nodes[node].sub == sub);
         if (node == PB_INDEX_NONE && (st = new_node(c, parent, sub, ti, h, k, &node)) != PB_OK)
             return st;
-        t->path[j] = node;
+        t->cur.path[j] = node;
     }
-    memcpy(t->prev, ids, depth * sizeof *ids);
-    t->depth = depth;
+    pb_stack_cursor_end(&t->cur, ids, depth);
     if (c->side)
-        c->nodes[t->path[depth - 1]].count2 += weight;
+        c->nodes[t->cur.path[depth - 1]].count2 += weight;
     else
-        c->nodes[t->path[depth - 1]].count += weight;
+        c->nodes[t->cur.path[depth - 1]].count += weight;
     return PB_OK;
 }
 
@@ -358,8 +348,10 @@ void pb_collapse_free(pb_collapse *c)
         return;
     for (i = 0; i < c->nsubs; i++)
         free(c->subs[i].name);
-    for (i = 0; i < c->nthreads; i++)
-        PB_FREE_ALL(c->threads[i].label, c->threads[i].prev, c->threads[i].path);
+    for (i = 0; i < c->nthreads; i++) {
+        free(c->threads[i].label);
+        pb_stack_cursor_free(&c->threads[i].cur);
+    }
     PB_FREE_ALL(c->subs, c->nodes, c->threads, c->namebuf);
     pb_index_free(&c->tsubs);
     pb_index_free(&c->tnodes);

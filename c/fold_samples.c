@@ -28,9 +28,7 @@ typedef struct {
     uint64_t first_ts, end_ts;
     uint64_t sampled; /* ticks the samples stand for (weight x interval) */
     uint64_t weight;  /* samples (their weights' sum) */
-    uint32_t *prev;   /* previous sample's ids, innermost first */
-    uint32_t *path;   /* node per depth, root->leaf */
-    size_t depth, pcap, hcap;
+    pb_stack_cursor cur; /* the previous sample and its trie path (samples.h) */
 } f_thread;
 
 struct pb_fold {
@@ -321,7 +319,7 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
 {
     pb_fold *f = (pb_fold *)self->ctx;
     pb_status st;
-    uint32_t ti, j, m, lim;
+    uint32_t ti, j, m;
     f_thread *t;
     uint64_t tpw = f->cfg.ticks_per_weight;
     if ((st = header(f)) != PB_OK)
@@ -342,16 +340,12 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
     }
     if ((st = pb_sample_noframe(self, &ids, &depth)) != PB_OK) /* samples.h */
         return st;
-    if (pb_grow((void **)&t->prev, &t->pcap, depth, sizeof *t->prev) < 0 ||
-        pb_grow((void **)&t->path, &t->hcap, depth, sizeof *t->path) < 0)
+    /* m: the outermost frames in common with the previous sample of this thread */
+    if (pb_stack_cursor_begin(&t->cur, ids, depth, &m) < 0)
         return OOM(f);
-    /* common outermost part with the previous sample of this thread */
-    lim = depth < t->depth ? depth : (uint32_t)t->depth;
-    for (m = 0; m < lim && t->prev[t->depth - 1 - m] == ids[depth - 1 - m]; m++)
-        ;
     for (j = m; j < depth; j++) {
         uint32_t frame = ids[depth - 1 - j];
-        uint32_t parent = j ? t->path[j - 1] : t->root;
+        uint32_t parent = j ? t->cur.path[j - 1] : t->root;
         if (frame >= f->nframes)
             return pb_fail(f->err, PB_ERR_CORRUPT, 0, "sample uses frame id %u, only %zu interned", frame,
                            f->nframes);
@@ -361,14 +355,12 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
             return st;
         if (added && (st = use_frame(f, frame)) != PB_OK)
             return st;
-        t->path[j] = node;
-        if (j > m || j >= t->depth ||
-            f->frames[frame].sub != f->frames[t->prev[t->depth - 1 - j]].sub)
+        t->cur.path[j] = node;
+        if (j > m || j >= t->cur.depth ||
+            f->frames[frame].sub != f->frames[t->cur.prev[t->cur.depth - 1 - j]].sub)
             f->calls[node]++;
     }
-    if (depth)
-        memcpy(t->prev, ids, depth * sizeof *ids);
-    t->depth = depth;
+    pb_stack_cursor_end(&t->cur, ids, depth);
     if (depth) {
         /* ticks = weight x interval, in TIME_LINEs of at most INT32_MAX
          * ticks each (no time is lost).  A sample may fill at most
@@ -376,7 +368,7 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
          * bytes into billions of chunks. */
         const f_frame *leaf = &f->frames[ids[0]];
         uint64_t nchunks = pb_model_split_count(weight, tpw);
-        f->self_w[t->path[depth - 1]] += weight;
+        f->self_w[t->cur.path[depth - 1]] += weight;
         if (nchunks > PB_FOLD_MAX_SPLIT)
             return pb_fail_nooff(f->err, PB_ERR_LIMIT,
                                  "a sample of weight %llu x %llu ticks would need %llu TIME_LINE chunks; one "
@@ -582,8 +574,10 @@ void pb_fold_free(pb_fold *f)
     size_t i;
     if (!f)
         return;
-    for (i = 0; i < f->nthreads; i++)
-        PB_FREE_ALL(f->threads[i].label, f->threads[i].prev, f->threads[i].path);
+    for (i = 0; i < f->nthreads; i++) {
+        free(f->threads[i].label);
+        pb_stack_cursor_free(&f->threads[i].cur);
+    }
     PB_FREE_ALL(f->frames, f->self_w, f->calls, f->nthread, f->threads, f->namebuf, f->filebuf, f->fin_total,
                 f->fin_byorder);
     pb_model_free(&f->m);

@@ -15,6 +15,7 @@
 #define PB_SAMPLES_H
 
 #include "pb.h"
+#include "util.h"
 
 typedef enum {
     PB_FRAME_SUB = 0,  /* a function/sub with a source file */
@@ -111,5 +112,44 @@ pb_status pb_sample_noframe(pb_sample_sink *ss, const uint32_t **ids, uint32_t *
 /* attribute() and note() for a consumer that has no use for them */
 pb_status pb_sample_attribute_ignore(pb_sample_sink *self, const char *key, pb_str value);
 pb_status pb_sample_note_ignore(pb_sample_sink *self, const char *kind, pb_str a, pb_str b, uint32_t n);
+
+/* ---- a thread's walk down a stack trie ------------------------------------
+ * A consumer that keeps stacks as a trie walks each sample from the root.
+ * Consecutive samples of a thread mostly share their outer frames, so the
+ * cursor keeps the previous sample's frames and trie path, and the walk of
+ * the next starts where the two part:
+ *     if (pb_stack_cursor_begin(&t->cur, ids, depth, &m) < 0) -> out of memory
+ *     for (j = m; j < depth; j++) t->cur.path[j] = node of ids[depth - 1 - j]
+ *                                 under (j ? t->cur.path[j - 1] : the root);
+ *     pb_stack_cursor_end(&t->cur, ids, depth);                               */
+typedef struct {
+    uint32_t *prev; /* the previous sample's ids, innermost first */
+    uint32_t *path; /* trie node per depth, root first */
+    size_t depth, pcap, hcap;
+} pb_stack_cursor;
+
+/* Room for a sample of depth frames; *m = how many outermost frames it
+ * shares with the previous sample (path[0 .. *m - 1] hold for it too).
+ * 0, or -1 when out of memory. */
+static inline int pb_stack_cursor_begin(pb_stack_cursor *c, const uint32_t *ids, uint32_t depth, uint32_t *m)
+{
+    uint32_t i, lim;
+    if (pb_grow((void **)&c->prev, &c->pcap, depth, sizeof *c->prev) < 0 ||
+        pb_grow((void **)&c->path, &c->hcap, depth, sizeof *c->path) < 0)
+        return -1;
+    lim = depth < c->depth ? depth : (uint32_t)c->depth;
+    for (i = 0; i < lim && c->prev[c->depth - 1 - i] == ids[depth - 1 - i]; i++)
+        ;
+    *m = i;
+    return 0;
+}
+/* The sample is walked: it becomes the previous one. */
+static inline void pb_stack_cursor_end(pb_stack_cursor *c, const uint32_t *ids, uint32_t depth)
+{
+    if (depth)
+        memcpy(c->prev, ids, depth * sizeof *ids);
+    c->depth = depth;
+}
+static inline void pb_stack_cursor_free(pb_stack_cursor *c) { PB_FREE_ALL(c->prev, c->path); }
 
 #endif
