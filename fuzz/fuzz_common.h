@@ -108,9 +108,7 @@ static void fuzz_read_back(const pb_membuf *mb)
     pb_error err;
     pb_options o;
     pb_status st;
-    memset(&sink, 0, sizeof sink);
-    sink.chunk = fuzz_touch_chunk;
-    sink.warn = fuzz_warn_sink;
+    hx_sink_init(&sink, fuzz_touch_chunk, fuzz_warn_sink, NULL);
     pb_options_init(&o);
     o.max_decompressed_bytes = UINT64_C(1) << 30;
     st = pb_decode_mem(mb->data, mb->len, "(written)", PB_FMT_NYTPROF, &o, &sink, &err);
@@ -153,9 +151,7 @@ static void fuzz_leave(const uint8_t *data, size_t size, pb_format fmt)
     fuzz_jump_at = 1 + ((h >> 4) & ((UINT32_C(1) << bits) - 1));
     fuzz_seen = 0;
     memset(&fuzz_table, 0, sizeof fuzz_table);
-    memset(&sink, 0, sizeof sink);
-    sink.chunk = fuzz_jumping_chunk;
-    sink.warn = fuzz_jumping_warn;
+    hx_sink_init(&sink, fuzz_jumping_chunk, fuzz_jumping_warn, NULL);
     sink.cleanups = &fuzz_table;
     fuzz_options(&opt, size);
     pb_error_init(&err, fmt ? pb_format_name(fmt) : "profbridge", "fuzz.in");

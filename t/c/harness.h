@@ -6,6 +6,8 @@
  *   hx_touch     every string of a chunk read into a checksum (so that ASan
  *                sees a stale pointer)
  *   hx_null_sink a sample sink that takes everything and keeps the weights
+ *   hx_sink_init a chunk sink set up from its two calls and its ctx
+ *   hx_fid_rule  NYTProf's fid rule checked on one chunk of a stream
  *   hx_fail      the error line on stderr; 2, the exit status of a failed run
  */
 #ifndef PB_HARNESS_H
@@ -90,6 +92,41 @@ static inline unsigned long hx_touch(const pb_chunk *c, unsigned long sum)
         }
     }
     return sum;
+}
+
+/* *s zeroed, then calling chunk (and warn, which may be NULL) with ctx */
+static inline void hx_sink_init(pb_sink *s, int (*chunk)(pb_sink *, const pb_chunk *),
+                                void (*warn)(pb_sink *, const char *), void *ctx)
+{
+    memset(s, 0, sizeof *s);
+    s->chunk = chunk;
+    s->warn = warn;
+    s->ctx = ctx;
+}
+
+/* NYTProf's fid rule, one chunk at a time: NEW_FIDs come dense from 1, and
+ * the fid of a TIME_LINE or SUB_INFO is one already defined (a SUB_CALLERS's
+ * caller fid may be 0, "no file", but no fid not yet defined).  *max_fid is
+ * the last NEW_FID (0 at the start of a stream).  NULL when c keeps the
+ * rule, else what it broke. */
+static inline const char *hx_fid_rule(uint32_t *max_fid, const pb_chunk *c)
+{
+    switch (c->tag) {
+    case PB_T_NEW_FID: {
+        int dense = c->u[0] == *max_fid + 1;
+        *max_fid = c->u[0];
+        return dense ? NULL : "fids not dense";
+    }
+    case PB_T_TIME_LINE:
+    case PB_T_SUB_INFO:
+        if (c->u[0] == 0 || c->u[0] > *max_fid)
+            return c->tag == PB_T_TIME_LINE ? "TIME_LINE on an undefined fid" : "SUB_INFO on an undefined fid";
+        return NULL;
+    case PB_T_SUB_CALLERS:
+        return c->u[0] > *max_fid ? "SUB_CALLERS on an undefined fid" : NULL;
+    default:
+        return NULL;
+    }
 }
 
 /* a sample sink that accepts everything; ctx points to a uint64_t that adds up the weights (or is NULL) */

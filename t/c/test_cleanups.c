@@ -22,6 +22,7 @@
 #include "pb.h"
 #include "write_statprofiler.h"
 #include "tap.h"
+#include "harness.h"
 
 /* the jumping sink; state the longjmp must not lose is static */
 static jmp_buf jump;
@@ -52,9 +53,7 @@ static void jumping_warn(pb_sink *self, const char *msg)
 
 static void sink_init(pb_sink *s)
 {
-    memset(s, 0, sizeof *s);
-    s->chunk = jumping_chunk;
-    s->warn = jumping_warn;
+    hx_sink_init(s, jumping_chunk, jumping_warn, NULL);
     s->cleanups = &table;
 }
 

@@ -57,23 +57,16 @@ static int tot_chunk(pb_sink *self, const pb_chunk *c)
 {
     tot_sink *t = (tot_sink *)self->ctx;
     t->count[c->tag]++;
+    if (hx_fid_rule(&t->max_fid_defined, c))
+        t->fid_before_use = 0;
     switch (c->tag) {
-    case PB_T_NEW_FID:
-        if (c->u[0] != t->max_fid_defined + 1)
-            t->fid_before_use = 0;
-        t->max_fid_defined = c->u[0];
-        break;
     case PB_T_TIME_LINE:
         t->ticks += (uint64_t)(uint32_t)c->ticks;
-        if (c->u[0] == 0 || c->u[0] > t->max_fid_defined)
-            t->fid_before_use = 0;
         if (t->seen_final)
             t->order_ok = 0;
         break;
     case PB_T_SUB_INFO:
         t->seen_final = 1;
-        if (c->u[0] == 0 || c->u[0] > t->max_fid_defined)
-            t->fid_before_use = 0;
         break;
     case PB_T_SUB_CALLERS:
         t->seen_final = 1;
@@ -101,8 +94,7 @@ static int tot_chunk(pb_sink *self, const pb_chunk *c)
 static void tot_init(tot_sink *t)
 {
     memset(t, 0, sizeof *t);
-    t->sink.chunk = tot_chunk;
-    t->sink.ctx = t;
+    hx_sink_init(&t->sink, tot_chunk, NULL, t);
     t->fid_before_use = 1;
     t->order_ok = 1;
 }

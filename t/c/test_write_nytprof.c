@@ -99,8 +99,7 @@ static int rec_chunk_cb(pb_sink *self, const pb_chunk *c)
 static void rec_init(recorder *r)
 {
     memset(r, 0, sizeof *r);
-    r->sink.chunk = rec_chunk_cb;
-    r->sink.ctx = r;
+    hx_sink_init(&r->sink, rec_chunk_cb, NULL, r);
 }
 
 static void rec_free(recorder *r)
