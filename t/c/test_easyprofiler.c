@@ -379,29 +379,20 @@ static void test_zero_blocks(void)
  * (truncated), never crash; the whole file must pass. */
 static void test_file(const char *path)
 {
-    FILE *fp = fopen(path, "rb");
-    unsigned char *data;
-    long n;
-    size_t i, bad = 0;
+    size_t n, i, bad = 0;
+    unsigned char *data = hx_slurp(path, &n);
     rec_sink r;
     pb_error err;
     pb_status st;
-    if (!fp) {
+    if (!data) {
         ok(0, "open %s", path);
         return;
     }
-    fseek(fp, 0, SEEK_END);
-    n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    data = (unsigned char *)malloc((size_t)n + 1);
-    if (!data || fread(data, 1, (size_t)n, fp) != (size_t)n)
-        abort();
-    fclose(fp);
     rec_init(&r);
-    st = pb_decode_mem(data, (size_t)n, path, PB_FMT_UNKNOWN, NULL, &r.sink, &err);
+    st = pb_decode_mem(data, n, path, PB_FMT_UNKNOWN, NULL, &r.sink, &err);
     ok(st == PB_OK && r.fid_defined_before_use && r.count[PB_T_PID_START] == r.count[PB_T_PID_END],
        "%s decodes; fids dense and defined before use; PID pairs (%s)", path, err.message);
-    for (i = 0; i + 1 < (size_t)n; i++) {
+    for (i = 0; i + 1 < n; i++) {
         rec_init(&r);
         st = pb_decode_mem(data, i, path, PB_FMT_EASYPROFILER, NULL, &r.sink, &err);
         if (st == PB_OK) {
