@@ -547,6 +547,17 @@ static void checks(void)
     pb_status st;
     pb_chunk c;
     size_t i;
+    /* NEW_FIDs after the header that the writer refuses */
+    static const struct {
+        int n;
+        uint32_t fid[2];
+        const char *name[2];
+        const char *needle, *what;
+    } bad_fids[] = {
+        {2, {1, 3}, {"a", "c"}, "fid 2 was never defined", "fids 1 and 3 (a hole)"},
+        {1, {0}, {"zero"}, "fid 0", "NEW_FID fid 0"},
+        {1, {4000000000u}, {"far"}, "dense", "NEW_FID 4000000000 as the first fid (no huge bitmap)"},
+    };
     memset(&c, 0, sizeof c);
 
     /* level 0: exact */
@@ -655,24 +666,15 @@ static void checks(void)
     pb_chunk_sub_callers(&c, 2, 1, 1, 0, 0, 0, 0, pb_str_c("main::x"), pb_str_c("main::y"));
     refuse_after_header(1, &c, PB_ERR_CORRUPT, "SUB_CALLERS): fid 2", "SUB_CALLERS on an undefined fid");
 
-    rec_init(&r);
-    s_header(&r, 1);
-    s_new_fid(&r, 1, "a");
-    s_new_fid(&r, 3, "c");
-    expect_fail(&r, PB_ERR_CORRUPT, "fid 2 was never defined", "fids 1 and 3 (a hole)");
-    rec_free(&r);
-
-    rec_init(&r);
-    s_header(&r, 1);
-    s_new_fid(&r, 0, "zero");
-    expect_fail(&r, PB_ERR_CORRUPT, "fid 0", "NEW_FID fid 0");
-    rec_free(&r);
-
-    rec_init(&r);
-    s_header(&r, 1);
-    s_new_fid(&r, 4000000000u, "far");
-    expect_fail(&r, PB_ERR_CORRUPT, "dense", "NEW_FID 4000000000 as the first fid (no huge bitmap)");
-    rec_free(&r);
+    for (i = 0; i < sizeof bad_fids / sizeof bad_fids[0]; i++) {
+        int k;
+        rec_init(&r);
+        s_header(&r, 1);
+        for (k = 0; k < bad_fids[i].n; k++)
+            s_new_fid(&r, bad_fids[i].fid[k], bad_fids[i].name[k]);
+        expect_fail(&r, PB_ERR_CORRUPT, bad_fids[i].needle, bad_fids[i].what);
+        rec_free(&r);
+    }
 
     rec_init(&r);
     pb_chunk_attribute(&c, pb_str_c("ticks_per_sec"), pb_str_c("100"));
