@@ -8,11 +8,14 @@
  *   hx_null_sink a sample sink that takes everything and keeps the weights
  *   hx_sink_init a chunk sink set up from its two calls and its ctx
  *   hx_fid_rule  NYTProf's fid rule checked on one chunk of a stream
+ *   hx_jumper    a consumer that leaves through longjmp, as a dying Perl
+ *                callback does
  *   hx_fail      the error line on stderr; 2, the exit status of a failed run
  */
 #ifndef PB_HARNESS_H
 #define PB_HARNESS_H
 
+#include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,6 +130,53 @@ static inline const char *hx_fid_rule(uint32_t *max_fid, const pb_chunk *c)
     default:
         return NULL;
     }
+}
+
+/* A consumer that leaves without returning, as a dying Perl callback does:
+ * its sink's chunk() longjmps to `jump` at chunk number `at` (0: never), its
+ * warn() at the first warning when on_warn; what the decoder registered in
+ * `table` is then the caller's to release (pb_cleanups_run), as the XS
+ * layer does.  registered: table.n when it left (-1: it has not).  Keep it
+ * static: a longjmp must not lose it.
+ *   static hx_jumper j;  hx_jumper_sink(&j, &sink, at, 0);
+ *   if (setjmp(j.jump) == 0) { decode into &sink }  pb_cleanups_run(&j.table); */
+typedef struct {
+    jmp_buf jump;
+    pb_cleanups table;
+    uint64_t seen, at; /* chunks so far; where to leave */
+    int on_warn, registered;
+    unsigned long sum; /* hx_touch over every chunk, and the warnings' lengths */
+} hx_jumper;
+
+static inline int hx_jumper_chunk(pb_sink *self, const pb_chunk *c)
+{
+    hx_jumper *j = (hx_jumper *)self->ctx;
+    j->sum = hx_touch(c, j->sum);
+    if (++j->seen == j->at) {
+        j->registered = j->table.n;
+        longjmp(j->jump, 1);
+    }
+    return 0;
+}
+static inline void hx_jumper_warn(pb_sink *self, const char *msg)
+{
+    hx_jumper *j = (hx_jumper *)self->ctx;
+    j->sum += strlen(msg);
+    if (j->on_warn) {
+        j->registered = j->table.n;
+        longjmp(j->jump, 2);
+    }
+}
+/* j reset (its table empty) and *s a sink into it */
+static inline void hx_jumper_sink(hx_jumper *j, pb_sink *s, uint64_t at, int on_warn)
+{
+    memset(&j->table, 0, sizeof j->table);
+    j->seen = 0;
+    j->at = at;
+    j->on_warn = on_warn;
+    j->registered = -1;
+    hx_sink_init(s, hx_jumper_chunk, hx_jumper_warn, j);
+    s->cleanups = &j->table;
 }
 
 /* a sample sink that accepts everything; ctx points to a uint64_t that adds up the weights (or is NULL) */
