@@ -305,17 +305,25 @@ static pb_status decode_into(const void *p, size_t n, const char *name, pb_sink 
     return pb_decode_mem(p, n, name, PB_FMT_NYTPROF, NULL, s, err);
 }
 
+/* a writer into *out (emptied first) at compression `level`, its warnings to
+ * warn (NULL: none); NULL when it refuses to open */
+static pb_nytprof_writer *open_mem_writer(int level, void (*warn)(void *, const char *), pb_membuf *out,
+                                          pb_error *err)
+{
+    pb_nytprof_writer_opts o;
+    pb_nytprof_writer_opts_init(&o);
+    o.compress_level = level;
+    o.warn = warn;
+    memset(out, 0, sizeof *out);
+    return pb_nytprof_writer_open_mem(out, &o, err);
+}
+
 /* writer in memory at level; returns status; fills out */
 static pb_status write_mem_from(const unsigned char *in, size_t n, int level, pb_membuf *out, pb_error *err,
                                 pb_error *derr)
 {
-    pb_nytprof_writer_opts o;
-    pb_nytprof_writer *w;
+    pb_nytprof_writer *w = open_mem_writer(level, NULL, out, err);
     pb_status st;
-    pb_nytprof_writer_opts_init(&o);
-    o.compress_level = level;
-    memset(out, 0, sizeof *out);
-    w = pb_nytprof_writer_open_mem(out, &o, err);
     if (!w)
         return err->status;
     st = decode_into(in, n, "input", pb_nytprof_writer_sink(w), derr);
@@ -482,13 +490,7 @@ static void count_warning(void *ud, const char *msg)
 /* write the recorded stream into memory at level; returns status */
 static pb_status write_rec(const recorder *r, int level, pb_membuf *mb, pb_error *err)
 {
-    pb_nytprof_writer_opts o;
-    pb_nytprof_writer *w;
-    pb_nytprof_writer_opts_init(&o);
-    o.compress_level = level;
-    o.warn = count_warning;
-    memset(mb, 0, sizeof *mb);
-    w = pb_nytprof_writer_open_mem(mb, &o, err);
+    pb_nytprof_writer *w = open_mem_writer(level, count_warning, mb, err);
     if (!w)
         return err->status;
     rec_replay(r, pb_nytprof_writer_sink(w));
@@ -703,13 +705,7 @@ static void checks(void)
 
     refuse_attribute("nv_size", "16", PB_ERR_UNSUPPORTED, "nv_size", "nv_size=16");
 
-    {
-        pb_nytprof_writer_opts o;
-        pb_nytprof_writer_opts_init(&o);
-        o.compress_level = 10;
-        ok(pb_nytprof_writer_open_mem(&mb, &o, &err) == NULL && err.status == PB_ERR_UNSUPPORTED,
-           "compress level 10 refused");
-    }
+    ok(open_mem_writer(10, NULL, &mb, &err) == NULL && err.status == PB_ERR_UNSUPPORTED, "compress level 10 refused");
 }
 
 /* the file writer: target untouched and no temp file on failure */
