@@ -89,15 +89,16 @@ static void fuzz_warn_ud(void *ud, const char *msg)
     fuzz_sink_sum += strlen(msg);
 }
 
+/* the lowered limits (everything else as pb_options_init leaves it); salvage by the size's bit 0 */
 static void fuzz_options(pb_options *o, size_t size)
 {
-    pb_options_init(o);
-    o->max_decompressed_bytes = FUZZ_MAX_DECOMPRESSED;
-    o->max_record_size = FUZZ_MAX_RECORD;
-    o->max_stack_depth = FUZZ_MAX_STACK_DEPTH;
-    o->max_strings = FUZZ_MAX_STRINGS;
-    o->max_frames = FUZZ_MAX_FRAMES;
-    o->max_statements = FUZZ_MAX_STATEMENTS;
+    static const pb_options limits = {.max_decompressed_bytes = FUZZ_MAX_DECOMPRESSED,
+                                      .max_record_size = FUZZ_MAX_RECORD,
+                                      .max_stack_depth = FUZZ_MAX_STACK_DEPTH,
+                                      .max_strings = FUZZ_MAX_STRINGS,
+                                      .max_frames = FUZZ_MAX_FRAMES,
+                                      .max_statements = FUZZ_MAX_STATEMENTS};
+    *o = limits;
     o->salvage = (int)(size & 1);
 }
 
