@@ -89,15 +89,16 @@ static void fuzz_warn_ud(void *ud, const char *msg)
     fuzz_sink_sum += strlen(msg);
 }
 
+/* the lowered limits (everything else as pb_options_init leaves it); salvage by the size's bit 0 */
 static void fuzz_options(pb_options *o, size_t size)
 {
-    pb_options_init(o);
-    o->max_decompressed_bytes = FUZZ_MAX_DECOMPRESSED;
-    o->max_record_size = FUZZ_MAX_RECORD;
-    o->max_stack_depth = FUZZ_MAX_STACK_DEPTH;
-    o->max_strings = FUZZ_MAX_STRINGS;
-    o->max_frames = FUZZ_MAX_FRAMES;
-    o->max_statements = FUZZ_MAX_STATEMENTS;
+    static const pb_options limits = {.max_decompressed_bytes = FUZZ_MAX_DECOMPRESSED,
+                                      .max_record_size = FUZZ_MAX_RECORD,
+                                      .max_stack_depth = FUZZ_MAX_STACK_DEPTH,
+                                      .max_strings = FUZZ_MAX_STRINGS,
+                                      .max_frames = FUZZ_MAX_FRAMES,
+                                      .max_statements = FUZZ_MAX_STATEMENTS};
+    *o = limits;
     o->salvage = (int)(size & 1);
 }
 
@@ -108,9 +109,7 @@ static void fuzz_read_back(const pb_membuf *mb)
     pb_error err;
     pb_options o;
     pb_status st;
-    memset(&sink, 0, sizeof sink);
-    sink.chunk = fuzz_touch_chunk;
-    sink.warn = fuzz_warn_sink;
+    hx_sink_init(&sink, fuzz_touch_chunk, fuzz_warn_sink, NULL);
     pb_options_init(&o);
     o.max_decompressed_bytes = UINT64_C(1) << 30;
     st = pb_decode_mem(mb->data, mb->len, "(written)", PB_FMT_NYTPROF, &o, &sink, &err);
@@ -118,28 +117,11 @@ static void fuzz_read_back(const pb_membuf *mb)
         fuzz_die("the NYTProf writer's output does not read back", &err, st);
 }
 
-/* step 4: a consumer that leaves through longjmp (state kept static) */
-static jmp_buf fuzz_jump;
-static pb_cleanups fuzz_table;
-static uint64_t fuzz_seen, fuzz_jump_at;
-
-static int fuzz_jumping_chunk(pb_sink *self, const pb_chunk *c)
-{
-    fuzz_touch_chunk(self, c);
-    if (++fuzz_seen == fuzz_jump_at)
-        longjmp(fuzz_jump, 1);
-    return 0;
-}
-
-static void fuzz_jumping_warn(pb_sink *self, const char *msg)
-{
-    (void)self;
-    (void)msg;
-    longjmp(fuzz_jump, 2);
-}
-
+/* step 4: a consumer that leaves through longjmp (harness.h; state kept
+ * static), at the first warning or at a chunk picked from the input */
 static void fuzz_leave(const uint8_t *data, size_t size, pb_format fmt)
 {
+    static hx_jumper jumper;
     static pb_source src;
     static pb_sink sink;
     static pb_error err;
@@ -150,24 +132,19 @@ static void fuzz_leave(const uint8_t *data, size_t size, pb_format fmt)
         h = (h ^ data[i]) * 16777619u;
     /* 1 .. 2^15: early chunks often, the fold's last ones sometimes */
     bits = h % 16;
-    fuzz_jump_at = 1 + ((h >> 4) & ((UINT32_C(1) << bits) - 1));
-    fuzz_seen = 0;
-    memset(&fuzz_table, 0, sizeof fuzz_table);
-    memset(&sink, 0, sizeof sink);
-    sink.chunk = fuzz_jumping_chunk;
-    sink.warn = fuzz_jumping_warn;
-    sink.cleanups = &fuzz_table;
+    hx_jumper_sink(&jumper, &sink, 1 + ((h >> 4) & ((UINT32_C(1) << bits) - 1)), 1);
     fuzz_options(&opt, size);
     pb_error_init(&err, fmt ? pb_format_name(fmt) : "profbridge", "fuzz.in");
     pb_src_open_mem(&src, data, size, &err);
-    if (setjmp(fuzz_jump) == 0) {
+    if (setjmp(jumper.jump) == 0) {
         pb_decode_source(&src, "fuzz.in", fmt, &opt, &sink, &err);
-        if (fuzz_table.n != 0)
+        if (jumper.table.n != 0)
             fuzz_die("a decode that returned left cleanups registered", &err, err.status);
     }
     /* what the XS layer does when Perl unwinds past the decoder */
-    pb_cleanups_run(&fuzz_table);
+    pb_cleanups_run(&jumper.table);
     pb_src_close(&src);
+    fuzz_sink_sum += jumper.sum;
 }
 
 /* writer_must_accept: a stream from a foreign decoder that decoded cleanly
@@ -230,9 +207,6 @@ static void fuzz_convert(const uint8_t *data, size_t size, pb_format fmt, int wr
 }
 
 /* sampling formats: the same bytes into the collapsed-stack sink */
-#if defined(__GNUC__)
-__attribute__((unused))
-#endif
 static void fuzz_collapse(const uint8_t *data, size_t size, pb_format fmt)
 {
     static FILE *devnull;
@@ -264,6 +238,20 @@ static void fuzz_collapse(const uint8_t *data, size_t size, pb_format fmt)
         pb_speedscope_free(sc);
         fuzz_check_error("speedscope failed with a non-decode class", st, &err, 0);
     }
+}
+
+/* libFuzzer's entry point: each harness defines it */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* the whole of a harness for one format: fuzz_convert, then for a format
+ * with stacks (FUZZ_STACKS) fuzz_collapse too; libFuzzer's return value */
+enum { FUZZ_CHUNKS_ONLY = 0, FUZZ_STACKS = 1 };
+static inline int fuzz_format(const uint8_t *data, size_t size, pb_format fmt, int writer_must_accept, int stacks)
+{
+    fuzz_convert(data, size, fmt, writer_must_accept);
+    if (stacks)
+        fuzz_collapse(data, size, fmt);
+    return 0;
 }
 
 #endif

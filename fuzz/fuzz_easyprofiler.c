@@ -2,13 +2,8 @@
  * -> read back; then collapsed, pprof or speedscope (by input size).  See fuzz_common.h. */
 #include "fuzz_common.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    fuzz_convert(data, size, PB_FMT_EASYPROFILER, 1);
-    /* the span stacks (and spans: speedscope's evented form) into the stack outputs */
-    fuzz_collapse(data, size, PB_FMT_EASYPROFILER);
-
-    return 0;
+    /* the span stacks (and spans: speedscope's evented form) into the stack outputs too */
+    return fuzz_format(data, size, PB_FMT_EASYPROFILER, 1, FUZZ_STACKS);
 }

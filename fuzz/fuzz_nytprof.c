@@ -2,11 +2,7 @@
  * -> read back.  See fuzz_common.h. */
 #include "fuzz_common.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    fuzz_convert(data, size, PB_FMT_NYTPROF, 0);
-
-    return 0;
+    return fuzz_format(data, size, PB_FMT_NYTPROF, 0, FUZZ_CHUNKS_ONLY);
 }

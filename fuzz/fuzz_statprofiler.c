@@ -2,11 +2,7 @@
  * -> read back; and the collapsed-stack sink.  See fuzz_common.h. */
 #include "fuzz_common.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    fuzz_convert(data, size, PB_FMT_STATPROFILER, 1);
-    fuzz_collapse(data, size, PB_FMT_STATPROFILER);
-    return 0;
+    return fuzz_format(data, size, PB_FMT_STATPROFILER, 1, FUZZ_STACKS);
 }

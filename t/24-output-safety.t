@@ -59,6 +59,14 @@ sub run_pb {    # (exit code, stderr)
 }
 sub listing { my ($d) = @_; opendir my $dh, $d or die; return join ' ', sort grep { !/^\.\.?\z/ } readdir $dh }
 sub chunks { my @c; for_chunks { push @c, join "\t", map { $_ // '' } @_ } filename => $_[0]; \@c }
+# one test: $file's chunks are ref.nytprof's
+sub reads_as_ref {
+    my ($file, $what) = @_;
+    local $Test::Builder::Level = $Test::Builder::Level + 1;
+    return is_deeply(chunks($file), chunks("$tmp/ref.nytprof"), $what);
+}
+# the TIME_LINE ticks of what for_chunks reads with these arguments
+sub ticks_of { my $t = 0; for_chunks { $t += $_[1] if $_[0] eq 'TIME_LINE' } @_; return $t }
 
 # reference outputs, written to plain files
 my %ref;
@@ -95,7 +103,7 @@ SKIP: {
         waitpid $reader, 0;
         ok($rc == 0 && -p $fifo, "$what -o FIFO: exit 0 and the FIFO is still a FIFO") or diag $e;
         if ($what eq 'nytprof') {    # the zlib stream differs only in nothing; compare what it decodes to
-            is_deeply(chunks($got), chunks("$tmp/ref.nytprof"), 'nytprof through the FIFO reads as the file does');
+            reads_as_ref($got, 'nytprof through the FIFO reads as the file does');
         } else {
             ok(slurp_raw($got) eq $ref{$what}, "$what: the reader got exactly the bytes a file gets");
         }
@@ -226,9 +234,7 @@ SKIP: {
     is($rc, 0, '1,000 threads to StatProfiler under ulimit -n 64') or diag slurp_raw("$tmp/many.err");
     my @files = split ' ', listing("$tmp/many");
     is(scalar @files, 1000, 'one trace per thread');
-    my $total = 0;
-    for_chunks { $total += $_[1] if $_[0] eq 'TIME_LINE' } files => [ map { "$tmp/many/$_" } @files ];
-    is($total, 1000 * 1000, 'every sample read back (1,000 x 1,000 us)');
+    is(ticks_of(files => [ map { "$tmp/many/$_" } @files ]), 1000 * 1000, 'every sample read back (1,000 x 1,000 us)');
 }
 
 # ---- writer objects -------------------------------------------------------------------
@@ -255,7 +261,7 @@ sub err_class { my ($code) = @_; eval { $code->(); 1 } and return 'none'; ref $@
     }
     nyt_copy($w);
     $w->close;
-    is_deeply(chunks("$tmp/obj.nytprof"), chunks("$tmp/ref.nytprof"), 'the original writes on');
+    reads_as_ref("$tmp/obj.nytprof", 'the original writes on');
     is(err_class(sub { $w->close }), 'usage', 'close twice: usage error');
 }
 SKIP: {
@@ -276,10 +282,8 @@ SKIP: {
     nyt_copy($w);
     $w->close;
     $s->close;
-    is_deeply(chunks("$tmp/thr.nytprof"), chunks("$tmp/ref.nytprof"), 'NYTProf writer: the file re-reads exactly');
-    my $ticks = 0;
-    for_chunks { $ticks += $_[1] if $_[0] eq 'TIME_LINE' } filename => "$tmp/thr.sp";
-    is($ticks, 2 * 10000, 'StatProfiler writer: the trace re-reads exactly');
+    reads_as_ref("$tmp/thr.nytprof", 'NYTProf writer: the file re-reads exactly');
+    is(ticks_of(filename => "$tmp/thr.sp"), 2 * 10000, 'StatProfiler writer: the trace re-reads exactly');
 }
 SKIP: {
     skip 'this build has no snappy (the StatProfiler writer)', 4 unless $snappy;
@@ -306,10 +310,8 @@ SKIP: {
     $w->close;
     $s->start_sample(1, 'op')->main_frame('x.pl', 4)->end_sample;
     $s->close;
-    is_deeply(chunks("$tmp/fork.nytprof"), chunks("$tmp/ref.nytprof"), 'after fork the parent\'s nytprof.out re-reads exactly');
-    my $ticks = 0;
-    for_chunks { $ticks += $_[1] if $_[0] eq 'TIME_LINE' } filename => "$tmp/fork.sp";
-    is($ticks, 4 * 10000, 'and its StatProfiler trace holds exactly its own samples');
+    reads_as_ref("$tmp/fork.nytprof", 'after fork the parent\'s nytprof.out re-reads exactly');
+    is(ticks_of(filename => "$tmp/fork.sp"), 4 * 10000, 'and its StatProfiler trace holds exactly its own samples');
 }
 
 done_testing;

@@ -8,7 +8,7 @@ use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use Needs qw(zstd snappy);    # skips the file when this build lacks one (Devel::ProfileBridge::features)
-use RawFile qw(slurp_raw);
+use RawFile qw(slurp_raw spew_raw);
 use File::Temp qw(tempdir);
 use JSON::PP ();
 use Devel::ProfileBridge::ReadStream qw(for_chunks);
@@ -25,6 +25,19 @@ sub run_file {
         1;
     };
     return ($ok, $@, \%n, $ticks // 0);
+}
+
+# $bytes as a StatProfiler trace of a genealogy of its own: its path
+sub trace_file {
+    my ($name, $bytes) = @_;
+    return spew_raw("$tmp/$name.out." . ('0' x 48) . '.00000001', $bytes);
+}
+
+# a trace's bytes: its 14-byte file header $head, then each part as one
+# Snappy packet (Compress::Snappy loaded by the caller)
+sub snappy_packets {
+    my ($head, @parts) = @_;
+    return join '', $head, map { my $c = Compress::Snappy::compress($_); pack('n', length $c) . $c } @parts;
 }
 
 # A crasher must now end in a clean error of a decode class (or decode).
@@ -55,10 +68,7 @@ subtest 'empty-snappy-packet-null-window' => sub {
     my $clen = unpack('n', substr($bytes, 14, 2));
     my $empty = pack('n', 1) . "\0";
     my $with = substr($bytes, 0, 14) . $empty . substr($bytes, 14, 2 + $clen) . $empty . substr($bytes, 16 + $clen);
-    my $g = "$tmp/empty-packets.out." . ('0' x 48) . '.00000001';
-    open my $fh, '>:raw', $g or die;
-    print {$fh} $with;
-    close $fh;
+    my $g = trace_file('empty-packets', $with);
     my ($ok2, $e2, $n, $ticks) = run_file($g);
     ok($ok2, 'empty packets are accepted') or diag("$e2");
     is($ticks, $truth->{total_weight} * $truth->{tick_duration}, 'TIME_LINE ticks = the real reader\'s total weight x interval');
@@ -101,15 +111,8 @@ subtest 'sample-weight-time-line-amplification' => sub {
         my $sample = $rec->(1, $vbe->(40000) . $str->('')) . $rec->(6, $str->('amp.pl') . $vbe->(1)) . $rec->(2, '');
         my $body = $sample x 64;
         $body .= $rec->(197, '');
-        my $out = substr($bytes, 0, 14);
-        for my $part ($hdr, $body) {
-            my $c = Compress::Snappy::compress($part);
-            $out .= pack('n', length $c) . $c;
-        }
-        my $g = "$tmp/amp.out." . ('0' x 48) . '.00000001';
-        open my $fh, '>:raw', $g or die;
-        print {$fh} $out;
-        close $fh;
+        my $out = snappy_packets(substr($bytes, 0, 14), $hdr, $body);
+        my $g = trace_file('amp', $out);
         cmp_ok(length $out, '<', 2000, 'a small file (' . length($out) . ' bytes)');
         my ($ok2, $e2, $n) = run_file($g);
         ok($ok2, 'under the default max_statements it decodes') or diag("$e2");
@@ -160,15 +163,8 @@ subtest 'header-metadata-string-lost-across-packets' => sub {
         }
         ok(@meta >= 2, scalar(@meta) . ' header metadata records');
         my $new = join('', @meta, @other) . substr($stream, $i - 1);
-        my $out = substr($bytes, 0, 14);
-        for (my $k = 0; $k < length $new; $k += 5) {
-            my $c = Compress::Snappy::compress(substr($new, $k, 5));
-            $out .= pack('n', length $c) . $c;
-        }
-        my $g = "$tmp/recut.out." . ('0' x 48) . '.00000001';
-        open my $fh, '>:raw', $g or die;
-        print {$fh} $out;
-        close $fh;
+        my $g = trace_file('recut',
+            snappy_packets(substr($bytes, 0, 14), map { substr($new, 5 * $_, 5) } 0 .. (length($new) - 1) / 5));
         my (%attr, $ticks);
         my $ok = eval {
             for_chunks {

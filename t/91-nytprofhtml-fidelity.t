@@ -12,7 +12,7 @@ use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use Needs qw(zstd snappy);
-use Stacks qw(slurp stack_corpus convert_quietly first_differences);
+use Stacks qw(slurp stack_corpus convert_ok first_differences);
 use File::Temp qw(tempdir);
 use File::Copy qw(copy);
 use JSON::PP ();
@@ -178,12 +178,9 @@ sub xml { my $s = shift; $s =~ s/&/&amp;/g; $s =~ s/</&lt;/g; $s =~ s/>/&gt;/g; 
 # dropped, weights in ticks) for every corpus file with stacks
 my @corpus = stack_corpus($d);
 for my $in (@corpus) {
-    (my $label = $in) =~ s{\A\Q$d/\E}{};
     my $out = "$tmp/corpus.nytprof";
     my $folded = "$tmp/corpus.folded";
-    unlink $out, $folded;
-    ok(convert_quietly($in, { out => $out, source => 0 }, { out => $folded, to => 'collapsed' }),
-        "$label: converted both ways") or diag $@;
+    my $label = convert_ok($d, $in, 'converted both ways', $folded, { out => $out, source => 0 });
     my $info = {};
     &Devel::ProfileBridge::ReadStream::for_chunks(
         { ATTRIBUTE => sub { $info->{ $_[1] } = $_[2] } }, filename => $out, quiet => 1);

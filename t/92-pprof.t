@@ -9,7 +9,7 @@ use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use Needs qw(zstd snappy);
-use Stacks qw(slurp stack_corpus convert_quietly folded_weights first_differences go_for_pprof);
+use Stacks qw(slurp stack_corpus convert_ok folded_weights first_differences go_for_pprof);
 use File::Temp qw(tempdir);
 use JSON::PP ();
 use Devel::ProfileBridge ();
@@ -43,12 +43,9 @@ sub traces {
 
 my @corpus = stack_corpus($d);
 for my $in (@corpus) {
-    (my $label = $in) =~ s{\A\Q$d/\E}{};
     my $pb = "$tmp/p.pb.gz";
     my $folded = "$tmp/p.folded";
-    unlink $pb, $folded;
-    ok(convert_quietly($in, { out => $pb, to => 'pprof' }, { out => $folded, to => 'collapsed' }),
-        "$label: converted to pprof and collapsed") or diag $@;
+    my $label = convert_ok($d, $in, 'converted to pprof and collapsed', $folded, { out => $pb, to => 'pprof' });
     is(substr(slurp($pb), 0, 2), "\x1f\x8b", "$label: gzip");
     my $spans = $label =~ /^easyprofiler/;
     my $got = traces($pb, $spans ? ('-unit=ns') : ('-sample_index=samples'));

@@ -6,11 +6,16 @@
  *   hx_touch     every string of a chunk read into a checksum (so that ASan
  *                sees a stale pointer)
  *   hx_null_sink a sample sink that takes everything and keeps the weights
+ *   hx_sink_init a chunk sink set up from its two calls and its ctx
+ *   hx_fid_rule  NYTProf's fid rule checked on one chunk of a stream
+ *   hx_jumper    a consumer that leaves through longjmp, as a dying Perl
+ *                callback does
  *   hx_fail      the error line on stderr; 2, the exit status of a failed run
  */
 #ifndef PB_HARNESS_H
 #define PB_HARNESS_H
 
+#include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +95,88 @@ static inline unsigned long hx_touch(const pb_chunk *c, unsigned long sum)
         }
     }
     return sum;
+}
+
+/* *s zeroed, then calling chunk (and warn, which may be NULL) with ctx */
+static inline void hx_sink_init(pb_sink *s, int (*chunk)(pb_sink *, const pb_chunk *),
+                                void (*warn)(pb_sink *, const char *), void *ctx)
+{
+    memset(s, 0, sizeof *s);
+    s->chunk = chunk;
+    s->warn = warn;
+    s->ctx = ctx;
+}
+
+/* NYTProf's fid rule, one chunk at a time: NEW_FIDs come dense from 1, and
+ * the fid of a TIME_LINE or SUB_INFO is one already defined (a SUB_CALLERS's
+ * caller fid may be 0, "no file", but no fid not yet defined).  *max_fid is
+ * the last NEW_FID (0 at the start of a stream).  NULL when c keeps the
+ * rule, else what it broke. */
+static inline const char *hx_fid_rule(uint32_t *max_fid, const pb_chunk *c)
+{
+    switch (c->tag) {
+    case PB_T_NEW_FID: {
+        int dense = c->u[0] == *max_fid + 1;
+        *max_fid = c->u[0];
+        return dense ? NULL : "fids not dense";
+    }
+    case PB_T_TIME_LINE:
+    case PB_T_SUB_INFO:
+        if (c->u[0] == 0 || c->u[0] > *max_fid)
+            return c->tag == PB_T_TIME_LINE ? "TIME_LINE on an undefined fid" : "SUB_INFO on an undefined fid";
+        return NULL;
+    case PB_T_SUB_CALLERS:
+        return c->u[0] > *max_fid ? "SUB_CALLERS on an undefined fid" : NULL;
+    default:
+        return NULL;
+    }
+}
+
+/* A consumer that leaves without returning, as a dying Perl callback does:
+ * its sink's chunk() longjmps to `jump` at chunk number `at` (0: never), its
+ * warn() at the first warning when on_warn; what the decoder registered in
+ * `table` is then the caller's to release (pb_cleanups_run), as the XS
+ * layer does.  registered: table.n when it left (-1: it has not).  Keep it
+ * static: a longjmp must not lose it.
+ *   static hx_jumper j;  hx_jumper_sink(&j, &sink, at, 0);
+ *   if (setjmp(j.jump) == 0) { decode into &sink }  pb_cleanups_run(&j.table); */
+typedef struct {
+    jmp_buf jump;
+    pb_cleanups table;
+    uint64_t seen, at; /* chunks so far; where to leave */
+    int on_warn, registered;
+    unsigned long sum; /* hx_touch over every chunk, and the warnings' lengths */
+} hx_jumper;
+
+static inline int hx_jumper_chunk(pb_sink *self, const pb_chunk *c)
+{
+    hx_jumper *j = (hx_jumper *)self->ctx;
+    j->sum = hx_touch(c, j->sum);
+    if (++j->seen == j->at) {
+        j->registered = j->table.n;
+        longjmp(j->jump, 1);
+    }
+    return 0;
+}
+static inline void hx_jumper_warn(pb_sink *self, const char *msg)
+{
+    hx_jumper *j = (hx_jumper *)self->ctx;
+    j->sum += strlen(msg);
+    if (j->on_warn) {
+        j->registered = j->table.n;
+        longjmp(j->jump, 2);
+    }
+}
+/* j reset (its table empty) and *s a sink into it */
+static inline void hx_jumper_sink(hx_jumper *j, pb_sink *s, uint64_t at, int on_warn)
+{
+    memset(&j->table, 0, sizeof j->table);
+    j->seen = 0;
+    j->at = at;
+    j->on_warn = on_warn;
+    j->registered = -1;
+    hx_sink_init(s, hx_jumper_chunk, hx_jumper_warn, j);
+    s->cleanups = &j->table;
 }
 
 /* a sample sink that accepts everything; ctx points to a uint64_t that adds up the weights (or is NULL) */

@@ -383,25 +383,34 @@ static pb_status t_note(pb_sample_sink *self, const char *kind, pb_str a, pb_str
 
 static void t_truth(tsink *t)
 {
+    /* truth.json's keys in canonical (sorted) order: a map, or a count */
+    const struct {
+        const char *key;
+        map_t *map;
+        uint64_t n;
+    } keys[] = {
+        {"attributes", &t->attrs, 0},
+        {"eval_source", &t->evals, 0},
+        {"final_metadata", &t->final_meta, 0},
+        {"header_metadata", &t->header_meta, 0},
+        {"num_frames", NULL, t->frames},
+        {"num_reader_records", NULL, t->records},
+        {"num_samples", NULL, t->samples},
+        {"total_weight", NULL, t->weight},
+        {"unique_frames", NULL, t->nfr},
+    };
     buf_t b = { 0, 0, 0 };
-    b_puts(&b, "{\"truth\":{\"attributes\":");
-    b_map(&b, &t->attrs, 0);
-    b_puts(&b, ",\"eval_source\":");
-    b_map(&b, &t->evals, 0);
-    b_puts(&b, ",\"final_metadata\":");
-    b_map(&b, &t->final_meta, 0);
-    b_puts(&b, ",\"header_metadata\":");
-    b_map(&b, &t->header_meta, 0);
-    b_puts(&b, ",\"num_frames\":");
-    b_int(&b, (long long)t->frames);
-    b_puts(&b, ",\"num_reader_records\":");
-    b_int(&b, (long long)t->records);
-    b_puts(&b, ",\"num_samples\":");
-    b_int(&b, (long long)t->samples);
-    b_puts(&b, ",\"total_weight\":");
-    b_int(&b, (long long)t->weight);
-    b_puts(&b, ",\"unique_frames\":");
-    b_int(&b, (long long)t->nfr);
+    size_t i;
+    b_puts(&b, "{\"truth\":{");
+    for (i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        b_puts(&b, i ? ",\"" : "\"");
+        b_puts(&b, keys[i].key);
+        b_puts(&b, "\":");
+        if (keys[i].map)
+            b_map(&b, keys[i].map, 0);
+        else
+            b_int(&b, (long long)keys[i].n);
+    }
     b_puts(&b, "}}\n");
     fwrite(b.p, 1, b.len, t->out);
     free(b.p);

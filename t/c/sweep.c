@@ -74,9 +74,7 @@ static int check_one(const unsigned char *data, size_t len, const char *name, in
     pb_sink sink;
     pb_error err;
     pb_status st;
-    memset(&sink, 0, sizeof sink);
-    sink.chunk = touch_chunk;
-    sink.warn = quiet_warn;
+    hx_sink_init(&sink, touch_chunk, quiet_warn, NULL);
     alarm(20);
     st = pb_decode_mem(data, len, name, PB_FMT_UNKNOWN, NULL, &sink, &err);
     alarm(0);

@@ -22,41 +22,11 @@
 #include "pb.h"
 #include "write_statprofiler.h"
 #include "tap.h"
+#include "harness.h"
 
-/* the jumping sink; state the longjmp must not lose is static */
-static jmp_buf jump;
-static pb_cleanups table;
-static uint64_t seen, jump_at;
-static int jump_on_warn, jumped_registered;
-
-static int jumping_chunk(pb_sink *self, const pb_chunk *c)
-{
-    (void)self;
-    (void)c;
-    if (++seen == jump_at) {
-        jumped_registered = table.n;
-        longjmp(jump, 1);
-    }
-    return 0;
-}
-
-static void jumping_warn(pb_sink *self, const char *msg)
-{
-    (void)self;
-    (void)msg;
-    if (jump_on_warn) {
-        jumped_registered = table.n;
-        longjmp(jump, 2);
-    }
-}
-
-static void sink_init(pb_sink *s)
-{
-    memset(s, 0, sizeof *s);
-    s->chunk = jumping_chunk;
-    s->warn = jumping_warn;
-    s->cleanups = &table;
-}
+/* the jumping sink (harness.h); jump_on_warn: it also leaves at a warning */
+static hx_jumper jumper;
+static int jump_on_warn;
 
 /* Decode one file (or, with paths, a StatProfiler genealogy), jumping out
  * at chunk `at` (0: never).  Returns 1 if it jumped, 0 if it returned. */
@@ -71,13 +41,9 @@ static int run_file(const char *path, const char *const *paths, size_t npaths, u
     int j;
     pb_options_init(&opt);
     opt.salvage = salvage;
-    sink_init(&sink);
-    memset(&table, 0, sizeof table);
-    seen = 0;
-    jump_at = at;
-    jumped_registered = -1;
+    hx_jumper_sink(&jumper, &sink, at, jump_on_warn);
     src_open = 0;
-    j = setjmp(jump);
+    j = setjmp(jumper.jump);
     if (j == 0) {
         if (paths) {
             pb_read_statprofiler_files(paths, npaths, &opt, &sink, &err);
@@ -88,14 +54,14 @@ static int run_file(const char *path, const char *const *paths, size_t npaths, u
                 pb_decode_source(&src, path, PB_FMT_UNKNOWN, &opt, &sink, &err);
             }
         }
-        ok(table.n == 0, "%s: a decode that returned left nothing registered (%d)", path, table.n);
+        ok(jumper.table.n == 0, "%s: a decode that returned left nothing registered (%d)", path, jumper.table.n);
     }
     /* what the XS layer's savestack destructor does */
-    pb_cleanups_run(&table);
+    pb_cleanups_run(&jumper.table);
     if (src_open)
         pb_src_close(&src);
     if (chunks)
-        *chunks = seen;
+        *chunks = jumper.seen;
     return j != 0;
 }
 
@@ -132,9 +98,9 @@ static void one_file(const char *path)
     marks[3] = total;
     for (i = 0; i < 4; i++) {
         int jumped = run_file(path, NULL, 0, marks[i], 0, NULL);
-        ok(jumped && jumped_registered >= 1,
+        ok(jumped && jumper.registered >= 1,
            "%s: out at chunk %llu of %llu with %d registered, released", path, (unsigned long long)marks[i],
-           (unsigned long long)total, jumped_registered);
+           (unsigned long long)total, jumper.registered);
     }
 }
 
@@ -143,25 +109,15 @@ static void half_file(const char *path)
 {
     pb_format_info info;
     pb_error e;
-    FILE *in, *out;
+    FILE *out;
     char tmp[] = "/tmp/pb-cleanups-XXXXXX";
     unsigned char *buf;
-    long n;
+    size_t n;
     int fd, jumped;
     if (pb_detect_file(path, &info, &e) != PB_OK || !info.supported)
         return;
-    if (!(in = fopen(path, "rb")))
+    if (!(buf = hx_slurp(path, &n)))
         return;
-    fseek(in, 0, SEEK_END);
-    n = ftell(in);
-    fseek(in, 0, SEEK_SET);
-    buf = (unsigned char *)malloc((size_t)n + 1);
-    if (!buf || fread(buf, 1, (size_t)n, in) != (size_t)n) {
-        free(buf);
-        fclose(in);
-        return;
-    }
-    fclose(in);
     fd = mkstemp(tmp);
     if (fd < 0 || !(out = fdopen(fd, "wb"))) {
         free(buf);
@@ -174,8 +130,8 @@ static void half_file(const char *path)
     jumped = run_file(tmp, NULL, 0, 0, 1, NULL);
     jump_on_warn = 0;
     if (jumped)
-        ok(jumped_registered >= 0, "%s cut in half: out of a warning with %d registered, released", path,
-           jumped_registered);
+        ok(jumper.registered >= 0, "%s cut in half: out of a warning with %d registered, released", path,
+           jumper.registered);
     remove(tmp);
 }
 
@@ -219,9 +175,9 @@ int main(int argc, char **argv)
         marks[2] = total;
         for (i = 0; i < 3; i++) {
             int jumped = run_file("statprofiler files", fork_paths, nfork, marks[i], 0, NULL);
-            ok(jumped && jumped_registered >= 2,
+            ok(jumped && jumper.registered >= 2,
                "%zu StatProfiler traces: out at chunk %llu of %llu with %d registered, released", nfork,
-               (unsigned long long)marks[i], (unsigned long long)total, jumped_registered);
+               (unsigned long long)marks[i], (unsigned long long)total, jumper.registered);
         }
     }
     ok(tests > 40, "%d checks ran", tests);

@@ -93,34 +93,19 @@ static int rec_chunk(pb_sink *self, const pb_chunk *c)
     rec_sink *r = (rec_sink *)self->ctx;
     int i;
     r->count[c->tag]++;
-    switch (c->tag) {
-    case PB_T_NEW_FID:
-        if (c->u[0] != r->max_fid + 1)
-            r->fid_defined_before_use = 0;
-        r->max_fid = c->u[0];
-        break;
-    case PB_T_TIME_LINE:
+    /* the fid rule; here a SUB_CALLERS's caller fid must be a file too */
+    if (hx_fid_rule(&r->max_fid, c) || (c->tag == PB_T_SUB_CALLERS && c->u[0] == 0))
+        r->fid_defined_before_use = 0;
+    if (c->tag == PB_T_TIME_LINE) {
         r->time_line_sum += c->ticks;
         if (c->ticks > r->time_line_max)
             r->time_line_max = c->ticks;
-        if (c->u[0] == 0 || c->u[0] > r->max_fid)
-            r->fid_defined_before_use = 0;
-        break;
-    case PB_T_SUB_INFO:
-    case PB_T_SUB_CALLERS:
-        if (c->u[0] == 0 || c->u[0] > r->max_fid)
-            r->fid_defined_before_use = 0;
-        if (c->tag == PB_T_SUB_CALLERS)
-            for (i = 0; i < 8 && r->names[i]; i++)
-                if (c->s[0].len == strlen(r->names[i]) && memcmp(c->s[0].ptr, r->names[i], c->s[0].len) == 0)
-                    r->incl_of[i] += c->n[0] + c->n[2];
-        break;
-    case PB_T_PID_START:
-        if (r->npids < 16)
-            r->pids[r->npids++] = c->u[0];
-        break;
-    default:
-        break;
+    } else if (c->tag == PB_T_SUB_CALLERS) {
+        for (i = 0; i < 8 && r->names[i]; i++)
+            if (c->s[0].len == strlen(r->names[i]) && memcmp(c->s[0].ptr, r->names[i], c->s[0].len) == 0)
+                r->incl_of[i] += c->n[0] + c->n[2];
+    } else if (c->tag == PB_T_PID_START && r->npids < 16) {
+        r->pids[r->npids++] = c->u[0];
     }
     return 0;
 }
@@ -135,9 +120,7 @@ static void rec_warn(pb_sink *self, const char *msg)
 static void rec_init(rec_sink *r)
 {
     memset(r, 0, sizeof *r);
-    r->sink.chunk = rec_chunk;
-    r->sink.warn = rec_warn;
-    r->sink.ctx = r;
+    hx_sink_init(&r->sink, rec_chunk, rec_warn, r);
     r->fid_defined_before_use = 1;
 }
 
@@ -146,18 +129,41 @@ static pb_status decode(const bb *b, const pb_options *opt, rec_sink *r, pb_erro
     return pb_decode_mem(b->p, b->n, "test.prof", PB_FMT_UNKNOWN, opt, &r->sink, err);
 }
 
-/* decode b into a recorder of its own; b is emptied for the next case */
-static pb_status decode_bad(bb *b, pb_error *err)
+static int has(const pb_error *e, const char *needle) { return strstr(e->message, needle) != NULL; }
+
+/* a bad file's case: b, read as `fmt` into a recorder of its own, fails with
+ * `want`, (at >= 0) at byte `at`, with `needle` in the message; b is emptied
+ * for the next case.  bad_case: the format detected. */
+#define bad_case(b, ...) bad_case_as(b, PB_FMT_UNKNOWN, __VA_ARGS__)
+static void bad_case_as(bb *b, pb_format fmt, pb_status want, long long at, const char *needle, const char *what)
 {
     rec_sink r;
+    pb_error err;
     pb_status st;
     rec_init(&r);
-    st = decode(b, NULL, &r, err);
+    st = pb_decode_mem(b->p, b->n, "test.prof", fmt, NULL, &r.sink, &err);
     b->n = 0;
-    return st;
+    if (at < 0)
+        ok(st == want && has(&err, needle), "%s: %s", what, err.message);
+    else
+        ok(st == want && has(&err, needle) && err.offset == (uint64_t)at, "%s: %s at %llu", what, err.message,
+           (unsigned long long)err.offset);
 }
 
-static int has(const pb_error *e, const char *needle) { return strstr(e->message, needle) != NULL; }
+/* thread 9 "T" that claims `nblocks` block records (the caller's) */
+static void thread_t(bb *b, uint32_t nblocks)
+{
+    thread_head(b, 9, "T");
+    u32(b, nblocks);
+}
+
+/* the start of most bad files: a 2.1 header, descriptor "a", thread_t */
+static void one_thread(bb *b, uint32_t blocks, uint32_t descs, uint32_t threads, uint32_t nblocks)
+{
+    header21(b, 1, 100, blocks, descs, threads);
+    descriptor(b, "a", "a.cpp", 1, 1);
+    thread_t(b, nblocks);
+}
 
 /* ---- tests --------------------------------------------------------------------- */
 static void test_long_block(void)
@@ -221,45 +227,32 @@ static void test_nesting(uint32_t levels, int expect_ok)
 static void test_bad_input(void)
 {
     bb b = {0};
-    rec_sink r;
-    pb_error err;
-    pb_status st;
 
     /* descriptor whose size overruns the file */
     header21(&b, 1, 100, 0, 1, 1);
     u16(&b, 400);
     hx_put(&b, "abcdefghijklmnopqrstuvwxyz", 26);
-    st = decode_bad(&b, &err);
-    ok(st == PB_ERR_TRUNCATED && has(&err, "descriptor 0 record claims 400 bytes") && err.offset == 72,
-       "descriptor size past EOF: %s at %llu", err.message, (unsigned long long)err.offset);
+    bad_case(&b, PB_ERR_TRUNCATED, 72, "descriptor 0 record claims 400 bytes", "descriptor size past EOF");
 
     /* descriptor whose name length overruns the record */
     header21(&b, 1, 100, 0, 1, 1);
     u16(&b, 20);
     u32(&b, 0); u32(&b, 1); u32(&b, 0); hx_u8(&b, 1); hx_u8(&b, 1); u16(&b, 9);
     hx_put(&b, "abc\0", 4);
-    st = decode_bad(&b, &err);
-    ok(st == PB_ERR_CORRUPT && has(&err, "name is 9 bytes"), "descriptor name past its record: %s", err.message);
+    bad_case(&b, PB_ERR_CORRUPT, -1, "name is 9 bytes", "descriptor name past its record");
 
     /* block whose descriptor id is out of range */
-    header21(&b, 1, 100, 1, 1, 1);
-    descriptor(&b, "a", "a.cpp", 1, 1);
-    thread_head(&b, 9, "T");
-    u32(&b, 1);
+    one_thread(&b, 1, 1, 1, 1);
     block(&b, 2, 3, 5);
-    st = decode_bad(&b, &err);
-    ok(st == PB_ERR_CORRUPT && has(&err, "descriptor 5, but the file has 1"), "descriptor id out of range: %s",
-       err.message);
+    bad_case(&b, PB_ERR_CORRUPT, -1, "descriptor 5, but the file has 1", "descriptor id out of range");
 
     /* block on a null descriptor slot */
     header21(&b, 1, 100, 1, 2, 1);
     u16(&b, 0);
     descriptor(&b, "a", "a.cpp", 1, 1);
-    thread_head(&b, 9, "T");
-    u32(&b, 1);
+    thread_t(&b, 1);
     block(&b, 2, 3, 0);
-    st = decode_bad(&b, &err);
-    ok(st == PB_ERR_CORRUPT && has(&err, "slot is empty"), "null descriptor slot used: %s", err.message);
+    bad_case(&b, PB_ERR_CORRUPT, -1, "slot is empty", "null descriptor slot used");
 
     /* thread name length past EOF */
     header21(&b, 1, 100, 0, 1, 1);
@@ -267,70 +260,47 @@ static void test_bad_input(void)
     u64(&b, 9);
     u16(&b, 60000);
     hx_put(&b, "Main", 4);
-    st = decode_bad(&b, &err);
-    ok(st == PB_ERR_TRUNCATED && has(&err, "name of 60000 bytes"), "thread name past EOF: %s", err.message);
+    bad_case(&b, PB_ERR_TRUNCATED, -1, "name of 60000 bytes", "thread name past EOF");
 
     /* counts that claim 2^32 - 1 records: must stop at EOF, not allocate */
     header21(&b, 1, 100, 0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu);
     descriptor(&b, "a", "a.cpp", 1, 1);
-    st = decode_bad(&b, &err);
-    ok(st == PB_ERR_TRUNCATED && has(&err, "descriptor 1 of 4294967295"), "descriptors_count 2^32-1: %s",
-       err.message);
-    header21(&b, 1, 100, 0xFFFFFFFFu, 1, 1);
-    descriptor(&b, "a", "a.cpp", 1, 1);
-    thread_head(&b, 9, "T");
-    u32(&b, 0xFFFFFFFFu);
+    bad_case(&b, PB_ERR_TRUNCATED, -1, "descriptor 1 of 4294967295", "descriptors_count 2^32-1");
+    one_thread(&b, 0xFFFFFFFFu, 1, 1, 0xFFFFFFFFu);
     block(&b, 2, 3, 0);
-    st = decode_bad(&b, &err);
-    ok(st == PB_ERR_TRUNCATED && has(&err, "block record 1 of 4294967295"), "block count 2^32-1: %s", err.message);
-    header21(&b, 1, 100, 0, 1, 0xFFFFFFFFu);
-    descriptor(&b, "a", "a.cpp", 1, 1);
-    thread_head(&b, 9, "T");
-    u32(&b, 0);
-    st = decode_bad(&b, &err);
-    ok(st == PB_ERR_TRUNCATED && has(&err, "thread 1 id"), "threads_count 2^32-1: %s", err.message);
+    bad_case(&b, PB_ERR_TRUNCATED, -1, "block record 1 of 4294967295", "block count 2^32-1");
+    one_thread(&b, 0, 1, 0xFFFFFFFFu, 0);
+    bad_case(&b, PB_ERR_TRUNCATED, -1, "thread 1 id", "threads_count 2^32-1");
 
     /* a block record too short for its fields */
-    header21(&b, 1, 100, 1, 1, 1);
-    descriptor(&b, "a", "a.cpp", 1, 1);
-    thread_head(&b, 9, "T");
-    u32(&b, 1);
+    one_thread(&b, 1, 1, 1, 1);
     u16(&b, 4);
     u32(&b, 0);
-    st = decode_bad(&b, &err);
-    ok(st == PB_ERR_CORRUPT && has(&err, "shorter than its begin"), "4-byte block record: %s", err.message);
+    bad_case(&b, PB_ERR_CORRUPT, -1, "shorter than its begin", "4-byte block record");
 
     /* a value record whose data size overruns it */
     header21(&b, 1, 100, 1, 1, 1);
     descriptor(&b, "v", "a.cpp", 1, 2);
-    thread_head(&b, 9, "T");
-    u32(&b, 1);
+    thread_t(&b, 1);
     u16(&b, 34);
     u64(&b, 5); u64(&b, 5); u32(&b, 0);
     hx_u8(&b, 0); hx_u8(&b, 0); u16(&b, 8); hx_u8(&b, 6); hx_u8(&b, 0); u64(&b, 1);
-    st = decode_bad(&b, &err);
-    ok(st == PB_ERR_CORRUPT && has(&err, "claims 8 data bytes"), "value data past its record: %s", err.message);
+    bad_case(&b, PB_ERR_CORRUPT, -1, "claims 8 data bytes", "value data past its record");
 
     /* wrong signature, too old a version, non-zero padding, bad end signature */
     u32(&b, 0x12345678u);
     u32(&b, 0x02010000u);
-    rec_init(&r);
-    st = pb_decode_mem(b.p, b.n, "x", PB_FMT_EASYPROFILER, NULL, &r.sink, &err);
-    ok(st == PB_ERR_CORRUPT && has(&err, "signature"), "wrong signature: %s", err.message);
-    b.n = 0;
+    bad_case_as(&b, PB_FMT_EASYPROFILER, PB_ERR_CORRUPT, -1, "signature", "wrong signature");
     u32(&b, 0x45617379u);
     u32(&b, 0x00000100u);
-    st = decode_bad(&b, &err);
-    ok(st == PB_ERR_UNSUPPORTED && has(&err, "older than 0.1.0"), "version 0.0.256: %s", err.message);
+    bad_case(&b, PB_ERR_UNSUPPORTED, -1, "older than 0.1.0", "version 0.0.256");
     header21(&b, 1, 100, 0, 1, 0);
     b.p[70] = 1;
-    st = decode_bad(&b, &err);
-    ok(st == PB_ERR_CORRUPT && has(&err, "padding"), "non-zero header padding: %s", err.message);
+    bad_case(&b, PB_ERR_CORRUPT, -1, "padding", "non-zero header padding");
     header21(&b, 1, 100, 0, 1, 0);
     descriptor(&b, "a", "a.cpp", 1, 1);
     u32(&b, 0x11111111u);
-    st = decode_bad(&b, &err);
-    ok(st == PB_ERR_CORRUPT && has(&err, "end signature"), "wrong end signature: %s", err.message);
+    bad_case(&b, PB_ERR_CORRUPT, -1, "end signature", "wrong end signature");
     free(b.p);
 }
 
@@ -341,6 +311,18 @@ static void test_selection_and_threads(void)
     pb_error err;
     pb_status st;
     pb_options o;
+    size_t i;
+    /* the thread option's forms, and the thread each one picks */
+    static const struct {
+        const char *name;
+        uint64_t id;
+        uint32_t pid;
+        const char *what;
+    } picks[] = {
+        {"Worker 1", 0, 102, "thread => 'Worker 1' selects one thread"},
+        {NULL, 101, 101, "thread => 101 selects one thread"},
+        {"102", 101, 102, "thread => '102' (a name that is a tid) selects it"},
+    };
     header21(&b, 10, 1000, 3, 1, 2);
     descriptor(&b, "work", "w.cpp", 4, 1);
     thread_head(&b, 101, "Main");
@@ -360,19 +342,13 @@ static void test_selection_and_threads(void)
 
     pb_options_init(&o);
     o.have_thread = 1;
-    o.thread_name = "Worker 1";
-    rec_init(&r);
-    st = decode(&b, &o, &r, &err);
-    ok(st == PB_OK && r.npids == 1 && r.pids[0] == 102, "thread => 'Worker 1' selects one thread");
-    o.thread_name = NULL;
-    o.thread_id = 101;
-    rec_init(&r);
-    st = decode(&b, &o, &r, &err);
-    ok(st == PB_OK && r.npids == 1 && r.pids[0] == 101, "thread => 101 selects one thread");
-    o.thread_name = "102";
-    rec_init(&r);
-    st = decode(&b, &o, &r, &err);
-    ok(st == PB_OK && r.npids == 1 && r.pids[0] == 102, "thread => '102' (a name that is a tid) selects it");
+    for (i = 0; i < sizeof picks / sizeof picks[0]; i++) {
+        o.thread_name = picks[i].name;
+        o.thread_id = picks[i].id;
+        rec_init(&r);
+        st = decode(&b, &o, &r, &err);
+        ok(st == PB_OK && r.npids == 1 && r.pids[0] == picks[i].pid, "%s", picks[i].what);
+    }
     o.thread_name = "Nope";
     rec_init(&r);
     st = decode(&b, &o, &r, &err);
@@ -403,29 +379,20 @@ static void test_zero_blocks(void)
  * (truncated), never crash; the whole file must pass. */
 static void test_file(const char *path)
 {
-    FILE *fp = fopen(path, "rb");
-    unsigned char *data;
-    long n;
-    size_t i, bad = 0;
+    size_t n, i, bad = 0;
+    unsigned char *data = hx_slurp(path, &n);
     rec_sink r;
     pb_error err;
     pb_status st;
-    if (!fp) {
+    if (!data) {
         ok(0, "open %s", path);
         return;
     }
-    fseek(fp, 0, SEEK_END);
-    n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    data = (unsigned char *)malloc((size_t)n + 1);
-    if (!data || fread(data, 1, (size_t)n, fp) != (size_t)n)
-        abort();
-    fclose(fp);
     rec_init(&r);
-    st = pb_decode_mem(data, (size_t)n, path, PB_FMT_UNKNOWN, NULL, &r.sink, &err);
+    st = pb_decode_mem(data, n, path, PB_FMT_UNKNOWN, NULL, &r.sink, &err);
     ok(st == PB_OK && r.fid_defined_before_use && r.count[PB_T_PID_START] == r.count[PB_T_PID_END],
        "%s decodes; fids dense and defined before use; PID pairs (%s)", path, err.message);
-    for (i = 0; i + 1 < (size_t)n; i++) {
+    for (i = 0; i + 1 < n; i++) {
         rec_init(&r);
         st = pb_decode_mem(data, i, path, PB_FMT_EASYPROFILER, NULL, &r.sink, &err);
         if (st == PB_OK) {

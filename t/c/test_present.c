@@ -11,6 +11,7 @@
 #include "tap.h"
 #include "present.h"
 #include "call_events.h"
+#include "harness.h"
 
 /* a sink that keeps a one-line text form of every chunk */
 typedef struct {
@@ -66,9 +67,7 @@ static void rec_warn(pb_sink *self, const char *msg)
 static void rec_init(rec_sink *r)
 {
     memset(r, 0, sizeof *r);
-    r->sink.chunk = rec_chunk;
-    r->sink.warn = rec_warn;
-    r->sink.ctx = r;
+    hx_sink_init(&r->sink, rec_chunk, rec_warn, r);
 }
 
 static int has(const rec_sink *r, const char *line)

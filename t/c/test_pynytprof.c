@@ -41,7 +41,7 @@ typedef struct {
     char why[256];
     int tps_seen, data_started, pid_start, pid_end, discount_pending;
     double t_start, t_end;
-    unsigned nfids;
+    uint32_t nfids;          /* the last NEW_FID (hx_fid_rule) */
     long long count[MAXL];   /* fid 1 only, by line */
     long long ticks[MAXL];
     char subs[MAXS][64];
@@ -70,9 +70,12 @@ static int has_sub(agg *a, const pb_str *s)
 static int agg_chunk(pb_sink *self, const pb_chunk *c)
 {
     agg *a = (agg *)self->ctx;
+    const char *why;
     a->nchunks++;
     if (a->nchunks == 1 && (c->tag != PB_T_VERSION || c->u[0] != 5))
         bad(a, "first chunk is not VERSION 5");
+    if ((why = hx_fid_rule(&a->nfids, c)) != NULL)
+        bad(a, why);
     switch (c->tag) {
     case PB_T_ATTRIBUTE:
         if (c->s[0].len == 13 && !memcmp(c->s[0].ptr, "ticks_per_sec", 13))
@@ -95,9 +98,6 @@ static int agg_chunk(pb_sink *self, const pb_chunk *c)
     case PB_T_NEW_FID:
         if (!a->pid_start)
             bad(a, "NEW_FID before PID_START");
-        if (c->u[0] != a->nfids + 1)
-            bad(a, "fids not dense");
-        a->nfids = c->u[0];
         break;
     case PB_T_DISCOUNT:
         if (a->discount_pending)
@@ -107,8 +107,6 @@ static int agg_chunk(pb_sink *self, const pb_chunk *c)
     case PB_T_TIME_LINE:
         if (!a->tps_seen)
             bad(a, "TIME_LINE before ticks_per_sec");
-        if (c->u[0] == 0 || c->u[0] > a->nfids)
-            bad(a, "TIME_LINE on an undefined fid");
         if (c->ticks < 0)
             bad(a, "negative ticks");
         if (c->u[0] == 1 && c->u[1] < MAXL) {
@@ -118,8 +116,6 @@ static int agg_chunk(pb_sink *self, const pb_chunk *c)
         a->discount_pending = 0;
         break;
     case PB_T_SUB_INFO:
-        if (c->u[0] == 0 || c->u[0] > a->nfids)
-            bad(a, "SUB_INFO on an undefined fid");
         if (a->nsubs < MAXS && c->s[0].len < 64) {
             memcpy(a->subs[a->nsubs], c->s[0].ptr, c->s[0].len);
             a->subs[a->nsubs++][c->s[0].len] = 0;
@@ -127,8 +123,6 @@ static int agg_chunk(pb_sink *self, const pb_chunk *c)
         break;
     case PB_T_SUB_CALLERS:
         a->ncallers++;
-        if (c->u[0] > a->nfids)
-            bad(a, "SUB_CALLERS on an undefined fid");
         if (!has_sub(a, &c->s[0]) || !has_sub(a, &c->s[1]))
             bad(a, "SUB_CALLERS names a sub without SUB_INFO");
         break;
@@ -148,9 +142,7 @@ static void agg_warn(pb_sink *self, const char *msg)
 static void agg_init(agg *a)
 {
     memset(a, 0, sizeof *a);
-    a->sink.chunk = agg_chunk;
-    a->sink.warn = agg_warn;
-    a->sink.ctx = a;
+    hx_sink_init(&a->sink, agg_chunk, agg_warn, a);
 }
 
 static void agg_finish(agg *a)

@@ -57,23 +57,16 @@ static int tot_chunk(pb_sink *self, const pb_chunk *c)
 {
     tot_sink *t = (tot_sink *)self->ctx;
     t->count[c->tag]++;
+    if (hx_fid_rule(&t->max_fid_defined, c))
+        t->fid_before_use = 0;
     switch (c->tag) {
-    case PB_T_NEW_FID:
-        if (c->u[0] != t->max_fid_defined + 1)
-            t->fid_before_use = 0;
-        t->max_fid_defined = c->u[0];
-        break;
     case PB_T_TIME_LINE:
         t->ticks += (uint64_t)(uint32_t)c->ticks;
-        if (c->u[0] == 0 || c->u[0] > t->max_fid_defined)
-            t->fid_before_use = 0;
         if (t->seen_final)
             t->order_ok = 0;
         break;
     case PB_T_SUB_INFO:
         t->seen_final = 1;
-        if (c->u[0] == 0 || c->u[0] > t->max_fid_defined)
-            t->fid_before_use = 0;
         break;
     case PB_T_SUB_CALLERS:
         t->seen_final = 1;
@@ -101,8 +94,7 @@ static int tot_chunk(pb_sink *self, const pb_chunk *c)
 static void tot_init(tot_sink *t)
 {
     memset(t, 0, sizeof *t);
-    t->sink.chunk = tot_chunk;
-    t->sink.ctx = t;
+    hx_sink_init(&t->sink, tot_chunk, NULL, t);
     t->fid_before_use = 1;
     t->order_ok = 1;
 }
@@ -185,6 +177,24 @@ static void rec(buf *b, uint64_t tid, uint32_t iid, unsigned enc)
     hx_le(b, iid, 4);
     hx_u8(b, enc);
 }
+
+/* a record of thread 7, 5 us after the last, status 1, in stack encoding
+ * enc: `lead` (SUFFIX: the shared count, POP_PUSH: the pop count; -1 for
+ * FULL: none), then n frames, every one `frame`.  full1: a FULL stack of
+ * one frame. */
+static void rec7(buf *b, unsigned enc, long lead, uint32_t n, uint32_t frame)
+{
+    uint32_t i;
+    rec(b, 7, 0, enc);
+    b_var(b, 5);
+    hx_u8(b, 1);
+    if (lead >= 0)
+        b_var(b, (uint64_t)lead);
+    b_var(b, n);
+    for (i = 0; i < n; i++)
+        b_var(b, frame);
+}
+static void full1(buf *b, uint32_t frame) { rec7(b, 1, -1, 1, frame); }
 
 /* strings: "f.py","func_a","func_b","~","<GC>","pkg/__init__.py","Klass.meth"
  * frames: 0 f.py:func_a:10  1 f.py:func_b:20  2 ~:<GC>:0  3 pkg/__init__.py:Klass.meth:5  4 f.py:func_a:11 */
@@ -616,32 +626,26 @@ static void synthetic(void)
     free(f.p);
 
     r.n = 0;
-    rec(&r, 7, 0, 1); b_var(&r, 5); hx_u8(&r, 1); b_var(&r, 1); b_var(&r, 5);
+    full1(&r, 5);
     expect_records_error(&r, 1, PB_ERR_CORRUPT, "frame index 5 out of range", "frame index out of range");
 
     r.n = 0;
-    rec(&r, 7, 0, 1); b_var(&r, 5); hx_u8(&r, 1); b_var(&r, 1); b_var(&r, 0);
+    full1(&r, 0);
     rec(&r, 7, 0, 0); b_var(&r, 100000); b_var(&r, 1); hx_u8(&r, 1);
     expect_records_error(&r, 100001, PB_ERR_CORRUPT, "REPEAT record: count 100000 exceeds", "REPEAT count larger than the remaining bytes");
 
     r.n = 0;
-    rec(&r, 7, 0, 1); b_var(&r, 5); hx_u8(&r, 1); b_var(&r, 257);
-    for (i = 0; i < 257; i++)
-        b_var(&r, 0);
+    rec7(&r, 1, -1, 257, 0);
     expect_records_error(&r, 1, PB_ERR_CORRUPT, "stack depth 257 exceeds 256", "FULL stack deeper than 256");
 
     r.n = 0;
-    rec(&r, 7, 0, 1); b_var(&r, 5); hx_u8(&r, 1); b_var(&r, 200);
-    for (i = 0; i < 200; i++)
-        b_var(&r, 0);
-    rec(&r, 7, 0, 3); b_var(&r, 5); hx_u8(&r, 1); b_var(&r, 0); b_var(&r, 57);
-    for (i = 0; i < 57; i++)
-        b_var(&r, 1);
+    rec7(&r, 1, -1, 200, 0);
+    rec7(&r, 3, 0, 57, 1);
     expect_records_error(&r, 2, PB_ERR_CORRUPT, "final stack depth 257", "POP_PUSH growing the stack past 256");
 
     r.n = 0;
-    rec(&r, 7, 0, 1); b_var(&r, 5); hx_u8(&r, 1); b_var(&r, 1); b_var(&r, 0);
-    rec(&r, 7, 0, 2); b_var(&r, 5); hx_u8(&r, 1); b_var(&r, 2); b_var(&r, 0);
+    full1(&r, 0);
+    rec7(&r, 2, 2, 0, 0);
     expect_records_error(&r, 2, PB_ERR_CORRUPT, "shared count 2 exceeds", "SUFFIX shared count over the depth");
 
     r.n = 0;
@@ -649,15 +653,14 @@ static void synthetic(void)
     expect_records_error(&r, 1, PB_ERR_CORRUPT, "unknown stack encoding 4", "unknown encoding byte");
 
     r.n = 0;
-    rec(&r, 7, 0, 1); b_var(&r, 5); hx_u8(&r, 1); b_var(&r, 1); b_var(&r, 0);
+    full1(&r, 0);
     hx_put(&r, "\0\0\0\0\0", 5);
     expect_records_error(&r, 1, PB_ERR_TRUNCATED, "5 trailing bytes", "5 trailing bytes after the last record");
 
     /* a truncated zstd stream */
     r.n = 0;
-    for (i = 0; i < 50; i++) {
-        rec(&r, 7, 0, 1); b_var(&r, 5); hx_u8(&r, 1); b_var(&r, 1); b_var(&r, i % 5);
-    }
+    for (i = 0; i < 50; i++)
+        full1(&r, (uint32_t)(i % 5));
     {
         buf z = make_file(&r, 50, 1, 1, NULL);
         size_t str_off = (size_t)le(z.p + 36, 8);

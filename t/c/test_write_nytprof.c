@@ -99,8 +99,7 @@ static int rec_chunk_cb(pb_sink *self, const pb_chunk *c)
 static void rec_init(recorder *r)
 {
     memset(r, 0, sizeof *r);
-    r->sink.chunk = rec_chunk_cb;
-    r->sink.ctx = r;
+    hx_sink_init(&r->sink, rec_chunk_cb, NULL, r);
 }
 
 static void rec_free(recorder *r)
@@ -306,17 +305,25 @@ static pb_status decode_into(const void *p, size_t n, const char *name, pb_sink 
     return pb_decode_mem(p, n, name, PB_FMT_NYTPROF, NULL, s, err);
 }
 
+/* a writer into *out (emptied first) at compression `level`, its warnings to
+ * warn (NULL: none); NULL when it refuses to open */
+static pb_nytprof_writer *open_mem_writer(int level, void (*warn)(void *, const char *), pb_membuf *out,
+                                          pb_error *err)
+{
+    pb_nytprof_writer_opts o;
+    pb_nytprof_writer_opts_init(&o);
+    o.compress_level = level;
+    o.warn = warn;
+    memset(out, 0, sizeof *out);
+    return pb_nytprof_writer_open_mem(out, &o, err);
+}
+
 /* writer in memory at level; returns status; fills out */
 static pb_status write_mem_from(const unsigned char *in, size_t n, int level, pb_membuf *out, pb_error *err,
                                 pb_error *derr)
 {
-    pb_nytprof_writer_opts o;
-    pb_nytprof_writer *w;
+    pb_nytprof_writer *w = open_mem_writer(level, NULL, out, err);
     pb_status st;
-    pb_nytprof_writer_opts_init(&o);
-    o.compress_level = level;
-    memset(out, 0, sizeof *out);
-    w = pb_nytprof_writer_open_mem(out, &o, err);
     if (!w)
         return err->status;
     st = decode_into(in, n, "input", pb_nytprof_writer_sink(w), derr);
@@ -483,13 +490,7 @@ static void count_warning(void *ud, const char *msg)
 /* write the recorded stream into memory at level; returns status */
 static pb_status write_rec(const recorder *r, int level, pb_membuf *mb, pb_error *err)
 {
-    pb_nytprof_writer_opts o;
-    pb_nytprof_writer *w;
-    pb_nytprof_writer_opts_init(&o);
-    o.compress_level = level;
-    o.warn = count_warning;
-    memset(mb, 0, sizeof *mb);
-    w = pb_nytprof_writer_open_mem(mb, &o, err);
+    pb_nytprof_writer *w = open_mem_writer(level, count_warning, mb, err);
     if (!w)
         return err->status;
     rec_replay(r, pb_nytprof_writer_sink(w));
@@ -548,6 +549,17 @@ static void checks(void)
     pb_status st;
     pb_chunk c;
     size_t i;
+    /* NEW_FIDs after the header that the writer refuses */
+    static const struct {
+        int n;
+        uint32_t fid[2];
+        const char *name[2];
+        const char *needle, *what;
+    } bad_fids[] = {
+        {2, {1, 3}, {"a", "c"}, "fid 2 was never defined", "fids 1 and 3 (a hole)"},
+        {1, {0}, {"zero"}, "fid 0", "NEW_FID fid 0"},
+        {1, {4000000000u}, {"far"}, "dense", "NEW_FID 4000000000 as the first fid (no huge bitmap)"},
+    };
     memset(&c, 0, sizeof c);
 
     /* level 0: exact */
@@ -656,24 +668,15 @@ static void checks(void)
     pb_chunk_sub_callers(&c, 2, 1, 1, 0, 0, 0, 0, pb_str_c("main::x"), pb_str_c("main::y"));
     refuse_after_header(1, &c, PB_ERR_CORRUPT, "SUB_CALLERS): fid 2", "SUB_CALLERS on an undefined fid");
 
-    rec_init(&r);
-    s_header(&r, 1);
-    s_new_fid(&r, 1, "a");
-    s_new_fid(&r, 3, "c");
-    expect_fail(&r, PB_ERR_CORRUPT, "fid 2 was never defined", "fids 1 and 3 (a hole)");
-    rec_free(&r);
-
-    rec_init(&r);
-    s_header(&r, 1);
-    s_new_fid(&r, 0, "zero");
-    expect_fail(&r, PB_ERR_CORRUPT, "fid 0", "NEW_FID fid 0");
-    rec_free(&r);
-
-    rec_init(&r);
-    s_header(&r, 1);
-    s_new_fid(&r, 4000000000u, "far");
-    expect_fail(&r, PB_ERR_CORRUPT, "dense", "NEW_FID 4000000000 as the first fid (no huge bitmap)");
-    rec_free(&r);
+    for (i = 0; i < sizeof bad_fids / sizeof bad_fids[0]; i++) {
+        int k;
+        rec_init(&r);
+        s_header(&r, 1);
+        for (k = 0; k < bad_fids[i].n; k++)
+            s_new_fid(&r, bad_fids[i].fid[k], bad_fids[i].name[k]);
+        expect_fail(&r, PB_ERR_CORRUPT, bad_fids[i].needle, bad_fids[i].what);
+        rec_free(&r);
+    }
 
     rec_init(&r);
     pb_chunk_attribute(&c, pb_str_c("ticks_per_sec"), pb_str_c("100"));
@@ -702,13 +705,7 @@ static void checks(void)
 
     refuse_attribute("nv_size", "16", PB_ERR_UNSUPPORTED, "nv_size", "nv_size=16");
 
-    {
-        pb_nytprof_writer_opts o;
-        pb_nytprof_writer_opts_init(&o);
-        o.compress_level = 10;
-        ok(pb_nytprof_writer_open_mem(&mb, &o, &err) == NULL && err.status == PB_ERR_UNSUPPORTED,
-           "compress level 10 refused");
-    }
+    ok(open_mem_writer(10, NULL, &mb, &err) == NULL && err.status == PB_ERR_UNSUPPORTED, "compress level 10 refused");
 }
 
 /* the file writer: target untouched and no temp file on failure */

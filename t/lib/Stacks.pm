@@ -3,16 +3,18 @@ package Stacks;
 # merge): the corpus files that have stacks, conversions that must not warn
 # the test's output, collapsed files read back as { stack => weight }, and
 # the first keys on which two such tables differ.
-#   use Stacks qw(slurp stack_corpus convert_quietly weight_unit_ns folded_weights first_differences
-#                 go_for_pprof);
+#   use Stacks qw(slurp stack_corpus convert_quietly convert_ok weight_unit_ns folded_weights
+#                 first_differences go_for_pprof);
 use strict;
 use warnings;
 use Exporter 'import';
 use Encode ();
+use Test::More ();
 use Devel::ProfileBridge ();
 use Devel::ProfileBridge::ReadStream ();
 
-our @EXPORT_OK = qw(slurp stack_corpus convert_quietly weight_unit_ns folded_weights first_differences go_for_pprof);
+our @EXPORT_OK =
+    qw(slurp stack_corpus convert_quietly convert_ok weight_unit_ns folded_weights first_differences go_for_pprof);
 
 sub slurp { open my $fh, '<:raw', $_[0] or die "$_[0]: $!"; local $/; <$fh> }
 
@@ -32,6 +34,20 @@ sub convert_quietly {
         Devel::ProfileBridge::convert(in => $in, %$_) for @targets;
         1;
     };
+}
+
+# one test: corpus file $in (under $d) converted, with the outputs removed
+# first, to each target and to collapsed at $folded (the test is named
+# "<label>: $what", $@ shown when it fails); returns the label, $in's path
+# under $d
+sub convert_ok {
+    my ($d, $in, $what, $folded, @targets) = @_;
+    local $Test::Builder::Level = $Test::Builder::Level + 1;
+    (my $label = $in) =~ s{\A\Q$d/\E}{};
+    unlink((map { $_->{out} } @targets), $folded);
+    Test::More::ok(convert_quietly($in, @targets, { out => $folded, to => 'collapsed' }), "$label: $what")
+        or Test::More::diag($@);
+    return $label;
 }
 
 # ns per unit of a sample's weight in $in (its sample interval; 1 when the weights are ns)
