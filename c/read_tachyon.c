@@ -532,14 +532,7 @@ static pb_status attr_u64(tr *r, const char *key, uint64_t v)
 static pb_status attr_f64(tr *r, const char *key, double v)
 {
     char buf[64];
-    int p;
-    for (p = 15; p <= 17; p++) {
-        double back;
-        snprintf(buf, sizeof buf, "%.*g", p, v);
-        if (sscanf(buf, "%lf", &back) == 1 && back == v)
-            break;
-    }
-    return attr(r, key, buf);
+    return attr(r, key, pb_fmt_double(buf, sizeof buf, v));
 }
 
 /* NYTProf's basetime is wall-clock seconds, but the header's start time is
