@@ -114,6 +114,21 @@ static pb_status record_size(ep_rd *r, uint64_t off, const char *size_what, cons
     return rec_limit(r, *size, off, rec_what);
 }
 
+/* thread tid's u32 count of its `noun` records ("context switch", "block"),
+ * taken */
+static pb_status thread_count(ep_rd *r, uint64_t tid, const char *noun, uint32_t *count)
+{
+    char what[112];
+    pb_status st;
+    snprintf(what, sizeof what, "thread %llu %s count", (unsigned long long)tid, noun);
+    if ((st = need(r, 4, what)) != PB_OK)
+        return st;
+    r->rd.rec = ""; /* not the message buffer that ends here */
+    *count = pb_le32(r->s->p);
+    r->s->p += 4;
+    return PB_OK;
+}
+
 /* the file ends inside the record of `size` bytes at off that the label
  * (a printf format, formatted only here) names: the source's own error, or
  * "<label> claims <size> bytes, the file has <n> left" */
@@ -692,11 +707,8 @@ static pb_status read_thread(ep_rd *r, uint32_t index)
     r->cur_name = NULL;
 
     /* context switches: begin, end, target tid, name */
-    snprintf(what, sizeof what, "thread %llu context switch count", (unsigned long long)tid);
-    if ((st = need(r, 4, what)) != PB_OK)
+    if ((st = thread_count(r, tid, "context switch", &cs_count)) != PB_OK)
         return st;
-    cs_count = pb_le32(r->s->p);
-    r->s->p += 4;
     for (i = 0; i < cs_count; i++) {
         uint64_t off = pb_src_offset(r->s), e_ns;
         uint16_t size;
@@ -716,11 +728,8 @@ static pb_status read_thread(ep_rd *r, uint32_t index)
         r->s->p += 2 + (size_t)size;
     }
 
-    snprintf(what, sizeof what, "thread %llu block count", (unsigned long long)tid);
-    if ((st = need(r, 4, what)) != PB_OK)
+    if ((st = thread_count(r, tid, "block", &blk_count)) != PB_OK)
         return st;
-    blk_count = pb_le32(r->s->p);
-    r->s->p += 4;
     for (i = 0; i < blk_count; i++) {
         uint64_t off, b_ns, e_ns;
         uint16_t size;
