@@ -51,18 +51,23 @@ int pb_emit_attribute_u64(pb_sink *s, const char *key, uint64_t value)
     return pb_emit_attribute(s, key, buf);
 }
 
-int pb_emit_attribute_double(pb_sink *s, const char *key, double value)
+char *pb_fmt_double(char *buf, size_t size, double value)
 {
-    char buf[64];
     int p;
     /* shortest form that round-trips */
     for (p = 15; p <= 17; p++) {
         double back;
-        snprintf(buf, sizeof buf, "%.*g", p, value);
+        snprintf(buf, size, "%.*g", p, value);
         if (sscanf(buf, "%lf", &back) == 1 && back == value)
             break;
     }
-    return pb_emit_attribute(s, key, buf);
+    return buf;
+}
+
+int pb_emit_attribute_double(pb_sink *s, const char *key, double value)
+{
+    char buf[64];
+    return pb_emit_attribute(s, key, pb_fmt_double(buf, sizeof buf, value));
 }
 
 int pb_emit_comment(pb_sink *s, const char *text_with_newline)

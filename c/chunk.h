@@ -237,6 +237,9 @@ static inline int pb_emit(pb_sink *s, const pb_chunk *c)
 int pb_emit_attribute(pb_sink *s, const char *key, const char *value);
 int pb_emit_attribute_u64(pb_sink *s, const char *key, uint64_t value);
 int pb_emit_attribute_double(pb_sink *s, const char *key, double value);
+/* value in its shortest "%.*g" form (15 to 17 digits) that reads back as
+ * the same double, into buf (64 bytes are enough); returns buf */
+char *pb_fmt_double(char *buf, size_t size, double value);
 int pb_emit_comment(pb_sink *s, const char *text_with_newline);
 
 /* A sink that counts chunks per tag (profbridge info). */

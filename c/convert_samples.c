@@ -126,6 +126,7 @@ pb_status pb_convert_statprofiler(const char *in, pb_format fmt, const pb_option
     pb_spw_sink *k;
     pb_status st;
     pb_error werr;
+    pb_sp_hooks hooks;
     const pb_format_row *row;
     if (names_out)
         *names_out = NULL;
@@ -152,22 +153,11 @@ pb_status pb_convert_statprofiler(const char *in, pb_format fmt, const pb_option
         *err = werr;
         return err->status;
     }
-    if (fmt == PB_FMT_STATPROFILER) {
-        /* one trace, or a whole run (a directory or a root's first file),
-         * with the writer's hooks (eval source, sections, op names) */
-        pb_sp_hooks hooks = pb_spw_sink_hooks(k);
-        const char *one[1];
-        char **run = NULL;
-        size_t nrun = 0;
-        int r = pb_statprofiler_run(in, &opt, &run, &nrun, err);
-        one[0] = in;
-        st = r < 0 ? err->status
-                   : pb_statprofiler_files(r > 0 ? (const char *const *)run : one, r > 0 ? nrun : 1, &opt,
-                                           pb_spw_sink_base(k), &hooks, err);
-        pb_statprofiler_free_list(run, nrun);
-    } else {
-        st = pb_decode_samples_file(in, fmt, &opt, pb_spw_sink_base(k), "StatProfiler output", err);
-    }
+    /* through the driver, which resolves a run (a directory or a root's
+     * first file); the writer's hooks (eval source, sections, op names)
+     * reach the decoder of a format that takes them */
+    hooks = pb_spw_sink_hooks(k);
+    st = pb_decode_samples_file_extra(in, fmt, &opt, pb_spw_sink_base(k), "StatProfiler output", &hooks, err);
     if (st != PB_OK && werr.status != PB_OK && err->status == PB_ERR_ABORT)
         *err = werr; /* the writer's reason */
     if (st == PB_OK && names_out) {

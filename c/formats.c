@@ -166,28 +166,29 @@ static int sniff_statprofiler(const unsigned char *p, size_t len, uint64_t file_
     return 1;
 }
 
-/* a StatProfiler run's stacks, without the writer's hooks */
+/* a StatProfiler run's stacks, with the hooks a consumer offers (the
+ * writer's: eval source, sections, op names) or none */
 static pb_status statprofiler_run_stacks(const char *const *paths, size_t n, const pb_options *opt,
-                                         pb_sample_sink *ss, pb_error *err)
+                                         pb_sample_sink *ss, const void *hooks, pb_error *err)
 {
-    return pb_statprofiler_files(paths, n, opt, ss, NULL, err);
+    return pb_statprofiler_files(paths, n, opt, ss, (const pb_sp_hooks *)hooks, err);
 }
 
 /* ---- THE table (indexed by pb_format) ------------------------------------ */
 static const pb_format_row formats[PB_FMT_COUNT] = {
-    { PB_FMT_UNKNOWN, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL },
+    { PB_FMT_UNKNOWN, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL },
     { PB_FMT_NYTPROF, "nytprof", "NYTProf", sniff_nytprof, pb_read_nytprof, pb_read_nytprof_samples,
-      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS, "zlib", NULL, NULL, NULL },
+      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS, "zlib", NULL, NULL, NULL, NULL },
     { PB_FMT_PYNYTPROF, "pynytprof", "Pynytprof", sniff_pynytprof, pb_read_pynytprof, pb_read_pynytprof_samples,
-      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS, NULL, NULL, NULL, NULL },
+      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS, NULL, NULL, NULL, NULL, NULL },
     { PB_FMT_EASYPROFILER, "easyprofiler", "EasyProfiler", sniff_easyprofiler, pb_read_easyprofiler,
       pb_read_easyprofiler_stacks, PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SPANS, NULL, NULL, NULL,
-      NULL },
+      NULL, NULL },
     { PB_FMT_TACHYON, "tachyon", "Tachyon", sniff_tachyon, pb_read_tachyon, pb_read_tachyon_samples,
-      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, "zstd", NULL, NULL, NULL },
+      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, "zstd", NULL, NULL, NULL, NULL },
     { PB_FMT_STATPROFILER, "statprofiler", "StatProfiler", sniff_statprofiler, pb_read_statprofiler,
       pb_read_statprofiler_samples, PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, "snappy",
-      pb_statprofiler_run, pb_read_statprofiler_files, statprofiler_run_stacks },
+      pb_statprofiler_run, pb_statprofiler_free_list, pb_read_statprofiler_files, statprofiler_run_stacks },
 };
 
 const pb_format_row *pb_format_get(pb_format f)
@@ -279,7 +280,7 @@ pb_status pb_detect_file(const char *path, pb_format_info *info, pb_error *err)
             return pb_fail_nooff(err, PB_ERR_IO, "%s is a directory with no Devel::StatProfiler traces", path);
         st = pb_detect_file(run[0], info, err);
         info->run_files = nrun;
-        pb_statprofiler_free_list(run, nrun);
+        row->run_free(run, nrun);
         return st;
     }
     fp = fopen(path, "rb");
@@ -321,11 +322,13 @@ pb_status pb_detect_source(pb_source *src, pb_format *format, pb_error *err)
 
 /* ---- the one driver ------------------------------------------------------
  * A target is a chunk sink or a sample sink (what: the output named in the
- * error for a format without stacks). */
+ * error for a format without stacks; extra: what the sample consumer offers
+ * a format's run decoder, see pb_format_row.run_stacks). */
 typedef struct {
     pb_sink *sink;
     pb_sample_sink *ss;
     const char *what;
+    const void *extra;
 } target;
 
 static pb_status drive_source(pb_source *src, pb_format fmt, const pb_options *opt_in, const target *t,
@@ -370,11 +373,16 @@ static pb_status drive_file(const char *path, pb_format fmt, const pb_options *o
     if ((r = claim_run(path, fmt, opt, &row, &run, &nrun, err)) < 0)
         return err->status;
     if (r > 0) {
-        st = t->ss ? row->run_stacks((const char *const *)run, nrun, opt, t->ss, err)
+        st = t->ss ? row->run_stacks((const char *const *)run, nrun, opt, t->ss, t->extra, err)
                    : row->run_chunks((const char *const *)run, nrun, opt, t->sink, err);
-        pb_statprofiler_free_list(run, nrun);
+        row->run_free(run, nrun);
         return st;
     }
+    /* a consumer's extra reaches a named format's run decoder: one file is
+     * a run of one */
+    row = pb_format_get(fmt);
+    if (t->ss && t->extra && row && row->run_stacks)
+        return row->run_stacks(&path, 1, opt, t->ss, t->extra, err);
     if ((st = pb_src_open_file(&src, path, err)) != PB_OK)
         return st;
     st = drive_source(&src, fmt, opt, t, err);
@@ -394,55 +402,54 @@ static pb_status drive_mem(const void *data, size_t len, const char *name, pb_fo
     return st;
 }
 
-static target chunks_to(pb_sink *sink)
+/* a chunk target (ss NULL) or a sample target */
+static target target_of(pb_sink *sink, pb_sample_sink *ss, const char *what, const void *extra)
 {
     target t;
     t.sink = sink;
-    t.ss = NULL;
-    t.what = NULL;
-    return t;
-}
-
-static target stacks_to(pb_sample_sink *ss, const char *what)
-{
-    target t;
-    t.sink = NULL;
     t.ss = ss;
     t.what = what;
+    t.extra = extra;
     return t;
 }
 
 pb_status pb_decode_source(pb_source *src, const char *name, pb_format format, const pb_options *opt,
                            pb_sink *sink, pb_error *err)
 {
-    target t = chunks_to(sink);
+    target t = target_of(sink, NULL, NULL, NULL);
     (void)name;
     return drive_source(src, format, opt, &t, err);
 }
 
 pb_status pb_decode_file(const char *path, pb_format format, const pb_options *opt, pb_sink *sink, pb_error *err)
 {
-    target t = chunks_to(sink);
+    target t = target_of(sink, NULL, NULL, NULL);
     return drive_file(path, format, opt, &t, err);
 }
 
 pb_status pb_decode_mem(const void *data, size_t len, const char *name, pb_format format, const pb_options *opt,
                         pb_sink *sink, pb_error *err)
 {
-    target t = chunks_to(sink);
+    target t = target_of(sink, NULL, NULL, NULL);
     return drive_mem(data, len, name, format, opt, &t, err);
 }
 
 pb_status pb_decode_samples_file(const char *path, pb_format fmt, const pb_options *opt, pb_sample_sink *ss,
                                  const char *what, pb_error *err)
 {
-    target t = stacks_to(ss, what);
+    return pb_decode_samples_file_extra(path, fmt, opt, ss, what, NULL, err);
+}
+
+pb_status pb_decode_samples_file_extra(const char *path, pb_format fmt, const pb_options *opt, pb_sample_sink *ss,
+                                       const char *what, const void *extra, pb_error *err)
+{
+    target t = target_of(NULL, ss, what, extra);
     return drive_file(path, fmt, opt, &t, err);
 }
 
 pb_status pb_decode_samples_mem(const void *data, size_t len, const char *name, pb_format fmt, const pb_options *opt,
                                 pb_sample_sink *ss, const char *what, pb_error *err)
 {
-    target t = stacks_to(ss, what);
+    target t = target_of(NULL, ss, what, NULL);
     return drive_mem(data, len, name, fmt, opt, &t, err);
 }

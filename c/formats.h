@@ -30,15 +30,25 @@ typedef struct {
     unsigned yields;              /* PB_YIELDS_* */
     const char *library;          /* the library a file may need beyond the C library ("zstd"), or NULL */
     /* Optional, for a profile that spans several files: does path name one
-     * (1: *paths, *n filled, freed with pb_statprofiler_free_list; 0: no;
-     * -1: error), and the decoders of such a list. */
+     * (1: *paths, *n filled, to be freed with run_free; 0: no; -1: error),
+     * how to free that list, and the decoders of such a list.  run_stacks'
+     * extra is what a stack consumer offers this format beyond the sample
+     * sink (NULL: nothing; StatProfiler: the writer's pb_sp_hooks). */
     int (*run)(const char *path, const pb_options *opt, char ***paths, size_t *n, pb_error *err);
+    void (*run_free)(char **paths, size_t n);
     pb_status (*run_chunks)(const char *const *paths, size_t n, const pb_options *opt, pb_sink *sink,
                             pb_error *err);
     pb_status (*run_stacks)(const char *const *paths, size_t n, const pb_options *opt, pb_sample_sink *ss,
-                            pb_error *err);
+                            const void *extra, pb_error *err);
 } pb_format_row;
 
 const pb_format_row *pb_format_get(pb_format f);
+
+/* pb_decode_samples_file (fold_samples.h) with the consumer's extra for the
+ * format's run decoder (see run_stacks above).  With an extra and a format
+ * that has a run decoder, one file that is not a run is read as a run of
+ * one, so the extra reaches it. */
+pb_status pb_decode_samples_file_extra(const char *path, pb_format fmt, const pb_options *opt, pb_sample_sink *ss,
+                                       const char *what, const void *extra, pb_error *err);
 
 #endif

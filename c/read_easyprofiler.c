@@ -28,6 +28,7 @@
  * statistics ATTRIBUTEs, PID_END; at the end bookmark ATTRIBUTEs.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +101,48 @@ static pb_status rec_limit(ep_rd *r, size_t size, uint64_t off, const char *what
         return pb_fail(r->err, PB_ERR_LIMIT, off, "%s of %zu bytes is longer than max_record_size (%llu bytes)", what,
                        size, (unsigned long long)r->opt->max_record_size);
     return PB_OK;
+}
+
+/* a record's 2-byte size at off (size_what names it when the file ends
+ * first), within max_record_size (rec_what) */
+static pb_status record_size(ep_rd *r, uint64_t off, const char *size_what, const char *rec_what, uint16_t *size)
+{
+    pb_status st;
+    if ((st = need(r, 2, size_what)) != PB_OK)
+        return st;
+    *size = pb_le16(r->s->p);
+    return rec_limit(r, *size, off, rec_what);
+}
+
+/* thread tid's u32 count of its `noun` records ("context switch", "block"),
+ * taken */
+static pb_status thread_count(ep_rd *r, uint64_t tid, const char *noun, uint32_t *count)
+{
+    char what[112];
+    pb_status st;
+    snprintf(what, sizeof what, "thread %llu %s count", (unsigned long long)tid, noun);
+    if ((st = need(r, 4, what)) != PB_OK)
+        return st;
+    r->rd.rec = ""; /* not the message buffer that ends here */
+    *count = pb_le32(r->s->p);
+    r->s->p += 4;
+    return PB_OK;
+}
+
+/* the file ends inside the record of `size` bytes at off that the label
+ * (a printf format, formatted only here) names: the source's own error, or
+ * "<label> claims <size> bytes, the file has <n> left" */
+static pb_status record_cut(ep_rd *r, uint64_t off, unsigned size, const char *label_fmt, ...)
+{
+    char label[128];
+    va_list ap;
+    if (r->err->status)
+        return r->err->status;
+    va_start(ap, label_fmt);
+    vsnprintf(label, sizeof label, label_fmt, ap);
+    va_end(ap);
+    return pb_fail(r->err, PB_ERR_TRUNCATED, off, "%s claims %u bytes, the file has %zu left", label, size,
+                   pb_src_avail(r->s) >= 2 ? pb_src_avail(r->s) - 2 : 0);
 }
 
 static void warn(ep_rd *r, const char *msg)
@@ -487,13 +530,8 @@ static pb_status read_descriptors(ep_rd *r, uint32_t count)
             r->ndesc++;
             continue;
         }
-        if (pb_src_need(r->s, 2 + (size_t)size) <= 0) {
-            if (r->err->status)
-                return r->err->status;
-            return pb_fail(r->err, PB_ERR_TRUNCATED, off,
-                           "descriptor %u record claims %u bytes, the file has %zu left", i, size,
-                           pb_src_avail(r->s) >= 2 ? pb_src_avail(r->s) - 2 : 0);
-        }
+        if (pb_src_need(r->s, 2 + (size_t)size) <= 0)
+            return record_cut(r, off, size, "descriptor %u record", i);
         p = r->s->p + 2;
         if (size < 16)
             return pb_fail(r->err, PB_ERR_CORRUPT, off,
@@ -669,26 +707,15 @@ static pb_status read_thread(ep_rd *r, uint32_t index)
     r->cur_name = NULL;
 
     /* context switches: begin, end, target tid, name */
-    snprintf(what, sizeof what, "thread %llu context switch count", (unsigned long long)tid);
-    if ((st = need(r, 4, what)) != PB_OK)
+    if ((st = thread_count(r, tid, "context switch", &cs_count)) != PB_OK)
         return st;
-    cs_count = pb_le32(r->s->p);
-    r->s->p += 4;
     for (i = 0; i < cs_count; i++) {
         uint64_t off = pb_src_offset(r->s), e_ns;
         uint16_t size;
-        if ((st = need(r, 2, "context switch record size")) != PB_OK)
+        if ((st = record_size(r, off, "context switch record size", "context switch record", &size)) != PB_OK)
             return st;
-        size = pb_le16(r->s->p);
-        if ((st = rec_limit(r, size, off, "context switch record")) != PB_OK)
-            return st;
-        if (pb_src_need(r->s, 2 + (size_t)size) <= 0) {
-            if (r->err->status)
-                return r->err->status;
-            return pb_fail(r->err, PB_ERR_TRUNCATED, off,
-                           "context switch record claims %u bytes, the file has %zu left", size,
-                           pb_src_avail(r->s) >= 2 ? pb_src_avail(r->s) - 2 : 0);
-        }
+        if (pb_src_need(r->s, 2 + (size_t)size) <= 0)
+            return record_cut(r, off, size, "context switch record");
         if (size < 16 + tsz)
             return pb_fail(r->err, PB_ERR_CORRUPT, off,
                            "context switch record is %u bytes, shorter than begin, end and a %zu-byte target tid",
@@ -701,11 +728,8 @@ static pb_status read_thread(ep_rd *r, uint32_t index)
         r->s->p += 2 + (size_t)size;
     }
 
-    snprintf(what, sizeof what, "thread %llu block count", (unsigned long long)tid);
-    if ((st = need(r, 4, what)) != PB_OK)
+    if ((st = thread_count(r, tid, "block", &blk_count)) != PB_OK)
         return st;
-    blk_count = pb_le32(r->s->p);
-    r->s->p += 4;
     for (i = 0; i < blk_count; i++) {
         uint64_t off, b_ns, e_ns;
         uint16_t size;
@@ -722,13 +746,9 @@ static pb_status read_thread(ep_rd *r, uint32_t index)
                     return st;
             }
             size = pb_le16(r->s->p);
-            if (pb_src_need(r->s, 2 + (size_t)size) <= 0) {
-                if (r->err->status)
-                    return r->err->status;
-                return pb_fail(r->err, PB_ERR_TRUNCATED, pb_src_offset(r->s),
-                               "block record %u of thread %llu claims %u bytes, the file has %zu left", i,
-                               (unsigned long long)tid, size, pb_src_avail(r->s) >= 2 ? pb_src_avail(r->s) - 2 : 0);
-            }
+            if (pb_src_need(r->s, 2 + (size_t)size) <= 0)
+                return record_cut(r, pb_src_offset(r->s), size, "block record %u of thread %llu", i,
+                                  (unsigned long long)tid);
         }
         off = pb_src_offset(r->s);
         q = r->s->p;
@@ -806,6 +826,21 @@ static pb_status read_thread(ep_rd *r, uint32_t index)
 }
 
 /* ---- tail (2.1+) ----------------------------------------------------------- */
+/* the signature word (EP_SIGNATURE) at the cursor, taken: need_what names it
+ * when the file ends first, what when it differs */
+static pb_status signature(ep_rd *r, const char *need_what, const char *what)
+{
+    uint64_t off = pb_src_offset(r->s);
+    pb_status st;
+    if ((st = need(r, 4, need_what)) != PB_OK)
+        return st;
+    if (pb_le32(r->s->p) != EP_SIGNATURE)
+        return pb_fail(r->err, PB_ERR_CORRUPT, off, "%s is 0x%08x, expected 0x%08x", what, pb_le32(r->s->p),
+                       EP_SIGNATURE);
+    r->s->p += 4;
+    return PB_OK;
+}
+
 static pb_status read_tail(ep_rd *r)
 {
     uint64_t off;
@@ -814,13 +849,8 @@ static pb_status read_tail(ep_rd *r)
     pb_status st = pb_rd_at_end(&r->rd, &eof);
     if (st != PB_OK || eof)
         return st; /* at EOF the reader skips the checks */
-    off = pb_src_offset(r->s);
-    if ((st = need(r, 4, "end signature")) != PB_OK)
+    if ((st = signature(r, "end signature", "end signature after the last thread")) != PB_OK)
         return st;
-    if (pb_le32(r->s->p) != EP_SIGNATURE)
-        return pb_fail(r->err, PB_ERR_CORRUPT, off, "end signature after the last thread is 0x%08x, expected 0x%08x",
-                       pb_le32(r->s->p), EP_SIGNATURE);
-    r->s->p += 4;
     if (r->bookmarks_count == 0)
         goto trailing;
     for (i = 0; i < r->bookmarks_count; i++) {
@@ -830,17 +860,10 @@ static pb_status read_tail(ep_rd *r)
         char key[64], t[32];
         uint64_t pos;
         off = pb_src_offset(r->s);
-        if ((st = need(r, 2, "bookmark record size")) != PB_OK)
+        if ((st = record_size(r, off, "bookmark record size", "bookmark record", &size)) != PB_OK)
             return st;
-        size = pb_le16(r->s->p);
-        if ((st = rec_limit(r, size, off, "bookmark record")) != PB_OK)
-            return st;
-        if (pb_src_need(r->s, 2 + (size_t)size) <= 0) {
-            if (r->err->status)
-                return r->err->status;
-            return pb_fail(r->err, PB_ERR_TRUNCATED, off, "bookmark %u record claims %u bytes, the file has %zu left",
-                           i, size, pb_src_avail(r->s) >= 2 ? pb_src_avail(r->s) - 2 : 0);
-        }
+        if (pb_src_need(r->s, 2 + (size_t)size) <= 0)
+            return record_cut(r, off, size, "bookmark %u record", i);
         if (size < 13)
             return pb_fail(r->err, PB_ERR_CORRUPT, off,
                            "bookmark %u record is %u bytes, shorter than position, color and a NUL (13)", i, size);
@@ -861,13 +884,8 @@ static pb_status read_tail(ep_rd *r)
             return r->text.oom ? pb_fail(r->err, PB_ERR_LIMIT, off, "out of memory") : PB_ERR_ABORT;
         r->s->p += 2 + (size_t)size;
     }
-    off = pb_src_offset(r->s);
-    if ((st = need(r, 4, "signature after the bookmarks")) != PB_OK)
+    if ((st = signature(r, "signature after the bookmarks", "signature after the bookmarks")) != PB_OK)
         return st;
-    if (pb_le32(r->s->p) != EP_SIGNATURE)
-        return pb_fail(r->err, PB_ERR_CORRUPT, off, "signature after the bookmarks is 0x%08x, expected 0x%08x",
-                       pb_le32(r->s->p), EP_SIGNATURE);
-    r->s->p += 4;
 trailing: {
         char msg[128];
         if ((st = pb_rd_trailing(&r->rd, "bytes after the end signature at byte %llu are ignored", msg,
@@ -881,11 +899,7 @@ trailing: {
 static void ep_cleanup(void *p)
 {
     ep_rd *r = (ep_rd *)p;
-    free(r->desc);
-    free(r->text.p);
-    free(r->cur_name);
-    free(r->cur_pkg);
-    free(r);
+    PB_FREE_ALL(r->desc, r->text.p, r->cur_name, r->cur_pkg, r);
 }
 
 /* stacks: also hand the span stacks to this sample sink (collapsed output) */

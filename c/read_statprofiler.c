@@ -31,6 +31,7 @@
 #include "read_statprofiler.h"
 
 #include "fold_samples.h"
+#include "model.h"
 
 #define SP_MAGIC "=statprofiler"
 #define SP_MAGIC_LEN 13
@@ -793,9 +794,7 @@ static void sp_dec_free(sp_dec *d)
 {
     pb_src_close(&d->r.st.v);
     sp_intern_free(&d->frames);
-    free(d->ids);
-    free(d->op);
-    free(d->hmeta);
+    PB_FREE_ALL(d->ids, d->op, d->hmeta);
 }
 
 static void sp_dec_init(sp_dec *d, pb_source *src, const pb_options *opt, pb_sample_sink *sink,
@@ -910,9 +909,7 @@ static void sp_files_cleanup(void *p)
     sp_files_run *F = (sp_files_run *)p;
     if (F->src_open)
         pb_src_close(&F->src);
-    free(F->files);
-    free(F->procs);
-    free(F);
+    PB_FREE_ALL(F->files, F->procs, F);
 }
 
 pb_status pb_statprofiler_files(const char *const *paths, size_t n, const pb_options *opt, pb_sample_sink *sink,
@@ -1188,11 +1185,7 @@ static pb_status spc_sample(pb_sample_sink *self, uint64_t key, const uint32_t *
         /* the fold splits weight x interval ticks into TIME_LINEs of at most
          * INT32_MAX ticks: a huge weight or interval turns a few bytes into
          * many chunks, so the extra ones come out of max_statements */
-        uint64_t per = c->interval ? (uint64_t)INT32_MAX / c->interval : weight;
-        uint64_t extra;
-        if (per == 0)
-            per = 1;
-        extra = weight / per + (weight % per != 0) - 1;
+        uint64_t extra = pb_model_split_count(weight, c->interval) - 1;
         if (extra > c->budget)
             return pb_fail_nooff(self->err, PB_ERR_LIMIT,
                                  "sample record %llu: weight %llu x %llu us needs %llu more TIME_LINE chunks than "

@@ -45,6 +45,7 @@
 #include "reader.h"
 #include "util.h"
 #include "fold_samples.h"
+#include "model.h"
 
 #define T_MAGIC 0x54414348u
 #define T_MAGIC_SWAPPED 0x48434154u
@@ -532,14 +533,7 @@ static pb_status attr_u64(tr *r, const char *key, uint64_t v)
 static pb_status attr_f64(tr *r, const char *key, double v)
 {
     char buf[64];
-    int p;
-    for (p = 15; p <= 17; p++) {
-        double back;
-        snprintf(buf, sizeof buf, "%.*g", p, v);
-        if (sscanf(buf, "%lf", &back) == 1 && back == v)
-            break;
-    }
-    return attr(r, key, buf);
+    return attr(r, key, pb_fmt_double(buf, sizeof buf, v));
 }
 
 /* NYTProf's basetime is wall-clock seconds, but the header's start time is
@@ -947,10 +941,7 @@ static pb_status emit_sample(tr *r, t_thread *t, uint64_t weight, uint64_t ts)
         /* the fold splits weight x interval ticks into TIME_LINEs of at most
          * INT32_MAX ticks: a huge interval turns a few bytes into many
          * chunks, so the extra ones come out of max_statements */
-        uint64_t per = (uint64_t)INT32_MAX / r->interval, extra;
-        if (per == 0)
-            per = 1;
-        extra = weight / per + (weight % per != 0) - 1;
+        uint64_t extra = pb_model_split_count(weight, r->interval) - 1;
         if (extra > r->budget)
             return pb_fail(r->err, PB_ERR_LIMIT, pb_src_offset(r->s),
                            "sample of weight %llu x %llu us needs %llu more TIME_LINE chunks than the %llu left of "
@@ -1136,19 +1127,10 @@ static pb_status end_attributes(tr *r)
 static void tr_free(tr *r)
 {
     size_t i;
-    free(r->strbuf);
-    free(r->strs);
-    free(r->frames);
-    free(r->cache);
-    for (i = 0; i < r->nthreads; i++) {
-        free(r->threads[i]->fidx);
-        free(r->threads[i]->ids);
-        free(r->threads[i]);
-    }
-    free(r->threads);
+    for (i = 0; i < r->nthreads; i++)
+        PB_FREE_ALL(r->threads[i]->fidx, r->threads[i]->ids, r->threads[i]);
+    PB_FREE_ALL(r->strbuf, r->strs, r->frames, r->cache, r->threads, r->pkgbuf, r->namebuf);
     pb_index_free(&r->tix);
-    free(r->pkgbuf);
-    free(r->namebuf);
 }
 
 /* header + tables; leaves src at the start of the sample region */

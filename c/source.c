@@ -15,13 +15,18 @@
 #define VIEW_BUF   (256 * 1024)
 #define RAW_BUF    (64 * 1024)
 
+/* a source before it is opened: no limit on the raw bytes, size unknown,
+ * the default window and decompression limits, everything else zero */
+static const pb_source fresh_source = {
+    .raw_limit = UINT64_MAX,
+    .raw_size = UINT64_MAX,
+    .max_window = PB_DEFAULT_MAX_RECORD,
+    .max_inflated = PB_DEFAULT_MAX_DECOMPRESSED,
+};
+
 static void reset(pb_source *s, pb_error *err)
 {
-    memset(s, 0, sizeof *s);
-    s->raw_limit = UINT64_MAX;
-    s->raw_size = UINT64_MAX;
-    s->max_window = PB_DEFAULT_MAX_RECORD;
-    s->max_inflated = PB_DEFAULT_MAX_DECOMPRESSED;
+    *s = fresh_source;
     s->err = err;
     s->format = err && err->format ? err->format : "profbridge";
 }
@@ -276,8 +281,11 @@ void pb_src_error_to_file(const pb_source *s, pb_error *err)
         err->offset = pb_src_file_offset(s, err->offset);
 }
 
-static int check_inflated(pb_source *s, size_t produced)
+/* produced more bytes of a view's output at s->end: count them against
+ * max_decompressed_bytes */
+static int took_output(pb_source *s, size_t produced)
 {
+    s->end += produced;
     s->inflated += produced;
     if (s->max_inflated && s->inflated > s->max_inflated) {
         pb_fail(s->err, PB_ERR_LIMIT, pb_src_offset(s),
@@ -287,65 +295,85 @@ static int check_inflated(pb_source *s, size_t produced)
     return 0;
 }
 
-static int fill_zlib(pb_source *s, size_t n)
+/* One call of a view's decompressor (fill_view's step): compressed bytes
+ * from rawbuf[rawoff, rawlen) into the `room` bytes at s->end, through
+ * took_output(); sets z_done at the end of the stream; 0, or -1 with the
+ * error in s->err. */
+static int step_zlib(pb_source *s, size_t room)
 {
     z_stream *z = (z_stream *)s->zstate;
-    compact_and_grow(s, n);
-    while ((size_t)(s->end - s->p) < n) {
-        int r, rr;
-        size_t room, produced;
-        if (s->z_done)
-            return 0;
-        if (grow_if_full(s, n) < 0)
-            return -1;
-        rr = refill_raw(s);
-        if (rr < 0)
-            return -1;
-        if (rr == 0) {
-            pb_fail(s->err, PB_ERR_TRUNCATED, pb_src_offset(s) + (uint64_t)(s->end - s->p),
-                    "zlib stream ends before its end marker (file truncated?)");
-            return -1;
-        }
-        room = s->cap - (size_t)(s->end - s->buf);
-        z->next_in = s->rawbuf + s->rawoff;
-        z->avail_in = (uInt)(s->rawlen - s->rawoff);
-        z->next_out = (Bytef *)s->end;
-        z->avail_out = (uInt)room;
-        r = inflate(z, Z_BLOCK);
-        produced = room - z->avail_out;
-        s->rawoff = s->rawlen - z->avail_in;
-        s->end += produced;
-        if (check_inflated(s, produced) < 0)
-            return -1;
-        if (r == Z_OK && (z->data_type & 128)) {
-            /* at a deflate block boundary: the next block starts in the last
-             * byte taken when bits of it are left over, else at the next */
-            uint64_t at = raw_next(s);
-            note_block(s, (z->data_type & 7) && at > 0 ? at - 1 : at);
-        }
-        if (r == Z_STREAM_END) {
-            s->z_done = 1;
-        } else if (r == Z_BUF_ERROR) {
-            /* no progress possible with this input: need more raw bytes */
-            continue;
-        } else if (r != Z_OK) {
-            pb_fail(s->err, PB_ERR_CORRUPT, pb_src_offset(s) + (uint64_t)(s->end - s->p),
-                    "zlib inflate failed (%d: %s)", r, z->msg ? z->msg : "corrupt data");
-            return -1;
-        }
+    int r;
+    z->next_in = s->rawbuf + s->rawoff;
+    z->avail_in = (uInt)(s->rawlen - s->rawoff);
+    z->next_out = (Bytef *)s->end;
+    z->avail_out = (uInt)room;
+    r = inflate(z, Z_BLOCK);
+    s->rawoff = s->rawlen - z->avail_in;
+    if (took_output(s, room - z->avail_out) < 0)
+        return -1;
+    if (r == Z_OK && (z->data_type & 128)) {
+        /* at a deflate block boundary: the next block starts in the last
+         * byte taken when bits of it are left over, else at the next */
+        uint64_t at = raw_next(s);
+        note_block(s, (z->data_type & 7) && at > 0 ? at - 1 : at);
     }
-    return 1;
+    if (r == Z_STREAM_END) {
+        s->z_done = 1;
+    } else if (r != Z_OK && r != Z_BUF_ERROR) {
+        /* (Z_BUF_ERROR: no progress possible with this input: need more raw bytes) */
+        pb_fail(s->err, PB_ERR_CORRUPT, pb_src_offset(s) + (uint64_t)(s->end - s->p),
+                "zlib inflate failed (%d: %s)", r, z->msg ? z->msg : "corrupt data");
+        return -1;
+    }
+    return 0;
 }
 
-static int fill_zstd(pb_source *s, size_t n)
+static int step_zstd(pb_source *s, size_t room)
 {
     ZSTD_DStream *zd = (ZSTD_DStream *)s->zstate;
+    ZSTD_inBuffer in;
+    ZSTD_outBuffer out;
+    size_t r;
+    int exact;
+    in.src = s->rawbuf;
+    in.size = s->rawlen;
+    in.pos = s->rawoff;
+    /* one block per call (the decompressor's own hint of the input it
+     * wants next), so that each block's start in the file is known */
+    exact = s->zstd_hint && s->zstd_hint <= in.size - in.pos;
+    if (exact)
+        in.size = in.pos + s->zstd_hint;
+    if (s->zstd_at_block)
+        note_block(s, raw_next(s));
+    out.dst = (void *)s->end;
+    out.size = room;
+    out.pos = 0;
+    r = ZSTD_decompressStream(zd, &out, &in);
+    if (ZSTD_isError(r)) {
+        pb_fail(s->err, PB_ERR_CORRUPT, pb_src_offset(s) + (uint64_t)(s->end - s->p),
+                "zstd decompression error: %s", ZSTD_getErrorName(r));
+        return -1;
+    }
+    s->zstd_at_block = exact && in.pos == in.size;
+    s->zstd_hint = r;
+    s->rawoff = in.pos;
+    if (took_output(s, out.pos) < 0)
+        return -1;
+    s->z_done = (r == 0);
+    return 0;
+}
+
+/* The window of a compressed view holds n bytes: 1; the stream ended first
+ * (done_ends: at its end marker, whatever follows; else where the input
+ * ends after a complete stream): 0; else -1 with cut (the input ends inside
+ * the stream) or the error in s->err. */
+static int fill_view(pb_source *s, size_t n, int done_ends, const char *cut, int (*step)(pb_source *, size_t))
+{
     compact_and_grow(s, n);
     while ((size_t)(s->end - s->p) < n) {
-        ZSTD_inBuffer in;
-        ZSTD_outBuffer out;
-        size_t r, room;
-        int rr, exact;
+        int rr;
+        if (done_ends && s->z_done)
+            return 0;
         if (grow_if_full(s, n) < 0)
             return -1;
         rr = refill_raw(s);
@@ -354,37 +382,11 @@ static int fill_zstd(pb_source *s, size_t n)
         if (rr == 0) {
             if (s->z_done)
                 return 0;
-            pb_fail(s->err, PB_ERR_TRUNCATED, pb_src_offset(s) + (uint64_t)(s->end - s->p),
-                    "zstd frame ends before it is complete: the input stops inside it (file truncated?)");
+            pb_fail(s->err, PB_ERR_TRUNCATED, pb_src_offset(s) + (uint64_t)(s->end - s->p), "%s", cut);
             return -1;
         }
-        room = s->cap - (size_t)(s->end - s->buf);
-        in.src = s->rawbuf;
-        in.size = s->rawlen;
-        in.pos = s->rawoff;
-        /* one block per call (the decompressor's own hint of the input it
-         * wants next), so that each block's start in the file is known */
-        exact = s->zstd_hint && s->zstd_hint <= in.size - in.pos;
-        if (exact)
-            in.size = in.pos + s->zstd_hint;
-        if (s->zstd_at_block)
-            note_block(s, raw_next(s));
-        out.dst = (void *)s->end;
-        out.size = room;
-        out.pos = 0;
-        r = ZSTD_decompressStream(zd, &out, &in);
-        if (ZSTD_isError(r)) {
-            pb_fail(s->err, PB_ERR_CORRUPT, pb_src_offset(s) + (uint64_t)(s->end - s->p),
-                    "zstd decompression error: %s", ZSTD_getErrorName(r));
+        if (step(s, s->cap - (size_t)(s->end - s->buf)) < 0)
             return -1;
-        }
-        s->zstd_at_block = exact && in.pos == in.size;
-        s->zstd_hint = r;
-        s->rawoff = in.pos;
-        s->end += out.pos;
-        if (check_inflated(s, out.pos) < 0)
-            return -1;
-        s->z_done = (r == 0);
     }
     return 1;
 }
@@ -396,8 +398,10 @@ int pb_src_fill(pb_source *s, size_t n)
     if (s->fill)
         return s->fill(s, n);
     switch (s->view) {
-    case PB_VIEW_ZLIB: return fill_zlib(s, n);
-    case PB_VIEW_ZSTD: return fill_zstd(s, n);
+    case PB_VIEW_ZLIB: return fill_view(s, n, 1, "zlib stream ends before its end marker (file truncated?)", step_zlib);
+    case PB_VIEW_ZSTD:
+        return fill_view(s, n, 0, "zstd frame ends before it is complete: the input stops inside it (file truncated?)",
+                         step_zstd);
     default: return fill_plain(s, n);
     }
 }
