@@ -155,12 +155,6 @@ static pb_status mg_attribute(pb_sample_sink *self, const char *key, pb_str v)
     return m->target->attribute(m->target, key, v);
 }
 
-static pb_status mg_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id)
-{
-    merger *m = (merger *)self->ctx;
-    return m->target->frame(m->target, fr, id);
-}
-
 static pb_status mg_thread(pb_sample_sink *self, uint64_t key, uint32_t pid, uint32_t ppid, const char *label)
 {
     merger *m = (merger *)self->ctx;
@@ -207,12 +201,6 @@ static pb_status mg_sample(pb_sample_sink *self, uint64_t key, const uint32_t *i
             ts = ts <= UINT64_MAX / 1000u ? ts * 1000u : UINT64_MAX;
     }
     return m->target->sample(m->target, out, ids, depth, weight * m->scale, ts);
-}
-
-static pb_status mg_note(pb_sample_sink *self, const char *kind, pb_str a, pb_str b, uint32_t n)
-{
-    merger *m = (merger *)self->ctx;
-    return m->target->note(m->target, kind, a, b, n);
 }
 
 static pb_status mg_finish(pb_sample_sink *self)
@@ -397,7 +385,7 @@ static pb_status replay(merger *m, spool_rd *r, uint32_t **map, size_t *cmap, pb
                 st = M_OOM(m);
                 break;
             }
-            st = mg_frame(&m->ss, &fr, &(*map)[nf]);
+            st = pb_sample_pass_frame(&m->ss, &fr, &(*map)[nf]);
             nf++;
             break;
         }
@@ -432,7 +420,7 @@ static pb_status replay(merger *m, spool_rd *r, uint32_t **map, size_t *cmap, pb
             uint32_t n;
             if (rd_str(r, 0, &k) || rd_str(r, 1, &a) || rd_str(r, 2, &b) || rd(r, &n, sizeof n))
                 BAD();
-            st = mg_note(&m->ss, k.ptr, a, b, n);
+            st = pb_sample_pass_note(&m->ss, k.ptr, a, b, n);
             break;
         }
         case R_END:
@@ -524,13 +512,15 @@ static pb_status merge_jobs(merger *m, const char *const *in, size_t n, const pb
     return st;
 }
 
-static const pb_sample_sink merge_calls = {.attribute = mg_attribute, .frame = mg_frame, .thread = mg_thread, .sample = mg_sample, .note = mg_note, .finish = mg_finish};
+static const pb_sample_sink merge_calls = {.attribute = mg_attribute, .frame = pb_sample_pass_frame,
+    .thread = mg_thread, .sample = mg_sample, .note = pb_sample_pass_note, .finish = mg_finish};
 
 static pb_status merge_into(merger *m, const char *const *in, size_t n, const pb_options *opt, pb_error *err)
 {
     size_t i;
     pb_status st;
     pb_sample_sink_init(&m->ss, &merge_calls, m, err, m->target->cleanups);
+    m->ss.next = m->target;
     m->err = err;
     m->next_pid = 1;
     /* every weight is ns in the result */

@@ -1166,16 +1166,6 @@ static pb_status spc_attribute(pb_sample_sink *self, const char *key, pb_str val
         return PB_OK;
     return c->fold->attribute(c->fold, key, value);
 }
-static pb_status spc_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id)
-{
-    sp_chunks *c = (sp_chunks *)self->ctx;
-    return c->fold->frame(c->fold, fr, id);
-}
-static pb_status spc_thread(pb_sample_sink *self, uint64_t key, uint32_t pid, uint32_t ppid, const char *label)
-{
-    sp_chunks *c = (sp_chunks *)self->ctx;
-    return c->fold->thread ? c->fold->thread(c->fold, key, pid, ppid, label) : PB_OK;
-}
 static pb_status spc_sample(pb_sample_sink *self, uint64_t key, const uint32_t *ids, uint32_t depth, uint64_t weight,
                             uint64_t ts)
 {
@@ -1197,12 +1187,6 @@ static pb_status spc_sample(pb_sample_sink *self, uint64_t key, const uint32_t *
     }
     return c->fold->sample(c->fold, key, ids, depth, weight, ts);
 }
-static pb_status spc_finish(pb_sample_sink *self)
-{
-    sp_chunks *c = (sp_chunks *)self->ctx;
-    return c->fold->finish ? c->fold->finish(c->fold) : PB_OK;
-}
-
 /* escaped copy into c->tmp at offset at; returns the new length or -1 */
 static long spc_escape(sp_chunks *c, size_t at, pb_str s, int is_key)
 {
@@ -1297,8 +1281,8 @@ static pb_status run_facts(pb_sample_sink *ss, const unsigned char *id, const ch
     return ss->attribute(ss, "application", pb_str_c(file[0] ? (b ? b + 1 : file) : "statprofiler"));
 }
 
-static const pb_sample_sink sink_calls = {.attribute = spc_attribute, .frame = spc_frame,
-    .thread = spc_thread, .sample = spc_sample, .note = spc_note, .finish = spc_finish};
+static const pb_sample_sink sink_calls = {.attribute = spc_attribute, .frame = pb_sample_pass_frame,
+    .thread = pb_sample_pass_thread, .sample = spc_sample, .note = spc_note, .finish = pb_sample_pass_finish};
 
 static pb_status sp_fold_run(pb_source *src, const char *const *paths, size_t n, const pb_options *opt,
                              pb_sink *out, pb_error *err)
@@ -1351,6 +1335,7 @@ static pb_status sp_fold_run(pb_source *src, const char *const *paths, size_t n,
     c->fold = pb_fold_sample_sink(fold);
     c->out = out;
     pb_sample_sink_init(&c->ss, &sink_calls, c, err, out ? out->cleanups : NULL);
+    c->ss.next = c->fold;
     hooks.op_name = NULL;
     hooks.warn = spc_warn;
     hooks.ctx = out;
@@ -1373,14 +1358,14 @@ static pb_status sp_fold_run(pb_source *src, const char *const *paths, size_t n,
             /* fold what came before the cut, then say what happened */
             pb_error keep = *err;
             err->status = PB_OK;
-            rc = spc_finish(&c->ss);
+            rc = pb_sample_pass_finish(&c->ss);
             if (rc == PB_OK) {
                 *err = keep;
                 rc = pb_salvage_warn(err, out, "%llu sample%s", (unsigned long long)c->samples,
                                      c->samples == 1 ? "" : "s");
             }
         } else if (rc == PB_OK) {
-            rc = spc_finish(&c->ss);
+            rc = pb_sample_pass_finish(&c->ss);
         }
     } else {
         pb_sp_header h0;

@@ -67,3 +67,20 @@ pb_status pb_sample_note_ignore(pb_sample_sink *self, const char *kind, pb_str a
     (void)self, (void)kind, (void)a, (void)b, (void)n;
     return PB_OK;
 }
+
+pb_status pb_sample_pass_frame(pb_sample_sink *ss, const pb_frame *fr, uint32_t *id)
+{
+    return ss->next->frame(ss->next, fr, id);
+}
+
+pb_status pb_sample_pass_thread(pb_sample_sink *ss, uint64_t key, uint32_t pid, uint32_t ppid, const char *label)
+{
+    return ss->next->thread ? ss->next->thread(ss->next, key, pid, ppid, label) : PB_OK;
+}
+
+pb_status pb_sample_pass_note(pb_sample_sink *ss, const char *kind, pb_str a, pb_str b, uint32_t n)
+{
+    return ss->next->note(ss->next, kind, a, b, n);
+}
+
+pb_status pb_sample_pass_finish(pb_sample_sink *ss) { return ss->next->finish ? ss->next->finish(ss->next) : PB_OK; }

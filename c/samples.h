@@ -68,6 +68,9 @@ struct pb_sample_sink {
     pb_cleanups *cleanups;
     /* Set by pb_sample_sink_init and pb_sample_noframe (below) only. */
     uint32_t noframe;
+    /* A filter's downstream sink, for the pb_sample_pass_* calls below (NULL
+     * in a consumer that ends the chain). */
+    pb_sample_sink *next;
 };
 
 /* Set up a sink from a constant table of its calls (each consumer keeps one,
@@ -108,6 +111,13 @@ const char *pb_sample_attr_text(pb_str value, char *buf, size_t cap);
  * ss->frame() the first time (its id kept in the sink after that), and
  * *ids, *depth become that one frame.  Otherwise nothing. */
 pb_status pb_sample_noframe(pb_sample_sink *ss, const uint32_t **ids, uint32_t *depth);
+
+/* A filter's calls that hand their arguments to ss->next unchanged (thread
+ * and finish skip a next sink that has none). */
+pb_status pb_sample_pass_frame(pb_sample_sink *ss, const pb_frame *fr, uint32_t *id);
+pb_status pb_sample_pass_thread(pb_sample_sink *ss, uint64_t key, uint32_t pid, uint32_t ppid, const char *label);
+pb_status pb_sample_pass_note(pb_sample_sink *ss, const char *kind, pb_str a, pb_str b, uint32_t n);
+pb_status pb_sample_pass_finish(pb_sample_sink *ss);
 
 /* attribute() and note() for a consumer that has no use for them */
 pb_status pb_sample_attribute_ignore(pb_sample_sink *self, const char *key, pb_str value);
