@@ -70,13 +70,15 @@ typedef struct {
     pb_str s[2];
     char *keep[2];              /* copies of strings that later fields' reads could move */
     size_t keepcap[2];
+    int copy_all;               /* copy every string (NUL-terminated), not only those */
     int past_eof_truncates;     /* see pb_rd_nytp_str */
     const char *limit_fmt;      /* its limit message */
 } nytp_rec;
 
-static inline void nytp_rec_init(nytp_rec *v, int past_eof_truncates, const char *limit_fmt)
+static inline void nytp_rec_init(nytp_rec *v, int copy_all, int past_eof_truncates, const char *limit_fmt)
 {
     memset(v, 0, sizeof *v);
+    v->copy_all = copy_all;
     v->past_eof_truncates = past_eof_truncates;
     v->limit_fmt = limit_fmt;
 }
@@ -101,7 +103,7 @@ static pb_status nytp_read_record(pb_rd *rd, nytp_rec *v, int rec)
             st = pb_rd_nytp_u32(rd, &v->u[f->at], f->name);
         else if (f->kind == NYTP_NV)
             st = pb_rd_le_f64(rd, &v->nv[f->at], f->name);
-        else if (i + 1 < L->n) /* fields follow: copied */
+        else if (v->copy_all || i + 1 < L->n) /* fields follow: copied */
             st = pb_rd_nytp_str(rd, &v->s[f->at], &v->keep[f->at], &v->keepcap[f->at], f->name,
                                 v->past_eof_truncates, v->limit_fmt);
         else

@@ -215,7 +215,7 @@ pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, 
     r->sink = sink;
     pb_rd_init(&r->rd, src, err, PB_RD_SHORT_RECORD, opt ? opt->max_record_size : 0);
     r->salvage = opt && opt->salvage;
-    nytp_rec_init(&r->v, NYT_STR_TRUNCATES, NYT_STR_LIMIT);
+    nytp_rec_init(&r->v, 0, NYT_STR_TRUNCATES, NYT_STR_LIMIT);
     memset(&c, 0, sizeof c);
 
     TRY(read_header(r));

@@ -983,7 +983,9 @@ static pb_status framed_chunks(pyn *r)
 }
 
 /* ---- dialect D: NYTProf varint tokens ---------------------------------- */
-/* its strings (nytp_records.h): a length over max_record_size is a limit */
+/* its strings (nytp_records.h): copied, NUL-terminated (consumers such as
+ * present.c read a NEW_FID name as a C string); a length over
+ * max_record_size is a limit */
 #define PYN_STR_LIMIT "%s record: %s of %u bytes is over max_record_size"
 
 static pb_status map_fid_tok(pyn *r, uint32_t file_fid, uint32_t *ours)
@@ -1314,7 +1316,7 @@ pb_status pb_read_pynytprof(pb_source *src, const pb_options *opt, pb_sink *sink
     r->budget = o.max_statements ? o.max_statements : PYN_MAX_STATEMENTS;
     r->budget_total = r->budget;
     r->chunk_end = UINT64_MAX;
-    nytp_rec_init(&r->v, 0, PYN_STR_LIMIT);
+    nytp_rec_init(&r->v, 1, 0, PYN_STR_LIMIT);
     seq0 = sink->seq;
     st = run(r);
     if (st == PB_ERR_TRUNCATED && o.salvage && r->version_done && err->status == PB_ERR_TRUNCATED) {
