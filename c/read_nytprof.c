@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "nytp_codec.h"
-#include "nytp_records.h"
 #include "pb.h"
 #include "reader.h"
 #include "util.h"
@@ -19,7 +18,8 @@ typedef struct {
     pb_sink *sink;
     pb_rd rd;            /* the cursor; rd.rec: record being read, for messages */
     uint64_t rec_off;    /* where it started */
-    nytp_rec v;          /* the colder records' fields (nytp_records.h) */
+    char *scratch[2];    /* copies of strings that later reads could move */
+    size_t scap[2];
     int deflated;
     /* salvage: processes still open, to close them with a PID_END */
     int salvage;
@@ -90,10 +90,19 @@ static inline pb_status rd_u32(nyt_rd *r, uint32_t *v, const char *field)
     return pb_rd_nytp_u32(&r->rd, v, field);
 }
 
-/* the strings of a NYTProf file: a length past the end of a plain file is
- * truncation, not a limit */
-#define NYT_STR_TRUNCATES 1
-#define NYT_STR_LIMIT "%s record: %s of %u bytes is longer than max_record_size (%llu bytes)"
+static inline pb_status rd_nv(nyt_rd *r, double *v, const char *field)
+{
+    return pb_rd_le_f64(&r->rd, v, field);
+}
+
+/* Read a string; if keep >= 0 it is copied to scratch[keep] so that later
+ * reads of the same record cannot move it.  A length past the end of a plain
+ * file is truncation, not a limit. */
+static pb_status rd_str(nyt_rd *r, pb_str *out, int keep, const char *field)
+{
+    return pb_rd_nytp_str(&r->rd, out, keep >= 0 ? &r->scratch[keep] : NULL, keep >= 0 ? &r->scap[keep] : NULL,
+                          field, 1, "%s record: %s of %u bytes is longer than max_record_size (%llu bytes)");
+}
 
 /* A text chunk: the bytes up to and including "\n".  *len includes it. */
 static pb_status rd_line(nyt_rd *r, const char **line, size_t *len)
@@ -103,26 +112,32 @@ static pb_status rd_line(nyt_rd *r, const char **line, size_t *len)
 
 static pb_status text_chunk(nyt_rd *r, unsigned char tag)
 {
-    pb_str line, key, val;
-    int kv;
+    const char *line;
+    size_t len;
     pb_chunk c;
     pb_status st;
-    if ((st = nytp_read_text(&r->rd, tag, r->rd.max_record, &line, &key, &val, &kv)) != PB_OK)
+    const char *eq;
+    r->rd.rec = tag == '#' ? "COMMENT" : tag == ':' ? "ATTRIBUTE" : "OPTION";
+    if ((st = rd_line(r, &line, &len)) != PB_OK)
         return st;
     if (tag == '#') {
-        pb_chunk_comment(&c, line);
+        pb_chunk_comment(&c, pb_str_make(line, len, 0));
         return pb_emit(r->sink, &c) ? PB_ERR_ABORT : PB_OK;
     }
-    if (!kv) {
+    eq = (const char *)memchr(line, '=', len - 1);
+    if (!eq) {
         /* NYTProf logs "attribute malformed" and skips it */
         if (r->sink->warn) {
             char msg[160];
-            snprintf(msg, sizeof msg, "nytprof: " NYTP_TEXT_MALFORMED, r->rd.rec, (unsigned long long)r->rec_off);
+            snprintf(msg, sizeof msg, "nytprof: %s malformed (no '=') at byte %llu, skipped",
+                     r->rd.rec, (unsigned long long)r->rec_off);
             r->sink->warn(r->sink, msg);
         }
         return PB_OK;
     }
     {
+        pb_str key = pb_str_make(line, (size_t)(eq - line), 0);
+        pb_str val = pb_str_make(eq + 1, len - 1 - (size_t)(eq + 1 - line), 0);
         if (tag == ':' && key.len == 7 && memcmp(key.ptr, "nv_size", 7) == 0 &&
             !(val.len == 1 && val.ptr[0] == '8'))
             return pb_fail(r->err, PB_ERR_UNSUPPORTED, r->rec_off,
@@ -194,7 +209,8 @@ static pb_status read_header(nyt_rd *r)
 static void nyt_cleanup(void *p)
 {
     nyt_rd *r = (nyt_rd *)p;
-    nytp_rec_free(&r->v);
+    free(r->scratch[0]);
+    free(r->scratch[1]);
     free(r->open);
     free(r);
 }
@@ -215,7 +231,6 @@ pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, 
     r->sink = sink;
     pb_rd_init(&r->rd, src, err, PB_RD_SHORT_RECORD, opt ? opt->max_record_size : 0);
     r->salvage = opt && opt->salvage;
-    nytp_rec_init(&r->v, 0, NYT_STR_TRUNCATES, NYT_STR_LIMIT);
     memset(&c, 0, sizeof c);
 
     TRY(read_header(r));
@@ -237,11 +252,14 @@ pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, 
         tag = *src->p++;
         switch (tag) {
         case '+':
+            r->rd.rec = "TIME_LINE";
             {
-                uint32_t v[3];
-                TRY(nytp_read_time(&r->rd, 0, v));
-                pb_chunk_time_line(&c, (int32_t)v[0], v[1], v[2]);
-                r->ticks += (int32_t)v[0];
+                uint32_t t, fid, line;
+                TRY(rd_u32(r, &t, "ticks"));
+                TRY(rd_u32(r, &fid, "fid"));
+                TRY(rd_u32(r, &line, "line"));
+                pb_chunk_time_line(&c, (int32_t)t, fid, line);
+                r->ticks += (int32_t)t;
             }
             EMIT();
             break;
@@ -256,9 +274,9 @@ pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, 
                 double incl = 0, excl = 0;
                 pb_str name;
                 TRY(rd_u32(r, &depth, "depth"));
-                TRY(pb_rd_le_f64(&r->rd, &incl, "inclusive ticks"));
-                TRY(pb_rd_le_f64(&r->rd, &excl, "exclusive ticks"));
-                TRY(pb_rd_nytp_str(&r->rd, &name, NULL, NULL, "sub name", NYT_STR_TRUNCATES, NYT_STR_LIMIT));
+                TRY(rd_nv(r, &incl, "inclusive ticks"));
+                TRY(rd_nv(r, &excl, "exclusive ticks"));
+                TRY(rd_str(r, &name, -1, "sub name"));
                 pb_chunk_sub_return(&c, depth, incl, excl, name);
                 r->ret_depth = depth;
             }
@@ -275,47 +293,104 @@ pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, 
             EMIT();
             break;
         case '*':
+            r->rd.rec = "TIME_BLOCK";
             {
-                uint32_t v[5];
-                TRY(nytp_read_time(&r->rd, 1, v));
-                pb_chunk_time_block(&c, (int32_t)v[0], v[1], v[2], v[3], v[4]);
-                r->ticks += (int32_t)v[0];
+                uint32_t t, fid, line, bl, sl;
+                TRY(rd_u32(r, &t, "ticks"));
+                TRY(rd_u32(r, &fid, "fid"));
+                TRY(rd_u32(r, &line, "line"));
+                TRY(rd_u32(r, &bl, "block line"));
+                TRY(rd_u32(r, &sl, "sub line"));
+                pb_chunk_time_block(&c, (int32_t)t, fid, line, bl, sl);
+                r->ticks += (int32_t)t;
             }
             EMIT();
             break;
         case '@':
-            TRY(nytp_read_record(&r->rd, &r->v, NYTP_NEW_FID));
-            pb_chunk_new_fid(&c, r->v.u[0], r->v.u[1], r->v.u[2], r->v.u[3], r->v.u[4], r->v.u[5], r->v.s[0]);
+            r->rd.rec = "NEW_FID";
+            {
+                uint32_t v[6];
+                pb_str name;
+                TRY(rd_u32(r, &v[0], "fid"));
+                TRY(rd_u32(r, &v[1], "eval fid"));
+                TRY(rd_u32(r, &v[2], "eval line"));
+                TRY(rd_u32(r, &v[3], "flags"));
+                TRY(rd_u32(r, &v[4], "size"));
+                TRY(rd_u32(r, &v[5], "mtime"));
+                TRY(rd_str(r, &name, -1, "file name"));
+                pb_chunk_new_fid(&c, v[0], v[1], v[2], v[3], v[4], v[5], name);
+            }
             EMIT();
             break;
         case 'S':
-            TRY(nytp_read_record(&r->rd, &r->v, NYTP_SRC_LINE));
-            pb_chunk_src_line(&c, r->v.u[0], r->v.u[1], r->v.s[0]);
+            r->rd.rec = "SRC_LINE";
+            {
+                uint32_t fid, line;
+                pb_str text;
+                TRY(rd_u32(r, &fid, "fid"));
+                TRY(rd_u32(r, &line, "line"));
+                TRY(rd_str(r, &text, -1, "source text"));
+                pb_chunk_src_line(&c, fid, line, text);
+            }
             EMIT();
             break;
         case 's':
-            TRY(nytp_read_record(&r->rd, &r->v, NYTP_SUB_INFO));
-            pb_chunk_sub_info(&c, r->v.u[0], r->v.u[1], r->v.u[2], r->v.s[0]);
+            r->rd.rec = "SUB_INFO";
+            {
+                uint32_t fid, first, last;
+                pb_str name;
+                TRY(rd_u32(r, &fid, "fid"));
+                TRY(rd_str(r, &name, 0, "sub name"));
+                TRY(rd_u32(r, &first, "first line"));
+                TRY(rd_u32(r, &last, "last line"));
+                pb_chunk_sub_info(&c, fid, first, last, name);
+            }
             EMIT();
             break;
         case 'c':
-            TRY(nytp_read_record(&r->rd, &r->v, NYTP_SUB_CALLERS));
-            pb_chunk_sub_callers(&c, r->v.u[0], r->v.u[1], r->v.u[2], r->v.nv[0], r->v.nv[1], r->v.nv[2], r->v.u[3],
-                                 r->v.s[0], r->v.s[1]);
+            r->rd.rec = "SUB_CALLERS";
+            {
+                uint32_t fid, line, count, depth;
+                double incl = 0, excl = 0, reci = 0;
+                pb_str caller, called;
+                TRY(rd_u32(r, &fid, "fid"));
+                TRY(rd_u32(r, &line, "line"));
+                TRY(rd_str(r, &caller, 0, "caller name"));
+                TRY(rd_u32(r, &count, "call count"));
+                TRY(rd_nv(r, &incl, "inclusive time"));
+                TRY(rd_nv(r, &excl, "exclusive time"));
+                TRY(rd_nv(r, &reci, "recursive time"));
+                TRY(rd_u32(r, &depth, "recursion depth"));
+                TRY(rd_str(r, &called, -1, "called sub name"));
+                pb_chunk_sub_callers(&c, fid, line, count, incl, excl, reci, depth, called, caller);
+            }
             EMIT();
             break;
         case 'P':
-            TRY(nytp_read_record(&r->rd, &r->v, NYTP_PID_START));
-            pb_chunk_pid_start(&c, r->v.u[0], r->v.u[1], r->v.nv[0]);
-            if (r->salvage)
-                track_pid_start(r, r->v.u[0], r->v.nv[0]);
+            r->rd.rec = "PID_START";
+            {
+                uint32_t pid, ppid;
+                double t = 0;
+                TRY(rd_u32(r, &pid, "pid"));
+                TRY(rd_u32(r, &ppid, "ppid"));
+                TRY(rd_nv(r, &t, "start time"));
+                pb_chunk_pid_start(&c, pid, ppid, t);
+                if (r->salvage)
+                    track_pid_start(r, pid, t);
+            }
             EMIT();
             break;
         case 'p':
-            TRY(nytp_read_record(&r->rd, &r->v, NYTP_PID_END));
-            pb_chunk_pid_end(&c, r->v.u[0], r->v.nv[0]);
-            if (r->salvage)
-                track_pid_end(r, r->v.u[0]);
+            r->rd.rec = "PID_END";
+            {
+                uint32_t pid;
+                double t = 0;
+                TRY(rd_u32(r, &pid, "pid"));
+                TRY(rd_nv(r, &t, "end time"));
+                pb_chunk_pid_end(&c, pid, t);
+                if (r->salvage)
+                    track_pid_end(r, pid);
+            }
             EMIT();
             break;
         case '#':
