@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "nytp_codec.h"
+#include "nytp_records.h"
 #include "pb.h"
 #include "reader.h"
 
@@ -147,6 +148,7 @@ typedef struct {
     pb_rd rd;               /* the cursor; rd.rec: chunk being read, for messages */
     uint64_t chunk_end;     /* framed chunks: logical offset where the payload ends */
     pb_chunk c;
+    nytp_rec v;             /* dialect D: the colder records' fields (nytp_records.h) */
 
     double tps;
     double start_time;
@@ -220,6 +222,32 @@ static pb_status ck_need(pyn *r, size_t n, const char *field)
     if (got == 0)
         return pb_fail(r->err, PB_ERR_TRUNCATED, off, "%s chunk needs %zu more bytes for its %s, the input has %zu",
                        r->rd.rec, n, field, pb_src_avail(r->s));
+    return PB_OK;
+}
+
+/* the next tag byte (left unread) and its offset; at the end of the input,
+ * truncation with the message `at_end`, or *tag = -1 when it is NULL */
+static pb_status peek_tag(pyn *r, int *tag, uint64_t *off, const char *at_end)
+{
+    int got = pb_src_need(r->s, 1);
+    if (got < 0)
+        return r->err->status;
+    *off = pb_src_offset(r->s);
+    if (!got && at_end)
+        return pb_fail(r->err, PB_ERR_TRUNCATED, *off, "%s", at_end);
+    *tag = got ? *r->s->p : -1;
+    return PB_OK;
+}
+
+/* the rest of the current framed chunk, `field` for the messages */
+static pb_status skip_chunk(pyn *r, const char *field)
+{
+    while (pb_src_offset(r->s) < r->chunk_end) {
+        uint64_t left = r->chunk_end - pb_src_offset(r->s);
+        size_t n = left > 65536 ? 65536 : (size_t)left;
+        TRY(ck_need(r, n, field));
+        r->s->p += n;
+    }
     return PB_OK;
 }
 
@@ -499,26 +527,22 @@ static int is_uint(const char *p, size_t n)
 
 static pb_status text_chunk(pyn *r, unsigned char tag)
 {
-    const char *line, *eq;
-    size_t len;
+    pb_str line, key, val;
+    int kv;
     uint64_t off = pb_src_offset(r->s);
-    r->rd.rec = tag == '#' ? "COMMENT" : tag == ':' ? "ATTRIBUTE" : "OPTION";
     r->s->p++;
-    TRY(rd_line(r, &line, &len));
+    TRY(nytp_read_text(&r->rd, tag, UINT64_MAX, &line, &key, &val, &kv));
     if (tag == '#') {
-        pb_chunk_comment(&r->c, pb_str_make(line, len, 0));
+        pb_chunk_comment(&r->c, line);
         return emit(r);
     }
-    eq = (const char *)memchr(line, '=', len - 1);
-    if (!eq) {
+    if (!kv) {
         char msg[128];
-        snprintf(msg, sizeof msg, "%s malformed (no '=') at byte %llu, skipped", r->rd.rec, (unsigned long long)off);
+        snprintf(msg, sizeof msg, NYTP_TEXT_MALFORMED, r->rd.rec, (unsigned long long)off);
         warn(r, msg);
         return PB_OK;
     }
     {
-        pb_str key = pb_str_make(line, (size_t)(eq - line), 0);
-        pb_str val = pb_str_make(eq + 1, len - 1 - (size_t)(eq + 1 - line), 0);
         if (tag == '!') {
             pb_chunk_option(&r->c, key, val);
             return emit(r);
@@ -665,26 +689,44 @@ static pb_status line_entry(pyn *r, uint32_t fid, uint32_t line, uint32_t *idx, 
     return PB_OK;
 }
 
-/* S: {u32 fid, u32 line, u32 calls, u64 inc_ticks, u64 exc_ticks}* */
-static pb_status chunk_S(pyn *r)
+/* S and C: records of {u32, u32, u32, u64, u64}, 28 bytes each */
+static pb_status rec28_len(pyn *r, const char *what)
 {
     uint64_t len = r->chunk_end - pb_src_offset(r->s);
     if (len % 28)
         return pb_fail(r->err, PB_ERR_CORRUPT, pb_src_offset(r->s) - 5,
-                       "S chunk length %llu is not a multiple of the 28-byte line record",
-                       (unsigned long long)len);
+                       "%s chunk length %llu is not a multiple of the 28-byte %s", r->rd.rec, (unsigned long long)len,
+                       what);
+    return PB_OK;
+}
+
+static pb_status rec28(pyn *r, const char *what, uint32_t u[3], uint64_t w[2])
+{
+    const unsigned char *p;
+    TRY(ck_need(r, 28, what));
+    p = r->s->p;
+    u[0] = pb_le32(p);
+    u[1] = pb_le32(p + 4);
+    u[2] = pb_le32(p + 8);
+    w[0] = pb_le64(p + 12);
+    w[1] = pb_le64(p + 20);
+    r->s->p += 28;
+    return PB_OK;
+}
+
+/* S: {u32 fid, u32 line, u32 calls, u64 inc_ticks, u64 exc_ticks}* */
+static pb_status chunk_S(pyn *r)
+{
+    TRY(rec28_len(r, "line record"));
     while (pb_src_offset(r->s) < r->chunk_end) {
-        uint32_t file_fid, line, calls, fid;
-        uint64_t inc, exc;
-        const unsigned char *p;
-        TRY(ck_need(r, 28, "line record"));
-        p = r->s->p;
-        file_fid = pb_le32(p);
-        line = pb_le32(p + 4);
-        calls = pb_le32(p + 8);
-        inc = pb_le64(p + 12);
-        exc = pb_le64(p + 20);
-        r->s->p += 28;
+        uint32_t u[3], file_fid, line, calls, fid;
+        uint64_t w[2], inc, exc;
+        TRY(rec28(r, "line record", u, w));
+        file_fid = u[0];
+        line = u[1];
+        calls = u[2];
+        inc = w[0];
+        exc = w[1];
         if (!map_get(&r->fidmap, file_fid, &fid))
             TRY(lost_fid(r, file_fid, &fid));
         r->sum_ticks += exc;
@@ -827,13 +869,7 @@ static pb_status chunk_D_log(pyn *r)
                          (unsigned long long)(r->chunk_end - pb_src_offset(r->s)));
                 warn(r, msg);
             }
-            /* skip them */
-            while (pb_src_offset(r->s) < r->chunk_end) {
-                uint64_t left = r->chunk_end - pb_src_offset(r->s);
-                size_t n = left > 65536 ? 65536 : (size_t)left;
-                TRY(ck_need(r, n, "trailing bytes"));
-                r->s->p += n;
-            }
+            TRY(skip_chunk(r, "trailing bytes"));
         }
     }
     return PB_OK;
@@ -842,31 +878,19 @@ static pb_status chunk_D_log(pyn *r)
 /* C: {u32 caller_sid, u32 callee_sid, u32 calls, u64 ticks, u64 sub_ticks}* */
 static pb_status chunk_C(pyn *r)
 {
-    uint64_t len = r->chunk_end - pb_src_offset(r->s);
-    if (len % 28)
-        return pb_fail(r->err, PB_ERR_CORRUPT, pb_src_offset(r->s) - 5,
-                       "C chunk length %llu is not a multiple of the 28-byte call-edge record",
-                       (unsigned long long)len);
+    TRY(rec28_len(r, "call-edge record"));
     while (pb_src_offset(r->s) < r->chunk_end) {
-        uint32_t caller, callee, calls, ci, ce, fid;
-        uint64_t ticks, sub_ticks;
-        const unsigned char *p;
-        TRY(ck_need(r, 28, "call-edge record"));
-        p = r->s->p;
-        caller = pb_le32(p);
-        callee = pb_le32(p + 4);
-        calls = pb_le32(p + 8);
-        ticks = pb_le64(p + 12);
-        sub_ticks = pb_le64(p + 20);
-        r->s->p += 28;
-        TRY(use_sub(r, caller, &ci));
-        TRY(use_sub(r, callee, &ce));
+        uint32_t u[3], ci, ce, fid; /* caller sid, callee sid, calls */
+        uint64_t w[2];              /* ticks, sub_ticks */
+        TRY(rec28(r, "call-edge record", u, w));
+        TRY(use_sub(r, u[0], &ci));
+        TRY(use_sub(r, u[1], &ce));
         TRY(sub_fid(r, &fid));
-        if (calls)
+        if (u[2])
             r->have_calls = 1;
-        if (ticks > r->max_ticks)
-            r->max_ticks = ticks;
-        pb_chunk_sub_callers(&r->c, fid, 0, calls, (double)ticks / r->tps, (double)sub_ticks / r->tps, 0.0, 0,
+        if (w[0] > r->max_ticks)
+            r->max_ticks = w[0];
+        pb_chunk_sub_callers(&r->c, fid, 0, u[2], (double)w[0] / r->tps, (double)w[1] / r->tps, 0.0, 0,
                              pb_str_c(r->subs[ce].name), pb_str_c(r->subs[ci].name));
         TRY(emit(r));
     }
@@ -914,31 +938,14 @@ static pb_status chunk_header_kv(pyn *r, int is_A)
     return PB_OK;
 }
 
-static pb_status skip_chunk(pyn *r)
-{
-    while (pb_src_offset(r->s) < r->chunk_end) {
-        uint64_t left = r->chunk_end - pb_src_offset(r->s);
-        size_t n = left > 65536 ? 65536 : (size_t)left;
-        TRY(ck_need(r, n, "payload"));
-        r->s->p += n;
-    }
-    return PB_OK;
-}
-
 /* framed chunks until E; returns with *ended set */
 static pb_status framed_chunks(pyn *r)
 {
     for (;;) {
-        unsigned char tag;
+        int tag;
         uint32_t len;
         uint64_t off;
-        int got = pb_src_need(r->s, 1);
-        if (got < 0)
-            return r->err->status;
-        off = pb_src_offset(r->s);
-        if (got == 0)
-            return pb_fail(r->err, PB_ERR_TRUNCATED, off, "input ended before the E (end) chunk");
-        tag = *r->s->p;
+        TRY(peek_tag(r, &tag, &off, "input ended before the E (end) chunk"));
         if (r->dialect == 'C' && tag == 'E') { /* raw, no length */
             r->s->p++;
             return PB_OK;
@@ -968,7 +975,7 @@ static pb_status framed_chunks(pyn *r)
         case 'E':
             if (len) {
                 warn(r, "E chunk has a payload; skipped");
-                TRY(skip_chunk(r));
+                TRY(skip_chunk(r, "payload"));
             }
             return PB_OK;
         }
@@ -976,22 +983,10 @@ static pb_status framed_chunks(pyn *r)
 }
 
 /* ---- dialect D: NYTProf varint tokens ---------------------------------- */
-static pb_status tk_u32(pyn *r, uint32_t *v, const char *field)
-{
-    return pb_rd_nytp_u32(&r->rd, v, field);
-}
-
-static pb_status tk_nv(pyn *r, double *v, const char *field)
-{
-    return pb_rd_le_f64(&r->rd, v, field);
-}
-
-/* string copied into buf slot 0 (sbuf) or 1 (nbuf) */
-static pb_status tk_str(pyn *r, pb_str *out, int slot, const char *field)
-{
-    return pb_rd_nytp_str(&r->rd, out, slot ? &r->nbuf : &r->sbuf, slot ? &r->nbufcap : &r->sbufcap, field, 0,
-                          "%s record: %s of %u bytes is over max_record_size");
-}
+/* its strings (nytp_records.h): copied, NUL-terminated (consumers such as
+ * present.c read a NEW_FID name as a C string); a length over
+ * max_record_size is a limit */
+#define PYN_STR_LIMIT "%s record: %s of %u bytes is over max_record_size"
 
 static pb_status map_fid_tok(pyn *r, uint32_t file_fid, uint32_t *ours)
 {
@@ -1013,148 +1008,102 @@ static pb_status raw_P(pyn *r)
     return pid_start(r);
 }
 
+/* NEW_FID: the file's fid renumbered, its eval fid mapped */
+static pb_status tok_new_fid(pyn *r, uint64_t off)
+{
+    const uint32_t *v = r->v.u;
+    uint32_t fid, efid = 0;
+    TRY(nytp_read_record(&r->rd, &r->v, NYTP_NEW_FID));
+    if (map_get(&r->fidmap, v[0], &fid))
+        return pb_fail(r->err, PB_ERR_CORRUPT, off, "NEW_FID for fid %u, which is already defined", v[0]);
+    if (v[1] && !map_get(&r->fidmap, v[1], &efid))
+        return pb_fail(r->err, PB_ERR_CORRUPT, off, "NEW_FID %u names eval fid %u, which is not defined", v[0],
+                       v[1]);
+    if (r->nfids >= r->opt->max_strings)
+        return pb_fail(r->err, PB_ERR_LIMIT, off, "more than %u files (max_strings)", r->opt->max_strings);
+    fid = ++r->nfids;
+    if (!map_put(&r->fidmap, v[0], fid))
+        return oom(r);
+    pb_chunk_new_fid(&r->c, fid, efid, v[1] ? v[2] : 0, v[3], v[4], v[5], r->v.s[0]);
+    return emit(r);
+}
+
 static pb_status token_stream(pyn *r)
 {
+    nytp_rec *v = &r->v;
     for (;;) {
-        unsigned char tag;
+        int tag;
         uint64_t off;
-        int got = pb_src_need(r->s, 1);
-        if (got < 0)
-            return r->err->status;
-        if (got == 0)
+        uint32_t fid;
+        TRY(peek_tag(r, &tag, &off, NULL));
+        if (tag < 0)
             return PB_OK;
-        off = pb_src_offset(r->s);
-        tag = *r->s->p;
-        switch (tag) {
-        case '#':
-        case ':':
-        case '!':
-            TRY(text_chunk(r, tag));
-            break;
-        case 'P':
+        if (nytp_text_tag(tag)) {
+            TRY(text_chunk(r, (unsigned char)tag));
+            continue;
+        }
+        if (tag == 'P') {
             if (r->pid_started)
                 return pb_fail(r->err, PB_ERR_CORRUPT, off, "a second P (PID_START) record");
             TRY(raw_P(r));
-            break;
-        case '@': {
-            uint32_t v[6], fid, efid = 0;
-            pb_str name;
-            r->rd.rec = "NEW_FID";
-            r->s->p++;
-            TRY(tk_u32(r, &v[0], "fid"));
-            TRY(tk_u32(r, &v[1], "eval fid"));
-            TRY(tk_u32(r, &v[2], "eval line"));
-            TRY(tk_u32(r, &v[3], "flags"));
-            TRY(tk_u32(r, &v[4], "size"));
-            TRY(tk_u32(r, &v[5], "mtime"));
-            TRY(tk_str(r, &name, 0, "file name"));
-            if (map_get(&r->fidmap, v[0], &fid))
-                return pb_fail(r->err, PB_ERR_CORRUPT, off, "NEW_FID for fid %u, which is already defined", v[0]);
-            if (v[1] && !map_get(&r->fidmap, v[1], &efid))
-                return pb_fail(r->err, PB_ERR_CORRUPT, off, "NEW_FID %u names eval fid %u, which is not defined",
-                               v[0], v[1]);
-            if (r->nfids >= r->opt->max_strings)
-                return pb_fail(r->err, PB_ERR_LIMIT, off, "more than %u files (max_strings)", r->opt->max_strings);
-            fid = ++r->nfids;
-            if (!map_put(&r->fidmap, v[0], fid))
-                return oom(r);
-            pb_chunk_new_fid(&r->c, fid, efid, v[1] ? v[2] : 0, v[3], v[4], v[5], name);
-            TRY(emit(r));
-            break;
+            continue;
         }
+        r->s->p++; /* the tokens below are read from after their tag */
+        switch (tag) {
+        case '@':
+            TRY(tok_new_fid(r, off));
+            break;
         case '+':
         case '*': {
-            uint32_t t, fid, line, bl = 0, sl = 0;
-            r->rd.rec = tag == '+' ? "TIME_LINE" : "TIME_BLOCK";
-            r->s->p++;
-            TRY(tk_u32(r, &t, "ticks"));
-            TRY(tk_u32(r, &fid, "fid"));
-            TRY(tk_u32(r, &line, "line"));
-            if (tag == '*') {
-                TRY(tk_u32(r, &bl, "block line"));
-                TRY(tk_u32(r, &sl, "sub line"));
-            }
-            TRY(map_fid_tok(r, fid, &fid));
-            if ((int32_t)t > 0)
-                r->sum_ticks += t;
+            uint32_t t[5];
+            TRY(nytp_read_time(&r->rd, tag == '*', t));
+            TRY(map_fid_tok(r, t[1], &fid));
+            if ((int32_t)t[0] > 0)
+                r->sum_ticks += t[0];
             if (tag == '+')
-                pb_chunk_time_line(&r->c, (int32_t)t, fid, line);
+                pb_chunk_time_line(&r->c, (int32_t)t[0], fid, t[2]);
             else
-                pb_chunk_time_block(&r->c, (int32_t)t, fid, line, bl, sl);
+                pb_chunk_time_block(&r->c, (int32_t)t[0], fid, t[2], t[3], t[4]);
             TRY(emit(r));
             break;
         }
         case '-':
-            r->s->p++;
             pb_chunk_discount(&r->c);
             TRY(emit(r));
             break;
-        case 'S': {
-            uint32_t fid, line;
-            pb_str text;
-            r->rd.rec = "SRC_LINE";
-            r->s->p++;
-            TRY(tk_u32(r, &fid, "fid"));
-            TRY(tk_u32(r, &line, "line"));
-            TRY(tk_str(r, &text, 0, "source text"));
-            TRY(map_fid_tok(r, fid, &fid));
-            pb_chunk_src_line(&r->c, fid, line, text);
+        case 'S':
+            TRY(nytp_read_record(&r->rd, v, NYTP_SRC_LINE));
+            TRY(map_fid_tok(r, v->u[0], &fid));
+            pb_chunk_src_line(&r->c, fid, v->u[1], v->s[0]);
             TRY(emit(r));
             break;
-        }
-        case 's': {
-            uint32_t fid, first, last;
-            pb_str name;
-            r->rd.rec = "SUB_INFO";
-            r->s->p++;
-            TRY(tk_u32(r, &fid, "fid"));
-            TRY(tk_str(r, &name, 0, "sub name"));
-            TRY(tk_u32(r, &first, "first line"));
-            TRY(tk_u32(r, &last, "last line"));
-            TRY(map_fid_tok(r, fid, &fid));
-            pb_chunk_sub_info(&r->c, fid, first, last, name);
+        case 's':
+            TRY(nytp_read_record(&r->rd, v, NYTP_SUB_INFO));
+            TRY(map_fid_tok(r, v->u[0], &fid));
+            pb_chunk_sub_info(&r->c, fid, v->u[1], v->u[2], v->s[0]);
             TRY(emit(r));
             break;
-        }
-        case 'c': {
-            uint32_t fid, line, count, depth;
-            double incl, excl, reci;
-            pb_str caller, called;
-            r->rd.rec = "SUB_CALLERS";
-            r->s->p++;
-            TRY(tk_u32(r, &fid, "fid"));
-            TRY(tk_u32(r, &line, "line"));
-            TRY(tk_str(r, &caller, 1, "caller name"));
-            TRY(tk_u32(r, &count, "call count"));
-            TRY(tk_nv(r, &incl, "inclusive time"));
-            TRY(tk_nv(r, &excl, "exclusive time"));
-            TRY(tk_nv(r, &reci, "recursive time"));
-            TRY(tk_u32(r, &depth, "recursion depth"));
-            TRY(tk_str(r, &called, 0, "called sub name"));
+        case 'c':
+            TRY(nytp_read_record(&r->rd, v, NYTP_SUB_CALLERS));
+            fid = v->u[0];
             if (fid)
                 TRY(map_fid_tok(r, fid, &fid));
-            if (count)
+            if (v->u[2])
                 r->have_calls = 1;
-            pb_chunk_sub_callers(&r->c, fid, line, count, incl, excl, reci, depth, called, caller);
+            pb_chunk_sub_callers(&r->c, fid, v->u[1], v->u[2], v->nv[0], v->nv[1], v->nv[2], v->u[3], v->s[0],
+                                 v->s[1]);
             TRY(emit(r));
             break;
-        }
-        case 'p': {
-            uint32_t pid;
-            double t;
-            r->rd.rec = "PID_END";
-            r->s->p++;
-            TRY(tk_u32(r, &pid, "pid"));
-            TRY(tk_nv(r, &t, "end time"));
+        case 'p':
+            TRY(nytp_read_record(&r->rd, v, NYTP_PID_END));
             if (!r->saw_overhead) {
                 r->saw_overhead = 1;
                 TRY(emit_attr(r, "cumulative_overhead_ticks", "0"));
             }
             r->pid_ended = 1;
-            pb_chunk_pid_end(&r->c, pid, t);
+            pb_chunk_pid_end(&r->c, v->u[0], v->nv[0]);
             TRY(emit(r));
             break;
-        }
         case 'z':
             return pb_fail(r->err, PB_ERR_UNSUPPORTED, off, "compressed data ('z'): Pynytprof never compresses");
         default:
@@ -1179,7 +1128,7 @@ const char *pb_pynytprof_dialect(const unsigned char *p, size_t len)
     if (!nl)
         return "";
     i = (size_t)(nl - p) + 1;
-    while (i < len && (p[i] == '#' || p[i] == ':' || p[i] == '!')) {
+    while (i < len && nytp_text_tag(p[i])) {
         nl = (const unsigned char *)memchr(p + i, '\n', len - i);
         if (!nl)
             return "";
@@ -1300,7 +1249,7 @@ static pb_status run(pyn *r)
             return pb_fail(r->err, PB_ERR_TRUNCATED, pb_src_offset(s),
                            "input ended in the text header (expected a blank line or a P record after it)");
         b = *s->p;
-        if (b != '#' && b != ':' && b != '!')
+        if (!nytp_text_tag(b))
             break;
         TRY(text_chunk(r, b));
     }
@@ -1337,10 +1286,8 @@ static void pyn_cleanup(void *p)
     size_t i;
     for (i = 0; i < r->nsubs; i++)
         free(r->subs[i].name);
-    free(r->subs);
-    free(r->lines);
-    free(r->sbuf);
-    free(r->nbuf);
+    PB_FREE_ALL(r->subs, r->lines, r->sbuf, r->nbuf);
+    nytp_rec_free(&r->v);
     map_free(&r->fidmap);
     map_free(&r->sidmap);
     map_free(&r->linemap);
@@ -1369,6 +1316,7 @@ pb_status pb_read_pynytprof(pb_source *src, const pb_options *opt, pb_sink *sink
     r->budget = o.max_statements ? o.max_statements : PYN_MAX_STATEMENTS;
     r->budget_total = r->budget;
     r->chunk_end = UINT64_MAX;
+    nytp_rec_init(&r->v, 1, 0, PYN_STR_LIMIT);
     seq0 = sink->seq;
     st = run(r);
     if (st == PB_ERR_TRUNCATED && o.salvage && r->version_done && err->status == PB_ERR_TRUNCATED) {
