@@ -197,8 +197,15 @@ static FILE *find_source(pb_present *p, const char *name, size_t len, struct sta
     }
     if (p->base && *p->base) {
         /* beside the input: the relative name, else the file's base name */
-        const char *bn = name[0] == '/' ? strrchr(name, '/') + 1 : rel;
-        size_t bl = (size_t)(name + len - bn);
+        const char *bn = rel;
+        size_t bl;
+        if (name[0] == '/') { /* name is not NUL-terminated: the last '/' within len */
+            size_t k = len;
+            while (k && name[k - 1] != '/')
+                k--;
+            bn = name + k;
+        }
+        bl = (size_t)(name + len - bn);
         if (bl && set_path(p, p->base, bn, bl) < 0)
             goto nomem;
         if (bl && (fp = try_open(p, sb)) != NULL)
