@@ -4,11 +4,25 @@
  * Chunks are encoded into a fixed staging buffer; when it fills it goes to the
  * output, through deflate once the zlib part has started.  Memory is the
  * staging and zlib buffers plus one bit per defined fid.
+ *
+ * Deflate runs on a thread of its own once a file writer has filled its first
+ * staging buffer after the zlib part started (the pipe below): the producer
+ * (the thread that feeds chunks) fills one of PIPE_BUFS buffers while the
+ * deflate thread compresses and writes the others.  deflate() with Z_NO_FLUSH
+ * gives the same bytes however its input is split, so the file is byte for
+ * byte what one thread writes.  Small outputs, memory writers and level 0 stay
+ * on one thread.  The deflate thread's failure (zlib, a short write, ENOSPC)
+ * is reported by the producer at its next buffer hand-off or at close, with
+ * the message one thread gives.  The thread is joined by close and by abort;
+ * in a forked child (where it does not exist) the writer neither waits on it
+ * nor writes (see pipe_*).
  */
 #define _FILE_OFFSET_BITS 64
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,10 +39,43 @@
 
 #define STAGE_CAP  (64 * 1024)
 #define ZOUT_CAP   (64 * 1024)
+#define PIPE_BUFS  4         /* staging buffers once deflate has a thread: one filling, the rest queued */
 #define REC_ROOM   64        /* fixed part of the largest record (SUB_CALLERS: 1+5*5+24+2*6) */
 #define FID_SLACK  65536u    /* how far a NEW_FID may run ahead of the fids defined so far */
 
 static const char COMPRESSED_PREFIX[] = "Compressed at level ";
+
+/* Where bytes go after staging: zlib and the output.  While the deflate
+ * thread runs, only it touches this (the producer reads it after the join). */
+typedef struct {
+    pb_output *out;         /* a file through output.c (opened by process pid), or */
+    pid_t pid;
+    pb_membuf *mem;         /* a caller's memory buffer */
+    const char *path;
+    z_stream z;
+    unsigned char *zout;
+    uint64_t bytes_out;     /* bytes written to the output */
+    pb_error err;           /* the failure of a write or of zlib */
+    int failed;
+} w_dest;
+
+/* The deflate thread and its queue of staging buffers.  The producer fills
+ * buf[(head + count) % PIPE_BUFS]; the thread compresses buf[head] (still
+ * counted in count until done). */
+typedef struct {
+    pthread_t tid;
+    pid_t pid;              /* the process the thread runs in */
+    int running;            /* not yet joined */
+    pthread_mutex_t mu;
+    pthread_cond_t work;    /* producer -> thread: a buffer was queued, or stop */
+    pthread_cond_t space;   /* thread -> producer: a buffer was done */
+    unsigned char *buf[PIPE_BUFS];
+    size_t len[PIPE_BUFS];
+    unsigned head, count;
+    int stop;               /* 1: leave once the queue is empty; 2: leave now */
+    int failed;             /* dest.failed and */
+    uint64_t bytes_out;     /* dest.bytes_out, as the thread last published them (under mu) */
+} w_pipe;
 
 struct pb_nytprof_writer {
     pb_sink sink;
@@ -41,20 +88,15 @@ struct pb_nytprof_writer {
     void (*warn)(void *ud, const char *msg);
     void *warn_ud;
 
-    /* output: a file through output.c, or a caller's memory buffer */
-    pb_output *out;
     char *path;
-    pb_membuf *mem;
+    w_dest dest;
+    w_pipe *pipe;           /* NULL until deflate gets its thread */
 
     unsigned char *stage;   /* plain NYTProf bytes waiting to be written */
     size_t slen;
-
-    z_stream z;
-    int deflating;
-    unsigned char *zout;
+    int deflating;          /* the zlib part has started (dest.z is live) */
 
     uint64_t bytes_in;      /* plain stream bytes produced */
-    uint64_t bytes_out;     /* bytes written to the output */
 
     /* validation state */
     uint64_t chunk_no;      /* number of the chunk being written (VERSION: 0) */
@@ -79,88 +121,239 @@ struct pb_nytprof_writer {
 
 /* ---- errors ------------------------------------------------------------ */
 
-static int w_fail(pb_nytprof_writer *w, pb_status st, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-static int w_fail(pb_nytprof_writer *w, pb_status st, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    pb_vfail_nooff(&w->err, st, fmt, ap);
-    va_end(ap);
-    w->failed = 1;
-    return -1;
-}
+/* Record a failure in x (the writer or its dest: both have err and failed);
+ * evaluates to -1.  The first failure wins. */
+#define w_fail(x, st, ...) ((x)->failed = 1, (void)pb_fail_nooff(&(x)->err, (st), __VA_ARGS__), -1)
 
 /* "chunk 12 (TIME_LINE)" */
 #define CHUNK_FMT "chunk %llu (%s)"
 #define CHUNK_ARGS(w, tag) (unsigned long long)(w)->chunk_no, pb_tag_name[tag]
 
+/* The dest failed: its error becomes the writer's. */
+static int dest_failed(pb_nytprof_writer *w)
+{
+    if (!w->failed)
+        w->err = w->dest.err;
+    w->failed = 1;
+    return -1;
+}
+
+#define NOT_OURS_FMT "the output belongs to process %ld, not to this one"
+
 /* ---- raw output -------------------------------------------------------- */
 
-static int out_raw(pb_nytprof_writer *w, const unsigned char *p, size_t n)
+static int out_raw(w_dest *d, const unsigned char *p, size_t n)
 {
-    size_t total = n;
     if (n == 0)
         return 0;
-    if (w->mem) {
-        pb_membuf *m = w->mem;
+    if (d->mem) {
+        pb_membuf *m = d->mem;
         if (n > (size_t)-1 / 2 - m->len)
-            return w_fail(w, PB_ERR_LIMIT, "output buffer would exceed the address space");
+            return w_fail(d, PB_ERR_LIMIT, "output buffer would exceed the address space");
         if (pb_grow((void **)&m->data, &m->cap, m->len + n, 1) < 0)
-            return w_fail(w, PB_ERR_LIMIT, "out of memory growing the output buffer to %zu bytes", m->len + n);
+            return w_fail(d, PB_ERR_LIMIT, "out of memory growing the output buffer to %zu bytes", m->len + n);
         memcpy(m->data + m->len, p, n);
         m->len += n;
     } else {
         pb_error e;
-        pb_error_init(&e, "nytprof-writer", w->path);
-        if (pb_output_write(w->out, p, n, &e) != PB_OK)
-            return w_fail(w, PB_ERR_IO, "%s", e.message);
+        /* a forked child writing to the fd it shares with its parent would
+         * corrupt the parent's file */
+        if (d->pid != getpid())
+            return w_fail(d, PB_ERR_IO, NOT_OURS_FMT, (long)d->pid);
+        pb_error_init(&e, "nytprof-writer", d->path);
+        if (pb_output_write(d->out, p, n, &e) != PB_OK)
+            return w_fail(d, PB_ERR_IO, "%s", e.message);
     }
-    w->bytes_out += total;
+    d->bytes_out += n;
     return 0;
 }
 
 /* Push n plain bytes through deflate with the given flush mode. */
-static int deflate_bytes(pb_nytprof_writer *w, const unsigned char *p, size_t n, int flush)
+static int deflate_bytes(w_dest *d, const unsigned char *p, size_t n, int flush)
 {
-    w->z.next_in = (Bytef *)(uintptr_t)p;
-    w->z.avail_in = (uInt)n;
+    d->z.next_in = (Bytef *)(uintptr_t)p;
+    d->z.avail_in = (uInt)n;
     for (;;) {
         int rc;
-        size_t have;
-        w->z.next_out = w->zout;
-        w->z.avail_out = ZOUT_CAP;
-        rc = deflate(&w->z, flush);
+        d->z.next_out = d->zout;
+        d->z.avail_out = ZOUT_CAP;
+        rc = deflate(&d->z, flush);
         if (rc == Z_STREAM_ERROR)
-            return w_fail(w, PB_ERR_LIMIT, "zlib deflate failed (%s)", w->z.msg ? w->z.msg : "stream error");
-        have = ZOUT_CAP - w->z.avail_out;
-        if (out_raw(w, w->zout, have) < 0)
+            return w_fail(d, PB_ERR_LIMIT, "zlib deflate failed (%s)", d->z.msg ? d->z.msg : "stream error");
+        if (out_raw(d, d->zout, ZOUT_CAP - d->z.avail_out) < 0)
             return -1;
         if (flush == Z_FINISH) {
             if (rc == Z_STREAM_END)
                 break;
-        } else if (w->z.avail_out != 0) {
+        } else if (d->z.avail_out != 0) {
             break;
         }
     }
     return 0;
 }
 
-/* Move the staging buffer to the output. */
-static int flush_stage(pb_nytprof_writer *w)
+/* Staged bytes to the dest on this thread. */
+static int dest_put(w_dest *d, int deflating, const unsigned char *p, size_t n)
+{
+    return deflating ? deflate_bytes(d, p, n, Z_NO_FLUSH) : out_raw(d, p, n);
+}
+
+/* ---- the deflate thread ------------------------------------------------ */
+
+static void *pipe_main(void *arg)
+{
+    pb_nytprof_writer *w = (pb_nytprof_writer *)arg;
+    w_pipe *p = w->pipe;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        unsigned i;
+        while (p->count == 0 && !p->stop)
+            pthread_cond_wait(&p->work, &p->mu);
+        if (p->count == 0 || p->stop == 2)
+            break;
+        i = p->head;
+        pthread_mutex_unlock(&p->mu);
+        if (!w->dest.failed)
+            (void)deflate_bytes(&w->dest, p->buf[i], p->len[i], Z_NO_FLUSH);
+        pthread_mutex_lock(&p->mu);
+        p->head = (i + 1) % PIPE_BUFS;
+        p->count--;
+        p->failed = w->dest.failed;
+        p->bytes_out = w->dest.bytes_out;
+        pthread_cond_signal(&p->space);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+static void pipe_free(w_pipe *p)
+{
+    size_t i;
+    for (i = 0; i < PIPE_BUFS; i++)
+        free(p->buf[i]);
+    free(p);
+}
+
+/* Give deflate a thread; the current stage becomes the pipe's first buffer.
+ * Returns 0 when it runs; -1 (nothing changed: stay on one thread) when a
+ * buffer or the thread can't be had. */
+static int pipe_start(pb_nytprof_writer *w)
+{
+    w_pipe *p = (w_pipe *)calloc(1, sizeof *p);
+    sigset_t all, old;
+    size_t i;
+    int rc;
+    if (!p || w->dest.pid != getpid()) { /* (a forked child: out_raw refuses) */
+        free(p);
+        return -1;
+    }
+    for (i = 1; i < PIPE_BUFS; i++)
+        if (!(p->buf[i] = (unsigned char *)malloc(STAGE_CAP))) {
+            pipe_free(p);
+            return -1;
+        }
+    if (pthread_mutex_init(&p->mu, NULL) != 0) {
+        pipe_free(p);
+        return -1;
+    }
+    if (pthread_cond_init(&p->work, NULL) != 0) {
+        pthread_mutex_destroy(&p->mu);
+        pipe_free(p);
+        return -1;
+    }
+    if (pthread_cond_init(&p->space, NULL) != 0) {
+        pthread_cond_destroy(&p->work);
+        pthread_mutex_destroy(&p->mu);
+        pipe_free(p);
+        return -1;
+    }
+    p->buf[0] = w->stage;
+    p->pid = getpid();
+    w->pipe = p;
+    /* signals stay with the program's threads (Perl's handlers, output.c's
+     * temp-file cleanup): the deflate thread blocks them all */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    rc = pthread_create(&p->tid, NULL, pipe_main, w);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        w->pipe = NULL;
+        p->buf[0] = NULL;
+        pthread_cond_destroy(&p->space);
+        pthread_cond_destroy(&p->work);
+        pthread_mutex_destroy(&p->mu);
+        pipe_free(p);
+        return -1;
+    }
+    p->running = 1;
+    return 0;
+}
+
+/* Queue the stage (slen bytes) for the thread and take the next buffer,
+ * waiting while all are queued. */
+static int pipe_send(pb_nytprof_writer *w)
+{
+    w_pipe *p = w->pipe;
+    unsigned i;
+    int failed;
+    if (p->pid != getpid())
+        return w_fail(w, PB_ERR_IO, NOT_OURS_FMT, (long)p->pid);
+    pthread_mutex_lock(&p->mu);
+    i = (p->head + p->count) % PIPE_BUFS;
+    p->len[i] = w->slen;
+    p->count++;
+    pthread_cond_signal(&p->work);
+    while (p->count == PIPE_BUFS)
+        pthread_cond_wait(&p->space, &p->mu);
+    failed = p->failed;
+    pthread_mutex_unlock(&p->mu);
+    w->stage = p->buf[(i + 1) % PIPE_BUFS];
+    w->slen = 0;
+    return failed ? dest_failed(w) : 0;
+}
+
+/* Stop the thread and join it: after the queued buffers (drain), or at once.
+ * The writer then goes on on one thread (in the current stage).  In a forked
+ * child the thread does not exist: nothing to wait for, and nothing of the
+ * parent's (queue, mutex) is touched. */
+static int pipe_end(pb_nytprof_writer *w, int drain)
+{
+    w_pipe *p = w->pipe;
+    if (!p || !p->running)
+        return 0;
+    if (p->pid != getpid())
+        return w_fail(w, PB_ERR_IO, NOT_OURS_FMT, (long)p->pid);
+    pthread_mutex_lock(&p->mu);
+    p->stop = drain ? 1 : 2;
+    pthread_cond_signal(&p->work);
+    pthread_mutex_unlock(&p->mu);
+    pthread_join(p->tid, NULL);
+    p->running = 0;
+    pthread_cond_destroy(&p->space);
+    pthread_cond_destroy(&p->work);
+    pthread_mutex_destroy(&p->mu);
+    return w->dest.failed ? dest_failed(w) : 0;
+}
+
+/* Move the staging buffer to the output on this thread. */
+static int flush_here(pb_nytprof_writer *w)
 {
     int r;
     if (w->slen == 0)
         return 0;
-    if (w->deflating)
-        r = deflate_bytes(w, w->stage, w->slen, Z_NO_FLUSH);
-    else
-        r = out_raw(w, w->stage, w->slen);
+    r = dest_put(&w->dest, w->deflating, w->stage, w->slen);
     w->slen = 0;
-    return r;
+    return r < 0 ? dest_failed(w) : 0;
+}
+
+/* Move a full staging buffer to the output: to the deflate thread once it
+ * runs (started by the first full buffer of a file writer's zlib part). */
+static int flush_stage(pb_nytprof_writer *w)
+{
+    if (w->slen && ((w->pipe && w->pipe->running) ||
+                    (!w->pipe && w->deflating && w->dest.out && pipe_start(w) == 0)))
+        return pipe_send(w);
+    return flush_here(w);
 }
 
 static inline int room(pb_nytprof_writer *w, size_t n)
@@ -212,6 +405,22 @@ static inline void put_nv(pb_nytprof_writer *w, double d)
     w->bytes_in += 8;
 }
 
+/* a record's run of k u32 fields, v[0..k-1] */
+static inline void put_u32s(pb_nytprof_writer *w, const uint32_t *v, unsigned k)
+{
+    unsigned i;
+    for (i = 0; i < k; i++)
+        put_u32(w, v[i]);
+}
+
+/* ... and of k NVs */
+static inline void put_nvs(pb_nytprof_writer *w, const double *v, unsigned k)
+{
+    unsigned i;
+    for (i = 0; i < k; i++)
+        put_nv(w, v[i]);
+}
+
 /* prefix + length now (needs 6 bytes of room), then the bytes */
 static int put_str(pb_nytprof_writer *w, const pb_str *s, const char *what, pb_tag tag)
 {
@@ -223,6 +432,16 @@ static int put_str(pb_nytprof_writer *w, const pb_str *s, const char *what, pb_t
     return put_bytes(w, s->ptr, s->len);
 }
 
+/* a record's start: its tag, its first k u32 fields and a string (the fixed
+ * part needs room as above) */
+static int put_head_str(pb_nytprof_writer *w, unsigned char t, const pb_chunk *c, unsigned k, const pb_str *s,
+                        const char *what)
+{
+    put_tag(w, t);
+    put_u32s(w, c->u, k);
+    return put_str(w, s, what, c->tag);
+}
+
 /* ---- compression ------------------------------------------------------- */
 
 static int start_deflate(pb_nytprof_writer *w)
@@ -231,16 +450,16 @@ static int start_deflate(pb_nytprof_writer *w)
     if (room(w, 1) < 0)
         return -1;
     put_tag(w, 'z');
-    if (flush_stage(w) < 0)
+    if (flush_here(w) < 0)
         return -1;
-    memset(&w->z, 0, sizeof w->z);
-    rc = deflateInit2(&w->z, w->level, Z_DEFLATED, 15, 9, Z_DEFAULT_STRATEGY);
+    memset(&w->dest.z, 0, sizeof w->dest.z);
+    rc = deflateInit2(&w->dest.z, w->level, Z_DEFLATED, 15, 9, Z_DEFAULT_STRATEGY);
     if (rc != Z_OK)
         return w_fail(w, PB_ERR_LIMIT, "zlib deflateInit2 failed (%d)", rc);
-    if (!w->zout) {
-        w->zout = (unsigned char *)malloc(ZOUT_CAP);
-        if (!w->zout) {
-            deflateEnd(&w->z);
+    if (!w->dest.zout) {
+        w->dest.zout = (unsigned char *)malloc(ZOUT_CAP);
+        if (!w->dest.zout) {
+            deflateEnd(&w->dest.z);
             return w_fail(w, PB_ERR_LIMIT, "out of memory");
         }
     }
@@ -425,6 +644,16 @@ static int begin_binary(pb_nytprof_writer *w, const pb_chunk *c)
     return 0;
 }
 
+/* TIME_LINE's and TIME_BLOCK's record: tag, ticks, k u32 fields (on a
+ * defined fid, with room) */
+static inline void put_timed(pb_nytprof_writer *w, unsigned char t, const pb_chunk *c, unsigned k)
+{
+    w->have_time = 1;
+    put_tag(w, t);
+    put_u32(w, (uint32_t)c->ticks);
+    put_u32s(w, c->u, k);
+}
+
 static int w_chunk(pb_sink *self, const pb_chunk *c)
 {
     pb_nytprof_writer *w = (pb_nytprof_writer *)self->ctx;
@@ -435,11 +664,7 @@ static int w_chunk(pb_sink *self, const pb_chunk *c)
      * bytes as the general path below, in fewer steps. */
     if (tag == PB_T_TIME_LINE && w->binary_started && !w->failed && !w->has_pending &&
         STAGE_CAP - w->slen >= REC_ROOM && c->u[1] <= w->max_line && fid_defined(w, c->u[0])) {
-        w->have_time = 1;
-        put_tag(w, '+');
-        put_u32(w, (uint32_t)c->ticks);
-        put_u32(w, c->u[0]);
-        put_u32(w, c->u[1]);
+        put_timed(w, '+', c, 2);
         w->chunk_no++;
         return 0;
     }
@@ -489,6 +714,11 @@ static int w_chunk(pb_sink *self, const pb_chunk *c)
                           "per-line tables by the highest line",
                           CHUNK_ARGS(w, tag), (unsigned long long)line, (unsigned long)w->max_line);
     }
+    /* the records on a file need its fid defined (SUB_CALLERS fid 0 is
+     * NYTProf's "xsub" marker) */
+    if ((tag == PB_T_TIME_LINE || tag == PB_T_TIME_BLOCK || tag == PB_T_SUB_INFO ||
+         (tag == PB_T_SUB_CALLERS && c->u[0] != 0)) && !fid_defined(w, c->u[0]))
+        return undefined_fid(w, c, c->u[0]);
 
     switch (tag) {
     case PB_T_VERSION:
@@ -528,8 +758,7 @@ static int w_chunk(pb_sink *self, const pb_chunk *c)
             w->first_start = c->n[0];
         w->have_pid_start = 1;
         put_tag(w, 'P');
-        put_u32(w, c->u[0]);
-        put_u32(w, c->u[1]);
+        put_u32s(w, c->u, 2);
         put_nv(w, c->n[0]);
         break;
     case PB_T_PID_END:
@@ -541,86 +770,46 @@ static int w_chunk(pb_sink *self, const pb_chunk *c)
         put_nv(w, c->n[0]);
         break;
     case PB_T_NEW_FID:
-        if (define_fid(w, c->u[0], c) < 0)
-            return 1;
-        put_tag(w, '@');
-        put_u32(w, c->u[0]);
-        put_u32(w, c->u[1]);
-        put_u32(w, c->u[2]);
-        put_u32(w, c->u[3]);
-        put_u32(w, c->u[4]);
-        put_u32(w, c->u[5]);
-        if (put_str(w, &c->s[0], "file name", tag) < 0)
+        if (define_fid(w, c->u[0], c) < 0 || put_head_str(w, '@', c, 6, &c->s[0], "file name") < 0)
             return 1;
         break;
     case PB_T_TIME_LINE:
-        if (!fid_defined(w, c->u[0]))
-            return undefined_fid(w, c, c->u[0]);
-        w->have_time = 1;
-        put_tag(w, '+');
-        put_u32(w, (uint32_t)c->ticks);
-        put_u32(w, c->u[0]);
-        put_u32(w, c->u[1]);
+        put_timed(w, '+', c, 2);
         break;
     case PB_T_TIME_BLOCK:
-        if (!fid_defined(w, c->u[0]))
-            return undefined_fid(w, c, c->u[0]);
-        w->have_time = 1;
-        put_tag(w, '*');
-        put_u32(w, (uint32_t)c->ticks);
-        put_u32(w, c->u[0]);
-        put_u32(w, c->u[1]);
-        put_u32(w, c->u[2]);
-        put_u32(w, c->u[3]);
+        put_timed(w, '*', c, 4);
         break;
     case PB_T_DISCOUNT:
         put_tag(w, '-');
         break;
     case PB_T_SRC_LINE:
-        put_tag(w, 'S');
-        put_u32(w, c->u[0]);
-        put_u32(w, c->u[1]);
-        if (put_str(w, &c->s[0], "source text", tag) < 0)
+        if (put_head_str(w, 'S', c, 2, &c->s[0], "source text") < 0)
             return 1;
         break;
     case PB_T_SUB_INFO:
-        if (!fid_defined(w, c->u[0]))
-            return undefined_fid(w, c, c->u[0]);
-        put_tag(w, 's');
-        put_u32(w, c->u[0]);
-        if (put_str(w, &c->s[0], "sub name", tag) < 0 || room(w, 10) < 0)
+        if (put_head_str(w, 's', c, 1, &c->s[0], "sub name") < 0 || room(w, 10) < 0)
             return 1;
-        put_u32(w, c->u[1]);
-        put_u32(w, c->u[2]);
+        put_u32s(w, c->u + 1, 2);
         break;
     case PB_T_SUB_CALLERS:
-        if (c->u[0] != 0 && !fid_defined(w, c->u[0]))
-            return undefined_fid(w, c, c->u[0]);
         if (c->u[2])
             w->have_calls = 1;
-        put_tag(w, 'c');
-        put_u32(w, c->u[0]);
-        put_u32(w, c->u[1]);
-        if (put_str(w, &c->s[1], "caller name", tag) < 0 || room(w, REC_ROOM) < 0)
+        if (put_head_str(w, 'c', c, 2, &c->s[1], "caller name") < 0 || room(w, REC_ROOM) < 0)
             return 1;
         put_u32(w, c->u[2]);
-        put_nv(w, c->n[0]);
-        put_nv(w, c->n[1]);
-        put_nv(w, c->n[2]);
+        put_nvs(w, c->n, 3);
         put_u32(w, c->u[3]);
         if (put_str(w, &c->s[0], "called sub name", tag) < 0)
             return 1;
         break;
     case PB_T_SUB_ENTRY:
         put_tag(w, '>');
-        put_u32(w, c->u[0]);
-        put_u32(w, c->u[1]);
+        put_u32s(w, c->u, 2);
         break;
     case PB_T_SUB_RETURN:
         put_tag(w, '<');
         put_u32(w, c->u[0]);
-        put_nv(w, c->n[0]);
-        put_nv(w, c->n[1]);
+        put_nvs(w, c->n, 2);
         if (put_str(w, &c->s[0], "sub name", tag) < 0)
             return 1;
         break;
@@ -667,6 +856,7 @@ static pb_nytprof_writer *new_writer(const pb_nytprof_writer_opts *o, const char
         return NULL;
     }
     pb_error_init(&w->err, "nytprof-writer", path);
+    w->dest.err = w->err;
     w->level = o->compress_level;
     w->max_line = o->max_line ? o->max_line : PB_DEFAULT_MAX_LINE;
     w->do_fsync = o->fsync;
@@ -680,14 +870,14 @@ static pb_nytprof_writer *new_writer(const pb_nytprof_writer_opts *o, const char
 
 static void free_writer(pb_nytprof_writer *w)
 {
+    (void)pipe_end(w, 0);
     if (w->deflating)
-        deflateEnd(&w->z);
-    free(w->stage);
-    free(w->zout);
-    free(w->fid_bits);
-    free(w->pending);
-    free(w->path);
-    free(w);
+        deflateEnd(&w->dest.z);
+    if (w->pipe)
+        pipe_free(w->pipe); /* its buffers include the stage */
+    else
+        free(w->stage);
+    PB_FREE_ALL(w->dest.zout, w->fid_bits, w->pending, w->path, w);
 }
 
 pb_nytprof_writer *pb_nytprof_writer_open(const char *path, const pb_nytprof_writer_opts *o, pb_error *err)
@@ -701,14 +891,15 @@ pb_nytprof_writer *pb_nytprof_writer_open(const char *path, const pb_nytprof_wri
     w = new_writer(o, path, err);
     if (!w)
         return NULL;
-    w->path = strdup(path);
+    w->dest.path = w->path = strdup(path);
     if (!w->path) {
         pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
         free_writer(w);
         return NULL;
     }
-    w->out = pb_output_open(path, PB_OUT_STDOUT, err);
-    if (!w->out) {
+    w->dest.pid = getpid();
+    w->dest.out = pb_output_open(path, PB_OUT_STDOUT, err);
+    if (!w->dest.out) {
         free_writer(w);
         return NULL;
     }
@@ -720,27 +911,39 @@ pb_nytprof_writer *pb_nytprof_writer_open_mem(pb_membuf *out, const pb_nytprof_w
     pb_nytprof_writer *w = new_writer(o, "(memory)", err);
     if (!w)
         return NULL;
-    w->mem = out;
+    w->dest.mem = out;
     return w;
 }
 
 pb_sink *pb_nytprof_writer_sink(pb_nytprof_writer *w) { return &w->sink; }
 int pb_nytprof_writer_failed(const pb_nytprof_writer *w) { return w->failed; }
-int pb_nytprof_writer_owned(const pb_nytprof_writer *w) { return !w->out || pb_output_owned(w->out); }
+int pb_nytprof_writer_owned(const pb_nytprof_writer *w) { return !w->dest.out || pb_output_owned(w->dest.out); }
 uint64_t pb_nytprof_writer_bytes_in(const pb_nytprof_writer *w) { return w->bytes_in; }
-uint64_t pb_nytprof_writer_bytes_out(const pb_nytprof_writer *w) { return w->bytes_out; }
+
+uint64_t pb_nytprof_writer_bytes_out(const pb_nytprof_writer *w)
+{
+    w_pipe *p = w->pipe;
+    uint64_t n;
+    if (!p || !p->running || p->pid != getpid())
+        return w->dest.bytes_out;
+    pthread_mutex_lock(&p->mu); /* the deflate thread counts them */
+    n = p->bytes_out;
+    pthread_mutex_unlock(&p->mu);
+    return n;
+}
 
 void pb_nytprof_writer_abort(pb_nytprof_writer *w)
 {
     if (!w)
         return;
-    if (w->out) {
-        pb_output_abort(w->out); /* removes the temp file; in a forked child, touches nothing */
-        w->out = NULL;
+    (void)pipe_end(w, 0); /* the thread stops writing before the file goes */
+    if (w->dest.out) {
+        pb_output_abort(w->dest.out); /* removes the temp file; in a forked child, touches nothing */
+        w->dest.out = NULL;
     }
-    if (w->mem) {
-        free(w->mem->data);
-        memset(w->mem, 0, sizeof *w->mem);
+    if (w->dest.mem) {
+        free(w->dest.mem->data);
+        memset(w->dest.mem, 0, sizeof *w->dest.mem);
     }
     free_writer(w);
 }
@@ -757,6 +960,10 @@ static pb_status fail_close(pb_nytprof_writer *w, pb_error *err)
 static int finish(pb_nytprof_writer *w)
 {
     if (w->has_pending && write_pending(w) < 0)
+        return -1;
+    /* the rest is on this thread; the deflate thread's failure comes first,
+     * as it would have on one thread */
+    if (pipe_end(w, 1) < 0)
         return -1;
     if (!w->seen_version)
         return w_fail(w, PB_ERR_CORRUPT, "the stream had no chunks (not even VERSION)");
@@ -778,12 +985,12 @@ static int finish(pb_nytprof_writer *w)
         (!w->have_pid_start || !w->have_pid_end || !(w->last_end > w->first_start)))
         w->warn(w->warn_ud, "nytprof-writer: the profile has sub calls but no PID_START/PID_END pair with "
                             "end > start; nytprofhtml will die dividing by the profile's duration");
-    if (flush_stage(w) < 0)
+    if (flush_here(w) < 0)
         return -1;
     if (w->deflating) {
-        if (deflate_bytes(w, NULL, 0, Z_FINISH) < 0)
-            return -1;
-        deflateEnd(&w->z);
+        if (deflate_bytes(&w->dest, NULL, 0, Z_FINISH) < 0)
+            return dest_failed(w);
+        deflateEnd(&w->dest.z);
         w->deflating = 0;
     }
     return 0;
@@ -795,19 +1002,19 @@ pb_status pb_nytprof_writer_close(pb_nytprof_writer *w, pb_error *err)
         return err ? pb_fail_nooff(err, PB_ERR_IO, "no writer") : PB_ERR_IO;
     if (w->failed || finish(w) < 0)
         return fail_close(w, err);
-    if (w->out) {
+    if (w->dest.out) {
         pb_error e;
-        pb_output *out = w->out;
-        w->out = NULL;
+        pb_output *out = w->dest.out;
+        w->dest.out = NULL;
         pb_error_init(&e, "nytprof-writer", w->path);
         if (pb_output_commit(out, w->do_fsync, &e) != PB_OK) {
-            w_fail(w, PB_ERR_IO, "%s", e.message);
+            (void)w_fail(w, PB_ERR_IO, "%s", e.message);
             return fail_close(w, err);
         }
     }
     if (err)
         pb_error_init(err, "nytprof-writer", w->path ? w->path : "(memory)");
-    w->mem = NULL; /* the buffer now belongs to the caller alone */
+    w->dest.mem = NULL; /* the buffer now belongs to the caller alone */
     free_writer(w);
     return PB_OK;
 }

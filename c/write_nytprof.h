@@ -18,6 +18,13 @@
  * So: an uncompressed NYTProf file written with level 0 comes out byte for
  * byte identical; a compressed one written at its own level gives the
  * identical chunk stream (and identical inflated bytes).
+ *   A file writer deflates on a thread of its own (POSIX threads; all signals
+ *   blocked there) from its first full 64 KiB staging buffer of the zlib
+ *   part on, so decoding and compressing overlap; the bytes are the same as
+ *   on one thread.  A failure there (zlib, a write, ENOSPC) is reported with
+ *   its usual message by a later chunk() or by close().  close() and abort()
+ *   always join the thread; a forked child never waits on it, and its writer
+ *   writes nothing (an io error: the output belongs to the parent).
  *
  * Validation: the writer refuses (PB_ERR_CORRUPT, no output left behind) a
  * stream that the real nytprofhtml would crash or die on:
