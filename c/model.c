@@ -446,7 +446,7 @@ pb_status pb_model_time_lines_slow(pb_model *m, uint64_t units, uint64_t ticks_p
     if (pb_model_budget_take(m, n) < 0)
         return pb_fail(m->err, PB_ERR_LIMIT, 0,
                        "%llu more TIME_LINE chunks on line %u of fid %u are more than the %llu left of max_statements",
-                       (unsigned long long)n, line, fid, (unsigned long long)m->budget);
+                       (unsigned long long)n, line, fid, (unsigned long long)m->budget.left);
     if (!pb_sink_wants(m->out, PB_T_TIME_LINE)) {
         m->out->seq += n; /* for_chunks' $. still counts them */
         return PB_OK;

@@ -74,6 +74,31 @@ static inline pb_str pb_strtab_str(const pb_strtab *t, uint32_t id)
 }
 void pb_strtab_free(pb_strtab *t);
 
+/* ---- the statement budget (max_statements) -----------------------------
+ * Every producer of synthesised TIME_LINE/DISCOUNT chunks charges them here:
+ * the model (pb_model_budget_take), and the decoders that charge their own
+ * splits without a model (Tachyon, StatProfiler, Pynytprof). */
+typedef struct {
+    uint64_t left; /* statements left when on */
+    int on;
+} pb_budget;
+static inline void pb_budget_set(pb_budget *b, uint64_t max_statements)
+{
+    b->left = max_statements;
+    b->on = 1;
+}
+/* 0: n more synthesised chunks are allowed (and are now taken); -1: not
+ * (the producer fails with its own message; b->left chunks are left) */
+static inline int pb_budget_take(pb_budget *b, uint64_t n)
+{
+    if (!b->on)
+        return 0;
+    if (n > b->left)
+        return -1;
+    b->left -= n;
+    return 0;
+}
+
 /* ---- stacks: a prefix tree of (parent, item) ----------------------------- */
 typedef struct {
     uint32_t parent;   /* PB_MODEL_NONE: a root */
@@ -182,8 +207,7 @@ typedef struct {
     size_t ceorder, cefirst, eorder_n;
     uint32_t nthreads_e;
     pb_str root;           /* caller name of root edges */
-    uint64_t budget;       /* statements left when budgeted */
-    int budgeted;
+    pb_budget budget;      /* the statement budget (off in the folds) */
 } pb_model;
 
 void pb_model_init(pb_model *m, pb_sink *out, pb_error *err, const char *oom_msg);
@@ -280,22 +304,8 @@ pb_status pb_model_emit_sub_infos(pb_model *m, int used_only);
 pb_status pb_model_emit_sub_callers(pb_model *m, uint32_t thread, uint32_t nthreads, const pb_mtime *tm);
 
 /* ---- statements ---- */
-static inline void pb_model_set_budget(pb_model *m, uint64_t max_statements)
-{
-    m->budget = max_statements;
-    m->budgeted = 1;
-}
-/* 0: n more synthesised chunks are allowed (and are now taken); -1: not
- * (the producer fails with its own message, m->budget chunks are left) */
-static inline int pb_model_budget_take(pb_model *m, uint64_t n)
-{
-    if (!m->budgeted)
-        return 0;
-    if (n > m->budget)
-        return -1;
-    m->budget -= n;
-    return 0;
-}
+static inline void pb_model_set_budget(pb_model *m, uint64_t max_statements) { pb_budget_set(&m->budget, max_statements); }
+static inline int pb_model_budget_take(pb_model *m, uint64_t n) { return pb_budget_take(&m->budget, n); }
 /* TIME_LINE chunks that `units` of weight take at ticks_per_unit ticks each
  * (at most INT32_MAX ticks a chunk) */
 static inline uint64_t pb_model_split_count(uint64_t units, uint64_t ticks_per_unit)
@@ -315,7 +325,7 @@ static inline pb_status pb_model_time_lines(pb_model *m, uint64_t units, uint64_
                                             int at_least_one, uint32_t fid, uint32_t line)
 {
     /* the common case: one chunk */
-    if (!m->budgeted && (units || at_least_one) && units <= (uint64_t)INT32_MAX / (ticks_per_unit ? ticks_per_unit : 1) &&
+    if (!m->budget.on && (units || at_least_one) && units <= (uint64_t)INT32_MAX / (ticks_per_unit ? ticks_per_unit : 1) &&
         pb_sink_wants(m->out, PB_T_TIME_LINE)) {
         pb_chunk c;
         int32_t t = (int32_t)(units * ticks_per_unit);

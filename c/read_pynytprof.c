@@ -41,6 +41,7 @@
 #include "nytp_records.h"
 #include "pb.h"
 #include "reader.h"
+#include "model.h"
 
 #define PYN_I32_MAX 2147483647u
 #define PYN_DEFAULT_TPS 10000000.0
@@ -156,7 +157,8 @@ typedef struct {
     int pid_started, pid_ended, saw_overhead, saw_application, tps_emitted, saw_basetime;
     int have_calls;
     uint64_t sum_ticks, max_ticks;
-    uint64_t budget, budget_total;
+    pb_budget budget; /* model.h */
+    uint64_t budget_total;
 
     pyn_map fidmap;         /* file fid -> our fid */
     uint32_t nfids;
@@ -343,13 +345,12 @@ static pb_status sub_fid(pyn *r, uint32_t *fid)
 /* ---- statements -------------------------------------------------------- */
 static pb_status budget(pyn *r, uint64_t n, uint32_t fid, uint32_t line)
 {
-    if (n > r->budget)
+    if (pb_budget_take(&r->budget, n) < 0)
         return pb_fail(r->err, PB_ERR_LIMIT, pb_src_offset(r->s),
                        "line %u of fid %u needs %llu more TIME_LINE chunks, more than the %llu left of "
                        "max_statements (%llu per file)",
-                       line, fid, (unsigned long long)n, (unsigned long long)r->budget,
+                       line, fid, (unsigned long long)n, (unsigned long long)r->budget.left,
                        (unsigned long long)r->budget_total);
-    r->budget -= n;
     return PB_OK;
 }
 
@@ -1313,8 +1314,8 @@ pb_status pb_read_pynytprof(pb_source *src, const pb_options *opt, pb_sink *sink
     r->sink = sink;
     r->err = err;
     r->tps = PYN_DEFAULT_TPS;
-    r->budget = o.max_statements ? o.max_statements : PYN_MAX_STATEMENTS;
-    r->budget_total = r->budget;
+    r->budget_total = o.max_statements ? o.max_statements : PYN_MAX_STATEMENTS;
+    pb_budget_set(&r->budget, r->budget_total);
     r->chunk_end = UINT64_MAX;
     nytp_rec_init(&r->v, 1, 0, PYN_STR_LIMIT);
     seq0 = sink->seq;

@@ -1156,7 +1156,7 @@ typedef struct {
     size_t tcap;
     uint64_t samples; /* sample records folded (salvage message) */
     uint64_t interval; /* ticks one unit of weight stands for */
-    uint64_t budget;   /* max_statements: TIME_LINE chunks beyond one per sample */
+    pb_budget budget;  /* max_statements: TIME_LINE chunks beyond one per sample */
 } sp_chunks;
 
 static pb_status spc_attribute(pb_sample_sink *self, const char *key, pb_str value)
@@ -1176,14 +1176,13 @@ static pb_status spc_sample(pb_sample_sink *self, uint64_t key, const uint32_t *
          * INT32_MAX ticks: a huge weight or interval turns a few bytes into
          * many chunks, so the extra ones come out of max_statements */
         uint64_t extra = pb_model_split_count(weight, c->interval) - 1;
-        if (extra > c->budget)
+        if (pb_budget_take(&c->budget, extra) < 0)
             return pb_fail_nooff(self->err, PB_ERR_LIMIT,
                                  "sample record %llu: weight %llu x %llu us needs %llu more TIME_LINE chunks than "
                                  "the %llu left of max_statements",
                                  (unsigned long long)c->samples, (unsigned long long)weight,
                                  (unsigned long long)c->interval, (unsigned long long)extra,
-                                 (unsigned long long)c->budget);
-        c->budget -= extra;
+                                 (unsigned long long)c->budget.left);
     }
     return c->fold->sample(c->fold, key, ids, depth, weight, ts);
 }
@@ -1331,7 +1330,7 @@ static pb_status sp_fold_run(pb_source *src, const char *const *paths, size_t n,
         goto done;
     }
     c->interval = interval;
-    c->budget = o.max_statements;
+    pb_budget_set(&c->budget, o.max_statements);
     c->fold = pb_fold_sample_sink(fold);
     c->out = out;
     pb_sample_sink_init(&c->ss, &sink_calls, c, err, out ? out->cleanups : NULL);

@@ -124,7 +124,7 @@ typedef struct {
     size_t ccache;                 /* cache entries allocated (blind mode) */
     pb_error lost;                 /* why the tables are missing (blind mode) */
     pb_sink *warn_sink;            /* chunk sink for the salvage warning (NULL: none) */
-    uint64_t budget;               /* max_statements: TIME_LINE chunks beyond one per sample */
+    pb_budget budget;              /* max_statements: TIME_LINE chunks beyond one per sample */
 } tr;
 
 static pb_status oom(tr *r) { return pb_rd_oom(&r->rd); }
@@ -942,13 +942,12 @@ static pb_status emit_sample(tr *r, t_thread *t, uint64_t weight, uint64_t ts)
          * INT32_MAX ticks: a huge interval turns a few bytes into many
          * chunks, so the extra ones come out of max_statements */
         uint64_t extra = pb_model_split_count(weight, r->interval) - 1;
-        if (extra > r->budget)
+        if (pb_budget_take(&r->budget, extra) < 0)
             return pb_fail(r->err, PB_ERR_LIMIT, pb_src_offset(r->s),
                            "sample of weight %llu x %llu us needs %llu more TIME_LINE chunks than the %llu left of "
                            "max_statements",
                            (unsigned long long)weight, (unsigned long long)r->interval, (unsigned long long)extra,
-                           (unsigned long long)r->budget);
-        r->budget -= extra;
+                           (unsigned long long)r->budget.left);
     }
     return r->out->sample(r->out, t->index, t->ids ? t->ids + t->start : NULL, t->cap - t->start, weight, ts);
 }
@@ -1243,7 +1242,7 @@ static void tr_init(tr *r, pb_source *src, const pb_options *opt, pb_error *err)
     r->opt = opt;
     r->app_frame = T_NONE;
     r->app_dist = UINT32_MAX;
-    r->budget = opt->max_statements ? opt->max_statements : PB_DEFAULT_MAX_STATEMENTS;
+    pb_budget_set(&r->budget, opt->max_statements ? opt->max_statements : PB_DEFAULT_MAX_STATEMENTS);
     r->max_depth = opt->max_stack_depth && opt->max_stack_depth < T_MAX_DEPTH ? opt->max_stack_depth : T_MAX_DEPTH;
 }
 
