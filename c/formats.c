@@ -130,8 +130,8 @@ static int sniff_easyprofiler(const unsigned char *p, size_t len, uint64_t file_
 }
 
 /* Tachyon (tachyon-format.md): u32 0x54414348 in the writer's byte order,
- * "HCAT" (little) or "TACH" (big); layout, compression and mode from the
- * 64-byte header (with the file's size the layout is certain) */
+ * "HCAT" (little) or "TACH" (big); layout, compression, mode and capture
+ * features from the 64-byte header (with the file's size the layout is certain) */
 static int sniff_tachyon(const unsigned char *p, size_t len, uint64_t file_size, pb_format_info *info)
 {
     int little;
@@ -143,12 +143,17 @@ static int sniff_tachyon(const unsigned char *p, size_t len, uint64_t file_size,
     if (len >= 8)
         snprintf(info->version, sizeof info->version, "%u", little ? pb_le32(p + 4) : pb_be32(p + 4));
     info->mode = -1;
+    info->capture = -1;
     if (len >= 64) {
         if (pb_tachyon_header(p, little != pb_host_little(), file_size, &th))
             strcpy(info->layout, th.layout == PB_TACH_315 ? "3.15" : "3.14");
         set_compression(info, th.compression != 0,
                         th.compression == 0 ? "none" : th.compression == 1 ? "zstd" : "unknown");
-        info->mode = th.mode_field ? (int)th.mode_field - 1 : -1;
+        /* the field at 60 (pb.h): mode + 1 in bits 0-2, capture features */
+        if (pb_tachyon_mode_name(th.mode_field))
+            info->mode = (int)PB_TACH_MODE_BITS(th.mode_field) - 1;
+        if (PB_TACH_HAS_CAPTURE(th.mode_field))
+            info->capture = (int)PB_TACH_CAPTURE(th.mode_field);
     }
     return 1;
 }

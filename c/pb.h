@@ -91,7 +91,10 @@ typedef struct {
     char byte_order[8];     /* "little", "big" or "" */
     char dialect[8];        /* Pynytprof: "A".."D" */
     char layout[8];         /* Tachyon header layout: "3.14" or "3.15" ("" unknown) */
-    int mode;               /* Tachyon profiling mode (header offset 60, PR #154105): -1 none */
+    int mode;               /* Tachyon profiling mode (header offset 60, bits 0-2 less 1): 0 wall .. 4
+                             * exception, as CPython's get_info(); -1 none stored (or one CPython refuses) */
+    int capture;            /* Tachyon capture features (offset 60, bits 4-8: PB_TACH_CAPTURE_*), -1 when the
+                             * header says none are recorded (bit 3 clear) */
     size_t run_files;       /* StatProfiler run (a directory): its trace files; 0 otherwise */
     int supported;          /* a decoder exists in this build */
 } pb_format_info;
@@ -103,8 +106,8 @@ pb_format pb_format_from_name(const char *name);
 void pb_detect_bytes(const unsigned char *p, size_t len, pb_format_info *info);
 /* Tachyon v1 has two incompatible 64-byte headers (tachyon-format.md,
  * "Versions that exist"): the pre-rc one (u32 sample count at 28) and the
- * Python 3.15.0 one (u64 sample count at 28, every later field 4 bytes on,
- * profiling mode + 1 at 60).  pb_tachyon_header() decides which one h holds
+ * Python 3.15 one (u64 sample count at 28, every later field 4 bytes on,
+ * a u32 bit field at 60; "VERIFIED against a real CPython 3.15.2").  pb_tachyon_header() decides which one h holds
  * from the header's own consistency (reserved bytes, table offsets in order,
  * inside file_size when that is known: UINT64_MAX otherwise) and fills *th.
  * swap: the file's byte order is not the host's.  Returns the layout
@@ -120,8 +123,28 @@ int pb_tachyon_header(const unsigned char *h, int swap, uint64_t file_size, pb_t
 /* Pynytprof's dialect from a file's first bytes (read_pynytprof.c): "A".."D",
  * or "" when they do not say */
 const char *pb_pynytprof_dialect(const unsigned char *p, size_t len);
-/* name of a profiling mode (the header stores mode + 1; 0 = not stored) */
+/* The 3.15 header's field at offset 60, as CPython 3.15.2 reads it: bits
+ * 0-2 = profiling mode + 1 (0 not stored; 1 wall, 2 cpu, 3 gil, 4 all,
+ * 5 exception; 6 and 7 CPython's reader refuses), bit 3 = capture features
+ * recorded, bits 4-8 = the features (CPython's capture_config names below);
+ * higher bits ignored. */
+#define PB_TACH_MODE_BITS(field) ((field) & 7u)
+#define PB_TACH_MODE_INVALID(field) (PB_TACH_MODE_BITS(field) >= 6u)
+#define PB_TACH_HAS_CAPTURE(field) (((field) >> 3) & 1u)
+#define PB_TACH_CAPTURE(field) (((field) >> 4) & 0x1Fu)
+enum {
+    PB_TACH_CAPTURE_ALL_THREADS = 1,
+    PB_TACH_CAPTURE_NATIVE = 2,
+    PB_TACH_CAPTURE_GC = 4,
+    PB_TACH_CAPTURE_OPCODES = 8,
+    PB_TACH_CAPTURE_BLOCKING = 16
+};
+/* name of the field's profiling mode: "wall", "cpu", "gil", "all",
+ * "exception"; NULL when none is stored (bits 0-2 zero) or CPython refuses it */
 const char *pb_tachyon_mode_name(uint32_t mode_field);
+/* name of capture feature bit k (0..4): "all_threads", "native", "gc",
+ * "opcodes", "blocking"; NULL past them */
+const char *pb_tachyon_capture_name(unsigned k);
 
 /* Open, sniff, close. PB_ERR_IO if the file can't be read. */
 pb_status pb_detect_file(const char *path, pb_format_info *info, pb_error *err);

@@ -53,6 +53,7 @@
 #define T_FOOTER 32
 #define T_MAX_DEPTH 256
 #define T_NONE UINT32_MAX
+#define T_NO_OPCODE 255            /* the writer stores 255 for "no opcode" */
 /* the most bytes one sample can take in the sample region: a FULL record
  * (13 + ts varint 10 + status 1 + depth varint 2 + 256 x 5) */
 #define T_MAX_SAMPLE_BYTES (13 + 10 + 1 + 2 + T_MAX_DEPTH * 5)
@@ -60,6 +61,7 @@
 typedef struct {
     uint32_t file, func;
     int32_t line;
+    unsigned char opcode;          /* T_NO_OPCODE: none recorded */
 } t_frame;
 
 typedef struct {
@@ -93,7 +95,7 @@ typedef struct {
     uint64_t sample_count;
     uint32_t thread_count, compression;
     int layout;                    /* PB_TACH_314 / PB_TACH_315 */
-    uint32_t mode_field;           /* 3.15 header offset 60: profiling mode + 1, 0 none */
+    uint32_t mode_field;           /* 3.15 header offset 60: the bit field (pb.h, PB_TACH_MODE_BITS ...) */
     uint64_t str_off, frame_off, size, footer_off;
     uint32_t nstrings_decl, nframes_decl;
     /* tables */
@@ -114,6 +116,7 @@ typedef struct {
     pb_index tix; /* threads by (tid, iid) */
     uint64_t total;
     uint64_t hist[256];
+    uint64_t op_samples;           /* samples whose innermost frame has an opcode */
     uint32_t app_frame, app_dist;
     uint32_t max_depth;
     char *pkgbuf, *namebuf;
@@ -222,9 +225,108 @@ int pb_tachyon_header(const unsigned char *h, int swap, uint64_t file_size, pb_t
 const char *pb_tachyon_mode_name(uint32_t mode_field)
 {
     static const char *const names[] = {"wall", "cpu", "gil", "all", "exception"};
-    if (mode_field == 0)
-        return NULL;
-    return mode_field - 1 < sizeof names / sizeof names[0] ? names[mode_field - 1] : "unknown";
+    uint32_t m = PB_TACH_MODE_BITS(mode_field);
+    return m >= 1 && m <= 5 ? names[m - 1] : NULL;
+}
+
+const char *pb_tachyon_capture_name(unsigned k)
+{
+    static const char *const names[] = {"all_threads", "native", "gc", "opcodes", "blocking"};
+    return k < 5 ? names[k] : NULL;
+}
+
+/* "all_threads,gc": the capture features of a header field that records
+ * them (buf: at least 48 bytes) */
+static const char *capture_text(uint32_t field, char *buf, size_t cap)
+{
+    size_t n = 0;
+    unsigned k;
+    buf[0] = '\0';
+    for (k = 0; k < 5; k++)
+        if (PB_TACH_CAPTURE(field) & (1u << k))
+            n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? "," : "", pb_tachyon_capture_name(k));
+    return buf;
+}
+
+/* Thread status flags of a sample (the status byte; tachyon-format.md,
+ * CPython's THREAD_STATUS_* constants) as comma-separated names; bits CPython
+ * does not name become "bit6", "bit7".  buf: at least 96 bytes. */
+static size_t status_text(unsigned status, char *buf, size_t cap)
+{
+    static const char *const names[8] = {"has_gil", "on_cpu", "unknown", "gil_requested", "has_exception",
+                                         "main_thread", "bit6", "bit7"};
+    size_t n = 0;
+    unsigned k;
+    buf[0] = '\0';
+    for (k = 0; k < 8; k++)
+        if (status & (1u << k))
+            n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? "," : "", names[k]);
+    return n;
+}
+
+/* CPython 3.15's opcode names, 0..254 (opcode.opname with the specialised
+ * instructions of opcode._specialized_opmap, as the profiler's own
+ * opcode_utils shows them; taken from a real 3.15.2); NULL: no instruction
+ * has that number (CPython shows "<N>").  255 is the format's "none". */
+static const char *const py315_opnames[255] = {
+    "CACHE", "BINARY_SLICE", "BUILD_TEMPLATE", "BINARY_OP_INPLACE_ADD_UNICODE", "CALL_FUNCTION_EX",
+    "CHECK_EG_MATCH", "CHECK_EXC_MATCH", "CLEANUP_THROW", "DELETE_SUBSCR", "END_FOR", "END_SEND", "EXIT_INIT_CHECK",
+    "FORMAT_SIMPLE", "FORMAT_WITH_SPEC", "GET_AITER", "GET_ANEXT", "GET_LEN", "RESERVED", "INTERPRETER_EXIT",
+    "LOAD_BUILD_CLASS", "LOAD_LOCALS", "MAKE_FUNCTION", "MATCH_KEYS", "MATCH_MAPPING", "MATCH_SEQUENCE", "NOP",
+    "NOT_TAKEN", "POP_EXCEPT", "POP_ITER", "POP_TOP", "PUSH_EXC_INFO", "PUSH_NULL", "RETURN_GENERATOR",
+    "RETURN_VALUE", "SETUP_ANNOTATIONS", "STORE_SLICE", "STORE_SUBSCR", "TO_BOOL", "UNARY_INVERT", "UNARY_NEGATIVE",
+    "UNARY_NOT", "WITH_EXCEPT_START", "BINARY_OP", "BUILD_INTERPOLATION", "BUILD_LIST", "BUILD_MAP", "BUILD_SET",
+    "BUILD_SLICE", "BUILD_STRING", "BUILD_TUPLE", "CALL", "CALL_INTRINSIC_1", "CALL_INTRINSIC_2", "CALL_KW",
+    "COMPARE_OP", "CONTAINS_OP", "CONVERT_VALUE", "COPY", "COPY_FREE_VARS", "DELETE_ATTR", "DELETE_DEREF",
+    "DELETE_FAST", "DELETE_GLOBAL", "DELETE_NAME", "DICT_MERGE", "DICT_UPDATE", "END_ASYNC_FOR", "EXTENDED_ARG",
+    "FOR_ITER", "GET_AWAITABLE", "GET_ITER", "IMPORT_FROM", "IMPORT_NAME", "IS_OP", "JUMP_BACKWARD",
+    "JUMP_BACKWARD_NO_INTERRUPT", "JUMP_FORWARD", "LIST_APPEND", "LIST_EXTEND", "LOAD_ATTR", "LOAD_COMMON_CONSTANT",
+    "LOAD_CONST", "LOAD_DEREF", "LOAD_FAST", "LOAD_FAST_AND_CLEAR", "LOAD_FAST_BORROW",
+    "LOAD_FAST_BORROW_LOAD_FAST_BORROW", "LOAD_FAST_CHECK", "LOAD_FAST_LOAD_FAST", "LOAD_FROM_DICT_OR_DEREF",
+    "LOAD_FROM_DICT_OR_GLOBALS", "LOAD_GLOBAL", "LOAD_NAME", "LOAD_SMALL_INT", "LOAD_SPECIAL", "LOAD_SUPER_ATTR",
+    "MAKE_CELL", "MAP_ADD", "MATCH_CLASS", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE",
+    "POP_JUMP_IF_TRUE", "RAISE_VARARGS", "RERAISE", "SEND", "SET_ADD", "SET_FUNCTION_ATTRIBUTE", "SET_UPDATE",
+    "STORE_ATTR", "STORE_DEREF", "STORE_FAST", "STORE_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST", "STORE_GLOBAL",
+    "STORE_NAME", "SWAP", "UNPACK_EX", "UNPACK_SEQUENCE", "YIELD_VALUE", NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, "RESUME", "BINARY_OP_ADD_FLOAT", "BINARY_OP_ADD_INT", "BINARY_OP_ADD_UNICODE", "BINARY_OP_EXTEND",
+    "BINARY_OP_MULTIPLY_FLOAT", "BINARY_OP_MULTIPLY_INT", "BINARY_OP_SUBSCR_DICT", "BINARY_OP_SUBSCR_GETITEM",
+    "BINARY_OP_SUBSCR_LIST_INT", "BINARY_OP_SUBSCR_LIST_SLICE", "BINARY_OP_SUBSCR_STR_INT",
+    "BINARY_OP_SUBSCR_TUPLE_INT", "BINARY_OP_SUBSCR_USTR_INT", "BINARY_OP_SUBTRACT_FLOAT", "BINARY_OP_SUBTRACT_INT",
+    "CALL_ALLOC_AND_ENTER_INIT", "CALL_BOUND_METHOD_EXACT_ARGS", "CALL_BOUND_METHOD_GENERAL", "CALL_BUILTIN_CLASS",
+    "CALL_BUILTIN_FAST", "CALL_BUILTIN_FAST_WITH_KEYWORDS", "CALL_BUILTIN_O", "CALL_EX_NON_PY_GENERAL",
+    "CALL_EX_PY", "CALL_ISINSTANCE", "CALL_KW_BOUND_METHOD", "CALL_KW_NON_PY", "CALL_KW_PY", "CALL_LEN",
+    "CALL_LIST_APPEND", "CALL_METHOD_DESCRIPTOR_FAST", "CALL_METHOD_DESCRIPTOR_FAST_WITH_KEYWORDS",
+    "CALL_METHOD_DESCRIPTOR_NOARGS", "CALL_METHOD_DESCRIPTOR_O", "CALL_NON_PY_GENERAL", "CALL_PY_EXACT_ARGS",
+    "CALL_PY_GENERAL", "CALL_STR_1", "CALL_TUPLE_1", "CALL_TYPE_1", "COMPARE_OP_FLOAT", "COMPARE_OP_INT",
+    "COMPARE_OP_STR", "CONTAINS_OP_DICT", "CONTAINS_OP_SET", "FOR_ITER_GEN", "FOR_ITER_LIST", "FOR_ITER_RANGE",
+    "FOR_ITER_TUPLE", "FOR_ITER_VIRTUAL", "GET_ITER_SELF", "GET_ITER_VIRTUAL", "JUMP_BACKWARD_JIT",
+    "JUMP_BACKWARD_NO_JIT", "LOAD_ATTR_CLASS", "LOAD_ATTR_CLASS_WITH_METACLASS_CHECK",
+    "LOAD_ATTR_GETATTRIBUTE_OVERRIDDEN", "LOAD_ATTR_INSTANCE_VALUE", "LOAD_ATTR_METHOD_LAZY_DICT",
+    "LOAD_ATTR_METHOD_NO_DICT", "LOAD_ATTR_METHOD_WITH_VALUES", "LOAD_ATTR_MODULE",
+    "LOAD_ATTR_NONDESCRIPTOR_NO_DICT", "LOAD_ATTR_NONDESCRIPTOR_WITH_VALUES", "LOAD_ATTR_PROPERTY",
+    "LOAD_ATTR_SLOT", "LOAD_ATTR_WITH_HINT", "LOAD_GLOBAL_BUILTIN", "LOAD_GLOBAL_MODULE", "LOAD_SUPER_ATTR_ATTR",
+    "LOAD_SUPER_ATTR_METHOD", "RESUME_CHECK", "RESUME_CHECK_JIT", "SEND_ASYNC_GEN", "SEND_GEN", "SEND_VIRTUAL",
+    "STORE_ATTR_INSTANCE_VALUE", "STORE_ATTR_SLOT", "STORE_ATTR_WITH_HINT", "STORE_SUBSCR_DICT",
+    "STORE_SUBSCR_LIST_INT", "TO_BOOL_ALWAYS_TRUE", "TO_BOOL_BOOL", "TO_BOOL_INT", "TO_BOOL_LIST", "TO_BOOL_NONE",
+    "TO_BOOL_STR", "UNPACK_SEQUENCE_LIST", "UNPACK_SEQUENCE_TUPLE", "UNPACK_SEQUENCE_TWO_TUPLE", NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "INSTRUMENTED_END_FOR",
+    "INSTRUMENTED_POP_ITER", "INSTRUMENTED_END_SEND", "INSTRUMENTED_FOR_ITER", "INSTRUMENTED_INSTRUCTION",
+    "INSTRUMENTED_JUMP_FORWARD", "INSTRUMENTED_NOT_TAKEN", "INSTRUMENTED_POP_JUMP_IF_TRUE",
+    "INSTRUMENTED_POP_JUMP_IF_FALSE", "INSTRUMENTED_POP_JUMP_IF_NONE", "INSTRUMENTED_POP_JUMP_IF_NOT_NONE",
+    "INSTRUMENTED_RESUME", "INSTRUMENTED_RETURN_VALUE", "INSTRUMENTED_YIELD_VALUE", "INSTRUMENTED_END_ASYNC_FOR",
+    "INSTRUMENTED_LOAD_SUPER_ATTR", "INSTRUMENTED_CALL", "INSTRUMENTED_CALL_KW", "INSTRUMENTED_CALL_FUNCTION_EX",
+    "INSTRUMENTED_JUMP_BACKWARD", "INSTRUMENTED_LINE", "ENTER_EXECUTOR",
+};
+
+/* the name of opcode op of this file into buf (at least 16 bytes): CPython
+ * 3.15's name when the file is a 3.15 one, else (a pre-release build, whose
+ * numbering may differ) "<N>" as CPython shows an unknown number */
+static pb_str opcode_name(const tr *r, unsigned op, char *buf, size_t cap)
+{
+    if (op < 255 && r->layout == PB_TACH_315 && r->pyver[0] == 3 && r->pyver[1] == 15 && py315_opnames[op])
+        return pb_str_c(py315_opnames[op]);
+    snprintf(buf, cap, "<%u>", op);
+    return pb_str_c(buf);
 }
 
 static pb_status read_header(tr *r)
@@ -283,6 +385,11 @@ static pb_status read_header(tr *r)
         r->compression = th.compression;
         r->mode_field = th.mode_field;
     }
+    if (r->layout == PB_TACH_315 && PB_TACH_MODE_INVALID(r->mode_field))
+        return pb_fail(r->err, PB_ERR_CORRUPT, 60,
+                       "header: invalid profiling mode in the field at offset 60 (0x%x: bits 0-2 are %u; 1..5 are "
+                       "wall, cpu, gil, all, exception, 0 none), as CPython's reader says",
+                       r->mode_field, PB_TACH_MODE_BITS(r->mode_field));
     if (r->compression > 1)
         return pb_fail(r->err, PB_ERR_UNSUPPORTED, r->layout == PB_TACH_315 ? 56 : 52,
                        "header: compression type %u; this reader knows 0 (none) and 1 (zstd)", r->compression);
@@ -463,9 +570,9 @@ static pb_status read_frames(tr *r, uint64_t *end)
                            "frame table entry %u of %u runs into the footer (reading its opcode)", i,
                            r->nframes_decl);
         }
-        s->p++; /* opcode */
         if (pb_grow((void **)&r->frames, &r->cframes, r->nframes + 1, sizeof *r->frames) < 0)
             return oom(r);
+        r->frames[r->nframes].opcode = *s->p++;
         r->frames[r->nframes].file = v[0];
         r->frames[r->nframes].func = v[1];
         r->frames[r->nframes].line = pb_unzigzag32(v[2]);
@@ -483,9 +590,11 @@ static pb_status read_frames(tr *r, uint64_t *end)
     return PB_OK;
 }
 
-/* Optional stats trailer right before the footer: 56 bytes (4 f64, flags,
- * reserved, "TACHSTAT", version, size) or the legacy 32 bytes (2 f64,
- * "TACHSTAT", version, size).  Found by its signature; ignored when it
+/* Optional stats trailer right before the footer: 56 bytes (duration s,
+ * sample rate Hz, error rate %, missed samples %: 4 f64; flags, reserved,
+ * "TACHSTAT", version, size) or the legacy 32 bytes (duration and rate,
+ * "TACHSTAT", version, size); CPython 3.15.2 writes the 56 bytes on every
+ * file.  Found by its signature; ignored when it
  * would overlap the frame table. */
 static pb_status read_trailer(tr *r, uint64_t frames_end)
 {
@@ -515,7 +624,9 @@ static pb_status read_trailer(tr *r, uint64_t frames_end)
     r->stats_size = size;
     for (k = 0; k < (size == 56 ? 4 : 2); k++)
         r->stats[k] = pb_load_f64(t + 8 * k, r->swap);
-    r->stats_flags = size == 56 ? pb_load32(t + 32, r->swap) : 0x3u;
+    /* duration and rate are always there; the 56-byte form's flags word says
+     * bit 0 = error rate present, bit 1 = missed samples present */
+    r->stats_flags = size == 56 ? pb_load32(t + 32, r->swap) : 0;
     return PB_OK;
 }
 
@@ -548,7 +659,7 @@ static uint64_t wall_start(tr *r)
     uint64_t d;
     if (!r->s->fp || fstat(fileno(r->s->fp), &sb) != 0 || sb.st_mtime <= 0)
         return r->start_time / 1000000u;
-    dur = r->have_stats && (r->stats_flags & 1u) && r->stats[0] > 0 && r->stats[0] < 1e9
+    dur = r->have_stats && r->stats[0] > 0 && r->stats[0] < 1e9
               ? r->stats[0]
               : (double)r->sample_count * (double)r->interval / 1e6;
     d = dur > 0 && dur < 1e9 ? (uint64_t)(dur + 0.5) : 0;
@@ -561,6 +672,8 @@ static pb_status header_attributes(tr *r)
     char buf[64];
     static const char *const stat_names[4] = {"profile_duration_sec", "profile_sample_rate", "profile_error_rate",
                                               "profile_missed_samples"};
+    const char *mode = pb_tachyon_mode_name(r->mode_field);
+    char feat[64];
     int k;
     snprintf(buf, sizeof buf, "%u.%u.%u", r->pyver[0], r->pyver[1], r->pyver[2]);
     if ((st = attr_u64(r, "source_format_version", r->version)) != PB_OK ||
@@ -574,20 +687,25 @@ static pb_status header_attributes(tr *r)
         (st = attr(r, "byte_order", (r->swap ? !pb_host_little() : pb_host_little()) ? "little" : "big")) != PB_OK ||
         (st = attr(r, "header_layout", r->layout == PB_TACH_315 ? "3.15" : "3.14")) != PB_OK)
         return st;
+    /* the 3.15 header's field at 60: mode and capture features, as
+     * CPython's get_info() reports them */
     if (r->mode_field) {
-        if ((st = attr(r, "profiling_mode", pb_tachyon_mode_name(r->mode_field))) != PB_OK ||
-            (st = attr_u64(r, "profiling_mode_field", r->mode_field)) != PB_OK)
+        if ((st = attr_u64(r, "profiling_mode_field", r->mode_field)) != PB_OK)
+            return st;
+        if (mode && (st = attr(r, "profiling_mode", mode)) != PB_OK)
+            return st;
+        if (PB_TACH_HAS_CAPTURE(r->mode_field) &&
+            (st = attr(r, "capture_features", capture_text(r->mode_field, feat, sizeof feat))) != PB_OK)
             return st;
     }
     /* who made it and what its times mean (Devel::ProfileBridge, "Times") */
     if ((st = attr(r, "profiler", "CPython sampling profiler (profiling.sampling, binary format)")) != PB_OK ||
         (st = attr(r, "profiler_version", buf)) != PB_OK ||
-        (st = attr(r, "clock", r->mode_field ? pb_tachyon_mode_name(r->mode_field)
-                                              : "not recorded (the profiler's default is wall-clock)")) != PB_OK)
+        (st = attr(r, "clock", mode ? mode : "not recorded (the profiler's default is wall-clock)")) != PB_OK)
         return st;
     if (r->have_stats) {
         for (k = 0; k < 4; k++)
-            if (r->stats_flags & (1u << k))
+            if (k < 2 || (r->stats_flags & (1u << (k - 2))))
                 if ((st = attr_f64(r, stat_names[k], r->stats[k])) != PB_OK)
                     return st;
         if ((st = attr_u64(r, "profile_stats_trailer_bytes", r->stats_size)) != PB_OK)
@@ -935,8 +1053,22 @@ static pb_status ids_for(tr *r, t_thread *t, uint32_t at, uint32_t n, uint64_t o
     return PB_OK;
 }
 
-static pb_status emit_sample(tr *r, t_thread *t, uint64_t weight, uint64_t ts)
+/* one sample (or a run of weight samples of one status) of thread t */
+static pb_status emit_sample(tr *r, t_thread *t, uint64_t weight, uint64_t ts, unsigned status)
 {
+    unsigned op = T_NO_OPCODE;
+    pb_status st;
+    if (t->cap > t->start && !r->blind)
+        op = r->frames[t->fidx[t->start]].opcode;
+    if (op != T_NO_OPCODE)
+        r->op_samples += weight;
+    if (r->out->sample_tags) {
+        char obuf[16], sbuf[96];
+        pb_str ops = op != T_NO_OPCODE ? opcode_name(r, op, obuf, sizeof obuf) : pb_str_make("", 0, 0);
+        size_t sl = status_text(status, sbuf, sizeof sbuf);
+        if ((st = r->out->sample_tags(r->out, ops, pb_str_make(sbuf, sl, 0))) != PB_OK)
+            return st;
+    }
     if (t->cap > t->start && r->interval > 1) {
         /* the fold splits weight x interval ticks into TIME_LINEs of at most
          * INT32_MAX ticks: a huge interval turns a few bytes into many
@@ -1019,7 +1151,7 @@ static pb_status replay(tr *r)
                     status = *s->p++;
                 }
                 if ((int)status != bstatus) {
-                    if (n && t->selected && (st = emit_sample(r, t, n, ts_last)) != PB_OK)
+                    if (n && t->selected && (st = emit_sample(r, t, n, ts_last, (unsigned)bstatus)) != PB_OK)
                         return st;
                     bstatus = (int)status;
                     n = 0;
@@ -1029,7 +1161,7 @@ static pb_status replay(tr *r)
                 r->hist[status]++;
                 n++;
             }
-            if (n && t->selected && (st = emit_sample(r, t, n, ts_last)) != PB_OK)
+            if (n && t->selected && (st = emit_sample(r, t, n, ts_last, (unsigned)bstatus)) != PB_OK)
                 return st;
             continue;
         }
@@ -1086,7 +1218,7 @@ static pb_status replay(tr *r)
             if (t->selected) {
                 if ((st = ids_for(r, t, t->start, push, rec_off)) != PB_OK)
                     return st;
-                if ((st = emit_sample(r, t, 1, t->ts)) != PB_OK)
+                if ((st = emit_sample(r, t, 1, t->ts, status)) != PB_OK)
                     return st;
             }
         }
@@ -1120,6 +1252,8 @@ static pb_status end_attributes(tr *r)
         if (r->hist[k])
             n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%d:%llu", n ? "," : "", k,
                                   (unsigned long long)r->hist[k]);
+    if (r->op_samples && (st = attr_u64(r, "opcode_samples", r->op_samples)) != PB_OK)
+        return st;
     return attr(r, "sample_status_counts", buf);
 }
 

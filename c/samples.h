@@ -61,6 +61,14 @@ struct pb_sample_sink {
      * samples when the thread ends. */
     pb_status (*span)(pb_sample_sink *self, uint64_t thread_key, uint32_t frame, uint64_t begin_ns,
                       uint64_t end_ns);
+    /* Optional (NULL: not wanted): what the source records about the next
+     * sample besides its stack, called just before that sample() by a
+     * decoder that has it (Tachyon): op = the instruction executing in the
+     * innermost frame (CPython's opcode name, files made with --opcodes; len
+     * 0: none); status = the thread's state flags as comma-separated names
+     * ("has_gil,on_cpu,main_thread"; len 0: none).  Both stay valid only
+     * during the call. */
+    pb_status (*sample_tags)(pb_sample_sink *self, pb_str op, pb_str status);
     pb_error *err;
     void *ctx;
     /* Optional: the chunk consumer's cleanup table when these calls can

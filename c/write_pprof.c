@@ -81,6 +81,7 @@ typedef struct {
 
 typedef struct {
     uint32_t thread, hash, depth;
+    uint32_t op, status; /* string indices of the sample's tags (samples.h), 0: none */
     int base;       /* a diff's BEFORE side: values negated, label pprof::base */
     size_t off;     /* in the location pool */
     uint64_t weight;
@@ -114,6 +115,7 @@ struct pb_pprof {
     /* facts from the decoder's attributes and the samples */
     pb_sample_facts facts;   /* weight_ns: span time (EasyProfiler) or a merge's ns */
     int base;                /* diff: the samples now coming are the base's */
+    uint32_t tag_op, tag_status; /* the next sample's tags (sample_tags), string indices, 0: none */
     uint64_t ts_min, ts_max;
     pbuf msg, sub, sub2;
 };
@@ -268,13 +270,26 @@ static pb_status pp_thread(pb_sample_sink *self, uint64_t key, uint32_t pid, uin
     return PB_OK;
 }
 
+/* what the source records about the next sample: its labels opcode and
+ * thread_status (samples.h) */
+static pb_status pp_sample_tags(pb_sample_sink *self, pb_str op, pb_str status)
+{
+    pb_pprof *p = (pb_pprof *)self->ctx;
+    p->tag_op = p->tag_status = 0;
+    if ((op.len && str_id(p, op.ptr, op.len, &p->tag_op) < 0) ||
+        (status.len && str_id(p, status.ptr, status.len, &p->tag_status) < 0))
+        return OOM(p);
+    return PB_OK;
+}
+
 static pb_status pp_sample(pb_sample_sink *self, uint64_t thread_key, const uint32_t *ids, uint32_t depth,
                            uint64_t weight, uint64_t ts)
 {
     pb_pprof *p = (pb_pprof *)self->ctx;
-    uint32_t ti, h, i;
+    uint32_t ti, h, i, op = p->tag_op, status = p->tag_status;
     size_t j;
     pb_status st;
+    p->tag_op = p->tag_status = 0; /* the tags are this sample's only */
     if ((st = get_thread(p, thread_key, &ti)) != PB_OK)
         return st;
     p->threads[ti].weight += weight;
@@ -291,14 +306,15 @@ static pb_status pp_sample(pb_sample_sink *self, uint64_t thread_key, const uint
     for (i = 0; i < depth; i++)
         if (ids[i] >= p->nlocs)
             return pb_fail(p->err, PB_ERR_CORRUPT, 0, "sample uses frame id %u, only %zu interned", ids[i], p->nlocs);
-    h = pb_mix64(ti ^ ((uint64_t)p->base << 40)) ^ pb_hash_bytes((const char *)ids, depth * sizeof *ids);
+    h = pb_mix64(ti ^ ((uint64_t)p->base << 40) ^ ((uint64_t)op << 20) ^ ((uint64_t)status << 44)) ^
+        pb_hash_bytes((const char *)ids, depth * sizeof *ids);
     if (pb_index_reserve(&p->tstacks, p->nstacks, h_stack, p) < 0)
         return OOM(p);
     for (j = pb_index_first(&p->tstacks, h); (i = pb_index_at(&p->tstacks, j)) != PB_INDEX_NONE;
          j = pb_index_next(&p->tstacks, j)) {
         p_stack *o = &p->stacks[i];
-        if (o->hash == h && o->thread == ti && o->depth == depth && o->base == p->base &&
-            memcmp(p->pool + o->off, ids, depth * sizeof *ids) == 0) {
+        if (o->hash == h && o->thread == ti && o->depth == depth && o->base == p->base && o->op == op &&
+            o->status == status && memcmp(p->pool + o->off, ids, depth * sizeof *ids) == 0) {
             o->weight += weight;
             return PB_OK;
         }
@@ -313,6 +329,8 @@ static pb_status pp_sample(pb_sample_sink *self, uint64_t thread_key, const uint
     p->stacks[p->nstacks].off = p->npool;
     p->stacks[p->nstacks].weight = weight;
     p->stacks[p->nstacks].base = p->base;
+    p->stacks[p->nstacks].op = op;
+    p->stacks[p->nstacks].status = status;
     p->npool += depth;
     pb_index_set(&p->tstacks, j, (uint32_t)p->nstacks++);
     return PB_OK;
@@ -354,12 +372,38 @@ static pb_status gzip_out(pb_pprof *p)
     return PB_OK;
 }
 
+/* one label thread_status=<flag> per flag of the comma-separated string
+ * status (a string index) */
+static pb_status put_status_labels(pb_pprof *p, pbuf *s, pbuf *s2, uint32_t key, uint32_t status)
+{
+    size_t n = p->strs[status].len, from = 0, i;
+    /* a copy: interning the flags may move the arena */
+    if (pb_grow((void **)&p->namebuf, &p->cnamebuf, n + 1, 1) < 0)
+        return PB_ERR_LIMIT;
+    memcpy(p->namebuf, p->arena + p->strs[status].off, n);
+    for (i = 0; i <= n; i++) {
+        uint32_t v;
+        if (i < n && p->namebuf[i] != ',')
+            continue;
+        if (i > from) {
+            if (str_id(p, p->namebuf + from, i - from, &v) < 0)
+                return PB_ERR_LIMIT;
+            s2->n = 0;
+            put_u(s2, 1, key);
+            put_u(s2, 2, v);
+            put_len(s, 3, s2->p, s2->n);
+        }
+        from = i + 1;
+    }
+    return PB_OK;
+}
+
 static pb_status pp_finish(pb_sample_sink *self)
 {
     pb_pprof *p = (pb_pprof *)self->ctx;
     pbuf *m = &p->msg, *s = &p->sub, *s2 = &p->sub2;
     int bad = 0;
-    uint32_t k_samples, k_count, k_clock, k_ns, k_thread, k_pid, k_base, k_true;
+    uint32_t k_samples, k_count, k_clock, k_ns, k_thread, k_pid, k_base, k_true, k_op, k_status;
     size_t i;
     uint64_t dur = p->facts.duration_ns;
     k_samples = str_c(p, "samples", &bad);
@@ -370,6 +414,8 @@ static pb_status pp_finish(pb_sample_sink *self)
     k_pid = str_c(p, "pid", &bad);
     k_base = str_c(p, "pprof::base", &bad);
     k_true = str_c(p, "true", &bad);
+    k_op = str_c(p, "opcode", &bad);
+    k_status = str_c(p, "thread_status", &bad);
     if (bad)
         return OOM(p);
     /* sample_type */
@@ -415,6 +461,14 @@ static pb_status pp_finish(pb_sample_sink *self)
             put_u(s2, 3, t->pid);
             put_len(s, 3, s2->p, s2->n);
         }
+        if (st->op) {
+            s2->n = 0;
+            put_u(s2, 1, k_op);
+            put_u(s2, 2, st->op);
+            put_len(s, 3, s2->p, s2->n);
+        }
+        if (st->status && put_status_labels(p, s, s2, k_status, st->status) != PB_OK)
+            return OOM(p);
         put_len(m, 2, s->p, s->n);
     }
     /* one mapping: the functions, file names and lines are known */
@@ -464,7 +518,7 @@ static pb_status pp_finish(pb_sample_sink *self)
     return gzip_out(p);
 }
 
-static const pb_sample_sink sink_calls = {.attribute = pp_attribute, .frame = pp_frame, .thread = pp_thread, .sample = pp_sample, .note = pb_sample_note_ignore, .finish = pp_finish};
+static const pb_sample_sink sink_calls = {.attribute = pp_attribute, .frame = pp_frame, .thread = pp_thread, .sample = pp_sample, .note = pb_sample_note_ignore, .finish = pp_finish, .sample_tags = pp_sample_tags};
 
 /* ---- life ---------------------------------------------------------------------- */
 pb_pprof *pb_pprof_new(FILE *out, pb_error *err)

@@ -983,8 +983,22 @@ static void k_op(void *ctx, pb_str op)
     k->oplen = op.len;
 }
 
+/* the op name of the next sample, from a decoder's tags (samples.h; Tachyon's
+ * opcodes); StatProfiler records have no place for thread status */
+static pb_status k_sample_tags(pb_sample_sink *self, pb_str op, pb_str status)
+{
+    pb_spw_sink *k = (pb_spw_sink *)self->ctx;
+    (void)status;
+    if (pb_grow((void **)&k->op, &k->opcap, op.len + 1, 1) < 0)
+        return pb_fail_nooff(k->err, PB_ERR_LIMIT, "out of memory");
+    if (op.len)
+        memcpy(k->op, op.ptr, op.len);
+    k->oplen = op.len;
+    return PB_OK;
+}
+
 static const pb_sample_sink sink_calls = {.attribute = k_attribute, .frame = k_frame_cb,
-    .thread = k_thread_cb, .sample = k_sample, .note = k_note, .finish = k_finish};
+    .thread = k_thread_cb, .sample = k_sample, .note = k_note, .finish = k_finish, .sample_tags = k_sample_tags};
 
 pb_spw_sink *pb_spw_sink_new(const char *out_path, pb_error *err)
 {

@@ -41,7 +41,7 @@ sub attrs {
 # the stream without the attributes that name the header's layout, mode and byte order
 sub body {
     my ($c) = @_;
-    return [ grep { !($_->[0] eq 'ATTRIBUTE' && $_->[1] =~ /\A(?:header_layout|profiling_mode(?:_field)?|byte_order|basetime|clock)\z/) }
+    return [ grep { !($_->[0] eq 'ATTRIBUTE' && $_->[1] =~ /\A(?:header_layout|profiling_mode(?:_field)?|capture_features|byte_order|basetime|clock)\z/) }
         @$c ];
 }
 
@@ -75,24 +75,42 @@ for my $name (qw(cpu_recursion.bin multithread.bin)) {
     is_deeply(body($c315), body(chunks($f314)), "v315/$name: the same stream as its pre-rc twin");
 }
 
-# ---- the mode field (PR #154105: profiling mode + 1 at 60) -------------------
+# ---- the bit field at 60, as CPython 3.15.2 reads it (tachyon-format.md,
+# "VERIFIED against a real CPython 3.15.2"): mode + 1 in bits 0-2, capture
+# features present in bit 3, the features in bits 4-8, higher bits ignored ----
 {
     my $src = slurp_raw("$data/cpu_recursion.bin");
     my $base = body(chunks("$data/cpu_recursion.bin"));
-    my %modes = (1 => 'wall', 2 => 'cpu', 3 => 'gil', 4 => 'all', 5 => 'exception', 9 => 'unknown');
-    for my $field (sort keys %modes) {
+    my %modes = (1 => 'wall', 2 => 'cpu', 3 => 'gil', 4 => 'all', 5 => 'exception', 0x09 => 'wall', 0x4a => 'cpu',
+        0x5b => 'gil', 0xd9 => 'wall', 0x79 => 'wall', 0x1f9 => 'wall', 0x10005 => 'exception');
+    my %capture = (0x09 => '', 0x4a => 'gc', 0x5b => 'all_threads gc', 0xd9 => 'all_threads gc opcodes',
+        0x79 => 'all_threads native gc', 0x1f9 => 'all_threads native gc opcodes blocking', 0x10005 => undef);
+    for my $field (sort { $a <=> $b } keys %modes) {
         my $f = "$tmp/mode$field.bin";
         spew_raw($f, to_315($src, $field));
         my $info = Devel::ProfileBridge::detect_format($f);
-        is("$info->{layout} $info->{mode}", "3.15 $modes{$field}", "mode field $field: 3.15 layout, mode $modes{$field}");
+        my $x = sprintf '0x%x', $field;
+        is("$info->{layout} $info->{mode}", "3.15 $modes{$field}", "field $x: 3.15 layout, mode $modes{$field}");
+        is($info->{capture} && "@{ $info->{capture} }", $capture{$field},
+            "field $x: capture " . ($capture{$field} // 'not recorded'));
         my $c = chunks($f);
-        is(attrs($c)->{profiling_mode}, $modes{$field}, "mode field $field: profiling_mode attribute");
-        is_deeply(body($c), $base, "mode field $field: the same stream");
+        is(attrs($c)->{profiling_mode}, $modes{$field}, "field $x: profiling_mode attribute");
+        is(attrs($c)->{capture_features}, defined $capture{$field} ? $capture{$field} =~ s/ /,/gr : undef,
+            "field $x: capture_features attribute");
+        is_deeply(body($c), $base, "field $x: the same stream");
+    }
+    for my $field (6, 7, 0x5e) {
+        my $f = "$tmp/mode$field.bin";
+        spew_raw($f, to_315($src, $field));
+        ok(!exists Devel::ProfileBridge::detect_format($f)->{mode}, "field $field: no mode");
+        ok(!eval { chunks($f); 1 }, "field $field: refused, as CPython's reader refuses it");
+        like($@, qr/\Atachyon: corrupt: header: invalid profiling mode in the field at offset 60 .* at byte 60 of /,
+            '... with a clear error');
     }
     my $f = "$tmp/mode-info.bin";
-    spew_raw($f, to_315($src, 2));
+    spew_raw($f, to_315($src, 0x5a));
     my $text = `"$^X" -Mblib "$FindBin::Bin/../bin/profbridge" info "$f"`;
-    like($text, qr/^layout:\s+3\.15 \(Python 3\.15\.0 header\), profiling mode cpu$/m, 'profbridge info names layout and mode');
+    like($text, qr/^layout:\s+3\.15\nmode:\s+cpu\ncapture:\s+all_threads, gc$/m, 'profbridge info names layout, mode and capture');
 }
 
 # ---- big-endian: plain, and zstd (needs the zstd command to rebuild it) ------

@@ -382,6 +382,14 @@ static HV *info_hv(pTHX_ const pb_format_info *info)
         const char *m = pb_tachyon_mode_name((uint32_t)info->mode + 1);
         (void)hv_stores(hv, "mode", newSVpv(m, 0));
     }
+    if (info->format == PB_FMT_TACHYON && info->capture >= 0) {
+        AV *av = newAV();
+        unsigned k;
+        for (k = 0; k < 5; k++)
+            if ((unsigned)info->capture & (1u << k))
+                av_push(av, newSVpv(pb_tachyon_capture_name(k), 0));
+        (void)hv_stores(hv, "capture", newRV_noinc((SV *)av));
+    }
     (void)hv_stores(hv, "supported", newSViv(info->supported));
     return hv;
 }

@@ -301,8 +301,22 @@ sub info {
         my $info = _detect($_[0]);
         my ($counts, $attr, $pids) = _count($_[0], $opts{format}, _xs_opts(\%opts), 1);
         $info->{threads} = _threads($attr, $pids);
+        _run_facts($info, $attr);
         return ($info, $counts);
     });
+}
+
+# the run's facts the profiler recorded (Tachyon's stats trailer), under
+# CPython's get_info() names and in its units, as numbers
+my %RUN_FACTS = (profile_duration_sec => 'duration_sec', profile_sample_rate => 'sample_rate',
+    profile_error_rate => 'error_rate', profile_missed_samples => 'missed_samples');
+sub _run_facts {
+    my ($info, $attr) = @_;
+    for my $k (sort keys %RUN_FACTS) {
+        my $v = $attr->{$k};
+        $info->{ $RUN_FACTS{$k} } = 0 + $v if defined $v && $v =~ /\A[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?\z/;
+    }
+    return;
 }
 
 # the threads (and processes) of a profile, from its PID_START records and
@@ -499,10 +513,25 @@ sub losses {
     if ($fmt eq 'tachyon') {
         my $st = 0;
         for (split /,/, $a{sample_status_counts} // '') { my ($k, $c) = split /:/; $st += $c if $k }
+        # pprof carries them as sample labels (thread_status), StatProfiler has no place for them
         $add->('samples with thread-state flags (GIL held, on CPU, GC, exception)', $st,
-            'only their histogram survives (ATTRIBUTE sample_status_counts)' . ($to eq 'nytprof' ? '' : '; dropped'));
-        $add->('samples the profiler missed (sampling gaps)', int($a{profile_missed_samples} // 0),
-            'gaps are not marked in any output');
+            $to eq 'nytprof' ? 'only their histogram survives (ATTRIBUTE sample_status_counts); --to pprof keeps them'
+                             : 'dropped; --to pprof keeps them (label thread_status)') if $to ne 'pprof';
+        # --opcodes files: the instruction of each sample's innermost frame
+        $add->('samples with an opcode (the instruction executing, --opcodes)', $a{opcode_samples} // 0,
+            'dropped; --to pprof (label opcode) and --to statprofiler (op name) keep them')
+            if $to !~ /\A(?:pprof|statprofiler)\z/;
+        # what the profiler itself could not sample: no output can hold it
+        my $pct = sub { my $v = $a{ $_[0] }; defined $v && $v =~ /\A[0-9.eE+-]+\z/ && $v > 0 ? "$v%" : 0 };
+        $add->('samples the profiler failed to take (CPython\'s error_rate: % of its attempts)',
+            $pct->('profile_error_rate'),
+            'not in the profile; ' . ($to eq 'nytprof' ? 'the rate is kept as ATTRIBUTE profile_error_rate'
+                                                         : 'only nytprof.out keeps the rate (ATTRIBUTE profile_error_rate)'));
+        $add->('samples the profiler missed (CPython\'s missed_samples: % of the samples the run\'s length expects)',
+            $pct->('profile_missed_samples'),
+            'sampling gaps are not in the profile; ' . ($to eq 'nytprof'
+                ? 'the rate is kept as ATTRIBUTE profile_missed_samples'
+                : 'only nytprof.out keeps the rate (ATTRIBUTE profile_missed_samples)'));
     }
     elsif ($fmt eq 'easyprofiler') {
         $add->('value records (EASY_VALUE)', $n{values},
