@@ -633,14 +633,19 @@ CPython's sampling profiler binary files (C<python -m profiling.sampling
 (the format of CPython's C<Modules/_remote_debugging/binary_io.h>).  Both 64-byte header layouts that
 share version 1 are read: the pre-release one (u32 sample count at offset
 28) and the one Python 3.15.0 writes (CPython PR #153425: u64 sample count
-at 28, every later field 4 bytes further on), including the profiling-mode
-field at offset 60 that CPython PR #154105 proposes (mode + 1; 0 = none).
-The layout is decided from the header's own consistency (reserved bytes
-56..63 zero in the old layout, table offsets after the header, strings
-before frames, both before the footer); a header consistent in neither is
-a C<corrupt> error at byte 28.  The C<header_layout> attribute (C<3.14> or
-C<3.15>) and, when stored, C<profiling_mode> (C<wall>, C<cpu>, C<gil>,
-C<all>, C<exception>, or C<unknown>) and C<profiling_mode_field> say which.
+at 28, every later field 4 bytes further on), with the 32-bit field at
+offset 60 read as CPython 3.15.2's reader reads it: bits 0-2 the profiling
+mode + 1 (0 none; 1 wall, 2 cpu, 3 gil, 4 all, 5 exception; 6 and 7 are a
+C<corrupt> error at byte 60, as CPython refuses them), bit 3 "capture
+features recorded", bits 4-8 the features (C<all_threads> 1, C<native> 2,
+C<gc> 4, C<opcodes> 8, C<blocking> 16), higher bits ignored.  The layout is
+decided from the header's own consistency (reserved bytes 56..63 zero in
+the old layout, table offsets after the header, strings before frames,
+both before the footer); a header consistent in neither is a C<corrupt>
+error at byte 28.  The C<header_layout> attribute (C<3.14> or C<3.15>),
+C<profiling_mode> (C<wall>, C<cpu>, C<gil>, C<all>, C<exception>),
+C<capture_features> (e.g. C<all_threads,gc>) and C<profiling_mode_field>
+(the raw field) say which.
 
 =item easyprofiler
 
@@ -718,14 +723,38 @@ takes the CPython thread id.
 
 C<python_version>, C<sample_interval_us>, C<profiler>,
 C<profiler_version> and C<clock> (the profiling mode when the 3.15 header
-stores it), C<start_time_us> (the header's start: a B<monotonic> clock, time
+stores it), C<profiling_mode>, C<capture_features> and
+C<profiling_mode_field> (the header's field at 60, see L</tachyon>),
+C<start_time_us> (the header's start: a B<monotonic> clock, time
 since boot), C<basetime> (wall-clock seconds: the file's modification time,
 written when profiling ended, minus the profile's duration from the stats
 trailer, else samples × interval; for a profile read from memory, the
 monotonic seconds), C<application>
 (the C<< <module> >> frame nearest the root, else the file name; sent at the
-end, when known), the stats-trailer figures when present, and
+end, when known), the stats trailer's figures in CPython's units when the
+file has one (every 3.15.2 file does): C<profile_duration_sec> (s) and
+C<profile_sample_rate> (Hz) always, C<profile_error_rate> (% of the
+profiler's sampling attempts that failed) and C<profile_missed_samples> (%
+of the samples the run's length calls for that were never taken) when the
+trailer's flags word says so (bit 0, bit 1), C<opcode_samples> (samples
+whose innermost frame records an opcode: files made with C<--opcodes>) and
 C<sample_status_counts> (status byte histogram, C<status:count,...>).
+
+=item opcodes and thread status
+
+The stack outputs that can carry them get them per sample.  pprof: the
+label C<opcode> (CPython 3.15's name of the instruction executing in the
+innermost frame, e.g. C<CALL_PY_EXACT_ARGS>, as the profiler's own
+C<opcode_utils> names it; C<< <N> >> for a number it does not name and for
+files of the pre-release layout) and one label C<thread_status> per flag of
+the sample's status byte (C<has_gil>, C<on_cpu>, C<unknown>,
+C<gil_requested>, C<has_exception>, C<main_thread>: CPython's
+C<THREAD_STATUS_*>), so C<go tool pprof -tags> and C<-tagfocus> select by
+them.  StatProfiler records: the opcode name is the sample's op name.
+nytprof.out, collapsed and speedscope have no place for either (only the
+status histogram survives, as above); L<< /"losses($file, to => $target)" >> counts
+what a target drops.
+C<merge> does not carry them.
 
 =back
 
@@ -1021,9 +1050,12 @@ EasyProfiler, C<1> for Tachyon and StatProfiler), C<compressed> (1, 0, or
 C<undef> when it cannot tell from the first bytes), C<compression>
 (C<zlib>, C<zstd>, C<snappy>, C<none>), C<byte_order> (Tachyon,
 EasyProfiler), C<dialect> (Pynytprof: C<A> to C<D>), C<layout> (Tachyon:
-C<3.14> for the pre-release header, C<3.15> for Python 3.15.0's), C<mode>
+C<3.14> for the pre-release header, C<3.15> for Python 3.15's), C<mode>
 (Tachyon, only when the header stores one: C<wall>, C<cpu>, C<gil>, C<all>,
-C<exception>, C<unknown>), and C<supported> (1
+C<exception>, as CPython's C<get_info()> reports it), C<capture> (Tachyon,
+when the header records capture features: an array reference of the ones
+CPython reports true, in its order: C<all_threads>, C<native>, C<gc>,
+C<opcodes>, C<blocking>; empty when none), and C<supported> (1
 when this build has a decoder for it).  Throws an C<io> error if the file
 cannot be read.
 
@@ -1036,7 +1068,12 @@ reference with one hash per thread or process, in order of first sample:
 C<pid> and C<ppid> (as in C<PID_START>), C<id> (the thread id: Tachyon;
 the pid: StatProfiler), C<name> (EasyProfiler), C<samples> (sum of sample
 weights: Tachyon, StatProfiler), C<ns> (a merged profile's weight, in ns),
-C<spans> (EasyProfiler blocks).
+C<spans> (EasyProfiler blocks).  From a Tachyon file's stats trailer, as
+numbers in the units of CPython's C<get_info()>: C<duration_sec> (the run's
+length, s), C<sample_rate> (samples per second the profiler achieved),
+C<error_rate> and C<missed_samples> (both in percent: sampling attempts
+that failed; samples the run's length called for that were never taken),
+each only when the file records it.
 
 =head2 chunk_counts($file, %options)
 
@@ -1173,7 +1210,13 @@ C<collapsed>, C<pprof>, C<speedscope>, C<statprofiler>) cannot carry, so
 nothing is dropped silently: an array reference of
 C<< { what => ..., count => N, note => ... } >>, empty when nothing is
 lost.  It reads the file once (a C<for_chunks> pass over its text chunks
-and counts).  Examples: Tachyon's thread-state flags and missed samples,
+and counts).  C<count> is a number of samples or records, or for what the
+profiler itself could not sample a percentage with a C<%> sign (Tachyon's
+C<error_rate> and C<missed_samples>, listed when above 0: no target can
+hold samples the profile never had; nytprof.out keeps the rates as
+attributes).  Examples: Tachyon's thread-state flags (dropped by every
+target but pprof), opcodes (kept by pprof and StatProfiler), error rate and
+missed samples,
 EasyProfiler's value records, bookmarks and context switches,
 StatProfiler's op names, sections and metadata, NYTProf's line
 timings and call counts in a stack output.  C<profbridge convert --report>
