@@ -256,14 +256,14 @@ sub for_chunks {
         }
         $! = $errno;
         _for_chunks_statprofiler_files($cb, [@$files], _xs_opts(\%opts));
-        return;
+        return undef;    # (undef) in list context, as NYTProf's reader returns
     }
     my $file = defined $opts{filename} ? $opts{filename} : 'nytprof.out';
     _with_input($file, \%opts, sub {
         $! = $errno;
         _for_chunks($cb, $_[0], $opts{format}, _xs_opts(\%opts));
     });
-    return;
+    return undef;    # (undef) in list context, as NYTProf's reader returns
 }
 
 # what this build can read and write: the libraries it was linked with
