@@ -12,11 +12,22 @@
 #     == calls, summed TIME_LINE ticks == exc_ticks, ATTRIBUTE
 #     pynytprof_inc_ticks:<fid>:<line> == inc_ticks;
 #   - every D sub as SUB_INFO main::<name> (dialect C: main::pynytprof_sid_<sid>);
-#   - every C edge as SUB_CALLERS with the same count, ticks and sub_ticks;
+#   - every C edge as SUB_CALLERS with the same count and ticks, as NYTProf
+#     counts them: a self edge (recursion) has its ticks as reci_time and
+#     inclusive 0, the others as inclusive; each sub's exclusive ticks (summed
+#     over its SUB_CALLERS) are its in-edge ticks minus its out-edge ticks
+#     (0 if less), and no sub's exclusive time exceeds the run (PID_END -
+#     PID_START), nor do all together;
+#   - dialect B's ":application=-e" becomes the program's path (the title);
 #   - PID_START pid/ppid/time as the file has them (C, D);
 #   - the converted nytprof.out loads in the real Devel::NYTProf::Data with no
 #     warning, its per-line counts/times and per-sub call counts equal the
-#     truth, and the real nytprofhtml renders it (exit 0).
+#     truth, every sub's exclusive time is within profiler_active, subs
+#     defined once in the program beside the profile (dialect B) have its
+#     def/class lines (not xsubs), <module> the whole file, and the real
+#     nytprofhtml renders it (exit 0) with the program as its title;
+#   - dialect D's own SUB_INFO lines and SUB_CALLERS call lines (no real file
+#     has them: a copy of fib.nytprof.out with them added) reach nytprofhtml.
 use strict;
 use warnings;
 use Test::More;
@@ -113,14 +124,50 @@ for my $file (@files) {
             ok($s->{subs}{ $sid_name{$sid} }, "$name: SUB_INFO $sid_name{$sid}");
         }
         my @want = sort map {
-            join ' ', $sub_of->($_->{caller_sid}), $sub_of->($_->{callee_sid}), $_->{calls}, $_->{ticks}, $_->{sub_ticks}
+            join ' ', $sub_of->($_->{caller_sid}), $sub_of->($_->{callee_sid}), $_->{calls}, $_->{ticks},
+                $_->{caller_sid} == $_->{callee_sid} ? 'recursive' : 'inclusive'
         } @{ $truth->{call_edges} };
         my $tps = $s->{attr}{ticks_per_sec};
         my @got = sort map {
             my ($fid, $line, $count, $incl, $excl, $reci, $depth, $called, $caller) = @$_;
-            join ' ', $caller, $called, $count, sprintf('%.0f', $incl * $tps), sprintf('%.0f', $excl * $tps)
+            join ' ', $caller, $called, $count, sprintf('%.0f', ($incl + $reci) * $tps),
+                $reci == 0 ? 'inclusive' : $incl == 0 ? 'recursive' : 'both'
         } @{ $s->{edges} };
-        is_deeply(\@got, \@want, "$name: " . scalar(@want) . " call edges with counts and times");
+        is_deeply(\@got, \@want, "$name: " . scalar(@want) . " call edges with counts and times (recursion as NYTProf's reci_time)");
+        # exclusive ticks per sub: what its calls took minus what the calls they made took
+        my (%in, %out, %want_excl, %got_excl);
+        for my $e (@{ $truth->{call_edges} }) {
+            $in{ $sub_of->($e->{callee_sid}) } += $e->{ticks};
+            $out{ $sub_of->($e->{caller_sid}) } += $e->{ticks};
+        }
+        for my $sub (keys %in) {
+            my $x = $in{$sub} - ($out{$sub} // 0);
+            $want_excl{$sub} = $x > 0 ? $x : 0;
+        }
+        my @bad_excl;
+        for my $e (@{ $s->{edges} }) {
+            my ($fid, $line, $count, $incl, $excl, $reci, $depth, $called, $caller) = @$e;
+            $got_excl{$called} += $excl * $tps;
+            push @bad_excl, "$caller -> $called: exclusive $excl > its time"
+              if $excl < 0 || $excl > $incl + $reci + 1e-12;
+        }
+        for my $sub (sort keys %want_excl) {
+            push @bad_excl, "$sub: exclusive ticks $got_excl{$sub}, want $want_excl{$sub}"
+              if abs($got_excl{$sub} - $want_excl{$sub}) > 0.01;
+        }
+        is_deeply(\@bad_excl, [], "$name: each sub's exclusive ticks are its in-edges' minus its out-edges' ticks");
+        my $run = ($s->{pid_end}[1] - $s->{pid_start}[2]) * $tps;
+        my $all = 0;
+        $all += $_ for values %got_excl;
+        my @over = grep { $got_excl{$_} > $run * (1 + 1e-9) } sort keys %got_excl;
+        ok(!@over && $all <= $run * (1 + 1e-9) + 1,
+            "$name: no sub's exclusive time, nor all of them, exceeds the run ("
+              . sprintf('%.0f of %.0f ticks', $all, $run) . ')')
+          or diag "over: @over";
+        if ($dialect eq 'B') {
+            is($s->{attr}{application}, $truth->{files}[0]{path},
+                "$name: application (the report's title) is the program, not the header's '$truth->{header}{attrs}{application}'");
+        }
         ok($s->{subs}{$_}, "$name: SUB_INFO for $_ (used in SUB_CALLERS)")
           for sort { $a cmp $b } keys %{ { map { ($_->[7] => 1, $_->[8] => 1) } @{ $s->{edges} } } };
 
@@ -186,6 +233,41 @@ for my $file (@files) {
                   unless $si && $si->calls == $calls{$sub};
             }
             is_deeply(\@bad, [], "$name: NYTProf's per-line counts/times and per-sub calls equal the truth");
+            my $active = $p->attributes->{profiler_active};
+            my @over = map { $_->subname . ' ' . $_->excl_time } grep { $_->excl_time > $active * (1 + 1e-9) }
+                values %$map;
+            is_deeply(\@over, [], "$name: NYTProf's exclusive time of every sub is within profiler_active ("
+                . sprintf('%.1f ms', $active * 1000) . ')');
+            (my $py = $file) =~ s/\.nytprof\.out\z/.py/;
+            if ($dialect eq 'B' && -f $py) {
+                # where each name is defined, read from the program here (by indentation)
+                my @src = split /\n/, slurp_raw($py), -1;
+                pop @src if @src && $src[-1] eq '';
+                my (%def, %count, @open);
+                my $last_code = 0;
+                for my $i (0 .. $#src) {
+                    my $l = $src[$i];
+                    next if $l =~ /^\s*(?:#|\z)/;
+                    my ($ws) = $l =~ /^(\s*)/;
+                    while (@open && $open[-1][1] >= length $ws) { my $o = pop @open; $def{ $o->[0] }[1] //= $last_code }
+                    if ($l =~ /^\s*(?:async\s+)?(?:def|class)\s+(\w+)/) {
+                        $count{$1}++;
+                        if ($count{$1} == 1) { $def{$1} = [ $i + 1, undef ]; push @open, [ $1, length $ws ] }
+                    }
+                    $last_code = $i + 1;
+                }
+                $def{ $_->[0] }[1] //= $last_code for @open;
+                my (@placed, @bad_lines);
+                for my $si (sort { $a->subname cmp $b->subname } values %$map) {
+                    (my $short = $si->subname) =~ s/^main:://;
+                    my $want = $short eq '[module]' ? [ 1, scalar @src ]
+                      : ($count{$short} // 0) == 1 ? $def{$short} : [ 0, 0 ];
+                    push @placed, $si->subname if $want->[0];
+                    my $got = [ $si->first_line // 0, $si->last_line // 0 ];
+                    push @bad_lines, $si->subname . ": lines @$got, want @$want" unless "@$got" eq "@$want";
+                }
+                is_deeply(\@bad_lines, [], "$name: subs defined once in the program have its lines (@placed), the others 0-0");
+            }
         } else {
             pass("$name: (no truth file for dialect D)");
         }
@@ -195,6 +277,12 @@ for my $file (@files) {
             mkdir $html;
             my $log = `"$nytprofhtml/nytprofhtml" -f "$out" -o "$html" 2>&1`;
             ok($? == 0 && -f "$html/index.html", "$name: the real nytprofhtml renders it") or diag $log;
+            if ($truth && $dialect eq 'B') {
+                my $index = slurp_raw("$html/index.html");
+                my ($title) = $index =~ m{<div class="header_title">\s*For\s*(.*?)\s*</div>}s;
+                unlike($index, qr{For -e\b}, "$name: nytprofhtml's title is not '-e'");
+                like($index, qr{\Q$truth->{files}[0]{path}\E}, "$name: nytprofhtml's index names the program");
+            }
         }
     }
 }
