@@ -287,4 +287,56 @@ for my $file (@files) {
     }
 }
 
+# ---- dialect D's own sub data: SUB_INFO lines and call lines reach nytprofhtml ----
+# No real dialect D file has any (Pynytprof's writer never wrote them); a copy of
+# fib.nytprof.out gets NYTProf's own 's' and 'c' tokens before its 'p'.
+{
+    my $raw = slurp_raw("$dir/fib.nytprof.out");
+    my $at = index($raw, ".pyp");
+    cmp_ok($at, '>', 0, 'fib.nytprof.out: the PID_END after the file name');
+    my $str = sub { "'" . chr(length $_[0]) . $_[0] };    # NYTProf string: tag, varint length, bytes
+    my $tokens = join '',
+        's' . chr(1) . $str->('main::fib') . chr(2) . chr(5),
+        's' . chr(1) . $str->('main::main') . chr(8) . chr(12),
+        's' . chr(1) . $str->('main::<module>') . chr(0) . chr(0),
+        'c' . chr(1) . chr(11) . $str->('main::main') . chr(15) . pack('d<3', 0.002, 0.002, 0) . chr(0) . $str->('main::fib'),
+        'c' . chr(1) . chr(15) . $str->('main::<module>') . chr(1) . pack('d<3', 0.003, 0.001, 0) . chr(0) . $str->('main::main');
+    my $d = tempdir(CLEANUP => 1);
+    my $f = "$d/fib.nytprof.out";
+    open my $fh, '>:raw', $f or die;
+    print $fh substr($raw, 0, $at + 3), $tokens, substr($raw, $at + 3);
+    close $fh or die;
+    open my $src, '>:raw', "$d/fib.py" or die;
+    print $src slurp_raw("$dir/fib.py");
+    close $src or die;
+    my $s = read_stream($f);
+    is_deeply([ map { [ @$_[0 .. 3] ] } sort { $a->[3] cmp $b->[3] } values %{ $s->{subs} } ],
+        [ [ 1, 0, 0, 'main::<module>' ], [ 1, 2, 5, 'main::fib' ], [ 1, 8, 12, 'main::main' ] ],
+        'dialect D: SUB_INFO lines as the file has them');
+    is_deeply([ sort map { "$_->[8] -> $_->[7] at $_->[0]:$_->[1]" } @{ $s->{edges} } ],
+        [ 'main::<module> -> main::main at 1:15', 'main::main -> main::fib at 1:11' ],
+        'dialect D: SUB_CALLERS keep their call lines');
+  SKIP: {
+        skip 'Devel::ProfileBridge::convert is not available', 4 unless Devel::ProfileBridge->can('convert');
+        my $out = "$d/converted.out";
+        Devel::ProfileBridge::convert(in => $f, out => $out);
+        require Devel::NYTProf::Data;
+        my $p = Devel::NYTProf::Data->new({ filename => $out, quiet => 1 });
+        my $map = $p->subname_subinfo_map;
+        is_deeply([ map { [ $map->{$_}->first_line, $map->{$_}->last_line ] } qw(main::fib main::[module]) ],
+            [ [ 2, 5 ], [ 1, 15 ] ], 'dialect D: NYTProf sees fib at lines 2-5 and <module> as the whole program');
+        is_deeply($map->{'main::fib'}->caller_fid_line_places, { 1 => { 11 => $map->{'main::fib'}->caller_fid_line_places->{1}{11} } },
+            'dialect D: NYTProf sees fib called at line 11 only');
+        skip 'nytprofhtml not in PATH', 2 unless $nytprofhtml;
+        my $html = "$d/html";
+        my $log = `"$nytprofhtml/nytprofhtml" -f "$out" -o "$html" 2>&1`;
+        my ($page) = glob("$html/*fib-py-1-line.html");
+        my $text = $page ? slurp_raw($page) : '';
+        $text =~ s/<[^>]*>//g;
+        like($text, qr/15 times \([^)]*\) by main::main at line 11\b/, 'dialect D: nytprofhtml shows the call at line 11')
+            or diag $log;
+        unlike($text, qr/sub main::fib; # xsub/, 'dialect D: fib is not an xsub');
+    }
+}
+
 done_testing;
