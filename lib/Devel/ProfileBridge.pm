@@ -996,12 +996,47 @@ profiler's own line times and call counts.
 
 =head2 Dates
 
-C<basetime>, which C<nytprofhtml> prints as "Run on", is wall-clock time:
-Tachyon's from the file's modification time minus the profile's duration
-(the file has only a monotonic start), EasyProfiler's likewise (its times are
-CPU cycles), StatProfiler's from the genealogy id's start time, Pynytprof's
-as recorded.  So a file copied without keeping its modification time (a
-fresh checkout, standard input) dates the report at the copy.
+C<basetime>, which C<nytprofhtml> prints as "Run on" (and pprof as
+C<time_nanos>), is wall-clock seconds.  Where each format's comes from:
+
+=over
+
+=item NYTProf
+
+the file's own C<basetime> (the profiled program's C<$^T>).
+
+=item StatProfiler
+
+the time word of the genealogy id in the trace's header: when
+Devel::StatProfiler began profiling that process (a whole run: its first
+file's).
+
+=item Pynytprof
+
+the file's: the header's C<:basetime> (dialects B, C, D: when Pynytprof
+started), dialect A's C<start_time> (nanoseconds, to whole seconds).
+
+=item Tachyon
+
+not in the file (its start time is a monotonic clock, time since boot): the
+file's B<modification time> (written when profiling ended) B<minus the
+run's length> (the stats trailer's duration, else samples × interval), in
+whole seconds.  A profile read from memory keeps the monotonic seconds.
+
+=item EasyProfiler
+
+not in the file (its times are CPU cycles): the file's B<modification time
+minus the capture's length> (the header's begin to end time), in whole
+seconds.  A profile read from memory has none.
+
+=back
+
+So for Tachyon and EasyProfiler the date is only as good as the file's
+modification time: a copy that does not keep it (a C<git clone>, a
+download, C<cp> without C<-p>) dates the report at the copy; standard input
+is dated when it is read; a gzip-compressed file is dated by the time its
+gzip header records (else the F<.gz> file's modification time).  C<merge>
+takes the first input's date.
 
 =head2 Threads and processes
 
