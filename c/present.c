@@ -60,6 +60,21 @@ struct pb_present {
     double total, scale;         /* rebuilt ticks; factor that fits them into the run */
     double t_start, t_end;       /* first PID_START, last PID_END (seconds) */
     pb_callev cev;
+    /* Pynytprof: where its subs are defined, from the source embedded */
+    int pyn;                     /* ATTRIBUTE source_format pynytprof */
+    struct pe_def {
+        char *name;
+        size_t len;
+        uint32_t fid, first, last, count; /* count: definitions of this name */
+    } *defs;
+    size_t ndefs, cdefs;
+    pb_index defix;
+    struct pe_open {
+        uint32_t def, indent;
+    } *open;                     /* blocks open while a file is scanned */
+    size_t nopen, copen;
+    uint32_t last_code, deco_line; /* last line with code; first decorator line of the next def */
+    uint32_t prog_fid, prog_lines; /* the first file scanned: the program (<module>) */
 };
 
 static const char *pb_memmem(const char *h, size_t hl, const char *n, size_t nl)
@@ -222,6 +237,9 @@ static int fwd(pb_present *p, const pb_chunk *c)
     return pb_emit(p->out, c);
 }
 
+static int pe_scan_line(pb_present *p, uint32_t fid, uint32_t line, const char *s, size_t len);
+static void pe_scan_end(pb_present *p, uint32_t fid, uint32_t lines);
+
 /* NEW_FID of a file whose source may be embedded */
 static int new_fid(pb_present *p, const pb_chunk *c)
 {
@@ -267,18 +285,172 @@ static int new_fid(pb_present *p, const pb_chunk *c)
     while (line < p->max_line && (got = getline(&p->line, &p->line_cap, fp)) > 0) {
         pb_chunk sc;
         pb_chunk_src_line(&sc, fid, ++line, pb_str_make(p->line, (size_t)got, 0));
-        if ((rc = fwd(p, &sc)) != 0) {
+        if ((rc = fwd(p, &sc)) != 0 || (p->pyn && pe_scan_line(p, fid, line, p->line, (size_t)got) < 0)) {
             fclose(fp);
-            return rc;
+            if (rc)
+                return rc;
+            goto nomem;
         }
     }
     fclose(fp);
+    if (p->pyn)
+        pe_scan_end(p, fid, line);
     return 0;
 nomem:
     pb_fail(p->err, PB_ERR_LIMIT, 0, "out of memory while embedding source");
     return -1;
 }
 
+
+/* ---- Pynytprof: where a Python sub starts -------------------------------------
+ * Pynytprof names subs (co_name) but never says where they are defined, and a
+ * sub with lines 0-0 is an xsub to nytprofhtml.  While a Pynytprof file's
+ * source is embedded, its `def` / `async def` / `class` headers are noted:
+ * first line = the header's, or its first decorator's (CPython's
+ * co_firstlineno); last line = the last line with code before one indented no
+ * deeper (blank and comment lines never end a block).  A SUB_INFO with lines
+ * 0-0 whose name (after the last "::") is defined once gets that fid and those
+ * lines; <module> gets the whole program file (the first file scanned).
+ * Names defined more than once (two classes' methods: the file has co_name
+ * only), comprehensions and lambdas, and code outside the files (runpy's
+ * _run_code) keep 0-0. */
+static uint32_t h_def_id(const void *ctx, uint32_t i)
+{
+    const pb_present *p = (const pb_present *)ctx;
+    return pb_hash_bytes(p->defs[i].name, p->defs[i].len);
+}
+
+static uint32_t pe_def_find(const pb_present *p, const char *name, size_t len, size_t *slot)
+{
+    uint32_t i;
+    size_t k;
+    for (k = pb_index_first(&p->defix, pb_hash_bytes(name, len)); (i = pb_index_at(&p->defix, k)) != PB_INDEX_NONE;
+         k = pb_index_next(&p->defix, k))
+        if (p->defs[i].len == len && memcmp(p->defs[i].name, name, len) == 0)
+            break;
+    if (slot)
+        *slot = k;
+    return i;
+}
+
+static void pe_close(pb_present *p, uint32_t indent_le)
+{
+    while (p->nopen && p->open[p->nopen - 1].indent >= indent_le) {
+        struct pe_def *d = &p->defs[p->open[--p->nopen].def];
+        if (d->count == 1)
+            d->last = p->last_code;
+    }
+}
+
+/* 0, or -1 out of memory */
+static int pe_scan_line(pb_present *p, uint32_t fid, uint32_t line, const char *s, size_t len)
+{
+    size_t i = 0, n0, k;
+    uint32_t indent = 0, id;
+    int is_class = 0;
+    if (line == 1) {
+        p->nopen = 0;
+        p->last_code = p->deco_line = 0;
+    }
+    for (; i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\f'); i++)
+        indent = s[i] == '\t' ? (indent / 8 + 1) * 8 : s[i] == ' ' ? indent + 1 : 0;
+    if (i == len || s[i] == '\n' || s[i] == '\r' || s[i] == '#')
+        return 0; /* blank or a comment */
+    pe_close(p, indent);
+    if (s[i] == '@') {
+        if (!p->deco_line)
+            p->deco_line = line;
+        p->last_code = line;
+        return 0;
+    }
+    if (len - i > 6 && memcmp(s + i, "async", 5) == 0 && (s[i + 5] == ' ' || s[i + 5] == '\t'))
+        for (i += 5; i < len && (s[i] == ' ' || s[i] == '\t'); i++)
+            ;
+    if (len - i > 4 && memcmp(s + i, "def", 3) == 0 && (s[i + 3] == ' ' || s[i + 3] == '\t'))
+        i += 3;
+    else if (len - i > 6 && memcmp(s + i, "class", 5) == 0 && (s[i + 5] == ' ' || s[i + 5] == '\t'))
+        i += 5, is_class = 1;
+    else
+        i = len;
+    for (; i < len && (s[i] == ' ' || s[i] == '\t'); i++)
+        ;
+    n0 = i;
+    for (; i < len && (s[i] == '_' || (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+                       (i > n0 && s[i] >= '0' && s[i] <= '9') || (unsigned char)s[i] >= 0x80);
+         i++)
+        ;
+    if (i > n0 && i < len && (s[i] == '(' || s[i] == ' ' || s[i] == '\t' || (is_class && s[i] == ':'))) {
+        struct pe_def *d;
+        if (pb_index_reserve(&p->defix, p->ndefs, h_def_id, p) < 0)
+            return -1;
+        id = pe_def_find(p, s + n0, i - n0, &k);
+        if (id == PB_INDEX_NONE) {
+            if (pb_grow((void **)&p->defs, &p->cdefs, p->ndefs + 1, sizeof *p->defs) < 0)
+                return -1;
+            d = &p->defs[p->ndefs];
+            memset(d, 0, sizeof *d);
+            if (!(d->name = (char *)malloc(i - n0 + 1)))
+                return -1;
+            memcpy(d->name, s + n0, i - n0);
+            d->name[i - n0] = '\0';
+            d->len = i - n0;
+            id = (uint32_t)p->ndefs++;
+            pb_index_set(&p->defix, k, id);
+        }
+        d = &p->defs[id];
+        if (++d->count == 1) {
+            d->fid = fid;
+            d->first = p->deco_line ? p->deco_line : line;
+            d->last = line;
+        }
+        if (pb_grow((void **)&p->open, &p->copen, p->nopen + 1, sizeof *p->open) < 0)
+            return -1;
+        p->open[p->nopen].def = id;
+        p->open[p->nopen++].indent = indent;
+    }
+    p->deco_line = 0;
+    p->last_code = line;
+    return 0;
+}
+
+static void pe_scan_end(pb_present *p, uint32_t fid, uint32_t lines)
+{
+    pe_close(p, 0);
+    if (!p->prog_fid && lines) {
+        p->prog_fid = fid;
+        p->prog_lines = lines;
+    }
+}
+
+/* a Pynytprof SUB_INFO without lines: those of its definition, if known */
+static void pe_place(pb_present *p, pb_chunk *c)
+{
+    const char *nm = c->s[0].ptr ? c->s[0].ptr : "";
+    size_t len = c->s[0].len, j;
+    uint32_t id;
+    if (c->u[1] || c->u[2])
+        return;
+    for (j = len; j >= 2; j--)
+        if (nm[j - 1] == ':' && nm[j - 2] == ':')
+            break;
+    if (j >= 2) {
+        nm += j;
+        len -= j;
+    }
+    if (len == 8 && memcmp(nm, "<module>", 8) == 0) {
+        if (p->prog_fid) {
+            c->u[0] = p->prog_fid;
+            c->u[1] = 1;
+            c->u[2] = p->prog_lines;
+        }
+        return;
+    }
+    if (!p->ndefs || (id = pe_def_find(p, nm, len, NULL)) == PB_INDEX_NONE || p->defs[id].count != 1)
+        return;
+    c->u[0] = p->defs[id].fid;
+    c->u[1] = p->defs[id].first;
+    c->u[2] = p->defs[id].last;
+}
 
 /* ---- call stacks from call edges ---------------------------------------------
  * A stream with SUB_CALLERS but no SUB_RETURN (Pynytprof: it records caller ->
@@ -492,8 +664,10 @@ static int present_chunk(pb_sink *self, const pb_chunk *c)
         p->ticks_per_sec = strtod(b, NULL);
     }
     if (!p->active) {
-        if (c->tag == PB_T_ATTRIBUTE && c->s[0].len == 13 && memcmp(c->s[0].ptr, "source_format", 13) == 0)
+        if (c->tag == PB_T_ATTRIBUTE && c->s[0].len == 13 && memcmp(c->s[0].ptr, "source_format", 13) == 0) {
             p->active = 1;
+            p->pyn = c->s[1].len == 9 && memcmp(c->s[1].ptr, "pynytprof", 9) == 0;
+        }
         return fwd(p, c);
     }
     switch (c->tag) {
@@ -508,6 +682,8 @@ static int present_chunk(pb_sink *self, const pb_chunk *c)
         /* fall through */
     case PB_T_SUB_INFO:
         nc = *c;
+        if (p->pyn && c->tag == PB_T_SUB_INFO)
+            pe_place(p, &nc);
         if (map_name(p, 0, &nc.s[0]) < 0)
             goto nomem;
         return fwd(p, &nc);
@@ -623,6 +799,13 @@ void pb_present_free(pb_present *p)
                 p->stack);
     pb_index_free(&p->subix);
     pb_index_free(&p->edgeix);
+    {
+        size_t i;
+        for (i = 0; i < p->ndefs; i++)
+            free(p->defs[i].name);
+    }
+    PB_FREE_ALL(p->defs, p->open);
+    pb_index_free(&p->defix);
     pb_callev_free(&p->cev);
     free(p);
 }

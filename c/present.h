@@ -32,6 +32,11 @@
  * max_line lines; bytes as they are).  nytprofhtml then shows the code and
  * never compares the file on disk with the profile's time.  At the end one
  * warning names the files not found.
+ *
+ * Pynytprof (ATTRIBUTE source_format pynytprof): the def / class headers of
+ * each file embedded are noted, and a SUB_INFO with lines 0-0 whose name is
+ * defined there exactly once gets its fid and lines (<module>: the first
+ * file, all of it), so nytprofhtml does not take it for an xsub.
  */
 #ifndef PB_PRESENT_H
 #define PB_PRESENT_H

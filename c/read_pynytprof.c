@@ -25,12 +25,26 @@
  *     record's calls, the S exc_ticks are spread over those statements in proportion to
  *     the logged durations; lines whose log count disagrees are emitted from S alone.
  *   - D names -> subs "main::<name>" ('.' -> '::'), SUB_INFO (fid 1, lines 0-0:
- *     Pynytprof records no definition lines).  Dialect C has no names: subs are called
- *     "main::pynytprof_sid_<sid>".
- *   - C edge (caller_sid, callee_sid, calls, ticks, sub_ticks) -> SUB_CALLERS on fid 1,
- *     line 0 (no call site recorded), incl = ticks/ticks_per_sec, excl = sub_ticks/tps.
+ *     Pynytprof records no definition lines; present.c finds them in the source it
+ *     embeds).  Dialect C has no names: subs are called "main::pynytprof_sid_<sid>".
+ *   - C edges (caller_sid, callee_sid, calls, ticks, sub_ticks): ticks are the summed
+ *     durations of the calls, each call timed on its own (a recursive call's time
+ *     is also inside its caller's); sub_ticks == ticks in every file Pynytprof
+ *     wrote, so it is not used.  The edges are kept (one per caller -> callee pair)
+ *     and sent at the end as SUB_CALLERS on fid 1, line 0 (no call site recorded),
+ *     with NYTProf's meaning:
+ *       exclusive ticks of sub s, exact: E(s) = sum of its in-edge ticks - sum of its
+ *         out-edge ticks (time in s's calls minus time in the calls they made), 0 when
+ *         that is negative (<module>, whose own call is never timed);
+ *       a self edge (s -> s) is recursion, as NYTProf counts it: incl 0, its ticks in
+ *         reci_time (rec_depth 0: not recorded); the other edges incl = ticks;
+ *       E(s) is shared among s's in-edges: without a self edge by their ticks; with
+ *         one, each other edge by its call count (every call of s taken to cost the
+ *         same), at most its ticks, and the self edge the rest.
  *   - PID_START/PID_END synthesised where missing (pid 0; start = basetime/start_time;
- *     end = start + the largest of total exclusive ticks, line inclusive ticks, edge ticks).
+ *     end = start + the largest of: the lines' exclusive ticks, the subs' exclusive
+ *     ticks (each sum is time the run spent), the longest non-recursive edge).
+ *     Line and recursive edge inclusive ticks overlap themselves and are not used.
  *   - ATTRIBUTEs source_format=pynytprof, source_dialect=A|B|C|D; :nv_size forced to 8;
  *     :ticks_per_sec kept when valid, else 10000000; :cumulative_overhead_ticks=0 added.
  */
@@ -156,7 +170,8 @@ typedef struct {
     uint32_t pid, ppid;
     int pid_started, pid_ended, saw_overhead, saw_application, tps_emitted, saw_basetime;
     int have_calls;
-    uint64_t sum_ticks, max_ticks;
+    uint64_t sum_ticks, max_ticks; /* lines' exclusive ticks; longest non-recursive edge */
+    double sum_sub_ticks;          /* the subs' exclusive ticks (emit_edges) */
     pb_budget budget; /* model.h */
     uint64_t budget_total;
 
@@ -168,6 +183,14 @@ typedef struct {
     pyn_map linemap;        /* (our fid << 32 | line) -> index in lines (dialect C) */
     pyn_line *lines;
     size_t nlines, linecap;
+    pyn_map edgemap;        /* (caller idx << 32 | callee idx) -> index in edges */
+    struct pyn_edge {
+        uint32_t ci, ce;    /* caller, callee: indexes in subs */
+        uint64_t calls, ticks;
+    } *edges;
+    size_t nedges, edgecap;
+    int edges_sent;
+    char *app_pending;      /* the header's ":application=-e", until the program's path is known */
     int log_seen, s_after_log_warned, names_note_done, version_done;
 
     char *sbuf;             /* scratch for strings */
@@ -577,6 +600,16 @@ static pb_status text_chunk(pyn *r, unsigned char tag)
         } else if (KEYIS("cumulative_overhead_ticks")) {
             r->saw_overhead = 1;
         } else if (KEYIS("application")) {
+            if (val.len == 2 && memcmp(val.ptr, "-e", 2) == 0 && !r->app_pending) {
+                /* Pynytprof's B writer puts "-e" there whatever it ran: the
+                 * program's path (the first F file) replaces it, else it comes
+                 * at the end as it was */
+                r->app_pending = (char *)malloc(3);
+                if (!r->app_pending)
+                    return oom(r);
+                memcpy(r->app_pending, "-e", 3);
+                return PB_OK;
+            }
             r->saw_application = 1;
         }
 #undef KEYIS
@@ -647,8 +680,10 @@ static pb_status chunk_F_full(pyn *r)
         TRY(new_fid(r, &ours, flags, size, mtime, pb_str_make(r->sbuf, len, 0)));
         if (!map_put(&r->fidmap, file_fid, ours))
             return oom(r);
-        if (!r->saw_application && r->dialect == 'A') {
+        if ((!r->saw_application && r->dialect == 'A') || r->app_pending) {
             r->saw_application = 1;
+            free(r->app_pending);
+            r->app_pending = NULL;
             TRY(emit_attr(r, "application", r->sbuf));
         }
     }
@@ -731,8 +766,6 @@ static pb_status chunk_S(pyn *r)
         if (!map_get(&r->fidmap, file_fid, &fid))
             TRY(lost_fid(r, file_fid, &fid));
         r->sum_ticks += exc;
-        if (inc > r->max_ticks)
-            r->max_ticks = inc;
         if (r->dialect == 'C') {
             uint32_t idx;
             if (r->log_seen) {
@@ -876,24 +909,123 @@ static pb_status chunk_D_log(pyn *r)
     return PB_OK;
 }
 
+/* a caller -> callee pair; records of the same pair add up */
+static pb_status add_edge(pyn *r, uint32_t ci, uint32_t ce, uint32_t calls, uint64_t ticks)
+{
+    uint64_t key = ((uint64_t)ci << 32) | ce;
+    uint32_t i;
+    if (!map_get(&r->edgemap, key, &i)) {
+        TRY(grow(r, (void **)&r->edges, &r->edgecap, r->nedges + 1, sizeof *r->edges));
+        i = (uint32_t)r->nedges++;
+        memset(&r->edges[i], 0, sizeof r->edges[i]);
+        r->edges[i].ci = ci;
+        r->edges[i].ce = ce;
+        if (!map_put(&r->edgemap, key, i))
+            return oom(r);
+    }
+    r->edges[i].calls += calls;
+    r->edges[i].ticks = ticks > UINT64_MAX - r->edges[i].ticks ? UINT64_MAX : r->edges[i].ticks + ticks;
+    return PB_OK;
+}
+
+/* the edges as SUB_CALLERS with NYTProf's inclusive / exclusive / recursive
+ * times (the rule is at the top of this file) */
+static pb_status emit_edges(pyn *r)
+{
+    size_t n = r->nsubs, i;
+    double *in, *out, *given, *in_other;
+    uint64_t *calls_in;
+    unsigned char *self;
+    uint32_t fid;
+    pb_status st = PB_OK;
+    if (r->edges_sent || !r->nedges)
+        return PB_OK;
+    r->edges_sent = 1;
+    in = (double *)calloc(n + 1, sizeof *in);
+    out = (double *)calloc(n + 1, sizeof *out);
+    given = (double *)calloc(n + 1, sizeof *given);
+    in_other = (double *)calloc(n + 1, sizeof *in_other);
+    calls_in = (uint64_t *)calloc(n + 1, sizeof *calls_in);
+    self = (unsigned char *)calloc(n + 1, 1);
+    if (!in || !out || !given || !in_other || !calls_in || !self) {
+        st = oom(r);
+        goto done;
+    }
+    for (i = 0; i < r->nedges; i++) {
+        const struct pyn_edge *e = &r->edges[i];
+        in[e->ce] += (double)e->ticks;
+        out[e->ci] += (double)e->ticks;
+        calls_in[e->ce] += e->calls;
+        if (e->ci == e->ce)
+            self[e->ce] = 1;
+        else {
+            in_other[e->ce] += (double)e->ticks;
+            if (e->ticks > r->max_ticks)
+                r->max_ticks = e->ticks;
+        }
+    }
+    r->sum_sub_ticks = 0;
+    for (i = 0; i < n; i++) {
+        in[i] = in[i] > out[i] ? in[i] - out[i] : 0; /* in[] is now E(s) */
+        r->sum_sub_ticks += in[i];
+    }
+    /* the non-recursive edges first: what they take, the self edge gets the rest */
+    for (i = 0; i < r->nedges; i++) {
+        const struct pyn_edge *e = &r->edges[i];
+        double x;
+        if (e->ci == e->ce)
+            continue;
+        if (self[e->ce])
+            x = calls_in[e->ce] ? in[e->ce] * ((double)e->calls / (double)calls_in[e->ce]) : 0;
+        else
+            x = in_other[e->ce] > 0 ? in[e->ce] * ((double)e->ticks / in_other[e->ce]) : 0;
+        if (x > (double)e->ticks)
+            x = (double)e->ticks;
+        given[e->ce] += x;
+    }
+    if ((st = sub_fid(r, &fid)) != PB_OK)
+        goto done;
+    for (i = 0; i < r->nedges; i++) {
+        const struct pyn_edge *e = &r->edges[i];
+        double ticks = (double)e->ticks, incl, excl, reci;
+        if (e->ci == e->ce) {
+            excl = in[e->ce] > given[e->ce] ? in[e->ce] - given[e->ce] : 0;
+            incl = 0;
+            reci = ticks;
+        } else {
+            if (self[e->ce])
+                excl = calls_in[e->ce] ? in[e->ce] * ((double)e->calls / (double)calls_in[e->ce]) : 0;
+            else
+                excl = in_other[e->ce] > 0 ? in[e->ce] * (ticks / in_other[e->ce]) : 0;
+            if (excl > ticks)
+                excl = ticks;
+            incl = ticks;
+            reci = 0;
+        }
+        pb_chunk_sub_callers(&r->c, fid, 0, e->calls > UINT32_MAX ? UINT32_MAX : (uint32_t)e->calls, incl / r->tps,
+                             excl / r->tps, reci / r->tps, 0, pb_str_c(r->subs[e->ce].name),
+                             pb_str_c(r->subs[e->ci].name));
+        if ((st = emit(r)) != PB_OK)
+            goto done;
+    }
+done:
+    PB_FREE_ALL(in, out, given, in_other, calls_in, self);
+    return st;
+}
+
 /* C: {u32 caller_sid, u32 callee_sid, u32 calls, u64 ticks, u64 sub_ticks}* */
 static pb_status chunk_C(pyn *r)
 {
     TRY(rec28_len(r, "call-edge record"));
     while (pb_src_offset(r->s) < r->chunk_end) {
-        uint32_t u[3], ci, ce, fid; /* caller sid, callee sid, calls */
-        uint64_t w[2];              /* ticks, sub_ticks */
+        uint32_t u[3], ci, ce; /* caller sid, callee sid, calls */
+        uint64_t w[2];         /* ticks, sub_ticks */
         TRY(rec28(r, "call-edge record", u, w));
         TRY(use_sub(r, u[0], &ci));
         TRY(use_sub(r, u[1], &ce));
-        TRY(sub_fid(r, &fid));
         if (u[2])
             r->have_calls = 1;
-        if (w[0] > r->max_ticks)
-            r->max_ticks = w[0];
-        pb_chunk_sub_callers(&r->c, fid, 0, u[2], (double)w[0] / r->tps, (double)w[1] / r->tps, 0.0, 0,
-                             pb_str_c(r->subs[ce].name), pb_str_c(r->subs[ci].name));
-        TRY(emit(r));
+        TRY(add_edge(r, ci, ce, u[2], w[0]));
     }
     return PB_OK;
 }
@@ -1164,11 +1296,20 @@ static pb_status finish(pyn *r)
         }
     }
     TRY(before_data(r));
+    TRY(emit_edges(r));
+    if (r->app_pending) {
+        TRY(emit_attr(r, "application", r->app_pending));
+        free(r->app_pending);
+        r->app_pending = NULL;
+    }
     if (!r->saw_overhead)
         TRY(emit_attr(r, "cumulative_overhead_ticks", "0"));
     if (!r->pid_ended) {
-        uint64_t t = r->sum_ticks > r->max_ticks ? r->sum_ticks : r->max_ticks;
-        double d = (double)t / r->tps, end;
+        double t = (double)(r->sum_ticks > r->max_ticks ? r->sum_ticks : r->max_ticks);
+        double d, end;
+        if (r->sum_sub_ticks > t)
+            t = r->sum_sub_ticks;
+        d = t / r->tps;
         if (d < 1e-6)
             d = 1e-6;
         end = r->start_time + d;
@@ -1176,6 +1317,10 @@ static pb_status finish(pyn *r)
             d *= 2;
             end = r->start_time + d;
         }
+        /* no shorter than d once rounded (an epoch start leaves ~0.2 us of
+         * precision): NYTProf's run must hold every sub's exclusive time */
+        while (end - r->start_time < d && end < 1e300)
+            end += (end > 0 ? end : -end) * 2.3e-16 + 1e-300;
         r->pid_ended = 1;
         pb_chunk_pid_end(&r->c, r->pid, end);
         TRY(emit(r));
@@ -1287,11 +1432,12 @@ static void pyn_cleanup(void *p)
     size_t i;
     for (i = 0; i < r->nsubs; i++)
         free(r->subs[i].name);
-    PB_FREE_ALL(r->subs, r->lines, r->sbuf, r->nbuf);
+    PB_FREE_ALL(r->subs, r->lines, r->sbuf, r->nbuf, r->edges, r->app_pending);
     nytp_rec_free(&r->v);
     map_free(&r->fidmap);
     map_free(&r->sidmap);
     map_free(&r->linemap);
+    map_free(&r->edgemap);
     free(r);
 }
 

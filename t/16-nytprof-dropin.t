@@ -6,7 +6,10 @@
 #  * every first line NYTProf 6.12's reader accepts (it parses it with
 #    sscanf "NYTProf %d %d\n": any white space or none, signs, leading zeros,
 #    trailing text, any length, a negative or overflowing minor), ours
-#    accepts with the same VERSION chunk; what it refuses, ours refuses.
+#    accepts with the same VERSION chunk; what it refuses, ours refuses;
+#  * $. is localised as NYTProf's reader localises it (its value after the
+#    call, with and without a filehandle read before, in and after callbacks
+#    that read or die) and the return value is undef, (undef) in list context.
 # The expectations are literal (what NYTProf 6.12 does, measured); where
 # Devel::NYTProf is installed they are also checked against it live.
 use strict;
@@ -51,6 +54,75 @@ PL
         filename => $src);
     is($seen, '7 table', 'tag table: $! and $@ inside the callback are the caller\'s');
     is(($! + 0) . " $@", '7 table', 'tag table: and after');
+}
+
+# ---- $. and the return value -----------------------------------------------------
+{
+    my $script = "$tmp/dot.pl";
+    spew_raw($script, <<'PL');
+use strict; use warnings;
+my ($mod, $file, $self) = @ARGV;
+eval "require $mod; 1" or die $@;
+my $fc = \&{"${mod}::for_chunks"};
+open STDERR, '>', '/dev/null' or die;    # NYTProf's "Reading ..." chatter
+sub show { my $v = shift; defined $v ? "'$v'" : 'undef' }
+my @out;
+my $run = sub { $fc->(@_, filename => $file, quiet => 1) };
+my @r = $run->(sub { });
+push @out, 'list: (' . join(',', map { show($_) } @r) . ')';
+push @out, 'after, no handle read: ' . show($.);
+my $s = $run->(sub { });
+push @out, 'scalar: ' . show($s);
+my $seen;
+$run->(sub { $seen = $. if $_[0] eq 'PID_START' });
+push @out, 'inside: ' . show($seen);
+$. = 41;
+$run->(sub { });
+push @out, 'after $. = 41, no handle: ' . show($.);
+open my $fh, '<', $self or die; <$fh> for 1 .. 3;
+$run->(sub { });
+push @out, 'after reading 3 lines: ' . show($.) . ' handle ' . $fh->input_line_number;
+open my $fh2, '<', $self or die;
+$run->(sub { <$fh2> if $_[0] eq 'VERSION' });
+push @out, 'callback read a line of another handle: ' . show($.) . ' other ' . $fh2->input_line_number;
+$. = 3;
+eval { $run->(sub { die "stop\n" if $_[0] eq 'PID_START' }); 1 };
+push @out, 'callback died: ' . show($.) . ' handle ' . $fh->input_line_number . ' ' . $@;
+{ local $.; $run->(sub { }); push @out, 'in local $.: ' . show($.); }
+push @out, 'after local: ' . show($.);
+close $fh;
+push @out, 'after close: ' . show($.);
+print "$_\n" for @out;
+PL
+    # what Devel::NYTProf 6.12's for_chunks does, measured on this file
+    my $want = <<'OUT';
+list: (undef)
+after, no handle read: undef
+scalar: undef
+inside: '28'
+after $. = 41, no handle: '41'
+after reading 3 lines: '2645' handle 2645
+callback read a line of another handle: '0' other 2645
+callback died: '28' handle 28 stop
+
+in local $.: '2645'
+after local: '2645'
+after close: '0'
+OUT
+    my $run = sub {
+        my ($module) = @_;
+        my $out = `'$^X' -Mblib '$script' $module '$src' '$script'`;
+        return ($? == 0, $out);
+    };
+    my ($ok, $got) = $run->('Devel::ProfileBridge::ReadStream');
+    ok($ok, '$. script runs with our reader');
+    is($got, $want, '$. before, inside and after for_chunks, and its return value, as NYTProf 6.12\'s');
+  SKIP: {
+        skip 'Devel::NYTProf is not installed', 2 unless $nytprof;
+        my ($tok, $theirs) = $run->('Devel::NYTProf::ReadStream');
+        ok($tok, '$. script runs with NYTProf\'s reader');
+        is($got, $theirs, '$. and the return value: the same as NYTProf\'s reader, side by side');
+    }
 }
 
 # ---- header lines -------------------------------------------------------------

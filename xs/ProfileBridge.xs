@@ -353,7 +353,11 @@ static xs_sink *new_xs_sink(pTHX_ SV *callback)
         x->t_sv[i] = newSV(0);
     }
     x->i_sv = newSV(0);
-    x->seq_sv = get_sv(".", GV_ADD);
+    /* $. localised as NYTProf's reader does it (save_scalar: the caller's
+     * value and PL_last_in_gv come back at the caller's LEAVE, also when a
+     * callback dies); the counter of a filehandle read last keeps the last
+     * chunk number, as under NYTProf */
+    x->seq_sv = save_scalar(gv_fetchpvs(".", GV_ADD, SVt_IV));
     x->sink.chunk = xs_chunk;
     x->sink.warn = xs_warn;
     x->sink.wants = x->wants;

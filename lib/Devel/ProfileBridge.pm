@@ -256,14 +256,14 @@ sub for_chunks {
         }
         $! = $errno;
         _for_chunks_statprofiler_files($cb, [@$files], _xs_opts(\%opts));
-        return;
+        return undef;    # (undef) in list context, as NYTProf's reader returns
     }
     my $file = defined $opts{filename} ? $opts{filename} : 'nytprof.out';
     _with_input($file, \%opts, sub {
         $! = $errno;
         _for_chunks($cb, $_[0], $opts{format}, _xs_opts(\%opts));
     });
-    return;
+    return undef;    # (undef) in list context, as NYTProf's reader returns
 }
 
 # what this build can read and write: the libraries it was linked with
@@ -878,9 +878,63 @@ per C<TIME_LINE> (a C<DISCOUNT> makes the next one count 0), so a line run N
 times becomes N C<TIME_LINE>s sharing its exclusive ticks; inclusive ticks
 are kept as C<ATTRIBUTE pynytprof_inc_ticks:E<lt>fidE<gt>:E<lt>lineE<gt>>.
 Dialect C's statement log orders them.  Python names become
-C<main::name>; subs have lines 0-0 and calls have call site fid 1, line 0,
-because the files record neither.  C<PID_START>/C<PID_END> are synthesised
-where a dialect lacks them.
+C<main::name>.  C<PID_START>/C<PID_END> are synthesised where a dialect
+lacks them.
+
+Call edges (B, C) become C<SUB_CALLERS> as NYTProf counts calls.  Pynytprof
+times each call on its own, so a recursive call's time is also inside the
+call that made it.  A sub's exclusive time is exact: the time of its calls
+minus the time of the calls they made (0 where that is negative: the main
+program, whose own call Pynytprof never times).  A self edge (C<f -E<gt> f>)
+is recursion: inclusive 0, its time as C<reci_time>, as NYTProf records a
+call into a sub already running.  The exclusive time is shared among a
+sub's callers by their time, or, for a recursive sub, by call count (every
+call taken to cost the same).  The run lasts at least as long as all lines'
+exclusive time and all subs' exclusive time, so no sub exceeds it.  Where the
+header says C<application=-e> (dialect B always does), the program's path
+(its first file) is the application, which C<nytprofhtml> shows as the
+report's title.
+
+What each dialect lacks, and what the report then shows:
+
+=over
+
+=item A
+
+No sub data (its C<D> and C<C> chunks are empty): no subs, no calls, no
+flame graph (C<calls=0>); a line's inclusive time equals its exclusive time.
+
+=item B
+
+Sub names are Python's C<co_name> without class or module, and a sub has no
+definition lines.  When C<convert> embeds the program (found as under
+L</Source>), each name defined there once by C<def>, C<async def> or C<class>
+gets that fid and its lines (from its first decorator or its header line to
+the block's last line with code, by indentation), and C<E<lt>moduleE<gt>> the
+whole program: C<nytprofhtml> shows them as subs, not as xsubs.  Names
+defined more than once (the same method name in two classes: the file
+merges them), comprehensions and lambdas (C<E<lt>listcompE<gt>>,
+C<E<lt>lambdaE<gt>>), code outside the program (runpy's C<_run_code>), and
+every sub when the source is not found or C<< source => 0 >>, keep lines 0-0
+and are shown as xsubs.  Call edges have no call line: every call is at
+line 0 ("Profile data that couldn't be associated with a specific line").
+No recursion depth is recorded (C<rec_depth> 0), so C<nytprofhtml> does not
+print its "recursion: max depth" note.
+
+=item C
+
+As B, and the file's path and sub names are not in the file: the file is
+C<pynytprof-fidE<lt>NE<gt>-path-not-recorded>, subs are
+C<main::pynytprof_sid_E<lt>sidE<gt>>, so neither source nor definition lines
+can be found.
+
+=item D
+
+NYTProf tokens: sub definitions (C<s>) and call edges (C<c>) keep the lines
+they carry; but the files Pynytprof wrote in this dialect hold no statement
+or sub data at all (an empty report).
+
+=back
 
 =head1 PERL PROFILES AS STACKS
 
@@ -978,9 +1032,10 @@ samples × C<sample_interval_us>; EasyProfiler: ns either way), with the names
 above.  Pynytprof files record caller → callee pairs, not stacks: their call
 events are rebuilt from that call graph as C<gprof> does (from each sub no
 other sub calls, each callee appears under every caller with the share of its
-time that came through that call; recursion stays folded into the outer
-frame; when the file's own times add up to more than the run lasted, they are
-scaled to fit it).  Pynytprof dialects without call data (A, D) get
+time that came through that call, its weight its exclusive time (see
+L</Pynytprof>); recursion stays folded into the outer frame; a dialect D
+file whose own times add up to more than its run is scaled to fit it).  Pynytprof
+dialects without call data (A, D) get
 C<OPTION calls=0>: no flame graph rather than an empty one.  Very deep
 stacks (deep recursion) make C<nytprofcalls> print Perl's own
 C<Deep recursion> warnings, as they do for a real Perl profile.
@@ -999,12 +1054,47 @@ profiler's own line times and call counts.
 
 =head2 Dates
 
-C<basetime>, which C<nytprofhtml> prints as "Run on", is wall-clock time:
-Tachyon's from the file's modification time minus the profile's duration
-(the file has only a monotonic start), EasyProfiler's likewise (its times are
-CPU cycles), StatProfiler's from the genealogy id's start time, Pynytprof's
-as recorded.  So a file copied without keeping its modification time (a
-fresh checkout, standard input) dates the report at the copy.
+C<basetime>, which C<nytprofhtml> prints as "Run on" (and pprof as
+C<time_nanos>), is wall-clock seconds.  Where each format's comes from:
+
+=over
+
+=item NYTProf
+
+the file's own C<basetime> (the profiled program's C<$^T>).
+
+=item StatProfiler
+
+the time word of the genealogy id in the trace's header: when
+Devel::StatProfiler began profiling that process (a whole run: its first
+file's).
+
+=item Pynytprof
+
+the file's: the header's C<:basetime> (dialects B, C, D: when Pynytprof
+started), dialect A's C<start_time> (nanoseconds, to whole seconds).
+
+=item Tachyon
+
+not in the file (its start time is a monotonic clock, time since boot): the
+file's B<modification time> (written when profiling ended) B<minus the
+run's length> (the stats trailer's duration, else samples × interval), in
+whole seconds.  A profile read from memory keeps the monotonic seconds.
+
+=item EasyProfiler
+
+not in the file (its times are CPU cycles): the file's B<modification time
+minus the capture's length> (the header's begin to end time), in whole
+seconds.  A profile read from memory has none.
+
+=back
+
+So for Tachyon and EasyProfiler the date is only as good as the file's
+modification time: a copy that does not keep it (a C<git clone>, a
+download, C<cp> without C<-p>) dates the report at the copy; standard input
+is dated when it is read; a gzip-compressed file is dated by the time its
+gzip header records (else the F<.gz> file's modification time).  C<merge>
+takes the first input's date.
 
 =head2 Threads and processes
 

@@ -75,7 +75,13 @@ C<SUB_INFO> and C<SUB_CALLERS> costs a fraction of a full pass.
 
 As with NYTProf, the argument scalars are reused between calls (they are
 aliased in C<@_>): copy them if you keep them.  C<$.> is set to the chunk
-sequence number (C<VERSION> is 0) before each call.
+sequence number (C<VERSION> is 0) before each call.  As NYTProf does,
+C<$.> is localised for the whole call: afterwards (also after a callback
+died) it is what the caller had, C<undef> if no filehandle was read yet;
+if one was, C<$.> reads that handle's line counter, which NYTProf, and so
+we, leave at the last chunk number.
+
+C<for_chunks> returns C<undef>: C<(undef)> in list context, as NYTProf's.
 
 =item filename => $file
 
