@@ -1,4 +1,5 @@
 /* collapsed.c - stack samples -> collapsed stacks (see collapsed.h). */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "collapsed.h"
@@ -211,11 +212,9 @@ static pb_status cs_sample(pb_sample_sink *self, uint64_t thread_key, const uint
         t->cur.path[j] = node;
     }
     pb_stack_cursor_end(&t->cur, ids, depth);
-    if (c->side)
-        c->nodes[t->cur.path[depth - 1]].count2 += weight;
-    else
-        c->nodes[t->cur.path[depth - 1]].count += weight;
-    return PB_OK;
+    /* exact sums (a merge's weights are ns: they can reach 2^63) */
+    return pb_checked_add(c->err, c->side ? &c->nodes[t->cur.path[depth - 1]].count2 : &c->nodes[t->cur.path[depth - 1]].count,
+                          weight, "a stack's weight", "");
 }
 
 typedef struct {
@@ -293,12 +292,12 @@ static pb_status write_lines(pb_collapse *c)
                                   (unsigned long long)lines[i].count2)
                         : fprintf(c->out, "%s %llu\n", lines[i].text, (unsigned long long)lines[i].count);
         if (w < 0) {
-            st = pb_fail(c->err, PB_ERR_IO, 0, "cannot write the collapsed stacks");
+            st = pb_fail_write(c->err, "the collapsed stacks", errno);
             goto done;
         }
     }
     if (fflush(c->out) != 0)
-        st = pb_fail(c->err, PB_ERR_IO, 0, "cannot write the collapsed stacks");
+        st = pb_fail_write(c->err, "the collapsed stacks", errno);
 done:
     for (i = 0; i < nlines; i++)
         free(lines[i].text);

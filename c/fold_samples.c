@@ -378,9 +378,19 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
         if ((st = pb_model_time_lines(&f->m, weight, tpw, 0, 0, f->m.files[leaf->file].fid, leaf->line)) != PB_OK)
             return st;
     }
-    if (timestamp + tpw > t->end_ts)
-        t->end_ts = timestamp + tpw; /* the last sample covers one interval */
-    t->sampled += weight * tpw;
+    {
+        /* ticks, exact: a wrapped sum would end the process before it starts */
+        uint64_t end = timestamp, ticks;
+        if ((st = pb_checked_add(f->err, &end, tpw, "a sample's end", "ticks")) != PB_OK ||
+            (st = pb_checked_mul(f->err, weight, tpw, "a sample's time", "ticks", &ticks)) != PB_OK ||
+            (st = pb_checked_add(f->err, &t->sampled, ticks, "a thread's sampled time", "ticks")) != PB_OK)
+            return st;
+        if (t->first_ts > (uint64_t)INT64_MAX - t->sampled)
+            return pb_fail_nooff(f->err, PB_ERR_LIMIT, "a thread's end of %llu + %llu ticks does not fit 63 bits",
+                                 (unsigned long long)t->first_ts, (unsigned long long)t->sampled);
+        if (end > t->end_ts)
+            t->end_ts = end; /* the last sample covers one interval */
+    }
     t->weight += weight;
     return PB_OK;
 }

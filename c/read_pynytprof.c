@@ -1328,6 +1328,7 @@ pb_status pb_read_pynytprof(pb_source *src, const pb_options *opt, pb_sink *sink
         st = finish(r);
         if (st == PB_OK) {
             *err = keep;
+            pb_src_error_to_file(src, err); /* the cut's offset in the file, not in the inflated data */
             st = pb_salvage_warn(err, sink, "%llu chunk%s", (unsigned long long)n, n == 1 ? "" : "s");
         } else if (err->status == PB_OK) {
             err->status = st;

@@ -53,6 +53,16 @@ static UV opt_uv(pTHX_ HV *hv, const char *key)
     return SvUV(*svp);
 }
 
+/* a 32-bit limit or pid: a bigger value is refused, never cut to its low
+ * bits (the Perl API checks first; this guards the XS entry points) */
+static uint32_t opt_u32(pTHX_ HV *hv, const char *key)
+{
+    UV v = opt_uv(aTHX_ hv, key);
+    if (v > (UV)UINT32_MAX)
+        croak("Devel::ProfileBridge: %s must be at most 4294967295, not %" UVuf, key, v);
+    return (uint32_t)v;
+}
+
 /* options.progress -> the Perl code reference (done, total); its errors are
  * ignored: a progress display must never stop a conversion */
 static void progress_cb(void *ud, uint64_t done, uint64_t total)
@@ -106,11 +116,11 @@ static void fill_options(pTHX_ HV *hv, pb_options *o)
         return;
     o->max_decompressed_bytes = opt_uv(aTHX_ hv, "max_decompressed_bytes");
     o->max_record_size = opt_uv(aTHX_ hv, "max_record_size");
-    o->max_stack_depth = (uint32_t)opt_uv(aTHX_ hv, "max_stack_depth");
-    o->max_strings = (uint32_t)opt_uv(aTHX_ hv, "max_strings");
-    o->max_frames = (uint32_t)opt_uv(aTHX_ hv, "max_frames");
+    o->max_stack_depth = opt_u32(aTHX_ hv, "max_stack_depth");
+    o->max_strings = opt_u32(aTHX_ hv, "max_strings");
+    o->max_frames = opt_u32(aTHX_ hv, "max_frames");
     o->max_statements = (uint64_t)opt_uv(aTHX_ hv, "max_statements");
-    o->max_line = (uint32_t)opt_uv(aTHX_ hv, "max_line");
+    o->max_line = opt_u32(aTHX_ hv, "max_line");
     o->salvage = (int)opt_uv(aTHX_ hv, "salvage");
     o->jobs = (int)opt_uv(aTHX_ hv, "jobs");
     svp = hv_fetchs(hv, "progress", 0);
@@ -128,7 +138,7 @@ static void fill_options(pTHX_ HV *hv, pb_options *o)
     svp = hv_fetchs(hv, "pid", 0);
     if (svp && SvOK(*svp)) {
         o->have_pid = 1;
-        o->pid = (uint32_t)SvUV(*svp);
+        o->pid = opt_u32(aTHX_ hv, "pid");
     }
     svp = hv_fetchs(hv, "thread", 0);
     if (svp && SvOK(*svp)) {
@@ -285,6 +295,17 @@ static int xs_chunk(pb_sink *self, const pb_chunk *c)
     return 0;
 }
 
+/* warn with msg's control bytes escaped (error.h): a name from a profile
+ * reaches the terminal as text */
+static void warn_escaped(pTHX_ const char *msg)
+{
+    size_t cap = strlen(msg) * 4 + 1;
+    char *b = (char *)safemalloc(cap);
+    SAVEFREEPV(b);
+    pb_escape_controls(msg, b, cap);
+    warn("%s\n", b);
+}
+
 static void xs_warn(pb_sink *self, const char *msg)
 {
     xs_sink *x = (xs_sink *)self->ctx;
@@ -292,7 +313,9 @@ static void xs_warn(pb_sink *self, const char *msg)
     dTHXa(x->interp);
 #endif
     PERL_UNUSED_VAR(x);
-    warn("%s\n", msg);
+    ENTER;
+    warn_escaped(aTHX_ msg);
+    LEAVE;
 }
 
 static SV *code_of(pTHX_ SV *sv, const char *what)
@@ -402,7 +425,16 @@ static void held_warn_cb(void *ud, const char *msg)
 #ifdef MULTIPLICITY
     dTHXa(hw->interp);
 #endif
-    sv_catpv(hw->lines, msg);
+    {
+        /* escaped here: held_warnings_emit splits at the newlines */
+        size_t cap = strlen(msg) * 4 + 1;
+        char *b = (char *)malloc(cap);
+        if (!b)
+            return;
+        pb_escape_controls(msg, b, cap);
+        sv_catpv(hw->lines, b);
+        free(b);
+    }
     sv_catpvs(hw->lines, "\n");
 }
 
@@ -432,7 +464,9 @@ static void perl_warn_cb(void *ud, const char *msg)
 #else
     PERL_UNUSED_ARG(ud);
 #endif
-    warn("%s\n", msg);
+    ENTER;
+    warn_escaped(aTHX_ msg);
+    LEAVE;
 }
 
 /* ---- writer handles ------------------------------------------------------ *
@@ -752,7 +786,7 @@ pbxs__convert(in, format_sv, opts, out, level)
         if (st != PB_OK)
             croak_pb(aTHX_ &err);
 
-void
+UV
 pbxs__convert_stacks(in, format_sv, opts, out, to)
         const char *in
         SV *format_sv
@@ -764,6 +798,7 @@ pbxs__convert_stacks(in, format_sv, opts, out, to)
         pb_error err;
         pb_format fmt;
         const pb_stack_output *so;
+        uint64_t samples = 0;
     CODE:
         so = pb_stack_output_named(to);
         if (!so)
@@ -772,8 +807,11 @@ pbxs__convert_stacks(in, format_sv, opts, out, to)
         fill_options(aTHX_ opts, &o);
         if (strcmp(out, "-") == 0)
             PerlIO_flush(PerlIO_stdout());
-        if (pb_convert_stacks(in, fmt, &o, out, so, &err) != PB_OK)
+        if (pb_convert_stacks_n(in, fmt, &o, out, so, &samples, &err) != PB_OK)
             croak_pb(aTHX_ &err);
+        RETVAL = (UV)samples; /* the samples written: 0 for an empty profile */
+    OUTPUT:
+        RETVAL
 
 void
 pbxs__diff_collapsed(before, after, opts, out)
@@ -840,7 +878,7 @@ pbxs__diff_pprof(before, after, opts, out)
         if (pb_diff_pprof(before, after, &o, out, &err) != PB_OK)
             croak_pb(aTHX_ &err);
 
-SV *
+void
 pbxs__convert_statprofiler(in, format_sv, opts, out)
         const char *in
         SV *format_sv
@@ -852,19 +890,21 @@ pbxs__convert_statprofiler(in, format_sv, opts, out)
         pb_format fmt;
         char **names = NULL;
         size_t n = 0, i;
+        uint64_t samples = 0;
         AV *av;
-    CODE:
+    PPCODE:
+        /* (the files written, the samples written: 0 for an empty profile) */
         fmt = format_arg(aTHX_ format_sv);
         fill_options(aTHX_ opts, &o);
-        if (pb_convert_statprofiler(in, fmt, &o, out, &names, &n, &err) != PB_OK)
+        if (pb_convert_statprofiler_n(in, fmt, &o, out, &names, &n, &samples, &err) != PB_OK)
             croak_pb(aTHX_ &err);
         av = newAV();
         for (i = 0; i < n; i++)
             av_push(av, newSVpv(names[i], 0));
         pb_convert_free_names(names, n);
-        RETVAL = newRV_noinc((SV *)av);
-    OUTPUT:
-        RETVAL
+        EXTEND(SP, 2);
+        mPUSHs(newRV_noinc((SV *)av));
+        mPUSHu((UV)samples);
 
 void
 pbxs__for_chunks_statprofiler_files(callback, files, opts)

@@ -19,10 +19,26 @@ sub line    { $_[0]->{line} }
 sub throw {
     my ($class, %f) = @_;
     my $self = bless {%f}, $class;
-    $self->{line} //= defined $self->{offset}
-        ? "$self->{format}: $self->{class}: $self->{message} at byte $self->{offset} of $self->{file}"
-        : "$self->{format}: $self->{class}: $self->{file}: $self->{message}";
+    $self->{line} //= _line($self);
     die $self;
+}
+
+# The one line: what came from a profile (or a file name) is shown with its
+# control bytes (C0, DEL, C1 as UTF-8) as \xHH, as the C core shows them, so
+# it can neither drive the terminal nor split the line.
+sub _esc {
+    my ($s) = @_;
+    return '' unless defined $s;
+    $s =~ s/([\x00-\x1f\x7f]|\xc2[\x80-\x9f])/sprintf '\\x%02x', ord substr $1, -1/ge;
+    $s =~ s/([\x80-\x9f])/sprintf '\\x%02x', ord $1/ge if utf8::is_utf8($s);
+    return $s;
+}
+
+sub _line {
+    my ($e) = @_;
+    my ($f, $c, $m, $file) = ($e->{format}, $e->{class}, _esc($e->{message}), _esc($e->{file}));
+    return "$f: $c: $m at byte $e->{offset} of $file" if defined $e->{offset};
+    return length $file ? "$f: $c: $file: $m" : "$f: $c: $m";
 }
 
 1;
