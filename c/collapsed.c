@@ -149,12 +149,19 @@ static pb_status get_thread(pb_collapse *c, uint64_t key, uint32_t *idx)
     strcpy(t->label, buf);
     *idx = (uint32_t)c->nthreads++;
     pb_index_set(&c->tthreads, j, *idx);
-    /* the thread's root: no lookup asks for it (no parent is NONE) */
-    if (pb_index_reserve(&c->tnodes, c->nnodes, h_node, c) < 0)
-        return C_OOM(c);
-    for (j = pb_index_first(&c->tnodes, 0); pb_index_at(&c->tnodes, j) != PB_INDEX_NONE; j = pb_index_next(&c->tnodes, j))
-        ;
-    return new_node(c, NONE, NONE, *idx, 0, j, &c->threads[*idx].root);
+    /* the thread's root: no lookup asks for it (no parent is NONE), but it
+     * is in the index, so it hashes by its thread: with one hash for every
+     * root, each new thread probed past all the roots before it (quadratic
+     * in threads) */
+    {
+        uint32_t h = pb_mix64(((uint64_t)NONE << 32) | *idx);
+        if (pb_index_reserve(&c->tnodes, c->nnodes, h_node, c) < 0)
+            return C_OOM(c);
+        for (j = pb_index_first(&c->tnodes, h); pb_index_at(&c->tnodes, j) != PB_INDEX_NONE;
+             j = pb_index_next(&c->tnodes, j))
+            ;
+        return new_node(c, NONE, NONE, *idx, h, j, &c->threads[*idx].root);
+    }
 }
 
 static pb_status cs_thread(pb_sample_sink *self, uint64_t key, uint32_t pid, uint32_t ppid, const char *label)
