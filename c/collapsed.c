@@ -56,11 +56,14 @@ static pb_status cs_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
     need--;
     /* the line format's own characters may not appear inside a name: ";"
      * separates frames, a newline ends the line; they (and CR, NUL) are
-     * written as \xNN, so a crafted name can't add stacks */
+     * written as \xNN, so a crafted name can't add stacks; and "\" itself
+     * as \x5C, so a literal "\x3B" in a name is not read back as an
+     * escaped ";" (every \xNN in a line is an escape) */
+#define C_ESCAPED(ch) ((ch) == ';' || (ch) == '\n' || (ch) == '\r' || (ch) == '\0' || (ch) == '\\')
     {
         size_t k, extra = 0;
         for (k = 0; k < need; k++)
-            if (c->namebuf[k] == ';' || c->namebuf[k] == '\n' || c->namebuf[k] == '\r' || c->namebuf[k] == '\0')
+            if (C_ESCAPED(c->namebuf[k]))
                 extra += 3;
         if (extra) {
             static const char hex[] = "0123456789ABCDEF";
@@ -71,7 +74,7 @@ static pb_status cs_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
             c->namebuf[w] = '\0';
             for (k = need; k-- > 0;) {
                 unsigned char ch = (unsigned char)c->namebuf[k];
-                if (ch == ';' || ch == '\n' || ch == '\r' || ch == '\0') {
+                if (C_ESCAPED(ch)) {
                     c->namebuf[--w] = hex[ch & 15];
                     c->namebuf[--w] = hex[ch >> 4];
                     c->namebuf[--w] = 'x';

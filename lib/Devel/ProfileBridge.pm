@@ -1047,7 +1047,8 @@ stack, so a block's stacks add up to its self time and a thread's lines to
 the sum of its blocks' self times, as EasyProfiler's own reader computes
 them.  Inside a name, C<;>, newline, carriage return and NUL (which would
 break the line format) are written as C<\x3B>, C<\x0A>, C<\x0D>,
-C<\x00>.  C<< to => 'statprofiler' >> writes Devel::StatProfiler records
+C<\x00>, and C<\> itself as C<\x5C> (so every C<\xNN> in a line is an
+escape: a reader that decodes them gets the names back exactly).  C<< to => 'statprofiler' >> writes Devel::StatProfiler records
 (sampled input only).
 
 C<< to => 'pprof' >> writes pprof's C<profile.proto>
