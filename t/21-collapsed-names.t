@@ -2,7 +2,7 @@
 # Collapsed stacks are one "frame;frame;... COUNT" line per stack: a name
 # holding ";", a newline, a carriage return or NUL must not split a frame or
 # a line (a crafted function name would inject stacks into the flame graph).
-# Those characters, and "\\" itself, are written as \xNN inside names (documented in
+# Those characters, and a backslash itself, are written as \xNN inside names (documented in
 # profbridge and Devel::ProfileBridge); everything else is kept.
 use strict;
 use warnings;
