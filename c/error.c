@@ -109,8 +109,10 @@ void pb_error_format(const pb_error *e, char *buf, size_t bufsize)
     if (e->has_offset)
         snprintf(buf, bufsize, "%s: %s: %s at byte %llu of %s", e->format, pb_status_class(e->status), msg,
                  (unsigned long long)e->offset, file);
-    else
+    else if (e->file[0])
         snprintf(buf, bufsize, "%s: %s: %s: %s", e->format, pb_status_class(e->status), file, msg);
+    else /* no file to name (a usage error about a handle, say): none, not "(memory)" */
+        snprintf(buf, bufsize, "%s: %s: %s", e->format, pb_status_class(e->status), msg);
 }
 
 void *pb_new_zeroed(size_t size, pb_error *e)

@@ -524,7 +524,9 @@ static SV *handle_new(pTHX_ MGVTBL *vt, const char *klass, void *ptr)
 
 static MAGIC *handle_mg(pTHX_ SV *h, MGVTBL *vt)
 {
-    return SvROK(h) ? mg_findext(SvRV(h), PERL_MAGIC_ext, vt) : NULL;
+    /* mg_findext reads SvMAGIC, which only an SV of type PVMG or above has:
+     * a forged handle (a reference to a plain number) must not be read so */
+    return SvROK(h) && SvTYPE(SvRV(h)) >= SVt_PVMG ? mg_findext(SvRV(h), PERL_MAGIC_ext, vt) : NULL;
 }
 
 /* the C writer behind h, or a usage croak */

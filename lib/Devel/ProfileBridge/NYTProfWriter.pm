@@ -1,6 +1,7 @@
 package Devel::ProfileBridge::NYTProfWriter;
 use strict;
 use warnings;
+use Scalar::Util ();
 
 our $VERSION = '0.01';
 
@@ -11,6 +12,14 @@ sub _usage {
     require Devel::ProfileBridge::Error;
     Devel::ProfileBridge::Error->throw(format => 'nytprof-writer', class => 'usage', file => $file // '',
         message => $msg);
+}
+
+# every method's object: a hash made by new, else the usage error (a forged
+# or blessed-by-hand object must not die "Not a HASH reference")
+sub _check {
+    my ($self) = @_;
+    return $self if ref $self && Scalar::Util::reftype($self) eq 'HASH' && exists $self->{h};
+    _usage(undef, 'not a writer made by Devel::ProfileBridge::NYTProfWriter->new (a forged or copied object is refused)');
 }
 
 sub new {
@@ -34,12 +43,14 @@ sub CLONE_SKIP { 1 }
 
 sub write_chunk {
     my $self = shift;
+    _check($self);
     _write($self->{h}, @_);    # throws on misuse or when the writer failed
     return $self;
 }
 
 sub close {
     my ($self) = @_;
+    _check($self);
     _usage($self->{file}, 'close called twice') if $self->{closed}++;
     _close($self->{h});
     return 1;
