@@ -185,6 +185,7 @@ typedef struct {
      * a callback dies and Perl unwinds past them (chunk.h) */
     pb_cleanups cleanups;
     int errno_in;           /* $! as the caller left it: what callbacks see */
+    pid_t pid;              /* the process reading: a child forked in a callback stops */
 #ifdef MULTIPLICITY
     PerlInterpreter *interp;
 #endif
@@ -292,6 +293,19 @@ static int xs_chunk(pb_sink *self, const pb_chunk *c)
     call_sv(x->cb[c->tag], G_DISCARD | G_VOID);
     if (mortal)
         FREETMPS; /* memory must not grow with the number of chunks */
+    if (getpid() != x->pid) {
+        /* a callback forked and the child came back: parent and child share
+         * the input's file offset, so a child that read on would corrupt
+         * both streams.  It stops here, before reading a byte. */
+        pb_error e;
+        pb_error_init(&e, "for_chunks", "");
+        pb_fail_nooff(&e, PB_ERR_USAGE,
+                      "a for_chunks callback forked and the child returned to the reader (process %ld, reading "
+                      "in %ld): the two would share the input's file offset; the child must end inside the "
+                      "callback (exit or POSIX::_exit), the parent reads on",
+                      (long)getpid(), (long)x->pid);
+        croak_pb(aTHX_ &e);
+    }
     return 0;
 }
 
@@ -335,6 +349,7 @@ static xs_sink *new_xs_sink(pTHX_ SV *callback)
     SV *deflt = NULL;
     Newxz(x, 1, xs_sink);
     x->errno_in = errno;
+    x->pid = getpid();
     SAVEDESTRUCTOR_X(xs_sink_cleanup, x);
 #ifdef MULTIPLICITY
     x->interp = aTHX;
