@@ -1311,7 +1311,11 @@ million).
 
 =item max_statements
 
-C<TIME_LINE> chunks made from statement counts (Pynytprof).  Default 2**28.
+C<TIME_LINE> chunks made from statement counts (Pynytprof) or from splitting
+a sample's weight x interval (Tachyon).  Default 2**28, and, unless
+C<max_statements> is given, no more than 4096 per byte of the input file
+(at least 2**24): a few bytes of counts cannot claim billions of
+statements.  Giving C<max_statements> replaces both bounds.
 
 =item max_line
 
@@ -1325,13 +1329,33 @@ longer than that.
 
 =back
 
+Every limit is a positive integer: C<max_stack_depth>, C<max_strings>,
+C<max_frames> and C<max_line> (and C<pid>) at most 4294967295, the others
+at most 18446744073709551615; a value out of range is a C<usage> error,
+never cut to its low bits.
+
+Sums and products of weights and intervals (a sample's weight x the
+sampling interval, a thread's or stack's total) are exact: one that would
+not fit 63 bits (pprof's values are int64) throws a C<limit> error
+(C<pprof: limit: ...: a thread's sampled time of N x M ns does not fit 63
+bits>) for every target, as C<merge> does, instead of wrapping.
+
 =head1 ERRORS
 
 Everything a decoder rejects is thrown as a L<Devel::ProfileBridge::Error>
 whose text is C<< <format>: <class>: <what> at byte <offset> of <file> >>;
 the class is C<truncated>, C<corrupt>, C<unsupported>, C<limit> or C<io>;
 writers add C<usage> for calls out of order and handles that are not
-theirs.  Bad options croak with a plain message naming the option.
+theirs.  A bad option or argument throws the same object with class
+C<usage> and format C<profbridge>, one line
+C<profbridge: usage: convert: compress must be 0..9, not '12'> (B<profbridge>
+exits 1 on it, as on its own usage errors; 2 on every other error).  An
+output that cannot be written says so with the system's reason
+(C<collapsed: io: OUT: cannot write the collapsed stacks: No space left on
+device>).  Control bytes in a message or a file name (which a profile
+chooses) are shown as C<\xHH> (C0, DEL, and C1 as UTF-8), in every error
+line and warning, so a name cannot drive the terminal or split the line;
+the object's C<message> and C<file> keep the bytes as they were.
 
 =head1 SEE ALSO
 
