@@ -1,7 +1,6 @@
 package Devel::ProfileBridge::StatProfilerWriter;
 use strict;
 use warnings;
-use Scalar::Util ();
 use Carp ();
 
 our $VERSION = '0.01';
@@ -26,7 +25,7 @@ sub _usage {
 # or blessed-by-hand object must not die "Not a HASH reference")
 sub _check {
     my ($self) = @_;
-    return $self if ref $self && Scalar::Util::reftype($self) eq 'HASH' && exists $self->{h};
+    return $self if ref $self && eval { exists $self->{h} };
     _usage(undef, 'not a writer made by Devel::ProfileBridge::StatProfilerWriter->new (a forged or copied object is refused)');
 }
 
