@@ -70,7 +70,12 @@ for example
   tachyon: corrupt: frame index 91 out of range (frame count 40) at byte 1234 of x.bin
 
 Errors that have no byte offset (the file cannot be opened) read
-C<< <format>: io: <file>: <what> >>.
+C<< <format>: io: <file>: <what> >>, and those that name no file (a bad
+option: C<profbridge: usage: convert: compress must be 0..9, not '12'>)
+C<< <format>: <class>: <what> >>.  In the line, control bytes of the
+message and the file name (C0, DEL, and C1 as UTF-8) are shown as C<\xHH>:
+a profile or a file name cannot drive the terminal or split the line.
+C<message> and C<file> keep them as they were.
 
 =head1 METHODS
 
@@ -81,7 +86,9 @@ C<< <format>: io: <file>: <what> >>.
 The decoder that found the problem: C<nytprof>, C<pynytprof>,
 C<easyprofiler>, C<tachyon>, C<statprofiler>, or C<profbridge> before the
 format is known; C<gzip> for a compressed input; the writer for output
-errors: C<nytprof-writer>, C<statprofiler-writer>, C<collapsed>, C<dump>.
+errors: C<nytprof-writer>, C<statprofiler-writer>, C<collapsed>, C<pprof>,
+C<speedscope>, C<dump>; C<profbridge> for a bad option or argument of the
+API (class C<usage>), C<for_chunks> for a child forked in a callback.
 
 =item class
 
@@ -110,7 +117,8 @@ The file name as given.
 
 =item message
 
-The "what" part: which record was being read and what was expected.
+The "what" part: which record was being read and what was expected
+(for C<usage>: the call and what is wrong with it).
 
 =item line
 
