@@ -264,6 +264,13 @@ subtest 'a forged writer object is a usage error' => sub {
         is(ref $@ && $@->class, 'usage', "$class: a usage error");
         unlike("$@", qr/\(memory\)/, "$class: names no '(memory)'");
     }
+    # a real writer's usage errors name the caller's file, not "(memory)"
+    my $w = Devel::ProfileBridge::NYTProfWriter->new(file => "$tmp/w.nytprof");
+    ok(!eval { $w->write_chunk('BOGUS', 1); 1 }, 'an unknown tag refused');
+    like("$@", qr/^nytprof-writer: usage: \Q$tmp\E\/w\.nytprof: unknown tag 'BOGUS'/, 'the error names the writer\'s file');
+    ok(!eval { $w->write_chunk('TIME_LINE', 1); 1 }, 'too few arguments refused');
+    like("$@", qr/^nytprof-writer: usage: \Q$tmp\E\/w\.nytprof: TIME_LINE takes 3 arguments/, 'that one too');
+    eval { $w->close };
 };
 
 subtest 'a child forked in a callback stops; the parent reads on' => sub {

@@ -529,9 +529,9 @@ static void croak_usage(pTHX_ const char *format, const char *file, const char *
     croak_pb(aTHX_ &e);
 }
 
-static SV *handle_new(pTHX_ MGVTBL *vt, const char *klass, void *ptr)
+static SV *handle_new(pTHX_ MGVTBL *vt, const char *klass, void *ptr, const char *path)
 {
-    SV *obj = newSV(0);
+    SV *obj = newSVpv(path, 0); /* the caller's file name, for the usage errors */
     MAGIC *mg = sv_magicext(obj, NULL, PERL_MAGIC_ext, vt, (const char *)ptr, 0);
     mg->mg_flags |= MGf_DUP;
     return sv_bless(newRV_noinc(obj), gv_stashpv(klass, GV_ADD));
@@ -544,6 +544,12 @@ static MAGIC *handle_mg(pTHX_ SV *h, MGVTBL *vt)
     return SvROK(h) && SvTYPE(SvRV(h)) >= SVt_PVMG ? mg_findext(SvRV(h), PERL_MAGIC_ext, vt) : NULL;
 }
 
+/* the file a real handle was opened on ("" for anything else) */
+static const char *handle_file(pTHX_ SV *h, MGVTBL *vt)
+{
+    return handle_mg(aTHX_ h, vt) && SvPOK(SvRV(h)) ? SvPVX(SvRV(h)) : "";
+}
+
 /* the C writer behind h, or a usage croak */
 static void *handle_get(pTHX_ SV *h, MGVTBL *vt, const char *format)
 {
@@ -552,7 +558,7 @@ static void *handle_get(pTHX_ SV *h, MGVTBL *vt, const char *format)
         croak_usage(aTHX_ format, "",
                     "not a writer handle of this distribution (a copied, serialised or forged handle is refused)");
     if (!mg->mg_ptr)
-        croak_usage(aTHX_ format, "", "the writer is closed, or belongs to another thread");
+        croak_usage(aTHX_ format, handle_file(aTHX_ h, vt), "the writer is closed, or belongs to another thread");
     return mg->mg_ptr;
 }
 
@@ -565,7 +571,7 @@ static void *handle_take(pTHX_ SV *h, MGVTBL *vt, const char *format)
 }
 
 /* Fill a chunk from Perl values in callback order (tag already known). */
-static void chunk_from_args(pTHX_ pb_chunk *c, pb_tag t, SV **args, I32 nargs)
+static void chunk_from_args(pTHX_ pb_chunk *c, pb_tag t, SV **args, I32 nargs, const char *file)
 {
     const char *sig = pb_tag_sig[t];
     I32 need = (I32)strlen(sig), k = 0;
@@ -575,7 +581,7 @@ static void chunk_from_args(pTHX_ pb_chunk *c, pb_tag t, SV **args, I32 nargs)
         char msg[160];
         snprintf(msg, sizeof msg, "%s takes %d argument%s (%s), got %d", pb_tag_name[t], (int)need,
                  need == 1 ? "" : "s", sig, (int)nargs);
-        croak_usage(aTHX_ "nytprof-writer", "", msg);
+        croak_usage(aTHX_ "nytprof-writer", file, msg);
     }
     memset(c, 0, sizeof *c);
     c->tag = t;
@@ -1028,7 +1034,7 @@ pbw__open(path, level)
         w = pb_nytprof_writer_open(path, &wo, &err);
         if (!w)
             croak_pb(aTHX_ &err);
-        RETVAL = handle_new(aTHX_ &nyw_vtbl, "Devel::ProfileBridge::NYTProfWriter::Handle", w);
+        RETVAL = handle_new(aTHX_ &nyw_vtbl, "Devel::ProfileBridge::NYTProfWriter::Handle", w, path);
     OUTPUT:
         RETVAL
 
@@ -1045,15 +1051,15 @@ pbw__write(handle, tag, ...)
     CODE:
         w = (pb_nytprof_writer *)handle_get(aTHX_ handle, &nyw_vtbl, "nytprof-writer");
         if (!pb_nytprof_writer_owned(w))
-            croak_usage(aTHX_ "nytprof-writer", "",
+            croak_usage(aTHX_ "nytprof-writer", handle_file(aTHX_ handle, &nyw_vtbl),
                         "this writer was opened by another process (before a fork); only that process writes it");
         t = pb_tag_from_name(tag, strlen(tag));
         if (t == PB_TAG_COUNT) {
             char msg[128];
             snprintf(msg, sizeof msg, "unknown tag '%.60s'", tag);
-            croak_usage(aTHX_ "nytprof-writer", "", msg);
+            croak_usage(aTHX_ "nytprof-writer", handle_file(aTHX_ handle, &nyw_vtbl), msg);
         }
-        chunk_from_args(aTHX_ &c, t, &ST(2), items - 2);
+        chunk_from_args(aTHX_ &c, t, &ST(2), items - 2, handle_file(aTHX_ handle, &nyw_vtbl));
         sink = pb_nytprof_writer_sink(w);
         if (pb_emit(sink, &c) != 0 || pb_nytprof_writer_failed(w)) {
             w = (pb_nytprof_writer *)handle_take(aTHX_ handle, &nyw_vtbl, "nytprof-writer");
@@ -1070,7 +1076,7 @@ pbw__close(handle)
     CODE:
         w = (pb_nytprof_writer *)handle_get(aTHX_ handle, &nyw_vtbl, "nytprof-writer");
         if (!pb_nytprof_writer_owned(w))
-            croak_usage(aTHX_ "nytprof-writer", "",
+            croak_usage(aTHX_ "nytprof-writer", handle_file(aTHX_ handle, &nyw_vtbl),
                         "this writer was opened by another process (before a fork); only that process closes it");
         w = (pb_nytprof_writer *)handle_take(aTHX_ handle, &nyw_vtbl, "nytprof-writer");
         if (pb_nytprof_writer_close(w, &err) != PB_OK)
@@ -1101,7 +1107,7 @@ _xs_open(path, rev, ver, sub, interval_us, depth)
         w = pb_spw_open(path, &h, &err);
         if (!w)
             croak_pb(aTHX_ &err);
-        RETVAL = handle_new(aTHX_ &spw_vtbl, "Devel::ProfileBridge::StatProfilerWriter::Handle", w);
+        RETVAL = handle_new(aTHX_ &spw_vtbl, "Devel::ProfileBridge::StatProfilerWriter::Handle", w, path);
     OUTPUT:
         RETVAL
 
