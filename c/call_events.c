@@ -37,9 +37,16 @@ static pb_status close_to(pb_callev *cv, size_t keep)
 
 pb_status pb_callev_stack(pb_callev *cv, const uint32_t *subs, size_t depth, uint64_t weight)
 {
-    size_t k = 0, i;
+    return pb_callev_stack_known(cv, subs, depth, weight, 0);
+}
+
+pb_status pb_callev_stack_known(pb_callev *cv, const uint32_t *subs, size_t depth, uint64_t weight, size_t known)
+{
+    size_t k = known < cv->depth ? known : cv->depth, i;
     pb_status st;
     double w = (double)weight * cv->ticks_per_weight;
+    if (k > depth)
+        k = depth;
     while (k < depth && k < cv->depth && cv->f[k].sub == subs[k])
         k++;
     if ((st = close_to(cv, k)) != PB_OK)

@@ -49,6 +49,11 @@ void pb_callev_init(pb_callev *cv, pb_sink *out, pb_error *err, double ticks_per
 /* One stack, outermost frame first, with its weight (0 is allowed: it opens
  * the frames).  PB_ERR_ABORT when the consumer stopped, PB_ERR_LIMIT (memory). */
 pb_status pb_callev_stack(pb_callev *cv, const uint32_t *subs, size_t depth, uint64_t weight);
+/* The same, when the caller knows that subs[0, known) are the outermost
+ * subs of the previous stack (a depth-first walk: the path to the parent):
+ * only the rest is compared, so a walk costs the number of its nodes, not
+ * nodes x depth. */
+pb_status pb_callev_stack_known(pb_callev *cv, const uint32_t *subs, size_t depth, uint64_t weight, size_t known);
 /* Close every open frame (end of a thread's stacks). */
 pb_status pb_callev_end(pb_callev *cv);
 void pb_callev_free(pb_callev *cv);

@@ -1,4 +1,5 @@
 /* collapsed.c - stack samples -> collapsed stacks (see collapsed.h). */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "collapsed.h"
@@ -55,11 +56,14 @@ static pb_status cs_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
     need--;
     /* the line format's own characters may not appear inside a name: ";"
      * separates frames, a newline ends the line; they (and CR, NUL) are
-     * written as \xNN, so a crafted name can't add stacks */
+     * written as \xNN, so a crafted name can't add stacks; and "\" itself
+     * as \x5C, so a literal "\x3B" in a name is not read back as an
+     * escaped ";" (every \xNN in a line is an escape) */
+#define C_ESCAPED(ch) ((ch) == ';' || (ch) == '\n' || (ch) == '\r' || (ch) == '\0' || (ch) == '\\')
     {
         size_t k, extra = 0;
         for (k = 0; k < need; k++)
-            if (c->namebuf[k] == ';' || c->namebuf[k] == '\n' || c->namebuf[k] == '\r' || c->namebuf[k] == '\0')
+            if (C_ESCAPED(c->namebuf[k]))
                 extra += 3;
         if (extra) {
             static const char hex[] = "0123456789ABCDEF";
@@ -70,7 +74,7 @@ static pb_status cs_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
             c->namebuf[w] = '\0';
             for (k = need; k-- > 0;) {
                 unsigned char ch = (unsigned char)c->namebuf[k];
-                if (ch == ';' || ch == '\n' || ch == '\r' || ch == '\0') {
+                if (C_ESCAPED(ch)) {
                     c->namebuf[--w] = hex[ch & 15];
                     c->namebuf[--w] = hex[ch >> 4];
                     c->namebuf[--w] = 'x';
@@ -148,12 +152,19 @@ static pb_status get_thread(pb_collapse *c, uint64_t key, uint32_t *idx)
     strcpy(t->label, buf);
     *idx = (uint32_t)c->nthreads++;
     pb_index_set(&c->tthreads, j, *idx);
-    /* the thread's root: no lookup asks for it (no parent is NONE) */
-    if (pb_index_reserve(&c->tnodes, c->nnodes, h_node, c) < 0)
-        return C_OOM(c);
-    for (j = pb_index_first(&c->tnodes, 0); pb_index_at(&c->tnodes, j) != PB_INDEX_NONE; j = pb_index_next(&c->tnodes, j))
-        ;
-    return new_node(c, NONE, NONE, *idx, 0, j, &c->threads[*idx].root);
+    /* the thread's root: no lookup asks for it (no parent is NONE), but it
+     * is in the index, so it hashes by its thread: with one hash for every
+     * root, each new thread probed past all the roots before it (quadratic
+     * in threads) */
+    {
+        uint32_t h = pb_mix64(((uint64_t)NONE << 32) | *idx);
+        if (pb_index_reserve(&c->tnodes, c->nnodes, h_node, c) < 0)
+            return C_OOM(c);
+        for (j = pb_index_first(&c->tnodes, h); pb_index_at(&c->tnodes, j) != PB_INDEX_NONE;
+             j = pb_index_next(&c->tnodes, j))
+            ;
+        return new_node(c, NONE, NONE, *idx, h, j, &c->threads[*idx].root);
+    }
 }
 
 static pb_status cs_thread(pb_sample_sink *self, uint64_t key, uint32_t pid, uint32_t ppid, const char *label)
@@ -211,11 +222,9 @@ static pb_status cs_sample(pb_sample_sink *self, uint64_t thread_key, const uint
         t->cur.path[j] = node;
     }
     pb_stack_cursor_end(&t->cur, ids, depth);
-    if (c->side)
-        c->nodes[t->cur.path[depth - 1]].count2 += weight;
-    else
-        c->nodes[t->cur.path[depth - 1]].count += weight;
-    return PB_OK;
+    /* exact sums (a merge's weights are ns: they can reach 2^63) */
+    return pb_checked_add(c->err, c->side ? &c->nodes[t->cur.path[depth - 1]].count2 : &c->nodes[t->cur.path[depth - 1]].count,
+                          weight, "a stack's weight", "");
 }
 
 typedef struct {
@@ -293,12 +302,12 @@ static pb_status write_lines(pb_collapse *c)
                                   (unsigned long long)lines[i].count2)
                         : fprintf(c->out, "%s %llu\n", lines[i].text, (unsigned long long)lines[i].count);
         if (w < 0) {
-            st = pb_fail(c->err, PB_ERR_IO, 0, "cannot write the collapsed stacks");
+            st = pb_fail_write(c->err, "the collapsed stacks", errno);
             goto done;
         }
     }
     if (fflush(c->out) != 0)
-        st = pb_fail(c->err, PB_ERR_IO, 0, "cannot write the collapsed stacks");
+        st = pb_fail_write(c->err, "the collapsed stacks", errno);
 done:
     for (i = 0; i < nlines; i++)
         free(lines[i].text);

@@ -51,11 +51,50 @@ const pb_stack_output *pb_stack_output_named(const char *name)
     return NULL;
 }
 
+/* ---- counting what reaches a writer -------------------------------------
+ * A pass-through filter that counts the samples of weight > 0 (and spans):
+ * a profile with none is named empty (the caller warns), whatever the target. */
+typedef struct {
+    pb_sample_sink ss;
+    uint64_t samples;
+} counting;
+
+static pb_status cnt_attribute(pb_sample_sink *self, const char *key, pb_str v)
+{
+    return self->next->attribute ? self->next->attribute(self->next, key, v) : PB_OK;
+}
+static pb_status cnt_sample(pb_sample_sink *self, uint64_t key, const uint32_t *ids, uint32_t depth, uint64_t weight,
+                           uint64_t ts)
+{
+    if (weight)
+        ((counting *)self->ctx)->samples++;
+    return self->next->sample(self->next, key, ids, depth, weight, ts);
+}
+static pb_status cnt_span(pb_sample_sink *self, uint64_t key, uint32_t frame, uint64_t begin, uint64_t end)
+{
+    ((counting *)self->ctx)->samples++;
+    return self->next->span(self->next, key, frame, begin, end);
+}
+static const pb_sample_sink counting_calls = {.attribute = cnt_attribute, .frame = pb_sample_pass_frame,
+    .thread = pb_sample_pass_thread, .sample = cnt_sample, .note = pb_sample_pass_note,
+    .finish = pb_sample_pass_finish, .span = cnt_span};
+
+static pb_sample_sink *counting_init(counting *c, pb_sample_sink *next)
+{
+    pb_sample_sink_init(&c->ss, &counting_calls, c, next->err, next->cleanups);
+    c->ss.next = next;
+    if (!next->span)
+        c->ss.span = NULL; /* not wanted downstream: the decoder must not fold spans for it */
+    c->samples = 0;
+    return &c->ss;
+}
+
 typedef struct {
     const char *in, *after; /* after: a diff's second input */
     pb_format fmt;
     const pb_options *opt;
     const pb_stack_output *o;
+    uint64_t samples; /* out: samples of weight > 0 written */
 } stacks_args;
 
 static pb_status stacks_write(FILE *fp, void *ctx, pb_error *werr, pb_error *err)
@@ -64,9 +103,11 @@ static pb_status stacks_write(FILE *fp, void *ctx, pb_error *werr, pb_error *err
     const char *base = strrchr(a->in, '/');
     void *w = a->o->open(fp, base ? base + 1 : a->in, werr);
     pb_status st;
+    counting c;
     if (!w)
         return werr->status;
-    st = pb_decode_samples_file(a->in, a->fmt, a->opt, a->o->sink(w), a->o->what, err);
+    st = pb_decode_samples_file(a->in, a->fmt, a->opt, counting_init(&c, a->o->sink(w)), a->o->what, err);
+    ((stacks_args *)ctx)->samples = c.samples;
     a->o->free(w);
     return st;
 }
@@ -75,21 +116,32 @@ static pb_status stacks_write(FILE *fp, void *ctx, pb_error *werr, pb_error *err
 static pb_status with_output(const char *out_path, const char *name,
                              pb_output_fn write, const char *in,
                              const char *after, pb_format fmt, const pb_options *opt, const pb_stack_output *o,
-                             pb_error *err)
+                             uint64_t *samples, pb_error *err)
 {
     stacks_args a;
+    pb_status st;
     a.in = in;
     a.after = after;
     a.fmt = fmt;
     a.opt = opt;
     a.o = o;
-    return pb_output_with(out_path, name, write, &a, err);
+    a.samples = 0;
+    st = pb_output_with(out_path, name, write, &a, err);
+    if (samples)
+        *samples = a.samples;
+    return st;
 }
 
 pb_status pb_convert_stacks(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
                             const pb_stack_output *o, pb_error *err)
 {
-    return with_output(out_path, o->name, stacks_write, in, NULL, fmt, opt, o, err);
+    return pb_convert_stacks_n(in, fmt, opt, out_path, o, NULL, err);
+}
+
+pb_status pb_convert_stacks_n(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
+                              const pb_stack_output *o, uint64_t *samples, pb_error *err)
+{
+    return with_output(out_path, o->name, stacks_write, in, NULL, fmt, opt, o, samples, err);
 }
 
 pb_status pb_convert_collapsed(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
@@ -108,7 +160,7 @@ static pb_status diff_write(FILE *fp, void *ctx, pb_error *werr, pb_error *err)
 pb_status pb_convert_diff_collapsed(const char *before, const char *after, const pb_options *opt,
                                     const char *out_path, pb_error *err)
 {
-    return with_output(out_path, "diff", diff_write, before, after, PB_FMT_UNKNOWN, opt, NULL, err);
+    return with_output(out_path, "diff", diff_write, before, after, PB_FMT_UNKNOWN, opt, NULL, NULL, err);
 }
 
 void pb_convert_free_names(char **names, size_t n)
@@ -122,6 +174,13 @@ void pb_convert_free_names(char **names, size_t n)
 pb_status pb_convert_statprofiler(const char *in, pb_format fmt, const pb_options *opt_in, const char *out_path,
                                   char ***names_out, size_t *n_out, pb_error *err)
 {
+    return pb_convert_statprofiler_n(in, fmt, opt_in, out_path, names_out, n_out, NULL, err);
+}
+
+pb_status pb_convert_statprofiler_n(const char *in, pb_format fmt, const pb_options *opt_in, const char *out_path,
+                                    char ***names_out, size_t *n_out, uint64_t *samples, pb_error *err)
+{
+    counting c;
     pb_options opt;
     pb_spw_sink *k;
     pb_status st;
@@ -139,6 +198,11 @@ pb_status pb_convert_statprofiler(const char *in, pb_format fmt, const pb_option
         if ((st = pb_detect_file(in, &info, err)) != PB_OK) /* a directory: a StatProfiler run */
             return st;
         fmt = info.format;
+        if (fmt == PB_FMT_UNKNOWN) {
+            struct stat sb;
+            if (stat(in, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size == 0)
+                return pb_fail(err, PB_ERR_CORRUPT, 0, "empty file: not a profile"); /* as every other target says */
+        }
     }
     pb_error_init(err, fmt ? pb_format_name(fmt) : "profbridge", in);
     row = pb_format_get(fmt);
@@ -157,9 +221,15 @@ pb_status pb_convert_statprofiler(const char *in, pb_format fmt, const pb_option
      * first file); the writer's hooks (eval source, sections, op names)
      * reach the decoder of a format that takes them */
     hooks = pb_spw_sink_hooks(k);
-    st = pb_decode_samples_file_extra(in, fmt, &opt, pb_spw_sink_base(k), "StatProfiler output", &hooks, err);
-    if (st != PB_OK && werr.status != PB_OK && err->status == PB_ERR_ABORT)
-        *err = werr; /* the writer's reason */
+    st = pb_decode_samples_file_extra(in, fmt, &opt, counting_init(&c, pb_spw_sink_base(k)), "StatProfiler output",
+                                      &hooks, err);
+    if (samples)
+        *samples = c.samples;
+    if (st != PB_OK && werr.status != PB_OK &&
+        (err->status == PB_OK || err->status == PB_ERR_ABORT || !err->message[0]))
+        *err = werr; /* the writer's reason (a decoder passes a sink's status on without a message) */
+    else if (st != PB_OK && err->status == PB_OK)
+        pb_fail_nooff(err, st, "the StatProfiler writer failed");
     if (st == PB_OK && names_out) {
         const char *const *names;
         size_t n = pb_spw_sink_files(k, &names), i;

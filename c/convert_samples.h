@@ -27,6 +27,11 @@ const pb_stack_output *pb_stack_output_named(const char *name);
 pb_status pb_convert_stacks(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
                             const pb_stack_output *o, pb_error *err);
 
+/* pb_convert_stacks, and *samples (may be NULL) receives the number of
+ * samples of weight > 0 (and spans) written: 0 for an empty profile */
+pb_status pb_convert_stacks_n(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
+                              const pb_stack_output *o, uint64_t *samples, pb_error *err);
+
 /* pb_convert_stacks with the collapsed output (collapsed.h: the line format) */
 pb_status pb_convert_collapsed(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
                                pb_error *err);
@@ -46,6 +51,9 @@ pb_status pb_convert_diff_collapsed(const char *before, const char *after, const
  * files written: free with pb_convert_free_names(). */
 pb_status pb_convert_statprofiler(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
                                   char ***names, size_t *n, pb_error *err);
+/* pb_convert_statprofiler, and *samples (may be NULL) as above */
+pb_status pb_convert_statprofiler_n(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
+                                    char ***names, size_t *n, uint64_t *samples, pb_error *err);
 void pb_convert_free_names(char **names, size_t n);
 
 #endif

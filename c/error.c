@@ -1,4 +1,5 @@
 /* error.c - the error record. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,14 +67,52 @@ pb_status pb_vfail_nooff(pb_error *e, pb_status st, const char *fmt, va_list ap)
     return vfail(e, st, 0, 0, fmt, ap);
 }
 
+pb_status pb_fail_write(pb_error *e, const char *what, int errnum)
+{
+    return pb_fail_nooff(e, PB_ERR_IO, "cannot write %s: %s", what, strerror(errnum ? errnum : EIO));
+}
+
+void pb_escape_controls(const char *s, char *out, size_t cap)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *p = (const unsigned char *)s;
+    size_t n = 0;
+    if (!cap)
+        return;
+    for (; *p; p++) {
+        unsigned c = *p;
+        int c1 = c == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f; /* U+0080..U+009F */
+        if (c < 0x20 || c == 0x7f || c1) {
+            if (c1)
+                c = *++p;
+            if (n + 4 >= cap)
+                break;
+            out[n++] = '\\';
+            out[n++] = 'x';
+            out[n++] = hex[c >> 4];
+            out[n++] = hex[c & 15];
+        } else {
+            if (n + 1 >= cap)
+                break;
+            out[n++] = (char)c;
+        }
+    }
+    out[n] = '\0';
+}
+
 void pb_error_format(const pb_error *e, char *buf, size_t bufsize)
 {
+    /* what a profile put in the message or the name is shown escaped */
+    char msg[PB_ERR_MSG_MAX * 4], file[PB_ERR_FILE_MAX * 4];
+    pb_escape_controls(e->message, msg, sizeof msg);
+    pb_escape_controls(e->file[0] ? e->file : "(memory)", file, sizeof file);
     if (e->has_offset)
-        snprintf(buf, bufsize, "%s: %s: %s at byte %llu of %s", e->format, pb_status_class(e->status),
-                 e->message, (unsigned long long)e->offset, e->file[0] ? e->file : "(memory)");
-    else
-        snprintf(buf, bufsize, "%s: %s: %s: %s", e->format, pb_status_class(e->status),
-                 e->file[0] ? e->file : "(memory)", e->message);
+        snprintf(buf, bufsize, "%s: %s: %s at byte %llu of %s", e->format, pb_status_class(e->status), msg,
+                 (unsigned long long)e->offset, file);
+    else if (e->file[0])
+        snprintf(buf, bufsize, "%s: %s: %s: %s", e->format, pb_status_class(e->status), file, msg);
+    else /* no file to name (a usage error about a handle, say): none, not "(memory)" */
+        snprintf(buf, bufsize, "%s: %s: %s", e->format, pb_status_class(e->status), msg);
 }
 
 void *pb_new_zeroed(size_t size, pb_error *e)

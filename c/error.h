@@ -54,6 +54,13 @@ pb_status pb_fail_nooff(pb_error *e, pb_status st, const char *fmt, ...)
     ;
 /* pb_fail_nooff for a writer's own printf-style failure helper */
 pb_status pb_vfail_nooff(pb_error *e, pb_status st, const char *fmt, va_list ap);
+/* An output that could not be written: "cannot write <what>: <strerror(e)>"
+ * (EIO when e is 0), class io, no offset (the record's file is the output). */
+pb_status pb_fail_write(pb_error *e, const char *what, int errnum);
+/* bytes of s as a message may show them: control bytes (C0, DEL, and C1
+ * as UTF-8) as \xHH, so a name from a profile cannot drive the terminal or
+ * split a one-line error.  Writes at most cap - 1 bytes and a NUL. */
+void pb_escape_controls(const char *s, char *out, size_t cap);
 /* calloc(1, size) for a new object, or NULL after pb_fail(e, PB_ERR_LIMIT, 0,
  * "out of memory"). */
 void *pb_new_zeroed(size_t size, pb_error *e);

@@ -378,9 +378,19 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
         if ((st = pb_model_time_lines(&f->m, weight, tpw, 0, 0, f->m.files[leaf->file].fid, leaf->line)) != PB_OK)
             return st;
     }
-    if (timestamp + tpw > t->end_ts)
-        t->end_ts = timestamp + tpw; /* the last sample covers one interval */
-    t->sampled += weight * tpw;
+    {
+        /* ticks, exact: a wrapped sum would end the process before it starts */
+        uint64_t end = timestamp, ticks;
+        if ((st = pb_checked_add(f->err, &end, tpw, "a sample's end", "ticks")) != PB_OK ||
+            (st = pb_checked_mul(f->err, weight, tpw, "a sample's time", "ticks", &ticks)) != PB_OK ||
+            (st = pb_checked_add(f->err, &t->sampled, ticks, "a thread's sampled time", "ticks")) != PB_OK)
+            return st;
+        if (t->first_ts > (uint64_t)INT64_MAX - t->sampled)
+            return pb_fail_nooff(f->err, PB_ERR_LIMIT, "a thread's end of %llu + %llu ticks does not fit 63 bits",
+                                 (unsigned long long)t->first_ts, (unsigned long long)t->sampled);
+        if (end > t->end_ts)
+            t->end_ts = end; /* the last sample covers one interval */
+    }
     t->weight += weight;
     return PB_OK;
 }
@@ -410,6 +420,81 @@ static pb_status call_events(pb_fold *f, const uint32_t *by_order)
     return PB_OK;
 }
 
+/* Per node of the call trees, in time linear in the nodes (walking up the
+ * path from every node was quadratic in stack depth):
+ *   rec[i]: how many of i's ancestors (below its thread's root) run i's sub
+ *           (its recursion depth), from one depth-first walk that keeps, per
+ *           sub, the nearest node of that sub on the path;
+ *   eff[i]: i, or for a frame of the root sub (StatProfiler main and eval
+ *           frames) the nearest ancestor that is not one (or the thread's
+ *           root): the caller a call from i is credited to.
+ * Both malloc'd (the caller frees them). */
+static pb_status node_depths(pb_fold *f, uint32_t root_sub, uint32_t **rec_out, uint32_t **eff_out)
+{
+    const pb_mnode *nd = f->nodes.n;
+    size_t nn = f->nodes.len, ns = f->m.nsubs, i, sp;
+    size_t cells = nn ? nn : 1;
+    uint32_t *rec = (uint32_t *)malloc(cells * sizeof *rec), *eff = (uint32_t *)malloc(cells * sizeof *eff);
+    uint32_t *first = (uint32_t *)calloc(nn + 2, sizeof *first), *kids = (uint32_t *)malloc(cells * sizeof *kids);
+    uint32_t *stk = (uint32_t *)malloc(cells * sizeof *stk), *saved = (uint32_t *)malloc(cells * sizeof *saved);
+    uint32_t *top = (uint32_t *)malloc((ns ? ns : 1) * sizeof *top), *cur = (uint32_t *)malloc(cells * sizeof *cur);
+    *rec_out = *eff_out = NULL;
+    if (!rec || !eff || !first || !kids || !stk || !saved || !top || !cur) {
+        PB_FREE_ALL(rec, eff, first, kids, stk, saved, top, cur);
+        return OOM(f);
+    }
+    /* children grouped by parent (counted at first[p + 2]), eff[] in
+     * creation order (a parent before its children) */
+    for (i = 0; i < nn; i++) {
+        if (nd[i].parent == NONE) {
+            eff[i] = (uint32_t)i;
+            continue;
+        }
+        first[nd[i].parent + 2]++;
+        eff[i] = f->frames[nd[i].item].sub == root_sub ? eff[nd[i].parent] : (uint32_t)i;
+    }
+    for (i = 0; i < nn; i++)
+        first[i + 2] += first[i + 1];
+    for (i = 0; i < nn; i++)
+        if (nd[i].parent != NONE)
+            kids[first[nd[i].parent + 1]++] = (uint32_t)i;
+    /* now first[p] .. first[p + 1] are p's children; eff is done */
+    for (i = 0; i < ns; i++)
+        top[i] = NONE;
+    for (i = 0; i < nn; i++) {
+        if (nd[i].parent != NONE)
+            continue;
+        rec[i] = 0;
+        stk[0] = (uint32_t)i;
+        cur[0] = first[i];
+        sp = 1;
+        while (sp) {
+            uint32_t node = stk[sp - 1];
+            if (cur[sp - 1] < first[node + 1]) {
+                uint32_t c = kids[cur[sp - 1]++], sub = f->frames[nd[c].item].sub;
+                saved[c] = sub < ns ? top[sub] : NONE;
+                rec[c] = saved[c] == NONE ? 0 : rec[saved[c]] + 1;
+                if (sub < ns)
+                    top[sub] = c;
+                stk[sp] = c;
+                cur[sp] = first[c];
+                sp++;
+            } else {
+                if (nd[node].parent != NONE) { /* (a root has no frame) */
+                    uint32_t sub = f->frames[nd[node].item].sub;
+                    if (sub < ns)
+                        top[sub] = saved[node];
+                }
+                sp--;
+            }
+        }
+    }
+    PB_FREE_ALL(first, kids, stk, saved, top, cur);
+    *rec_out = rec;
+    *eff_out = eff;
+    return PB_OK;
+}
+
 /* the SUB_CALLERS edges of every node: see fold_samples.h */
 static pb_status build_edges(pb_fold *f, uint32_t root_sub)
 {
@@ -418,11 +503,15 @@ static pb_status build_edges(pb_fold *f, uint32_t root_sub)
     uint64_t *total = f->fin_total = (uint64_t *)malloc((nn ? nn : 1) * sizeof *total);
     if (!total)
         return OOM(f);
+    uint32_t *rec, *eff;
+    pb_status st;
     /* inclusive weight per node: children were created after their parents */
     pb_mtrie_totals(&f->nodes, f->self_w, total);
+    if ((st = node_depths(f, root_sub, &rec, &eff)) != PB_OK)
+        return st;
     for (i = 0; i < nn; i++) {
         const pb_mnode *n = &nd[i];
-        uint32_t callee, caller, file, line, r = 0, p, ei;
+        uint32_t callee, caller, file, line, r = 0, ei;
         pb_medge *e;
         if (n->parent == NONE)
             continue;
@@ -440,19 +529,18 @@ static pb_status build_edges(pb_fold *f, uint32_t root_sub)
             line = pb_model_sub_first(s);
         } else {
             const f_frame *pf = &f->frames[nd[n->parent].item];
-            uint32_t q = n->parent;
-            while (nd[q].parent != NONE && f->frames[nd[q].item].sub == root_sub)
-                q = nd[q].parent;
+            uint32_t q = eff[n->parent];
             caller = nd[q].parent == NONE ? NONE : f->frames[nd[q].item].sub;
             file = pf->file;
             line = pf->line;
         }
-        for (p = n->parent; nd[p].parent != NONE; p = nd[p].parent)
-            if (f->frames[nd[p].item].sub == callee)
-                r++;
+        r = rec[i];
         /* edges are per thread in order of first sample */
-        if (pb_model_edge(&f->m, f->threads[f->nthread[i]].order, caller, file, line, callee, &ei) < 0)
+        if (pb_model_edge(&f->m, f->threads[f->nthread[i]].order, caller, file, line, callee, &ei) < 0) {
+            free(rec);
+            free(eff);
             return OOM(f);
+        }
         e = &f->m.edges[ei];
         e->count += f->calls[i];
         e->excl += f->self_w[i];
@@ -463,6 +551,8 @@ static pb_status build_edges(pb_fold *f, uint32_t root_sub)
         if (r > e->rec_depth)
             e->rec_depth = r;
     }
+    free(rec);
+    free(eff);
     return PB_OK;
 }
 

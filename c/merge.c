@@ -145,7 +145,7 @@ static pb_status mg_attribute(pb_sample_sink *self, const char *key, pb_str v)
     merger *m = (merger *)self->ctx;
     if (!strcmp(key, "sample_interval_us")) {
         char b[32];
-        m->scale = strtoull(pb_sample_attr_text(v, b, sizeof b), NULL, 10) * 1000u;
+        m->scale = pb_interval_us_to_ns(strtoull(pb_sample_attr_text(v, b, sizeof b), NULL, 10));
         if (!m->scale)
             m->scale = 1;
         return PB_OK; /* the merged weights are ns, whatever the interval */
@@ -188,8 +188,8 @@ static pb_status mg_sample(pb_sample_sink *self, uint64_t key, const uint32_t *i
         if ((st = m->target->thread(m->target, out, pid, 0, NULL)) != PB_OK)
             return st;
     }
-    if (m->scale > 1 && weight > UINT64_MAX / m->scale)
-        return pb_fail(m->err, PB_ERR_LIMIT, 0, "a sample's weight does not fit 64 bits of ns");
+    if ((st = pb_checked_mul(m->err, weight, m->scale, "a sample's weight", "ns", &weight)) != PB_OK)
+        return st;
     /* every input's clock starts at 0: inputs come from different clocks
      * (monotonic, none), and NYTProf's reader adds up each process's span
      * from the last PID_START */
@@ -200,7 +200,7 @@ static pb_status mg_sample(pb_sample_sink *self, uint64_t key, const uint32_t *i
         if (m->scale > 1)
             ts = ts <= UINT64_MAX / 1000u ? ts * 1000u : UINT64_MAX;
     }
-    return m->target->sample(m->target, out, ids, depth, weight * m->scale, ts);
+    return m->target->sample(m->target, out, ids, depth, weight, ts);
 }
 
 static pb_status mg_finish(pb_sample_sink *self)

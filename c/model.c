@@ -166,7 +166,8 @@ pb_status pb_mtrie_replay(const pb_mtrie *t, uint32_t root, const uint64_t *w, i
         if (*next < first[node + 1]) {
             uint32_t c = kids[(*next)++];
             subs[sp - 1] = sub_of(ctx, t->n[c].item);
-            if ((st = pb_callev_stack(cv, subs, sp, w[c])) != PB_OK)
+            /* subs[0, sp - 1): the path to c's parent, as the previous call had it */
+            if ((st = pb_callev_stack_known(cv, subs, sp, w[c], sp - 1)) != PB_OK)
                 return st;
             walk[2 * sp] = c;
             walk[2 * sp + 1] = first[c];

@@ -20,8 +20,22 @@ void pb_options_resolve(pb_options *o)
     if (!o->max_stack_depth) o->max_stack_depth = PB_DEFAULT_MAX_STACK_DEPTH;
     if (!o->max_strings) o->max_strings = PB_DEFAULT_MAX_STRINGS;
     if (!o->max_frames) o->max_frames = PB_DEFAULT_MAX_FRAMES;
-    if (!o->max_statements) o->max_statements = PB_DEFAULT_MAX_STATEMENTS;
+    if (!o->max_statements) {
+        o->max_statements = PB_DEFAULT_MAX_STATEMENTS;
+        o->max_statements_by_size = 1;
+    }
     if (!o->max_line) o->max_line = PB_DEFAULT_MAX_LINE;
+}
+
+uint64_t pb_statement_budget(const pb_options *o, uint64_t size)
+{
+    uint64_t max = o->max_statements ? o->max_statements : PB_DEFAULT_MAX_STATEMENTS, cap;
+    if ((o->max_statements && !o->max_statements_by_size) || size == UINT64_MAX)
+        return max; /* the caller's own limit, or no size to scale by */
+    cap = size > UINT64_MAX / PB_STATEMENTS_PER_BYTE ? UINT64_MAX : size * PB_STATEMENTS_PER_BYTE;
+    if (cap < PB_STATEMENTS_FLOOR)
+        cap = PB_STATEMENTS_FLOOR;
+    return cap < max ? cap : max;
 }
 
 void pb_options_copy(pb_options *dst, const pb_options *src)

@@ -26,6 +26,8 @@ typedef struct {
     uint32_t max_strings;            /* string table entries, unique names */
     uint32_t max_frames;             /* frame table entries, unique frames */
     uint64_t max_statements;         /* TIME_LINE chunks synthesised from statement counts */
+    int max_statements_by_size;      /* set by pb_options_resolve when max_statements was not given:
+                                      * pb_statement_budget() then also bounds it by the input's size */
     uint32_t max_line;               /* writing nytprof.out: highest line number (nytprofhtml sizes arrays by it) */
 
     /* selection */
@@ -64,6 +66,16 @@ void pb_options_to_source(const pb_options *opt, pb_source *src);
 #define PB_DEFAULT_MAX_FRAMES       50000000u
 #define PB_DEFAULT_MAX_STATEMENTS   (UINT64_C(1) << 28)
 #define PB_DEFAULT_MAX_LINE         (1u << 22)  /* 4,194,304 */
+
+/* max_statements not given: no more than PB_STATEMENTS_PER_BYTE synthesised
+ * chunks per byte of input, and never fewer than PB_STATEMENTS_FLOOR (a few
+ * bytes of counts can claim billions of statements; a real profile's lines
+ * rarely ask for more, and max_statements => N lifts it) */
+#define PB_STATEMENTS_PER_BYTE 4096u
+#define PB_STATEMENTS_FLOOR (UINT64_C(1) << 24)
+/* The statement budget for an input of `size` bytes (UINT64_MAX: unknown):
+ * max_statements when given, else min(the default, max(FLOOR, PER_BYTE x size)). */
+uint64_t pb_statement_budget(const pb_options *o, uint64_t size);
 
 void pb_options_init(pb_options *o);
 /* fill zeros with defaults */

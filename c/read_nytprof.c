@@ -428,8 +428,10 @@ done:
             st = PB_ERR_ABORT;
             err->status = PB_ERR_ABORT;
         }
-        else
+        else {
+            pb_src_error_to_file(src, err); /* the cut's offset in the file, not in the inflated data */
             st = pb_salvage_warn(err, sink, "%llu chunk%s", (unsigned long long)n, n == 1 ? "" : "s");
+        }
     }
     pb_sink_undefer(sink, r);
     nyt_cleanup(r);

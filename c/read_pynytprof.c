@@ -59,9 +59,9 @@
 
 #define PYN_I32_MAX 2147483647u
 #define PYN_DEFAULT_TPS 10000000.0
-/* Most TIME_LINE/DISCOUNT chunks synthesised from counts in the file (a 28-byte S
- * record can claim 4e9 executions).  Proposed as pb_options.max_statements. */
-#define PYN_MAX_STATEMENTS (UINT64_C(1) << 28)
+/* The TIME_LINE/DISCOUNT chunks synthesised from counts in the file (a 28-byte S
+ * record can claim 4e9 executions) come out of pb_statement_budget(): max_statements,
+ * and unless that is given, 4096 per byte of the file (at least 2^24). */
 
 /* ---- a small u64 -> u32 map: entries in a dense array, a pb_index on a
  * multiplicative hash of the key (the high half of key * 2^64/phi: one
@@ -371,9 +371,11 @@ static pb_status budget(pyn *r, uint64_t n, uint32_t fid, uint32_t line)
     if (pb_budget_take(&r->budget, n) < 0)
         return pb_fail(r->err, PB_ERR_LIMIT, pb_src_offset(r->s),
                        "line %u of fid %u needs %llu more TIME_LINE chunks, more than the %llu left of "
-                       "max_statements (%llu per file)",
+                       "max_statements (%llu for this file%s)",
                        line, fid, (unsigned long long)n, (unsigned long long)r->budget.left,
-                       (unsigned long long)r->budget_total);
+                       (unsigned long long)r->budget_total,
+                       r->opt->max_statements_by_size ? ": 4096 per byte of input, at least 2^24; a larger "
+                                                        "max_statements lifts it" : "");
     return PB_OK;
 }
 
@@ -1460,7 +1462,7 @@ pb_status pb_read_pynytprof(pb_source *src, const pb_options *opt, pb_sink *sink
     r->sink = sink;
     r->err = err;
     r->tps = PYN_DEFAULT_TPS;
-    r->budget_total = o.max_statements ? o.max_statements : PYN_MAX_STATEMENTS;
+    r->budget_total = pb_statement_budget(&o, pb_src_size(src)); /* also bounded by the input's size */
     pb_budget_set(&r->budget, r->budget_total);
     r->chunk_end = UINT64_MAX;
     nytp_rec_init(&r->v, 1, 0, PYN_STR_LIMIT);
@@ -1474,6 +1476,7 @@ pb_status pb_read_pynytprof(pb_source *src, const pb_options *opt, pb_sink *sink
         st = finish(r);
         if (st == PB_OK) {
             *err = keep;
+            pb_src_error_to_file(src, err); /* the cut's offset in the file, not in the inflated data */
             st = pb_salvage_warn(err, sink, "%llu chunk%s", (unsigned long long)n, n == 1 ? "" : "s");
         } else if (err->status == PB_OK) {
             err->status = st;

@@ -1376,7 +1376,7 @@ static void tr_init(tr *r, pb_source *src, const pb_options *opt, pb_error *err)
     r->opt = opt;
     r->app_frame = T_NONE;
     r->app_dist = UINT32_MAX;
-    pb_budget_set(&r->budget, opt->max_statements ? opt->max_statements : PB_DEFAULT_MAX_STATEMENTS);
+    pb_budget_set(&r->budget, pb_statement_budget(opt, pb_src_size(src)));
     r->max_depth = opt->max_stack_depth && opt->max_stack_depth < T_MAX_DEPTH ? opt->max_stack_depth : T_MAX_DEPTH;
 }
 

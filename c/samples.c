@@ -13,12 +13,35 @@ const char *pb_sample_attr_text(pb_str value, char *buf, size_t cap)
     return buf;
 }
 
+uint64_t pb_interval_us_to_ns(uint64_t us)
+{
+    return us > UINT64_MAX / 1000u ? UINT64_MAX : us * 1000u;
+}
+
+pb_status pb_checked_mul(pb_error *err, uint64_t a, uint64_t b, const char *what, const char *unit, uint64_t *out)
+{
+    if (b && a > (uint64_t)INT64_MAX / b)
+        return pb_fail_nooff(err, PB_ERR_LIMIT, "%s of %llu x %llu%s%s does not fit 63 bits", what,
+                             (unsigned long long)a, (unsigned long long)b, *unit ? " " : "", unit);
+    *out = a * b;
+    return PB_OK;
+}
+
+pb_status pb_checked_add(pb_error *err, uint64_t *total, uint64_t add, const char *what, const char *unit)
+{
+    if (*total > (uint64_t)INT64_MAX || add > (uint64_t)INT64_MAX - *total)
+        return pb_fail_nooff(err, PB_ERR_LIMIT, "%s of %llu + %llu%s%s does not fit 63 bits", what,
+                             (unsigned long long)*total, (unsigned long long)add, *unit ? " " : "", unit);
+    *total += add;
+    return PB_OK;
+}
+
 int pb_sample_facts_take(pb_sample_facts *f, const char *key, pb_str value)
 {
     char b[64];
     pb_sample_attr_text(value, b, sizeof b);
     if (!strcmp(key, "sample_interval_us"))
-        f->interval_ns = strtoull(b, NULL, 10) * 1000u;
+        f->interval_ns = pb_interval_us_to_ns(strtoull(b, NULL, 10));
     else if (!strcmp(key, "clock"))
         f->cpu = strncmp(b, "cpu", 3) == 0;
     else if (!strcmp(key, "basetime"))

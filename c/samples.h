@@ -107,6 +107,17 @@ typedef struct {
     int weight_ns;        /* weights are ns, not sample counts */
 } pb_sample_facts;
 
+/* Exact arithmetic where weights meet intervals (merge, pprof, speedscope,
+ * the nytprof fold): *out = a x b, or *total += add, when the result stays
+ * at most INT64_MAX (pprof's values are int64; NYTProf's times, speedscope's
+ * numbers and a merge's ns must not wrap either); otherwise a `limit` error
+ * "<what> of a x b <unit> does not fit 63 bits" and no change. */
+pb_status pb_checked_mul(pb_error *err, uint64_t a, uint64_t b, const char *what, const char *unit, uint64_t *out);
+pb_status pb_checked_add(pb_error *err, uint64_t *total, uint64_t add, const char *what, const char *unit);
+/* sample_interval_us as ns, saturated at UINT64_MAX (which the checks above
+ * then refuse for any sample) */
+uint64_t pb_interval_us_to_ns(uint64_t us);
+
 /* Take one attribute into *f: 1 when the key is one of the above, else 0. */
 int pb_sample_facts_take(pb_sample_facts *f, const char *key, pb_str value);
 

@@ -1,4 +1,5 @@
 /* write_pprof.c - stack samples -> gzipped profile.proto (see write_pprof.h). */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -292,7 +293,10 @@ static pb_status pp_sample(pb_sample_sink *self, uint64_t thread_key, const uint
     p->tag_op = p->tag_status = 0; /* the tags are this sample's only */
     if ((st = get_thread(p, thread_key, &ti)) != PB_OK)
         return st;
-    p->threads[ti].weight += weight;
+    /* a stack's weight is at most its thread's: checking the threads' sums
+     * (and their products with the interval, in pp_finish) covers both */
+    if ((st = pb_checked_add(p->err, &p->threads[ti].weight, weight, "a thread's sample weight", "")) != PB_OK)
+        return st;
     if (ts) {
         if (!p->ts_min || ts < p->ts_min)
             p->ts_min = ts;
@@ -361,11 +365,11 @@ static pb_status gzip_out(pb_pprof *p)
         rc = deflate(&z, Z_FINISH);
         if (rc == Z_STREAM_ERROR) {
             deflateEnd(&z);
-            return pb_fail(p->err, PB_ERR_IO, 0, "zlib deflate failed");
+            return pb_fail_nooff(p->err, PB_ERR_IO, "zlib deflate failed");
         }
         if (fwrite(buf, 1, sizeof buf - z.avail_out, p->out) != sizeof buf - z.avail_out) {
             deflateEnd(&z);
-            return pb_fail(p->err, PB_ERR_IO, 0, "cannot write the profile");
+            return pb_fail_write(p->err, "the pprof profile", errno);
         }
     } while (rc != Z_STREAM_END);
     deflateEnd(&z);
@@ -418,6 +422,15 @@ static pb_status pp_finish(pb_sample_sink *self)
     k_status = str_c(p, "thread_status", &bad);
     if (bad)
         return OOM(p);
+    /* every value is an int64: weight x interval must not wrap */
+    for (i = 0; i < p->nthreads; i++) {
+        uint64_t ns;
+        pb_status st;
+        if (!p->facts.weight_ns &&
+            (st = pb_checked_mul(p->err, p->threads[i].weight, p->facts.interval_ns, "a thread's sampled time",
+                                 "ns", &ns)) != PB_OK)
+            return st;
+    }
     /* sample_type */
     if (!p->facts.weight_ns)
         value_type(m, s, 1, k_samples, k_count);
@@ -500,17 +513,19 @@ static pb_status pp_finish(pb_sample_sink *self)
         put_len(m, 6, p->arena + p->strs[i].off, p->strs[i].len);
     if (p->facts.basetime && p->facts.basetime < UINT64_C(9000000000))
         put_u(m, 9, p->facts.basetime * UINT64_C(1000000000));
-    if (!dur && p->ts_max > p->ts_min && !p->facts.weight_ns)
+    if (!dur && p->ts_max > p->ts_min && !p->facts.weight_ns &&
+        p->ts_max - p->ts_min <= ((uint64_t)INT64_MAX - p->facts.interval_ns) / 1000u)
         dur = (p->ts_max - p->ts_min) * 1000u + p->facts.interval_ns; /* timestamps are µs */
     if (!dur && !p->facts.weight_ns)
         for (i = 0; i < p->nthreads; i++)
             if (p->threads[i].weight * p->facts.interval_ns > dur)
                 dur = p->threads[i].weight * p->facts.interval_ns;
     put_u(m, 10, dur);
-    if (!p->facts.weight_ns) {
-        value_type(m, s, 11, k_clock, k_ns);
+    /* period_type: what a period is, also for a merge's or EasyProfiler's
+     * ns (whose period, no fixed interval, stays 0) */
+    value_type(m, s, 11, k_clock, k_ns);
+    if (!p->facts.weight_ns)
         put_u(m, 12, p->facts.interval_ns);
-    }
     if (m->oom || s->oom || s2->oom)
         return OOM(p);
     if (m->n > UINT32_MAX)

@@ -1,4 +1,5 @@
 /* write_speedscope.c - stack samples -> speedscope JSON (see write_speedscope.h). */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "write_speedscope.h"
@@ -173,7 +174,10 @@ static pb_status sc_sample(pb_sample_sink *self, uint64_t key, const uint32_t *i
                            s->nframes);
         s->path[i] = ids[depth - 1 - i]; /* root first */
     }
-    s->threads[ti].total += weight;
+    /* a stack's weight is at most its thread's total: checking the totals
+     * (and total x interval in sc_finish) keeps every number exact */
+    if ((st = pb_checked_add(s->err, &s->threads[ti].total, weight, "a thread's sample weight", "")) != PB_OK)
+        return st;
     h = pb_mix64(ti) ^ pb_hash_bytes((const char *)s->path, depth * sizeof *s->path);
     if (pb_index_reserve(&s->six, s->nstacks, h_stack, s) < 0)
         return S_OOM(s);
@@ -297,6 +301,13 @@ static pb_status sc_finish(pb_sample_sink *self)
     uint32_t k, d;
     uint64_t unit = s->facts.weight_ns ? 1 : s->facts.interval_ns; /* ns per unit of weight; 0: counts */
     pb_str t = str_of(s->title, strlen(s->title));
+    for (i = 0; i < s->nthreads; i++) {
+        uint64_t ns;
+        pb_status st;
+        if (unit && (st = pb_checked_mul(s->err, s->threads[i].total, unit, "a thread's sampled time", "ns", &ns)) !=
+                        PB_OK)
+            return st;
+    }
     fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":\"Devel::ProfileBridge "
           PB_VERSION_STRING "\",\"name\":",
           o);
@@ -350,7 +361,7 @@ static pb_status sc_finish(pb_sample_sink *self)
     }
     fputs("]}\n", o);
     if (ferror(o) || fflush(o) != 0)
-        return pb_fail(s->err, PB_ERR_IO, 0, "cannot write the speedscope file");
+        return pb_fail_write(s->err, "the speedscope file", errno);
     return PB_OK;
 }
 

@@ -2,7 +2,7 @@
 # Collapsed stacks are one "frame;frame;... COUNT" line per stack: a name
 # holding ";", a newline, a carriage return or NUL must not split a frame or
 # a line (a crafted function name would inject stacks into the flame graph).
-# Those characters are written as \xNN inside names (documented in
+# Those characters, and a backslash itself, are written as \xNN inside names (documented in
 # profbridge and Devel::ProfileBridge); everything else is kept.
 use strict;
 use warnings;
@@ -41,7 +41,7 @@ is($w{$evil_stack}, 3, 'the crafted name keeps its weight 3');
 is(scalar(split /;/, $evil_stack), 3, 'its stack has 3 frames (tid, main::RUNTIME, the sub)');
 like($evil_stack, qr/Evil::x\\x3Btid:1\\x3Binjected 999999\\x0Amain::y\\x0D\\x00z\z/, '";", LF, CR and NUL escaped as \\xNN');
 my ($fine) = grep { /Fine/ } keys %w;
-like($fine, qr/Fine::name with spaces and \\ backslash\z/, 'spaces and backslashes are kept');
+like($fine, qr/Fine::name with spaces and \\x5C backslash\z/, 'spaces kept, a backslash escaped as \\x5C');
 ok(!exists $w{999999} && !grep({ / 999999\z/ } @lines), 'no injected stack');
 
 done_testing();

@@ -53,6 +53,16 @@ static UV opt_uv(pTHX_ HV *hv, const char *key)
     return SvUV(*svp);
 }
 
+/* a 32-bit limit or pid: a bigger value is refused, never cut to its low
+ * bits (the Perl API checks first; this guards the XS entry points) */
+static uint32_t opt_u32(pTHX_ HV *hv, const char *key)
+{
+    UV v = opt_uv(aTHX_ hv, key);
+    if (v > (UV)UINT32_MAX)
+        croak("Devel::ProfileBridge: %s must be at most 4294967295, not %" UVuf, key, v);
+    return (uint32_t)v;
+}
+
 /* options.progress -> the Perl code reference (done, total); its errors are
  * ignored: a progress display must never stop a conversion */
 static void progress_cb(void *ud, uint64_t done, uint64_t total)
@@ -106,11 +116,11 @@ static void fill_options(pTHX_ HV *hv, pb_options *o)
         return;
     o->max_decompressed_bytes = opt_uv(aTHX_ hv, "max_decompressed_bytes");
     o->max_record_size = opt_uv(aTHX_ hv, "max_record_size");
-    o->max_stack_depth = (uint32_t)opt_uv(aTHX_ hv, "max_stack_depth");
-    o->max_strings = (uint32_t)opt_uv(aTHX_ hv, "max_strings");
-    o->max_frames = (uint32_t)opt_uv(aTHX_ hv, "max_frames");
+    o->max_stack_depth = opt_u32(aTHX_ hv, "max_stack_depth");
+    o->max_strings = opt_u32(aTHX_ hv, "max_strings");
+    o->max_frames = opt_u32(aTHX_ hv, "max_frames");
     o->max_statements = (uint64_t)opt_uv(aTHX_ hv, "max_statements");
-    o->max_line = (uint32_t)opt_uv(aTHX_ hv, "max_line");
+    o->max_line = opt_u32(aTHX_ hv, "max_line");
     o->salvage = (int)opt_uv(aTHX_ hv, "salvage");
     o->jobs = (int)opt_uv(aTHX_ hv, "jobs");
     svp = hv_fetchs(hv, "progress", 0);
@@ -128,7 +138,7 @@ static void fill_options(pTHX_ HV *hv, pb_options *o)
     svp = hv_fetchs(hv, "pid", 0);
     if (svp && SvOK(*svp)) {
         o->have_pid = 1;
-        o->pid = (uint32_t)SvUV(*svp);
+        o->pid = opt_u32(aTHX_ hv, "pid");
     }
     svp = hv_fetchs(hv, "thread", 0);
     if (svp && SvOK(*svp)) {
@@ -175,6 +185,7 @@ typedef struct {
      * a callback dies and Perl unwinds past them (chunk.h) */
     pb_cleanups cleanups;
     int errno_in;           /* $! as the caller left it: what callbacks see */
+    pid_t pid;              /* the process reading: a child forked in a callback stops */
 #ifdef MULTIPLICITY
     PerlInterpreter *interp;
 #endif
@@ -282,7 +293,31 @@ static int xs_chunk(pb_sink *self, const pb_chunk *c)
     call_sv(x->cb[c->tag], G_DISCARD | G_VOID);
     if (mortal)
         FREETMPS; /* memory must not grow with the number of chunks */
+    if (getpid() != x->pid) {
+        /* a callback forked and the child came back: parent and child share
+         * the input's file offset, so a child that read on would corrupt
+         * both streams.  It stops here, before reading a byte. */
+        pb_error e;
+        pb_error_init(&e, "for_chunks", "");
+        pb_fail_nooff(&e, PB_ERR_USAGE,
+                      "a for_chunks callback forked and the child returned to the reader (process %ld, reading "
+                      "in %ld): the two would share the input's file offset; the child must end inside the "
+                      "callback (exit or POSIX::_exit), the parent reads on",
+                      (long)getpid(), (long)x->pid);
+        croak_pb(aTHX_ &e);
+    }
     return 0;
+}
+
+/* warn with msg's control bytes escaped (error.h): a name from a profile
+ * reaches the terminal as text */
+static void warn_escaped(pTHX_ const char *msg)
+{
+    size_t cap = strlen(msg) * 4 + 1;
+    char *b = (char *)safemalloc(cap);
+    SAVEFREEPV(b);
+    pb_escape_controls(msg, b, cap);
+    warn("%s\n", b);
 }
 
 static void xs_warn(pb_sink *self, const char *msg)
@@ -292,7 +327,9 @@ static void xs_warn(pb_sink *self, const char *msg)
     dTHXa(x->interp);
 #endif
     PERL_UNUSED_VAR(x);
-    warn("%s\n", msg);
+    ENTER;
+    warn_escaped(aTHX_ msg);
+    LEAVE;
 }
 
 static SV *code_of(pTHX_ SV *sv, const char *what)
@@ -312,6 +349,7 @@ static xs_sink *new_xs_sink(pTHX_ SV *callback)
     SV *deflt = NULL;
     Newxz(x, 1, xs_sink);
     x->errno_in = errno;
+    x->pid = getpid();
     SAVEDESTRUCTOR_X(xs_sink_cleanup, x);
 #ifdef MULTIPLICITY
     x->interp = aTHX;
@@ -414,7 +452,16 @@ static void held_warn_cb(void *ud, const char *msg)
 #ifdef MULTIPLICITY
     dTHXa(hw->interp);
 #endif
-    sv_catpv(hw->lines, msg);
+    {
+        /* escaped here: held_warnings_emit splits at the newlines */
+        size_t cap = strlen(msg) * 4 + 1;
+        char *b = (char *)malloc(cap);
+        if (!b)
+            return;
+        pb_escape_controls(msg, b, cap);
+        sv_catpv(hw->lines, b);
+        free(b);
+    }
     sv_catpvs(hw->lines, "\n");
 }
 
@@ -444,7 +491,9 @@ static void perl_warn_cb(void *ud, const char *msg)
 #else
     PERL_UNUSED_ARG(ud);
 #endif
-    warn("%s\n", msg);
+    ENTER;
+    warn_escaped(aTHX_ msg);
+    LEAVE;
 }
 
 /* ---- writer handles ------------------------------------------------------ *
@@ -492,9 +541,9 @@ static void croak_usage(pTHX_ const char *format, const char *file, const char *
     croak_pb(aTHX_ &e);
 }
 
-static SV *handle_new(pTHX_ MGVTBL *vt, const char *klass, void *ptr)
+static SV *handle_new(pTHX_ MGVTBL *vt, const char *klass, void *ptr, const char *path)
 {
-    SV *obj = newSV(0);
+    SV *obj = newSVpv(path, 0); /* the caller's file name, for the usage errors */
     MAGIC *mg = sv_magicext(obj, NULL, PERL_MAGIC_ext, vt, (const char *)ptr, 0);
     mg->mg_flags |= MGf_DUP;
     return sv_bless(newRV_noinc(obj), gv_stashpv(klass, GV_ADD));
@@ -502,7 +551,15 @@ static SV *handle_new(pTHX_ MGVTBL *vt, const char *klass, void *ptr)
 
 static MAGIC *handle_mg(pTHX_ SV *h, MGVTBL *vt)
 {
-    return SvROK(h) ? mg_findext(SvRV(h), PERL_MAGIC_ext, vt) : NULL;
+    /* mg_findext reads SvMAGIC, which only an SV of type PVMG or above has:
+     * a forged handle (a reference to a plain number) must not be read so */
+    return SvROK(h) && SvTYPE(SvRV(h)) >= SVt_PVMG ? mg_findext(SvRV(h), PERL_MAGIC_ext, vt) : NULL;
+}
+
+/* the file a real handle was opened on ("" for anything else) */
+static const char *handle_file(pTHX_ SV *h, MGVTBL *vt)
+{
+    return handle_mg(aTHX_ h, vt) && SvPOK(SvRV(h)) ? SvPVX(SvRV(h)) : "";
 }
 
 /* the C writer behind h, or a usage croak */
@@ -513,7 +570,7 @@ static void *handle_get(pTHX_ SV *h, MGVTBL *vt, const char *format)
         croak_usage(aTHX_ format, "",
                     "not a writer handle of this distribution (a copied, serialised or forged handle is refused)");
     if (!mg->mg_ptr)
-        croak_usage(aTHX_ format, "", "the writer is closed, or belongs to another thread");
+        croak_usage(aTHX_ format, handle_file(aTHX_ h, vt), "the writer is closed, or belongs to another thread");
     return mg->mg_ptr;
 }
 
@@ -526,7 +583,7 @@ static void *handle_take(pTHX_ SV *h, MGVTBL *vt, const char *format)
 }
 
 /* Fill a chunk from Perl values in callback order (tag already known). */
-static void chunk_from_args(pTHX_ pb_chunk *c, pb_tag t, SV **args, I32 nargs)
+static void chunk_from_args(pTHX_ pb_chunk *c, pb_tag t, SV **args, I32 nargs, const char *file)
 {
     const char *sig = pb_tag_sig[t];
     I32 need = (I32)strlen(sig), k = 0;
@@ -536,7 +593,7 @@ static void chunk_from_args(pTHX_ pb_chunk *c, pb_tag t, SV **args, I32 nargs)
         char msg[160];
         snprintf(msg, sizeof msg, "%s takes %d argument%s (%s), got %d", pb_tag_name[t], (int)need,
                  need == 1 ? "" : "s", sig, (int)nargs);
-        croak_usage(aTHX_ "nytprof-writer", "", msg);
+        croak_usage(aTHX_ "nytprof-writer", file, msg);
     }
     memset(c, 0, sizeof *c);
     c->tag = t;
@@ -764,7 +821,7 @@ pbxs__convert(in, format_sv, opts, out, level)
         if (st != PB_OK)
             croak_pb(aTHX_ &err);
 
-void
+UV
 pbxs__convert_stacks(in, format_sv, opts, out, to)
         const char *in
         SV *format_sv
@@ -776,6 +833,7 @@ pbxs__convert_stacks(in, format_sv, opts, out, to)
         pb_error err;
         pb_format fmt;
         const pb_stack_output *so;
+        uint64_t samples = 0;
     CODE:
         so = pb_stack_output_named(to);
         if (!so)
@@ -784,8 +842,11 @@ pbxs__convert_stacks(in, format_sv, opts, out, to)
         fill_options(aTHX_ opts, &o);
         if (strcmp(out, "-") == 0)
             PerlIO_flush(PerlIO_stdout());
-        if (pb_convert_stacks(in, fmt, &o, out, so, &err) != PB_OK)
+        if (pb_convert_stacks_n(in, fmt, &o, out, so, &samples, &err) != PB_OK)
             croak_pb(aTHX_ &err);
+        RETVAL = (UV)samples; /* the samples written: 0 for an empty profile */
+    OUTPUT:
+        RETVAL
 
 void
 pbxs__diff_collapsed(before, after, opts, out)
@@ -852,7 +913,7 @@ pbxs__diff_pprof(before, after, opts, out)
         if (pb_diff_pprof(before, after, &o, out, &err) != PB_OK)
             croak_pb(aTHX_ &err);
 
-SV *
+void
 pbxs__convert_statprofiler(in, format_sv, opts, out)
         const char *in
         SV *format_sv
@@ -864,19 +925,21 @@ pbxs__convert_statprofiler(in, format_sv, opts, out)
         pb_format fmt;
         char **names = NULL;
         size_t n = 0, i;
+        uint64_t samples = 0;
         AV *av;
-    CODE:
+    PPCODE:
+        /* (the files written, the samples written: 0 for an empty profile) */
         fmt = format_arg(aTHX_ format_sv);
         fill_options(aTHX_ opts, &o);
-        if (pb_convert_statprofiler(in, fmt, &o, out, &names, &n, &err) != PB_OK)
+        if (pb_convert_statprofiler_n(in, fmt, &o, out, &names, &n, &samples, &err) != PB_OK)
             croak_pb(aTHX_ &err);
         av = newAV();
         for (i = 0; i < n; i++)
             av_push(av, newSVpv(names[i], 0));
         pb_convert_free_names(names, n);
-        RETVAL = newRV_noinc((SV *)av);
-    OUTPUT:
-        RETVAL
+        EXTEND(SP, 2);
+        mPUSHs(newRV_noinc((SV *)av));
+        mPUSHu((UV)samples);
 
 void
 pbxs__for_chunks_statprofiler_files(callback, files, opts)
@@ -983,7 +1046,7 @@ pbw__open(path, level)
         w = pb_nytprof_writer_open(path, &wo, &err);
         if (!w)
             croak_pb(aTHX_ &err);
-        RETVAL = handle_new(aTHX_ &nyw_vtbl, "Devel::ProfileBridge::NYTProfWriter::Handle", w);
+        RETVAL = handle_new(aTHX_ &nyw_vtbl, "Devel::ProfileBridge::NYTProfWriter::Handle", w, path);
     OUTPUT:
         RETVAL
 
@@ -1000,15 +1063,15 @@ pbw__write(handle, tag, ...)
     CODE:
         w = (pb_nytprof_writer *)handle_get(aTHX_ handle, &nyw_vtbl, "nytprof-writer");
         if (!pb_nytprof_writer_owned(w))
-            croak_usage(aTHX_ "nytprof-writer", "",
+            croak_usage(aTHX_ "nytprof-writer", handle_file(aTHX_ handle, &nyw_vtbl),
                         "this writer was opened by another process (before a fork); only that process writes it");
         t = pb_tag_from_name(tag, strlen(tag));
         if (t == PB_TAG_COUNT) {
             char msg[128];
             snprintf(msg, sizeof msg, "unknown tag '%.60s'", tag);
-            croak_usage(aTHX_ "nytprof-writer", "", msg);
+            croak_usage(aTHX_ "nytprof-writer", handle_file(aTHX_ handle, &nyw_vtbl), msg);
         }
-        chunk_from_args(aTHX_ &c, t, &ST(2), items - 2);
+        chunk_from_args(aTHX_ &c, t, &ST(2), items - 2, handle_file(aTHX_ handle, &nyw_vtbl));
         sink = pb_nytprof_writer_sink(w);
         if (pb_emit(sink, &c) != 0 || pb_nytprof_writer_failed(w)) {
             w = (pb_nytprof_writer *)handle_take(aTHX_ handle, &nyw_vtbl, "nytprof-writer");
@@ -1025,7 +1088,7 @@ pbw__close(handle)
     CODE:
         w = (pb_nytprof_writer *)handle_get(aTHX_ handle, &nyw_vtbl, "nytprof-writer");
         if (!pb_nytprof_writer_owned(w))
-            croak_usage(aTHX_ "nytprof-writer", "",
+            croak_usage(aTHX_ "nytprof-writer", handle_file(aTHX_ handle, &nyw_vtbl),
                         "this writer was opened by another process (before a fork); only that process closes it");
         w = (pb_nytprof_writer *)handle_take(aTHX_ handle, &nyw_vtbl, "nytprof-writer");
         if (pb_nytprof_writer_close(w, &err) != PB_OK)
@@ -1056,7 +1119,7 @@ _xs_open(path, rev, ver, sub, interval_us, depth)
         w = pb_spw_open(path, &h, &err);
         if (!w)
             croak_pb(aTHX_ &err);
-        RETVAL = handle_new(aTHX_ &spw_vtbl, "Devel::ProfileBridge::StatProfilerWriter::Handle", w);
+        RETVAL = handle_new(aTHX_ &spw_vtbl, "Devel::ProfileBridge::StatProfilerWriter::Handle", w, path);
     OUTPUT:
         RETVAL
 

@@ -16,35 +16,53 @@ my %FOR_CHUNKS_OPTS = map { $_ => 1 } qw(
 );
 my @LIMITS = qw(max_decompressed_bytes max_record_size max_stack_depth max_strings max_frames max_statements max_line);
 
+# A usage error (a bad option or argument), thrown as the Error every other
+# failure is: class usage, one line "profbridge: usage: <what>" (profbridge
+# exits 1 on it, as on its own usage errors)
+sub _usage {
+    my ($msg) = @_;
+    Devel::ProfileBridge::Error->throw(format => 'profbridge', class => 'usage', message => $msg, file => '');
+}
+
+# the limits are 64-bit values in C, four of them 32-bit: a bigger one is
+# refused, never cut to its low bits
+my %LIMIT_MAX = ((map { $_ => '18446744073709551615' } qw(max_decompressed_bytes max_record_size max_statements)),
+    (map { $_ => '4294967295' } qw(max_stack_depth max_strings max_frames max_line)));
+
+# a decimal string no greater than $max (also a string: no float rounding)
+sub _fits {
+    my ($v, $max) = @_;
+    return 0 unless defined $v && !ref $v && $v =~ /\A[0-9]+\z/;
+    $v =~ s/\A0+(?=.)//;
+    return length $v < length $max || length $v == length $max && $v le $max;
+}
+
 sub _check_opts {
     my ($what, $known, $opts) = @_;
     for my $k (keys %$opts) {
         next if $known->{$k};
-        require Carp;
-        Carp::croak("$what: unknown option '$k' (known: " . join(', ', sort keys %$known) . ")");
+        _usage("$what: unknown option '$k' (known: " . join(', ', sort keys %$known) . ")");
     }
     for my $k (qw(filename in out output)) {
         next unless defined $opts->{$k} && index($opts->{$k}, "\0") >= 0;
-        require Carp;
-        Carp::croak("$what: $k contains a NUL byte, which no file name can hold");
+        _usage("$what: $k contains a NUL byte, which no file name can hold");
     }
-    if (defined $opts->{pid} && $opts->{pid} !~ /\A[0-9]+\z/) {
-        require Carp;
-        Carp::croak("$what: pid must be a process id (a number), not '$opts->{pid}'");
+    if (defined $opts->{pid} && !_fits($opts->{pid}, '4294967295')) {
+        _usage("$what: pid must be a process id (a number up to 4294967295), not '$opts->{pid}'");
+    }
+    if (defined $opts->{format} && $opts->{format} !~ /\A(?:nytprof|pynytprof|easyprofiler|tachyon|statprofiler)\z/) {
+        _usage("$what: unknown format '$opts->{format}' (known: nytprof, pynytprof, easyprofiler, tachyon, statprofiler)");
     }
     if (defined $opts->{progress} && ref $opts->{progress} ne 'CODE') {
-        require Carp;
-        Carp::croak("$what: progress must be a code reference");
+        _usage("$what: progress must be a code reference");
     }
     if (defined $opts->{thread} && !length $opts->{thread}) {
-        require Carp;
-        Carp::croak("$what: thread must be a thread id (or an EasyProfiler thread name), not ''");
+        _usage("$what: thread must be a thread id (or an EasyProfiler thread name), not ''");
     }
     for my $k (@LIMITS) {
         next unless defined $opts->{$k};
-        next if $opts->{$k} =~ /\A[0-9]+\z/ && $opts->{$k} > 0;
-        require Carp;
-        Carp::croak("$what: $k must be a positive integer, not '$opts->{$k}'");
+        next if _fits($opts->{$k}, $LIMIT_MAX{$k}) && $opts->{$k} =~ /[1-9]/;
+        _usage("$what: $k must be a positive integer up to $LIMIT_MAX{$k}, not '$opts->{$k}'");
     }
 }
 
@@ -169,9 +187,7 @@ sub _renamed {
         && exists $name_of->{ $e->{file} }) {
         my $name = $name_of->{ $e->{file} };
         $e->{file} = $name;
-        $e->{line} = defined $e->{offset}
-            ? "$e->{format}: $e->{class}: $e->{message} at byte $e->{offset} of $name"
-            : "$e->{format}: $e->{class}: $name: $e->{message}";
+        $e->{line} = Devel::ProfileBridge::Error::_line($e);
     }
     return $e;
 }
@@ -238,19 +254,16 @@ sub for_chunks {
         my $files = $opts{files};
         $files = _statprofiler_expand($files) unless ref $files;
         if (ref $files ne 'ARRAY' || !@$files) {
-            require Carp;
-            Carp::croak("for_chunks: files => must be an array of StatProfiler trace files, a directory or a template");
+            _usage("for_chunks: files => must be an array of StatProfiler trace files, a directory or a template");
         }
         if (defined $opts{format} && $opts{format} ne 'statprofiler') {
-            require Carp;
-            Carp::croak("for_chunks: files => reads Devel::StatProfiler traces only");
+            _usage("for_chunks: files => reads Devel::StatProfiler traces only");
         }
         if (defined $opts{pid}) {
             # one process: the files whose genealogy id starts with its pid
             my @mine = grep { /\.([0-9a-f]{8})[0-9a-f]{40}\.[0-9a-f]{8}\z/ && hex($1) == $opts{pid} } @$files;
             if (!@mine) {
-                require Carp;
-                Carp::croak("for_chunks: no process $opts{pid} in these StatProfiler traces");
+                _usage("for_chunks: no process $opts{pid} in these StatProfiler traces");
             }
             $files = \@mine;
         }
@@ -359,14 +372,12 @@ sub convert {
     _check_opts('convert', \%CONVERT_OPTS, \%opts);
     for my $k (qw(in out)) {
         next if defined $opts{$k} && length $opts{$k};
-        require Carp;
-        Carp::croak("convert: $k => PATH is required");
+        _usage("convert: $k => PATH is required");
     }
     my $to = defined $opts{to} ? $opts{to} : 'nytprof';
     if ($opts{salvage} && $to ne 'nytprof') {
         # the collapsed and StatProfiler writers do not finish a cut stream
-        require Carp;
-        Carp::croak("convert: salvage => 1 is for to => 'nytprof' (and for_chunks), not to => '$to'");
+        _usage("convert: salvage => 1 is for to => 'nytprof' (and for_chunks), not to => '$to'");
     }
     my $x = _xs_opts(\%opts);
     for my $k (qw(source_root strip_prefix)) {
@@ -374,8 +385,7 @@ sub convert {
         my @v = ref $opts{$k} eq 'ARRAY' ? @{ $opts{$k} } : ($opts{$k});
         for (@v) {
             next if defined && !ref && length && !/\0/;
-            require Carp;
-            Carp::croak("convert: $k takes a path or a list of paths (non-empty, no NUL)");
+            _usage("convert: $k takes a path or a list of paths (non-empty, no NUL)");
         }
         $x->{$k} = \@v;
     }
@@ -390,23 +400,27 @@ sub convert {
     }
     my $level = defined $opts{compress} ? $opts{compress} : -1;
     if ($to eq 'nytprof' && ($level !~ /\A-?[0-9]\z/ || $level > 9)) {
-        require Carp;
-        Carp::croak("convert: compress must be 0..9, not '$level'");
+        _usage("convert: compress must be 0..9, not '$level'");
     }
     if ($to !~ /\A(?:nytprof|collapsed|statprofiler|pprof|speedscope)\z/) {
-        require Carp;
-        Carp::croak("convert: to => '$to' is not supported (known: nytprof, collapsed, statprofiler, pprof, speedscope)");
+        _usage("convert: to => '$to' is not supported (known: nytprof, collapsed, statprofiler, pprof, speedscope)");
     }
     return _with_input($opts{in}, \%opts, sub {
         my ($in) = @_;
-        return @{ _convert_statprofiler($in, $opts{format}, $x, $opts{out}) } if $to eq 'statprofiler';
+        if ($to eq 'statprofiler') {
+            my ($names, $samples) = _convert_statprofiler($in, $opts{format}, $x, $opts{out});
+            warn "statprofiler: warning: " . Devel::ProfileBridge::Error::_esc($opts{in})
+                . " holds no stack samples: the trace holds none\n" unless $samples;
+            return @$names;
+        }
         if ($to eq 'nytprof') {
             _convert($in, $opts{format}, $x, $opts{out}, $level);
             return 1;
         }
-        _convert_stacks($in, $opts{format}, $x, $opts{out}, $to); # collapsed, pprof, speedscope
-        warn "collapsed: warning: $opts{in} holds no stack samples: the output is empty\n"
-            if $to eq 'collapsed' && $opts{out} ne '-' && -f $opts{out} && -z _;
+        # collapsed, pprof, speedscope; an empty profile is said so for every target
+        my $samples = _convert_stacks($in, $opts{format}, $x, $opts{out}, $to);
+        warn "$to: warning: " . Devel::ProfileBridge::Error::_esc($opts{in})
+            . " holds no stack samples: the output is empty\n" unless $samples;
         return 1;
     });
 }
@@ -434,31 +448,25 @@ sub merge {
     _check_opts('merge', { map { $_ => 1 } qw(in out to compress thread pid progress source source_root strip_prefix
         jobs), @LIMITS }, \%opts);
     if (defined $opts{jobs} && $opts{jobs} !~ /\A[0-9]{1,3}\z/) {
-        require Carp;
-        Carp::croak("merge: jobs must be a number of processes (0..999), not '$opts{jobs}'");
+        _usage("merge: jobs must be a number of processes (0..999), not '$opts{jobs}'");
     }
     my @in = ref $opts{in} eq 'ARRAY' ? @{ $opts{in} } : ();
     if (!@in || grep { !defined || !length || ref } @in) {
-        require Carp;
-        Carp::croak('merge: in => [ FILE, ... ] (one or more paths) is required');
+        _usage('merge: in => [ FILE, ... ] (one or more paths) is required');
     }
     if (!defined $opts{out} || !length $opts{out}) {
-        require Carp;
-        Carp::croak('merge: out => PATH is required');
+        _usage('merge: out => PATH is required');
     }
     if (grep({ $_ eq '-' } @in) > 1) {
-        require Carp;
-        Carp::croak("merge: standard input ('-') can be read only once");
+        _usage("merge: standard input ('-') can be read only once");
     }
     my $to = defined $opts{to} ? $opts{to} : 'nytprof';
     if ($to !~ /\A(?:nytprof|collapsed|pprof|speedscope)\z/) {
-        require Carp;
-        Carp::croak("merge: to => '$to' is not supported (known: nytprof, collapsed, pprof, speedscope)");
+        _usage("merge: to => '$to' is not supported (known: nytprof, collapsed, pprof, speedscope)");
     }
     my $level = defined $opts{compress} ? $opts{compress} : -1;
     if ($level !~ /\A-?[0-9]\z/ || $level > 9) {
-        require Carp;
-        Carp::croak("merge: compress must be 0..9, not '$level'");
+        _usage("merge: compress must be 0..9, not '$level'");
     }
     my $x = _xs_opts(\%opts);
     for my $k (qw(source_root strip_prefix)) {
@@ -484,6 +492,8 @@ sub losses {
     my ($file, %opts) = @_;
     my $to = delete $opts{to} // 'nytprof';
     _check_opts('losses', { map { $_ => 1 } qw(format thread pid salvage progress), @LIMITS }, \%opts);
+    _usage("losses: to => '$to' is not a target (known: nytprof, collapsed, statprofiler, pprof, speedscope)")
+        unless $to =~ /\A(?:nytprof|collapsed|statprofiler|pprof|speedscope)\z/;
     my (%a, %n);
     my $stacks_only = $to =~ /\A(?:collapsed|pprof|speedscope)\z/;
     require Devel::ProfileBridge::ReadStream;
@@ -562,17 +572,14 @@ sub diff {
     _check_opts('diff', { map { $_ => 1 } qw(before after out to thread pid progress), @LIMITS }, \%opts);
     for my $k (qw(before after out)) {
         next if defined $opts{$k} && length $opts{$k};
-        require Carp;
-        Carp::croak("diff: $k => PATH is required");
+        _usage("diff: $k => PATH is required");
     }
     my $to = defined $opts{to} ? $opts{to} : 'collapsed';
     if ($to !~ /\A(?:collapsed|pprof)\z/) {
-        require Carp;
-        Carp::croak("diff: to => '$to' is not supported (known: collapsed, pprof)");
+        _usage("diff: to => '$to' is not supported (known: collapsed, pprof)");
     }
     if ($opts{before} eq '-' && $opts{after} eq '-') {
-        require Carp;
-        Carp::croak("diff: standard input can be read only once (before and after are both '-')");
+        _usage("diff: standard input can be read only once (before and after are both '-')");
     }
     my $x = _xs_opts(\%opts);
     return _with_input($opts{before}, \%opts, sub {
@@ -1196,7 +1203,8 @@ stack, so a block's stacks add up to its self time and a thread's lines to
 the sum of its blocks' self times, as EasyProfiler's own reader computes
 them.  Inside a name, C<;>, newline, carriage return and NUL (which would
 break the line format) are written as C<\x3B>, C<\x0A>, C<\x0D>,
-C<\x00>.  C<< to => 'statprofiler' >> writes Devel::StatProfiler records
+C<\x00>, and C<\> itself as C<\x5C> (so every C<\xNN> in a line is an
+escape: a reader that decodes them gets the names back exactly).  C<< to => 'statprofiler' >> writes Devel::StatProfiler records
 (sampled input only).
 
 C<< to => 'pprof' >> writes pprof's C<profile.proto>
@@ -1465,7 +1473,11 @@ million).
 
 =item max_statements
 
-C<TIME_LINE> chunks made from statement counts (Pynytprof).  Default 2**28.
+C<TIME_LINE> chunks made from statement counts (Pynytprof) or from splitting
+a sample's weight x interval (Tachyon).  Default 2**28, and, unless
+C<max_statements> is given, no more than 4096 per byte of the input file
+(at least 2**24): a few bytes of counts cannot claim billions of
+statements.  Giving C<max_statements> replaces both bounds.
 
 =item max_line
 
@@ -1479,13 +1491,33 @@ longer than that.
 
 =back
 
+Every limit is a positive integer: C<max_stack_depth>, C<max_strings>,
+C<max_frames> and C<max_line> (and C<pid>) at most 4294967295, the others
+at most 18446744073709551615; a value out of range is a C<usage> error,
+never cut to its low bits.
+
+Sums and products of weights and intervals (a sample's weight x the
+sampling interval, a thread's or stack's total) are exact: one that would
+not fit 63 bits (pprof's values are int64) throws a C<limit> error
+(C<pprof: limit: ...: a thread's sampled time of N x M ns does not fit 63
+bits>) for every target, as C<merge> does, instead of wrapping.
+
 =head1 ERRORS
 
 Everything a decoder rejects is thrown as a L<Devel::ProfileBridge::Error>
 whose text is C<< <format>: <class>: <what> at byte <offset> of <file> >>;
 the class is C<truncated>, C<corrupt>, C<unsupported>, C<limit> or C<io>;
 writers add C<usage> for calls out of order and handles that are not
-theirs.  Bad options croak with a plain message naming the option.
+theirs.  A bad option or argument throws the same object with class
+C<usage> and format C<profbridge>, one line
+C<profbridge: usage: convert: compress must be 0..9, not '12'> (B<profbridge>
+exits 1 on it, as on its own usage errors; 2 on every other error).  An
+output that cannot be written says so with the system's reason
+(C<collapsed: io: OUT: cannot write the collapsed stacks: No space left on
+device>).  Control bytes in a message or a file name (which a profile
+chooses) are shown as C<\xHH> (C0, DEL, and C1 as UTF-8), in every error
+line and warning, so a name cannot drive the terminal or split the line;
+the object's C<message> and C<file> keep the bytes as they were.
 
 =head1 SEE ALSO
 

@@ -19,10 +19,26 @@ sub line    { $_[0]->{line} }
 sub throw {
     my ($class, %f) = @_;
     my $self = bless {%f}, $class;
-    $self->{line} //= defined $self->{offset}
-        ? "$self->{format}: $self->{class}: $self->{message} at byte $self->{offset} of $self->{file}"
-        : "$self->{format}: $self->{class}: $self->{file}: $self->{message}";
+    $self->{line} //= _line($self);
     die $self;
+}
+
+# The one line: what came from a profile (or a file name) is shown with its
+# control bytes (C0, DEL, C1 as UTF-8) as \xHH, as the C core shows them, so
+# it can neither drive the terminal nor split the line.
+sub _esc {
+    my ($s) = @_;
+    return '' unless defined $s;
+    $s =~ s/([\x00-\x1f\x7f]|\xc2[\x80-\x9f])/sprintf '\\x%02x', ord substr $1, -1/ge;
+    $s =~ s/([\x80-\x9f])/sprintf '\\x%02x', ord $1/ge if utf8::is_utf8($s);
+    return $s;
+}
+
+sub _line {
+    my ($e) = @_;
+    my ($f, $c, $m, $file) = ($e->{format}, $e->{class}, _esc($e->{message}), _esc($e->{file}));
+    return "$f: $c: $m at byte $e->{offset} of $file" if defined $e->{offset};
+    return length $file ? "$f: $c: $file: $m" : "$f: $c: $m";
 }
 
 1;
@@ -54,7 +70,12 @@ for example
   tachyon: corrupt: frame index 91 out of range (frame count 40) at byte 1234 of x.bin
 
 Errors that have no byte offset (the file cannot be opened) read
-C<< <format>: io: <file>: <what> >>.
+C<< <format>: io: <file>: <what> >>, and those that name no file (a bad
+option: C<profbridge: usage: convert: compress must be 0..9, not '12'>)
+C<< <format>: <class>: <what> >>.  In the line, control bytes of the
+message and the file name (C0, DEL, and C1 as UTF-8) are shown as C<\xHH>:
+a profile or a file name cannot drive the terminal or split the line.
+C<message> and C<file> keep them as they were.
 
 =head1 METHODS
 
@@ -65,7 +86,9 @@ C<< <format>: io: <file>: <what> >>.
 The decoder that found the problem: C<nytprof>, C<pynytprof>,
 C<easyprofiler>, C<tachyon>, C<statprofiler>, or C<profbridge> before the
 format is known; C<gzip> for a compressed input; the writer for output
-errors: C<nytprof-writer>, C<statprofiler-writer>, C<collapsed>, C<dump>.
+errors: C<nytprof-writer>, C<statprofiler-writer>, C<collapsed>, C<pprof>,
+C<speedscope>, C<dump>; C<profbridge> for a bad option or argument of the
+API (class C<usage>), C<for_chunks> for a child forked in a callback.
 
 =item class
 
@@ -94,7 +117,8 @@ The file name as given.
 
 =item message
 
-The "what" part: which record was being read and what was expected.
+The "what" part: which record was being read and what was expected
+(for C<usage>: the call and what is wrong with it).
 
 =item line
 

@@ -13,6 +13,14 @@ sub _usage {
         message => $msg);
 }
 
+# every method's object: a hash made by new, else the usage error (a forged
+# or blessed-by-hand object must not die "Not a HASH reference")
+sub _check {
+    my ($self) = @_;
+    return $self if ref $self && eval { exists $self->{h} };
+    _usage(undef, 'not a writer made by Devel::ProfileBridge::NYTProfWriter->new (a forged or copied object is refused)');
+}
+
 sub new {
     my ($class, %opts) = @_;
     my $file = delete $opts{file};
@@ -34,12 +42,14 @@ sub CLONE_SKIP { 1 }
 
 sub write_chunk {
     my $self = shift;
+    _check($self);
     _write($self->{h}, @_);    # throws on misuse or when the writer failed
     return $self;
 }
 
 sub close {
     my ($self) = @_;
+    _check($self);
     _usage($self->{file}, 'close called twice') if $self->{closed}++;
     _close($self->{h});
     return 1;

@@ -131,4 +131,11 @@ file is closed and everything the decoder held is freed, so a long-running
 program may use C<die> to stop reading early as often as it likes
 (F<t/14-callback-dies.t> checks the file descriptors and the C heap).
 
+A callback may C<fork>, but the child must end inside the callback
+(C<exit> or C<POSIX::_exit>): parent and child share the input's file
+offset, so both cannot read on.  A child that returns to the reader stops
+there, before reading a byte, with a C<usage> error
+(C<for_chunks: usage: a for_chunks callback forked and the child returned
+to the reader ...>); the parent reads on undisturbed.
+
 =cut

@@ -21,6 +21,14 @@ sub _usage {
         file => $file // '', message => $msg);
 }
 
+# every method's object: a hash made by new, else the usage error (a forged
+# or blessed-by-hand object must not die "Not a HASH reference")
+sub _check {
+    my ($self) = @_;
+    return $self if ref $self && eval { exists $self->{h} };
+    _usage(undef, 'not a writer made by Devel::ProfileBridge::StatProfilerWriter->new (a forged or copied object is refused)');
+}
+
 sub new {
     my ($class, %arg) = @_;
     my $file = delete $arg{file};
@@ -53,6 +61,7 @@ sub CLONE_SKIP { 1 }
 
 sub _int {
     my ($self, $what, $v) = @_;
+    _check($self);
     _usage($self->{file}, "$what must be an integer, not '" . ($v // 'undef') . "'")
         unless defined $v && $v =~ /^-?\d+$/;
     return $v;
@@ -60,6 +69,7 @@ sub _int {
 
 sub start_sample {
     my ($self, $weight, $op_name) = @_;
+    _check($self);
     $weight = $self->_int('weight', $weight // 1);
     _usage($self->{file}, 'weight must be >= 0') if $weight < 0;
     _xs_start_sample($self->{h}, $weight, $op_name // '');
@@ -68,6 +78,7 @@ sub start_sample {
 
 sub sub_frame {
     my ($self, $package, $name, $file, $line, $first_line) = @_;
+    _check($self);
     _xs_sub_frame($self->{h}, $package // 'main', $name // '__ANON__', $file // '',
         $self->_int('line', $line // 0), $self->_int('first_line', $first_line // -1));
     return $self;
@@ -75,24 +86,28 @@ sub sub_frame {
 
 sub xsub_frame {
     my ($self, $package, $name) = @_;
+    _check($self);
     _xs_xsub_frame($self->{h}, $package // 'main', $name // '');
     return $self;
 }
 
 sub main_frame {
     my ($self, $file, $line) = @_;
+    _check($self);
     _xs_main_frame($self->{h}, $file // '', $self->_int('line', $line // 0));
     return $self;
 }
 
 sub eval_frame {
     my ($self, $file, $line) = @_;
+    _check($self);
     _xs_eval_frame($self->{h}, $file // '', $self->_int('line', $line // 0));
     return $self;
 }
 
 sub eval_source {
     my ($self, $text, $n) = @_;
+    _check($self);
     $n = $self->_int('eval number', $n);
     _usage($self->{file}, 'eval number must be >= 0') if $n < 0;
     _xs_eval_source($self->{h}, $text // '', $n);
@@ -101,6 +116,7 @@ sub eval_source {
 
 sub end_sample {
     my ($self) = @_;
+    _check($self);
     _xs_end_sample($self->{h});
     $self->{samples}++;
     return $self;
@@ -108,28 +124,32 @@ sub end_sample {
 
 sub section_start {
     my ($self, $name) = @_;
+    _check($self);
     _xs_section_start($self->{h}, $name // '');
     return $self;
 }
 
 sub section_end {
     my ($self, $name) = @_;
+    _check($self);
     _xs_section_end($self->{h}, $name // '');
     return $self;
 }
 
 sub metadata {
     my ($self, $key, $value) = @_;
+    _check($self);
     _usage($self->{file}, 'metadata needs a key') unless defined $key;
     _xs_metadata($self->{h}, $key, $value // '');
     return $self;
 }
 
-sub samples { $_[0]{samples} }
-sub file    { $_[0]{file} }
+sub samples { _check($_[0])->{samples} }
+sub file    { _check($_[0])->{file} }
 
 sub close {
     my ($self) = @_;
+    _check($self);
     _xs_close($self->{h});
     return 1;
 }
