@@ -106,4 +106,8 @@ pb_status pb_sample_pass_note(pb_sample_sink *ss, const char *kind, pb_str a, pb
     return ss->next->note(ss->next, kind, a, b, n);
 }
 
+pb_status pb_sample_pass_sample_tags(pb_sample_sink *ss, pb_str op, pb_str status)
+{
+    return ss->next->sample_tags ? ss->next->sample_tags(ss->next, op, status) : PB_OK;
+}
 pb_status pb_sample_pass_finish(pb_sample_sink *ss) { return ss->next->finish ? ss->next->finish(ss->next) : PB_OK; }

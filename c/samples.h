@@ -136,6 +136,7 @@ pb_status pb_sample_noframe(pb_sample_sink *ss, const uint32_t **ids, uint32_t *
 pb_status pb_sample_pass_frame(pb_sample_sink *ss, const pb_frame *fr, uint32_t *id);
 pb_status pb_sample_pass_thread(pb_sample_sink *ss, uint64_t key, uint32_t pid, uint32_t ppid, const char *label);
 pb_status pb_sample_pass_note(pb_sample_sink *ss, const char *kind, pb_str a, pb_str b, uint32_t n);
+pb_status pb_sample_pass_sample_tags(pb_sample_sink *ss, pb_str op, pb_str status);
 pb_status pb_sample_pass_finish(pb_sample_sink *ss);
 
 /* attribute() and note() for a consumer that has no use for them */
