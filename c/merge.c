@@ -743,7 +743,7 @@ static void collect_pipes(m_worker *wk, size_t nw, const pb_options *opt, uint64
             uint64_t sum = 0;
             for (i = 0; i < nw; i++)
                 sum += wk[i].done;
-            if (sum >= last + (1u << 20) || (total != UINT64_MAX && sum >= total && sum != last)) {
+            if (sum != last) { /* each worker's source says at most one per MiB */
                 last = sum;
                 opt->progress(opt->progress_ud, sum, total);
             }

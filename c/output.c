@@ -76,12 +76,27 @@ static void on_fatal_signal(int sig)
     raise(sig);
 }
 
+/* exit() with temps still registered: a callback of the caller's (a Perl
+ * progress hook calling exit, say) left a writer in the middle of its work;
+ * what it made is removed as on a signal */
+static void at_exit(void)
+{
+    pid_t me = getpid();
+    int i;
+    for (i = 0; i < REG_SLOTS; i++)
+        if (reg[i].state == 2 && reg[i].pid == me) {
+            remove_slot(&reg[i]);
+            reg[i].state = 0;
+        }
+}
+
 static void install_handlers(void)
 {
     static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
     size_t i;
     if (handlers_done || !__sync_bool_compare_and_swap(&handlers_done, 0, 1))
         return;
+    atexit(at_exit);
     for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
         struct sigaction old, sa;
         if (sigaction(sigs[i], NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
@@ -566,12 +581,17 @@ int pb_outset_create(pb_outset *s, size_t i, pb_error *err)
         pb_fail_nooff(err, PB_ERR_IO, "the output belongs to process %ld, not to this one", (long)s->pid);
         return -1;
     }
-    fd = member_open(s, i, O_CREAT | O_EXCL, err);
-    if (fd >= 0 && i + 1 > s->nmembers) {
-        s->nmembers = i + 1;
-        if (s->slot >= 0)
-            reg[s->slot].nfiles = (sig_atomic_t)s->nmembers;
+    /* the signal handler's count first: a signal between open() and the
+     * count would leave the new member (and so the directory) behind */
+    if (i + 1 > s->nmembers && s->slot >= 0) {
+        reg[s->slot].nfiles = (sig_atomic_t)(i + 1);
+        __sync_synchronize();
     }
+    fd = member_open(s, i, O_CREAT | O_EXCL, err);
+    if (fd >= 0 && i + 1 > s->nmembers)
+        s->nmembers = i + 1;
+    else if (s->slot >= 0)
+        reg[s->slot].nfiles = (sig_atomic_t)s->nmembers;
     return fd;
 }
 
@@ -655,7 +675,8 @@ pb_status pb_outset_commit(pb_outset *s, const char *const *names, size_t n, pb_
         if (!p) {
             e = ENOMEM;
         } else if (same && s->texists && !S_ISREG(s->tsb.st_mode)) {
-            e = copy_in_place(p, s->target);
+            if (!(e = copy_in_place(p, s->target)))
+                unlink(p); /* copied, not renamed: the staging directory must go */
         } else {
             if (same && s->texists)
                 (void)chmod(p, s->tsb.st_mode & 07777);
