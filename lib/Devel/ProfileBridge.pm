@@ -340,8 +340,18 @@ sub dump_json {
 my %CONVERT_OPTS = map { $_ => 1 } qw(in out format thread pid compress salvage to progress
     source source_root strip_prefix), @LIMITS;
 
-sub convert {
-    my (%opts) = @_;
+sub convert { return _convert_impl(undef, @_) }
+
+# convert, and what the conversion could not carry (losses), from one read of
+# the input (a FIFO or standard input can be read only once): (\@losses, @convert's)
+sub _convert_report {
+    my @l;
+    my @r = _convert_impl(\@l, @_);
+    return (\@l, @r);
+}
+
+sub _convert_impl {
+    my ($report, %opts) = @_;
     _check_opts('convert', \%CONVERT_OPTS, \%opts);
     for my $k (qw(in out)) {
         next if defined $opts{$k} && length $opts{$k};
@@ -383,17 +393,23 @@ sub convert {
         require Carp;
         Carp::croak("convert: to => '$to' is not supported (known: nytprof, collapsed, statprofiler, pprof, speedscope)");
     }
+    my %lopts = map { defined $opts{$_} ? ($_ => $opts{$_}) : () } qw(format thread pid salvage), @LIMITS;
     return _with_input($opts{in}, \%opts, sub {
         my ($in) = @_;
-        return @{ _convert_statprofiler($in, $opts{format}, $x, $opts{out}) } if $to eq 'statprofiler';
-        if ($to eq 'nytprof') {
-            _convert($in, $opts{format}, $x, $opts{out}, $level);
-            return 1;
+        my @r = (1);
+        if ($to eq 'statprofiler') {
+            @r = @{ _convert_statprofiler($in, $opts{format}, $x, $opts{out}) };
         }
-        _convert_stacks($in, $opts{format}, $x, $opts{out}, $to); # collapsed, pprof, speedscope
-        warn "collapsed: warning: $opts{in} holds no stack samples: the output is empty\n"
-            if $to eq 'collapsed' && $opts{out} ne '-' && -f $opts{out} && -z _;
-        return 1;
+        elsif ($to eq 'nytprof') {
+            _convert($in, $opts{format}, $x, $opts{out}, $level);
+        }
+        else {
+            _convert_stacks($in, $opts{format}, $x, $opts{out}, $to); # collapsed, pprof, speedscope
+            warn "collapsed: warning: $opts{in} holds no stack samples: the output is empty\n"
+                if $to eq 'collapsed' && $opts{out} ne '-' && -f $opts{out} && -z _;
+        }
+        @$report = @{ _losses_of($in, $to, %lopts) } if $report;
+        return @r;
     });
 }
 
@@ -470,12 +486,34 @@ sub losses {
     my ($file, %opts) = @_;
     my $to = delete $opts{to} // 'nytprof';
     _check_opts('losses', { map { $_ => 1 } qw(format thread pid salvage progress), @LIMITS }, \%opts);
+    return _with_input($file, \%opts, sub { _losses_of($_[0], $to, %opts) });
+}
+
+# info and losses(to => 'nytprof') from one read of the input (profbridge
+# info on a FIFO or standard input): (\%format_info, \%tag_counts, \@losses)
+sub _info_losses {
+    my ($file, %opts) = @_;
+    _check_opts('info', { map { $_ => 1 } qw(format thread pid salvage progress), @LIMITS }, \%opts);
+    return _with_input($file, \%opts, sub {
+        my $info = _detect($_[0]);
+        my ($counts, $attr, $pids) = _count($_[0], $opts{format}, _xs_opts(\%opts), 1);
+        $info->{threads} = _threads($attr, $pids);
+        my %l = %opts;
+        delete $l{progress};
+        my $l = ($info->{format} // '') eq 'nytprof' ? [] : eval { _losses_of($_[0], 'nytprof', %l) };
+        return ($info, $counts, $l);
+    });
+}
+
+# losses() of a resolved input path
+sub _losses_of {
+    my ($path, $to, %opts) = @_;
     my (%a, %n);
     my $stacks_only = $to =~ /\A(?:collapsed|pprof|speedscope)\z/;
     require Devel::ProfileBridge::ReadStream;
     my $fmt;
-    _with_input($file, \%opts, sub {
-        $fmt = _detect($_[0])->{format} // '';
+    {
+        $fmt = _detect($path)->{format} // '';
         &Devel::ProfileBridge::ReadStream::for_chunks({
             ATTRIBUTE => sub {
                 my (undef, $k, $v) = @_;
@@ -492,8 +530,8 @@ sub losses {
             TIME_LINE   => sub { $n{lines}++ },
             SUB_CALLERS => sub { $n{edges}++ },
             SRC_LINE    => sub { $n{src}++ },
-        }, filename => $_[0], quiet => 1, %opts);
-    });
+        }, filename => $path, quiet => 1, %opts);
+    }
     my @l;
     my $add = sub { my ($what, $count, $note) = @_; push @l, { what => $what, count => $count, note => $note } if $count };
     if ($fmt eq 'tachyon') {
