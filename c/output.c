@@ -65,13 +65,23 @@ static void remove_slot(reg_slot *r)
     }
 }
 
-static void on_fatal_signal(int sig)
+/* this process's temps: files first, then directories (which must be empty) */
+static void remove_all(int forget)
 {
     pid_t me = getpid();
-    int i;
-    for (i = 0; i < REG_SLOTS; i++)
-        if (reg[i].state == 2 && reg[i].pid == me)
-            remove_slot(&reg[i]);
+    int i, pass;
+    for (pass = 0; pass < 2; pass++)
+        for (i = 0; i < REG_SLOTS; i++)
+            if (reg[i].state == 2 && reg[i].pid == me && reg[i].is_dir == pass) {
+                remove_slot(&reg[i]);
+                if (forget)
+                    reg[i].state = 0;
+            }
+}
+
+static void on_fatal_signal(int sig)
+{
+    remove_all(0);
     signal(sig, SIG_DFL);
     raise(sig);
 }
@@ -79,16 +89,7 @@ static void on_fatal_signal(int sig)
 /* exit() with temps still registered: a callback of the caller's (a Perl
  * progress hook calling exit, say) left a writer in the middle of its work;
  * what it made is removed as on a signal */
-static void at_exit(void)
-{
-    pid_t me = getpid();
-    int i;
-    for (i = 0; i < REG_SLOTS; i++)
-        if (reg[i].state == 2 && reg[i].pid == me) {
-            remove_slot(&reg[i]);
-            reg[i].state = 0;
-        }
-}
+static void at_exit(void) { remove_all(1); }
 
 static void install_handlers(void)
 {
@@ -137,6 +138,9 @@ static void reg_drop(int slot)
         reg[slot].state = 0;
     }
 }
+
+int pb_output_guard(const char *path, int is_dir) { return reg_add(path, is_dir ? 1 : 0); }
+void pb_output_unguard(int slot) { reg_drop(slot); }
 
 /* ---- names ------------------------------------------------------------------ */
 static pb_status io_fail(pb_error *err, const char *what, const char *name, int e)

@@ -48,6 +48,32 @@ sub _check_opts {
     }
 }
 
+# The default bound of a temporary copy (standard input, a FIFO or device, an
+# inflated .gz): 64 MiB.  Every real profile of the test corpora fits with
+# room to spare (the largest, an EasyProfiler capture, is 27.5 MB; the
+# others 10-20 MB); a larger one needs max_decompressed_bytes.  Compressed
+# regions inside a file are streamed, never stored: their default stays
+# 4 GiB (a real 10 MB nytprof.out inflates to 280 MB).
+our $COPY_LIMIT = 64 * 1024**2;
+
+{
+    # the temporary copy's directory and files, registered with the C
+    # signal path (c/output.c) while the copy lives
+    package Devel::ProfileBridge::_TempGuard;
+    sub new {
+        my ($class, $dir_obj, $dir, @files) = @_;
+        my @slots = map { Devel::ProfileBridge::_guard_temp($_, 0) } @files;
+        push @slots, Devel::ProfileBridge::_guard_temp($dir, 1);
+        return bless { dir => $dir_obj, slots => \@slots, pid => $$ }, $class;
+    }
+    sub DESTROY {
+        my ($self) = @_;
+        return unless $self->{pid} == $$;
+        Devel::ProfileBridge::_unguard_temp($_) for grep { $_ >= 0 } @{ $self->{slots} };
+        delete $self->{dir};    # File::Temp removes the directory and the copy
+    }
+}
+
 # ---- inputs that are not plain files -------------------------------------
 # Every decoder reads a file it can open twice and seek in (detection, then
 # the decoder; Tachyon's tables sit at the end).  Standard input ("-"), a FIFO
@@ -71,7 +97,7 @@ sub _input {
     }
     require File::Temp;
     require File::Basename;
-    my $limit = $opts->{max_decompressed_bytes} || 4 * 1024**3;
+    my $limit = $opts->{max_decompressed_bytes} || $COPY_LIMIT;
     my $name = $file eq '-' ? 'standard input' : $file;
     # the copy keeps the original's base name (without .gz) and mtime:
     # decoders name the application and date the profile from them
@@ -80,10 +106,13 @@ sub _input {
     $base =~ s/\.gz\z//i;
     $base = 'profile' unless length $base;
     my $copy = "$dir/$base";
+    # removed when the call returns (the guard), and by the signal path that
+    # removes output temps (SIGINT, SIGTERM, SIGHUP) or at exit
+    my $guard = Devel::ProfileBridge::_TempGuard->new($dir, "$dir", "$copy", "$copy.spool");
     my $mtime = $file eq '-' ? undef : (stat $file)[9];
     my $finish = sub {
         utime $mtime, $mtime, $copy if defined $mtime;
-        return ($copy, $dir, $_[0]);
+        return ($copy, $guard, $_[0]);
     };
     if ($fh) {    # spool the stream (it may itself be gzip)
         binmode $fh;
@@ -95,6 +124,10 @@ sub _input {
             Devel::ProfileBridge::Error->throw(format => 'profbridge', class => 'io', file => $name,
                 message => "cannot read: $!") unless defined $n;
             last unless $n;
+            # the copy is bounded like an inflated stream: no more than the limit reaches the disk
+            Devel::ProfileBridge::Error->throw(format => 'profbridge', class => 'limit', file => $name,
+                message => "holds more than max_decompressed_bytes ($limit) bytes to copy to a temporary file")
+                if $total + $n > $limit;
             $total += $n;
             print {$out} $buf or Devel::ProfileBridge::Error->throw(format => 'profbridge', class => 'io',
                 file => $name, message => "cannot spool to a temporary file: $!");
