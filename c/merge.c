@@ -19,6 +19,7 @@
 #include "convert_samples.h"
 #include "output.h"
 #include "util.h"
+#include "formats.h"
 
 typedef struct {
     uint32_t input;
@@ -1000,24 +1001,208 @@ static pb_status merge_write(FILE *fp, void *ctx, pb_error *werr, pb_error *err)
     return st;
 }
 
+/* ---- each trace counted once -----------------------------------------------
+ * A StatProfiler input stands for trace files: a run (a directory, or a
+ * root's first file) for all of its run's, a single trace for itself.  The
+ * shell hands a run's first file and its members alike (trace.out.*), a
+ * user may give a directory and its files, or one file by two paths.  Every
+ * trace file (device and inode) is read once: the inputs that stand for the
+ * most files go first; an input all of whose files an earlier one covers is
+ * left out (its traces are in the result, once); one that shares some but not
+ * all of its files with another is refused (a usage error: the result would
+ * count those twice).  Other formats' inputs are each one profile: the same
+ * file given twice counts twice, as asked. */
+typedef struct {
+    uint64_t dev, ino;
+} m_key;
+typedef struct {
+    m_key *keys;
+    size_t n, cap;
+    pb_index ix;
+} m_keyset;
+static uint32_t key_hash(m_key k) { return pb_mix64(k.ino ^ (k.dev << 40) ^ (k.dev >> 24)); }
+static uint32_t h_key(const void *ctx, uint32_t i) { return key_hash(((const m_keyset *)ctx)->keys[i]); }
+/* 1 when k is in the set; else 0, and with add, put it there (-1: out of memory) */
+static int keyset_has(m_keyset *s, m_key k, int add)
+{
+    size_t j;
+    uint32_t i;
+    if (pb_index_reserve(&s->ix, s->n, h_key, s) < 0)
+        return -1;
+    PB_INDEX_FIND(&s->ix, key_hash(k), j, i, s->keys[i].dev == k.dev && s->keys[i].ino == k.ino);
+    if (i != PB_INDEX_NONE)
+        return 1;
+    if (add) {
+        if (pb_grow((void **)&s->keys, &s->cap, s->n + 1, sizeof *s->keys) < 0)
+            return -1;
+        s->keys[s->n] = k;
+        pb_index_set(&s->ix, j, (uint32_t)s->n++);
+    }
+    return 0;
+}
+
+typedef struct {
+    size_t input;
+    size_t nfiles;
+    m_key *files;
+} m_traces;
+
+static int cmp_traces(const void *a, const void *b)
+{
+    const m_traces *x = (const m_traces *)a, *y = (const m_traces *)b;
+    if (x->nfiles != y->nfiles)
+        return x->nfiles > y->nfiles ? -1 : 1;
+    return x->input < y->input ? -1 : x->input > y->input;
+}
+
+/* the StatProfiler trace files input path stands for (0: none, not
+ * StatProfiler; -1: out of memory) */
+static int trace_files(const char *path, const pb_options *opt, m_key **files, size_t *n)
+{
+    const pb_format_row *row = pb_format_get(PB_FMT_STATPROFILER);
+    char **run = NULL;
+    size_t nrun = 0, i;
+    pb_error e;
+    struct stat sb;
+    int r;
+    *files = NULL;
+    *n = 0;
+    if (!row || !row->run)
+        return 0;
+    pb_error_init(&e, "statprofiler", path);
+    r = row->run(path, opt, &run, &nrun, &e);
+    if (r < 0)
+        return 0; /* the decoder will say why */
+    if (r == 0) {
+        pb_format_info info;
+        memset(&info, 0, sizeof info);
+        if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode) || pb_detect_file(path, &info, &e) != PB_OK ||
+            info.format != PB_FMT_STATPROFILER)
+            return 0;
+        if (!(*files = (m_key *)malloc(sizeof **files)))
+            return -1;
+        (*files)[0].dev = (uint64_t)sb.st_dev;
+        (*files)[0].ino = (uint64_t)sb.st_ino;
+        *n = 1;
+        return 0;
+    }
+    if (!(*files = (m_key *)calloc(nrun ? nrun : 1, sizeof **files))) {
+        row->run_free(run, nrun);
+        return -1;
+    }
+    for (i = 0; i < nrun; i++)
+        if (stat(run[i], &sb) == 0) {
+            (*files)[*n].dev = (uint64_t)sb.st_dev;
+            (*files)[(*n)++].ino = (uint64_t)sb.st_ino;
+        }
+    row->run_free(run, nrun);
+    return 0;
+}
+
+/* in[0..n) without the inputs whose traces another input reads:
+ * *keep (malloc'ed) and *nkeep; an error for a partial overlap */
+static pb_status once_each(const char *const *in, size_t n, const pb_options *opt, const char ***keep, size_t *nkeep,
+                           pb_error *err)
+{
+    m_traces *t = (m_traces *)calloc(n ? n : 1, sizeof *t);
+    unsigned char *drop = (unsigned char *)calloc(n ? n : 1, 1);
+    size_t i, j, nt = 0;
+    m_keyset seen;
+    pb_status st = PB_OK;
+    memset(&seen, 0, sizeof seen);
+    *nkeep = 0;
+    *keep = (const char **)calloc(n ? n : 1, sizeof **keep);
+    if (!t || !drop || !*keep) {
+        st = pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory while merging profiles");
+        goto out;
+    }
+    for (i = 0; i < n; i++) {
+        m_key *f;
+        size_t nf;
+        if (trace_files(in[i], opt, &f, &nf) < 0) {
+            st = pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory while merging profiles");
+            goto out;
+        }
+        if (!nf) {
+            free(f);
+            continue;
+        }
+        t[nt].input = i;
+        t[nt].files = f;
+        t[nt++].nfiles = nf;
+    }
+    qsort(t, nt, sizeof *t, cmp_traces);
+    for (i = 0; i < nt && st == PB_OK; i++) {
+        size_t had = 0;
+        for (j = 0; j < t[i].nfiles; j++) {
+            int r = keyset_has(&seen, t[i].files[j], 0);
+            if (r < 0) {
+                st = pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory while merging profiles");
+                goto out;
+            }
+            had += (size_t)r;
+        }
+        if (had == t[i].nfiles) {
+            drop[t[i].input] = 1; /* every trace of it is read with another input */
+            continue;
+        }
+        if (had) {
+            pb_error_init(err, "merge", in[t[i].input]);
+            st = pb_fail_nooff(err, PB_ERR_USAGE,
+                               "shares %zu of its %zu StatProfiler trace files with another input, but not all: "
+                               "give each run once (its directory or its first file), or each trace file once",
+                               had, t[i].nfiles);
+            goto out;
+        }
+        for (j = 0; j < t[i].nfiles; j++)
+            if (keyset_has(&seen, t[i].files[j], 1) < 0) {
+                st = pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory while merging profiles");
+                goto out;
+            }
+    }
+    for (i = *nkeep = 0; i < n; i++)
+        if (!drop[i])
+            (*keep)[(*nkeep)++] = in[i];
+out:
+    for (i = 0; i < nt; i++)
+        free(t[i].files);
+    pb_index_free(&seen.ix);
+    PB_FREE_ALL(t, drop, seen.keys);
+    if (st != PB_OK) {
+        free((void *)*keep);
+        *keep = NULL;
+    }
+    return st;
+}
+
 pb_status pb_merge_files(const char *const *in, size_t n, const pb_options *opt, const char *to,
                          const char *out_path, int compress_level, void (*warn)(void *ud, const char *msg),
                          void *ud, pb_error *err)
 {
     merge_args a;
+    const char **once = NULL;
+    size_t nonce = 0;
+    pb_status st;
     pb_error_init(err, "merge", out_path);
     if (!n)
         return pb_fail_nooff(err, PB_ERR_USAGE, "no profiles to merge");
-    if (!strcmp(to, "nytprof"))
-        return merge_nytprof(in, n, opt, out_path, compress_level, warn, ud, err);
-    if (!pb_stack_output_named(to))
+    if (strcmp(to, "nytprof") && !pb_stack_output_named(to))
         return pb_fail_nooff(err, PB_ERR_USAGE, "cannot merge into '%s' (nytprof, collapsed, pprof, speedscope)", to);
-    a.in = in;
-    a.n = n;
-    a.opt = opt;
-    a.to = to;
-    a.diff = 0;
-    return pb_output_with(out_path, to, merge_write, &a, err);
+    if ((st = once_each(in, n, opt, &once, &nonce, err)) != PB_OK)
+        return st;
+    pb_error_init(err, "merge", out_path);
+    if (!strcmp(to, "nytprof")) {
+        st = merge_nytprof(once, nonce, opt, out_path, compress_level, warn, ud, err);
+    } else {
+        a.in = once;
+        a.n = nonce;
+        a.opt = opt;
+        a.to = to;
+        a.diff = 0;
+        st = pb_output_with(out_path, to, merge_write, &a, err);
+    }
+    free((void *)once);
+    return st;
 }
 
 pb_status pb_diff_pprof(const char *before, const char *after, const pb_options *opt, const char *out_path,

@@ -1005,6 +1005,17 @@ pb_status pb_statprofiler_files(const char *const *paths, size_t n, const pb_opt
     for (i = 0; i < n; i++)
         files[i].proc = procs[files[i].proc].order;
     qsort(files, n, sizeof *files, sp_file_cmp);
+    /* one trace file given twice (by two paths, or the same one): read once */
+    for (i = j = 1; i < n; i++) {
+        struct stat a, b;
+        if (files[i].proc == files[j - 1].proc && files[i].h.ordinal == files[j - 1].h.ordinal &&
+            stat(files[i].path, &a) == 0 && stat(files[j - 1].path, &b) == 0 && a.st_dev == b.st_dev &&
+            a.st_ino == b.st_ino)
+            continue;
+        files[j++] = files[i];
+    }
+    if (n > 0)
+        n = j;
     for (i = 1; i < n; i++)
         if (files[i].proc == files[i - 1].proc && files[i].h.ordinal == files[i - 1].h.ordinal) {
             char hex[49];
