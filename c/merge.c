@@ -618,8 +618,30 @@ typedef struct {
     size_t len, cap;
 } m_worker;
 
+/* the caller's progress hook, in this process: bytes read by all workers */
+typedef struct {
+    const m_worker *wk;
+    size_t nw;
+    const pb_options *opt;
+    uint64_t total, last;
+} m_progress;
+
+static void report_progress(m_progress *p)
+{
+    uint64_t sum = 0;
+    size_t i;
+    if (!p->opt->progress)
+        return;
+    for (i = 0; i < p->nw; i++)
+        sum += p->wk[i].done;
+    if (sum != p->last) { /* each worker's source says at most one per MiB */
+        p->last = sum;
+        p->opt->progress(p->opt->progress_ud, sum, p->total);
+    }
+}
+
 /* parse whole messages in w->buf; -1 on a malformed message */
-static int parse_pipe(m_worker *w)
+static int parse_pipe(m_worker *w, m_progress *prog)
 {
     size_t o = 0;
     while (o < w->len) {
@@ -632,6 +654,7 @@ static int parse_pipe(m_worker *w)
             memcpy(&v, w->buf + o + 1, 8);
             if (t == P_PROGRESS) {
                 w->done = v;
+                report_progress(prog);
             } else {
                 if (w->reported)
                     return -1;
@@ -696,13 +719,17 @@ static void collect_pipes(m_worker *wk, size_t nw, const pb_options *opt, uint64
 {
     size_t open_n = nw, i;
     struct pollfd *pf = (struct pollfd *)calloc(nw, sizeof *pf);
-    uint64_t last = 0;
+    m_progress prog;
+    prog.wk = wk;
+    prog.nw = nw;
+    prog.opt = opt;
+    prog.total = total;
+    prog.last = 0;
     for (i = 0; i < nw; i++)
         if (wk[i].fd < 0)
             open_n--;
     while (open_n > 0) {
         size_t np = 0;
-        int changed = 0;
         if (pf) {
             for (i = 0; i < nw; i++) {
                 pf[i].fd = wk[i].fd;
@@ -734,19 +761,9 @@ static void collect_pipes(m_worker *wk, size_t nw, const pb_options *opt, uint64
                 continue;
             }
             wk[i].len += (size_t)k;
-            if (parse_pipe(&wk[i]) < 0) {
+            if (parse_pipe(&wk[i], &prog) < 0) {
                 close(wk[i].fd), wk[i].fd = -1, open_n--;
                 wk[i].reported = -1;
-            }
-            changed = 1;
-        }
-        if (changed && opt->progress) {
-            uint64_t sum = 0;
-            for (i = 0; i < nw; i++)
-                sum += wk[i].done;
-            if (sum != last) { /* each worker's source says at most one per MiB */
-                last = sum;
-                opt->progress(opt->progress_ud, sum, total);
             }
         }
     }
