@@ -877,7 +877,22 @@ C<< files => >>) also the first file of its root process
 genealogy is read, its rotated files and every descendant process.  Any
 other trace file is read alone.  C<< pid => PID >> keeps one process (the
 id's pid word); a PID that is not in the run is an C<unsupported> error
-naming the run's processes.
+naming the run's processes.  Resolving a run (which files belong to it,
+parents before children) takes time linear in its number of traces, in
+whatever order they are stored.
+
+Each trace file is read once.  In C<< files => [...] >> a file given twice
+(the same path, or two paths to one file: same device and inode) is read
+once; two different files with the same trace id and ordinal are a
+C<corrupt> error.  C<merge> reads every trace file at most once however its
+inputs name them: a run's first file plus its members (what
+C<profbridge merge trace.out.*> hands over), a directory plus its files,
+or one file by two paths all give each trace once (the input that stands
+for the most trace files is read; an input all of whose traces it covers
+adds nothing).  Two inputs that share some trace files but not all (two
+directories holding the same parent's files and different children) are
+refused with a C<usage> error naming the input.  This is for StatProfiler
+traces only: any other profile given twice to C<merge> is counted twice.
 
 =back
 
@@ -1182,13 +1197,26 @@ speedscope profiles are in nanoseconds.  Relative file names are looked up besid
 are unified by name, file and line, so memory grows with distinct frames
 and stacks, not with the number of inputs; each input's threads stay
 separate threads (a pid already taken by an earlier input gets the next free
-number); the first input's attributes head the result.  C<< jobs => N >>
-decodes the inputs in N worker processes (each a contiguous share of them,
-spooled to an unlinked temp file) and folds their spools in input order in
+number); the first input's attributes head the result.  StatProfiler
+traces are each read once however the inputs name them (L</genealogies>).
+C<< jobs => N >> decodes the inputs in N worker processes (each a
+contiguous share of them) and folds what they decoded in input order in
 this one, so the result is the same as with one process; without it the
-inputs are read one after the other.  C<$path> C<-> is standard output for
-collapsed and pprof.  Throws L<Devel::ProfileBridge::Error>: the failing
-input's error (C<corrupt> for a file that is no profile).
+inputs are read one after the other.  Each worker writes a spool file in
+C<$TMPDIR> (else F</tmp>), unlinked as soon as it is made, so nothing is
+left there whatever happens; its decoders' output ends, input by input,
+with a completion record, and the worker reports over a pipe that it
+finished (with the spool's size) or why it failed.  The merge uses a spool
+only when every input of the worker's share is complete in it; otherwise it
+fails with the worker's own error: the input's decoder error, or
+C<merge: io: DIR: cannot write a merge worker's spool: No space left on
+device (ENOSPC)> when C<$TMPDIR> fills up, or a worker killed by a signal
+or ended without reporting.  It never succeeds with part of the data.
+Workers die with the calling process (C<PR_SET_PDEATHSIG> on Linux, and a
+check of the parent's pid).  C<progress> is called in the calling process,
+never in a worker (see L</PROGRESS>).  C<$path> C<-> is standard output
+for collapsed and pprof.  Throws L<Devel::ProfileBridge::Error>: the
+failing input's error (C<corrupt> for a file that is no profile).
 
 =head2 diff(before => $file, after => $file, out => $path, %options)
 
@@ -1241,7 +1269,13 @@ C<< progress => sub { my ($done, $total) = @_; ... } >>: called from the C
 reader at most once per MiB read, with the input offset reached and the
 input's size in bytes (C<undef> when unknown).  Errors it throws are
 ignored, so a display can never stop a conversion.  C<profbridge> uses it
-to draw a L<Term::ProgressBar> on a terminal.
+to draw a L<Term::ProgressBar> on a terminal.  C<merge> and C<diff> take it
+too; with C<< jobs => N >>, C<$done> is the bytes all workers have read and
+C<$total> the inputs' total size, and the hook still runs in the calling
+process (the workers send their progress over their pipes).  A hook that
+calls C<exit> ends the program as anywhere else: the call never returns,
+and the output's temporary file, the copies of inputs and the workers go
+with it.
 
 =head1 INPUT FILES
 
@@ -1253,8 +1287,16 @@ C<in>) also takes:
 
 =item C<-> (standard input), a FIFO or a device
 
-read once, into a temporary copy (an unlinked directory under C<$TMPDIR>),
-which the decoders then read; the copy is removed when the call returns.
+read once, into a temporary copy (a private directory under C<$TMPDIR>),
+which the decoders then read.  The copy is at most C<max_decompressed_bytes>
+bytes (default 64 MiB for a copy: see L</LIMITS>), else a C<limit> error
+(C<profbridge: limit: standard input: holds more than max_decompressed_bytes
+(N) bytes ...>) as soon as the stream passes it.  The copy is removed when
+the call returns, on every error, when the process is killed by SIGINT,
+SIGTERM or SIGHUP whose disposition was the default (as output temp files
+are, L</OUTPUT FILES>), and when a callback calls C<exit>.  C<info> and
+C<convert --report> in L<profbridge> read such an input once: the loss
+report comes from the same copy.
 
 =item a gzip-compressed profile of any format
 
@@ -1360,7 +1402,14 @@ file may use; tripping one throws a C<limit> error:
 =item max_decompressed_bytes
 
 Bytes one compressed region may inflate to (zlib, zstd, snappy).  Default
-4 GiB.
+4 GiB: such data is streamed, never stored (a real 10 MB nytprof.out
+inflates to 280 MB).  The same option bounds a temporary copy on disk
+(standard input, a FIFO or device, an inflated C<.gz>: L</INPUT FILES>),
+whose default is 64 MiB: every real profile of the distribution's test
+corpora fits with room to spare (the largest, an EasyProfiler capture, is
+27.5 MB; the other large ones 10-20 MB), and a hostile stream or a
+291 KB C<.gz> bomb cannot fill C<$TMPDIR>.  Pass a higher value for a
+larger profile on standard input.
 
 =item max_record_size
 
