@@ -899,6 +899,7 @@ static pb_status merge_jobs(merger *m, const char *const *in, size_t n, const pb
     memset(&r, 0, sizeof r);
     for (w = 0; w < nw && st == PB_OK; w++) {
         struct stat sb;
+        memset(&sb, 0, sizeof sb);
         if (fflush(wk[w].spool) != 0 || fstat(fileno(wk[w].spool), &sb) != 0 ||
             (uint64_t)sb.st_size != wk[w].spool_bytes) {
             pb_error_init(err, "merge", in[wk[w].from]);
