@@ -1,9 +1,16 @@
 /* merge.c - many profiles folded into one (see merge.h). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +19,7 @@
 #include "convert_samples.h"
 #include "output.h"
 #include "util.h"
+#include "formats.h"
 
 typedef struct {
     uint32_t input;
@@ -211,31 +219,89 @@ static pb_status mg_finish(pb_sample_sink *self)
 
 
 /* ---- --jobs: decoding in worker processes --------------------------------
- * Worker w decodes the inputs [w*n/J, (w+1)*n/J) into a spool file (an
- * unlinked temp file) of what its decoders said: one record per sink call.
- * The parent then replays the spools in input order through the merge
- * layer above, so the result is the same as with one process; only the
- * decoding runs in parallel.  Records: a tag byte, then fields in the
- * machine's own order (writer and reader are one program on one machine). */
+ * Worker w decodes the inputs [w*n/J, (w+1)*n/J) into a spool file of what
+ * its decoders said: one record per sink call.  The parent then replays the
+ * spools in input order through the merge layer above, so the result is the
+ * same as with one process; only the decoding runs in parallel.  Records: a
+ * tag byte, then fields in the machine's own order (writer and reader are
+ * one program on one machine).
+ *
+ * Nothing is taken on trust:
+ *   - a spool is a file made with mkstemp() in $TMPDIR (else /tmp) and
+ *     unlinked at once, so it is gone on every path, a SIGKILL included;
+ *   - each input's records end with R_DONE (its completion record); the
+ *     parent replays a spool only when every input of the worker's share is
+ *     there, in order, up to the byte count the worker reported;
+ *   - each worker has a pipe to the parent (not the spool, which may be what
+ *     filled the disk): progress messages (the parent calls the caller's
+ *     progress hook: worker code never runs a callback of the caller's), then
+ *     one final report: "done, N spool bytes", or the worker's real error
+ *     (a decoder's, or the spool's write error with its errno: ENOSPC is
+ *     named as such).  A worker that ends without a report, or with an exit
+ *     status other than 0, failed;
+ *   - workers die with the parent (PR_SET_PDEATHSIG on Linux, and a check
+ *     that the parent is still the one that forked them). */
 enum { R_INPUT = 'I', R_ATTR = 'A', R_FRAME = 'F', R_THREAD = 'T', R_SAMPLE = 'S', R_NOTE = 'N', R_END = 'E',
-       R_ERROR = 'X' };
+       R_DONE = 'D' };
+/* pipe messages */
+enum { P_PROGRESS = 'p', P_OK = 'k', P_ERROR = 'x' };
 
 typedef struct {
     pb_sample_sink ss;
     FILE *fp;
     uint32_t nframes;
+    int wfail;        /* a spool write failed: errno in werrno */
+    int werrno;
 } spooler;
 
-static int sp_put(FILE *fp, const void *p, size_t n) { return fwrite(p, 1, n, fp) == n ? 0 : -1; }
-static int sp_str(FILE *fp, pb_str s)
+static int sp_put_w(spooler *w, const void *p, size_t n)
+{
+    if (w->wfail)
+        return -1;
+    if (fwrite(p, 1, n, w->fp) != n) {
+        w->wfail = 1;
+        w->werrno = errno ? errno : EIO;
+        return -1;
+    }
+    return 0;
+}
+#define sp_put(fp, p, n) sp_put_w(w, (p), (n))
+static int sp_str_w(spooler *w, pb_str s)
 {
     uint64_t n = s.len;
     unsigned char u = s.utf8 ? 1 : 0;
-    return sp_put(fp, &n, sizeof n) || sp_put(fp, &u, 1) || (n && sp_put(fp, s.ptr, s.len)) ? -1 : 0;
+    return sp_put(w->fp, &n, sizeof n) || sp_put(w->fp, &u, 1) || (n && sp_put(w->fp, s.ptr, s.len)) ? -1 : 0;
 }
+#define sp_str(fp, s) sp_str_w(w, (s))
+
+/* "No space left on device (ENOSPC)": the errno's text, and its name for the
+ * ones a full or missing spool directory gives */
+static const char *errno_text(int e, char *buf, size_t cap)
+{
+    const char *name = e == ENOSPC ? "ENOSPC" : e == EDQUOT ? "EDQUOT" : e == EFBIG ? "EFBIG" : e == EIO ? "EIO"
+                     : e == EROFS ? "EROFS" : e == EACCES ? "EACCES" : e == ENOENT ? "ENOENT" : NULL;
+    if (name)
+        snprintf(buf, cap, "%s (%s)", strerror(e), name);
+    else
+        snprintf(buf, cap, "%s", strerror(e));
+    return buf;
+}
+
+static char spool_dir[PB_ERR_FILE_MAX]; /* where spools go: $TMPDIR, else /tmp */
+
+/* a spool write error is the worker's error, whatever the decoder was
+ * doing: "merge: io: <spool dir>: cannot write a merge worker's spool: ..." */
+static pb_status spool_fail(pb_error *err, int e)
+{
+    char b[128];
+    pb_error_init(err, "merge", spool_dir);
+    return pb_fail_nooff(err, PB_ERR_IO, "cannot write a merge worker's spool: %s", errno_text(e ? e : EIO, b, sizeof b));
+}
+
 static pb_status sp_io(pb_sample_sink *self)
 {
-    return pb_fail(self->err, PB_ERR_IO, 0, "cannot write a merge worker's spool: %s", strerror(errno));
+    spooler *w = (spooler *)self->ctx;
+    return spool_fail(self->err, w->werrno);
 }
 
 static pb_status sp_attribute(pb_sample_sink *self, const char *key, pb_str v)
@@ -295,38 +361,125 @@ static pb_status sp_finish(pb_sample_sink *self)
 
 static const pb_sample_sink spool_calls = {.attribute = sp_attribute, .frame = sp_frame, .thread = sp_thread, .sample = sp_sample, .note = sp_note, .finish = sp_finish};
 
-/* the worker: decode its inputs into fp; an error becomes an R_ERROR record */
-static int worker(FILE *fp, const char *const *in, size_t from, size_t to, const pb_options *opt)
+/* the worker's end of its pipe */
+static int pipe_all(int fd, const void *p, size_t n)
 {
-    spooler w;
+    const char *c = (const char *)p;
+    while (n) {
+        ssize_t k = write(fd, c, n);
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        c += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+typedef struct {
+    int fd;
+    uint64_t acc, cur; /* bytes of files finished, of the file being read */
+} w_progress;
+
+static void worker_progress(void *ud, uint64_t done, uint64_t total)
+{
+    w_progress *p = (w_progress *)ud;
+    unsigned char msg[1 + sizeof(uint64_t)];
+    uint64_t v;
+    (void)total;
+    if (done < p->cur) /* the next file of a run (or of the share) */
+        p->acc += p->cur;
+    p->cur = done;
+    v = p->acc + p->cur;
+    msg[0] = P_PROGRESS;
+    memcpy(msg + 1, &v, sizeof v);
+    (void)pipe_all(p->fd, msg, sizeof msg);
+}
+
+static void worker_report_error(int fd, const pb_error *err, pb_status st)
+{
+    /* P_ERROR, status, has_offset, offset, then format, file, message as (u32 length, bytes) */
+    unsigned char buf[1 + 4 + 4 + 8 + 3 * 4 + 64 + PB_ERR_FILE_MAX + PB_ERR_MSG_MAX];
+    size_t o = 0, k;
+    int32_t s32 = (int32_t)(err->status ? err->status : st ? st : PB_ERR_IO), h = err->has_offset;
+    const char *str[3];
+    str[0] = err->format ? err->format : "merge";
+    str[1] = err->file;
+    str[2] = err->message;
+    buf[o++] = P_ERROR;
+    memcpy(buf + o, &s32, 4), o += 4;
+    memcpy(buf + o, &h, 4), o += 4;
+    memcpy(buf + o, &err->offset, 8), o += 8;
+    for (k = 0; k < 3; k++) {
+        uint32_t len = (uint32_t)strnlen(str[k], k == 0 ? 63 : k == 1 ? PB_ERR_FILE_MAX - 1 : PB_ERR_MSG_MAX - 1);
+        memcpy(buf + o, &len, 4), o += 4;
+        memcpy(buf + o, str[k], len), o += len;
+    }
+    (void)pipe_all(fd, buf, o);
+}
+
+/* the worker: decode inputs [from, to) into fp; the outcome goes to pipe fd */
+static int worker(FILE *fp, int fd, const char *const *in, size_t from, size_t to, const pb_options *opt)
+{
+    spooler sw, *w = &sw;
     pb_error err;
+    pb_options o;
+    w_progress prog;
     size_t i;
-    memset(&w, 0, sizeof w);
-    w.fp = fp;
-    pb_sample_sink_init(&w.ss, &spool_calls, &w, &err, NULL);
+    long end;
+    memset(&sw, 0, sizeof sw);
+    sw.fp = fp;
+    memset(&prog, 0, sizeof prog);
+    prog.fd = fd;
+    pb_options_copy(&o, opt);
+    /* never the caller's hook here: its code (a Perl sub) runs in the parent */
+    o.progress = opt->progress ? worker_progress : NULL;
+    o.progress_ud = &prog;
+    pb_error_init(&err, "merge", in[from]);
+    pb_sample_sink_init(&sw.ss, &spool_calls, &sw, &err, NULL);
     for (i = from; i < to; i++) {
-        unsigned char t = R_INPUT;
+        unsigned char t = R_INPUT, d = R_DONE;
         uint64_t idx = i;
         pb_status st;
-        if (sp_put(fp, &t, 1) || sp_put(fp, &idx, sizeof idx))
-            return 1;
-        st = pb_decode_samples_file(in[i], PB_FMT_UNKNOWN, opt, &w.ss, "a merge", &err);
-        if (st != PB_OK) {
-            unsigned char x = R_ERROR;
-            int32_t s32 = (int32_t)(err.status ? err.status : st);
-            sp_put(fp, &x, 1);
-            sp_put(fp, &s32, sizeof s32);
-            sp_put(fp, &err.offset, sizeof err.offset);
-            sp_put(fp, &err.has_offset, sizeof err.has_offset);
-            sp_str(fp, pb_str_c(err.format ? err.format : "merge"));
-            sp_str(fp, pb_str_c(err.file));
-            sp_str(fp, pb_str_c(err.message));
-            fflush(fp);
+        if (sp_put(fp, &t, 1) || sp_put(fp, &idx, sizeof idx)) {
+            spool_fail(&err, sw.werrno);
+            worker_report_error(fd, &err, PB_ERR_IO);
             return 2;
         }
+        st = pb_decode_samples_file(in[i], PB_FMT_UNKNOWN, &o, &sw.ss, "a merge", &err);
+        if (st == PB_OK && (sp_put(fp, &d, 1) || sp_put(fp, &idx, sizeof idx)))
+            st = PB_ERR_IO;
+        if (sw.wfail) /* the spool's error, not what the decoder made of it */
+            st = spool_fail(&err, sw.werrno);
+        if (st != PB_OK) {
+            worker_report_error(fd, &err, st);
+            return 2;
+        }
+        if (prog.cur) {
+            prog.acc += prog.cur;
+            prog.cur = 0;
+        }
     }
-    return fflush(fp) == 0 ? 0 : 1;
+    errno = 0;
+    if (fflush(fp) != 0 || ferror(fp) || (end = ftell(fp)) < 0) {
+        spool_fail(&err, errno);
+        worker_report_error(fd, &err, PB_ERR_IO);
+        return 2;
+    }
+    {
+        unsigned char msg[1 + sizeof(uint64_t)];
+        uint64_t v = (uint64_t)end;
+        msg[0] = P_OK;
+        memcpy(msg + 1, &v, sizeof v);
+        if (pipe_all(fd, msg, sizeof msg) < 0)
+            return 1;
+    }
+    return 0;
 }
+#undef sp_put
+#undef sp_str
 
 /* reading a spool back */
 typedef struct {
@@ -348,22 +501,36 @@ static int rd_str(spool_rd *r, int k, pb_str *s)
     return 0;
 }
 
-static pb_status replay(merger *m, spool_rd *r, uint32_t **map, size_t *cmap, pb_error *err)
+/* replay a worker's spool, which must hold inputs [from, to), each ended by
+ * its completion record */
+static pb_status replay(merger *m, spool_rd *r, size_t from, size_t to, uint32_t **map, size_t *cmap, pb_error *err)
 {
     int c;
     uint32_t nf = 0, *ids = NULL;
-    size_t cids = 0;
+    size_t cids = 0, next = from;
+    int open_input = 0;
     pb_status st = PB_OK;
-#define BAD() do { st = pb_fail(err, PB_ERR_IO, 0, "a merge worker's spool is cut short"); goto out; } while (0)
+#define BAD() do { st = pb_fail_nooff(err, PB_ERR_IO, "a merge worker's spool is cut short or damaged (input %zu of %zu)", next + 1, to); goto out; } while (0)
     while (st == PB_OK && (c = fgetc(r->fp)) != EOF) {
+        if (c != R_INPUT && !open_input)
+            BAD();
         switch (c) {
         case R_INPUT: {
             uint64_t idx;
-            if (rd(r, &idx, sizeof idx))
+            if (open_input || rd(r, &idx, sizeof idx) || idx != next)
                 BAD();
+            open_input = 1;
             m->input = (uint32_t)idx;
             m->scale = 1;
             m->ts_base = 0;
+            break;
+        }
+        case R_DONE: {
+            uint64_t idx;
+            if (rd(r, &idx, sizeof idx) || idx != next)
+                BAD();
+            open_input = 0;
+            next++;
             break;
         }
         case R_ATTR: {
@@ -425,90 +592,334 @@ static pb_status replay(merger *m, spool_rd *r, uint32_t **map, size_t *cmap, pb
         }
         case R_END:
             break;
-        case R_ERROR: {
-            int32_t s32;
-            uint64_t off;
-            int has;
-            pb_str fmt, file, msg;
-            if (rd(r, &s32, sizeof s32) || rd(r, &off, sizeof off) || rd(r, &has, sizeof has) || rd_str(r, 0, &fmt) ||
-                rd_str(r, 1, &file) ||
-                rd_str(r, 2, &msg))
-                BAD();
-            /* the worker's error, as the input's decoder gave it */
-            {
-                pb_format f = pb_format_from_name(fmt.ptr);
-                pb_error_init(err, f != PB_FMT_UNKNOWN ? pb_format_name(f)
-                                   : !strcmp(fmt.ptr, "profbridge") ? "profbridge" : "merge", file.ptr);
-            }
-            err->offset = off;
-            err->has_offset = has;
-            snprintf(err->message, sizeof err->message, "%s", msg.ptr);
-            err->status = (pb_status)s32;
-            st = err->status ? err->status : PB_ERR_IO;
-            break;
-        }
         default:
             BAD();
         }
     }
+    if (st == PB_OK && (ferror(r->fp) || open_input || next != to))
+        BAD();
 out:
 #undef BAD
     free(ids);
     return st;
 }
 
+/* what the parent knows of one worker */
+typedef struct {
+    pid_t pid;
+    int fd;             /* read end of its pipe, -1 once at EOF */
+    FILE *spool;
+    size_t from, to;
+    uint64_t done;      /* progress: bytes read */
+    int reported;       /* 0 none, 1 ok, 2 error */
+    uint64_t spool_bytes;
+    pb_error err;       /* its error (reported == 2) */
+    unsigned char *buf; /* pipe bytes not parsed yet */
+    size_t len, cap;
+} m_worker;
+
+/* the caller's progress hook, in this process: bytes read by all workers */
+typedef struct {
+    const m_worker *wk;
+    size_t nw;
+    const pb_options *opt;
+    uint64_t total, last;
+} m_progress;
+
+static void report_progress(m_progress *p)
+{
+    uint64_t sum = 0;
+    size_t i;
+    if (!p->opt->progress)
+        return;
+    for (i = 0; i < p->nw; i++)
+        sum += p->wk[i].done;
+    if (sum != p->last) { /* each worker's source says at most one per MiB */
+        p->last = sum;
+        p->opt->progress(p->opt->progress_ud, sum, p->total);
+    }
+}
+
+/* parse whole messages in w->buf; -1 on a malformed message */
+static int parse_pipe(m_worker *w, m_progress *prog)
+{
+    size_t o = 0;
+    while (o < w->len) {
+        unsigned char t = w->buf[o];
+        size_t avail = w->len - o;
+        if (t == P_PROGRESS || t == P_OK) {
+            uint64_t v;
+            if (avail < 9)
+                break;
+            memcpy(&v, w->buf + o + 1, 8);
+            if (t == P_PROGRESS) {
+                w->done = v;
+                report_progress(prog);
+            } else {
+                if (w->reported)
+                    return -1;
+                w->reported = 1;
+                w->spool_bytes = v;
+            }
+            o += 9;
+        } else if (t == P_ERROR) {
+            size_t p = o + 17, k;
+            uint32_t len[3];
+            const unsigned char *str[3];
+            int32_t s32, h;
+            if (avail < 17)
+                break;
+            for (k = 0; k < 3; k++) {
+                if (w->len - p < 4)
+                    break;
+                memcpy(&len[k], w->buf + p, 4);
+                if (len[k] > (k == 0 ? 63u : k == 1 ? PB_ERR_FILE_MAX - 1u : PB_ERR_MSG_MAX - 1u))
+                    return -1;
+                if (w->len - p - 4 < len[k])
+                    break;
+                str[k] = w->buf + p + 4;
+                p += 4 + len[k];
+            }
+            if (k < 3)
+                break; /* not all here yet */
+            if (w->reported)
+                return -1;
+            memcpy(&s32, w->buf + o + 1, 4);
+            memcpy(&h, w->buf + o + 5, 4);
+            {
+                char fmt[64], file[PB_ERR_FILE_MAX];
+                pb_format f;
+                memcpy(fmt, str[0], len[0]);
+                fmt[len[0]] = '\0';
+                memcpy(file, str[1], len[1]);
+                file[len[1]] = '\0';
+                f = pb_format_from_name(fmt);
+                /* format names are static strings: the parent's own */
+                pb_error_init(&w->err, f != PB_FMT_UNKNOWN ? pb_format_name(f) : !strcmp(fmt, "profbridge") ? "profbridge"
+                                       : "merge", file);
+                memcpy(w->err.message, str[2], len[2]);
+                w->err.message[len[2]] = '\0';
+            }
+            memcpy(&w->err.offset, w->buf + o + 9, 8);
+            w->err.has_offset = h;
+            w->err.status = s32 > PB_OK && s32 <= PB_ERR_USAGE ? (pb_status)s32 : PB_ERR_IO;
+            w->reported = 2;
+            o = p;
+        } else {
+            return -1;
+        }
+    }
+    memmove(w->buf, w->buf + o, w->len - o);
+    w->len -= o;
+    return 0;
+}
+
+/* read every worker's pipe until all are at EOF, passing progress on */
+static void collect_pipes(m_worker *wk, size_t nw, const pb_options *opt, uint64_t total)
+{
+    size_t open_n = nw, i;
+    struct pollfd *pf = (struct pollfd *)calloc(nw, sizeof *pf);
+    m_progress prog;
+    prog.wk = wk;
+    prog.nw = nw;
+    prog.opt = opt;
+    prog.total = total;
+    prog.last = 0;
+    for (i = 0; i < nw; i++)
+        if (wk[i].fd < 0)
+            open_n--;
+    while (open_n > 0) {
+        size_t np = 0;
+        if (pf) {
+            for (i = 0; i < nw; i++) {
+                pf[i].fd = wk[i].fd;
+                pf[i].events = POLLIN;
+                pf[i].revents = 0;
+            }
+            np = nw;
+            if (poll(pf, (nfds_t)np, -1) < 0 && errno != EINTR)
+                break;
+        }
+        for (i = 0; i < nw; i++) {
+            ssize_t k;
+            if (wk[i].fd < 0 || (pf && !pf[i].revents))
+                continue;
+            if (pb_grow((void **)&wk[i].buf, &wk[i].cap, wk[i].len + 4096, 1) < 0) {
+                close(wk[i].fd), wk[i].fd = -1, open_n--;
+                wk[i].reported = -1;
+                continue;
+            }
+            k = read(wk[i].fd, wk[i].buf + wk[i].len, 4096);
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k <= 0) {
+                close(wk[i].fd);
+                wk[i].fd = -1;
+                open_n--;
+                if (wk[i].len)
+                    wk[i].reported = -1; /* a message cut short */
+                continue;
+            }
+            wk[i].len += (size_t)k;
+            if (parse_pipe(&wk[i], &prog) < 0) {
+                close(wk[i].fd), wk[i].fd = -1, open_n--;
+                wk[i].reported = -1;
+            }
+        }
+    }
+    free(pf);
+}
+
+/* a spool file in $TMPDIR, unlinked at once */
+static FILE *spool_open(pb_error *err)
+{
+    const char *dir = getenv("TMPDIR");
+    char *path;
+    size_t dl;
+    int fd, e;
+    FILE *fp;
+    char b[128];
+    if (!dir || !*dir)
+        dir = "/tmp";
+    dl = strlen(dir);
+    snprintf(spool_dir, sizeof spool_dir, "%s", dir);
+    if (!(path = (char *)malloc(dl + 40))) {
+        pb_fail(err, PB_ERR_LIMIT, 0, "out of memory while merging profiles");
+        return NULL;
+    }
+    snprintf(path, dl + 40, "%s%sprofbridge-merge-XXXXXX", dir, dir[dl - 1] == '/' ? "" : "/");
+    fd = mkstemp(path);
+    if (fd < 0) {
+        e = errno;
+        pb_fail_nooff(err, PB_ERR_IO, "cannot make a merge worker's spool file in %s: %s", dir, errno_text(e, b, sizeof b));
+        free(path);
+        return NULL;
+    }
+    unlink(path);
+    free(path);
+    (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+    if (!(fp = fdopen(fd, "w+b"))) {
+        e = errno;
+        close(fd);
+        pb_fail_nooff(err, PB_ERR_IO, "cannot make a merge worker's spool file in %s: %s", dir, errno_text(e, b, sizeof b));
+        return NULL;
+    }
+    return fp;
+}
+
 static pb_status merge_jobs(merger *m, const char *const *in, size_t n, const pb_options *opt, int jobs,
                             pb_error *err)
 {
-    FILE **spool;
-    pid_t *pid;
+    m_worker *wk;
     size_t w, nw = (size_t)jobs < n ? (size_t)jobs : n;
     pb_status st = PB_OK;
     uint32_t *map = NULL;
     size_t cmap = 0;
     spool_rd r;
-    spool = (FILE **)calloc(nw, sizeof *spool);
-    pid = (pid_t *)calloc(nw, sizeof *pid);
-    if (!spool || !pid) {
-        free(spool);
-        free(pid);
+    uint64_t total = 0;
+    pid_t parent = getpid();
+    wk = (m_worker *)calloc(nw, sizeof *wk);
+    if (!wk)
         return M_OOM(m);
+    for (w = 0; w < nw; w++)
+        wk[w].fd = -1;
+    if (opt->progress) {
+        size_t i;
+        for (i = 0; i < n && total != UINT64_MAX; i++) {
+            struct stat sb;
+            if (stat(in[i], &sb) == 0 && S_ISREG(sb.st_mode))
+                total += (uint64_t)sb.st_size;
+            else
+                total = UINT64_MAX;
+        }
     }
     fflush(NULL);
     for (w = 0; w < nw; w++) {
-        if (!(spool[w] = tmpfile())) {
-            st = pb_fail(err, PB_ERR_IO, 0, "cannot make a merge worker's spool file: %s", strerror(errno));
+        int pfd[2];
+        wk[w].from = w * n / nw;
+        wk[w].to = (w + 1) * n / nw;
+        if (!(wk[w].spool = spool_open(err))) {
+            st = err->status;
             break;
         }
-        pid[w] = fork();
-        if (pid[w] < 0) {
-            st = pb_fail(err, PB_ERR_IO, 0, "cannot start a merge worker: %s", strerror(errno));
+        if (pipe(pfd) < 0) {
+            st = pb_fail_nooff(err, PB_ERR_IO, "cannot make a pipe to a merge worker: %s", strerror(errno));
             break;
         }
-        if (pid[w] == 0)
-            _exit(worker(spool[w], in, w * n / nw, (w + 1) * n / nw, opt));
+        wk[w].pid = fork();
+        if (wk[w].pid < 0) {
+            st = pb_fail_nooff(err, PB_ERR_IO, "cannot start a merge worker: %s", strerror(errno));
+            close(pfd[0]);
+            close(pfd[1]);
+            wk[w].pid = 0;
+            break;
+        }
+        if (wk[w].pid == 0) {
+            size_t k;
+            close(pfd[0]);
+            for (k = 0; k < w; k++) /* the other workers' pipes are not this one's */
+                if (wk[k].fd >= 0)
+                    close(wk[k].fd);
+#ifdef __linux__
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+            if (getppid() != parent) /* the parent died before prctl */
+                _exit(1);
+            _exit(worker(wk[w].spool, pfd[1], in, wk[w].from, wk[w].to, opt));
+        }
+        close(pfd[1]);
+        wk[w].fd = pfd[0];
+        (void)fcntl(wk[w].fd, F_SETFD, FD_CLOEXEC);
     }
+    collect_pipes(wk, nw, opt, total);
     /* wait for every worker started, whatever happened */
     for (w = 0; w < nw; w++) {
-        int ws;
-        if (pid[w] > 0) {
-            while (waitpid(pid[w], &ws, 0) < 0 && errno == EINTR)
-                ;
-            if (st == PB_OK && !(WIFEXITED(ws) && WEXITSTATUS(ws) <= 2))
-                st = pb_fail(err, PB_ERR_IO, 0, "a merge worker died (%s %d)",
-                             WIFSIGNALED(ws) ? "signal" : "exit status", WIFSIGNALED(ws) ? WTERMSIG(ws) : WEXITSTATUS(ws));
+        int ws = 0;
+        if (wk[w].pid <= 0)
+            continue;
+        while (waitpid(wk[w].pid, &ws, 0) < 0 && errno == EINTR)
+            ;
+        if (st != PB_OK)
+            continue;
+        if (wk[w].reported == 2) {
+            /* the worker's own error: the earliest input's wins (workers go in input order) */
+            *err = wk[w].err;
+            st = err->status;
+        } else if (!(WIFEXITED(ws) && WEXITSTATUS(ws) == 0) || wk[w].reported != 1) {
+            pb_error_init(err, "merge", in[wk[w].from]);
+            if (WIFSIGNALED(ws))
+                st = pb_fail_nooff(err, PB_ERR_IO, "a merge worker (inputs %zu to %zu) was killed by signal %d",
+                             wk[w].from + 1, wk[w].to, WTERMSIG(ws));
+            else
+                st = pb_fail_nooff(err, PB_ERR_IO, "a merge worker (inputs %zu to %zu) ended (exit status %d) without "
+                             "reporting its inputs complete", wk[w].from + 1, wk[w].to,
+                             WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
         }
     }
     memset(&r, 0, sizeof r);
     for (w = 0; w < nw && st == PB_OK; w++) {
-        rewind(spool[w]);
-        r.fp = spool[w];
-        st = replay(m, &r, &map, &cmap, err);
+        struct stat sb;
+        memset(&sb, 0, sizeof sb);
+        if (fflush(wk[w].spool) != 0 || fstat(fileno(wk[w].spool), &sb) != 0 ||
+            (uint64_t)sb.st_size != wk[w].spool_bytes) {
+            pb_error_init(err, "merge", in[wk[w].from]);
+            st = pb_fail_nooff(err, PB_ERR_IO, "a merge worker's spool holds %lld bytes, not the %llu it wrote",
+                         (long long)sb.st_size, (unsigned long long)wk[w].spool_bytes);
+            break;
+        }
+        rewind(wk[w].spool);
+        r.fp = wk[w].spool;
+        pb_error_init(err, "merge", in[wk[w].from]);
+        st = replay(m, &r, wk[w].from, wk[w].to, &map, &cmap, err);
     }
-    for (w = 0; w < nw; w++)
-        if (spool[w])
-            fclose(spool[w]);
-    PB_FREE_ALL(r.buf[0], r.buf[1], r.buf[2], map, spool, pid);
+    for (w = 0; w < nw; w++) {
+        if (wk[w].spool)
+            fclose(wk[w].spool);
+        if (wk[w].fd >= 0)
+            close(wk[w].fd);
+        free(wk[w].buf);
+    }
+    PB_FREE_ALL(r.buf[0], r.buf[1], r.buf[2], map, wk);
     return st;
 }
 
@@ -608,24 +1019,208 @@ static pb_status merge_write(FILE *fp, void *ctx, pb_error *werr, pb_error *err)
     return st;
 }
 
+/* ---- each trace counted once -----------------------------------------------
+ * A StatProfiler input stands for trace files: a run (a directory, or a
+ * root's first file) for all of its run's, a single trace for itself.  The
+ * shell hands a run's first file and its members alike (trace.out.*), a
+ * user may give a directory and its files, or one file by two paths.  Every
+ * trace file (device and inode) is read once: the inputs that stand for the
+ * most files go first; an input all of whose files an earlier one covers is
+ * left out (its traces are in the result, once); one that shares some but not
+ * all of its files with another is refused (a usage error: the result would
+ * count those twice).  Other formats' inputs are each one profile: the same
+ * file given twice counts twice, as asked. */
+typedef struct {
+    uint64_t dev, ino;
+} m_key;
+typedef struct {
+    m_key *keys;
+    size_t n, cap;
+    pb_index ix;
+} m_keyset;
+static uint32_t key_hash(m_key k) { return pb_mix64(k.ino ^ (k.dev << 40) ^ (k.dev >> 24)); }
+static uint32_t h_key(const void *ctx, uint32_t i) { return key_hash(((const m_keyset *)ctx)->keys[i]); }
+/* 1 when k is in the set; else 0, and with add, put it there (-1: out of memory) */
+static int keyset_has(m_keyset *s, m_key k, int add)
+{
+    size_t j;
+    uint32_t i;
+    if (pb_index_reserve(&s->ix, s->n, h_key, s) < 0)
+        return -1;
+    PB_INDEX_FIND(&s->ix, key_hash(k), j, i, s->keys[i].dev == k.dev && s->keys[i].ino == k.ino);
+    if (i != PB_INDEX_NONE)
+        return 1;
+    if (add) {
+        if (pb_grow((void **)&s->keys, &s->cap, s->n + 1, sizeof *s->keys) < 0)
+            return -1;
+        s->keys[s->n] = k;
+        pb_index_set(&s->ix, j, (uint32_t)s->n++);
+    }
+    return 0;
+}
+
+typedef struct {
+    size_t input;
+    size_t nfiles;
+    m_key *files;
+} m_traces;
+
+static int cmp_traces(const void *a, const void *b)
+{
+    const m_traces *x = (const m_traces *)a, *y = (const m_traces *)b;
+    if (x->nfiles != y->nfiles)
+        return x->nfiles > y->nfiles ? -1 : 1;
+    return x->input < y->input ? -1 : x->input > y->input;
+}
+
+/* the StatProfiler trace files input path stands for (0: none, not
+ * StatProfiler; -1: out of memory) */
+static int trace_files(const char *path, const pb_options *opt, m_key **files, size_t *n)
+{
+    const pb_format_row *row = pb_format_get(PB_FMT_STATPROFILER);
+    char **run = NULL;
+    size_t nrun = 0, i;
+    pb_error e;
+    struct stat sb;
+    int r;
+    *files = NULL;
+    *n = 0;
+    if (!row || !row->run)
+        return 0;
+    pb_error_init(&e, "statprofiler", path);
+    r = row->run(path, opt, &run, &nrun, &e);
+    if (r < 0)
+        return 0; /* the decoder will say why */
+    if (r == 0) {
+        pb_format_info info;
+        memset(&info, 0, sizeof info);
+        if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode) || pb_detect_file(path, &info, &e) != PB_OK ||
+            info.format != PB_FMT_STATPROFILER)
+            return 0;
+        if (!(*files = (m_key *)malloc(sizeof **files)))
+            return -1;
+        (*files)[0].dev = (uint64_t)sb.st_dev;
+        (*files)[0].ino = (uint64_t)sb.st_ino;
+        *n = 1;
+        return 0;
+    }
+    if (!(*files = (m_key *)calloc(nrun ? nrun : 1, sizeof **files))) {
+        row->run_free(run, nrun);
+        return -1;
+    }
+    for (i = 0; i < nrun; i++)
+        if (stat(run[i], &sb) == 0) {
+            (*files)[*n].dev = (uint64_t)sb.st_dev;
+            (*files)[(*n)++].ino = (uint64_t)sb.st_ino;
+        }
+    row->run_free(run, nrun);
+    return 0;
+}
+
+/* in[0..n) without the inputs whose traces another input reads:
+ * *keep (malloc'ed) and *nkeep; an error for a partial overlap */
+static pb_status once_each(const char *const *in, size_t n, const pb_options *opt, const char ***keep, size_t *nkeep,
+                           pb_error *err)
+{
+    m_traces *t = (m_traces *)calloc(n ? n : 1, sizeof *t);
+    unsigned char *drop = (unsigned char *)calloc(n ? n : 1, 1);
+    size_t i, j, nt = 0;
+    m_keyset seen;
+    pb_status st = PB_OK;
+    memset(&seen, 0, sizeof seen);
+    *nkeep = 0;
+    *keep = (const char **)calloc(n ? n : 1, sizeof **keep);
+    if (!t || !drop || !*keep) {
+        st = pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory while merging profiles");
+        goto out;
+    }
+    for (i = 0; i < n; i++) {
+        m_key *f;
+        size_t nf;
+        if (trace_files(in[i], opt, &f, &nf) < 0) {
+            st = pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory while merging profiles");
+            goto out;
+        }
+        if (!nf) {
+            free(f);
+            continue;
+        }
+        t[nt].input = i;
+        t[nt].files = f;
+        t[nt++].nfiles = nf;
+    }
+    qsort(t, nt, sizeof *t, cmp_traces);
+    for (i = 0; i < nt && st == PB_OK; i++) {
+        size_t had = 0;
+        for (j = 0; j < t[i].nfiles; j++) {
+            int r = keyset_has(&seen, t[i].files[j], 0);
+            if (r < 0) {
+                st = pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory while merging profiles");
+                goto out;
+            }
+            had += (size_t)r;
+        }
+        if (had == t[i].nfiles) {
+            drop[t[i].input] = 1; /* every trace of it is read with another input */
+            continue;
+        }
+        if (had) {
+            pb_error_init(err, "merge", in[t[i].input]);
+            st = pb_fail_nooff(err, PB_ERR_USAGE,
+                               "shares %zu of its %zu StatProfiler trace files with another input, but not all: "
+                               "give each run once (its directory or its first file), or each trace file once",
+                               had, t[i].nfiles);
+            goto out;
+        }
+        for (j = 0; j < t[i].nfiles; j++)
+            if (keyset_has(&seen, t[i].files[j], 1) < 0) {
+                st = pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory while merging profiles");
+                goto out;
+            }
+    }
+    for (i = *nkeep = 0; i < n; i++)
+        if (!drop[i])
+            (*keep)[(*nkeep)++] = in[i];
+out:
+    for (i = 0; i < nt; i++)
+        free(t[i].files);
+    pb_index_free(&seen.ix);
+    PB_FREE_ALL(t, drop, seen.keys);
+    if (st != PB_OK) {
+        free((void *)*keep);
+        *keep = NULL;
+    }
+    return st;
+}
+
 pb_status pb_merge_files(const char *const *in, size_t n, const pb_options *opt, const char *to,
                          const char *out_path, int compress_level, void (*warn)(void *ud, const char *msg),
                          void *ud, pb_error *err)
 {
     merge_args a;
+    const char **once = NULL;
+    size_t nonce = 0;
+    pb_status st;
     pb_error_init(err, "merge", out_path);
     if (!n)
         return pb_fail_nooff(err, PB_ERR_USAGE, "no profiles to merge");
-    if (!strcmp(to, "nytprof"))
-        return merge_nytprof(in, n, opt, out_path, compress_level, warn, ud, err);
-    if (!pb_stack_output_named(to))
+    if (strcmp(to, "nytprof") && !pb_stack_output_named(to))
         return pb_fail_nooff(err, PB_ERR_USAGE, "cannot merge into '%s' (nytprof, collapsed, pprof, speedscope)", to);
-    a.in = in;
-    a.n = n;
-    a.opt = opt;
-    a.to = to;
-    a.diff = 0;
-    return pb_output_with(out_path, to, merge_write, &a, err);
+    if ((st = once_each(in, n, opt, &once, &nonce, err)) != PB_OK)
+        return st;
+    pb_error_init(err, "merge", out_path);
+    if (!strcmp(to, "nytprof")) {
+        st = merge_nytprof(once, nonce, opt, out_path, compress_level, warn, ud, err);
+    } else {
+        a.in = once;
+        a.n = nonce;
+        a.opt = opt;
+        a.to = to;
+        a.diff = 0;
+        st = pb_output_with(out_path, to, merge_write, &a, err);
+    }
+    free((void *)once);
+    return st;
 }
 
 pb_status pb_diff_pprof(const char *before, const char *after, const pb_options *opt, const char *out_path,

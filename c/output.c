@@ -65,16 +65,31 @@ static void remove_slot(reg_slot *r)
     }
 }
 
-static void on_fatal_signal(int sig)
+/* this process's temps: files first, then directories (which must be empty) */
+static void remove_all(int forget)
 {
     pid_t me = getpid();
-    int i;
-    for (i = 0; i < REG_SLOTS; i++)
-        if (reg[i].state == 2 && reg[i].pid == me)
-            remove_slot(&reg[i]);
+    int i, pass;
+    for (pass = 0; pass < 2; pass++)
+        for (i = 0; i < REG_SLOTS; i++)
+            if (reg[i].state == 2 && reg[i].pid == me && reg[i].is_dir == pass) {
+                remove_slot(&reg[i]);
+                if (forget)
+                    reg[i].state = 0;
+            }
+}
+
+static void on_fatal_signal(int sig)
+{
+    remove_all(0);
     signal(sig, SIG_DFL);
     raise(sig);
 }
+
+/* exit() with temps still registered: a callback of the caller's (a Perl
+ * progress hook calling exit, say) left a writer in the middle of its work;
+ * what it made is removed as on a signal */
+static void at_exit(void) { remove_all(1); }
 
 static void install_handlers(void)
 {
@@ -82,6 +97,7 @@ static void install_handlers(void)
     size_t i;
     if (handlers_done || !__sync_bool_compare_and_swap(&handlers_done, 0, 1))
         return;
+    atexit(at_exit);
     for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
         struct sigaction old, sa;
         if (sigaction(sigs[i], NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
@@ -122,6 +138,9 @@ static void reg_drop(int slot)
         reg[slot].state = 0;
     }
 }
+
+int pb_output_guard(const char *path, int is_dir) { return reg_add(path, is_dir ? 1 : 0); }
+void pb_output_unguard(int slot) { reg_drop(slot); }
 
 /* ---- names ------------------------------------------------------------------ */
 static pb_status io_fail(pb_error *err, const char *what, const char *name, int e)
@@ -566,12 +585,17 @@ int pb_outset_create(pb_outset *s, size_t i, pb_error *err)
         pb_fail_nooff(err, PB_ERR_IO, "the output belongs to process %ld, not to this one", (long)s->pid);
         return -1;
     }
-    fd = member_open(s, i, O_CREAT | O_EXCL, err);
-    if (fd >= 0 && i + 1 > s->nmembers) {
-        s->nmembers = i + 1;
-        if (s->slot >= 0)
-            reg[s->slot].nfiles = (sig_atomic_t)s->nmembers;
+    /* the signal handler's count first: a signal between open() and the
+     * count would leave the new member (and so the directory) behind */
+    if (i + 1 > s->nmembers && s->slot >= 0) {
+        reg[s->slot].nfiles = (sig_atomic_t)(i + 1);
+        __sync_synchronize();
     }
+    fd = member_open(s, i, O_CREAT | O_EXCL, err);
+    if (fd >= 0 && i + 1 > s->nmembers)
+        s->nmembers = i + 1;
+    else if (s->slot >= 0)
+        reg[s->slot].nfiles = (sig_atomic_t)s->nmembers;
     return fd;
 }
 
@@ -655,7 +679,8 @@ pb_status pb_outset_commit(pb_outset *s, const char *const *names, size_t n, pb_
         if (!p) {
             e = ENOMEM;
         } else if (same && s->texists && !S_ISREG(s->tsb.st_mode)) {
-            e = copy_in_place(p, s->target);
+            if (!(e = copy_in_place(p, s->target)))
+                unlink(p); /* copied, not renamed: the staging directory must go */
         } else {
             if (same && s->texists)
                 (void)chmod(p, s->tsb.st_mode & 07777);

@@ -73,6 +73,14 @@ int pb_output_owned(const pb_output *o);
 /* close the fd and free o without touching any file (a forked child's copy) */
 void pb_output_forsake(pb_output *o);
 
+/* Another temporary file (is_dir 0) or empty directory (1) the caller made
+ * (the Perl layer's copy of standard input or a FIFO), removed as the temps
+ * above are when a signal kills the process or it exits without removing
+ * it: files before directories.  Returns a slot for pb_output_unguard (which
+ * forgets it, removing nothing), or -1 (table full, name too long). */
+int pb_output_guard(const char *path, int is_dir);
+void pb_output_unguard(int slot);
+
 /* ---- a set of files published together ---------------------------------- */
 typedef struct pb_outset pb_outset;
 

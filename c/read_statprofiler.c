@@ -19,6 +19,7 @@
  * file offset of the packet.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -882,8 +883,20 @@ typedef struct {
 typedef struct {
     unsigned char id[PB_SP_ID_BYTES];
     unsigned char parent_id[PB_SP_ID_BYTES];
-    size_t order; /* assigned position, (size_t)-1 while unassigned */
+    size_t order;  /* assigned position, (size_t)-1 while unassigned */
+    size_t parent; /* index of the parent among the processes, (size_t)-1: none given */
+    size_t seen;   /* the walk that last visited it + 1 (cycle check) */
 } sp_proc;
+
+/* the genealogy's one index: process id -> entry (of sp_proc or
+ * pb_sp_header, whichever array; ids are the first field compared) */
+typedef struct {
+    const unsigned char *base; /* the array */
+    size_t stride, off;        /* entry size; offset of the 24-byte id in it */
+} sp_idtab;
+static const unsigned char *sp_id_at(const sp_idtab *t, uint32_t i) { return t->base + (size_t)i * t->stride + t->off; }
+static uint32_t sp_id_hash(const unsigned char *id) { return pb_hash_bytes((const char *)id, PB_SP_ID_BYTES); }
+static uint32_t sp_idtab_hash(const void *ctx, uint32_t i) { return sp_id_hash(sp_id_at((const sp_idtab *)ctx, i)); }
 
 static int sp_file_cmp(const void *a, const void *b)
 {
@@ -900,6 +913,8 @@ static int sp_file_cmp(const void *a, const void *b)
 typedef struct {
     sp_file *files;
     sp_proc *procs;
+    size_t *stack;
+    pb_index ix;
     pb_source src;
     int src_open;
 } sp_files_run;
@@ -909,7 +924,8 @@ static void sp_files_cleanup(void *p)
     sp_files_run *F = (sp_files_run *)p;
     if (F->src_open)
         pb_src_close(&F->src);
-    PB_FREE_ALL(F->files, F->procs, F);
+    pb_index_free(&F->ix);
+    PB_FREE_ALL(F->files, F->procs, F->stack, F);
 }
 
 pb_status pb_statprofiler_files(const char *const *paths, size_t n, const pb_options *opt, pb_sample_sink *sink,
@@ -928,51 +944,78 @@ pb_status pb_statprofiler_files(const char *const *paths, size_t n, const pb_opt
         return pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
     files = F->files = (sp_file *)calloc(n, sizeof *files);
     procs = F->procs = (sp_proc *)calloc(n, sizeof *procs);
-    if (!files || !procs) {
+    F->stack = (size_t *)calloc(n, sizeof *F->stack);
+    if (!files || !procs || !F->stack) {
         sp_files_cleanup(F);
         return pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
     }
     pb_cleanups_add(sink->cleanups, sp_files_cleanup, F);
-    for (i = 0; i < n; i++) {
-        files[i].path = paths[i];
-        if ((rc = pb_statprofiler_read_header(paths[i], &files[i].h, err)) != PB_OK)
-            goto out;
-        for (j = 0; j < nprocs; j++)
-            if (!memcmp(procs[j].id, files[i].h.id, PB_SP_ID_BYTES))
-                break;
-        if (j == nprocs) {
-            memcpy(procs[j].id, files[i].h.id, PB_SP_ID_BYTES);
-            memcpy(procs[j].parent_id, files[i].h.parent_id, PB_SP_ID_BYTES);
-            procs[j].order = (size_t)-1;
-            nprocs++;
+    {
+        sp_idtab t;
+        size_t k;
+        uint32_t id;
+        t.base = (const unsigned char *)procs;
+        t.stride = sizeof *procs;
+        t.off = offsetof(sp_proc, id);
+        /* the processes, through one hash of their ids: O(N) for N files */
+        for (i = 0; i < n; i++) {
+            files[i].path = paths[i];
+            if ((rc = pb_statprofiler_read_header(paths[i], &files[i].h, err)) != PB_OK)
+                goto out;
+            if (pb_index_reserve(&F->ix, nprocs, sp_idtab_hash, &t) < 0) {
+                rc = pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
+                goto out;
+            }
+            PB_INDEX_FIND(&F->ix, sp_id_hash(files[i].h.id), k, id, !memcmp(procs[id].id, files[i].h.id, PB_SP_ID_BYTES));
+            if (id == PB_INDEX_NONE) {
+                id = (uint32_t)nprocs++;
+                memcpy(procs[id].id, files[i].h.id, PB_SP_ID_BYTES);
+                memcpy(procs[id].parent_id, files[i].h.parent_id, PB_SP_ID_BYTES);
+                procs[id].order = (size_t)-1;
+                pb_index_set(&F->ix, k, id);
+            }
+            files[i].proc = id;
         }
-        files[i].proc = j;
+        for (j = 0; j < nprocs; j++) {
+            procs[j].parent = (size_t)-1;
+            if (!memcmp(procs[j].parent_id, zero, PB_SP_ID_BYTES))
+                continue;
+            PB_INDEX_FIND(&F->ix, sp_id_hash(procs[j].parent_id), k, id,
+                          !memcmp(procs[id].id, procs[j].parent_id, PB_SP_ID_BYTES));
+            if (id != PB_INDEX_NONE && id != j)
+                procs[j].parent = id;
+        }
     }
     /* order processes: a process comes after its parent when the parent is
-     * among the files; otherwise it is a root.  Stable in first-seen order. */
-    while (next < nprocs) {
-        size_t before = next;
-        for (j = 0; j < nprocs; j++) {
-            size_t k;
-            int parent_done = 1;
-            if (procs[j].order != (size_t)-1)
-                continue;
-            if (memcmp(procs[j].parent_id, zero, PB_SP_ID_BYTES) != 0)
-                for (k = 0; k < nprocs; k++)
-                    if (k != j && !memcmp(procs[k].id, procs[j].parent_id, PB_SP_ID_BYTES) &&
-                        procs[k].order == (size_t)-1)
-                        parent_done = 0;
-            if (parent_done)
-                procs[j].order = next++;
+     * among the files; otherwise it is a root.  In first-seen order, each
+     * process preceded by its unplaced ancestors (outermost first): every
+     * process is placed once, so N processes take O(N) */
+    for (j = 0; j < nprocs; j++) {
+        size_t top = 0, p = j;
+        /* climb to the outermost ancestor not placed yet; a parent cycle
+         * (the walk meets itself) ends the climb where it closes */
+        while (p != (size_t)-1 && procs[p].order == (size_t)-1 && procs[p].seen != j + 1) {
+            procs[p].seen = j + 1;
+            F->stack[top++] = p;
+            p = procs[p].parent;
         }
-        if (next == before) /* a parent cycle: take the rest as they come */
-            for (j = 0; j < nprocs; j++)
-                if (procs[j].order == (size_t)-1)
-                    procs[j].order = next++;
+        while (top > 0)
+            procs[F->stack[--top]].order = next++;
     }
     for (i = 0; i < n; i++)
         files[i].proc = procs[files[i].proc].order;
     qsort(files, n, sizeof *files, sp_file_cmp);
+    /* one trace file given twice (by two paths, or the same one): read once */
+    for (i = j = 1; i < n; i++) {
+        struct stat a, b;
+        if (files[i].proc == files[j - 1].proc && files[i].h.ordinal == files[j - 1].h.ordinal &&
+            stat(files[i].path, &a) == 0 && stat(files[j - 1].path, &b) == 0 && a.st_dev == b.st_dev &&
+            a.st_ino == b.st_ino)
+            continue;
+        files[j++] = files[i];
+    }
+    if (n > 0)
+        n = j;
     for (i = 1; i < n; i++)
         if (files[i].proc == files[i - 1].proc && files[i].h.ordinal == files[i - 1].h.ordinal) {
             char hex[49];
@@ -1393,6 +1436,91 @@ pb_status pb_read_statprofiler_files(const char *const *paths, size_t n, const p
     return sp_fold_run(NULL, paths, n, opt, sink, err);
 }
 
+/* keep[i] (1: the root's own files, 0: the others, readable or not) becomes
+ * 1 for every file whose process descends from a kept one.  Through one hash
+ * from process id to process, each process's answer is found once (memoised
+ * along the walk up its ancestry): O(N) for N files.  0, or -1 out of memory. */
+typedef struct {
+    const pb_sp_header *hs;
+    const size_t *first; /* per process: one file of it */
+} sp_procs_ctx;
+static uint32_t sp_procs_hash(const void *ctx, uint32_t p)
+{
+    const sp_procs_ctx *c = (const sp_procs_ctx *)ctx;
+    return sp_id_hash(c->hs[c->first[p]].id);
+}
+static uint32_t sp_procs_find(const pb_index *ix, const sp_procs_ctx *c, const unsigned char *id, size_t *slot)
+{
+    size_t k;
+    uint32_t p;
+    PB_INDEX_FIND(ix, sp_id_hash(id), k, p, !memcmp(c->hs[c->first[p]].id, id, PB_SP_ID_BYTES));
+    if (slot)
+        *slot = k;
+    return p;
+}
+
+static int sp_keep_descendants(const pb_sp_header *hs, unsigned char *keep, size_t cnt)
+{
+    static const unsigned char zero[PB_SP_ID_BYTES];
+    pb_index ix;
+    sp_procs_ctx c;
+    size_t i, np = 0, *first, *stack, *proc_of;
+    unsigned char *state; /* per process: 0 unknown, 1 on the walk, 2 kept, 3 not */
+    int rc = -1;
+    memset(&ix, 0, sizeof ix);
+    first = (size_t *)calloc(cnt ? cnt : 1, sizeof *first);
+    stack = (size_t *)calloc(cnt ? cnt : 1, sizeof *stack);
+    proc_of = (size_t *)calloc(cnt ? cnt : 1, sizeof *proc_of);
+    state = (unsigned char *)calloc(cnt ? cnt : 1, 1);
+    c.hs = hs;
+    c.first = first;
+    if (!first || !stack || !proc_of || !state)
+        goto out;
+    for (i = 0; i < cnt; i++) {
+        size_t k;
+        uint32_t p;
+        proc_of[i] = (size_t)-1;
+        if (!memcmp(hs[i].id, zero, PB_SP_ID_BYTES))
+            continue; /* unreadable (zeroed): no process */
+        if (pb_index_reserve(&ix, np, sp_procs_hash, &c) < 0)
+            goto out;
+        if ((p = sp_procs_find(&ix, &c, hs[i].id, &k)) == PB_INDEX_NONE) {
+            p = (uint32_t)np++;
+            first[p] = i;
+            pb_index_set(&ix, k, p);
+        }
+        proc_of[i] = p;
+        if (keep[i])
+            state[p] = 2; /* the root's process */
+    }
+    for (i = 0; i < np; i++) {
+        size_t top = 0, p = i;
+        unsigned char verdict = 3;
+        /* walk up the ancestry until a process whose answer is known */
+        while (state[p] == 0) {
+            uint32_t q;
+            const unsigned char *pid = hs[first[p]].parent_id;
+            state[p] = 1;
+            stack[top++] = p;
+            if (!memcmp(pid, zero, PB_SP_ID_BYTES) || (q = sp_procs_find(&ix, &c, pid, NULL)) == PB_INDEX_NONE)
+                break; /* a root, or a parent not among the files: not ours */
+            p = q;
+        }
+        if (state[p] == 2 || state[p] == 3)
+            verdict = state[p]; /* (1: a cycle, or the walk's own end: not ours) */
+        while (top > 0)
+            state[stack[--top]] = verdict;
+    }
+    for (i = 0; i < cnt; i++)
+        if (!keep[i] && proc_of[i] != (size_t)-1)
+            keep[i] = state[proc_of[i]] == 2;
+    rc = 0;
+out:
+    pb_index_free(&ix);
+    PB_FREE_ALL(first, stack, proc_of, state);
+    return rc;
+}
+
 int pb_statprofiler_run(const char *path, const pb_options *opt, char ***paths, size_t *n, pb_error *err)
 {
     static const unsigned char zero[PB_SP_ID_BYTES];
@@ -1463,20 +1591,12 @@ int pb_statprofiler_run(const char *path, const pb_options *opt, char ***paths, 
         else
             keep[i] = 1; /* a directory: every trace in it, readable or not (the reader says why) */
     }
-    if (!is_dir) {
-        size_t changed = 1;
-        while (changed) {
-            changed = 0;
-            for (i = 0; i < cnt; i++) {
-                if (keep[i])
-                    continue;
-                for (k = 0; k < cnt; k++)
-                    if (keep[k] && memcmp(hs[i].parent_id, hs[k].id, PB_SP_ID_BYTES) == 0) {
-                        keep[i] = changed = 1;
-                        break;
-                    }
-            }
-        }
+    if (!is_dir && sp_keep_descendants(hs, keep, cnt) < 0) {
+        free(hs);
+        free(keep);
+        pb_statprofiler_free_list(list, cnt);
+        pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
+        return -1;
     }
     seen[0] = '\0';
     for (i = k = 0; i < cnt; i++) {

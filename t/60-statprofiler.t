@@ -162,6 +162,41 @@ SKIP: {
     is(scalar(grep { /statprofiler section/ } @comments), 22, 'for_chunks: one COMMENT per section start/end');
 }
 
+# ---- a long fork chain stored child-before-parent (issue 27: genealogy) ----
+# 600 processes, each the child of the one before, their pids falling along
+# the chain so the files list children first; process k weighs k + 1.  The
+# run (from the root's first file) is every process, parents before children.
+# (Its speed is in bench/genealogy.sh: no timed test here.)
+{
+    my $n = 600;
+    my $cdir = "$tmp/chain";
+    mkdir $cdir or die "$cdir: $!";
+    chomp(my $root = `$bin{test_statprofiler} chain $cdir $n`);
+    ok(-f $root, "chain: $n traces written") or diag $root;
+    my (@pids, %started, $order_ok, $ticks) = ();
+    $order_ok = 1;
+    Devel::ProfileBridge::for_chunks(sub {
+        my $tag = shift;
+        if ($tag eq 'PID_START') {
+            my ($pid, $ppid) = @_;
+            $order_ok = 0 if $ppid && !$started{$ppid};
+            $started{$pid} = 1;
+            push @pids, $pid;
+        }
+        $ticks += $_[0] if $tag eq 'TIME_LINE';
+    }, filename => $cdir);
+    is(scalar @pids, $n, "chain: the run's directory reads as all $n processes");
+    ok($order_ok, 'chain: every process after its parent');
+    is($ticks, $n * ($n + 1) / 2 * 1000, 'chain: every trace counted once (weights x 1000 us)');
+    my $folded = "$tmp/chain.folded";
+    Devel::ProfileBridge::convert(in => $root, out => $folded, to => 'collapsed');
+    my ($sum, $lines) = (0, 0);
+    open my $fh, '<', $folded or die;
+    while (<$fh>) { $sum += (split)[-1]; $lines++ }
+    is_deeply([ $sum, $lines ], [ $n * ($n + 1) / 2, $n ],
+        "chain: collapsed from the root's first file: one line per process, the weights summed");
+}
+
 done_testing;
 
 sub first_diff {

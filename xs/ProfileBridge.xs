@@ -23,6 +23,7 @@
 #include "write_speedscope.h"
 #include "convert_samples.h"
 #include "write_statprofiler.h"
+#include "output.h"
 
 /* ---- errors ------------------------------------------------------------ */
 
@@ -1003,6 +1004,22 @@ pbxs_nytprof_name(name)
             SvUTF8_on(RETVAL);
     OUTPUT:
         RETVAL
+
+int
+pbxs__guard_temp(path, is_dir)
+        const char *path
+        int is_dir
+    CODE:
+        /* a temporary copy of an input, removed by the signal path of c/output.c */
+        RETVAL = pb_output_guard(path, is_dir);
+    OUTPUT:
+        RETVAL
+
+void
+pbxs__unguard_temp(slot)
+        int slot
+    CODE:
+        pb_output_unguard(slot);
 
 SV *
 pbxs__statprofiler_expand(spec)

@@ -66,6 +66,32 @@ sub _check_opts {
     }
 }
 
+# The default bound of a temporary copy (standard input, a FIFO or device, an
+# inflated .gz): 64 MiB.  Every real profile of the test corpora fits with
+# room to spare (the largest, an EasyProfiler capture, is 27.5 MB; the
+# others 10-20 MB); a larger one needs max_decompressed_bytes.  Compressed
+# regions inside a file are streamed, never stored: their default stays
+# 4 GiB (a real 10 MB nytprof.out inflates to 280 MB).
+our $COPY_LIMIT = 64 * 1024**2;
+
+{
+    # the temporary copy's directory and files, registered with the C
+    # signal path (c/output.c) while the copy lives
+    package Devel::ProfileBridge::_TempGuard;
+    sub new {
+        my ($class, $dir_obj, $dir, @files) = @_;
+        my @slots = map { Devel::ProfileBridge::_guard_temp($_, 0) } @files;
+        push @slots, Devel::ProfileBridge::_guard_temp($dir, 1);
+        return bless { dir => $dir_obj, slots => \@slots, pid => $$ }, $class;
+    }
+    sub DESTROY {
+        my ($self) = @_;
+        return unless $self->{pid} == $$;
+        Devel::ProfileBridge::_unguard_temp($_) for grep { $_ >= 0 } @{ $self->{slots} };
+        delete $self->{dir};    # File::Temp removes the directory and the copy
+    }
+}
+
 # ---- inputs that are not plain files -------------------------------------
 # Every decoder reads a file it can open twice and seek in (detection, then
 # the decoder; Tachyon's tables sit at the end).  Standard input ("-"), a FIFO
@@ -89,7 +115,7 @@ sub _input {
     }
     require File::Temp;
     require File::Basename;
-    my $limit = $opts->{max_decompressed_bytes} || 4 * 1024**3;
+    my $limit = $opts->{max_decompressed_bytes} || $COPY_LIMIT;
     my $name = $file eq '-' ? 'standard input' : $file;
     # the copy keeps the original's base name (without .gz) and mtime:
     # decoders name the application and date the profile from them
@@ -98,10 +124,13 @@ sub _input {
     $base =~ s/\.gz\z//i;
     $base = 'profile' unless length $base;
     my $copy = "$dir/$base";
+    # removed when the call returns (the guard), and by the signal path that
+    # removes output temps (SIGINT, SIGTERM, SIGHUP) or at exit
+    my $guard = Devel::ProfileBridge::_TempGuard->new($dir, "$dir", "$copy", "$copy.spool");
     my $mtime = $file eq '-' ? undef : (stat $file)[9];
     my $finish = sub {
         utime $mtime, $mtime, $copy if defined $mtime;
-        return ($copy, $dir, $_[0]);
+        return ($copy, $guard, $_[0]);
     };
     if ($fh) {    # spool the stream (it may itself be gzip)
         binmode $fh;
@@ -113,6 +142,10 @@ sub _input {
             Devel::ProfileBridge::Error->throw(format => 'profbridge', class => 'io', file => $name,
                 message => "cannot read: $!") unless defined $n;
             last unless $n;
+            # the copy is bounded like an inflated stream: no more than the limit reaches the disk
+            Devel::ProfileBridge::Error->throw(format => 'profbridge', class => 'limit', file => $name,
+                message => "holds more than max_decompressed_bytes ($limit) bytes to copy to a temporary file")
+                if $total + $n > $limit;
             $total += $n;
             print {$out} $buf or Devel::ProfileBridge::Error->throw(format => 'profbridge', class => 'io',
                 file => $name, message => "cannot spool to a temporary file: $!");
@@ -367,8 +400,18 @@ sub dump_json {
 my %CONVERT_OPTS = map { $_ => 1 } qw(in out format thread pid compress salvage to progress
     source source_root strip_prefix), @LIMITS;
 
-sub convert {
-    my (%opts) = @_;
+sub convert { return _convert_impl(undef, @_) }
+
+# convert, and what the conversion could not carry (losses), from one read of
+# the input (a FIFO or standard input can be read only once): (\@losses, @convert's)
+sub _convert_report {
+    my @l;
+    my @r = _convert_impl(\@l, @_);
+    return (\@l, @r);
+}
+
+sub _convert_impl {
+    my ($report, %opts) = @_;
     _check_opts('convert', \%CONVERT_OPTS, \%opts);
     for my $k (qw(in out)) {
         next if defined $opts{$k} && length $opts{$k};
@@ -405,23 +448,27 @@ sub convert {
     if ($to !~ /\A(?:nytprof|collapsed|statprofiler|pprof|speedscope)\z/) {
         _usage("convert: to => '$to' is not supported (known: nytprof, collapsed, statprofiler, pprof, speedscope)");
     }
+    my %lopts = map { defined $opts{$_} ? ($_ => $opts{$_}) : () } qw(format thread pid salvage), @LIMITS;
     return _with_input($opts{in}, \%opts, sub {
         my ($in) = @_;
+        my @r = (1);
         if ($to eq 'statprofiler') {
             my ($names, $samples) = _convert_statprofiler($in, $opts{format}, $x, $opts{out});
             warn "statprofiler: warning: " . Devel::ProfileBridge::Error::_esc($opts{in})
                 . " holds no stack samples: the trace holds none\n" unless $samples;
-            return @$names;
+            @r = @$names;
         }
-        if ($to eq 'nytprof') {
+        elsif ($to eq 'nytprof') {
             _convert($in, $opts{format}, $x, $opts{out}, $level);
-            return 1;
         }
-        # collapsed, pprof, speedscope; an empty profile is said so for every target
-        my $samples = _convert_stacks($in, $opts{format}, $x, $opts{out}, $to);
-        warn "$to: warning: " . Devel::ProfileBridge::Error::_esc($opts{in})
-            . " holds no stack samples: the output is empty\n" unless $samples;
-        return 1;
+        else {
+            # collapsed, pprof, speedscope; an empty profile is said so for every target
+            my $samples = _convert_stacks($in, $opts{format}, $x, $opts{out}, $to);
+            warn "$to: warning: " . Devel::ProfileBridge::Error::_esc($opts{in})
+                . " holds no stack samples: the output is empty\n" unless $samples;
+        }
+        @$report = @{ _losses_of($in, $to, %lopts) } if $report;
+        return @r;
     });
 }
 
@@ -494,12 +541,34 @@ sub losses {
     _check_opts('losses', { map { $_ => 1 } qw(format thread pid salvage progress), @LIMITS }, \%opts);
     _usage("losses: to => '$to' is not a target (known: nytprof, collapsed, statprofiler, pprof, speedscope)")
         unless $to =~ /\A(?:nytprof|collapsed|statprofiler|pprof|speedscope)\z/;
+    return _with_input($file, \%opts, sub { _losses_of($_[0], $to, %opts) });
+}
+
+# info and losses(to => 'nytprof') from one read of the input (profbridge
+# info on a FIFO or standard input): (\%format_info, \%tag_counts, \@losses)
+sub _info_losses {
+    my ($file, %opts) = @_;
+    _check_opts('info', { map { $_ => 1 } qw(format thread pid salvage progress), @LIMITS }, \%opts);
+    return _with_input($file, \%opts, sub {
+        my $info = _detect($_[0]);
+        my ($counts, $attr, $pids) = _count($_[0], $opts{format}, _xs_opts(\%opts), 1);
+        $info->{threads} = _threads($attr, $pids);
+        my %l = %opts;
+        delete $l{progress};
+        my $l = ($info->{format} // '') eq 'nytprof' ? [] : eval { _losses_of($_[0], 'nytprof', %l) };
+        return ($info, $counts, $l);
+    });
+}
+
+# losses() of a resolved input path
+sub _losses_of {
+    my ($path, $to, %opts) = @_;
     my (%a, %n);
     my $stacks_only = $to =~ /\A(?:collapsed|pprof|speedscope)\z/;
     require Devel::ProfileBridge::ReadStream;
     my $fmt;
-    _with_input($file, \%opts, sub {
-        $fmt = _detect($_[0])->{format} // '';
+    {
+        $fmt = _detect($path)->{format} // '';
         &Devel::ProfileBridge::ReadStream::for_chunks({
             ATTRIBUTE => sub {
                 my (undef, $k, $v) = @_;
@@ -516,8 +585,8 @@ sub losses {
             TIME_LINE   => sub { $n{lines}++ },
             SUB_CALLERS => sub { $n{edges}++ },
             SRC_LINE    => sub { $n{src}++ },
-        }, filename => $_[0], quiet => 1, %opts);
-    });
+        }, filename => $path, quiet => 1, %opts);
+    }
     my @l;
     my $add = sub { my ($what, $count, $note) = @_; push @l, { what => $what, count => $count, note => $note } if $count };
     if ($fmt eq 'tachyon') {
@@ -871,7 +940,22 @@ C<< files => >>) also the first file of its root process
 genealogy is read, its rotated files and every descendant process.  Any
 other trace file is read alone.  C<< pid => PID >> keeps one process (the
 id's pid word); a PID that is not in the run is an C<unsupported> error
-naming the run's processes.
+naming the run's processes.  Resolving a run (which files belong to it,
+parents before children) takes time linear in its number of traces, in
+whatever order they are stored.
+
+Each trace file is read once.  In C<< files => [...] >> a file given twice
+(the same path, or two paths to one file: same device and inode) is read
+once; two different files with the same trace id and ordinal are a
+C<corrupt> error.  C<merge> reads every trace file at most once however its
+inputs name them: a run's first file plus its members (what
+C<profbridge merge trace.out.*> hands over), a directory plus its files,
+or one file by two paths all give each trace once (the input that stands
+for the most trace files is read; an input all of whose traces it covers
+adds nothing).  Two inputs that share some trace files but not all (two
+directories holding the same parent's files and different children) are
+refused with a C<usage> error naming the input.  This is for StatProfiler
+traces only: any other profile given twice to C<merge> is counted twice.
 
 =back
 
@@ -1275,13 +1359,26 @@ speedscope profiles are in nanoseconds.  Relative file names are looked up besid
 are unified by name, file and line, so memory grows with distinct frames
 and stacks, not with the number of inputs; each input's threads stay
 separate threads (a pid already taken by an earlier input gets the next free
-number); the first input's attributes head the result.  C<< jobs => N >>
-decodes the inputs in N worker processes (each a contiguous share of them,
-spooled to an unlinked temp file) and folds their spools in input order in
+number); the first input's attributes head the result.  StatProfiler
+traces are each read once however the inputs name them (L</genealogies>).
+C<< jobs => N >> decodes the inputs in N worker processes (each a
+contiguous share of them) and folds what they decoded in input order in
 this one, so the result is the same as with one process; without it the
-inputs are read one after the other.  C<$path> C<-> is standard output for
-collapsed and pprof.  Throws L<Devel::ProfileBridge::Error>: the failing
-input's error (C<corrupt> for a file that is no profile).
+inputs are read one after the other.  Each worker writes a spool file in
+C<$TMPDIR> (else F</tmp>), unlinked as soon as it is made, so nothing is
+left there whatever happens; its decoders' output ends, input by input,
+with a completion record, and the worker reports over a pipe that it
+finished (with the spool's size) or why it failed.  The merge uses a spool
+only when every input of the worker's share is complete in it; otherwise it
+fails with the worker's own error: the input's decoder error, or
+C<merge: io: DIR: cannot write a merge worker's spool: No space left on
+device (ENOSPC)> when C<$TMPDIR> fills up, or a worker killed by a signal
+or ended without reporting.  It never succeeds with part of the data.
+Workers die with the calling process (C<PR_SET_PDEATHSIG> on Linux, and a
+check of the parent's pid).  C<progress> is called in the calling process,
+never in a worker (see L</PROGRESS>).  C<$path> C<-> is standard output
+for collapsed and pprof.  Throws L<Devel::ProfileBridge::Error>: the
+failing input's error (C<corrupt> for a file that is no profile).
 
 =head2 diff(before => $file, after => $file, out => $path, %options)
 
@@ -1340,7 +1437,13 @@ C<< progress => sub { my ($done, $total) = @_; ... } >>: called from the C
 reader at most once per MiB read, with the input offset reached and the
 input's size in bytes (C<undef> when unknown).  Errors it throws are
 ignored, so a display can never stop a conversion.  C<profbridge> uses it
-to draw a L<Term::ProgressBar> on a terminal.
+to draw a L<Term::ProgressBar> on a terminal.  C<merge> and C<diff> take it
+too; with C<< jobs => N >>, C<$done> is the bytes all workers have read and
+C<$total> the inputs' total size, and the hook still runs in the calling
+process (the workers send their progress over their pipes).  A hook that
+calls C<exit> ends the program as anywhere else: the call never returns,
+and the output's temporary file, the copies of inputs and the workers go
+with it.
 
 =head1 INPUT FILES
 
@@ -1352,8 +1455,16 @@ C<in>) also takes:
 
 =item C<-> (standard input), a FIFO or a device
 
-read once, into a temporary copy (an unlinked directory under C<$TMPDIR>),
-which the decoders then read; the copy is removed when the call returns.
+read once, into a temporary copy (a private directory under C<$TMPDIR>),
+which the decoders then read.  The copy is at most C<max_decompressed_bytes>
+bytes (default 64 MiB for a copy: see L</LIMITS>), else a C<limit> error
+(C<profbridge: limit: standard input: holds more than max_decompressed_bytes
+(N) bytes ...>) as soon as the stream passes it.  The copy is removed when
+the call returns, on every error, when the process is killed by SIGINT,
+SIGTERM or SIGHUP whose disposition was the default (as output temp files
+are, L</OUTPUT FILES>), and when a callback calls C<exit>.  C<info> and
+C<convert --report> in L<profbridge> read such an input once: the loss
+report comes from the same copy.
 
 =item a gzip-compressed profile of any format
 
@@ -1459,7 +1570,14 @@ file may use; tripping one throws a C<limit> error:
 =item max_decompressed_bytes
 
 Bytes one compressed region may inflate to (zlib, zstd, snappy).  Default
-4 GiB.
+4 GiB: such data is streamed, never stored (a real 10 MB nytprof.out
+inflates to 280 MB).  The same option bounds a temporary copy on disk
+(standard input, a FIFO or device, an inflated C<.gz>: L</INPUT FILES>),
+whose default is 64 MiB: every real profile of the distribution's test
+corpora fits with room to spare (the largest, an EasyProfiler capture, is
+27.5 MB; the other large ones 10-20 MB), and a hostile stream or a
+291 KB C<.gz> bomb cannot fill C<$TMPDIR>.  Pass a higher value for a
+larger profile on standard input.
 
 =item max_record_size
 

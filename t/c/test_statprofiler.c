@@ -312,8 +312,59 @@ static int do_bench_write(const char *out, long n)
     return 0;
 }
 
+/* ---- a fork chain: N processes, each the child of the one before --------------
+ * DIR/chain.out.<id>.00000001 for process k = 0 (the root) .. N-1; the pids
+ * fall along the chain (root N, its child N-1, ...), so the files sort (and
+ * are listed) child before parent: what made genealogy cubic.  Process k has
+ * one sample of weight k + 1 (the run weighs N (N + 1) / 2).  Prints the
+ * root's file name. */
+static void chain_id(unsigned char id[PB_SP_ID_BYTES], uint32_t pid)
+{
+    int i;
+    memset(id, 0, PB_SP_ID_BYTES);
+    for (i = 0; i < 4; i++) {
+        id[i] = (unsigned char)(pid >> (8 * i));
+        id[8 + i] = (unsigned char)(0x6b0787u >> (8 * i)); /* a fixed "time" and random words */
+        id[16 + i] = (unsigned char)(0x5bd1e995u >> (8 * i));
+    }
+}
+
+static int do_chain(const char *dir, long n)
+{
+    long k;
+    char path[4200], hex[49];
+    for (k = 0; k < n; k++) {
+        pb_spw_header h;
+        pb_error err;
+        pb_spw *w;
+        pb_spw_header_init(&h);
+        h.interval_us = 1000;
+        h.have_id = 1;
+        chain_id(h.id, (uint32_t)(n - k));
+        h.ordinal = 1;
+        if (k) {
+            chain_id(h.parent_id, (uint32_t)(n - k + 1));
+            h.parent_ordinal = 1;
+        }
+        pb_sp_id_hex(h.id, hex);
+        snprintf(path, sizeof path, "%s/chain.out.%s.00000001", dir, hex);
+        if (!(w = pb_spw_open(path, &h, &err)) || pb_spw_start_sample(w, (uint32_t)(k + 1), pb_str_c("entersub")) ||
+            pb_spw_sub_frame(w, pb_str_c("main"), pb_str_c("work"), pb_str_c("chain.pl"), 3, 2) ||
+            pb_spw_main_frame(w, pb_str_c("chain.pl"), 9) || pb_spw_end_sample(w) || pb_spw_close(w)) {
+            fprintf(stderr, "%s: %s\n", path, w ? pb_spw_error(w)->message : err.message);
+            return 2;
+        }
+        pb_spw_free(w);
+        if (k == 0)
+            printf("%s\n", path);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 4 && !strcmp(argv[1], "chain"))
+        return do_chain(argv[2], atol(argv[3]));
     if (argc >= 2 && !strcmp(argv[1], "convert"))
         return do_convert(argc - 2, argv + 2);
     if (argc >= 2 && !strcmp(argv[1], "bad"))
@@ -322,6 +373,6 @@ int main(int argc, char **argv)
         return do_misuse(argv[2]);
     if (argc >= 4 && !strcmp(argv[1], "bench-write"))
         return do_bench_write(argv[2], atol(argv[3]));
-    fprintf(stderr, "usage: test_statprofiler convert IN... -o OUT | bad | misuse DIR | bench-write OUT N\n");
+    fprintf(stderr, "usage: test_statprofiler convert IN... -o OUT | bad | misuse DIR | bench-write OUT N | chain DIR N\n");
     return 1;
 }
