@@ -343,13 +343,17 @@ sub chunk_counts {
 sub info {
     my ($file, %opts) = @_;
     _check_opts('info', { map { $_ => 1 } qw(format thread pid salvage progress), @LIMITS }, \%opts);
-    return _with_input($file, \%opts, sub {
-        my $info = _detect($_[0]);
-        my ($counts, $attr, $pids) = _count($_[0], $opts{format}, _xs_opts(\%opts), 1);
-        $info->{threads} = _threads($attr, $pids);
-        _run_facts($info, $attr);
-        return ($info, $counts);
-    });
+    return _with_input($file, \%opts, sub { _info_of($_[0], %opts) });
+}
+
+# info() of a resolved input path
+sub _info_of {
+    my ($path, %opts) = @_;
+    my $info = _detect($path);
+    my ($counts, $attr, $pids) = _count($path, $opts{format}, _xs_opts(\%opts), 1);
+    $info->{threads} = _threads($attr, $pids);
+    _run_facts($info, $attr);
+    return ($info, $counts);
 }
 
 # the run's facts the profiler recorded (Tachyon's stats trailer), under
@@ -550,9 +554,7 @@ sub _info_losses {
     my ($file, %opts) = @_;
     _check_opts('info', { map { $_ => 1 } qw(format thread pid salvage progress), @LIMITS }, \%opts);
     return _with_input($file, \%opts, sub {
-        my $info = _detect($_[0]);
-        my ($counts, $attr, $pids) = _count($_[0], $opts{format}, _xs_opts(\%opts), 1);
-        $info->{threads} = _threads($attr, $pids);
+        my ($info, $counts) = _info_of($_[0], %opts);
         my %l = %opts;
         delete $l{progress};
         my $l = ($info->{format} // '') eq 'nytprof' ? [] : eval { _losses_of($_[0], 'nytprof', %l) };
