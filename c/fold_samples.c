@@ -502,6 +502,7 @@ static pb_status ss_finish(pb_sample_sink *self)
     size_t i;
     const char *root = f->cfg.root_sub ? f->cfg.root_sub : "main::RUNTIME";
     uint32_t root_sub;
+    uint64_t last_start;
     pb_mtime tm;
     tm.mul = (double)f->cfg.ticks_per_weight / (double)f->cfg.ticks_per_sec;
     tm.div = 1;
@@ -538,6 +539,11 @@ static pb_status ss_finish(pb_sample_sink *self)
     }
     if ((st = pb_model_emit_sub_infos(&f->m, 1)) != PB_OK || (st = build_edges(f, root_sub)) != PB_OK)
         goto done;
+    /* NYTProf's reader adds up PID_END minus the last PID_START it read (all
+     * of ours come first, in order of first sample) */
+    last_start = f->started_threads && by_order[f->started_threads - 1] != NONE
+                     ? f->threads[by_order[f->started_threads - 1]].first_ts
+                     : 0;
     /* per thread (in order of first sample): its edges, then PID_END */
     for (r = 0; r < f->started_threads; r++) {
         const f_thread *t = by_order[r] != NONE ? &f->threads[by_order[r]] : NULL;
@@ -555,7 +561,7 @@ static pb_status ss_finish(pb_sample_sink *self)
              * sampled total and its flame graph fills its width; without
              * timestamps (StatProfiler) the same holds anyway */
             if (f->cfg.sampled_spans)
-                end = t->first_ts + t->sampled;
+                end = last_start + t->sampled;
             else if (t->first_ts + t->sampled > end)
                 end = t->first_ts + t->sampled;
             pb_chunk_pid_end(&c, t->pid, (double)end / (double)f->cfg.ticks_per_sec);

@@ -8,8 +8,10 @@
  *   ... the decoder's attributes (passed through as ATTRIBUTEs, any time)
  *   per thread, at its first sample: PID_START pid ppid t_first
  *             (sample timestamps: for weight > 1, that of the last sample;
- *             PID_END = t_first + the thread's sampled ticks with
- *             config.sampled_spans, else last timestamp + ticks_per_weight)
+ *             with config.sampled_spans PID_END = the last PID_START's
+ *             time + the thread's sampled ticks, as NYTProf's reader adds
+ *             up PID_END minus the last PID_START read; else last timestamp
+ *             + ticks_per_weight)
  *   NEW_FID when a file is first used (dense fids 1..N, root->leaf order)
  *   TIME_LINE per sample call: ticks = weight x ticks_per_weight on the
  *             innermost frame's fid/line, in input order (a stream)
