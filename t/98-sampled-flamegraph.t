@@ -19,7 +19,7 @@ my $here;
 BEGIN { $here = File::Basename::dirname(File::Spec->rel2abs(__FILE__)) }
 use lib "$here/lib";
 use Needs qw(zstd snappy);
-use SampledTime qw(sampled_corpus flame_graph);
+use SampledTime qw(sampled_corpus flame_graph pprof_values speedscope_values);
 use File::Temp qw(tempdir);
 use Devel::ProfileBridge ();
 use Devel::ProfileBridge::ReadStream ();
@@ -52,6 +52,19 @@ for my $c (@corpus) {
     };
     ok($ok, "$label: converts") or do { diag $@; next };
     my $want_us = $c->{samples} * $c->{interval_us};
+    # the same totals in pprof (sample values) and speedscope (weights): the source tool's
+    my %sum;
+    my $stacks = eval {
+        local $SIG{__WARN__} = sub { };
+        Devel::ProfileBridge::convert(in => $c->{file}, out => "$out.pb.gz", to => 'pprof');
+        Devel::ProfileBridge::convert(in => $c->{file}, out => "$out.speedscope.json", to => 'speedscope');
+        $sum{ $_->[0] } += $_->[1] for pprof_values("$out.pb.gz"), speedscope_values("$out.speedscope.json");
+        1;
+    };
+    ok($stacks, "$label: pprof and speedscope written and read back") or diag $@;
+    is($sum{'sample value (nanoseconds)'} // 0, $want_us * 1000, "$label: pprof's sample values add up to $want_us us");
+    is($sum{'sample value (count)'} // 0, $c->{samples}, "$label: pprof's sample counts add up to $c->{samples}");
+    is($sum{weight} // 0, $want_us * 1000, "$label: speedscope's weights add up to $want_us us");
     my %a;
     &Devel::ProfileBridge::ReadStream::for_chunks({ ATTRIBUTE => sub { $a{ $_[1] } = $_[2] } }, filename => $out);
     if ($c->{samples} == 0) {

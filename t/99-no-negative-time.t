@@ -14,9 +14,9 @@ use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use Needs qw(zstd snappy);
+use SampledTime qw(pprof_values speedscope_values);
 use File::Find ();
 use File::Temp qw(tempdir);
-use IO::Uncompress::Gunzip qw(gunzip $GunzipError);
 use JSON::PP ();
 use Devel::ProfileBridge ();
 
@@ -38,82 +38,6 @@ my %formats = map { (Devel::ProfileBridge::detect_format($_)->{format} => 1) } @
 is(join(',', sort keys %formats), 'easyprofiler,nytprof,pynytprof,statprofiler,tachyon', 'every input format is here');
 
 # ---- readers that are not ours ----------------------------------------------
-sub varint {
-    my ($buf, $pos) = @_;
-    my ($v, $shift) = (0, 0);
-    while (1) {
-        die "varint past the end\n" if $$pos >= length $$buf;
-        my $b = ord substr $$buf, $$pos++, 1;
-        $v |= ($b & 0x7f) << $shift;
-        last unless $b & 0x80;
-        $shift += 7;
-        die "varint too long\n" if $shift > 63;
-    }
-    return $v;
-}
-
-# protobuf fields of a message: [ field, wire type, value (varint) or bytes ]
-sub fields {
-    my ($buf) = @_;
-    my ($pos, @f) = (0);
-    while ($pos < length $buf) {
-        my $key = varint(\$buf, \$pos);
-        my ($n, $t) = ($key >> 3, $key & 7);
-        if    ($t == 0) { push @f, [ $n, 0, varint(\$buf, \$pos) ] }
-        elsif ($t == 2) { my $l = varint(\$buf, \$pos); push @f, [ $n, 2, substr $buf, $pos, $l ]; $pos += $l }
-        elsif ($t == 1) { push @f, [ $n, 1, unpack 'q<', substr $buf, $pos, 8 ]; $pos += 8 }
-        elsif ($t == 5) { push @f, [ $n, 5, unpack 'l<', substr $buf, $pos, 4 ]; $pos += 4 }
-        else            { die "wire type $t\n" }
-    }
-    return @f;
-}
-
-# an int64 sent as a varint: negative numbers are 10-byte varints >= 2^63
-sub int64 { my $v = shift; return $v > 9223372036854775807 ? -1 : $v }
-
-# pprof: every Sample.value and Profile.duration_nanos
-sub pprof_values {
-    my ($file) = @_;
-    my $raw;
-    gunzip($file => \$raw) or die "gunzip $file: $GunzipError\n";
-    my @v;
-    for my $f (fields($raw)) {
-        if ($f->[0] == 10 && $f->[1] == 0) { push @v, [ 'duration_nanos', int64($f->[2]) ] }
-        next unless $f->[0] == 2 && $f->[1] == 2;            # Profile.sample
-        for my $s (fields($f->[2])) {
-            next unless $s->[0] == 2;                           # Sample.value
-            if ($s->[1] == 0) { push @v, [ 'sample value', int64($s->[2]) ] }
-            else {                                               # packed
-                my ($p, $b) = (0, $s->[2]);
-                push @v, [ 'sample value', int64(varint(\$b, \$p)) ] while $p < length $b;
-            }
-        }
-    }
-    return @v;
-}
-
-# speedscope: sampled weights; evented spans (close - open) per frame
-sub speedscope_values {
-    my ($file) = @_;
-    open my $fh, '<:raw', $file or die "$file: $!";
-    my $j = JSON::PP->new->decode(do { local $/; <$fh> });
-    my @v;
-    for my $p (@{ $j->{profiles} }) {
-        push @v, [ 'profile length', $p->{endValue} - $p->{startValue} ];
-        if ($p->{type} eq 'sampled') {
-            push @v, map { [ 'weight', $_ ] } @{ $p->{weights} };
-        } else {
-            my %open;
-            for my $e (@{ $p->{events} }) {
-                push @v, [ 'event time - start', $e->{at} - $p->{startValue} ];
-                if ($e->{type} eq 'O') { push @{ $open{ $e->{frame} } }, $e->{at} }
-                else { push @v, [ 'event span', $e->{at} - (pop(@{ $open{ $e->{frame} } }) // $e->{at}) ] }
-            }
-        }
-    }
-    return @v;
-}
-
 sub collapsed_values {
     my ($file) = @_;
     open my $fh, '<:raw', $file or die "$file: $!";
