@@ -92,4 +92,23 @@ for my $c (@corpus) {
     }
 }
 
+# merged sampled inputs: the merged profile is active for the sum of their sampled totals
+{
+    my %c = map { ($_->{file} =~ s{\A\Q$d/\E}{}r => $_) } @corpus;
+    my @in = grep { $c{$_} } 'tachyon/cpu_recursion.bin', 'tachyon/multithread.bin';
+    my $want_us = 0;
+    $want_us += $c{$_}{samples} * $c{$_}{interval_us} for @in;
+    my $out = "$tmp/merged.nytprof";
+    ok(eval { local $SIG{__WARN__} = sub { }; Devel::ProfileBridge::merge(in => [ map { "$d/$_" } @in ], out => $out); 1 },
+        "merge of @in") or diag $@;
+    my $p = eval { local $SIG{__WARN__} = sub { }; Devel::NYTProf::Data->new({ filename => $out, quiet => 1 }) };
+    my $active_us = $p ? $p->attributes->{profiler_active} * 1e6 : -1;
+    ok(abs($active_us - $want_us) < 0.5, sprintf 'merged: profiler_active = %.1f us, the sampled total %d us',
+        $active_us, $want_us);
+    my $fg = flame_graph($out, "$tmp/html-merged");
+    ok($fg && $fg->{root_us} == $want_us && abs(100 * $fg->{first_us} / $fg->{root_us} - 100) <= 1,
+        sprintf 'merged: flame graph root %s us, first level %s us', $fg ? ($fg->{root_us}, $fg->{first_us}) : ('none', ''))
+        or diag $@;
+}
+
 done_testing;
