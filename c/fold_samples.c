@@ -477,6 +477,7 @@ static pb_status span_attributes(pb_fold *f)
     size_t i;
     uint64_t sampled = 0, first = UINT64_MAX, last = 0;
     double tps = (double)f->cfg.ticks_per_sec;
+    pb_status st;
     for (i = 0; i < f->nthreads; i++) {
         const f_thread *t = &f->threads[i];
         if (!t->started)
@@ -487,7 +488,7 @@ static pb_status span_attributes(pb_fold *f)
         if (t->end_ts > last)
             last = t->end_ts;
     }
-    pb_status st = emit_attr(f, "sampled_time_sec", pb_str_c(pb_fmt_double(buf, sizeof buf, (double)sampled / tps)));
+    st = emit_attr(f, "sampled_time_sec", pb_str_c(pb_fmt_double(buf, sizeof buf, (double)sampled / tps)));
     if (st != PB_OK || !f->have_ts || last <= first)
         return st;
     return emit_attr(f, "run_wall_clock_sec", pb_str_c(pb_fmt_double(buf, sizeof buf, (double)(last - first) / tps)));

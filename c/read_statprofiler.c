@@ -640,8 +640,8 @@ static pb_status sp_frame(sp_dec *d, unsigned tag, size_t depth)
 /* A sample of depth frames whose outermost (the last record, tag
  * outer_tag) is not a main frame, with as many frames as the header's stack
  * depth, was cut at the profiler's limit (read_statprofiler.h,
- * PB_SP_CUT_NAME): append the pseudo-frame main::(truncated) outermost.
- * Returns the depth to report. */
+ * PB_SP_CUT_NAME): append the pseudo-frame main::(truncated) outermost
+ * (*depth grows by one), unless the consumer keeps cut stacks as they are. */
 static pb_status sp_mark_cut(sp_dec *d, unsigned outer_tag, size_t *depth)
 {
     sp_rd *r = &d->r;
