@@ -58,6 +58,7 @@ struct pb_fold {
     pb_mwalk walk;
     pb_callev cev;
     int weight_ns;         /* weights are ns, not samples (merged profiles) */
+    int have_ts;           /* some sample carried a timestamp */
 };
 
 #define OOM(f) pb_fail((f)->err, PB_ERR_LIMIT, 0, "out of memory while folding samples")
@@ -378,6 +379,8 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
         if ((st = pb_model_time_lines(&f->m, weight, tpw, 0, 0, f->m.files[leaf->file].fid, leaf->line)) != PB_OK)
             return st;
     }
+    if (timestamp)
+        f->have_ts = 1;
     {
         /* ticks, exact: a wrapped sum would end the process before it starts */
         uint64_t end = timestamp, ticks;
@@ -556,6 +559,31 @@ static pb_status build_edges(pb_fold *f, uint32_t root_sub)
     return PB_OK;
 }
 
+/* Sampled input: what the spans say (the sampled total) and what the
+ * clock said (the run's wall-clock length), both in seconds. */
+static pb_status span_attributes(pb_fold *f)
+{
+    char buf[40];
+    size_t i;
+    uint64_t sampled = 0, first = UINT64_MAX, last = 0;
+    double tps = (double)f->cfg.ticks_per_sec;
+    pb_status st;
+    for (i = 0; i < f->nthreads; i++) {
+        const f_thread *t = &f->threads[i];
+        if (!t->started)
+            continue;
+        sampled += t->sampled;
+        if (t->first_ts < first)
+            first = t->first_ts;
+        if (t->end_ts > last)
+            last = t->end_ts;
+    }
+    st = emit_attr(f, "sampled_time_sec", pb_str_c(pb_fmt_double(buf, sizeof buf, (double)sampled / tps)));
+    if (st != PB_OK || !f->have_ts || last <= first)
+        return st;
+    return emit_attr(f, "run_wall_clock_sec", pb_str_c(pb_fmt_double(buf, sizeof buf, (double)(last - first) / tps)));
+}
+
 static pb_status ss_finish(pb_sample_sink *self)
 {
     pb_fold *f = (pb_fold *)self->ctx;
@@ -565,6 +593,7 @@ static pb_status ss_finish(pb_sample_sink *self)
     size_t i;
     const char *root = f->cfg.root_sub ? f->cfg.root_sub : "main::RUNTIME";
     uint32_t root_sub;
+    uint64_t last_start;
     pb_mtime tm;
     tm.mul = (double)f->cfg.ticks_per_weight / (double)f->cfg.ticks_per_sec;
     tm.div = 1;
@@ -573,6 +602,8 @@ static pb_status ss_finish(pb_sample_sink *self)
     if ((st = header(f)) != PB_OK)
         return st;
     if ((st = emit_attr(f, "cumulative_overhead_ticks", pb_str_c("0"))) != PB_OK)
+        return st;
+    if (f->cfg.sampled_spans && (st = span_attributes(f)) != PB_OK)
         return st;
     /* thread index by order of first sample (linear in threads) */
     by_order = f->fin_byorder = (uint32_t *)malloc((f->started_threads ? f->started_threads : 1) * sizeof *by_order);
@@ -599,6 +630,11 @@ static pb_status ss_finish(pb_sample_sink *self)
     }
     if ((st = pb_model_emit_sub_infos(&f->m, 1)) != PB_OK || (st = build_edges(f, root_sub)) != PB_OK)
         goto done;
+    /* NYTProf's reader adds up PID_END minus the last PID_START it read (all
+     * of ours come first, in order of first sample) */
+    last_start = f->started_threads && by_order[f->started_threads - 1] != NONE
+                     ? f->threads[by_order[f->started_threads - 1]].first_ts
+                     : 0;
     /* per thread (in order of first sample): its edges, then PID_END */
     for (r = 0; r < f->started_threads; r++) {
         const f_thread *t = by_order[r] != NONE ? &f->threads[by_order[r]] : NULL;
@@ -611,9 +647,13 @@ static pb_status ss_finish(pb_sample_sink *self)
             snprintf(val, sizeof val, "%llu", (unsigned long long)t->weight);
             if ((st = emit_attr(f, key, pb_str_c(val))) != PB_OK)
                 goto done;
-            /* samples without timestamps (StatProfiler): the span is the
-             * time the samples stand for, so nytprofhtml's totals add up */
-            if (t->first_ts + t->sampled > end)
+            /* sampled input: the span is the time the samples stand for, so
+             * nytprofhtml's profiler_active (the sum of the spans) is the
+             * sampled total and its flame graph fills its width; without
+             * timestamps (StatProfiler) the same holds anyway */
+            if (f->cfg.sampled_spans)
+                end = last_start + t->sampled;
+            else if (t->first_ts + t->sampled > end)
                 end = t->first_ts + t->sampled;
             pb_chunk_pid_end(&c, t->pid, (double)end / (double)f->cfg.ticks_per_sec);
             if ((st = emit(f, &c)) != PB_OK)

@@ -8,11 +8,17 @@
  *   ... the decoder's attributes (passed through as ATTRIBUTEs, any time)
  *   per thread, at its first sample: PID_START pid ppid t_first
  *             (sample timestamps: for weight > 1, that of the last sample;
- *             PID_END = last timestamp + ticks_per_weight)
+ *             with config.sampled_spans PID_END = the last PID_START's
+ *             time + the thread's sampled ticks, as NYTProf's reader adds
+ *             up PID_END minus the last PID_START read; else last timestamp
+ *             + ticks_per_weight)
  *   NEW_FID when a file is first used (dense fids 1..N, root->leaf order)
  *   TIME_LINE per sample call: ticks = weight x ticks_per_weight on the
  *             innermost frame's fid/line, in input order (a stream)
- *   at finish: ATTRIBUTE cumulative_overhead_ticks=0, SUB_INFO for every sub
+ *   at finish: ATTRIBUTE cumulative_overhead_ticks=0, sampled_time_sec (all
+ *             threads' weights x ticks_per_weight, in s), run_wall_clock_sec
+ *             (first timestamp to last + one weight, over all threads; only
+ *             when samples carry timestamps), SUB_INFO for every sub
  *             used (+ root_sub on fid 1), then per thread in order of first
  *             sample: its SUB_CALLERS edges, then its PID_END.
  *
@@ -62,6 +68,14 @@ typedef struct {
      * i.e. no saved source, so nytprofhtml reads the file from disk. */
     uint32_t (*fid_flags)(void *ctx, pb_str file);
     void *fid_flags_ctx;
+    /* Sampled input (Tachyon, StatProfiler): each thread's PID_START..PID_END
+     * span is the time its samples stand for (weights x ticks_per_weight),
+     * so NYTProf's profiler_duration and profiler_active (the sum of the
+     * spans) are the sampled total, the flame graph's width; the
+     * timestamps' wall-clock length goes to ATTRIBUTE run_wall_clock_sec.
+     * 0: a span runs from the first timestamp to the last one + one weight
+     * (at least the sampled time), as for merged profiles. */
+    int sampled_spans;
 } pb_fold_config;
 
 typedef struct pb_fold pb_fold;

@@ -966,6 +966,24 @@ static void merger_free(merger *m)
     pb_index_free(&m->pix);
 }
 
+/* every input is sampled (Tachyon, StatProfiler: a directory is a
+ * StatProfiler run): the merged nytprof.out's time is then the sampled time
+ * too (fold_samples.h, sampled_spans) */
+static int all_sampled(const char *const *in, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        pb_format_info info;
+        pb_error e;
+        pb_error_init(&e, "merge", in[i]);
+        memset(&info, 0, sizeof info);
+        if (pb_detect_file(in[i], &info, &e) != PB_OK ||
+            (info.format != PB_FMT_TACHYON && info.format != PB_FMT_STATPROFILER))
+            return 0;
+    }
+    return n > 0;
+}
+
 static pb_status merge_nytprof(const char *const *in, size_t n, const pb_options *opt, const char *out_path,
                                int level, void (*warn)(void *, const char *), void *ud, pb_error *err)
 {
@@ -980,6 +998,7 @@ static pb_status merge_nytprof(const char *const *in, size_t n, const pb_options
     cfg.source_format = "merged";
     cfg.ticks_per_sec = 1000000000u; /* ns: the merged weights' unit */
     cfg.ticks_per_weight = 1;
+    cfg.sampled_spans = all_sampled(in, n);
     memset(&m, 0, sizeof m);
     if (!(fold = pb_fold_new(&cfg, pb_present_sink(t.pr), err))) {
         st = err->status ? err->status : PB_ERR_LIMIT;

@@ -358,6 +358,8 @@ typedef struct {
      * entries of uint32 klen, uint32 vlen, flags byte, key, value */
     unsigned char *hmeta;
     size_t hm_len, hm_cap;
+    uint32_t cut_id;  /* the sink's id of main::(truncated), once have_cut */
+    int have_cut;
 } sp_dec;
 
 static int sp_hmeta_add(sp_dec *d, pb_str k, pb_str v)
@@ -636,6 +638,37 @@ static pb_status sp_frame(sp_dec *d, unsigned tag, size_t depth)
     return PB_OK;
 }
 
+/* A sample of depth frames whose outermost (the last record, tag
+ * outer_tag) is not a main frame, with as many frames as the header's stack
+ * depth, was cut at the profiler's limit (read_statprofiler.h,
+ * PB_SP_CUT_NAME): append the pseudo-frame main::(truncated) outermost
+ * (*depth grows by one), unless the consumer keeps cut stacks as they are. */
+static pb_status sp_mark_cut(sp_dec *d, unsigned outer_tag, size_t *depth)
+{
+    sp_rd *r = &d->r;
+    pb_status rc;
+    if (*depth == 0 || *depth != d->hdr.depth || outer_tag == SP_MAIN_FRAME ||
+        (d->hooks && d->hooks->keep_cut_stacks))
+        return PB_OK;
+    if (!d->have_cut) {
+        pb_frame fr;
+        memset(&fr, 0, sizeof fr);
+        fr.kind = PB_FRAME_SYNTHETIC;
+        fr.package = pb_str_make("main", 4, 0);
+        fr.name = pb_str_make(PB_SP_CUT_NAME, sizeof PB_SP_CUT_NAME - 1, 0);
+        fr.file = pb_str_make("", 0, 0);
+        fr.line = -1;
+        fr.first_line = -1;
+        if ((rc = d->sink->frame(d->sink, &fr, &d->cut_id)) != PB_OK)
+            return rc;
+        d->have_cut = 1;
+    }
+    if (pb_grow((void **)&d->ids, &d->ids_cap, *depth + 1, sizeof *d->ids) < 0)
+        return pb_fail(r->err, PB_ERR_LIMIT, r->rec_off, "out of memory for a sample's frames");
+    d->ids[(*depth)++] = d->cut_id;
+    return PB_OK;
+}
+
 static const char *sp_tag_name(unsigned tag)
 {
     switch (tag) {
@@ -662,6 +695,7 @@ static pb_status sp_body(sp_dec *d)
     pb_status rc;
     int in_sample = 0, ended = 0;
     size_t depth = 0;
+    unsigned outer_tag = 0; /* the tag of the sample's last (outermost) frame */
     uint32_t weight = 0;
     uint64_t sample_off = 0;
     for (;;) {
@@ -716,7 +750,8 @@ static pb_status sp_body(sp_dec *d)
                 return pb_fail(r->err, PB_ERR_CORRUPT, r->rec_off, "SAMPLE_END (2) outside a sample");
             if (d->hooks && d->hooks->op_name)
                 d->hooks->op_name(d->hooks->ctx, pb_str_make(d->op, d->op_len, 0));
-            if ((rc = d->sink->sample(d->sink, d->key, d->ids, (uint32_t)depth, weight, 0)) != PB_OK)
+            if ((rc = sp_mark_cut(d, outer_tag, &depth)) != PB_OK ||
+                (rc = d->sink->sample(d->sink, d->key, d->ids, (uint32_t)depth, weight, 0)) != PB_OK)
                 return rc;
             in_sample = 0;
             break;
@@ -730,6 +765,7 @@ static pb_status sp_body(sp_dec *d)
             if ((rc = sp_frame(d, tag, depth)) != PB_OK)
                 return rc;
             depth++;
+            outer_tag = tag;
             break;
         case SP_EVAL_SOURCE: {
             sp_strref text;
@@ -1367,6 +1403,7 @@ static pb_status sp_fold_run(pb_source *src, const char *const *paths, size_t n,
     cfg.source_format = "statprofiler";
     cfg.ticks_per_sec = 1000000;
     cfg.ticks_per_weight = interval;
+    cfg.sampled_spans = 1; /* nytprof.out's time is the sampled time */
     fold = pb_fold_new(&cfg, out, err);
     if (!fold) {
         rc = err->status ? err->status : PB_ERR_LIMIT;
@@ -1381,6 +1418,7 @@ static pb_status sp_fold_run(pb_source *src, const char *const *paths, size_t n,
     hooks.op_name = NULL;
     hooks.warn = spc_warn;
     hooks.ctx = out;
+    hooks.keep_cut_stacks = 0;
     if (src) {
         d->sink = &c->ss;
         d->hooks = &hooks;

@@ -7,7 +7,8 @@
  * (rotated ordinals and forked children).  Header facts go to
  * sink->attribute, frames to sink->frame (each distinct frame record once),
  * samples to sink->sample (ids innermost first, weight in ticks of
- * sample_interval_us), and to sink->note:
+ * sample_interval_us; a stack cut at the depth limit ends in the pseudo-frame
+ * main::(truncated), see PB_SP_CUT_NAME), and to sink->note:
  *     "metadata"      a=key b=value  n=1 header record 200, n=0 body record 200
  *     "section_start" a=name                                   (record 198)
  *     "section_end"   a=name                                   (record 199)
@@ -36,7 +37,18 @@ typedef struct {
     /* non-fatal diagnostics (unknown body record skipped, no end marker) */
     void (*warn)(void *ctx, const char *msg);
     void *ctx;
+    /* 1: a stack cut at the trace's depth limit reaches the sink as the file
+     * holds it (the real reader's view; StatProfiler records).  0 (and no
+     * hooks): it hangs under the pseudo-frame PB_SP_CUT_NAME. */
+    int keep_cut_stacks;
 } pb_sp_hooks;
+
+/* A sample cut at the trace's depth limit: as many frames as the header's
+ * stack depth (record 203) and the outermost is not a main frame (the
+ * profiler adds the main frame only when the limit left room for it).  Such
+ * a stack gets one synthetic frame main::(truncated) outermost, so it hangs
+ * under that pseudo-sub instead of becoming a root of its own. */
+#define PB_SP_CUT_NAME "(truncated)"
 
 /* header of one trace file */
 typedef struct {

@@ -1423,6 +1423,7 @@ pb_status pb_read_tachyon(pb_source *src, const pb_options *opt_in, pb_sink *sin
         cfg.ticks_per_sec = 1000000;
         cfg.ticks_per_weight = r->interval;
         cfg.fid_flags = tachyon_fid_flags;
+        cfg.sampled_spans = 1; /* nytprof.out's time is the sampled time */
         fold = pb_fold_new(&cfg, sink, err);
         if (!fold)
             st = err->status;

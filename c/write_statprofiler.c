@@ -1048,6 +1048,7 @@ pb_sp_hooks pb_spw_sink_hooks(pb_spw_sink *k)
     h.op_name = k_op;
     h.warn = NULL;
     h.ctx = k;
+    h.keep_cut_stacks = 1; /* StatProfiler records hold a cut stack as it is */
     return h;
 }
 

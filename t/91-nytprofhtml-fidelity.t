@@ -56,9 +56,12 @@ sub truth_tachyon {
 sub truth_statprofiler {
     my ($file) = @_;
     my %w;
+    my $depth = $json->decode(slurp("$file.truth.json"))->{stack_depth};
     for (split /\n/, slurp("$file.samples.jsonl")) {
         my ($weight, undef, $frames) = @{ $json->decode($_) };
         my @f = reverse map { length $_->[0] ? $_->[0] : 'main::RUNTIME' } @$frames;
+        # a stack cut at the depth limit hangs under main::(truncated) (POD, StatProfiler)
+        unshift @f, 'main::(truncated)' if @$frames == $depth && $frames->[-1][3] ne 'main';
         $w{ join ';', map { s/\A.*:://r } @f } += $weight * 1000 if @f;
     }
     return \%w;

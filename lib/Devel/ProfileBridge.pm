@@ -353,6 +353,8 @@ sub _info_of {
     my ($counts, $attr, $pids) = _count($path, $opts{format}, _xs_opts(\%opts), 1);
     $info->{threads} = _threads($attr, $pids);
     _run_facts($info, $attr);
+    # sampled input: the time reports show (samples x interval) and the run's wall clock
+    defined $attr->{$_} and $info->{$_} = 0 + $attr->{$_} for qw(sampled_time_sec run_wall_clock_sec);
     return ($info, $counts);
 }
 
@@ -626,6 +628,13 @@ sub _losses_of {
             if $to ne 'statprofiler';
         $add->('metadata entries', $n{metadata}, $to eq 'nytprof' ? 'kept as ATTRIBUTEs' : 'dropped')
             if $to ne 'statprofiler';
+    }
+    if (defined $a{run_wall_clock_sec} && $to ne 'statprofiler') {
+        # sampled input: reports count samples x interval, not the clock
+        $add->('the run\'s wall-clock length, s', $a{run_wall_clock_sec},
+            "reports show the sampled time, $a{sampled_time_sec} s (samples x interval); "
+            . ($to eq 'nytprof' ? 'the wall clock is ATTRIBUTE run_wall_clock_sec'
+                : $to eq 'pprof' ? 'the wall clock is duration_nanos' : 'dropped'));
     }
     if ($stacks_only && $fmt =~ /\A(?:nytprof|pynytprof)\z/) {
         $add->('statement (line) timings', $n{lines}, 'stack outputs carry subs, not lines');
@@ -910,6 +919,19 @@ string that claims to be are escaped visibly as C<\xNN> (never passed on
 raw).  StatProfiler records written from a StatProfiler trace keep each
 string's own flag.
 
+=item stacks cut at the depth limit
+
+StatProfiler records at most C<stack_depth> frames (default 20) from the
+innermost; the main program's frame is added only when the limit leaves room.
+A sample with exactly C<stack_depth> frames whose outermost is not a main frame
+was cut there: it gets the pseudo-frame C<main::(truncated)> (a synthetic sub
+in the fake fid C<~>, line 0, called by C<main::RUNTIME>) outermost, in every
+view (F<nytprof.out>, collapsed, pprof, speedscope), so the cut stacks hang
+under it instead of each becoming a root called "at" the first line of its
+outermost sub (which mixed made-up calls into that line's call site and showed
+negative times such as C<457ms+-2.00ms>).  StatProfiler records written from a
+trace keep the stack as the file holds it.
+
 =item frameless samples
 
 A sample that caught no Perl frame at all (the profiler fired outside any
@@ -1145,6 +1167,23 @@ calls shorter than the interval are not seen.  EasyProfiler input is exact:
 span durations in ns and real call counts.  Pynytprof input keeps the
 profiler's own line times and call counts.
 
+B<Sampled time is sampled time, in every view.>  For sampled input (Tachyon,
+StatProfiler) the profile is active for the sampled total: the sum over all
+threads (and processes) of sample weights × interval, what CPython's and
+StatProfiler's own reports count.  In F<nytprof.out> each thread's
+C<PID_START>..C<PID_END> span is its sampled time, so NYTProf's
+C<profiler_active> and C<profiler_duration> (which C<nytprofhtml> prints as
+"Profile of ... for X (of Y)") are that total, its flame graph's root is that
+many microseconds and its first level fills the width, and every percentage is
+a share of what the source tool counts.  The run's wall-clock length (first
+sample to last plus one interval, over all threads; Tachyon, whose samples
+carry timestamps) is kept as C<ATTRIBUTE run_wall_clock_sec>, beside
+C<sampled_time_sec>; C<info> prints both and the loss report names the wall
+clock.  pprof's sample values and speedscope's weights are the same sampled
+ns; pprof's C<duration_nanos> stays the wall clock (so C<go tool pprof>'s
+"Total samples = 511ms (17.20%)" is the share of the run that was sampled).
+Tracing input (EasyProfiler, Pynytprof) keeps its real durations.
+
 =head2 Dates
 
 C<basetime>, which C<nytprofhtml> prints as "Run on" (and pprof as
@@ -1257,6 +1296,11 @@ length, s), C<sample_rate> (samples per second the profiler achieved),
 C<error_rate> and C<missed_samples> (both in percent: sampling attempts
 that failed; samples the run's length called for that were never taken),
 each only when the file records it.
+Sampled input (Tachyon, StatProfiler) adds
+C<sampled_time_sec> (every thread's sample weights × the interval: the time
+the reports show) and, where samples carry timestamps (Tachyon),
+C<run_wall_clock_sec> (first sample to last, over all threads; see
+L</Times, weights and the Calls column>).
 
 =head2 chunk_counts($file, %options)
 

@@ -448,6 +448,7 @@ int main(int argc, char **argv)
     hooks.op_name = t_op;
     hooks.warn = t_warn;
     hooks.ctx = &t;
+    hooks.keep_cut_stacks = 1; /* the real reader's view: stacks as the file holds them */
     if (!multi) {
         pb_source src;
         pb_error_init(&err, "statprofiler", files[0]);

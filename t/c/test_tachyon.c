@@ -591,10 +591,11 @@ static void synthetic(void)
             hx_le(&tr, form ? 32 : 56, 4);
             g = make_file(&r, 8, 2, 0, &tr);
             st = decode(&g, NULL, &t, &err);
-            /* 23 without a trailer (header_layout; profiler, profiler_version,
-             * clock; thread_<pid>_samples of the 2 threads included) */
+            /* 25 without a trailer (header_layout; profiler, profiler_version,
+             * clock; thread_<pid>_samples of the 2 threads; the fold's
+             * sampled_time_sec and run_wall_clock_sec included) */
             ok(st == PB_OK && t.count[PB_T_ATTRIBUTE] ==
-                                  (uint64_t)(form ? 3 : 5) + 23,
+                                  (uint64_t)(form ? 3 : 5) + 25,
                "%s stats trailer: read (%llu attributes)", form ? "legacy 32-byte" : "56-byte",
                (unsigned long long)t.count[PB_T_ATTRIBUTE]);
             free(g.p);
