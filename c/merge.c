@@ -252,7 +252,7 @@ static pb_status sp_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
     unsigned char t = R_FRAME, k = (unsigned char)fr->kind;
     if (sp_put(w->fp, &t, 1) || sp_put(w->fp, &k, 1) || sp_str(w->fp, fr->package) || sp_str(w->fp, fr->name) ||
         sp_str(w->fp, fr->file) || sp_put(w->fp, &fr->line, sizeof fr->line) ||
-        sp_put(w->fp, &fr->first_line, sizeof fr->first_line))
+        sp_put(w->fp, &fr->first_line, sizeof fr->first_line) || sp_str(w->fp, fr->own))
         return sp_io(self);
     *id = w->nframes++;
     return PB_OK;
@@ -331,8 +331,8 @@ static int worker(FILE *fp, const char *const *in, size_t from, size_t to, const
 /* reading a spool back */
 typedef struct {
     FILE *fp;
-    char *buf[3];
-    size_t cap[3];
+    char *buf[4];
+    size_t cap[4];
 } spool_rd;
 
 static int rd(spool_rd *r, void *p, size_t n) { return n == 0 || fread(p, 1, n, r->fp) == n ? 0 : -1; }
@@ -378,7 +378,8 @@ static pb_status replay(merger *m, spool_rd *r, uint32_t **map, size_t *cmap, pb
             unsigned char kind;
             memset(&fr, 0, sizeof fr);
             if (rd(r, &kind, 1) || rd_str(r, 0, &fr.package) || rd_str(r, 1, &fr.name) || rd_str(r, 2, &fr.file) ||
-                rd(r, &fr.line, sizeof fr.line) || rd(r, &fr.first_line, sizeof fr.first_line))
+                rd(r, &fr.line, sizeof fr.line) || rd(r, &fr.first_line, sizeof fr.first_line) ||
+                rd_str(r, 3, &fr.own))
                 BAD();
             fr.kind = (pb_frame_kind)kind;
             if (pb_grow((void **)map, cmap, (size_t)nf + 1, sizeof **map) < 0) {
@@ -508,7 +509,7 @@ static pb_status merge_jobs(merger *m, const char *const *in, size_t n, const pb
     for (w = 0; w < nw; w++)
         if (spool[w])
             fclose(spool[w]);
-    PB_FREE_ALL(r.buf[0], r.buf[1], r.buf[2], map, spool, pid);
+    PB_FREE_ALL(r.buf[0], r.buf[1], r.buf[2], r.buf[3], map, spool, pid);
     return st;
 }
 
@@ -555,6 +556,16 @@ static void merger_free(merger *m)
     pb_index_free(&m->pix);
 }
 
+/* a file named "<...>" (CPython's "<frozen runpy>", "<string>") is no file on
+ * disk: IS_FAKE, as the Tachyon decoder flags it in a convert */
+static uint32_t merged_fid_flags(void *ctx, pb_str file)
+{
+    (void)ctx;
+    if (file.len >= 2 && file.ptr[0] == '<' && file.ptr[file.len - 1] == '>')
+        return PB_FID_IS_FAKE | PB_FID_VIA_SUB;
+    return PB_FID_VIA_STMT | PB_FID_VIA_SUB;
+}
+
 static pb_status merge_nytprof(const char *const *in, size_t n, const pb_options *opt, const char *out_path,
                                int level, void (*warn)(void *, const char *), void *ud, pb_error *err)
 {
@@ -569,6 +580,7 @@ static pb_status merge_nytprof(const char *const *in, size_t n, const pb_options
     cfg.source_format = "merged";
     cfg.ticks_per_sec = 1000000000u; /* ns: the merged weights' unit */
     cfg.ticks_per_weight = 1;
+    cfg.fid_flags = merged_fid_flags;
     memset(&m, 0, sizeof m);
     if (!(fold = pb_fold_new(&cfg, pb_present_sink(t.pr), err))) {
         st = err->status ? err->status : PB_ERR_LIMIT;

@@ -222,6 +222,18 @@ static int fwd(pb_present *p, const pb_chunk *c)
     return pb_emit(p->out, c);
 }
 
+/* a NEW_FID sent on: its file name mapped as sub names are (a file name such
+ * as "<frozen runpy>" is printed into nytprofhtml's pages unescaped too) */
+static int emit_fid(pb_present *p, const pb_chunk *c)
+{
+    pb_chunk nc = *c;
+    if (map_name(p, 0, &nc.s[0]) < 0) {
+        pb_fail(p->err, PB_ERR_LIMIT, 0, "out of memory while mapping names");
+        return -1;
+    }
+    return fwd(p, &nc);
+}
+
 /* NEW_FID of a file whose source may be embedded */
 static int new_fid(pb_present *p, const pb_chunk *c)
 {
@@ -235,13 +247,13 @@ static int new_fid(pb_present *p, const pb_chunk *c)
     if (p->no_source || (c->u[3] & (PB_FID_SAVE_SRC | PB_FID_IS_FAKE | PB_FID_IS_EVAL)) || nm->len == 0 ||
         memchr(nm->ptr, '\0', nm->len) || nm->ptr[0] == '(' || nm->ptr[0] == '<' ||
         (nm->len == 2 && memcmp(nm->ptr, "-e", 2) == 0))
-        return fwd(p, c);
+        return emit_fid(p, c);
     if (fid > (1u << 24)) /* the writer refuses such a fid anyway */
-        return fwd(p, c);
+        return emit_fid(p, c);
     if (pb_grow_zero((void **)&p->done, &p->done_cap, (size_t)fid + 1, 1) < 0)
         goto nomem;
     if (p->done[fid] == 2) /* source sent already (a re-sent fid) */
-        return fwd(p, c);
+        return emit_fid(p, c);
     fp = find_source(p, nm->ptr, nm->len, &sb, &oom);
     if (oom)
         goto nomem;
@@ -253,14 +265,18 @@ static int new_fid(pb_present *p, const pb_chunk *c)
                          (int)(nm->len < 120 ? nm->len : 120), nm->ptr);
             p->missing++;
         }
-        return fwd(p, c);
+        /* a file we looked for and do not have: IS_FAKE, so that nytprofhtml
+         * says "no source code available" on the page instead of warning
+         * "Unable to open" (it opens any other file by its name) */
+        nc.u[3] |= PB_FID_IS_FAKE;
+        return emit_fid(p, &nc);
     }
     p->done[fid] = 2;
     p->embedded++;
     nc.u[3] |= PB_FID_HAS_SRC | PB_FID_SAVE_SRC;
     nc.u[4] = (uint32_t)sb.st_size;
     nc.u[5] = sb.st_mtime > 0 && (uint64_t)sb.st_mtime <= UINT32_MAX ? (uint32_t)sb.st_mtime : 0;
-    if ((rc = fwd(p, &nc)) != 0) {
+    if ((rc = emit_fid(p, &nc)) != 0) {
         fclose(fp);
         return rc;
     }
