@@ -59,6 +59,8 @@ struct pb_present {
     int dry;                     /* 1: only add up the weights (into total) */
     double total, scale;         /* rebuilt ticks; factor that fits them into the run */
     double t_start, t_end;       /* first PID_START, last PID_END (seconds) */
+    int saw_fid, saw_pid;        /* a NEW_FID, a PID_START went by */
+    double basetime;             /* ATTRIBUTE basetime */
     pb_callev cev;
 };
 
@@ -498,6 +500,15 @@ static int present_chunk(pb_sink *self, const pb_chunk *c)
     }
     if (c->tag == PB_T_PID_START && (p->t_start == 0 || c->n[0] < p->t_start))
         p->t_start = c->n[0];
+    if (c->tag == PB_T_PID_START)
+        p->saw_pid = 1;
+    if (c->tag == PB_T_NEW_FID)
+        p->saw_fid = 1;
+    if (c->tag == PB_T_ATTRIBUTE && c->s[0].len == 8 && memcmp(c->s[0].ptr, "basetime", 8) == 0) {
+        char b[32];
+        snprintf(b, sizeof b, "%.*s", (int)(c->s[1].len < 31 ? c->s[1].len : 31), c->s[1].ptr);
+        p->basetime = strtod(b, NULL);
+    }
     if (c->tag == PB_T_PID_END && c->n[0] > p->t_end)
         p->t_end = c->n[0];
     if (c->tag == PB_T_OPTION && c->s[0].len == 5 && memcmp(c->s[0].ptr, "calls", 5) == 0)
@@ -619,6 +630,21 @@ pb_status pb_present_finish(pb_present *p)
             if (pb_emit(p->out, &c))
                 return pb_fail(p->err, PB_ERR_ABORT, 0, "the consumer stopped the stream");
         }
+    }
+    if (p->active && !p->saw_fid) {
+        /* a profile with nothing in it (no sample, no block): nytprofhtml
+         * needs one file and one process to draw its empty report */
+        pb_chunk_new_fid(&c, 1, 0, 0, PB_FID_IS_FAKE, 0, 0, pb_str_c("(empty profile)"));
+        if (pb_emit(p->out, &c))
+            return pb_fail(p->err, PB_ERR_ABORT, 0, "the consumer stopped the stream");
+    }
+    if (p->active && !p->saw_pid) {
+        pb_chunk_pid_start(&c, 1, 0, p->basetime);
+        if (pb_emit(p->out, &c))
+            return pb_fail(p->err, PB_ERR_ABORT, 0, "the consumer stopped the stream");
+        pb_chunk_pid_end(&c, 1, p->basetime);
+        if (pb_emit(p->out, &c))
+            return pb_fail(p->err, PB_ERR_ABORT, 0, "the consumer stopped the stream");
     }
     missing_warning(p);
     return PB_OK;

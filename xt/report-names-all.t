@@ -1,0 +1,9 @@
+#!perl
+# t/98-report-names.t over every profile in t/data (every format): nytprofhtml
+# quiet, the ground truth's names in the report, no raw <...> markup,
+# nytprofcalls = our collapsed stacks, merge's flags = convert's.
+use strict;
+use warnings;
+use FindBin;
+our $ALL = 1;
+do "$FindBin::Bin/../t/98-report-names.t" or die $@ || $!;
