@@ -876,7 +876,9 @@ pprof and speedscope keep them apart by file.
 
 =item StatProfiler records
 
-Package and sub as the source wrote them (StatProfiler input).
+A Perl tool's package and sub: as the source wrote them for StatProfiler
+input; for Tachyon input the sub names of the chunks, split at the last
+C<::> (C<cpu_recursion> and C<merge_sort>).
 
 =item for_chunks, dump
 
