@@ -1149,8 +1149,8 @@ what the writer refuses or fails to write.
 
 =head2 nytprof_name($name)
 
-The name C<convert> writes for a foreign sub name C<$name> (a string; the
-result keeps its UTF-8 flag): the rule of L</Names>.  For callers who write
+The name C<convert> writes for a foreign sub or file name C<$name> (a
+string; the result keeps its UTF-8 flag): the rule of L</Names>.  For callers who write
 chunks themselves with L<Devel::ProfileBridge::NYTProfWriter>.
 
   Devel::ProfileBridge::nytprof_name('mod::<module>');   # 'mod::[module]'
