@@ -47,12 +47,12 @@ static uint32_t h_thread(const void *c, uint32_t i) { return pb_mix64(((const pb
 static pb_status cs_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id)
 {
     pb_collapse *c = (pb_collapse *)self->ctx;
-    size_t need = pb_fold_sub_name(fr, NULL, 0) + 1, j;
+    size_t need = pb_frame_shown_name(fr, NULL, 0) + 1, j;
     uint32_t h, i;
     c_sub *s;
     if (pb_grow((void **)&c->namebuf, &c->cnamebuf, need, 1) < 0)
         return C_OOM(c);
-    pb_fold_sub_name(fr, c->namebuf, need);
+    pb_frame_shown_name(fr, c->namebuf, need);
     need--;
     /* the line format's own characters may not appear inside a name: ";"
      * separates frames, a newline ends the line; they (and CR, NUL) are

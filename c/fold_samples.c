@@ -115,6 +115,17 @@ size_t pb_fold_sub_name(const pb_frame *fr, char *buf, size_t cap)
     return w;
 }
 
+size_t pb_frame_shown_name(const pb_frame *fr, char *buf, size_t cap)
+{
+    size_t room = cap ? cap - 1 : 0, w;
+    if (!fr->own.len)
+        return pb_fold_sub_name(fr, buf, cap);
+    w = pb_utf8_append(buf, room, 0, fr->own.ptr, fr->own.len, fr->own.utf8);
+    if (cap)
+        buf[w < room ? w : room] = '\0';
+    return w;
+}
+
 /* the joined name holds characters beyond ASCII (and is then UTF-8) */
 int pb_fold_sub_name_wide(const pb_frame *fr)
 {

@@ -92,6 +92,10 @@ void pb_fold_free(pb_fold *f);
  * package::name, "main" for an empty package.  Returns the length; writes at
  * most cap-1 bytes plus NUL into buf (like snprintf). */
 size_t pb_fold_sub_name(const pb_frame *fr, char *buf, size_t cap);
+/* The name a stack output (pprof, speedscope, collapsed) shows for fr: its
+ * source tool's own name (fr->own) when it has one, else package::name
+ * (pb_fold_sub_name); valid UTF-8, the same contract as pb_fold_sub_name. */
+size_t pb_frame_shown_name(const pb_frame *fr, char *buf, size_t cap);
 /* 1 when the name pb_fold_sub_name builds is beyond ASCII (UTF-8 then) */
 int pb_fold_sub_name_wide(const pb_frame *fr);
 

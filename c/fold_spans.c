@@ -110,6 +110,9 @@ struct pb_spans {
     size_t chain_cap;
     uint32_t *sub_frame;    /* per sub: frame id in `stacks`, NONE = not yet */
     size_t sf_cap, sf_n;    /* sf_n: entries valid for this thread */
+    uint32_t *kind_of_sub;  /* per sub: the first block kind that named it (its
+                             * EasyProfiler name for the stacks), NONE = none */
+    size_t ks_cap, ks_n;    /* ks_n: entries valid for this thread */
     /* call events' working memory, here so that pb_spans_free() releases it
      * when a consumer leaves in the middle (pb_cleanups) */
     uint64_t *ce_w;
@@ -146,7 +149,7 @@ void pb_spans_free(pb_spans *f)
 {
     if (!f)
         return;
-    PB_FREE_ALL(f->kinds, f->dyn_kind, f->package, f->sub_of_kind, f->top, f->pool, f->scratch, f->edge_pos,
+    PB_FREE_ALL(f->kinds, f->dyn_kind, f->package, f->sub_of_kind, f->kind_of_sub, f->top, f->pool, f->scratch, f->edge_pos,
                 f->edge_stamp, f->ce_w, f->ppool, f->pscratch, f->path_pos, f->path_stamp, f->pre_of,
                 f->pre_stamp, f->chain, f->sub_frame);
     pb_model_free(&f->m);
@@ -261,8 +264,17 @@ static pb_status sub_for_kind(pb_spans *f, uint32_t key, uint32_t *sub, uint64_t
         if (buf != stackbuf)
             free(buf);
     }
-    if (st == PB_OK)
+    if (st == PB_OK) {
         f->sub_of_kind[key] = *sub;
+        if (*sub >= f->ks_n) {
+            if (pb_grow((void **)&f->kind_of_sub, &f->ks_cap, (size_t)*sub + 1, sizeof *f->kind_of_sub))
+                return oom(f, off);
+            for (; f->ks_n <= *sub; f->ks_n++)
+                f->kind_of_sub[f->ks_n] = NONE;
+        }
+        if (f->kind_of_sub[*sub] == NONE)
+            f->kind_of_sub[*sub] = key;
+    }
     return st;
 }
 
@@ -322,6 +334,7 @@ pb_status pb_spans_thread_begin(pb_spans *f, const pb_spans_thread *t)
     f->th.package = f->package;
     pb_model_reset_subs(&f->m); /* subs and edges are per thread */
     f->sf_n = 0; /* sub ids are per thread: their frame ids too */
+    f->ks_n = 0;
     for (i = 0; i < f->sok_n; i++)
         f->sub_of_kind[i] = NONE;
     f->ntop = 0;
@@ -588,6 +601,13 @@ static pb_status sub_frame_id(pb_spans *f, uint32_t sub, uint32_t *id)
                       ? pb_str_c("")
                       : pb_str_make(pb_strtab_ptr(&f->m.str, fl->name), pb_strtab_len(&f->m.str, fl->name), 0);
         fr.line = fr.first_line = (int32_t)sb->first;
+        if (sub < f->ks_n && f->kind_of_sub[sub] != NONE) {
+            /* the block's name as EasyProfiler shows it, without our package */
+            const fs_kind *k = &f->kinds[f->kind_of_sub[sub]];
+            const char *kn = pb_strtab_ptr(&f->m.str, k->name);
+            size_t kl = pb_strtab_len(&f->m.str, k->name);
+            fr.own = pb_str_make(kn, kl, pb_str_wide(kn, kl));
+        }
         if ((st = ss->frame(ss, &fr, &f->sub_frame[sub])) != PB_OK)
             return st;
     }

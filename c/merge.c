@@ -318,7 +318,7 @@ static pb_status sp_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
     unsigned char t = R_FRAME, k = (unsigned char)fr->kind;
     if (sp_put(w->fp, &t, 1) || sp_put(w->fp, &k, 1) || sp_str(w->fp, fr->package) || sp_str(w->fp, fr->name) ||
         sp_str(w->fp, fr->file) || sp_put(w->fp, &fr->line, sizeof fr->line) ||
-        sp_put(w->fp, &fr->first_line, sizeof fr->first_line))
+        sp_put(w->fp, &fr->first_line, sizeof fr->first_line) || sp_str(w->fp, fr->own))
         return sp_io(self);
     *id = w->nframes++;
     return PB_OK;
@@ -484,8 +484,8 @@ static int worker(FILE *fp, int fd, const char *const *in, size_t from, size_t t
 /* reading a spool back */
 typedef struct {
     FILE *fp;
-    char *buf[3];
-    size_t cap[3];
+    char *buf[4];
+    size_t cap[4];
 } spool_rd;
 
 static int rd(spool_rd *r, void *p, size_t n) { return n == 0 || fread(p, 1, n, r->fp) == n ? 0 : -1; }
@@ -545,7 +545,8 @@ static pb_status replay(merger *m, spool_rd *r, size_t from, size_t to, uint32_t
             unsigned char kind;
             memset(&fr, 0, sizeof fr);
             if (rd(r, &kind, 1) || rd_str(r, 0, &fr.package) || rd_str(r, 1, &fr.name) || rd_str(r, 2, &fr.file) ||
-                rd(r, &fr.line, sizeof fr.line) || rd(r, &fr.first_line, sizeof fr.first_line))
+                rd(r, &fr.line, sizeof fr.line) || rd(r, &fr.first_line, sizeof fr.first_line) ||
+                rd_str(r, 3, &fr.own))
                 BAD();
             fr.kind = (pb_frame_kind)kind;
             if (pb_grow((void **)map, cmap, (size_t)nf + 1, sizeof **map) < 0) {
@@ -919,7 +920,7 @@ static pb_status merge_jobs(merger *m, const char *const *in, size_t n, const pb
             close(wk[w].fd);
         free(wk[w].buf);
     }
-    PB_FREE_ALL(r.buf[0], r.buf[1], r.buf[2], map, wk);
+    PB_FREE_ALL(r.buf[0], r.buf[1], r.buf[2], r.buf[3], map, wk);
     return st;
 }
 
@@ -984,6 +985,16 @@ static int all_sampled(const char *const *in, size_t n)
     return n > 0;
 }
 
+/* a file named "<...>" (CPython's "<frozen runpy>", "<string>") is no file on
+ * disk: IS_FAKE, as the Tachyon decoder flags it in a convert */
+static uint32_t merged_fid_flags(void *ctx, pb_str file)
+{
+    (void)ctx;
+    if (file.len >= 2 && file.ptr[0] == '<' && file.ptr[file.len - 1] == '>')
+        return PB_FID_IS_FAKE | PB_FID_VIA_SUB;
+    return PB_FID_VIA_STMT | PB_FID_VIA_SUB;
+}
+
 static pb_status merge_nytprof(const char *const *in, size_t n, const pb_options *opt, const char *out_path,
                                int level, void (*warn)(void *, const char *), void *ud, pb_error *err)
 {
@@ -999,6 +1010,7 @@ static pb_status merge_nytprof(const char *const *in, size_t n, const pb_options
     cfg.ticks_per_sec = 1000000000u; /* ns: the merged weights' unit */
     cfg.ticks_per_weight = 1;
     cfg.sampled_spans = all_sampled(in, n);
+    cfg.fid_flags = merged_fid_flags;
     memset(&m, 0, sizeof m);
     if (!(fold = pb_fold_new(&cfg, pb_present_sink(t.pr), err))) {
         st = err->status ? err->status : PB_ERR_LIMIT;

@@ -59,6 +59,8 @@ struct pb_present {
     int dry;                     /* 1: only add up the weights (into total) */
     double total, scale;         /* rebuilt ticks; factor that fits them into the run */
     double t_start, t_end;       /* first PID_START, last PID_END (seconds) */
+    int saw_fid, saw_pid;        /* a NEW_FID, a PID_START went by */
+    double basetime;             /* ATTRIBUTE basetime */
     pb_callev cev;
     /* Pynytprof: where its subs are defined, from the source embedded */
     int pyn;                     /* ATTRIBUTE source_format pynytprof */
@@ -239,6 +241,17 @@ static int fwd(pb_present *p, const pb_chunk *c)
 
 static int pe_scan_line(pb_present *p, uint32_t fid, uint32_t line, const char *s, size_t len);
 static void pe_scan_end(pb_present *p, uint32_t fid, uint32_t lines);
+/* a NEW_FID sent on: its file name mapped as sub names are (a file name such
+ * as "<frozen runpy>" is printed into nytprofhtml's pages unescaped too) */
+static int emit_fid(pb_present *p, const pb_chunk *c)
+{
+    pb_chunk nc = *c;
+    if (map_name(p, 0, &nc.s[0]) < 0) {
+        pb_fail(p->err, PB_ERR_LIMIT, 0, "out of memory while mapping names");
+        return -1;
+    }
+    return fwd(p, &nc);
+}
 
 /* NEW_FID of a file whose source may be embedded */
 static int new_fid(pb_present *p, const pb_chunk *c)
@@ -253,13 +266,13 @@ static int new_fid(pb_present *p, const pb_chunk *c)
     if (p->no_source || (c->u[3] & (PB_FID_SAVE_SRC | PB_FID_IS_FAKE | PB_FID_IS_EVAL)) || nm->len == 0 ||
         memchr(nm->ptr, '\0', nm->len) || nm->ptr[0] == '(' || nm->ptr[0] == '<' ||
         (nm->len == 2 && memcmp(nm->ptr, "-e", 2) == 0))
-        return fwd(p, c);
+        return emit_fid(p, c);
     if (fid > (1u << 24)) /* the writer refuses such a fid anyway */
-        return fwd(p, c);
+        return emit_fid(p, c);
     if (pb_grow_zero((void **)&p->done, &p->done_cap, (size_t)fid + 1, 1) < 0)
         goto nomem;
     if (p->done[fid] == 2) /* source sent already (a re-sent fid) */
-        return fwd(p, c);
+        return emit_fid(p, c);
     fp = find_source(p, nm->ptr, nm->len, &sb, &oom);
     if (oom)
         goto nomem;
@@ -271,14 +284,18 @@ static int new_fid(pb_present *p, const pb_chunk *c)
                          (int)(nm->len < 120 ? nm->len : 120), nm->ptr);
             p->missing++;
         }
-        return fwd(p, c);
+        /* a file we looked for and do not have: IS_FAKE, so that nytprofhtml
+         * says "no source code available" on the page instead of warning
+         * "Unable to open" (it opens any other file by its name) */
+        nc.u[3] |= PB_FID_IS_FAKE;
+        return emit_fid(p, &nc);
     }
     p->done[fid] = 2;
     p->embedded++;
     nc.u[3] |= PB_FID_HAS_SRC | PB_FID_SAVE_SRC;
     nc.u[4] = (uint32_t)sb.st_size;
     nc.u[5] = sb.st_mtime > 0 && (uint64_t)sb.st_mtime <= UINT32_MAX ? (uint32_t)sb.st_mtime : 0;
-    if ((rc = fwd(p, &nc)) != 0) {
+    if ((rc = emit_fid(p, &nc)) != 0) {
         fclose(fp);
         return rc;
     }
@@ -654,6 +671,15 @@ static int present_chunk(pb_sink *self, const pb_chunk *c)
     }
     if (c->tag == PB_T_PID_START && (p->t_start == 0 || c->n[0] < p->t_start))
         p->t_start = c->n[0];
+    if (c->tag == PB_T_PID_START)
+        p->saw_pid = 1;
+    if (c->tag == PB_T_NEW_FID)
+        p->saw_fid = 1;
+    if (c->tag == PB_T_ATTRIBUTE && c->s[0].len == 8 && memcmp(c->s[0].ptr, "basetime", 8) == 0) {
+        char b[32];
+        snprintf(b, sizeof b, "%.*s", (int)(c->s[1].len < 31 ? c->s[1].len : 31), c->s[1].ptr);
+        p->basetime = strtod(b, NULL);
+    }
     if (c->tag == PB_T_PID_END && c->n[0] > p->t_end)
         p->t_end = c->n[0];
     if (c->tag == PB_T_OPTION && c->s[0].len == 5 && memcmp(c->s[0].ptr, "calls", 5) == 0)
@@ -779,6 +805,21 @@ pb_status pb_present_finish(pb_present *p)
             if (pb_emit(p->out, &c))
                 return pb_fail(p->err, PB_ERR_ABORT, 0, "the consumer stopped the stream");
         }
+    }
+    if (p->active && !p->saw_fid) {
+        /* a profile with nothing in it (no sample, no block): nytprofhtml
+         * needs one file and one process to draw its empty report */
+        pb_chunk_new_fid(&c, 1, 0, 0, PB_FID_IS_FAKE, 0, 0, pb_str_c("(empty profile)"));
+        if (pb_emit(p->out, &c))
+            return pb_fail(p->err, PB_ERR_ABORT, 0, "the consumer stopped the stream");
+    }
+    if (p->active && !p->saw_pid) {
+        pb_chunk_pid_start(&c, 1, 0, p->basetime);
+        if (pb_emit(p->out, &c))
+            return pb_fail(p->err, PB_ERR_ABORT, 0, "the consumer stopped the stream");
+        pb_chunk_pid_end(&c, 1, p->basetime);
+        if (pb_emit(p->out, &c))
+            return pb_fail(p->err, PB_ERR_ABORT, 0, "the consumer stopped the stream");
     }
     missing_warning(p);
     return PB_OK;

@@ -19,6 +19,10 @@
  *   - everything else (spaces, '&', '*', Perl's "__ANON__[file:12]") is kept.
  *   Real profiles never contain '[' where a foreign one had '<', so names stay
  *   distinct.
+ * File names (NEW_FID) get the same mapping, after the source look-up below:
+ * "<frozen runpy>" -> "[frozen runpy]" (nytprofhtml prints those unescaped
+ * too).  Only nytprof.out is presented so: the stack outputs show the
+ * source's own names (pb_frame.own, samples.h).
  *
  * Source (savesrc): for each NEW_FID of a real file (not IS_FAKE / IS_EVAL,
  * no saved source yet) the file is looked up, in this order, as
@@ -30,8 +34,12 @@
  * A regular file found is embedded as NYTProf's savesrc does it: the fid gets
  * HAS_SRC | SAVE_SRC, its size and mtime, and one SRC_LINE per line (at most
  * max_line lines; bytes as they are).  nytprofhtml then shows the code and
- * never compares the file on disk with the profile's time.  At the end one
- * warning names the files not found.
+ * never compares the file on disk with the profile's time.  A file looked for
+ * and not found gets IS_FAKE (nytprofhtml then says "no source code
+ * available" on its page instead of warning "Unable to open"); at the end one
+ * warning names those files.  A foreign stream with no NEW_FID or no
+ * PID_START at all (an empty profile) gets a fake fid "(empty profile)" and
+ * pid 1 at finish, so nytprofhtml can draw its empty report.
  *
  * Pynytprof (ATTRIBUTE source_format pynytprof): the def / class headers of
  * each file embedded are noted, and a SUB_INFO with lines 0-0 whose name is

@@ -864,6 +864,7 @@ static pb_status intern(tr *r, uint32_t fi, uint64_t off, uint32_t *id)
         pf.package = pb_str_make(r->pkgbuf, plen, 1);
         pf.name = pb_str_make(r->namebuf, nlen, 1);
     }
+    pf.own = pb_str_make(func, fnlen, 1); /* CPython's own name: the qualname */
     pf.file = pb_str_make(file, flen, 1);
     pf.line = fr->line;
     pf.first_line = -1;
@@ -1013,7 +1014,7 @@ static pb_status blind_ids(tr *r, t_thread *t, uint32_t at, uint32_t n)
             snprintf(name, sizeof name, "<frame %u>", fi);
             pf.kind = PB_FRAME_SYNTHETIC;
             pf.package = pb_str_make("", 0, 0);
-            pf.name = pb_str_c(name);
+            pf.name = pf.own = pb_str_c(name);
             pf.file = pb_str_make("~", 1, 0);
             pf.line = 0;
             pf.first_line = -1;

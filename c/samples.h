@@ -32,6 +32,11 @@ typedef struct {
     pb_str file;        /* source file as recorded ("" for none) */
     int32_t line;       /* line executing in this frame (0/-1 unknown) */
     int32_t first_line; /* first line of the function (0/-1 unknown) */
+    pb_str own;         /* the source tool's own name for the function, shown by the
+                         * stack outputs (pprof, speedscope, collapsed): CPython's
+                         * qualname ("Thread.run", "<module>"), EasyProfiler's block
+                         * name ("leaf", "ns::C::f"); empty (len 0): package::name,
+                         * as for Perl.  nytprof.out always shows package::name. */
 } pb_frame;
 
 typedef struct pb_sample_sink pb_sample_sink;

@@ -189,12 +189,12 @@ static pb_status pp_attribute(pb_sample_sink *self, const char *key, pb_str v)
 static pb_status pp_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id)
 {
     pb_pprof *p = (pb_pprof *)self->ctx;
-    size_t need = pb_fold_sub_name(fr, NULL, 0) + 1, j;
+    size_t need = pb_frame_shown_name(fr, NULL, 0) + 1, j;
     uint32_t name, file, h, i, fi = NONE;
     int64_t first = fr->first_line > 0 ? fr->first_line : 0, line = fr->line > 0 ? fr->line : 0;
     if (pb_grow((void **)&p->namebuf, &p->cnamebuf, need, 1) < 0)
         return OOM(p);
-    pb_fold_sub_name(fr, p->namebuf, need);
+    pb_frame_shown_name(fr, p->namebuf, need);
     if (str_id(p, p->namebuf, need - 1, &name) < 0 ||
         str_id(p, fr->file.ptr ? fr->file.ptr : "", fr->file.len, &file) < 0)
         return OOM(p);

@@ -72,13 +72,13 @@ static pb_status sc_attribute(pb_sample_sink *self, const char *key, pb_str v)
 static pb_status sc_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id)
 {
     pb_speedscope *s = (pb_speedscope *)self->ctx;
-    size_t need = pb_fold_sub_name(fr, NULL, 0) + 1, j, flen = fr->file.len;
+    size_t need = pb_frame_shown_name(fr, NULL, 0) + 1, j, flen = fr->file.len;
     const char *file = fr->file.ptr ? fr->file.ptr : "";
     uint32_t h, i;
     s_frame *f;
     if (pb_grow((void **)&s->namebuf, &s->cnamebuf, need, 1) < 0)
         return S_OOM(s);
-    pb_fold_sub_name(fr, s->namebuf, need);
+    pb_frame_shown_name(fr, s->namebuf, need);
     need--;
     h = pb_hash_bytes(s->namebuf, need) ^ pb_hash_bytes(file, flen);
     if (pb_index_reserve(&s->fix, s->nframes, h_frame, s) < 0)

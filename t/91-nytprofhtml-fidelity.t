@@ -177,8 +177,11 @@ sub suffix_stack {
 }
 sub xml { my $s = shift; $s =~ s/&/&amp;/g; $s =~ s/</&lt;/g; $s =~ s/>/&gt;/g; $s }
 
-# nytprofcalls == our collapsed output (names presented, per-thread first frame
-# dropped, weights in ticks) for every corpus file with stacks
+# nytprofcalls == our collapsed output of the nytprof.out (per-thread first
+# frame dropped, weights in ticks), for every corpus file with stacks; and
+# they hold the source's own weight (the source's collapsed output names
+# frames in the source's language, per thread; the nytprof.out's in NYTProf's,
+# threads merged, so the stacks themselves are compared in xt/)
 my @corpus = stack_corpus($d);
 for my $in (@corpus) {
     my $out = "$tmp/corpus.nytprof";
@@ -188,12 +191,19 @@ for my $in (@corpus) {
     &Devel::ProfileBridge::ReadStream::for_chunks(
         { ATTRIBUTE => sub { $info->{ $_[1] } = $_[2] } }, filename => $out, quiet => 1);
     my $unit = $label =~ /easyprofiler/ ? 1 : $info->{sample_interval_us} * $info->{ticks_per_sec} / 1e6;
-    my (%want, %got);
+    my (%source, %want, %got);
     for (split /\n/, slurp($folded)) {
-        my ($s, $n) = /\A(.*) (\d+)\z/ or next;
-        my @f = split /;/, $s;
-        shift @f;    # tid:<thread>
-        $want{ join ';', map { name($_) } @f } += $n * $unit;
+        my ($s, $n) = /\A[^;]*;(.*) (\d+)\z/ or next;    # (tid:<thread> dropped)
+        $source{$s} += $n * $unit;
+    }
+    unlink "$tmp/corpus.nytprof.folded";
+    {
+        local $SIG{__WARN__} = sub { };
+        Devel::ProfileBridge::convert(in => $out, out => "$tmp/corpus.nytprof.folded", to => 'collapsed');
+    }
+    for (split /\n/, slurp("$tmp/corpus.nytprof.folded")) {
+        my ($s, $n) = /\A[^;]*;(.*) (\d+)\z/ or next;
+        $want{$s} += $n * $info->{ticks_per_sec} / 1e9;    # (ns)
     }
     for (split /\n/, `"$calls" "$out" 2>/dev/null`) {    # (perl's "Deep recursion" on deep stacks)
         my ($s, $v) = /\A(.*) (\d+)\z/ or next;
@@ -201,6 +211,10 @@ for my $in (@corpus) {
     }
     is_deeply([ first_differences(\%want, \%got, 5) ], [], "$label: nytprofcalls prints our collapsed stacks ("
         . scalar(keys %want) . ' stacks)');
+    my ($ws, $ss) = (0, 0);
+    $ws += $_ for values %want;
+    $ss += $_ for values %source;
+    is(sprintf('%.0f', $ws), sprintf('%.0f', $ss), "$label: ... as many ticks as the source's collapsed output ($ss)");
 }
 
 done_testing;

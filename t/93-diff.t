@@ -68,7 +68,7 @@ SKIP: {
         out => "$tmp/d.folded");
     my $svg = `"$Config{perlpath}" "$fg" "$tmp/d.folded" 2>"$tmp/fg.err"`;
     is($?, 0, 'flamegraph.pl draws the diff');
-    like($svg, qr/<title>cpu_recursion::merge_sort \([^)]*samples[^)]*; \+/, '... with differential (+) frames');
+    like($svg, qr/<title>merge_sort \([^)]*samples[^)]*; \+/, '... with differential (+) frames');
 }
 
 # --to pprof: one profile of the change, read by go tool pprof

@@ -797,7 +797,9 @@ The qualname's dots become C<::>: C<Class.method> in C<mod.py> is
 C<mod::Class::method>.  Synthetic frames (file C<~>: C<< <GC> >>,
 C<< <native> >>) share one fake fid named C<~> (flag IS_FAKE).  Real files
 get flags VIA_STMT|VIA_SUB; C<convert> embeds their source when it finds
-it (L</Source>).  Top-level frames are called by C<main::RUNTIME>.
+it (L</Source>).  Top-level frames are called by C<main::RUNTIME>.  These
+sub names are what the chunks and nytprof.out carry; the stack outputs show
+CPython's own names (L</NAMES IN EACH TARGET>).
 
 =item threads
 
@@ -865,7 +867,8 @@ into the thread's package: C<main> for the thread named C<Main>,
 C<thread_E<lt>tidE<gt>> for an unnamed thread, else the thread name with
 non-word characters turned into C<_>.  Each distinct run-time name is its
 own sub.  Top-level blocks are called by C<E<lt>packageE<gt>::RUNTIME>.
-A call site is the caller's descriptor file and line.
+A call site is the caller's descriptor file and line.  The stack outputs
+show the block name alone, as EasyProfiler does (L</NAMES IN EACH TARGET>).
 
 =item threads
 
@@ -1068,6 +1071,49 @@ Memory grows with the distinct stacks under each open frame, never with
 the number of calls (the 3.15 million call events of a 10 MB profile fold
 in about a second).
 
+=head1 NAMES IN EACH TARGET
+
+Each target names a function in its own reader's language.
+
+=over
+
+=item nytprof.out (C<convert>, C<merge>)
+
+NYTProf's C<Package::sub>: a foreign function becomes a sub of a package
+(L</Tachyon (CPython)>, L</EasyProfiler (C++)>), then the L</Names> mapping
+makes it show in C<nytprofhtml> (C<threading::Thread::run>,
+C<mod::[module]>, C<Worker_1::work_unit>).  File names get the same
+mapping (C<[frozen runpy]>).  Only this target has it.
+
+=item collapsed, pprof, speedscope (and C<diff>)
+
+The source tool's own names.  Tachyon: CPython's function name, its
+qualname as CPython's own reports print it (C<Thread.run>, C<< <module> >>,
+C<< crunch.<locals>.<genexpr> >>, C<< <GC> >>); in pprof and speedscope
+with its file as recorded and its line (pprof: the location's line, the
+line executing; speedscope: the frame's line).  EasyProfiler: the block name
+exactly as EasyProfiler shows it (C<work_unit>, C<ns::C::f(int)>), without
+the thread's package.  StatProfiler, NYTProf and Pynytprof: Perl's
+C<Package::sub> (C<main::fib>; a file's top-level code C<main::RUNTIME>,
+a sample with no frame C<main::(no frame)>).  Collapsed lines name a frame
+by its function name alone (C<flamegraph.pl> has no place for a file), so
+two functions of one name at one place in a stack (two modules'
+C<< <module> >>) share a line there, as in any per-function flame graph;
+pprof and speedscope keep them apart by file.
+
+=item StatProfiler records
+
+A Perl tool's package and sub: as the source wrote them for StatProfiler
+input; for Tachyon input the sub names of the chunks, split at the last
+C<::> (C<cpu_recursion> and C<merge_sort>).
+
+=item for_chunks, dump
+
+The decoder's sub names (L</MAPPING FOREIGN PROFILES>), before the
+L</Names> mapping.
+
+=back
+
 =head1 NYTPROFHTML REPORTS
 
 What C<convert> (and C<profbridge convert>) does so that a converted profile
@@ -1111,10 +1157,16 @@ in the thread's package (L</EasyProfiler (C++)>).
 
 =back
 
+File names (C<NEW_FID>) get the same rule, since C<nytprofhtml> prints them
+unescaped too: C<< <frozen runpy> >> is C<[frozen runpy]> in the list of
+source files and in the name of its page.  Such files (a name in
+C<< <...> >>: no file on disk) have the flags C<IS_FAKE|VIA_SUB> from
+C<convert> and C<merge> alike.
+
 Names and file names are written as UTF-8 bytes without the UTF-8 flag, as
 NYTProf writes them, so the UTF-8 pages show them and nothing warns about
-wide characters.  The collapsed and StatProfiler writers keep the source's
-own names (their readers need no such care).  C<nytprofcalls> prints names as
+wide characters.  The other targets keep the source's own names
+(L</NAMES IN EACH TARGET>).  C<nytprofcalls> prints names as
 they are written (its own C<tr/; /??/> changes nothing).
 
 =head2 Source
@@ -1131,8 +1183,12 @@ it: flags C<HAS_SRC|SAVE_SRC>, its size and mtime, one C<SRC_LINE> per line
 (up to C<max_line> lines).  C<nytprofhtml> then shows the code beside the
 numbers and never compares a file on disk with the profile's date.  One
 warning names the files not found
-(C<convert: warning: the source of N of M files was not found ...>).
-C<< source => 0 >> (C<--no-source>) embeds nothing.
+(C<convert: warning: the source of N of M files was not found ...>); each
+such file gets the flag C<IS_FAKE>, so that C<nytprofhtml> says on its page
+that no source code is available instead of warning "Unable to open" (it
+would look for any other file by its name).  C<< source => 0 >>
+(C<--no-source>) embeds nothing and flags nothing: C<nytprofhtml> then
+reads the files from disk, as for a Perl profile made without C<savesrc>.
 
 =head2 Call events and the flame graph
 
@@ -1141,10 +1197,11 @@ from C<SUB_RETURN> records only.  For Tachyon and StatProfiler input they
 come from each thread's call tree, for EasyProfiler from each thread's
 distinct span stacks: one C<SUB_RETURN> per tree node (not per sample), with
 the node's exclusive weight and its inclusive weight in ticks.  So
-C<nytprofcalls> prints exactly the stacks of C<< to => 'collapsed' >>, without
-the C<tid:> frame, in ticks instead of samples (Tachyon, StatProfiler:
-samples × C<sample_interval_us>; EasyProfiler: ns either way), with the names
-above.  Pynytprof files record caller → callee pairs, not stacks: their call
+C<nytprofcalls> prints exactly the stacks that C<< to => 'collapsed' >> gives
+for the nytprof.out itself (without the C<tid:> frame, in ticks): those of
+the input, with the names above instead of the source's own, threads merged,
+weights in ticks instead of samples (Tachyon, StatProfiler: samples ×
+C<sample_interval_us>; EasyProfiler: ns either way).  Pynytprof files record caller → callee pairs, not stacks: their call
 events are rebuilt from that call graph as C<gprof> does (from each sub no
 other sub calls, each callee appears under every caller with the share of its
 time that came through that call, its weight its exclusive time (see
@@ -1326,7 +1383,8 @@ profile's files (paths, no NUL; a bad one croaks).
 
 C<< to => 'collapsed' >> writes collapsed stacks (C<flamegraph.pl> input):
 one line C<tid:E<lt>thread idE<gt>;outer;...;inner WEIGHT> per distinct
-stack and thread.  WEIGHT is a sample count for Tachyon and StatProfiler
+stack and thread, each frame named in the source tool's own language
+(L</NAMES IN EACH TARGET>).  WEIGHT is a sample count for Tachyon and StatProfiler
 input (a StatProfiler sample's weight), and for EasyProfiler input the
 exclusive (self) time in B<nanoseconds> of the blocks that end exactly that
 stack, so a block's stacks add up to its self time and a thread's lines to
@@ -1342,9 +1400,9 @@ C<< to => 'pprof' >> writes pprof's C<profile.proto>
 Pyroscope, Parca, Grafana and speedscope read, from every input with stacks
 (every format: Tachyon, StatProfiler, EasyProfiler, and NYTProf and Pynytprof
 as L</PERL PROFILES AS STACKS> says): one sample per distinct stack and
-thread, locations leaf first, each with its function (the sub name as in
-C<SUB_INFO>, before the L</Names> mapping: pprof shows C<< <module> >>
-itself; the file as recorded; its first line when the format has it) and
+thread, locations leaf first, each with its function (the source tool's
+own name, L</NAMES IN EACH TARGET>: CPython's C<Thread.run>, C<< <module> >>;
+the file as recorded; its first line when the format has it) and
 line; labels C<thread> (the thread id, as text) and C<pid> (a number).
 Sampled input has the sample types C<samples/count> and C<wall/nanoseconds>
 (C<cpu/nanoseconds> when the file says its clock is CPU time): a sample's
@@ -1362,7 +1420,8 @@ against the schema the C<speedscope> npm package publishes): one C<sampled>
 profile per thread (C<thread E<lt>idE<gt>>), its samples the thread's
 distinct stacks (root first) with their weights in nanoseconds (a sample's
 weight × C<sample_interval_us>; EasyProfiler's exclusive ns), and shared
-frames with the sub's name, file and first line.  EasyProfiler threads are
+frames with the function's own name (L</NAMES IN EACH TARGET>), file and
+first line.  EasyProfiler threads are
 C<evented> profiles instead: an open and a close event per block at its real
 begin and end (ns), so speedscope's time-order view shows the capture as it
 ran (that form lists every block: its memory grows with the blocks).  Open it
@@ -1370,7 +1429,9 @@ at L<https://www.speedscope.app> or in the npm package's F<index.html>.
 
 A profile that holds no samples, timed statements or calls still converts,
 with a warning on standard error (C<nytprof-writer: warning: ...> or
-C<collapsed: warning: ...>), since its report will be empty.
+C<collapsed: warning: ...>), since its report will be empty.  A foreign one
+gets a fake file C<(empty profile)> and one process in its nytprof.out, so
+that C<nytprofhtml> draws that empty report without a complaint.
 
 The output goes to a temporary file renamed on success: on any error the
 target is left as it was.  Warnings (a salvaged file, an odd header) are
@@ -1382,8 +1443,8 @@ what the writer refuses or fails to write.
 
 =head2 nytprof_name($name)
 
-The name C<convert> writes for a foreign sub name C<$name> (a string; the
-result keeps its UTF-8 flag): the rule of L</Names>.  For callers who write
+The name C<convert> writes for a foreign sub or file name C<$name> (a
+string; the result keeps its UTF-8 flag): the rule of L</Names>.  For callers who write
 chunks themselves with L<Devel::ProfileBridge::NYTProfWriter>.
 
   Devel::ProfileBridge::nytprof_name('mod::<module>');   # 'mod::[module]'

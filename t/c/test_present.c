@@ -210,7 +210,8 @@ int main(void)
        "... and one SRC_LINE per line (the last without its newline)");
     ok(has(&r, "NEW_FID 3 0x36 6 /build/app/src/lib.py") && has(&r, "SRC_LINE 3 1 x = 1\n"),
        "strip prefix + source root finds a file of another machine");
-    ok(has(&r, "NEW_FID 4 0x6 0 gone.py") != 0, "a file not found keeps its flags");
+    ok(has(&r, "NEW_FID 4 0x86 0 gone.py") != 0,
+       "a file not found gets IS_FAKE (nytprofhtml then does not look for it)");
     ok(has(&r, "NEW_FID 5 0x80 0 synthetic.py") != 0, "a fake fid is not looked up");
     ok(has(&r, "SUB_INFO main::[module]") != 0, "SUB_INFO name presented");
     ok(has(&r, "SUB_CALLERS main::f <- main::[module]") != 0, "SUB_CALLERS names presented");
@@ -232,7 +233,43 @@ int main(void)
     send(in, &c);
     pb_chunk_new_fid(&c, 1, 0, 0, 6, 0, 0, pb_str_c(path));
     send(in, &c);
-    ok(pb_present_finish(p) == PB_OK && r.n == 2 && !r.warned[0], "no_source: the fid passes, no warning");
+    pb_chunk_pid_start(&c, 1, 0, 10.0);
+    send(in, &c);
+    ok(pb_present_finish(p) == PB_OK && r.n == 3 && !r.warned[0], "no_source: the fid passes, no warning");
+    pb_present_free(p);
+
+    /* file names are presented as sub names; an empty profile gets a file and a process */
+    rec_init(&r);
+    pb_options_init(&o);
+    o.no_source = 1;
+    p = pb_present_new(&r.sink, &o, &err);
+    in = pb_present_sink(p);
+    pb_chunk_attribute(&c, pb_str_c("source_format"), pb_str_c("tachyon"));
+    send(in, &c);
+    pb_chunk_attribute(&c, pb_str_c("basetime"), pb_str_c("1700000000"));
+    send(in, &c);
+    pb_chunk_new_fid(&c, 1, 0, 0, PB_FID_IS_FAKE | PB_FID_VIA_SUB, 0, 0, pb_str_c("<frozen runpy>"));
+    send(in, &c);
+    ok(pb_present_finish(p) == PB_OK && has(&r, "NEW_FID 1 0x84 0 [frozen runpy]"),
+       "a file name <frozen runpy> is written [frozen runpy]");
+    ok(has(&r, "PID_START") && has(&r, "PID_END") > has(&r, "PID_START"), "a stream without a process gets one");
+    pb_present_free(p);
+    rec_init(&r);
+    p = pb_present_new(&r.sink, NULL, &err);
+    in = pb_present_sink(p);
+    pb_chunk_attribute(&c, pb_str_c("source_format"), pb_str_c("easyprofiler"));
+    send(in, &c);
+    ok(pb_present_finish(p) == PB_OK && has(&r, "NEW_FID 1 0x80 0 (empty profile)") && has(&r, "PID_END") &&
+           !r.warned[0],
+       "an empty foreign profile gets the fake file (empty profile) and a process, without a warning");
+    pb_present_free(p);
+    rec_init(&r);
+    p = pb_present_new(&r.sink, NULL, &err);
+    in = pb_present_sink(p);
+    pb_chunk_new_fid(&c, 1, 0, 0, 6, 0, 0, pb_str_c("<x>.pl"));
+    send(in, &c);
+    ok(pb_present_finish(p) == PB_OK && r.n == 1 && has(&r, "NEW_FID 1 0x6 0 <x>.pl"),
+       "a stream that is not foreign gets nothing added, its names untouched");
     pb_present_free(p);
 
     unlink(path);
