@@ -409,6 +409,16 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
     return PB_OK;
 }
 
+/* the next double above a positive finite x (nextafter(x, +inf), without libm) */
+static double next_up(double x)
+{
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    u++;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
 /* ---- finish: SUB_INFO, SUB_CALLERS, PID_END ------------------------------ */
 static pb_str sub_name_of(void *ctx, uint32_t sub) { return pb_model_sub_name(&((pb_fold *)ctx)->m, sub); }
 
@@ -604,7 +614,8 @@ static pb_status ss_finish(pb_sample_sink *self)
     size_t i;
     const char *root = f->cfg.root_sub ? f->cfg.root_sub : "main::RUNTIME";
     uint32_t root_sub;
-    uint64_t last_start;
+    uint64_t last_start, exact = 0;
+    double tps = (double)f->cfg.ticks_per_sec, s0, e, dur = 0;
     pb_mtime tm;
     tm.mul = (double)f->cfg.ticks_per_weight / (double)f->cfg.ticks_per_sec;
     tm.div = 1;
@@ -646,6 +657,7 @@ static pb_status ss_finish(pb_sample_sink *self)
     last_start = f->started_threads && by_order[f->started_threads - 1] != NONE
                      ? f->threads[by_order[f->started_threads - 1]].first_ts
                      : 0;
+    s0 = (double)last_start / tps;
     /* per thread (in order of first sample): its edges, then PID_END */
     for (r = 0; r < f->started_threads; r++) {
         const f_thread *t = by_order[r] != NONE ? &f->threads[by_order[r]] : NULL;
@@ -666,7 +678,20 @@ static pb_status ss_finish(pb_sample_sink *self)
                 end = last_start + t->sampled;
             else if (t->first_ts + t->sampled > end)
                 end = t->first_ts + t->sampled;
-            pb_chunk_pid_end(&c, t->pid, (double)end / (double)f->cfg.ticks_per_sec);
+            e = (double)end / tps;
+            if (f->cfg.sampled_spans) {
+                /* NYTProf sums the spans in seconds, as doubles; nytprofhtml
+                 * hands flamegraph.pl that sum x ticks_per_sec as --total,
+                 * which warns (and ignores it) when it falls short of the
+                 * stacks' exact sum: so each end is raised by a few ulps
+                 * until the running double sum is not below the exact one */
+                int k;
+                exact += t->sampled;
+                for (k = 0; k < 64 && (dur + (e - s0)) * tps < (double)exact; k++)
+                    e = next_up(e);
+                dur += e - s0;
+            }
+            pb_chunk_pid_end(&c, t->pid, e);
             if ((st = emit(f, &c)) != PB_OK)
                 goto done;
         }
