@@ -338,7 +338,7 @@ sub dump_json {
 }
 
 my %CONVERT_OPTS = map { $_ => 1 } qw(in out format thread pid compress salvage to progress
-    source source_root strip_prefix), @LIMITS;
+    source source_any source_root strip_prefix), @LIMITS;
 
 sub convert {
     my (%opts) = @_;
@@ -366,6 +366,7 @@ sub convert {
         $x->{$k} = \@v;
     }
     $x->{source} = $opts{source} ? 1 : 0 if exists $opts{source};
+    $x->{source_any} = $opts{source_any} ? 1 : 0;
     # relative file names in the profile are looked up beside the input too
     if ($opts{in} ne '-') {
         require File::Basename;
@@ -417,8 +418,8 @@ sub _with_inputs {
 
 sub merge {
     my (%opts) = @_;
-    _check_opts('merge', { map { $_ => 1 } qw(in out to compress thread pid progress source source_root strip_prefix
-        jobs), @LIMITS }, \%opts);
+    _check_opts('merge', { map { $_ => 1 } qw(in out to compress thread pid progress source source_any source_root
+        strip_prefix jobs), @LIMITS }, \%opts);
     if (defined $opts{jobs} && $opts{jobs} !~ /\A[0-9]{1,3}\z/) {
         require Carp;
         Carp::croak("merge: jobs must be a number of processes (0..999), not '$opts{jobs}'");
@@ -449,16 +450,26 @@ sub merge {
     my $x = _xs_opts(\%opts);
     for my $k (qw(source_root strip_prefix)) {
         next unless defined $opts{$k};
-        $x->{$k} = [ ref $opts{$k} eq 'ARRAY' ? @{ $opts{$k} } : $opts{$k} ];
+        my @v = ref $opts{$k} eq 'ARRAY' ? @{ $opts{$k} } : ($opts{$k});
+        for (@v) {
+            next if defined && !ref && length && !/\0/;
+            require Carp;
+            Carp::croak("merge: $k takes a path or a list of paths (non-empty, no NUL)");
+        }
+        $x->{$k} = \@v;
     }
     $x->{source} = $opts{source} ? 1 : 0 if exists $opts{source};
+    $x->{source_any} = $opts{source_any} ? 1 : 0;
     if ($in[0] ne '-') {
         require File::Basename;
         $x->{source_base} = -d $in[0] ? $in[0] : File::Basename::dirname($in[0]);
     }
     # relative file names are looked up beside every input too
     my %seen;
-    my @dirs = grep { !$seen{$_}++ } map { -d $_ ? $_ : File::Basename::dirname($_) } grep { $_ ne '-' } @in;
+    # (not "/": an input there does not make the whole file system a source root)
+    require Cwd;
+    my @dirs = grep { !$seen{$_}++ && (Cwd::abs_path($_) // '/') ne '/' }
+        map { -d $_ ? $_ : File::Basename::dirname($_) } grep { $_ ne '-' } @in;
     $x->{source_root} = [ @{ $x->{source_root} || [] }, @dirs ] if @dirs;
     $x->{jobs} = $opts{jobs} if $opts{jobs};
     return _with_inputs(\@in, \%opts, sub { _merge([@_], $x, $to, $opts{out}, $level); 1 });
@@ -898,9 +909,33 @@ file, in this order: its name as recorded (absolute, or relative to the
 working directory); under each C<source_root>, after removing the first
 C<strip_prefix> that the name starts with (else the name, a leading C</>
 dropped); then in the input's own directory (a relative name as it is, an
-absolute one by its base name: a profile copied beside its program).  A
-regular file found (up to 64 MiB) is embedded as NYTProf's C<savesrc> does
-it: flags C<HAS_SRC|SAVE_SRC>, its size and mtime, one C<SRC_LINE> per line
+absolute one by its base name: a profile copied beside its program).
+
+A profile may come from anyone, so by default (the source policy) a
+candidate is used only when it is a regular file whose resolved path (every
+symlink followed, C<..> applied) lies under an allowed directory: the
+input's directory, the working directory (neither when it is C</>) or a
+C<source_root>; a name looked up under a source root or beside the input
+must stay inside that directory.  Nothing under C</proc>, C</sys> or
+C</dev>, nor on such a pseudo file system (procfs, sysfs, debugfs, ...), is
+read.  The name must end in a source extension of the input's language:
+Tachyon and Pynytprof (Python) C<.py .pyw>; EasyProfiler (C/C++) C<.c .cc
+.cp .cpp .cxx .c++ .C .CPP .h .hh .hp .hpp .hxx .h++ .H .inl .ipp .tcc .tpp
+.ixx .cppm .cu .cuh .m .mm>; StatProfiler (Perl) C<.pl .pm .pmc .t .PL .plx
+.psgi .cgi .al>; a merge (whose inputs' languages are not told apart) any of
+these.  For Python and Perl a name without an extension is a script when its
+first line is a C<#!> line naming C<python> or C<perl>.  Files kept out are
+named in one warning with the reason
+(C<convert: warning: the source of N of M files was not embedded by the
+source policy: 'NAME' (outside the allowed directories), ...>).
+C<< source_any => 1 >> (C<--source-any>) lifts the policy for a profile
+you trust: any regular file it names is embedded.
+
+A file is read through one descriptor, at most 64 MiB counted as the bytes
+arrive (C<st_size> is 0 for C</proc> files); a larger one is not embedded,
+and a read error is a warning naming the file and the system's reason.  A
+file embedded is written as NYTProf's C<savesrc> does
+it: flags C<HAS_SRC|SAVE_SRC>, its size (the bytes read) and mtime, one C<SRC_LINE> per line
 (up to C<max_line> lines).  C<nytprofhtml> then shows the code beside the
 numbers and never compares a file on disk with the profile's date.  One
 warning names the files not found
@@ -1027,7 +1062,8 @@ level, default 6), C<< to => 'nytprof' >> (the default), C<< salvage => 1 >>
 gives a valid nytprof.out of what came before the cut, with a warning;
 C<to =E<gt> 'nytprof'> only, other targets croak), and the limits.
 For foreign input (L</NYTPROFHTML REPORTS>): C<< source => 0 >> embeds no
-source; C<< source_root => $dir >> or C<< [ $dir, ... ] >> and
+source; C<< source_any => 1 >> embeds any regular file the profile names
+(no source policy, L</Source>); C<< source_root => $dir >> or C<< [ $dir, ... ] >> and
 C<< strip_prefix => $prefix >> or C<< [ ... ] >> say where to look for the
 profile's files (paths, no NUL; a bad one croaks).
 
@@ -1099,7 +1135,7 @@ chunks themselves with L<Devel::ProfileBridge::NYTProfWriter>.
 Folds many profiles of one program into one: several runs, processes or
 hosts, even different formats (every one: NYTProf and Pynytprof as
 L</PERL PROFILES AS STACKS> says; a StatProfiler run is one input).  C<< to =>
-'nytprof' >> (the default; with C<source>, C<source_root>, C<strip_prefix>
+'nytprof' >> (the default; with C<source>, C<source_any>, C<source_root>, C<strip_prefix>
 and C<compress> as for L</convert(in =E<gt> $file, out =E<gt> $path, %options)>),
 C<'collapsed'>, C<'pprof'> or C<'speedscope'>.  Every input goes into the one consumer
 through a layer (F<c/merge.c>) that puts weights in B<nanoseconds> (a sample
