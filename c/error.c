@@ -71,9 +71,10 @@ void pb_error_format(const pb_error *e, char *buf, size_t bufsize)
     if (e->has_offset)
         snprintf(buf, bufsize, "%s: %s: %s at byte %llu of %s", e->format, pb_status_class(e->status),
                  e->message, (unsigned long long)e->offset, e->file[0] ? e->file : "(memory)");
-    else
-        snprintf(buf, bufsize, "%s: %s: %s: %s", e->format, pb_status_class(e->status),
-                 e->file[0] ? e->file : "(memory)", e->message);
+    else if (e->file[0])
+        snprintf(buf, bufsize, "%s: %s: %s: %s", e->format, pb_status_class(e->status), e->file, e->message);
+    else /* no file to name (a usage error about a handle): none is made up */
+        snprintf(buf, bufsize, "%s: %s: %s", e->format, pb_status_class(e->status), e->message);
 }
 
 void *pb_new_zeroed(size_t size, pb_error *e)

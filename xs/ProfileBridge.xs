@@ -492,7 +492,8 @@ static SV *handle_new(pTHX_ MGVTBL *vt, const char *klass, void *ptr)
 
 static MAGIC *handle_mg(pTHX_ SV *h, MGVTBL *vt)
 {
-    return SvROK(h) ? mg_findext(SvRV(h), PERL_MAGIC_ext, vt) : NULL;
+    /* a reference to a plain scalar (a forged handle) has no magic to look at */
+    return SvROK(h) && SvTYPE(SvRV(h)) >= SVt_PVMG ? mg_findext(SvRV(h), PERL_MAGIC_ext, vt) : NULL;
 }
 
 /* the C writer behind h, or a usage croak */

@@ -23,10 +23,9 @@ sub _check_opts {
         require Carp;
         Carp::croak("$what: unknown option '$k' (known: " . join(', ', sort keys %$known) . ")");
     }
-    for my $k (qw(filename in out output)) {
-        next unless defined $opts->{$k} && index($opts->{$k}, "\0") >= 0;
-        require Carp;
-        Carp::croak("$what: $k contains a NUL byte, which no file name can hold");
+    for my $k (qw(filename in out output before after files)) {
+        next unless defined $opts->{$k};
+        _check_path($what, $k, $_) for ref $opts->{$k} eq 'ARRAY' ? @{ $opts->{$k} } : $opts->{$k};
     }
     if (defined $opts->{pid} && $opts->{pid} !~ /\A[0-9]+\z/) {
         require Carp;
@@ -45,6 +44,30 @@ sub _check_opts {
         next if $opts->{$k} =~ /\A[0-9]+\z/ && $opts->{$k} > 0;
         require Carp;
         Carp::croak("$what: $k must be a positive integer, not '$opts->{$k}'");
+    }
+}
+
+# a path argument with a NUL byte: the C side would cut the name there and
+# read or write another file (a usage error instead)
+sub _check_path {
+    my ($what, $k, $v) = @_;
+    return unless defined $v && !ref $v && index($v, "\0") >= 0;
+    require Carp;
+    Carp::croak("$what: $k contains a NUL byte, which no file name can hold");
+}
+
+# an output that is one of the inputs (the same device and inode, whatever
+# the names: a hard link, a symlink, "./x"): the writer's rename would
+# replace the profile being read, so it is refused before anything is written
+sub _check_not_input {
+    my ($what, $out, @in) = @_;
+    return if !defined $out || $out eq '-';
+    my @o = stat $out or return;
+    for my $in (grep { defined && !ref && $_ ne '-' } @in) {
+        my @i = stat $in or next;
+        next unless $i[0] == $o[0] && $i[1] == $o[1];
+        require Carp;
+        Carp::croak("$what: the output '$out' is the input '$in' (the same file); refusing to overwrite it");
     }
 }
 
@@ -283,11 +306,13 @@ sub features {
 
 sub detect_format {
     my ($file) = @_;
+    _check_path('detect_format', 'the file name', $file);
     return _with_input($file, {}, sub { _detect($_[0]) });
 }
 
 sub chunk_counts {
     my ($file, %opts) = @_;
+    _check_path('chunk_counts', 'the file name', $file);
     _check_opts('chunk_counts', { map { $_ => 1 } qw(format thread pid salvage progress), @LIMITS }, \%opts);
     return _with_input($file, \%opts, sub { _count($_[0], $opts{format}, _xs_opts(\%opts)) });
 }
@@ -296,6 +321,7 @@ sub chunk_counts {
 # standard input can be read only once): (\%format_info, \%tag_counts)
 sub info {
     my ($file, %opts) = @_;
+    _check_path('info', 'the file name', $file);
     _check_opts('info', { map { $_ => 1 } qw(format thread pid salvage progress), @LIMITS }, \%opts);
     return _with_input($file, \%opts, sub {
         my $info = _detect($_[0]);
@@ -330,7 +356,9 @@ sub _threads {
 
 sub dump_json {
     my ($file, %opts) = @_;
+    _check_path('dump_json', 'the file name', $file);
     _check_opts('dump_json', { map { $_ => 1 } qw(format thread pid salvage output progress), @LIMITS }, \%opts);
+    _check_not_input('dump_json', $opts{output}, $file);
     _with_input($file, \%opts, sub {
         _dump_json($_[0], $opts{format}, _xs_opts(\%opts), defined $opts{output} ? $opts{output} : '-');
     });
@@ -384,6 +412,7 @@ sub convert {
         require Carp;
         Carp::croak("convert: to => '$to' is not supported (known: nytprof, collapsed, statprofiler, pprof, speedscope)");
     }
+    _check_not_input('convert', $opts{out}, $opts{in});
     return _with_input($opts{in}, \%opts, sub {
         my ($in) = @_;
         return @{ _convert_statprofiler($in, $opts{format}, $x, $opts{out}) } if $to eq 'statprofiler';
@@ -472,6 +501,7 @@ sub merge {
         map { -d $_ ? $_ : File::Basename::dirname($_) } grep { $_ ne '-' } @in;
     $x->{source_root} = [ @{ $x->{source_root} || [] }, @dirs ] if @dirs;
     $x->{jobs} = $opts{jobs} if $opts{jobs};
+    _check_not_input('merge', $opts{out}, @in);
     return _with_inputs(\@in, \%opts, sub { _merge([@_], $x, $to, $opts{out}, $level); 1 });
 }
 
@@ -480,6 +510,7 @@ sub merge {
 sub losses {
     my ($file, %opts) = @_;
     my $to = delete $opts{to} // 'nytprof';
+    _check_path('losses', 'the file name', $file);
     _check_opts('losses', { map { $_ => 1 } qw(format thread pid salvage progress), @LIMITS }, \%opts);
     my (%a, %n);
     my $stacks_only = $to =~ /\A(?:collapsed|pprof|speedscope)\z/;
@@ -557,6 +588,7 @@ sub diff {
         Carp::croak("diff: standard input can be read only once (before and after are both '-')");
     }
     my $x = _xs_opts(\%opts);
+    _check_not_input('diff', $opts{out}, @opts{qw(before after)});
     return _with_input($opts{before}, \%opts, sub {
         my ($b) = @_;
         _with_input($opts{after}, \%opts, sub {

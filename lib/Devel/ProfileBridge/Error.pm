@@ -21,7 +21,8 @@ sub throw {
     my $self = bless {%f}, $class;
     $self->{line} //= defined $self->{offset}
         ? "$self->{format}: $self->{class}: $self->{message} at byte $self->{offset} of $self->{file}"
-        : "$self->{format}: $self->{class}: $self->{file}: $self->{message}";
+        : length($self->{file} // '') ? "$self->{format}: $self->{class}: $self->{file}: $self->{message}"
+        : "$self->{format}: $self->{class}: $self->{message}";    # no file to name
     die $self;
 }
 
@@ -54,7 +55,9 @@ for example
   tachyon: corrupt: frame index 91 out of range (frame count 40) at byte 1234 of x.bin
 
 Errors that have no byte offset (the file cannot be opened) read
-C<< <format>: io: <file>: <what> >>.
+C<< <format>: io: <file>: <what> >>; a usage error names the file the
+caller gave (a writer's C<file>), and none when there is none
+(C<< <format>: usage: <what> >>).
 
 =head1 METHODS
 
