@@ -496,8 +496,8 @@ sub merge {
     # relative file names are looked up beside every input too
     my %seen;
     # (not "/": an input there does not make the whole file system a source root)
-    require Cwd;
-    my @dirs = grep { !$seen{$_}++ && (Cwd::abs_path($_) // '/') ne '/' }
+    my $root = join ':', (stat '/')[0, 1];
+    my @dirs = grep { !$seen{$_}++ && join(':', (stat $_)[0, 1]) ne $root }
         map { -d $_ ? $_ : File::Basename::dirname($_) } grep { $_ ne '-' } @in;
     $x->{source_root} = [ @{ $x->{source_root} || [] }, @dirs ] if @dirs;
     $x->{jobs} = $opts{jobs} if $opts{jobs};
