@@ -274,7 +274,8 @@ static int resolve_roots(pb_present *p)
         p->root_real[p->nroots] = r;
     else
         free(r);
-    if (p->base && *p->base && (r = realpath(p->base, NULL)) != NULL && strcmp(r, "/") != 0)
+    r = p->base && *p->base ? realpath(p->base, NULL) : NULL;
+    if (r && strcmp(r, "/") != 0)
         p->root_real[p->nroots + 1] = r;
     else
         free(r);
@@ -531,9 +532,10 @@ static int new_fid(pb_present *p, const pb_chunk *c)
         rc = read_source(p, fd, &n);
         if (rc == -1) {
             char msg[256], esc[130];
+            int e = errno;
             put_name(esc, sizeof esc, nm->ptr, nm->len);
             snprintf(msg, sizeof msg, "convert: warning: cannot read the source of '%s': %s (not embedded)", esc,
-                     strerror(errno));
+                     strerror(e));
             if (p->out->warn)
                 p->out->warn(p->out, msg);
             why = "a read error";
