@@ -27,21 +27,26 @@ my $passwd = slurp_raw('/etc/passwd');
 my ($passwd1) = $passwd =~ /\A([^\n]*\n?)/;
 $ENV{PB29_SECRET} = 'environ-secret-' . $$;
 
-# the working directory $tmp/w, the input beside its program in $tmp/w/in,
-# a secret of the right language outside both in $tmp/o, a source root
-mkdir $_ or die "mkdir $_: $!" for "$tmp/w", "$tmp/w/in", "$tmp/o", "$tmp/root";
-spew_raw("$tmp/o/secret.$_", "SECRET_OUTSIDE = 1\n") for qw(py cpp pl);
-spew_raw("$tmp/w/in/good.py", "def f():\n    return 1\n");
+# the working directory $tmp (two levels below / when TMPDIR is /tmp), the
+# input beside its program in $tmp/in, a source root $tmp/root, a secret of
+# the right language outside all of them in $out (../$obase from $tmp), and
+# one in $tmp/o that only a ../ under the source root reaches
+my $out = abs_path(tempdir('pb29o-XXXXXX', TMPDIR => 1, CLEANUP => 1));
+(my $obase = $out) =~ s{.*/}{};
+mkdir $_ or die "mkdir $_: $!" for "$tmp/in", "$tmp/o", "$tmp/root";
+spew_raw("$out/secret.$_", "SECRET_OUTSIDE = 1\n") for qw(py cpp pl);
+spew_raw("$tmp/o/secret.py", "SECRET_OUTSIDE = 1\n");
+spew_raw("$tmp/in/good.py", "def f():\n    return 1\n");
 spew_raw("$tmp/root/lib.py", "ROOT_LIB = 1\n");
-spew_raw("$tmp/w/in/notes.txt", "NOTES_TXT\n");
-spew_raw("$tmp/w/in/script", "#!/usr/bin/env python3\nSCRIPT = 1\n");
-spew_raw("$tmp/w/in/plain", "PLAIN_NO_SHEBANG\n");
-symlink '/etc/passwd', "$tmp/w/in/$_" or die "symlink: $!" for qw(app.py lnk.pl lnk_bm.cpp);
-chdir "$tmp/w" or die;
+spew_raw("$tmp/in/notes.txt", "NOTES_TXT\n");
+spew_raw("$tmp/in/script", "#!/usr/bin/env python3\nSCRIPT = 1\n");
+spew_raw("$tmp/in/plain", "PLAIN_NO_SHEBANG\n");
+symlink '/etc/passwd', "$tmp/in/$_" or die "symlink: $!" for qw(app.py lnk.pl lnk_bm.cpp);
+chdir $tmp or die;
 END { chdir $cwd0 if defined $cwd0 }
 
 # "../" enough times to reach / from the working directory
-my $up = '../' x scalar(grep { length } split m{/}, "$tmp/w");
+my $up = '../' x scalar(grep { length } split m{/}, $tmp);
 
 sub run {
     my @args = @_;
@@ -92,9 +97,9 @@ sub no_secret {
 
 # ---- Tachyon: the issue's reproducer ---------------------------------------
 my @names = ('/etc/shadow', '/etc//././../etc/shadow', '/proc/self/environ', '/proc/self/pagemap',
-    '../../etc/passwd', "${up}etc/passwd", 'app.py', '../o/secret.py', "$tmp/o/secret.py",
+    '../../etc/passwd', "${up}etc/passwd", 'app.py', "../$obase/secret.py", "$out/secret.py",
     '/srv/app/../o/secret.py', '/srv/app/lib.py', 'good.py', 'notes.txt', 'script', 'plain');
-spew_raw("$tmp/w/in/p.bin", naming_files(@names));
+spew_raw("$tmp/in/p.bin", naming_files(@names));
 my @roots = ('--strip-prefix', '/srv/app', '--source-root', "$tmp/root");
 
 my ($rc, $out) = run('convert', 'in/p.bin', '-o', "$tmp/p.nytprof", @roots);
@@ -105,8 +110,11 @@ is_deeply([sort keys %$by], [sort 'good.py', '/srv/app/lib.py', 'script'],
     or diag explain $by;
 is($by->{'good.py'}, "def f():\n    return 1\n", '... with their bytes');
 no_secret($by, 'default');
-my $kept_out = $up eq '../../' ? 12 : 11;    # ../../etc/passwd is /etc/passwd only from two levels down
-like($out, qr/^convert: warning: the source of $kept_out of 15 files was not embedded by the source policy: '\/etc\/shadow' \(outside the allowed directories\), '\/etc\/\/\.\/\.\/\.\.\/etc\/shadow' \(outside the allowed directories\), '\/proc\/self\/environ' \(in \/proc, \/sys or \/dev\), '\/proc\/self\/pagemap' \(in \/proc, \/sys or \/dev\), '\Q$up\Eetc\/passwd' \(outside the allowed directories\) and ${\ ($kept_out - 5)} more/m,
+# ../../etc/passwd is /etc/passwd from two levels down (then it and ${up}etc/passwd
+# are one file of the profile); from further down it is not found
+my $files = $up eq '../../' ? 14 : 15;
+my $kept_out = 11;
+like($out, qr/^convert: warning: the source of $kept_out of $files files was not embedded by the source policy: '\/etc\/shadow' \(outside the allowed directories\), '\/etc\/\/\.\/\.\/\.\.\/etc\/shadow' \(outside the allowed directories\), '\/proc\/self\/environ' \(in \/proc, \/sys or \/dev\), '\/proc\/self\/pagemap' \(in \/proc, \/sys or \/dev\), '\Q$up\Eetc\/passwd' \(outside the allowed directories\) and ${\ ($kept_out - 5)} more/m,
     'one warning names the files the policy kept out, and why') or diag $out;
 like($out, qr/only Python source files under the input's directory, the working directory or a --source-root are embedded \(--source-any: any file a trusted profile names\)$/m,
     '... and says what is embedded and how to lift it');
@@ -120,7 +128,7 @@ is_deeply([sort keys %$by], [sort 'good.py', '/srv/app/lib.py', 'script'], '... 
 no_secret($by, 'merge');
 
 # --source-root confines: a "../" name under it does not escape it
-spew_raw("$tmp/w/in/q.bin", naming_files('../o/secret.py', '../../o/secret.py'));
+spew_raw("$tmp/in/q.bin", naming_files('../o/secret.py', '../../o/secret.py'));
 ($rc, $out) = run('convert', 'in/q.bin', '-o', "$tmp/q.nytprof", '--source-root', "$tmp/root");
 $by = embedded("$tmp/q.nytprof");
 ok($rc == 0 && !keys %$by, '--source-root DIR with ../ names: nothing outside DIR is embedded') or diag $out;
@@ -140,11 +148,11 @@ SKIP: {
     is($by->{'../../etc/passwd'}, $passwd, '... ../../etc/passwd');
 }
 is($by->{'app.py'}, $passwd, '... the symlink app.py -> /etc/passwd');
-is($by->{'../o/secret.py'}, "SECRET_OUTSIDE = 1\n", '... a file outside the allowed directories');
+is($by->{"../$obase/secret.py"}, "SECRET_OUTSIDE = 1\n", '... a file outside the allowed directories');
 is($by->{'/srv/app/../o/secret.py'}, "SECRET_OUTSIDE = 1\n", '... a ../ name under --source-root');
 is($by->{'notes.txt'}, "NOTES_TXT\n", '... a file that is not Python');
 ok(!exists $by->{'/proc/self/pagemap'}, '... but not /proc/self/pagemap (st_size 0, endless): the 64 MiB cap counts bytes read');
-like($out, qr/^convert: warning: the source of 1 of 15 files was not embedded: '\/proc\/self\/pagemap' \(larger than 64 MiB\)$/m,
+like($out, qr/^convert: warning: the source of 1 of $files files was not embedded: '\/proc\/self\/pagemap' \(larger than 64 MiB\)$/m,
     '... which the warning names') or diag $out;
 
 # the API option
@@ -162,7 +170,7 @@ like($out, qr/^convert: warning: the source of 1 of 15 files was not embedded: '
 }
 
 # a read error is reported, not taken for an empty file
-spew_raw("$tmp/w/in/mem.bin", naming_files('/proc/self/mem'));
+spew_raw("$tmp/in/mem.bin", naming_files('/proc/self/mem'));
 ($rc, $out) = run('convert', 'in/mem.bin', '-o', "$tmp/mem.nytprof", '--source-any');
 $by = embedded("$tmp/mem.nytprof");
 ok($rc == 0 && !keys %$by, '--source-any naming /proc/self/mem (EIO at offset 0): not embedded') or diag $out;
@@ -170,7 +178,7 @@ like($out, qr/^convert: warning: cannot read the source of '\/proc\/self\/mem': 
     '... and the read error is reported') or diag $out;
 
 # a name with control bytes is escaped in the warning
-spew_raw("$tmp/w/in/esc.bin", naming_files("/etc/\e]2;x\a.py"));
+spew_raw("$tmp/in/esc.bin", naming_files("/etc/\e]2;x\a.py"));
 ($rc, $out) = run('convert', 'in/esc.bin', '-o', "$tmp/esc.nytprof");
 like($out, qr/'\/etc\/\\x1B\]2;x\\x07\.py'/, 'control bytes of a name are escaped in the warning') or diag $out;
 
@@ -200,10 +208,10 @@ sub patched {
 
 # EasyProfiler (C/C++ names): a source beside the input is embedded, a .cpp
 # outside and a symlinked .cpp are not
-mkdir "$tmp/w/ep";
-patched("$data/easyprofiler/ep_bookmarks.prof", "$tmp/w/ep/bad.prof",
+mkdir "$tmp/ep";
+patched("$data/easyprofiler/ep_bookmarks.prof", "$tmp/ep/bad.prof",
     'ep_bookmarks.cpp' => '../in/lnk_bm.cpp',
-    '/tmp/anchors/easy_profiler/easy_profiler_core/profile_manager.cpp' => '../o/secret.cpp');
+    '/tmp/anchors/easy_profiler/easy_profiler_core/profile_manager.cpp' => "../$obase/secret.cpp");
 ($rc, $out) = run('convert', 'ep/bad.prof', '-o', "$tmp/ep.nytprof");
 $by = embedded("$tmp/ep.nytprof");
 ok($rc == 0 && !keys %$by, 'EasyProfiler: a .cpp outside and a symlinked .cpp are not embedded') or diag $out, explain $by;
@@ -211,19 +219,19 @@ like($out, qr/only C\/C\+\+ source files/, '... and the warning says C/C++') or 
 ($rc, $out) = run('convert', 'ep/bad.prof', '-o', "$tmp/ep1.nytprof", '--source-any');
 $by = embedded("$tmp/ep1.nytprof");
 is(scalar(grep { $_ eq $passwd || $_ eq "SECRET_OUTSIDE = 1\n" } values %$by), 2, '... both with --source-any');
-link "$data/easyprofiler/ep_bookmarks.prof", "$tmp/w/ep/ep_bookmarks.prof"
-    or spew_raw("$tmp/w/ep/ep_bookmarks.prof", slurp_raw("$data/easyprofiler/ep_bookmarks.prof"));
-spew_raw("$tmp/w/ep/ep_bookmarks.cpp", slurp_raw("$data/easyprofiler/ep_bookmarks.cpp"));
+link "$data/easyprofiler/ep_bookmarks.prof", "$tmp/ep/ep_bookmarks.prof"
+    or spew_raw("$tmp/ep/ep_bookmarks.prof", slurp_raw("$data/easyprofiler/ep_bookmarks.prof"));
+spew_raw("$tmp/ep/ep_bookmarks.cpp", slurp_raw("$data/easyprofiler/ep_bookmarks.cpp"));
 ($rc, $out) = run('convert', 'ep/ep_bookmarks.prof', '-o', "$tmp/ep2.nytprof");
 $by = embedded("$tmp/ep2.nytprof");
 is($by->{'ep_bookmarks.cpp'}, slurp_raw("$data/easyprofiler/ep_bookmarks.cpp"), '... its .cpp beside the input is');
 
 # Pynytprof (Python names): one file per name
-mkdir "$tmp/w/py";
+mkdir "$tmp/py";
 my $pyf = "$data/pynytprof/tlv/B_ascii_FSDCE_670fbc8/twofiles.nytprof.out";
-my %py = (outside => '../o/secret.py', link => 'app.py', notpy => 'notes.txt', good => 'good.py');
+my %py = (outside => "../$obase/secret.py", link => 'app.py', notpy => 'notes.txt', good => 'good.py');
 for my $k (sort keys %py) {
-    patched($pyf, "$tmp/w/in/$k.pyn", '/tmp/anchors/pyprogs/twofiles.py' => $py{$k});
+    patched($pyf, "$tmp/in/$k.pyn", '/tmp/anchors/pyprogs/twofiles.py' => $py{$k});
     ($rc, $out) = run('convert', "in/$k.pyn", '-o', "$tmp/py-$k.nytprof");
     my $d = embedded("$tmp/py-$k.nytprof");
     ($rc, $out) = run('convert', "in/$k.pyn", '-o', "$tmp/py-$k-any.nytprof", '--source-any');
@@ -240,10 +248,10 @@ for my $k (sort keys %py) {
 SKIP: {
     skip 'this build has no snappy (StatProfiler traces)', 4 unless defined Devel::ProfileBridge::features()->{libraries}{snappy};
     require Devel::ProfileBridge::StatProfilerWriter;
-    spew_raw("$tmp/w/in/good.pl", "sub good { 1 }\n");
-    spew_raw("$tmp/w/in/bin-script", "#!/usr/bin/perl\nprint 1;\n");
-    my $w = Devel::ProfileBridge::StatProfilerWriter->new(file => "$tmp/w/in/sp.out", interval_us => 1000);
-    for my $f ('../o/secret.pl', 'lnk.pl', '/etc/passwd', 'good.pl', 'bin-script', 'plain') {
+    spew_raw("$tmp/in/good.pl", "sub good { 1 }\n");
+    spew_raw("$tmp/in/bin-script", "#!/usr/bin/perl\nprint 1;\n");
+    my $w = Devel::ProfileBridge::StatProfilerWriter->new(file => "$tmp/in/sp.out", interval_us => 1000);
+    for my $f ("../$obase/secret.pl", 'lnk.pl', '/etc/passwd', 'good.pl', 'bin-script', 'plain') {
         $w->start_sample(1, '');
         $w->sub_frame('main', 'x', $f, 1, 1);
         $w->main_frame('good.pl', 1);
@@ -258,7 +266,7 @@ SKIP: {
     like($out, qr/only Perl source files/, '... and the warning says Perl');
     ($rc, $out) = run('convert', 'in/sp.out', '-o', "$tmp/sp1.nytprof", '--source-any');
     $by = embedded("$tmp/sp1.nytprof");
-    ok($by->{'lnk.pl'} eq $passwd && $by->{'/etc/passwd'} eq $passwd && $by->{'../o/secret.pl'} eq "SECRET_OUTSIDE = 1\n",
+    ok($by->{'lnk.pl'} eq $passwd && $by->{'/etc/passwd'} eq $passwd && $by->{"../$obase/secret.pl"} eq "SECRET_OUTSIDE = 1\n",
         '... all of them with --source-any') or diag explain [keys %$by];
 }
 
