@@ -29,12 +29,12 @@ $ENV{PB29_SECRET} = 'environ-secret-' . $$;
 
 # the working directory $tmp (two levels below / when TMPDIR is /tmp), the
 # input beside its program in $tmp/in, a source root $tmp/root, a secret of
-# the right language outside all of them in $out (../$obase from $tmp), and
+# the right language outside all of them in $outside (../$obase from $tmp), and
 # one in $tmp/o that only a ../ under the source root reaches
-my $out = abs_path(tempdir('pb29o-XXXXXX', TMPDIR => 1, CLEANUP => 1));
-(my $obase = $out) =~ s{.*/}{};
+my $outside = abs_path(tempdir('pb29o-XXXXXX', TMPDIR => 1, CLEANUP => 1));
+(my $obase = $outside) =~ s{.*/}{};
 mkdir $_ or die "mkdir $_: $!" for "$tmp/in", "$tmp/o", "$tmp/root";
-spew_raw("$out/secret.$_", "SECRET_OUTSIDE = 1\n") for qw(py cpp pl);
+spew_raw("$outside/secret.$_", "SECRET_OUTSIDE = 1\n") for qw(py cpp pl);
 spew_raw("$tmp/o/secret.py", "SECRET_OUTSIDE = 1\n");
 spew_raw("$tmp/in/good.py", "def f():\n    return 1\n");
 spew_raw("$tmp/root/lib.py", "ROOT_LIB = 1\n");
@@ -97,7 +97,7 @@ sub no_secret {
 
 # ---- Tachyon: the issue's reproducer ---------------------------------------
 my @names = ('/etc/shadow', '/etc//././../etc/shadow', '/proc/self/environ', '/proc/self/pagemap',
-    '../../etc/passwd', "${up}etc/passwd", 'app.py', "../$obase/secret.py", "$out/secret.py",
+    '../../etc/passwd', "${up}etc/passwd", 'app.py', "../$obase/secret.py", "$outside/secret.py",
     '/srv/app/../o/secret.py', '/srv/app/lib.py', 'good.py', 'notes.txt', 'script', 'plain');
 spew_raw("$tmp/in/p.bin", naming_files(@names));
 my @roots = ('--strip-prefix', '/srv/app', '--source-root', "$tmp/root");
