@@ -42,6 +42,7 @@ typedef struct {
     /* writing nytprof.out from a foreign profile: where its source files are
      * (present.h); the arrays are the caller's for the call */
     int no_source;                   /* 1: embed no source */
+    int source_any;                  /* 1: embed any regular file named (no policy; present.h) */
     const char *const *source_roots; /* directories searched, in order */
     size_t n_source_roots;
     const char *const *strip_prefixes; /* removed from a file's name before the roots */

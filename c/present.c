@@ -1,17 +1,23 @@
 /* present.c - foreign profiles made to read like Perl ones (see present.h). */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/vfs.h>
+#endif
 #include "present.h"
 #include "call_events.h"
 #include "util.h"
 
-/* files larger than this are not embedded (nytprofhtml holds them whole) */
-#define PB_SOURCE_MAX_BYTES (UINT64_C(64) << 20)
+/* files larger than this are not embedded (nytprofhtml holds them whole);
+ * counted as bytes are read */
+#define PB_SOURCE_MAX_BYTES ((size_t)64 << 20)
 /* names listed in the summary warning */
 #define PB_MISSING_LISTED 5
 
@@ -31,8 +37,15 @@ struct pb_present {
     size_t name_cap[2];
     char *path;              /* candidate path */
     size_t path_cap;
-    char *line;              /* getline buffer */
-    size_t line_cap;
+    int source_any;          /* the policy lifted (present.h, "Source") */
+    int lang;                /* PB_LANG_*: from ATTRIBUTE source_format */
+    int roots_resolved, need_shebang;
+    char **root_real;        /* resolved: source roots, the working directory, the input's directory */
+    const char *why;         /* why try_open refused */
+    unsigned char *sbuf;     /* one source file, read whole */
+    size_t sbuf_cap;
+    uint32_t refused;
+    char refused_listed[PB_MISSING_LISTED][200];
     unsigned char *done;     /* per fid: 1 when its source was handled */
     size_t done_cap;
     uint32_t embedded, missing;
@@ -155,7 +168,137 @@ static int map_name(pb_present *p, int k, pb_str *s)
     return 0;
 }
 
-/* ---- source ---------------------------------------------------------------- */
+/* ---- source ----------------------------------------------------------------
+ * The policy (present.h, "Source"): unless source_any, a candidate is
+ * embedded only when it is a regular file whose resolved path (realpath:
+ * every symlink followed) lies under an allowed directory, outside /proc,
+ * /sys and /dev (and on no such pseudo file system), and whose name has an
+ * extension of the input's language (Python and Perl: or none, with a "#!"
+ * first line naming the interpreter).  Every file is read through one
+ * descriptor with a byte cap counted as bytes arrive (st_size is 0 in
+ * /proc), and a read error is reported. */
+enum { PB_LANG_NONE = 0, PB_LANG_PYTHON, PB_LANG_C, PB_LANG_PERL, PB_LANG_ANY };
+
+static const char *const lang_name[] = {"this format's", "Python", "C/C++", "Perl", "Python, C/C++ or Perl"};
+static const char *const py_ext[] = {"py", "pyw", NULL};
+static const char *const c_ext[] = {"c",   "cc",  "cp",  "cpp", "cxx", "c++", "C",   "CPP", "h",   "hh",  "hp",
+                                    "hpp", "hxx", "h++", "H",   "inl", "ipp", "tcc", "tpp", "ixx", "cppm", "cu",
+                                    "cuh", "m",   "mm",  NULL};
+static const char *const pl_ext[] = {"pl", "pm", "pmc", "t", "PL", "plx", "psgi", "cgi", "al", NULL};
+
+static int lang_of(pb_str fmt)
+{
+#define IS(s) (fmt.len == sizeof(s) - 1 && memcmp(fmt.ptr, s, fmt.len) == 0)
+    if (IS("tachyon") || IS("pynytprof"))
+        return PB_LANG_PYTHON;
+    if (IS("easyprofiler"))
+        return PB_LANG_C;
+    if (IS("statprofiler"))
+        return PB_LANG_PERL;
+    if (IS("merged")) /* merge: its inputs' languages are not told apart */
+        return PB_LANG_ANY;
+    return PB_LANG_NONE;
+#undef IS
+}
+
+/* 1: the name's extension is the language's; -1: no extension, and the
+ * language allows a "#!" script; 0: not source */
+static int source_name(int lang, const char *path)
+{
+    const char *bn = strrchr(path, '/'), *dot;
+    const char *const *lists[3] = {NULL, NULL, NULL}, *const *e;
+    int k;
+    bn = bn ? bn + 1 : path;
+    dot = strrchr(bn, '.');
+    if (!dot || dot == bn)
+        return lang == PB_LANG_PYTHON || lang == PB_LANG_PERL || lang == PB_LANG_ANY ? -1 : 0;
+    if (lang == PB_LANG_PYTHON || lang == PB_LANG_ANY)
+        lists[0] = py_ext;
+    if (lang == PB_LANG_C || lang == PB_LANG_ANY)
+        lists[1] = c_ext;
+    if (lang == PB_LANG_PERL || lang == PB_LANG_ANY)
+        lists[2] = pl_ext;
+    for (k = 0; k < 3; k++)
+        for (e = lists[k]; e && *e; e++)
+            if (strcmp(dot + 1, *e) == 0)
+                return 1;
+    return 0;
+}
+
+/* a "#!" first line that names the language's interpreter */
+static int shebang_ok(int lang, const unsigned char *b, size_t n)
+{
+    const unsigned char *nl;
+    size_t len;
+    if (n < 2 || b[0] != '#' || b[1] != '!')
+        return 0;
+    nl = (const unsigned char *)memchr(b, '\n', n);
+    len = nl ? (size_t)(nl - b) : n;
+    return ((lang == PB_LANG_PYTHON || lang == PB_LANG_ANY) && pb_memmem((const char *)b, len, "python", 6)) ||
+           ((lang == PB_LANG_PERL || lang == PB_LANG_ANY) && pb_memmem((const char *)b, len, "perl", 4));
+}
+
+/* path lies in dir (both resolved) */
+static int path_under(const char *path, const char *dir)
+{
+    size_t dl = strlen(dir);
+    if (dl == 1 && dir[0] == '/')
+        return 1;
+    return strncmp(path, dir, dl) == 0 && (path[dl] == '/' || path[dl] == '\0');
+}
+
+static int system_path(const char *real)
+{
+    return path_under(real, "/proc") || path_under(real, "/sys") || path_under(real, "/dev");
+}
+
+/* a pseudo file system whose files are not source (procfs mounted elsewhere, ...) */
+static int pseudo_fs(int fd)
+{
+#ifdef __linux__
+    struct statfs fs;
+    static const unsigned long magic[] = {0x9fa0UL /* proc */,     0x62656572UL /* sysfs */,
+                                          0x64626720UL /* debugfs */, 0x73636673UL /* securityfs */,
+                                          0x74726163UL /* tracefs */, 0x27e0ebUL /* cgroup */,
+                                          0x63677270UL /* cgroup2 */, 0x1cd1UL /* devpts */,
+                                          0x62656570UL /* configfs */, 0xcafe4a11UL /* bpf */,
+                                          0xde5e81e4UL /* efivarfs */};
+    size_t i;
+    if (fstatfs(fd, &fs) != 0)
+        return 0;
+    for (i = 0; i < sizeof magic / sizeof magic[0]; i++)
+        if ((unsigned long)fs.f_type == magic[i])
+            return 1;
+#else
+    (void)fd;
+#endif
+    return 0;
+}
+
+/* resolved allowed directories: the working directory and the input's (not
+ * when either is "/"), and every source root (as the user gave them) */
+static int resolve_roots(pb_present *p)
+{
+    size_t i;
+    char *r;
+    p->roots_resolved = 1;
+    p->root_real = (char **)calloc(p->nroots + 2, sizeof *p->root_real);
+    if (!p->root_real)
+        return -1;
+    for (i = 0; i < p->nroots; i++)
+        p->root_real[i] = realpath(p->roots[i], NULL); /* NULL: no such directory */
+    if ((r = realpath(".", NULL)) != NULL && strcmp(r, "/") != 0)
+        p->root_real[p->nroots] = r;
+    else
+        free(r);
+    r = p->base && *p->base ? realpath(p->base, NULL) : NULL;
+    if (r && strcmp(r, "/") != 0)
+        p->root_real[p->nroots + 1] = r;
+    else
+        free(r);
+    return 0;
+}
+
 static int set_path(pb_present *p, const char *dir, const char *rel, size_t rlen)
 {
     size_t dl = dir ? strlen(dir) : 0;
@@ -172,26 +315,89 @@ static int set_path(pb_present *p, const char *dir, const char *rel, size_t rlen
     return 0;
 }
 
-/* open p->path if it is a regular file of a size we embed */
-static FILE *try_open(pb_present *p, struct stat *sb)
+/* Open p->path by the policy.  scope: the resolved directory the candidate
+ * was built in (a source root, the input's directory), which it must not
+ * leave; -1: any allowed directory (the name as given).  Returns 1 with
+ * *fd open and p->need_shebang set, 0 when there is no regular file, 2
+ * when the policy refuses it (p->why says why), -1 out of memory. */
+static int try_open(pb_present *p, long scope, struct stat *sb, int *fd)
 {
-    FILE *fp;
-    if (stat(p->path, sb) != 0 || !S_ISREG(sb->st_mode) || (uint64_t)sb->st_size > PB_SOURCE_MAX_BYTES)
-        return NULL;
-    fp = fopen(p->path, "rb");
-    return fp;
+    struct stat fsb;
+    char *real;
+    size_t i;
+    int ok, kind;
+    *fd = -1;
+    p->need_shebang = 0;
+    if (stat(p->path, sb) != 0 || !S_ISREG(sb->st_mode))
+        return 0;
+    if (p->source_any) {
+        if ((*fd = open(p->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
+            return 0;
+        if (fstat(*fd, sb) != 0 || !S_ISREG(sb->st_mode)) {
+            close(*fd);
+            *fd = -1;
+            return 0;
+        }
+        return 1;
+    }
+    if (!p->roots_resolved && resolve_roots(p) < 0)
+        return -1;
+    if (!(real = realpath(p->path, NULL)))
+        return errno == ENOMEM ? -1 : 0;
+    if (system_path(real)) {
+        p->why = "in /proc, /sys or /dev";
+        free(real);
+        return 2;
+    }
+    if (scope >= 0) {
+        ok = p->root_real[scope] && path_under(real, p->root_real[scope]);
+    } else {
+        for (ok = 0, i = 0; i < p->nroots + 2 && !ok; i++)
+            ok = p->root_real[i] && path_under(real, p->root_real[i]);
+    }
+    if (!ok) {
+        p->why = "outside the allowed directories";
+        free(real);
+        return 2;
+    }
+    if ((kind = source_name(p->lang, real)) == 0) {
+        p->why = "not a source file name";
+        free(real);
+        return 2;
+    }
+    *fd = open(real, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    free(real);
+    if (*fd < 0)
+        return 0;
+    if (fstat(*fd, &fsb) != 0 || !S_ISREG(fsb.st_mode) || fsb.st_dev != sb->st_dev || fsb.st_ino != sb->st_ino ||
+        pseudo_fs(*fd)) {
+        close(*fd);
+        *fd = -1;
+        p->why = "not a regular file on a disk file system";
+        return 2;
+    }
+    p->need_shebang = kind < 0;
+    return 1;
 }
 
-static FILE *find_source(pb_present *p, const char *name, size_t len, struct stat *sb, int *oom)
+/* 1 with *fd open, 0 none found, 2 refused (p->why), -1 out of memory */
+static int find_source(pb_present *p, const char *name, size_t len, struct stat *sb, int *fd)
 {
-    FILE *fp;
     const char *rel = name;
     size_t rlen = len, i;
-    *oom = 0;
+    int rc, refused = 0;
+    const char *why = NULL;
+#define TRY(scope)                                  \
+    do {                                            \
+        rc = try_open(p, (scope), sb, fd);          \
+        if (rc == 1 || rc < 0)                      \
+            return rc;                              \
+        if (rc == 2 && !refused++)                  \
+            why = p->why;                           \
+    } while (0)
     if (set_path(p, NULL, name, len) < 0)
-        goto nomem;
-    if ((fp = try_open(p, sb)) != NULL)
-        return fp;
+        return -1;
+    TRY(-1);
     for (i = 0; i < p->nstrip; i++) {
         size_t pl = strlen(p->strip[i]);
         if (pl && pl <= len && memcmp(name, p->strip[i], pl) == 0) {
@@ -205,12 +411,11 @@ static FILE *find_source(pb_present *p, const char *name, size_t len, struct sta
         rlen--;
     }
     if (!rlen)
-        return NULL;
+        goto none;
     for (i = 0; i < p->nroots; i++) {
         if (set_path(p, p->roots[i], rel, rlen) < 0)
-            goto nomem;
-        if ((fp = try_open(p, sb)) != NULL)
-            return fp;
+            return -1;
+        TRY((long)i);
     }
     if (p->base && *p->base) {
         /* beside the input: the relative name, else the file's base name */
@@ -223,15 +428,89 @@ static FILE *find_source(pb_present *p, const char *name, size_t len, struct sta
             bn = name + k;
         }
         bl = (size_t)(name + len - bn);
-        if (bl && set_path(p, p->base, bn, bl) < 0)
-            goto nomem;
-        if (bl && (fp = try_open(p, sb)) != NULL)
-            return fp;
+        if (bl) {
+            if (set_path(p, p->base, bn, bl) < 0)
+                return -1;
+            /* confined to the input's directory (p->root_real[nroots + 1]),
+             * or, when that is "/", to nothing implicit */
+            TRY((long)(p->nroots + 1));
+        }
     }
-    return NULL;
-nomem:
-    *oom = 1;
-    return NULL;
+none:
+    p->why = why;
+    return refused ? 2 : 0;
+#undef TRY
+}
+
+/* the whole file into p->sbuf, at most PB_SOURCE_MAX_BYTES, counted as
+ * bytes arrive: 0, 1 too large, -1 a read error (errno), -2 out of memory */
+static int read_source(pb_present *p, int fd, size_t *n)
+{
+    *n = 0;
+    for (;;) {
+        ssize_t got;
+        if (*n == p->sbuf_cap) {
+            /* doubling, but never past the cap */
+            size_t want = p->sbuf_cap < 65536 ? 65536 : p->sbuf_cap * 2;
+            unsigned char *nb;
+            if (want > PB_SOURCE_MAX_BYTES)
+                want = PB_SOURCE_MAX_BYTES;
+            if (want <= *n) {
+                /* full: one more read says whether the file goes on */
+                unsigned char more[64];
+                while ((got = read(fd, more, sizeof more)) < 0 && errno == EINTR)
+                    ;
+                return got < 0 ? -1 : got > 0;
+            }
+            if (!(nb = (unsigned char *)realloc(p->sbuf, want)))
+                return -2;
+            p->sbuf = nb;
+            p->sbuf_cap = want;
+        }
+        got = read(fd, p->sbuf + *n, p->sbuf_cap - *n);
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (got == 0)
+            return 0;
+        *n += (size_t)got;
+    }
+}
+
+/* a name from the profile into a message: control bytes as \xHH, at most 120 bytes */
+static void put_name(char *dst, size_t cap, const char *s, size_t n)
+{
+    size_t w = 0, i;
+    for (i = 0; i < n && w + 5 < cap; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch < 0x20 || ch == 0x7f)
+            w += (size_t)snprintf(dst + w, cap - w, "\\x%02X", ch);
+        else
+            dst[w++] = (char)ch;
+        if (i == 119 && i + 1 < n) {
+            w += (size_t)snprintf(dst + w, cap - w, "...");
+            break;
+        }
+    }
+    dst[w < cap ? w : cap - 1] = '\0';
+}
+
+static void note_not_embedded(pb_present *p, const char *nm, size_t len, const char *why)
+{
+    if (why) {
+        if (p->refused < PB_MISSING_LISTED) {
+            char esc[sizeof p->listed[0]];
+            put_name(esc, sizeof esc - 2, nm, len);
+            snprintf(p->refused_listed[p->refused], sizeof p->refused_listed[0], "'%s' (%s)", esc, why);
+        }
+        p->refused++;
+        return;
+    }
+    if (p->missing < PB_MISSING_LISTED)
+        put_name(p->listed[p->missing], sizeof p->listed[0], nm, len);
+    p->missing++;
 }
 
 static int fwd(pb_present *p, const pb_chunk *c)
@@ -260,9 +539,9 @@ static int new_fid(pb_present *p, const pb_chunk *c)
     uint32_t fid = c->u[0], line = 0;
     const pb_str *nm = &c->s[0];
     struct stat sb;
-    FILE *fp;
-    int oom, rc;
-    ssize_t got;
+    int fd = -1, rc, found;
+    size_t n = 0, at;
+    const char *why;
     if (p->no_source || (c->u[3] & (PB_FID_SAVE_SRC | PB_FID_IS_FAKE | PB_FID_IS_EVAL)) || nm->len == 0 ||
         memchr(nm->ptr, '\0', nm->len) || nm->ptr[0] == '(' || nm->ptr[0] == '<' ||
         (nm->len == 2 && memcmp(nm->ptr, "-e", 2) == 0))
@@ -273,45 +552,75 @@ static int new_fid(pb_present *p, const pb_chunk *c)
         goto nomem;
     if (p->done[fid] == 2) /* source sent already (a re-sent fid) */
         return emit_fid(p, c);
-    fp = find_source(p, nm->ptr, nm->len, &sb, &oom);
-    if (oom)
+    /* a file we looked for and do not have (not found, or kept out by the
+     * policy): IS_FAKE, so that nytprofhtml says "no source code available"
+     * on its page instead of warning "Unable to open" -- and never opens by
+     * itself a file the policy refused */
+    nc.u[3] |= PB_FID_IS_FAKE;
+    if (p->done[fid] == 1) /* looked up already: not found or refused */
+        return emit_fid(p, &nc);
+    p->done[fid] = 1;
+    found = find_source(p, nm->ptr, nm->len, &sb, &fd);
+    if (found < 0)
         goto nomem;
-    if (!fp) {
-        if (p->done[fid] == 0) {
-            p->done[fid] = 1;
-            if (p->missing < PB_MISSING_LISTED)
-                snprintf(p->listed[p->missing], sizeof p->listed[0], "%.*s",
-                         (int)(nm->len < 120 ? nm->len : 120), nm->ptr);
-            p->missing++;
+    why = found == 2 ? p->why : NULL;
+    if (found == 1) {
+        rc = read_source(p, fd, &n);
+        if (rc == -1) {
+            char msg[256], esc[130];
+            int e = errno;
+            put_name(esc, sizeof esc, nm->ptr, nm->len);
+            snprintf(msg, sizeof msg, "convert: warning: cannot read the source of '%s': %s (not embedded)", esc,
+                     strerror(e));
+            if (p->out->warn)
+                p->out->warn(p->out, msg);
+            why = "a read error";
         }
-        /* a file we looked for and do not have: IS_FAKE, so that nytprofhtml
-         * says "no source code available" on the page instead of warning
-         * "Unable to open" (it opens any other file by its name) */
-        nc.u[3] |= PB_FID_IS_FAKE;
+        close(fd);
+        if (rc == -2)
+            goto nomem;
+        if (rc == 1)
+            why = "larger than 64 MiB";
+        else if (rc == 0 && p->need_shebang && !shebang_ok(p->lang, p->sbuf, n))
+            why = "not a source file name";
+        if (rc != 0 || why)
+            found = 2;
+    }
+    if (p->sbuf_cap > ((size_t)4 << 20) && (found != 1 || n == 0)) {
+        free(p->sbuf); /* a large file's buffer is not kept for the next */
+        p->sbuf = NULL;
+        p->sbuf_cap = 0;
+    }
+    if (found != 1) {
+        note_not_embedded(p, nm->ptr, nm->len, found == 2 ? (why ? why : "refused") : NULL);
         return emit_fid(p, &nc);
     }
     p->done[fid] = 2;
     p->embedded++;
+    nc.u[3] &= ~(uint32_t)PB_FID_IS_FAKE;
     nc.u[3] |= PB_FID_HAS_SRC | PB_FID_SAVE_SRC;
-    nc.u[4] = (uint32_t)sb.st_size;
+    nc.u[4] = (uint32_t)n; /* the bytes read (at most 64 MiB) */
     nc.u[5] = sb.st_mtime > 0 && (uint64_t)sb.st_mtime <= UINT32_MAX ? (uint32_t)sb.st_mtime : 0;
-    if ((rc = emit_fid(p, &nc)) != 0) {
-        fclose(fp);
+    if ((rc = emit_fid(p, &nc)) != 0)
         return rc;
-    }
-    while (line < p->max_line && (got = getline(&p->line, &p->line_cap, fp)) > 0) {
+    for (at = 0; at < n && line < p->max_line;) {
+        const unsigned char *nl = (const unsigned char *)memchr(p->sbuf + at, '\n', n - at);
+        size_t end = nl ? (size_t)(nl - p->sbuf) + 1 : n;
         pb_chunk sc;
-        pb_chunk_src_line(&sc, fid, ++line, pb_str_make(p->line, (size_t)got, 0));
-        if ((rc = fwd(p, &sc)) != 0 || (p->pyn && pe_scan_line(p, fid, line, p->line, (size_t)got) < 0)) {
-            fclose(fp);
-            if (rc)
-                return rc;
+        pb_chunk_src_line(&sc, fid, ++line, pb_str_make((const char *)p->sbuf + at, end - at, 0));
+        if ((rc = fwd(p, &sc)) != 0)
+            return rc;
+        if (p->pyn && pe_scan_line(p, fid, line, (const char *)p->sbuf + at, end - at) < 0)
             goto nomem;
-        }
+        at = end;
     }
-    fclose(fp);
     if (p->pyn)
         pe_scan_end(p, fid, line);
+    if (p->sbuf_cap > ((size_t)4 << 20)) {
+        free(p->sbuf);
+        p->sbuf = NULL;
+        p->sbuf_cap = 0;
+    }
     return 0;
 nomem:
     pb_fail(p->err, PB_ERR_LIMIT, 0, "out of memory while embedding source");
@@ -693,6 +1002,7 @@ static int present_chunk(pb_sink *self, const pb_chunk *c)
         if (c->tag == PB_T_ATTRIBUTE && c->s[0].len == 13 && memcmp(c->s[0].ptr, "source_format", 13) == 0) {
             p->active = 1;
             p->pyn = c->s[1].len == 9 && memcmp(c->s[1].ptr, "pynytprof", 9) == 0;
+            p->lang = lang_of(c->s[1]);
         }
         return fwd(p, c);
     }
@@ -748,6 +1058,7 @@ pb_present *pb_present_new(pb_sink *out, const pb_options *opt, pb_error *err)
     p->calls_option = -1;
     if (opt) {
         p->no_source = opt->no_source;
+        p->source_any = opt->source_any;
         p->roots = opt->source_roots;
         p->nroots = opt->source_roots ? opt->n_source_roots : 0;
         p->strip = opt->strip_prefixes;
@@ -780,13 +1091,36 @@ static void missing_warning(pb_present *p)
     if (!p->missing || !p->out->warn)
         return;
     w = (size_t)snprintf(msg, sizeof msg, "convert: warning: the source of %u of %u files was not found (not embedded): ",
-                         p->missing, p->missing + p->embedded);
+                         p->missing, p->missing + p->embedded + p->refused);
     for (i = 0; i < p->missing && i < PB_MISSING_LISTED && w < sizeof msg; i++)
         w += (size_t)snprintf(msg + w, sizeof msg - w, "%s'%s'", i ? ", " : "", p->listed[i]);
     if (w < sizeof msg && p->missing > PB_MISSING_LISTED)
         w += (size_t)snprintf(msg + w, sizeof msg - w, " and %u more", p->missing - PB_MISSING_LISTED);
     if (w < sizeof msg)
         snprintf(msg + w, sizeof msg - w, "; look in more places with --source-root DIR or --strip-prefix PREFIX");
+    p->out->warn(p->out, msg);
+}
+
+/* the files the source policy kept out (present.h, "Source") */
+static void refused_warning(pb_present *p)
+{
+    char msg[PB_MISSING_LISTED * 204 + 256];
+    size_t w;
+    uint32_t i;
+    if (!p->refused || !p->out->warn)
+        return;
+    w = (size_t)snprintf(msg, sizeof msg, "convert: warning: the source of %u of %u files was not embedded%s: ",
+                         p->refused, p->refused + p->missing + p->embedded,
+                         p->source_any ? "" : " by the source policy");
+    for (i = 0; i < p->refused && i < PB_MISSING_LISTED && w < sizeof msg; i++)
+        w += (size_t)snprintf(msg + w, sizeof msg - w, "%s%s", i ? ", " : "", p->refused_listed[i]);
+    if (w < sizeof msg && p->refused > PB_MISSING_LISTED)
+        w += (size_t)snprintf(msg + w, sizeof msg - w, " and %u more", p->refused - PB_MISSING_LISTED);
+    if (w < sizeof msg && !p->source_any)
+        snprintf(msg + w, sizeof msg - w,
+                 "; only %s source files under the input's directory, the working directory or a --source-root are "
+                 "embedded (--source-any: any file a trusted profile names)",
+                 lang_name[p->lang]);
     p->out->warn(p->out, msg);
 }
 
@@ -822,6 +1156,7 @@ pb_status pb_present_finish(pb_present *p)
             return pb_fail(p->err, PB_ERR_ABORT, 0, "the consumer stopped the stream");
     }
     missing_warning(p);
+    refused_warning(p);
     return PB_OK;
 }
 
@@ -830,7 +1165,13 @@ void pb_present_free(pb_present *p)
     if (!p)
         return;
     pb_sink_undefer(p->out, p);
-    PB_FREE_ALL(p->name[0], p->name[1], p->path, p->line, p->done);
+    PB_FREE_ALL(p->name[0], p->name[1], p->path, p->sbuf, p->done);
+    if (p->root_real) {
+        size_t i;
+        for (i = 0; i < p->nroots + 2; i++)
+            free(p->root_real[i]);
+        free(p->root_real);
+    }
     {
         size_t i;
         for (i = 0; i < p->nsubs; i++)

@@ -31,15 +31,29 @@
  *      prefix (else the name itself, a leading '/' dropped);
  *   3. in source_base (the input's directory): a relative name as it is, an
  *      absolute one by its base name (a profile copied beside its program).
- * A regular file found is embedded as NYTProf's savesrc does it: the fid gets
- * HAS_SRC | SAVE_SRC, its size and mtime, and one SRC_LINE per line (at most
- * max_line lines; bytes as they are).  nytprofhtml then shows the code and
+ * Unless opt->source_any, a candidate is used only by the source policy:
+ * a regular file whose realpath lies under an allowed directory (a source
+ * root, the working directory, source_base; the last two not when "/"),
+ * and, for a candidate built in a root or in source_base, under that one;
+ * not under /proc, /sys, /dev nor on a pseudo file system (fstatfs); its
+ * name with an extension of the stream's language (from ATTRIBUTE
+ * source_format: tachyon, pynytprof -> Python; easyprofiler -> C/C++;
+ * statprofiler -> Perl; merged -> any of them; other values -> none), or
+ * for Python/Perl no extension and a "#!" first line naming the
+ * interpreter.  Opened once (realpath, O_NOFOLLOW, same dev/inode as the
+ * stat), read whole into one buffer, at most 64 MiB counted as bytes
+ * arrive; a read error is a warning.  The lists are in present.c.
+ * A file so read is embedded as NYTProf's savesrc does it: the fid gets
+ * HAS_SRC | SAVE_SRC, the bytes read and mtime, and one SRC_LINE per line (at
+ * most max_line lines; bytes as they are).  nytprofhtml then shows the code and
  * never compares the file on disk with the profile's time.  A file looked for
- * and not found gets IS_FAKE (nytprofhtml then says "no source code
- * available" on its page instead of warning "Unable to open"); at the end one
- * warning names those files.  A foreign stream with no NEW_FID or no
- * PID_START at all (an empty profile) gets a fake fid "(empty profile)" and
- * pid 1 at finish, so nytprofhtml can draw its empty report.
+ * and not embedded (not found, or kept out by the policy) gets IS_FAKE
+ * (nytprofhtml then says "no source code available" on its page instead of
+ * warning "Unable to open", and never opens it itself); at the end one
+ * warning names the files not found, another those the policy kept out.  A
+ * foreign stream with no NEW_FID or no PID_START at all (an empty profile)
+ * gets a fake fid "(empty profile)" and pid 1 at finish, so nytprofhtml can
+ * draw its empty report.
  *
  * Pynytprof (ATTRIBUTE source_format pynytprof): the def / class headers of
  * each file embedded are noted, and a SUB_INFO with lines 0-0 whose name is
@@ -53,7 +67,7 @@
 
 typedef struct pb_present pb_present;
 
-/* opt: no_source, source_roots, strip_prefixes, source_base, max_line (NULL:
+/* opt: no_source, source_any, source_roots, strip_prefixes, source_base, max_line (NULL:
  * defaults).  NULL on out-of-memory (err filled). */
 pb_present *pb_present_new(pb_sink *out, const pb_options *opt, pb_error *err);
 /* The sink to hand to the decoder. */

@@ -104,6 +104,9 @@ for my $c (@cases) {
         local $SIG{__WARN__} = sub { push @warn, @_ };
         ok(eval { Devel::ProfileBridge::convert(in => $in, out => $out, %opt); 1 }, "$label: converts") or diag $@;
     }
+    # the Python standard library the profile names (another machine's, or
+    # this one's outside the allowed directories) is not the program's source
+    @warn = grep { my @n = /'([^']*)'/g; !@n || grep { !m{/lib/python3\.\d+/} } @n } @warn;
     is_deeply(\@warn, [], "$label: no conversion warnings (the program's source was found)");
 
     my $rc = system("\"$html\" -f \"$out\" -o \"$dir\" > \"$tmp/$base.stdout\" 2> \"$tmp/$base.stderr\"");

@@ -43,9 +43,9 @@ sub _check_opts {
         next if $known->{$k};
         _usage("$what: unknown option '$k' (known: " . join(', ', sort keys %$known) . ")");
     }
-    for my $k (qw(filename in out output)) {
-        next unless defined $opts->{$k} && index($opts->{$k}, "\0") >= 0;
-        _usage("$what: $k contains a NUL byte, which no file name can hold");
+    for my $k (qw(filename in out output before after files)) {
+        next unless defined $opts->{$k};
+        _check_path($what, $k, $_) for ref $opts->{$k} eq 'ARRAY' ? @{ $opts->{$k} } : $opts->{$k};
     }
     if (defined $opts->{pid} && !_fits($opts->{pid}, '4294967295')) {
         _usage("$what: pid must be a process id (a number up to 4294967295), not '$opts->{pid}'");
@@ -89,6 +89,28 @@ our $COPY_LIMIT = 64 * 1024**2;
         return unless $self->{pid} == $$;
         Devel::ProfileBridge::_unguard_temp($_) for grep { $_ >= 0 } @{ $self->{slots} };
         delete $self->{dir};    # File::Temp removes the directory and the copy
+    }
+}
+
+# a path argument with a NUL byte: the C side would cut the name there and
+# read or write another file (a usage error instead)
+sub _check_path {
+    my ($what, $k, $v) = @_;
+    return unless defined $v && !ref $v && index($v, "\0") >= 0;
+    _usage("$what: $k contains a NUL byte, which no file name can hold");
+}
+
+# an output that is one of the inputs (the same device and inode, whatever
+# the names: a hard link, a symlink, "./x"): the writer's rename would
+# replace the profile being read, so it is refused before anything is written
+sub _check_not_input {
+    my ($what, $out, @in) = @_;
+    return if !defined $out || $out eq '-';
+    my @o = stat $out or return;
+    for my $in (grep { defined && !ref && $_ ne '-' } @in) {
+        my @i = stat $in or next;
+        next unless $i[0] == $o[0] && $i[1] == $o[1];
+        _usage("$what: the output '$out' is the input '$in' (the same file); refusing to overwrite it");
     }
 }
 
@@ -329,11 +351,13 @@ sub features {
 
 sub detect_format {
     my ($file) = @_;
+    _check_path('detect_format', 'the file name', $file);
     return _with_input($file, {}, sub { _detect($_[0]) });
 }
 
 sub chunk_counts {
     my ($file, %opts) = @_;
+    _check_path('chunk_counts', 'the file name', $file);
     _check_opts('chunk_counts', { map { $_ => 1 } qw(format thread pid salvage progress), @LIMITS }, \%opts);
     return _with_input($file, \%opts, sub { _count($_[0], $opts{format}, _xs_opts(\%opts)) });
 }
@@ -342,6 +366,7 @@ sub chunk_counts {
 # standard input can be read only once): (\%format_info, \%tag_counts)
 sub info {
     my ($file, %opts) = @_;
+    _check_path('info', 'the file name', $file);
     _check_opts('info', { map { $_ => 1 } qw(format thread pid salvage progress), @LIMITS }, \%opts);
     return _with_input($file, \%opts, sub { _info_of($_[0], %opts) });
 }
@@ -396,7 +421,9 @@ sub _threads {
 
 sub dump_json {
     my ($file, %opts) = @_;
+    _check_path('dump_json', 'the file name', $file);
     _check_opts('dump_json', { map { $_ => 1 } qw(format thread pid salvage output progress), @LIMITS }, \%opts);
+    _check_not_input('dump_json', $opts{output}, $file);
     _with_input($file, \%opts, sub {
         _dump_json($_[0], $opts{format}, _xs_opts(\%opts), defined $opts{output} ? $opts{output} : '-');
     });
@@ -404,7 +431,7 @@ sub dump_json {
 }
 
 my %CONVERT_OPTS = map { $_ => 1 } qw(in out format thread pid compress salvage to progress
-    source source_root strip_prefix), @LIMITS;
+    source source_any source_root strip_prefix), @LIMITS;
 
 sub convert { return _convert_impl(undef, @_) }
 
@@ -439,6 +466,7 @@ sub _convert_impl {
         $x->{$k} = \@v;
     }
     $x->{source} = $opts{source} ? 1 : 0 if exists $opts{source};
+    $x->{source_any} = $opts{source_any} ? 1 : 0;
     # relative file names in the profile are looked up beside the input too
     if ($opts{in} ne '-') {
         require File::Basename;
@@ -455,6 +483,7 @@ sub _convert_impl {
         _usage("convert: to => '$to' is not supported (known: nytprof, collapsed, statprofiler, pprof, speedscope)");
     }
     my %lopts = map { defined $opts{$_} ? ($_ => $opts{$_}) : () } qw(format thread pid salvage), @LIMITS;
+    _check_not_input('convert', $opts{out}, $opts{in});
     return _with_input($opts{in}, \%opts, sub {
         my ($in) = @_;
         my @r = (1);
@@ -498,8 +527,8 @@ sub _with_inputs {
 
 sub merge {
     my (%opts) = @_;
-    _check_opts('merge', { map { $_ => 1 } qw(in out to compress thread pid progress source source_root strip_prefix
-        jobs), @LIMITS }, \%opts);
+    _check_opts('merge', { map { $_ => 1 } qw(in out to compress thread pid progress source source_any source_root
+        strip_prefix jobs), @LIMITS }, \%opts);
     if (defined $opts{jobs} && $opts{jobs} !~ /\A[0-9]{1,3}\z/) {
         _usage("merge: jobs must be a number of processes (0..999), not '$opts{jobs}'");
     }
@@ -524,18 +553,28 @@ sub merge {
     my $x = _xs_opts(\%opts);
     for my $k (qw(source_root strip_prefix)) {
         next unless defined $opts{$k};
-        $x->{$k} = [ ref $opts{$k} eq 'ARRAY' ? @{ $opts{$k} } : $opts{$k} ];
+        my @v = ref $opts{$k} eq 'ARRAY' ? @{ $opts{$k} } : ($opts{$k});
+        for (@v) {
+            next if defined && !ref && length && !/\0/;
+            _usage("merge: $k takes a path or a list of paths (non-empty, no NUL)");
+        }
+        $x->{$k} = \@v;
     }
     $x->{source} = $opts{source} ? 1 : 0 if exists $opts{source};
+    $x->{source_any} = $opts{source_any} ? 1 : 0;
     if ($in[0] ne '-') {
         require File::Basename;
         $x->{source_base} = -d $in[0] ? $in[0] : File::Basename::dirname($in[0]);
     }
     # relative file names are looked up beside every input too
     my %seen;
-    my @dirs = grep { !$seen{$_}++ } map { -d $_ ? $_ : File::Basename::dirname($_) } grep { $_ ne '-' } @in;
+    # (not "/": an input there does not make the whole file system a source root)
+    my $root = join ':', (stat '/')[0, 1];
+    my @dirs = grep { !$seen{$_}++ && join(':', (stat $_)[0, 1]) ne $root }
+        map { -d $_ ? $_ : File::Basename::dirname($_) } grep { $_ ne '-' } @in;
     $x->{source_root} = [ @{ $x->{source_root} || [] }, @dirs ] if @dirs;
     $x->{jobs} = $opts{jobs} if $opts{jobs};
+    _check_not_input('merge', $opts{out}, @in);
     return _with_inputs(\@in, \%opts, sub { _merge([@_], $x, $to, $opts{out}, $level); 1 });
 }
 
@@ -544,6 +583,7 @@ sub merge {
 sub losses {
     my ($file, %opts) = @_;
     my $to = delete $opts{to} // 'nytprof';
+    _check_path('losses', 'the file name', $file);
     _check_opts('losses', { map { $_ => 1 } qw(format thread pid salvage progress), @LIMITS }, \%opts);
     _usage("losses: to => '$to' is not a target (known: nytprof, collapsed, statprofiler, pprof, speedscope)")
         unless $to =~ /\A(?:nytprof|collapsed|statprofiler|pprof|speedscope)\z/;
@@ -662,6 +702,7 @@ sub diff {
         _usage("diff: standard input can be read only once (before and after are both '-')");
     }
     my $x = _xs_opts(\%opts);
+    _check_not_input('diff', $opts{out}, @opts{qw(before after)});
     return _with_input($opts{before}, \%opts, sub {
         my ($b) = @_;
         _with_input($opts{after}, \%opts, sub {
@@ -1177,9 +1218,33 @@ file, in this order: its name as recorded (absolute, or relative to the
 working directory); under each C<source_root>, after removing the first
 C<strip_prefix> that the name starts with (else the name, a leading C</>
 dropped); then in the input's own directory (a relative name as it is, an
-absolute one by its base name: a profile copied beside its program).  A
-regular file found (up to 64 MiB) is embedded as NYTProf's C<savesrc> does
-it: flags C<HAS_SRC|SAVE_SRC>, its size and mtime, one C<SRC_LINE> per line
+absolute one by its base name: a profile copied beside its program).
+
+A profile may come from anyone, so by default (the source policy) a
+candidate is used only when it is a regular file whose resolved path (every
+symlink followed, C<..> applied) lies under an allowed directory: the
+input's directory, the working directory (neither when it is C</>) or a
+C<source_root>; a name looked up under a source root or beside the input
+must stay inside that directory.  Nothing under C</proc>, C</sys> or
+C</dev>, nor on such a pseudo file system (procfs, sysfs, debugfs, ...), is
+read.  The name must end in a source extension of the input's language:
+Tachyon and Pynytprof (Python) C<.py .pyw>; EasyProfiler (C/C++) C<.c .cc
+.cp .cpp .cxx .c++ .C .CPP .h .hh .hp .hpp .hxx .h++ .H .inl .ipp .tcc .tpp
+.ixx .cppm .cu .cuh .m .mm>; StatProfiler (Perl) C<.pl .pm .pmc .t .PL .plx
+.psgi .cgi .al>; a merge (whose inputs' languages are not told apart) any of
+these.  For Python and Perl a name without an extension is a script when its
+first line is a C<#!> line naming C<python> or C<perl>.  Files kept out are
+named in one warning with the reason
+(C<convert: warning: the source of N of M files was not embedded by the
+source policy: 'NAME' (outside the allowed directories), ...>).
+C<< source_any => 1 >> (C<--source-any>) lifts the policy for a profile
+you trust: any regular file it names is embedded.
+
+A file is read through one descriptor, at most 64 MiB counted as the bytes
+arrive (C<st_size> is 0 for C</proc> files); a larger one is not embedded,
+and a read error is a warning naming the file and the system's reason.  A
+file embedded is written as NYTProf's C<savesrc> does
+it: flags C<HAS_SRC|SAVE_SRC>, its size (the bytes read) and mtime, one C<SRC_LINE> per line
 (up to C<max_line> lines).  C<nytprofhtml> then shows the code beside the
 numbers and never compares a file on disk with the profile's date.  One
 warning names the files not found
@@ -1377,7 +1442,8 @@ level, default 6), C<< to => 'nytprof' >> (the default), C<< salvage => 1 >>
 gives a valid nytprof.out of what came before the cut, with a warning;
 C<to =E<gt> 'nytprof'> only, other targets croak), and the limits.
 For foreign input (L</NYTPROFHTML REPORTS>): C<< source => 0 >> embeds no
-source; C<< source_root => $dir >> or C<< [ $dir, ... ] >> and
+source; C<< source_any => 1 >> embeds any regular file the profile names
+(no source policy, L</Source>); C<< source_root => $dir >> or C<< [ $dir, ... ] >> and
 C<< strip_prefix => $prefix >> or C<< [ ... ] >> say where to look for the
 profile's files (paths, no NUL; a bad one croaks).
 
@@ -1454,7 +1520,7 @@ chunks themselves with L<Devel::ProfileBridge::NYTProfWriter>.
 Folds many profiles of one program into one: several runs, processes or
 hosts, even different formats (every one: NYTProf and Pynytprof as
 L</PERL PROFILES AS STACKS> says; a StatProfiler run is one input).  C<< to =>
-'nytprof' >> (the default; with C<source>, C<source_root>, C<strip_prefix>
+'nytprof' >> (the default; with C<source>, C<source_any>, C<source_root>, C<strip_prefix>
 and C<compress> as for L</convert(in =E<gt> $file, out =E<gt> $path, %options)>),
 C<'collapsed'>, C<'pprof'> or C<'speedscope'>.  Every input goes into the one consumer
 through a layer (F<c/merge.c>) that puts weights in B<nanoseconds> (a sample

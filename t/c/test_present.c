@@ -1,6 +1,6 @@
 /* test_present.c - the presentation filter (present.h) and call events
  * (call_events.h) on hand-made chunk streams: names, embedded source and its
- * look-up order, the missing-files warning, call events rebuilt from call
+ * look-up order and policy, the missing-files warning, call events rebuilt from call
  * edges, and the SUB_RETURN sequence for a set of stacks. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -271,6 +271,55 @@ int main(void)
     ok(pb_present_finish(p) == PB_OK && r.n == 1 && has(&r, "NEW_FID 1 0x6 0 <x>.pl"),
        "a stream that is not foreign gets nothing added, its names untouched");
     pb_present_free(p);
+
+    /* the source policy: under the root, a symlink to a file outside it and
+     * a name that is not Python; /proc; source_any embeds all three */
+    {
+        char lnk[600], txt[600], line[700];
+        int any;
+        struct stat st_passwd;
+        ok(stat("/etc/passwd", &st_passwd) == 0, "/etc/passwd is there");
+        snprintf(lnk, sizeof lnk, "%s/evil.py", dir);
+        snprintf(txt, sizeof txt, "%s/notes.txt", dir);
+        ok(symlink("/etc/passwd", lnk) == 0, "symlink made");
+        fp = fopen(txt, "w");
+        fputs("notes\n", fp);
+        fclose(fp);
+        for (any = 0; any < 2; any++) {
+            rec_init(&r);
+            pb_options_init(&o);
+            o.source_roots = roots;
+            o.n_source_roots = 1;
+            o.source_any = any;
+            p = pb_present_new(&r.sink, &o, &err);
+            in = pb_present_sink(p);
+            pb_chunk_attribute(&c, pb_str_c("source_format"), pb_str_c("tachyon"));
+            send(in, &c);
+            pb_chunk_new_fid(&c, 1, 0, 0, 6, 0, 0, pb_str_c(lnk));
+            send(in, &c);
+            pb_chunk_new_fid(&c, 2, 0, 0, 6, 0, 0, pb_str_c(txt));
+            send(in, &c);
+            pb_chunk_new_fid(&c, 3, 0, 0, 6, 0, 0, pb_str_c("/proc/self/environ"));
+            send(in, &c);
+            ok(pb_present_finish(p) == PB_OK, "finish (source_any %d)", any);
+            pb_present_free(p);
+            snprintf(line, sizeof line, "NEW_FID 1 0x%x %d %s", any ? 0x36 : 0x6, any ? (int)st_passwd.st_size : 0,
+                     lnk);
+            ok(has(&r, line) != 0, "source_any %d: a symlink under the root to /etc/passwd is %s", any,
+               any ? "embedded" : "not");
+            snprintf(line, sizeof line, "NEW_FID 2 0x%x %d %s", any ? 0x36 : 0x6, any ? 6 : 0, txt);
+            ok(has(&r, line) != 0, "source_any %d: notes.txt under the root is %s", any, any ? "embedded" : "not");
+            ok(any ? r.n > 5 : r.n == 4, "source_any %d: %s SRC_LINE", any, any ? "with" : "no");
+            if (!any)
+                ok(strstr(r.warned, "the source of 3 of 3 files was not embedded by the source policy") &&
+                       strstr(r.warned, "evil.py' (outside the allowed directories)") &&
+                       strstr(r.warned, "notes.txt' (not a source file name)") &&
+                       strstr(r.warned, "'/proc/self/environ' (in /proc, /sys or /dev)"),
+                   "one warning names the three and why: %s", r.warned);
+        }
+        unlink(lnk);
+        unlink(txt);
+    }
 
     unlink(path);
     unlink(sub);

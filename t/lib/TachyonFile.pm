@@ -5,11 +5,12 @@ package TachyonFile;
 #   my $be = swap_to_big($le_bytes);   # a pre-3.15, little-endian, uncompressed file -> big-endian
 #   my $v  = varint($n);               # unsigned LEB128, as the format writes counts and indices
 #   my $f  = many_threads($n);         # a valid file: $n threads, one 3-frame sample each
+#   my $f  = naming_files(@names);     # a valid file: one sample in each named file
 use strict;
 use warnings;
 use Exporter 'import';
 
-our @EXPORT_OK = qw(swap_to_big varint varint_at many_threads);
+our @EXPORT_OK = qw(swap_to_big varint varint_at many_threads naming_files);
 
 sub varint {
     my ($v) = @_;
@@ -87,6 +88,32 @@ sub many_threads {
         $frm_off, 0);
     $hdr .= "\0" x (64 - length $hdr);
     return $hdr . $samples . $strings . $frames . pack('V V Q<', scalar @str, 3, $size) . ("\0" x 16);
+}
+
+# A valid pre-3.15 (format 1, little-endian, uncompressed) file of one
+# thread whose samples name the files given, one 1-frame sample each (sub
+# "f" at line 1 of that file): a profile that names whatever file it likes,
+# as a hostile one would (t/27).
+sub naming_files {
+    my @files = @_;
+    my $n = @files;
+    my $samples = '';
+    for my $i (0 .. $n - 1) {
+        # thread id 1, interpreter id 0, FULL; ts delta 1, status 0, depth 1, frame $i
+        $samples .= pack('Q< V C', 1, 0, 1) . varint(1) . "\0" . varint(1) . varint($i);
+    }
+    my @str = ('f', @files);
+    my $strings = join '', map { varint(length) . $_ } @str;
+    my $zig = sub { my $v = shift; varint($v >= 0 ? 2 * $v : -2 * $v - 1) };
+    my $frames = '';
+    $frames .= varint($_ + 1) . varint(0) . $zig->(1) . $zig->(0) . $zig->(0) . $zig->(0) . chr(255) for 0 .. $n - 1;
+    my $str_off = 64 + length $samples;
+    my $frm_off = $str_off + length $strings;
+    my $size = $frm_off + length($frames) + 32;
+    my $hdr = pack('V V C4 Q< Q< V V Q< Q< V', 0x54414348, 1, 3, 14, 0, 0, 1_000_000, 1000, $n, 1, $str_off,
+        $frm_off, 0);
+    $hdr .= "\0" x (64 - length $hdr);
+    return $hdr . $samples . $strings . $frames . pack('V V Q<', scalar @str, $n, $size) . ("\0" x 16);
 }
 
 1;

@@ -72,7 +72,8 @@ for example
 Errors that have no byte offset (the file cannot be opened) read
 C<< <format>: io: <file>: <what> >>, and those that name no file (a bad
 option: C<profbridge: usage: convert: compress must be 0..9, not '12'>)
-C<< <format>: <class>: <what> >>.  In the line, control bytes of the
+C<< <format>: <class>: <what> >>; a usage error names the file the caller
+gave (a writer's C<file>).  In the line, control bytes of the
 message and the file name (C0, DEL, and C1 as UTF-8) are shown as C<\xHH>:
 a profile or a file name cannot drive the terminal or split the line.
 C<message> and C<file> keep them as they were.

@@ -26,6 +26,8 @@ sub new {
     my $file = delete $opts{file};
     my $compress = delete $opts{compress};
     _usage($file, 'new needs file => PATH') if !defined $file || !length $file;
+    _usage(do { (my $f = $file) =~ s/\0/\\0/g; $f }, 'file => PATH contains a NUL byte, which no file name can hold')
+        if !ref $file && index($file, "\0") >= 0;
     if (my @bad = sort keys %opts) {
         _usage($file, "unknown option '@bad' (known: file, compress)");
     }
@@ -40,6 +42,17 @@ sub new {
 # touches no file (c/output.c checks the pid).
 sub CLONE_SKIP { 1 }
 
+# a usage error from the C side names no file: it names this writer's
+sub _named {
+    my ($e, $file) = @_;
+    if (ref $e && eval { $e->isa('Devel::ProfileBridge::Error') } && !length($e->{file} // '')
+        && defined $file && !ref $file) {
+        $e->{file} = $file;
+        $e->{line} = "$e->{format}: $e->{class}: $file: $e->{message}";
+    }
+    return $e;
+}
+
 sub write_chunk {
     my $self = shift;
     _check($self);
@@ -51,7 +64,7 @@ sub close {
     my ($self) = @_;
     _check($self);
     _usage($self->{file}, 'close called twice') if $self->{closed}++;
-    _close($self->{h});
+    eval { _close($self->{h}); 1 } or die _named($@, $self->{file});
     return 1;
 }
 

@@ -33,6 +33,8 @@ sub new {
     my ($class, %arg) = @_;
     my $file = delete $arg{file};
     _usage($file, 'new needs file => PATH') unless defined $file && length $file;
+    _usage(do { (my $f = $file) =~ s/\0/\\0/g; $f }, 'file => PATH contains a NUL byte, which no file name can hold')
+        if !ref $file && index($file, "\0") >= 0;
     my $pv = delete $arg{perl_version} // $DEFAULT{perl_version};
     $pv = sprintf '%vd', $pv if ref \$pv eq 'VSTRING';
     $pv =~ s/^v//;
@@ -152,6 +154,28 @@ sub close {
     _check($self);
     _xs_close($self->{h});
     return 1;
+}
+
+# A usage error from the C side about the handle itself (closed, forged)
+# names no file: it names this writer's.
+for my $m (qw(start_sample sub_frame xsub_frame main_frame eval_frame eval_source end_sample section_start
+    section_end metadata close)) {
+    no strict 'refs';
+    no warnings 'redefine';
+    my $orig = \&$m;
+    *$m = sub {
+        my $self = $_[0];
+        my @r;
+        my $want = wantarray;
+        eval { @r = $want ? $orig->(@_) : scalar $orig->(@_); 1 } and return $want ? @r : $r[0];
+        my $e = $@;
+        if (ref $e && eval { $e->isa('Devel::ProfileBridge::Error') } && !length($e->{file} // '')
+            && ref $self && defined $self->{file} && !ref $self->{file}) {
+            $e->{file} = $self->{file};
+            $e->{line} = "$e->{format}: $e->{class}: $e->{file}: $e->{message}";
+        }
+        die $e;
+    };
 }
 
 package Devel::ProfileBridge::StatProfilerWriter::Handle;
