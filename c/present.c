@@ -482,19 +482,16 @@ static int read_source(pb_present *p, int fd, size_t *n)
 /* a name from the profile into a message: control bytes as \xHH, at most 120 bytes */
 static void put_name(char *dst, size_t cap, const char *s, size_t n)
 {
-    size_t w = 0, i;
-    for (i = 0; i < n && w + 5 < cap; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if (ch < 0x20 || ch == 0x7f)
-            w += (size_t)snprintf(dst + w, cap - w, "\\x%02X", ch);
-        else
-            dst[w++] = (char)ch;
-        if (i == 119 && i + 1 < n) {
-            w += (size_t)snprintf(dst + w, cap - w, "...");
-            break;
-        }
-    }
-    dst[w < cap ? w : cap - 1] = '\0';
+    /* at most 120 bytes of the name, control bytes escaped by the one
+     * escaper of every message (pb_escape_controls) */
+    char raw[121];
+    size_t k = n < 120 ? n : 120, w;
+    memcpy(raw, s, k);
+    raw[k] = '\0';
+    pb_escape_controls(raw, dst, cap > 3 ? cap - 3 : cap);
+    w = strlen(dst);
+    if (k < n && w + 4 <= cap)
+        memcpy(dst + w, "...", 4);
 }
 
 static void note_not_embedded(pb_present *p, const char *nm, size_t len, const char *why)

@@ -180,7 +180,7 @@ like($out, qr/^convert: warning: cannot read the source of '\/proc\/self\/mem': 
 # a name with control bytes is escaped in the warning
 spew_raw("$tmp/in/esc.bin", naming_files("/etc/\e]2;x\a.py"));
 ($rc, $out) = run('convert', 'in/esc.bin', '-o', "$tmp/esc.nytprof");
-like($out, qr/'\/etc\/\\x1B\]2;x\\x07\.py'/, 'control bytes of a name are escaped in the warning') or diag $out;
+like($out, qr/'\/etc\/\\x1b\]2;x\\x07\.py'/, 'control bytes of a name are escaped in the warning') or diag $out;
 
 # ---- the other formats: same policy, their language's names ---------------
 # same-length names patched into real files (every name as often as it occurs)

@@ -48,7 +48,7 @@ sub _named {
     if (ref $e && eval { $e->isa('Devel::ProfileBridge::Error') } && !length($e->{file} // '')
         && defined $file && !ref $file) {
         $e->{file} = $file;
-        $e->{line} = "$e->{format}: $e->{class}: $file: $e->{message}";
+        $e->{line} = Devel::ProfileBridge::Error::_line($e);
     }
     return $e;
 }

@@ -1,6 +1,7 @@
 package Devel::ProfileBridge::StatProfilerWriter;
 use strict;
 use warnings;
+use Scalar::Util ();
 use Carp ();
 
 our $VERSION = '0.01';
@@ -170,9 +171,9 @@ for my $m (qw(start_sample sub_frame xsub_frame main_frame eval_frame eval_sourc
         eval { @r = $want ? $orig->(@_) : scalar $orig->(@_); 1 } and return $want ? @r : $r[0];
         my $e = $@;
         if (ref $e && eval { $e->isa('Devel::ProfileBridge::Error') } && !length($e->{file} // '')
-            && ref $self && defined $self->{file} && !ref $self->{file}) {
+            && (Scalar::Util::reftype($self) // '') eq 'HASH' && defined $self->{file} && !ref $self->{file}) {
             $e->{file} = $self->{file};
-            $e->{line} = "$e->{format}: $e->{class}: $e->{file}: $e->{message}";
+            $e->{line} = Devel::ProfileBridge::Error::_line($e);
         }
         die $e;
     };
