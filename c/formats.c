@@ -16,6 +16,7 @@
  * Adding a format: a c/read_<format>.c with its decoder(s), a PB_FMT_ value in
  * pb.h, and one row here (Internals.pod, "ADDING A FORMAT").
  */
+#include <limits.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -148,7 +149,8 @@ static int sniff_tachyon(const unsigned char *p, size_t len, uint64_t file_size,
             strcpy(info->layout, th.layout == PB_TACH_315 ? "3.15" : "3.14");
         set_compression(info, th.compression != 0,
                         th.compression == 0 ? "none" : th.compression == 1 ? "zstd" : "unknown");
-        info->mode = th.mode_field ? (int)th.mode_field - 1 : -1;
+        /* mode + 1 in the file: unsigned arithmetic, and a mode past INT_MAX is none */
+        info->mode = th.mode_field && th.mode_field - 1 <= (uint32_t)INT_MAX ? (int)(th.mode_field - 1) : -1;
     }
     return 1;
 }
