@@ -249,6 +249,29 @@ subtest 'sub-return-depth-0-abort-status' => sub {
     ok(!$exists, 'no output file');
 };
 
+subtest 'speedscope-invalid-utf8-lone-surrogate' => sub {
+    # easyprofiler -> speedscope (fuzz_easyprofiler, salvage on): a file name
+    # with bytes that are not UTF-8 is flagged UTF-8 by the speedscope writer,
+    # and json_lines.c's string writer decoded whatever followed a lead byte:
+    # "ep_thre\xEDds.cpp" came out as "ep_thre\ud933.cpp", a lone surrogate
+    # that strict JSON readers refuse, and "ds" was lost.  A byte that starts
+    # no valid sequence is now written as a byte string's would be.
+    my $f = "$C/easyprofiler/speedscope-invalid-utf8-lone-surrogate";
+    ok(-e $f, 'the fuzzer input is kept');
+    my $b = slurp_raw('t/data/easyprofiler/ep_threads.prof');
+    my $n = $b =~ s/ep_threads\.cpp/ep_thre\xEDds.cpp/g;
+    ok($n > 0, "the real ep_threads profile, its file name given a stray 0xED byte ($n places)");
+    my $g = spew_raw("$tmp/bad-utf8.prof", $b);
+    my ($ok, $e) = convert_stacks($g, 'speedscope', "$tmp/bad-utf8.json");
+    ok($ok, 'converts to speedscope') or diag("$e");
+    my $j = eval { JSON::PP->new->utf8->decode(slurp_raw("$tmp/bad-utf8.json")) };
+    ok($j, 'the speedscope file is strict JSON (JSON::PP)') or diag($@);
+    my @files = $j ? grep { /^ep_thre/ } map { $_->{file} } @{ $j->{shared}{frames} } : ();
+    ok(@files && !grep({ $_ ne "ep_thre\xEDds.cpp" } @files),
+        'every frame names the file with the stray byte shown as U+00ED and nothing lost')
+        or diag(join ', ', map { sprintf '%vx', $_ } @files);
+};
+
 # every kept crasher, whatever its format, now ends cleanly
 for my $f (sort grep { -f } glob("$C/*/*")) {
     ok(clean_end($f), "crasher $f ends in a clean error or decodes");
