@@ -441,14 +441,23 @@ static inline void fuzz_check_file(const char *path, const char *what, int kind,
     default: /* 's': a StatProfiler trace, read back with our reader */
     {
         pb_sink sink;
+        pb_sample_sink ss;
+        uint64_t weights = 0;
         pb_error err;
         pb_options o;
         pb_status st;
-        hx_sink_init(&sink, fuzz_touch_chunk, fuzz_warn_sink, NULL);
         pb_options_init(&o);
-        st = pb_decode_file(path, PB_FMT_STATPROFILER, &o, &sink, &err);
+        /* its stacks must read back whole */
+        hx_null_sink(&ss, &weights, &err);
+        st = pb_decode_samples_file(path, PB_FMT_STATPROFILER, &o, &ss, "samples", &err);
         if (st != PB_OK)
             fuzz_die("the StatProfiler writer's trace does not read back", &err, st);
+        /* and as chunks, but for the documented limits of the nytprof
+         * model (an interval past 32-bit ticks is "unsupported") */
+        hx_sink_init(&sink, fuzz_touch_chunk, fuzz_warn_sink, NULL);
+        st = pb_decode_file(path, PB_FMT_STATPROFILER, &o, &sink, &err);
+        if (st != PB_OK && st != PB_ERR_UNSUPPORTED && st != PB_ERR_LIMIT)
+            fuzz_die("the StatProfiler writer's trace does not read back as chunks", &err, st);
         why = NULL;
     }
     }
