@@ -21,6 +21,7 @@
 #include <string.h>
 #include "fold_samples.h"
 #include "model.h"
+#include "source.h"
 #include "util.h"
 
 #define NONE UINT32_MAX
@@ -35,6 +36,7 @@ typedef struct {
     pb_sink sink;
     pb_sample_sink *out;
     pb_error *err;
+    pb_source *src; /* where a failure is detected: the decoder's position */
     /* names */
     char *arena;
     size_t arena_n, arena_cap;
@@ -212,7 +214,8 @@ static pb_status sub_return(chunk_stacks *c, uint32_t d, double excl, pb_str nam
     uint32_t n, q;
     size_t start, cnt, i;
     if (d == 0 || d > CS_MAX_DEPTH)
-        return pb_fail(c->err, PB_ERR_CORRUPT, 0, "SUB_RETURN at depth %u (1..%u)", d, (unsigned)CS_MAX_DEPTH);
+        return pb_fail(c->err, PB_ERR_CORRUPT, pb_src_offset(c->src), "SUB_RETURN at depth %u (1..%u)", d,
+                       (unsigned)CS_MAX_DEPTH);
     if (name_id(c, name.ptr ? name.ptr : "", name.len, &n) < 0 || open_to(c, d) < 0)
         return CS_OOM(c);
     if (c->npool > 2 * c->paths.len + 4096)
@@ -327,12 +330,24 @@ static pb_status frame_of(chunk_stacks *c, uint32_t n, uint32_t *fid_out)
     return c->out->frame(c->out, &fr, fid_out);
 }
 
+/* a stack's weight in ns as the sink's uint64_t, rounded; past 2^64 ns
+ * (584 years: times no profile holds, or not a number) it is an error, not
+ * a conversion out of range */
+static pb_status weight_ns(chunk_stacks *c, double w, uint64_t *out)
+{
+    if (!(w + 0.5 < 18446744073709551616.0))
+        return pb_fail_nooff(c->err, PB_ERR_CORRUPT, "a stack's time, %g ns, is out of range (2^64 ns at most)", w);
+    *out = (uint64_t)(w + 0.5);
+    return PB_OK;
+}
+
 static pb_status emit_all(chunk_stacks *c)
 {
     pb_sample_sink *o = c->out;
     double ns_per_tick = c->tps > 0 ? 1e9 / c->tps : 1000.0;
     uint32_t *fid_of = NULL, *ids = NULL;
     size_t i, cids = 0;
+    uint64_t wns = 0;
     pb_status st;
     char label[16];
     snprintf(label, sizeof label, "%u", c->pid);
@@ -362,16 +377,16 @@ static pb_status emit_all(chunk_stacks *c)
                     break;
                 ids[n++] = fid_of[nm]; /* innermost first, as samples are */
             }
-            if (st == PB_OK)
-                st = o->sample(o, 0, ids, (uint32_t)n, (uint64_t)(w + 0.5), 0);
+            if (st == PB_OK && (st = weight_ns(c, w, &wns)) == PB_OK)
+                st = o->sample(o, 0, ids, (uint32_t)n, wns, 0);
         }
     } else {
         for (i = 0; i < c->cflat && i < c->nnames && st == PB_OK; i++) {
             double w = c->flat[i] * 1e9;
             if (w < 0.5)
                 continue;
-            if ((st = frame_of(c, (uint32_t)i, &fid_of[i])) == PB_OK)
-                st = o->sample(o, 0, &fid_of[i], 1, (uint64_t)(w + 0.5), 0);
+            if ((st = weight_ns(c, w, &wns)) == PB_OK && (st = frame_of(c, (uint32_t)i, &fid_of[i])) == PB_OK)
+                st = o->sample(o, 0, &fid_of[i], 1, wns, 0);
         }
     }
     free(fid_of);
@@ -402,6 +417,7 @@ static pb_status chunks_as_samples(pb_decoder_fn dec, pb_source *src, const pb_o
         return pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
     c->out = out;
     c->err = err;
+    c->src = src;
     c->sink.chunk = cs_chunk;
     c->sink.ctx = c;
     c->sink.cleanups = out->cleanups;
@@ -411,6 +427,8 @@ static pb_status chunks_as_samples(pb_decoder_fn dec, pb_source *src, const pb_o
         st = emit_all(c);
     else if (st == PB_ERR_ABORT && err->status == PB_OK)
         st = err->status = PB_ERR_LIMIT;
+    else if (st == PB_ERR_ABORT)
+        st = err->status; /* this sink's own failure (CORRUPT, LIMIT) or the consumer's */
     pb_cleanups_remove(out->cleanups, c);
     cs_free(c);
     return st;

@@ -16,6 +16,7 @@
  * Adding a format: a c/read_<format>.c with its decoder(s), a PB_FMT_ value in
  * pb.h, and one row here (Internals.pod, "ADDING A FORMAT").
  */
+#include <limits.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

@@ -4,11 +4,14 @@
  * negative count shows as 2**64+x), NVs in the shortest of %.15g/%.16g/%.17g
  * that round-trips ("Inf"/"-Inf"/"NaN" as strings), strings as the Perl
  * characters of the value, ASCII-only with \uXXXX escapes (a byte string
- * shows bytes 0x80-0xFF as \u0080-\u00ff, a UTF-8 string its characters).
+ * shows bytes 0x80-0xFF as \u0080-\u00ff, a UTF-8 string its characters;
+ * a byte of a UTF-8 string that does not start a valid sequence shows as a
+ * byte string's would, so no string comes out as a lone surrogate).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include "json_lines.h"
+#include "util.h"
 
 void pb_json_str(FILE *o, const pb_str *s)
 {
@@ -17,13 +20,14 @@ void pb_json_str(FILE *o, const pb_str *s)
     while (i < s->len) {
         unsigned long cp;
         unsigned char b = (unsigned char)s->ptr[i];
-        if (s->utf8 && b >= 0x80) {
-            int n = b >= 0xF0 ? 3 : b >= 0xE0 ? 2 : b >= 0xC0 ? 1 : 0;
-            int k;
-            cp = n == 3 ? (b & 0x07u) : n == 2 ? (b & 0x0Fu) : n == 1 ? (b & 0x1Fu) : b;
-            for (k = 1; k <= n && i + (size_t)k < s->len; k++)
-                cp = (cp << 6) | ((unsigned char)s->ptr[i + (size_t)k] & 0x3Fu);
-            i += (size_t)n + 1;
+        size_t n;
+        if (s->utf8 && b >= 0x80 && (n = pb_utf8_seq(s->ptr, s->len, i)) > 1) {
+            /* a valid sequence (pb_utf8_seq: shortest form, no surrogates) */
+            size_t k;
+            cp = n == 4 ? (b & 0x07u) : n == 3 ? (b & 0x0Fu) : (b & 0x1Fu);
+            for (k = 1; k < n; k++)
+                cp = (cp << 6) | ((unsigned char)s->ptr[i + k] & 0x3Fu);
+            i += n;
         } else {
             cp = b;
             i++;

@@ -8,7 +8,10 @@
  *   2. when decoding succeeded and the writer accepted the stream, the bytes
  *      it wrote are decoded again with the NYTProf decoder, which must
  *      succeed (a writer that produces a file we cannot read is a finding);
- *   3. for sampling formats, also replayed into the collapsed-stack sink;
+ *   3. decoded again into a stack writer (every format has stacks:
+ *      NYTProf and Pynytprof through chunk_stacks.c) -- collapsed, pprof or speedscope by
+ *      the input's size -- writing to memory, and what it wrote must parse
+ *      (fuzz_check.h: collapsed lines, pprof's protobuf, speedscope's JSON);
  *   4. decoded once more into a consumer that never returns: it longjmps out
  *      at a chunk picked from the input's bytes (or at the first warning),
  *      as a dying Perl callback does, and what the decoder registered in
@@ -21,15 +24,22 @@
  * bit 1 makes the writer compress (level 1) instead of writing plain.
  * Limits are lowered (FUZZ_* below) so that one input can neither take
  * seconds nor gigabytes; the defaults themselves are tested in t/80-limits.t.
- * Plain C99 + libFuzzer's entry point; links c/ only.
+ * The harnesses over files (fuzz_writers.c, fuzz_merge.c) use the file
+ * helpers at the end: a private directory, and the check that it holds
+ * nothing but what the harness put there.
+ * Plain C99 + POSIX + libFuzzer's entry point; links c/ only.
  */
 #ifndef FUZZ_COMMON_H
 #define FUZZ_COMMON_H
+#define _POSIX_C_SOURCE 200809L
 
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "pb.h"
 #include "write_nytprof.h"
 #include "present.h"
@@ -37,7 +47,11 @@
 #include "collapsed.h"
 #include "write_pprof.h"
 #include "write_speedscope.h"
+#include "convert.h"
+#include "convert_samples.h"
+#include "merge.h"
 #include "../t/c/harness.h"
+#include "fuzz_check.h"
 
 #define FUZZ_MAX_DECOMPRESSED (UINT64_C(64) << 20)
 #define FUZZ_MAX_RECORD       (UINT64_C(16) << 20)
@@ -48,7 +62,7 @@
 
 static unsigned long fuzz_sink_sum;
 
-static void fuzz_die(const char *what, const pb_error *err, pb_status st)
+static inline void fuzz_die(const char *what, const pb_error *err, pb_status st)
 {
     char buf[2048];
     pb_error_format(err, buf, sizeof buf);
@@ -56,8 +70,19 @@ static void fuzz_die(const char *what, const pb_error *err, pb_status st)
     abort();
 }
 
+/* an output that does not parse (why from fuzz_check.h; NULL: it does) */
+static inline void fuzz_parses(const char *what, const char *why, const void *out, size_t len)
+{
+    if (!why)
+        return;
+    fprintf(stderr, "FUZZ FINDING: %s does not parse: %s (%zu bytes)\n", what, why, len);
+    fwrite(out, 1, len < 4096 ? len : 4096, stderr);
+    fputc('\n', stderr);
+    abort();
+}
+
 /* a failure must carry a decode class, a format and a message */
-static void fuzz_check_error(const char *what, pb_status st, const pb_error *err, int allow_abort)
+static inline void fuzz_check_error(const char *what, pb_status st, const pb_error *err, int allow_abort)
 {
     if (st == PB_OK)
         return;
@@ -70,27 +95,27 @@ static void fuzz_check_error(const char *what, pb_status st, const pb_error *err
         fuzz_die("error record without a message or format", err, st);
 }
 
-static int fuzz_touch_chunk(pb_sink *self, const pb_chunk *c)
+static inline int fuzz_touch_chunk(pb_sink *self, const pb_chunk *c)
 {
     (void)self;
     fuzz_sink_sum = hx_touch(c, fuzz_sink_sum);
     return 0;
 }
 
-static void fuzz_warn_sink(pb_sink *self, const char *msg)
+static inline void fuzz_warn_sink(pb_sink *self, const char *msg)
 {
     (void)self;
     fuzz_sink_sum += strlen(msg);
 }
 
-static void fuzz_warn_ud(void *ud, const char *msg)
+static inline void fuzz_warn_ud(void *ud, const char *msg)
 {
     (void)ud;
     fuzz_sink_sum += strlen(msg);
 }
 
 /* the lowered limits (everything else as pb_options_init leaves it); salvage by the size's bit 0 */
-static void fuzz_options(pb_options *o, size_t size)
+static inline void fuzz_options(pb_options *o, size_t size)
 {
     static const pb_options limits = {.max_decompressed_bytes = FUZZ_MAX_DECOMPRESSED,
                                       .max_record_size = FUZZ_MAX_RECORD,
@@ -103,7 +128,7 @@ static void fuzz_options(pb_options *o, size_t size)
 }
 
 /* the writer's output must read back with our own NYTProf decoder */
-static void fuzz_read_back(const pb_membuf *mb)
+static inline void fuzz_read_back(const pb_membuf *mb)
 {
     pb_sink sink;
     pb_error err;
@@ -119,7 +144,7 @@ static void fuzz_read_back(const pb_membuf *mb)
 
 /* step 4: a consumer that leaves through longjmp (harness.h; state kept
  * static), at the first warning or at a chunk picked from the input */
-static void fuzz_leave(const uint8_t *data, size_t size, pb_format fmt)
+static inline void fuzz_leave(const uint8_t *data, size_t size, pb_format fmt)
 {
     static hx_jumper jumper;
     static pb_source src;
@@ -149,7 +174,7 @@ static void fuzz_leave(const uint8_t *data, size_t size, pb_format fmt)
 
 /* writer_must_accept: a stream from a foreign decoder that decoded cleanly
  * must be one the writer accepts (the folds promise valid streams). */
-static void fuzz_convert(const uint8_t *data, size_t size, pb_format fmt, int writer_must_accept)
+static inline void fuzz_convert(const uint8_t *data, size_t size, pb_format fmt, int writer_must_accept)
 {
     pb_options opt;
     pb_nytprof_writer_opts wo;
@@ -206,52 +231,253 @@ static void fuzz_convert(const uint8_t *data, size_t size, pb_format fmt, int wr
     free(mb.data);
 }
 
-/* sampling formats: the same bytes into the collapsed-stack sink */
-static void fuzz_collapse(const uint8_t *data, size_t size, pb_format fmt)
+/* formats with stacks: the same bytes into a stack writer on a memory
+ * stream; what it wrote must parse */
+static inline void fuzz_collapse(const uint8_t *data, size_t size, pb_format fmt)
 {
-    static FILE *devnull;
     pb_options opt;
     pb_error err;
     pb_status st;
-    if (!devnull)
-        devnull = fopen("/dev/null", "w");
-    if (!devnull)
-        return;
+    char *out = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&out, &len);
+    int which = (int)(size % 3);
+    if (!fp)
+        abort();
     fuzz_options(&opt, size);
     /* the stack-sample outputs by turn: collapsed, pprof, speedscope */
-    if (size % 3 == 0) {
-        st = pb_collapse_mem(data, size, "fuzz.in", fmt, &opt, devnull, &err);
+    if (which == 0) {
+        st = pb_collapse_mem(data, size, "fuzz.in", fmt, &opt, fp, &err);
         fuzz_check_error("collapse failed with a non-decode class", st, &err, 0);
-    } else if (size % 3 == 1) {
-        pb_pprof *pp = pb_pprof_new(devnull, &err);
+    } else if (which == 1) {
+        pb_pprof *pp = pb_pprof_new(fp, &err);
         if (!pp)
-            return;
+            abort();
         st = pb_decode_samples_mem(data, size, "fuzz.in", fmt, &opt, pb_pprof_sample_sink(pp), "pprof", &err);
         pb_pprof_free(pp);
         fuzz_check_error("pprof failed with a non-decode class", st, &err, 0);
     } else {
-        pb_speedscope *sc = pb_speedscope_new(devnull, "fuzz", &err);
+        pb_speedscope *sc = pb_speedscope_new(fp, "fuzz", &err);
         if (!sc)
-            return;
+            abort();
         st = pb_decode_samples_mem(data, size, "fuzz.in", fmt, &opt, pb_speedscope_sample_sink(sc), "speedscope",
                                    &err);
         pb_speedscope_free(sc);
         fuzz_check_error("speedscope failed with a non-decode class", st, &err, 0);
     }
+    if (fclose(fp) != 0)
+        abort();
+    if (st == PB_OK)
+        fuzz_parses(which == 0 ? "collapsed output" : which == 1 ? "pprof output" : "speedscope output",
+                    which == 0 ? fz_collapsed(out, len, 1) : which == 1 ? fz_pprof(out, len) : fz_json(out, len),
+                    out, len);
+    free(out);
 }
 
 /* libFuzzer's entry point: each harness defines it */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* the whole of a harness for one format: fuzz_convert, then for a format
- * with stacks (FUZZ_STACKS) fuzz_collapse too; libFuzzer's return value */
-enum { FUZZ_CHUNKS_ONLY = 0, FUZZ_STACKS = 1 };
-static inline int fuzz_format(const uint8_t *data, size_t size, pb_format fmt, int writer_must_accept, int stacks)
+/* the whole of a harness for one format: fuzz_convert, then fuzz_collapse;
+ * libFuzzer's return value */
+static inline int fuzz_format(const uint8_t *data, size_t size, pb_format fmt, int writer_must_accept)
 {
     fuzz_convert(data, size, fmt, writer_must_accept);
-    if (stacks)
-        fuzz_collapse(data, size, fmt);
+    fuzz_collapse(data, size, fmt);
     return 0;
+}
+
+/* ---- the harnesses over files (fuzz_writers.c, fuzz_merge.c) ----------------
+ * One private directory per process ($TMPDIR or /tmp, removed at exit)
+ * holds the inputs and the outputs; src/ in it holds source files that
+ * NEW_FID names find (the nytprof target embeds source: present.c's look-ups
+ * through source_roots and source_base, both src/). */
+static char fuzz_dirname[512];
+
+static inline void fuzz_path(char *buf, size_t n, const char *name)
+{
+    snprintf(buf, n, "%s/%s", fuzz_dirname, name);
+}
+
+/* remove a directory and what it holds (one level of subdirectories) */
+static inline void fuzz_rmdir(const char *dir, int depth)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char p[1024];
+    struct stat sb;
+    if (!d)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        if (lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode) && depth < 2)
+            fuzz_rmdir(p, depth + 1);
+        else
+            unlink(p);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+static inline void fuzz_dir_remove(void)
+{
+    if (fuzz_dirname[0])
+        fuzz_rmdir(fuzz_dirname, 0);
+}
+
+static inline void fuzz_spew(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f || (n && fwrite(data, 1, n, f) != n) || fclose(f) != 0) {
+        perror(path);
+        abort();
+    }
+}
+
+/* the directory, made on the first call */
+static inline const char *fuzz_dir(void)
+{
+    static const char *const src[][2] = {
+        {"recursion.pl", "sub fib { my $n = shift; $n < 2 ? $n : fib($n - 1) + fib($n - 2) }\nprint fib(20), \"\\n\";\n"},
+        {"fib.py", "def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n\nprint(fib(20))\n"},
+        {"deep_stack.py", "def f(n):\n    return f(n - 1) if n else 0\n"},
+        {"evals.pl", "eval 'sub x { 1 }'; x();\n"},
+        {"empty.pl", ""},
+        {"no_newline.py", "x = 1"},
+        {"bytes.pl", "\xff\xfe\x01 ;\r\n\x80\n"},
+    };
+    char p[1024];
+    size_t i;
+    if (fuzz_dirname[0])
+        return fuzz_dirname;
+    {
+        const char *t = getenv("TMPDIR");
+        snprintf(fuzz_dirname, sizeof fuzz_dirname, "%s/pb-fuzz-XXXXXX", t && *t ? t : "/tmp");
+    }
+    if (!mkdtemp(fuzz_dirname)) {
+        perror("mkdtemp");
+        abort();
+    }
+    atexit(fuzz_dir_remove);
+    fuzz_path(p, sizeof p, "src");
+    if (mkdir(p, 0700) != 0)
+        abort();
+    for (i = 0; i < sizeof src / sizeof src[0]; i++) {
+        char f[1100];
+        snprintf(f, sizeof f, "%s/%s", p, src[i][0]);
+        fuzz_spew(f, src[i][1], strlen(src[i][1]));
+    }
+    return fuzz_dirname;
+}
+
+/* the source look-ups of the nytprof target: src/ as root and as base */
+static inline void fuzz_source_options(pb_options *o)
+{
+    static char srcdir[600];
+    static const char *roots[1];
+    fuzz_path(srcdir, sizeof srcdir, "src");
+    roots[0] = srcdir;
+    o->no_source = 0;
+    o->source_roots = roots;
+    o->n_source_roots = 1;
+    o->source_base = srcdir;
+}
+
+/* the directory holds only the names in keep (NULL-terminated); else a
+ * finding: what left a file behind */
+static inline void fuzz_dir_only(const char *const *keep, const char *what, const pb_error *err, pb_status st)
+{
+    DIR *d = opendir(fuzz_dirname);
+    struct dirent *e;
+    if (!d)
+        abort();
+    while ((e = readdir(d)) != NULL) {
+        size_t k;
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, "src"))
+            continue;
+        for (k = 0; keep[k] && strcmp(keep[k], e->d_name) != 0; k++)
+            ;
+        if (!keep[k]) {
+            fprintf(stderr, "FUZZ FINDING: %s left %s/%s\n", what, fuzz_dirname, e->d_name);
+            fuzz_die(what, err, st);
+        }
+    }
+    closedir(d);
+}
+
+/* an output file that must be there and parse (check: fuzz_check.h's, with
+ * ncounts for fz_collapsed); removed afterwards */
+static inline void fuzz_check_file(const char *path, const char *what, int kind, int ncounts)
+{
+    size_t len = 0;
+    unsigned char *out = hx_slurp(path, &len);
+    const char *why;
+    if (!out) {
+        fprintf(stderr, "FUZZ FINDING: %s: success, but no file %s\n", what, path);
+        abort();
+    }
+    switch (kind) {
+    case 'c':
+        why = fz_collapsed(out, len, ncounts);
+        break;
+    case 'p':
+        why = fz_pprof(out, len);
+        break;
+    case 'j':
+        why = fz_json(out, len);
+        break;
+    case 'l':
+        why = fz_json_lines(out, len);
+        break;
+    case 'n': { /* nytprof.out: our own NYTProf decoder reads it back */
+        pb_membuf mb;
+        mb.data = out;
+        mb.len = len;
+        fuzz_read_back(&mb);
+        why = NULL;
+        break;
+    }
+    default: /* 's': a StatProfiler trace, read back with our reader */
+    {
+        pb_sink sink;
+        pb_sample_sink ss;
+        uint64_t weights = 0;
+        pb_error err;
+        pb_options o;
+        pb_status st;
+        pb_options_init(&o);
+        /* its stacks must read back whole */
+        hx_null_sink(&ss, &weights, &err);
+        st = pb_decode_samples_file(path, PB_FMT_STATPROFILER, &o, &ss, "samples", &err);
+        if (st != PB_OK)
+            fuzz_die("the StatProfiler writer's trace does not read back", &err, st);
+        /* and as chunks, but for the documented limits of the nytprof
+         * model (an interval past 32-bit ticks is "unsupported") */
+        hx_sink_init(&sink, fuzz_touch_chunk, fuzz_warn_sink, NULL);
+        st = pb_decode_file(path, PB_FMT_STATPROFILER, &o, &sink, &err);
+        if (st != PB_OK && st != PB_ERR_UNSUPPORTED && st != PB_ERR_LIMIT)
+            fuzz_die("the StatProfiler writer's trace does not read back as chunks", &err, st);
+        why = NULL;
+    }
+    }
+    fuzz_parses(what, why, out, len);
+    free(out);
+    unlink(path);
+}
+
+/* the one check of a target after the call: a failure is a decode class
+ * and leaves nothing; a success leaves the output, which parses */
+static inline void fuzz_target_done(const char *what, pb_status st, const pb_error *err, const char *const *inputs,
+                             const char *out, int kind, int ncounts)
+{
+    if (st != PB_OK) {
+        fuzz_check_error(what, st, err, 0);
+        fuzz_dir_only(inputs, "a failed conversion", err, st);
+        return;
+    }
+    fuzz_check_file(out, what, kind, ncounts);
+    fuzz_dir_only(inputs, "a conversion (its temporary files)", err, st);
 }
 
 #endif

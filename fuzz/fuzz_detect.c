@@ -21,5 +21,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
     }
     fuzz_convert(data, size, PB_FMT_UNKNOWN, 0);
+    fuzz_collapse(data, size, PB_FMT_UNKNOWN);
     return 0;
 }

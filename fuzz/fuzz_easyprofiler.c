@@ -5,5 +5,5 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     /* the span stacks (and spans: speedscope's evented form) into the stack outputs too */
-    return fuzz_format(data, size, PB_FMT_EASYPROFILER, 1, FUZZ_STACKS);
+    return fuzz_format(data, size, PB_FMT_EASYPROFILER, 1);
 }

@@ -4,5 +4,5 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    return fuzz_format(data, size, PB_FMT_STATPROFILER, 1, FUZZ_STACKS);
+    return fuzz_format(data, size, PB_FMT_STATPROFILER, 1);
 }

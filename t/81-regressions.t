@@ -185,6 +185,93 @@ subtest 'header-metadata-string-lost-across-packets' => sub {
     }
 };
 
+subtest 'tachyon-mode-field-overflow' => sub {
+    # tachyon: a 3.15 header whose mode field (offset 60, mode + 1) is
+    # 0x80000000: formats.c's sniffer computed (int)field - 1, a signed
+    # overflow (UBSan in the fuzz build; Perl's -fwrapv hides it here, so the
+    # fuzz smoke and the C sweep replay this input under UBSan).
+    my $f = "$C/tachyon/tachyon-mode-field-overflow";
+    ok(-e $f, 'the fuzzer input is kept');
+    my $info = Devel::ProfileBridge::detect_format($f);
+    is($info->{format}, 'tachyon', 'detected as Tachyon');
+    is($info->{mode}, 'unknown', 'a mode field past any mode reads as unknown');
+    ok(clean_end($f), 'the fuzzer input ends cleanly');
+};
+
+# convert to a stack target; returns (ok, error, -e out)
+sub convert_stacks {
+    my ($f, $to, $out) = @_;
+    unlink $out;
+    my $ok = eval { Devel::ProfileBridge::convert(in => $f, to => $to, out => $out); 1 };
+    return ($ok, $@, -e $out);
+}
+
+subtest 'sub-return-time-out-of-range' => sub {
+    # nytprof: a real one-liner profile whose SUB_RETURN exclusive times are
+    # 1e30 s: chunk_stacks.c converted 1e32 ns to uint64_t (UBSan:
+    # float-cast-overflow); the plain build wrote an empty collapsed file and
+    # succeeded.  Now a corrupt error, and no output file.
+    my $f = "$C/nytprof/sub-return-time-out-of-range";
+    ok(-e $f, 'the fuzzer input is kept');
+    for my $to (qw(collapsed pprof speedscope)) {
+        my ($ok, $e, $exists) = convert_stacks($f, $to, "$tmp/range.$to");
+        ok(!$ok && ref $e && $e->class eq 'corrupt' && $e->message =~ /out of range/,
+            "--to $to: a corrupt error naming the time out of range") or diag("$e");
+        ok(!$exists, "--to $to: no output file");
+    }
+    my $ok = eval { Devel::ProfileBridge::merge(in => [$f, $f], to => 'collapsed', out => "$tmp/range.merged"); 1 };
+    ok(!$ok && ref $@ && $@->class eq 'corrupt', 'merge: a corrupt error') or diag("$@");
+    ok(!-e "$tmp/range.merged", 'merge: no output file');
+    # the same file with sane times (1e30 -> 1000 ticks) converts, so the
+    # check is on the value and not on the file
+    my $bytes = slurp_raw($f);
+    my $big = pack('d<', 1e30);
+    my $n = () = $bytes =~ /\Q$big\E/g;
+    ok($n > 0, "$n SUB_RETURN times of 1e30 in the file");
+    (my $sane = $bytes) =~ s/\Q$big\E/pack('d<', 1000)/ge;
+    my $g = spew_raw("$tmp/sane.nytprof.out", $sane);
+    my ($ok2, $e2) = convert_stacks($g, 'collapsed', "$tmp/sane.collapsed");
+    ok($ok2 && -s "$tmp/sane.collapsed", 'the same profile with times of 1000 ticks converts to collapsed stacks')
+        or diag("$e2");
+};
+
+subtest 'sub-return-depth-0-abort-status' => sub {
+    # nytprof: a SUB_RETURN at depth 0 on the stack path: chunk_stacks.c
+    # failed the stream with "corrupt" but returned ABORT, and the error
+    # said "at byte 0".  Now the status is the record's, at the byte where
+    # the record ends.
+    my $f = "$C/nytprof/sub-return-depth-0-abort-status";
+    ok(-e $f, 'the fuzzer input is kept');
+    my ($ok, $e, $exists) = convert_stacks($f, 'collapsed', "$tmp/depth0.collapsed");
+    ok(!$ok && ref $e && $e->class eq 'corrupt' && $e->message =~ /SUB_RETURN at depth 0/,
+        'a corrupt error naming the SUB_RETURN at depth 0') or diag("$e");
+    ok(ref $e && $e->offset > 0 && $e->offset <= -s $f, 'at a byte inside the file (' . (ref $e ? $e->offset : '?') . ')');
+    ok(!$exists, 'no output file');
+};
+
+subtest 'speedscope-invalid-utf8-lone-surrogate' => sub {
+    # easyprofiler -> speedscope (fuzz_easyprofiler, salvage on): a file name
+    # with bytes that are not UTF-8 is flagged UTF-8 by the speedscope writer,
+    # and json_lines.c's string writer decoded whatever followed a lead byte:
+    # "ep_thre\xEDds.cpp" came out as "ep_thre\ud933.cpp", a lone surrogate
+    # that strict JSON readers refuse, and "ds" was lost.  A byte that starts
+    # no valid sequence is now written as a byte string's would be.
+    my $f = "$C/easyprofiler/speedscope-invalid-utf8-lone-surrogate";
+    ok(-e $f, 'the fuzzer input is kept');
+    my $b = slurp_raw('t/data/easyprofiler/ep_threads.prof');
+    my $n = $b =~ s/ep_threads\.cpp/ep_thre\xEDds.cpp/g;
+    ok($n > 0, "the real ep_threads profile, its file name given a stray 0xED byte ($n places)");
+    my $g = spew_raw("$tmp/bad-utf8.prof", $b);
+    my ($ok, $e) = convert_stacks($g, 'speedscope', "$tmp/bad-utf8.json");
+    ok($ok, 'converts to speedscope') or diag("$e");
+    my $j = eval { JSON::PP->new->utf8->decode(slurp_raw("$tmp/bad-utf8.json")) };
+    ok($j, 'the speedscope file is strict JSON (JSON::PP)') or diag($@);
+    my @files = $j ? grep { /^ep_thre/ } map { $_->{file} } @{ $j->{shared}{frames} } : ();
+    ok(@files && !grep({ $_ ne "ep_thre\xEDds.cpp" } @files),
+        'every frame names the file with the stray byte shown as U+00ED and nothing lost')
+        or diag(join ', ', map { sprintf '%vx', $_ } @files);
+};
+
 # every kept crasher, whatever its format, now ends cleanly
 for my $f (sort grep { -f } glob("$C/*/*")) {
     ok(clean_end($f), "crasher $f ends in a clean error or decodes");

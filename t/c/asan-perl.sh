@@ -11,7 +11,7 @@ set -eu
 top=$(pwd)
 build=${1:-/tmp/pb-asan-perl.$$}
 CC=${CC:-gcc}
-SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+SAN="-fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 asan_rt=$($CC -print-file-name=libasan.so)
 ubsan_rt=$($CC -print-file-name=libubsan.so)
 if [ ! -e "$asan_rt" ]; then

@@ -2,13 +2,13 @@
 # Build and run the C-level tests: every t/c/test_*.c, then the bad-input
 # sweep over t/data.  Run from the distribution's top directory.
 #   t/c/ctests.sh           plain build (-O2)
-#   t/c/ctests.sh asan      -fsanitize=address,undefined, leak detection on
+#   t/c/ctests.sh asan      -fsanitize=address,undefined,float-cast-overflow, leak detection on
 set -eu
 mode=${1:-plain}
 CC=${CC:-cc}
 LIBS="-lzstd -lsnappy -lz -lpthread"
 if [ "$mode" = asan ]; then
-    CFLAGS="-O1 -g -std=c99 -Wall -Wextra -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+    CFLAGS="-O1 -g -std=c99 -Wall -Wextra -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all -fno-omit-frame-pointer"
     export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:max_allocation_size_mb=512:allocator_may_return_null=0"
     export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
     suffix=-asan
