@@ -682,7 +682,9 @@ static pb_status chunk_F_full(pyn *r)
         TRY(new_fid(r, &ours, flags, size, mtime, pb_str_make(r->sbuf, len, 0)));
         if (!map_put(&r->fidmap, file_fid, ours))
             return oom(r);
-        if ((!r->saw_application && r->dialect == 'A') || r->app_pending) {
+        /* the program's path names the report (a path with a newline cannot
+         * be an ATTRIBUTE value: the next file's, else "-e", stands) */
+        if (((!r->saw_application && r->dialect == 'A') || r->app_pending) && !memchr(r->sbuf, '\n', len)) {
             r->saw_application = 1;
             free(r->app_pending);
             r->app_pending = NULL;

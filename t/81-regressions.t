@@ -185,6 +185,19 @@ subtest 'header-metadata-string-lost-across-packets' => sub {
     }
 };
 
+subtest 'pynytprof-application-path-with-newline' => sub {
+    # pynytprof: the program's path names the report (ATTRIBUTE application);
+    # a fuzzed path with a newline reached the nytprof writer, which refuses
+    # such a value ("value of "application" holds a newline")
+    my $f = "$C/pynytprof/application-path-with-newline";
+    ok(-e $f, 'the fuzzer input is kept');
+    my $ok = eval { Devel::ProfileBridge::convert(in => $f, out => "$tmp/app-nl.nytprof"); 1 };
+    my $e = $@;
+    ok($ok || (ref $e && $e->format eq 'pynytprof' && $e->class =~ /^(?:truncated|corrupt|unsupported|limit)$/),
+        "convert ends in the decoder's own answer, not the writer refusing the path") or diag "$e";
+    ok(clean_end($f), 'the fuzzer input ends cleanly');
+};
+
 subtest 'tachyon-mode-field-overflow' => sub {
     # tachyon: a 3.15 header whose mode field (offset 60, mode + 1) is
     # 0x80000000: formats.c's sniffer computed (int)field - 1, a signed
