@@ -291,7 +291,8 @@ static pb_status write_events(pb_speedscope *s, s_thread *th)
     return PB_OK;
 }
 
-static pb_str str_of(const char *p, size_t n) { return pb_str_make(p, n, pb_has_high(p, n)); }
+/* a name is UTF-8 text only when it is valid UTF-8 (the model's rule); else bytes */
+static pb_str str_of(const char *p, size_t n) { return pb_str_make(p, n, pb_has_high(p, n) && pb_utf8_valid(p, n)); }
 
 static pb_status sc_finish(pb_sample_sink *self)
 {
