@@ -8,6 +8,7 @@
 #define PERL_NO_GET_CONTEXT
 #if defined(__GLIBC__) || defined(__linux__)
 #include <malloc.h>
+#include <pthread.h>
 #endif
 #include "EXTERN.h"
 #include "perl.h"
@@ -24,6 +25,12 @@
 #include "convert_samples.h"
 #include "write_statprofiler.h"
 #include "output.h"
+
+/* children forked since this library was loaded, counted in each child by a
+ * pthread_atfork handler (set at BOOT): a for_chunks callback that forked is
+ * told apart without a getpid() system call after every chunk */
+static volatile unsigned long pb_forks;
+static void pb_count_fork(void) { pb_forks++; }
 
 /* ---- errors ------------------------------------------------------------ */
 
@@ -189,6 +196,7 @@ typedef struct {
     pb_cleanups cleanups;
     int errno_in;           /* $! as the caller left it: what callbacks see */
     pid_t pid;              /* the process reading: a child forked in a callback stops */
+    unsigned long forks;    /* pb_forks when the reading began */
 #ifdef MULTIPLICITY
     PerlInterpreter *interp;
 #endif
@@ -296,7 +304,7 @@ static int xs_chunk(pb_sink *self, const pb_chunk *c)
     call_sv(x->cb[c->tag], G_DISCARD | G_VOID);
     if (mortal)
         FREETMPS; /* memory must not grow with the number of chunks */
-    if (getpid() != x->pid) {
+    if (pb_forks != x->forks) { /* not getpid(): a system call per chunk */
         /* a callback forked and the child came back: parent and child share
          * the input's file offset, so a child that read on would corrupt
          * both streams.  It stops here, before reading a byte. */
@@ -353,6 +361,7 @@ static xs_sink *new_xs_sink(pTHX_ SV *callback)
     Newxz(x, 1, xs_sink);
     x->errno_in = errno;
     x->pid = getpid();
+    x->forks = pb_forks;
     SAVEDESTRUCTOR_X(xs_sink_cleanup, x);
 #ifdef MULTIPLICITY
     x->interp = aTHX;
@@ -677,6 +686,9 @@ static int info_chunk(pb_sink *self, const pb_chunk *c)
 MODULE = Devel::ProfileBridge    PACKAGE = Devel::ProfileBridge    PREFIX = pbxs_
 
 PROTOTYPES: DISABLE
+
+BOOT:
+    pthread_atfork(NULL, NULL, pb_count_fork);
 
 SV *
 pbxs__detect(file)
