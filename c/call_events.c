@@ -42,19 +42,23 @@ pb_status pb_callev_stack(pb_callev *cv, const uint32_t *subs, size_t depth, uin
 
 pb_status pb_callev_stack_known(pb_callev *cv, const uint32_t *subs, size_t depth, uint64_t weight, size_t known)
 {
-    size_t k = known < cv->depth ? known : cv->depth, i;
+    size_t b = cv->base, k, i;
     pb_status st;
     double w = (double)weight * cv->ticks_per_weight;
+    /* the base frames stand below the stack: frame i is subs[i - b] */
+    depth += b;
+    known += b;
+    k = known < cv->depth ? known : cv->depth;
     if (k > depth)
         k = depth;
-    while (k < depth && k < cv->depth && cv->f[k].sub == subs[k])
+    while (k < depth && k < cv->depth && cv->f[k].sub == subs[k - b])
         k++;
     if ((st = close_to(cv, k)) != PB_OK)
         return st;
     if (pb_grow((void **)&cv->f, &cv->cap, depth, sizeof *cv->f) < 0)
         return pb_fail(cv->err, PB_ERR_LIMIT, 0, "out of memory for call events");
     for (i = cv->depth; i < depth; i++) {
-        cv->f[i].sub = subs[i];
+        cv->f[i].sub = subs[i - b];
         cv->f[i].incl = cv->f[i].excl = 0;
     }
     cv->depth = depth;
@@ -65,11 +69,29 @@ pb_status pb_callev_stack_known(pb_callev *cv, const uint32_t *subs, size_t dept
     return PB_OK;
 }
 
-pb_status pb_callev_end(pb_callev *cv) { return close_to(cv, 0); }
+pb_status pb_callev_base(pb_callev *cv, uint32_t sub)
+{
+    pb_status st;
+    if ((st = close_to(cv, cv->base)) != PB_OK)
+        return st;
+    if (pb_grow((void **)&cv->f, &cv->cap, cv->depth + 1, sizeof *cv->f) < 0)
+        return pb_fail(cv->err, PB_ERR_LIMIT, 0, "out of memory for call events");
+    cv->f[cv->depth].sub = sub;
+    cv->f[cv->depth].incl = cv->f[cv->depth].excl = 0;
+    cv->depth++;
+    cv->base++;
+    return PB_OK;
+}
+
+pb_status pb_callev_end(pb_callev *cv)
+{
+    cv->base = 0;
+    return close_to(cv, 0);
+}
 
 void pb_callev_free(pb_callev *cv)
 {
     free(cv->f);
     cv->f = NULL;
-    cv->depth = cv->cap = 0;
+    cv->depth = cv->cap = cv->base = 0;
 }

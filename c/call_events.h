@@ -41,6 +41,7 @@ typedef struct {
         double incl, excl;  /* ticks */
     } *f;                   /* open frames, outermost first */
     size_t depth, cap;
+    size_t base;            /* frames opened by pb_callev_base(), below every stack */
     uint64_t emitted;       /* SUB_RETURN chunks sent */
 } pb_callev;
 
@@ -54,7 +55,12 @@ pb_status pb_callev_stack(pb_callev *cv, const uint32_t *subs, size_t depth, uin
  * only the rest is compared, so a walk costs the number of its nodes, not
  * nodes x depth. */
 pb_status pb_callev_stack_known(pb_callev *cv, const uint32_t *subs, size_t depth, uint64_t weight, size_t known);
-/* Close every open frame (end of a thread's stacks). */
+/* Open `sub` below every later stack until pb_callev_end() (a thread's own
+ * root frame): the stacks handed over after it are taken as standing on it,
+ * and a weight given with depth 0 is its own.  Closes the stacks open above
+ * the frames already opened this way. */
+pb_status pb_callev_base(pb_callev *cv, uint32_t sub);
+/* Close every open frame (end of a thread's stacks), base frames included. */
 pb_status pb_callev_end(pb_callev *cv);
 void pb_callev_free(pb_callev *cv);
 

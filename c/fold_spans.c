@@ -31,6 +31,9 @@
 #define MAX_SPLIT 65536u
 /* the model file variant of a kind without a file: NEW_FID "(unknown file)" */
 #define NOFILE_VARIANT 2
+/* the package of every block name without "::", whatever its thread (the
+ * thread's own package names its root sub only) */
+#define BLOCK_PACKAGE "main"
 
 /* ---- records ----------------------------------------------------------- */
 typedef struct {
@@ -72,6 +75,12 @@ struct pb_spans {
     size_t nkinds, kinds_cap;
     uint32_t *dyn_kind;     /* per string id: the kind of that run-time name, NONE */
     size_t dyn_n, dyn_cap;
+    uint32_t *def_kind;     /* per string id of a sub name: the kind whose file and
+                             * line define that sub in every thread, NONE */
+    size_t def_n, def_cap;
+    unsigned char *info_sent; /* per string id of a sub name: its SUB_INFO is out
+                               * (NYTProf's reader wants one per name per file) */
+    size_t is_n, is_cap;
 
     /* per thread */
     int in_thread;
@@ -149,7 +158,7 @@ void pb_spans_free(pb_spans *f)
 {
     if (!f)
         return;
-    PB_FREE_ALL(f->kinds, f->dyn_kind, f->package, f->sub_of_kind, f->kind_of_sub, f->top, f->pool, f->scratch, f->edge_pos,
+    PB_FREE_ALL(f->kinds, f->dyn_kind, f->def_kind, f->info_sent, f->package, f->sub_of_kind, f->kind_of_sub, f->top, f->pool, f->scratch, f->edge_pos,
                 f->edge_stamp, f->ce_w, f->ppool, f->pscratch, f->path_pos, f->path_stamp, f->pre_of,
                 f->pre_stamp, f->chain, f->sub_frame);
     pb_model_free(&f->m);
@@ -224,11 +233,29 @@ static pb_status new_sub(pb_spans *f, const char *name, size_t len, uint32_t fil
     return pb_model_sub(&f->m, name, len, file, line, sub) < 0 ? oom(f, 0) : PB_OK;
 }
 
+/* the sub named `name`, defined (SUB_INFO's file and first line) by the
+ * first kind that gave any thread a sub of that name, so that every thread's
+ * SUB_INFO of one sub agrees */
+static pb_status block_sub(pb_spans *f, const char *name, size_t len, uint32_t key, uint32_t *sub, uint64_t off)
+{
+    uint32_t nid;
+    const fs_kind *d;
+    if (pb_strtab_intern(&f->m.str, name, len, &nid) < 0 ||
+        pb_grow((void **)&f->def_kind, &f->def_cap, (size_t)nid + 1, sizeof *f->def_kind) < 0)
+        return oom(f, off);
+    for (; f->def_n <= nid; f->def_n++)
+        f->def_kind[f->def_n] = NONE;
+    if (f->def_kind[nid] == NONE)
+        f->def_kind[nid] = key;
+    d = &f->kinds[f->def_kind[nid]];
+    return new_sub(f, name, len, d->file, d->line, sub);
+}
+
 static pb_status sub_for_kind(pb_spans *f, uint32_t key, uint32_t *sub, uint64_t off)
 {
     const fs_kind *k;
     const char *kn;
-    size_t kl, pl;
+    size_t kl, pl = sizeof BLOCK_PACKAGE - 1;
     char stackbuf[512];
     char *buf = stackbuf;
     pb_status st;
@@ -247,9 +274,8 @@ static pb_status sub_for_kind(pb_spans *f, uint32_t key, uint32_t *sub, uint64_t
     k = &f->kinds[key];
     kn = pb_strtab_ptr(&f->m.str, k->name);
     kl = pb_strtab_len(&f->m.str, k->name);
-    pl = strlen(f->package);
     if (kl >= 2 && strstr(kn, "::") != NULL && memchr(kn, '\0', kl) == NULL) {
-        st = new_sub(f, kn, kl, k->file, k->line, sub);
+        st = block_sub(f, kn, kl, key, sub, off);
     } else {
         size_t need = pl + 2 + kl;
         if (need > sizeof stackbuf) {
@@ -257,10 +283,10 @@ static pb_status sub_for_kind(pb_spans *f, uint32_t key, uint32_t *sub, uint64_t
             if (!buf)
                 return oom(f, off);
         }
-        memcpy(buf, f->package, pl);
+        memcpy(buf, BLOCK_PACKAGE, pl);
         memcpy(buf + pl, "::", 2);
         memcpy(buf + pl + 2, kn, kl);
-        st = new_sub(f, buf, need, k->file, k->line, sub);
+        st = block_sub(f, buf, need, key, sub, off);
         if (buf != stackbuf)
             free(buf);
     }
@@ -557,14 +583,21 @@ static uint32_t path_sub(const void *ctx, uint32_t sub)
 static pb_status call_events(pb_spans *f)
 {
     size_t np = f->paths.len, i;
+    uint64_t any = 0;
     pb_status st;
     if (!np)
         return PB_OK;
     if (pb_grow((void **)&f->ce_w, &f->ce_w_cap, np, sizeof *f->ce_w))
         return oom(f, 0);
     memset(f->ce_w, 0, np * sizeof *f->ce_w);
-    for (i = 0; i < f->nppool; i++)
+    for (i = 0; i < f->nppool; i++) {
         f->ce_w[f->ppool[i].path] += f->ppool[i].ns;
+        any |= f->ppool[i].ns;
+    }
+    /* the thread's stacks stand on its root sub (<package>::RUNTIME): block
+     * subs are shared by every thread, this frame keeps the threads apart */
+    if (any && (st = pb_callev_base(&f->cev, f->root_sub)) != PB_OK)
+        return st;
     pb_mwalk_reset(&f->walk);
     if ((st = pb_mtrie_replay(&f->paths, NONE, f->ce_w, 1, path_sub, NULL, &f->cev, &f->walk, f->err,
                                f->m.oom_msg)) != PB_OK)
@@ -754,12 +787,22 @@ pb_status pb_spans_thread_end(pb_spans *f)
         return PB_ERR_ABORT;
 
     if (f->m.nedges > 0) {
-        /* SUB_INFO for every sub that has a call (RUNTIME included), then the edges */
+        /* SUB_INFO for every sub of the thread (RUNTIME included) that no
+         * earlier thread announced, then the edges */
         pb_mtime tm;
         tm.mul = 1;
         tm.div = 1e9;
         tm.excl_signed = 1;
-        if ((st = pb_model_emit_sub_infos(&f->m, 0)) != PB_OK || (st = pb_model_emit_sub_callers(&f->m, 0, 1, &tm)) != PB_OK)
+        for (i = 0; i < f->m.nsubs; i++) {
+            uint32_t nid = f->m.subs[i].name;
+            if (pb_grow((void **)&f->info_sent, &f->is_cap, (size_t)nid + 1, 1) < 0)
+                return oom(f, 0);
+            for (; f->is_n <= nid; f->is_n++)
+                f->info_sent[f->is_n] = 0;
+            f->m.subs[i].used = !f->info_sent[nid];
+            f->info_sent[nid] = 1;
+        }
+        if ((st = pb_model_emit_sub_infos(&f->m, 1)) != PB_OK || (st = pb_model_emit_sub_callers(&f->m, 0, 1, &tm)) != PB_OK)
             return st;
     }
     {

@@ -16,9 +16,13 @@
  *   and recursive time (seconds) and recursion depth, PID_END.
  *
  * Sub names: a kind name that contains "::" is kept as it is; any other name
- * is put in the thread's package (pb_spans_thread.package), e.g. "main::leaf".
- * Two kinds with the same resulting name are one sub.  Top-level spans are
- * called by "<package>::RUNTIME".
+ * is put in package "main", e.g. "main::leaf", whatever its thread, so a
+ * block's sub sums its spans over every thread (as EasyProfiler's per-name
+ * statistics do).  Two kinds with the same resulting name are one sub, whose
+ * SUB_INFO file and line are the first such kind's in every thread.  Each
+ * thread has its own root sub "<package>::RUNTIME" (pb_spans_thread.package):
+ * the caller of its top-level spans, and the outermost frame of its call
+ * events (SUB_RETURNs), so call stacks and flame graphs keep threads apart.
  *
  * Memory grows with kinds, subs, edges and the roots the rebuild keeps open
  * (plus a few bytes per distinct edge below each root), never with the number
@@ -60,7 +64,7 @@ typedef struct {
     uint32_t ppid;
     double start_time;       /* PID_START / PID_END time (seconds) */
     double end_time;
-    const char *package;     /* package for names without "::" */
+    const char *package;     /* the thread's package: its root sub <package>::RUNTIME */
 } pb_spans_thread;
 
 pb_status pb_spans_thread_begin(pb_spans *f, const pb_spans_thread *t);

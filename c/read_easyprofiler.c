@@ -584,9 +584,10 @@ static int thread_selected(const ep_rd *r, uint64_t tid, const unsigned char *na
     return tid == o->thread_id;
 }
 
-/* The package for subs of this thread: "main" for the thread named "Main"
- * (EasyProfiler's EASY_MAIN_THREAD) and for a thread named "main";
- * "thread_<tid>" for an unnamed thread; otherwise the thread name with every
+/* The package of this thread's root sub <package>::RUNTIME (its blocks' subs
+ * are in package "main" whatever the thread: fold_spans.h): "main" for the
+ * thread named "Main" (EasyProfiler's EASY_MAIN_THREAD) and for a thread named
+ * "main"; "thread_<tid>" for an unnamed thread; otherwise the thread name with every
  * ASCII character outside [A-Za-z0-9_] made "_" (and "_" put in front of a
  * leading digit). */
 static char *thread_package(uint64_t tid, const unsigned char *name, size_t nl)

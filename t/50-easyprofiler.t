@@ -14,7 +14,9 @@
 #    1.3.0 (u64 pid and tids) and 1.0.0 (no pid) from the 1.2.0 file;
 #  * thread selection, the 0-block file, a truncated file;
 #  * conversion to nytprof.out: the REAL Devel::NYTProf reader's per-sub
-#    inclusive times equal the truth sums, and the real nytprofhtml renders it.
+#    calls, inclusive and exclusive times equal the truth's per-name sums
+#    over every thread (one sub per block name), and the real nytprofhtml
+#    renders it.
 use strict;
 use warnings;
 use Test::More;
@@ -37,8 +39,10 @@ eval { require Devel::ProfileBridge::ReadStream; Devel::ProfileBridge::ReadStrea
 my $tmp  = tempdir('pb50-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 my $json = JSON::PP->new->utf8;
 
-# The package rule (documented in POD): thread "Main" (or "main") -> main,
-# unnamed -> thread_<tid>, else the name with ASCII non-word characters as "_".
+# The package rule (documented in POD) of a thread's root sub <pkg>::RUNTIME:
+# thread "Main" (or "main") -> main, unnamed -> thread_<tid>, else the name
+# with ASCII non-word characters as "_".  Block names go into package main,
+# whatever the thread.
 sub package_of {
     my ($tid, $name) = @_;
     return 'main' if $name eq 'Main' || $name eq 'main';
@@ -49,8 +53,8 @@ sub package_of {
 }
 
 sub sub_name {
-    my ($pkg, $name) = @_;
-    return $name =~ /::/ ? $name : "${pkg}::$name";
+    my ($name) = @_;
+    return $name =~ /::/ ? $name : "main::$name";
 }
 
 # Collect the chunk stream of one file into per-thread summaries.
@@ -164,8 +168,8 @@ sub check_truth {
         for my $name (sort keys %{ $t->{by_name} }) {
             my $w = $t->{by_name}{$name};
             $self_sum += $w->{self_ns};
-            my $s = delete $subs{ sub_name($pkg, $name) };
-            if (!$s) { diag "$label: thread $tid: no sub " . sub_name($pkg, $name); $bad++; next }
+            my $s = delete $subs{ sub_name($name) };
+            if (!$s) { diag "$label: thread $tid: no sub " . sub_name($name); $bad++; next }
             if ($s->{count} != $w->{count} || abs(ns($s->{incl}) - $w->{total_ns}) > 1
                 || abs(ns($s->{excl}) - $w->{self_ns}) > 1)
             {
@@ -210,7 +214,7 @@ sub check_edges {
         my $walk;
         $walk = sub {
             my ($node, $caller, $stack) = @_;
-            my $name = sub_name($pkg, $node->{name});
+            my $name = sub_name($node->{name});
             my $dur  = $node->{stop} - $node->{start};
             my $kids = $node->{children} || [];
             my $j    = grep { $_ eq $name } @$stack;
@@ -317,7 +321,7 @@ if (my $e = $truth{'ep_threads.prof'}) {
     my $got = collect($prof, thread => 'Worker 1');
     is(scalar @{ $got->{threads} }, 1, 'thread => "Worker 1": one thread');
     is($got->{threads}[0]{pid}, $w1->{thread_id}, '... the one named so');
-    my $sub = $got->{threads}[0]{subs}{'Worker_1::work_unit'};
+    my $sub = $got->{threads}[0]{subs}{'main::work_unit'};
     ok($sub && $sub->{count} == $w1->{by_name}{work_unit}{count}
         && ns($sub->{incl}) == $w1->{by_name}{work_unit}{total_ns}, '... with its numbers');
     $got = collect($prof, thread => $w1->{thread_id});
@@ -347,27 +351,31 @@ SKIP: {
         my $p = eval { Devel::NYTProf::Data->new({ filename => $out, quiet => 1 }) };
         ok($p, "$label: the real Devel::NYTProf reader loads it") or do { diag $@; next };
         my $si = $p->subname_subinfo_map;
-        my $bad = 0;
-        my $n = 0;
+        # one sub per block name: EasyProfiler's per-name numbers summed over the threads
+        my (%want, %roots);
         for my $t (@{ $truth->{threads} }) {
-            my $pkg = package_of($t->{thread_id}, $t->{name});
+            $roots{ package_of($t->{thread_id}, $t->{name}) . '::RUNTIME' } = 1 if $t->{by_name};
             for my $name (keys %{ $t->{by_name} || {} }) {
-                my $w = $t->{by_name}{$name};
-                my $s = $si->{ sub_name($pkg, $name) };
-                $n++;
-                # subs shared by threads of one package add up; compare those per package below
-                next if grep { $_ != $t && package_of($_->{thread_id}, $_->{name}) eq $pkg } @{ $truth->{threads} };
-                my $incl = $s ? ns($s->incl_time + $s->recur_incl_time) : -1;
-                if (!$s || $s->calls != $w->{count} || abs($incl - $w->{total_ns}) > 1
-                    || abs(ns($s->excl_time) - $w->{self_ns}) > 1)
-                {
-                    diag "$label: $name: real reader has " . ($s ? join(' ', $s->calls, $incl, ns($s->excl_time)) : 'nothing')
-                        . ", truth $w->{count} $w->{total_ns} $w->{self_ns}";
-                    $bad++;
-                }
+                my $w = $want{ sub_name($name) } ||= [0, 0, 0];
+                $w->[0] += $t->{by_name}{$name}{count};
+                $w->[1] += $t->{by_name}{$name}{total_ns};
+                $w->[2] += $t->{by_name}{$name}{self_ns};
             }
         }
-        ok(!$bad, "$label: the real reader's calls, inclusive and exclusive time of $n subs equal the truth (+-1 ns)");
+        my $bad = 0;
+        my $n = keys %want;
+        for my $sub (sort keys %want) {
+            my ($w, $s) = ($want{$sub}, $si->{$sub});
+            my $incl = $s ? ns($s->incl_time + $s->recur_incl_time) : -1;
+            if (!$s || $s->calls != $w->[0] || abs($incl - $w->[1]) > 1 || abs(ns($s->excl_time) - $w->[2]) > 1) {
+                diag "$label: $sub: real reader has " . ($s ? join(' ', $s->calls, $incl, ns($s->excl_time)) : 'nothing')
+                    . ", truth summed over threads @$w";
+                $bad++;
+            }
+        }
+        is_deeply([ sort grep { !$want{$_} } keys %$si ], [ sort keys %roots ],
+            "$label: the real reader's other subs are the " . scalar(keys %roots) . " threads' roots");
+        ok(!$bad, "$label: the real reader's calls, inclusive and exclusive time of $n subs equal the truth's sums over threads (+-1 ns)");
     }
     my $nytprofhtml = (grep { -x "$_/nytprofhtml" } split /:/, $ENV{PATH})[0];
     skip 'nytprofhtml not found', 1 unless $nytprofhtml;

@@ -9,11 +9,15 @@
 #  * every sub name of the ground truth beside the file is in the report's
 #    list of subs: index.html, or when the profile has more subs than the 15
 #    index.html lists, the page of all subs it links to; the ground truth's
-#    top 5 (by exclusive time) in index.html itself;
+#    top 5 (by exclusive time) in index.html itself; for EasyProfiler, every
+#    block name of the ground truth (one sub per name, all threads summed:
+#    main::<block>) literally in index.html, its 15 rows;
 #  * no page holds raw <frozen ...>, <module>, <lambda>, ... markup (file names
 #    are presented as sub names are);
 #  * nytprofcalls prints exactly our collapsed stacks of the nytprof.out (its
-#    unit, its "(eval 0)"), with the source's own total weight;
+#    unit, its "(eval 0)"), with the source's own total weight; for
+#    EasyProfiler, each thread's stacks under its own root sub
+#    (<package>::RUNTIME), weighing the thread's summed self ns of the truth;
 #  * merge gives a file the flags convert gives it (<frozen runpy>: IS_FAKE).
 # Here one file of each kind (frozen modules and lambdas, an empty profile,
 # missing sources, 29 EasyProfiler subs, a run, Pynytprof, NYTProf's own);
@@ -67,10 +71,23 @@ sub page_text {
     return $t;
 }
 
-# the ground truth's sub names as nytprofhtml shows them: { name => exclusive weight }
+# an EasyProfiler thread's package (its root sub <package>::RUNTIME), POD's rule
+sub package_of {
+    my ($tid, $name) = @_;
+    return 'main' if $name eq 'Main' || $name eq 'main';
+    return "thread_$tid" if $name eq '';
+    (my $p = $name) =~ s/[\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f]/_/g;
+    return $p =~ /\A[0-9]/ ? "_$p" : $p;
+}
+
+# the ground truth's sub names as nytprofhtml shows them: { name => exclusive
+# weight }; for EasyProfiler also { sub => 1 } of the block subs index.html must
+# list and { root sub => the thread's self ns } of the threads' stacks
+my (%ep_blocks, %ep_roots);
 sub truth_names {
     my ($in) = @_;
     my %w;
+    %ep_blocks = %ep_roots = ();
     if ($in =~ m{/tachyon/}) {
         for (split /\n/, slurp("$in.collapsed.txt")) {    # CPython's basename:qualname:line frames
             my ($stack, $n) = /\A(.*) (\d+)\z/ or next;
@@ -82,7 +99,12 @@ sub truth_names {
         my $t = $json->decode(slurp("$in.truth.json"));
         for my $th (@{ $t->{threads} }) {
             $w{ name($_) } += $th->{by_name}{$_}{self_ns} for keys %{ $th->{by_name} };
+            for (grep { $th->{by_name}{$_}{type} eq 'block' } keys %{ $th->{by_name} }) {
+                $ep_blocks{ name(/::/ ? $_ : "main::$_") } = 1;
+                $ep_roots{ package_of($th->{thread_id}, $th->{name}) . '::RUNTIME' } += $th->{by_name}{$_}{self_ns};
+            }
         }
+        delete $ep_roots{$_} for grep { !$ep_roots{$_} } keys %ep_roots;
     } elsif ($in =~ m{/statprofiler/}) {
         my $t = $json->decode(slurp("$in.truth.json"));
         (my $name = $in) =~ s/\.[0-9a-f]{48}\.[0-9a-f]{8}\z//;    # a root's first file: its whole run
@@ -187,6 +209,11 @@ for my $in (@corpus) {
         @top = @top[0 .. 4] if @top > 5;
         my @hidden = grep { $index !~ /(?:^|[\s:])\Q$_\E(?=\s|\z)/m } @top;
         is_deeply(\@hidden, [], "$label: ... its top " . scalar(@top) . ' in index.html');
+        if (%ep_blocks) {
+            my @absent = grep { $index !~ /(?:^|\s)\Q$_\E(?=\s|\z)/m } sort keys %ep_blocks;
+            is_deeply(\@absent, [], "$label: ... all its " . scalar(keys %ep_blocks)
+                . ' block subs (every thread\'s spans of a name in one sub) in index.html');
+        }
     }
 
     my %attr;
@@ -196,6 +223,12 @@ for my $in (@corpus) {
     my $want = our_stacks($out, $attr{ticks_per_sec});
     is_deeply([ first_differences($want, $got, 5) ], [], "$label: nytprofcalls prints our collapsed stacks ("
         . scalar(keys %$want) . ' stacks)');
+    if (%ep_roots) {
+        my %by_root;
+        $by_root{ (split /;/, $_)[0] } += $got->{$_} for keys %$got;
+        is_deeply(\%by_root, \%ep_roots, "$label: ... each of its " . scalar(keys %ep_roots)
+            . " threads' stacks under its own root sub, weighing the thread's self ns");
+    }
     if ($label =~ m{\A(?:tachyon|easyprofiler|statprofiler)/} && %$want) {
         my $f = "$tmp/source.folded";
         unlink $f;

@@ -7,7 +7,7 @@
 # (*.collapsed.txt or *.truth.json: CPython's reader; *.truth.json:
 # EasyProfiler's; *.samples.jsonl: Devel::StatProfiler's), and pprof's
 # locations carry CPython's file and line.  NYTProf's Package::sub
-# presentation of foreign names ("main::leaf", "Worker_1::work_unit",
+# presentation of foreign names ("main::leaf", "main::work_unit",
 # "threading::Thread::run") belongs to nytprof.out only.  pprof checks skip
 # without Go.
 use strict;

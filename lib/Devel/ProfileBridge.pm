@@ -903,13 +903,27 @@ range); events and values count as calls with zero time.
 
 =item names
 
-A descriptor (or run-time) name that contains C<::> is kept.  Others go
-into the thread's package: C<main> for the thread named C<Main>,
+A descriptor (or run-time) name that contains C<::> is kept
+(C<ns::C::f(int)>).  Others go into package C<main>, whatever the thread:
+block C<work_unit> is the sub C<main::work_unit> in every thread, so its
+calls, inclusive and exclusive time are the sums over the threads, as
+EasyProfiler's own per-name statistics are, and every block name is one
+row in C<nytprofhtml>'s list of subs.  Each distinct run-time name is its
+own sub.  A sub's C<SUB_INFO> (file, first line) is that of the first
+descriptor giving it its name, once per file.  A call site is the caller's
+descriptor file and line.  The stack outputs show the block name alone, as
+EasyProfiler does (L</NAMES IN EACH TARGET>).
+
+Threads stay apart by their own root sub C<E<lt>packageE<gt>::RUNTIME>,
+the package being C<main> for the thread named C<Main>,
 C<thread_E<lt>tidE<gt>> for an unnamed thread, else the thread name with
-non-word characters turned into C<_>.  Each distinct run-time name is its
-own sub.  Top-level blocks are called by C<E<lt>packageE<gt>::RUNTIME>.
-A call site is the caller's descriptor file and line.  The stack outputs
-show the block name alone, as EasyProfiler does (L</NAMES IN EACH TARGET>).
+non-word characters turned into C<_> (C<Worker_1::RUNTIME> for
+C<Worker 1>): it calls the thread's top-level blocks (C<SUB_CALLERS>) and
+is the outermost frame of each of the thread's stacks in the call events,
+so C<nytprofcalls> prints C<Worker_1::RUNTIME;main::worker.iteration;main::work_unit>
+and C<nytprofhtml>'s flame graph has one tower per thread.  With no calls
+of its own it is not in the report's list of subs.  C<merge> unifies subs
+by name in the same way (its stacks start at the blocks).
 
 =item threads
 
@@ -1123,7 +1137,7 @@ Each target names a function in its own reader's language.
 NYTProf's C<Package::sub>: a foreign function becomes a sub of a package
 (L</Tachyon (CPython)>, L</EasyProfiler (C++)>), then the L</Names> mapping
 makes it show in C<nytprofhtml> (C<threading::Thread::run>,
-C<mod::[module]>, C<Worker_1::work_unit>).  File names get the same
+C<mod::[module]>, C<main::work_unit>).  File names get the same
 mapping (C<[frozen runpy]>).  Only this target has it.
 
 =item collapsed, pprof, speedscope (and C<diff>)
@@ -1134,7 +1148,8 @@ C<< crunch.<locals>.<genexpr> >>, C<< <GC> >>); in pprof and speedscope
 with its file as recorded and its line (pprof: the location's line, the
 line executing; speedscope: the frame's line).  EasyProfiler: the block name
 exactly as EasyProfiler shows it (C<work_unit>, C<ns::C::f(int)>), without
-the thread's package.  StatProfiler, NYTProf and Pynytprof: Perl's
+the C<main> package, and no thread root frame (collapsed lines start with the
+thread's C<tid:> frame, pprof and speedscope keep threads apart themselves).  StatProfiler, NYTProf and Pynytprof: Perl's
 C<Package::sub> (C<main::fib>; a file's top-level code C<main::RUNTIME>,
 a sample with no frame C<main::(no frame)>).  Collapsed lines name a frame
 by its function name alone (C<flamegraph.pl> has no place for a file), so
@@ -1194,7 +1209,7 @@ C<f(std.string const&) const>.
 Everything else is kept: spaces, C<&>, C<*>, Perl's
 C<__ANON__[file.pl:12]>.  Python names are C<module::Class::method> (the
 module from the file, L</names>); C++ names are EasyProfiler's block names
-in the thread's package (L</EasyProfiler (C++)>).
+in package C<main> (L</EasyProfiler (C++)>).
 
 =back
 
