@@ -2,7 +2,8 @@
 # bench/race.pl - every large corpus file, each of our targets raced against
 # the real reader of the file's format, in one run.
 #
-#   perl bench/race.pl [--runs N] [--corpus DIR] [--tools DIR] [--only WORD]
+#   perl bench/race.pl [--runs N] [--corpus DIR] [--tools DIR] [--only WORD]...
+#                      [--shared-real]
 #
 # Run from the distribution root after "perl Makefile.PL && make" (it is what
 # "make bench" runs first, through bench/run-all.sh).
@@ -35,13 +36,16 @@
 #                 records; Tachyon and StatProfiler input only, else "n/a")
 #
 # Method: each command is run once untimed (a probe: it must succeed, and it
-# warms the page cache), then N rounds (default 5); each round runs the real
-# reader, then each target, so the two sides alternate (A B A C ... A B A C)
-# and load on the machine falls on both.  Times are wall seconds of the whole
-# process (Time::HiRes around it), peak RSS is /usr/bin/time's %M (the
-# process's maximum resident set).  Printed per file and target: the medians
-# of ours and theirs, ours/theirs (below 1.00x: ours is faster), and both peak
-# RSS (medians, MB).
+# warms the page cache), then N rounds (default 5).  A round runs, for each
+# target, the real reader and then the target (A B A C A D ...), so every
+# target has N runs of its own paired with N runs of the real reader, and
+# load on the machine falls on both sides alike; --only WORD keeps the files
+# whose "format/name" contains WORD; --shared-real runs the real reader once
+# per round instead (A B C D ...: quicker, the pairing looser).  Times are
+# wall seconds of the whole process (Time::HiRes around it), peak RSS is
+# /usr/bin/time's %M (the process's maximum resident set).  Printed per file
+# and target: the medians of ours and theirs, ours/theirs (the ratio of the
+# medians; below 1.00x ours is faster), and both peak RSS (medians, MB).
 use strict;
 use warnings;
 use Getopt::Long;
@@ -56,8 +60,10 @@ my $runs = 5;
 my $corpus = $ENV{CORPUS} // '../shared/corpus';
 my $tools = $ENV{PB_BENCH_TOOLS} // ($ENV{TMPDIR} // '/tmp') . '/pb-bench-tools';
 my @only;
-GetOptions('runs=i' => \$runs, 'corpus=s' => \$corpus, 'tools=s' => \$tools, 'only=s' => \@only)
-    or die "usage: $0 [--runs N] [--corpus DIR] [--tools DIR] [--only WORD]...\n";
+my $shared_real = 0;
+GetOptions('runs=i' => \$runs, 'corpus=s' => \$corpus, 'tools=s' => \$tools, 'only=s' => \@only,
+    'shared-real' => \$shared_real)
+    or die "usage: $0 [--runs N] [--corpus DIR] [--tools DIR] [--only WORD]... [--shared-real]\n";
 $runs = 1 if $runs < 1;
 die "race.pl: run it from the distribution root after 'perl Makefile.PL && make' (no blib/)\n"
     unless -d 'blib/arch' && -f 'bin/profbridge';
@@ -246,7 +252,9 @@ sub median {
 }
 
 my $line = '-' x 100;
-printf "Race of the real readers, %d rounds (each: the real reader, then each of our targets), medians\n", $runs;
+printf "Race of the real readers, medians of %d rounds; %s\n", $runs, $shared_real
+    ? 'a round: the real reader once, then each of our targets'
+    : 'a round: the real reader before each of our targets (ratio: against those paired runs)';
 printf "%-13s %8s %8s %8s %9s %9s   %s\n", 'target', 'ours s', 'real s', 'ratio', 'ours MB', 'real MB', '';
 
 for my $f (@files) {
@@ -274,24 +282,43 @@ for my $f (@files) {
         my ($dt, $x) = run_one($c->[1]->(), $file);
         if (defined $dt) { $ok{ $c->[0] } = 1 } else { $why{ $c->[0] } = $x }
     }
+    # a round: the real reader before each target (A B A C ...: --pairs, the
+    # default), or once before all of them (A B C ...: --shared-real)
     my (%t, %m);
+    my $rec = sub {
+        my ($key, $c, $round) = @_;
+        remove_tree($work); make_path($work);
+        my ($dt, $kb) = run_one($c->[1]->());
+        die "race.pl: $c->[0] on $file failed in round $round after its probe passed: $kb\n" unless defined $dt;
+        push @{ $t{$key} }, $dt;
+        push @{ $m{$key} }, $kb;
+        push @{ $t{'real:*'} }, $dt if $c->[0] eq 'real';
+        push @{ $m{'real:*'} }, $kb if $c->[0] eq 'real';
+    };
+    my ($real_cmd) = grep { $_->[0] eq 'real' && $ok{real} } @cmds;
     for my $round (1 .. $runs) {
-        for my $c (grep { $ok{ $_->[0] } } @cmds) {
-            remove_tree($work); make_path($work);
-            my ($dt, $kb) = run_one($c->[1]->());
-            die "race.pl: $c->[0] on $file failed in round $round after its probe passed: $kb\n" unless defined $dt;
-            push @{ $t{ $c->[0] } }, $dt;
-            push @{ $m{ $c->[0] } }, $kb;
+        $rec->('real:shared', $real_cmd, $round) if $real_cmd && $shared_real;
+        for my $c (grep { $ok{ $_->[0] } && $_->[0] ne 'real' } @cmds) {
+            $rec->("real:$c->[0]", $real_cmd, $round) if $real_cmd && !$shared_real;
+            $rec->($c->[0], $c, $round);
         }
     }
     $real->{cleanup}->() if $real->{cleanup} && !$real->{missing};
-    my ($rt, $rm) = $ok{real} ? (median(@{ $t{real} }), median(@{ $m{real} }) / 1024) : ();
     my $theirs = $real->{missing} ? 'missing' : $ok{real} ? undef : 'refused';
+    # the real reader's medians: over its runs paired with this target, or
+    # over all its runs on this file (shared, and for the n/a rows)
+    my $rmed = sub {
+        my ($key) = @_;
+        $key = 'real:*' if $shared_real || !$t{$key};
+        return $t{$key} ? (median(@{ $t{$key} }), median(@{ $m{$key} }) / 1024) : ();
+    };
     for my $t (@targets) {
         my $name = $t->[0];
+        my ($rt, $rm) = $theirs ? () : $rmed->("real:$name");
         if (!$ok{$name}) {
-            printf "%-13s %8s %8s %8s %9s %9s   n/a: %s\n", $name, '-', $theirs // sprintf('%.3f', $rt), '-', '-',
-                $theirs ? '-' : sprintf('%.1f', $rm), $why{$name};
+            printf "%-13s %8s %8s %8s %9s %9s   n/a: %s\n", $name, '-',
+                $theirs // (defined $rt ? sprintf('%.3f', $rt) : '-'), '-', '-',
+                defined $rm ? sprintf('%.1f', $rm) : '-', $why{$name};
             next;
         }
         my ($ot, $om) = (median(@{ $t{$name} }), median(@{ $m{$name} }) / 1024);

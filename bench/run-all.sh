@@ -8,8 +8,8 @@
 # 1. bench/race.pl: per large file and per target of ours (for_chunks,
 #    nytprof.out, collapsed, pprof, speedscope, StatProfiler records), the
 #    median wall time and peak RSS of ours and of the real reader of the
-#    file's format, runs alternating (real, ours, real, ours ...), RUNS rounds
-#    (default 5), and ours/theirs.  The real readers are found or built in
+#    file's format, runs alternating (real, ours, real, ours ...: RUNS of
+#    each, default 5, per target), and ours/theirs.  The real readers are found or built in
 #    that run: Devel::NYTProf::ReadStream (Debian libdevel-nytprof-perl), the
 #    real EasyProfiler 2.1 reader and Devel::StatProfiler (built from
 #    ../shared/tools/build-real-easyprofiler and build-real-statprofiler),
