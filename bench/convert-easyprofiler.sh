@@ -1,9 +1,9 @@
 #!/bin/sh
 # The CLI convert of the large EasyProfiler capture to nytprof.out, at zlib
 # levels 6 (the default), 1 and 0: median wall and CPU (user + sys) seconds of
-# RUNS runs each, the whole process (Perl start-up included).  Issue 16's
-# target: the default level at most 0.8x the real reader's fillTreesFromFile
-# (0.27 s on the reference 2-core machine), i.e. <= 0.216 s.
+# RUNS runs each, the whole process (Perl start-up included).  The target:
+# the default level at most 0.8x the real reader's fillTreesFromFile, whole
+# process, raced in the same run by bench/race.pl ("make bench").
 # Run from the distribution root after "perl Makefile.PL && make".
 #   sh bench/convert-easyprofiler.sh [RUNS]
 set -eu

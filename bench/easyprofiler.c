@@ -5,8 +5,8 @@
  *   gcc -O2 -std=c99 -Wall -Wextra -Ic bench/easyprofiler.c c/[a-z]*.c -lz -lzstd -lsnappy -lpthread -o /tmp/bench_ep
  * Run (peak RSS from /usr/bin/time):
  *   /usr/bin/time -v /tmp/bench_ep ../shared/corpus/easyprofiler/large/ep_large.prof 5
- * Reference: the real reader (fillTreesFromFile, no statistics) takes 0.27 s
- * and 112 MB peak RSS on this file (../shared/specs/easyprofiler-format.md §8).
+ * The real reader (fillTreesFromFile) is raced against ours, both whole
+ * processes, in the same run by bench/race.pl ("make bench").
  */
 #include "bench_common.h"
 

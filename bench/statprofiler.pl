@@ -1,7 +1,8 @@
 #!/usr/bin/perl
 # bench/statprofiler.pl - StatProfiler decode (+ fold to chunks) and writer
-# throughput, against ../shared/corpus/statprofiler/large/ (18.2 MB, 848,805
-# samples; the real Devel::StatProfiler::Reader: 2.78 s, 7.4 MB RSS).
+# throughput on ../shared/corpus/statprofiler/large/ (18.2 MB, 848,805
+# samples).  The real Devel::StatProfiler::Reader is raced against ours in
+# the same run by bench/race.pl ("make bench").
 #   perl bench/statprofiler.pl [LARGE_FILE]
 use strict;
 use warnings;

@@ -11,8 +11,8 @@
  * (20 MB, 4,000,989 samples, 30 threads).  Prints the median wall time of
  * RUNS runs, samples/s and this process's peak RSS (getrusage).  Run one mode
  * per process so the RSS belongs to that mode; /usr/bin/time -v agrees.
- * Reference: CPython's own reader into its collapsed collector, 2.06 s and
- * 33.6 MB on the same 2-core VM (the large truth.json).
+ * CPython 3.15's own replay is raced against ours, both whole processes, in
+ * the same run by bench/race.pl ("make bench").
  *
  * Build (from the top directory):
  *   gcc -O2 -std=c99 -Wall -Wextra -Ic bench/tachyon.c c/<core + decoders> \

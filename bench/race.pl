@@ -1,0 +1,333 @@
+#!/usr/bin/perl
+# bench/race.pl - every large corpus file, each of our targets raced against
+# the real reader of the file's format, in one run.
+#
+#   perl bench/race.pl [--runs N] [--corpus DIR] [--tools DIR] [--only WORD]...
+#                      [--shared-real]
+#
+# Run from the distribution root after "perl Makefile.PL && make" (it is what
+# "make bench" runs first, through bench/run-all.sh).
+#
+# The real readers, found or built here (into --tools DIR, default
+# $PB_BENCH_TOOLS or $TMPDIR/pb-bench-tools; a second run reuses them):
+#   NYTProf       Devel::NYTProf::ReadStream's for_chunks with an empty
+#                 callback (Debian libdevel-nytprof-perl)
+#   Pynytprof     the same reader (the files are NYTProf's format)
+#   EasyProfiler  fillTreesFromFile (EasyProfiler 2.1, Release build), as
+#                 "ep-read --quiet FILE": CORPUS/../tools/build-real-easyprofiler
+#   StatProfiler  Devel::StatProfiler::Reader, read_trace to the end:
+#                 CORPUS/../tools/build-real-statprofiler
+#   Tachyon       CPython 3.15's own "python3.15 -m profiling.sampling replay
+#                 --collapsed", run directly in the Debian sid chroot that
+#                 CORPUS/../tools/make-real-python315 makes (root, and
+#                 Debian's archive reachable, the first time; $PY315_ROOT
+#                 names an existing chroot)
+# A reader that cannot be had is printed as "missing" with the reason, one
+# that rejects a file as "refused" with its message: never a remembered
+# figure.
+#
+# Targets (ours, each a whole process: perl -Mblib ...):
+#   for_chunks    Devel::ProfileBridge::ReadStream's for_chunks { } (empty)
+#   nytprof       profbridge convert FILE -o OUT           (nytprof.out)
+#   collapsed     profbridge convert FILE --to collapsed
+#   pprof         profbridge convert FILE --to pprof
+#   speedscope    profbridge convert FILE --to speedscope
+#   statprofiler  profbridge convert FILE --to statprofiler (StatProfiler
+#                 records; Tachyon and StatProfiler input only, else "n/a")
+#
+# Method: each command is run once untimed (a probe: it must succeed, and it
+# warms the page cache), then N rounds (default 5).  A round runs, for each
+# target, the real reader and then the target (A B A C A D ...), so every
+# target has N runs of its own paired with N runs of the real reader, and
+# load on the machine falls on both sides alike; --only WORD keeps the files
+# whose "format/name" contains WORD; --shared-real runs the real reader once
+# per round instead (A B C D ...: quicker, the pairing looser).  Times are
+# wall seconds of the whole process (Time::HiRes around it), peak RSS is
+# /usr/bin/time's %M (the process's maximum resident set).  Printed per file
+# and target: the medians of ours and theirs, ours/theirs (the ratio of the
+# medians; below 1.00x ours is faster), and both peak RSS (medians, MB).
+use strict;
+use warnings;
+use Getopt::Long;
+use Config;
+use Cwd qw(abs_path getcwd);
+use File::Basename qw(basename dirname);
+use File::Path qw(make_path remove_tree);
+use File::Temp qw(tempdir);
+use Time::HiRes qw(time);
+
+my $runs = 5;
+my $corpus = $ENV{CORPUS} // '../shared/corpus';
+my $tools = $ENV{PB_BENCH_TOOLS} // ($ENV{TMPDIR} // '/tmp') . '/pb-bench-tools';
+my @only;
+my $shared_real = 0;
+GetOptions('runs=i' => \$runs, 'corpus=s' => \$corpus, 'tools=s' => \$tools, 'only=s' => \@only,
+    'shared-real' => \$shared_real)
+    or die "usage: $0 [--runs N] [--corpus DIR] [--tools DIR] [--only WORD]... [--shared-real]\n";
+$runs = 1 if $runs < 1;
+die "race.pl: run it from the distribution root after 'perl Makefile.PL && make' (no blib/)\n"
+    unless -d 'blib/arch' && -f 'bin/profbridge';
+unless (-d $corpus) {
+    print "race.pl: the corpus directory $corpus is absent: nothing to race.\n",
+        "  The large profiles and the real tools' build scripts come with the development\n",
+        "  material beside the distribution (../shared: corpus/ and tools/); set CORPUS=DIR\n",
+        "  to point at a corpus directory.\n";
+    exit 0;
+}
+$corpus = abs_path($corpus);
+my $shared_tools = abs_path("$corpus/../tools") // "$corpus/../tools";
+make_path($tools);
+$tools = abs_path($tools);
+my $tmp = tempdir('pb-race-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+my $perl = $Config{perlpath};
+my $timebin = '/usr/bin/time';
+die "race.pl: $timebin (GNU time) is needed for the peak RSS: apt-get install time\n" unless -x $timebin;
+
+# ---- the real readers -------------------------------------------------------------------
+# Each: { name, cmd => sub (FILE) -> [argv], missing => reason }.
+my %real;
+
+sub log_file { "$tools/$_[0].log" }
+sub tool_script {
+    my ($name) = @_;
+    my $s = "$shared_tools/$name";
+    return -x $s ? $s : undef;
+}
+
+# NYTProf (Pynytprof files are NYTProf's format: the same reader)
+{
+    my $v = `'$perl' -MDevel::NYTProf::ReadStream -e 'print \$Devel::NYTProf::Core::VERSION // \$Devel::NYTProf::VERSION // q(?)' 2>&1`;
+    my $r = $? == 0
+        ? {
+        name => "Devel::NYTProf::ReadStream for_chunks { } (Devel::NYTProf $v)",
+        cmd  => sub {
+            [$perl, '-MDevel::NYTProf::ReadStream=for_chunks', '-e', 'for_chunks { } filename => shift, quiet => 1', $_[0]];
+        },
+        }
+        : { missing => 'Devel::NYTProf::ReadStream does not load (Debian: apt-get install libdevel-nytprof-perl)' };
+    $real{nytprof} = $real{pynytprof} = $r;
+}
+
+# EasyProfiler: ep-read, built by build-real-easyprofiler
+{
+    my $s = tool_script('build-real-easyprofiler');
+    if (!$s) {
+        $real{easyprofiler} = { missing => "no build-real-easyprofiler in $shared_tools" };
+    } else {
+        print STDERR "race.pl: finding or building the real EasyProfiler reader in $tools/easyprofiler\n";
+        my @p = split /\n/, `'$s' '$tools/easyprofiler' 2>'${\ log_file('easyprofiler')}'`;
+        $real{easyprofiler} = $? == 0 && @p && -x $p[0]
+            ? { name => 'EasyProfiler 2.1 fillTreesFromFile (ep-read --quiet, Release build)',
+                cmd => sub { [$p[0], '--quiet', $_[0]] } }
+            : { missing => 'build-real-easyprofiler failed (log: ' . log_file('easyprofiler') . ')' };
+    }
+}
+
+# StatProfiler: the real Devel::StatProfiler, built by build-real-statprofiler
+{
+    my $s = tool_script('build-real-statprofiler');
+    if (!$s) {
+        $real{statprofiler} = { missing => "no build-real-statprofiler in $shared_tools" };
+    } else {
+        print STDERR "race.pl: finding or building the real Devel::StatProfiler in $tools/statprofiler\n";
+        my $flags = `'$s' '$tools/statprofiler' 2>'${\ log_file('statprofiler')}'`;
+        chomp $flags;
+        my @inc = split ' ', $flags;
+        my $v = $? == 0 && @inc
+            ? `'$perl' @inc -MDevel::StatProfiler::Reader -e 'print \$Devel::StatProfiler::VERSION' 2>/dev/null` : '';
+        $real{statprofiler} = $v
+            ? { name => "Devel::StatProfiler::Reader $v, read_trace to the end",
+                cmd => sub {
+                    [$perl, @inc, '-MDevel::StatProfiler::Reader', '-e',
+                        'my $r = Devel::StatProfiler::Reader->new(shift); 1 while $r->read_trace', $_[0]];
+                } }
+            : { missing => 'build-real-statprofiler failed (log: ' . log_file('statprofiler') . ')' };
+    }
+}
+
+# Tachyon: CPython 3.15's replay in the sid chroot of make-real-python315
+{
+    my $s = tool_script('make-real-python315');
+    my $root = $ENV{PY315_ROOT} // "$tools/py315";
+    my $py = '/usr/bin/python3.15';
+    if ($> != 0) {
+        $real{tachyon} = { missing => 'CPython 3.15 runs in a chroot here: needs root' };
+    } elsif (!-x "$root$py" && !$s) {
+        $real{tachyon} = { missing => "no chroot at $root and no make-real-python315 in $shared_tools" };
+    } else {
+        if (!-x "$root$py") {
+            print STDERR "race.pl: making the CPython 3.15 chroot in $root (debootstrap; a few minutes)\n";
+            system("'$s' --root '$root' >'${\ log_file('python315')}' 2>&1");
+        }
+        my $v = -x "$root$py" ? `chroot '$root' $py -V 2>&1` : '';
+        chomp $v;
+        if ($v =~ /^Python 3\.15/) {
+            make_path("$root/srv/bench");
+            $real{tachyon} = {
+                name => "$v (Debian sid) profiling.sampling replay --collapsed",
+                # the input is copied into the chroot once per file (see prepare)
+                prepare => sub {
+                    my ($file) = @_;
+                    system('cp', $file, "$root/srv/bench/in.bin") == 0 or die "race.pl: cp $file into $root\n";
+                },
+                cmd => sub {
+                    ['chroot', $root, $py, '-m', 'profiling.sampling', 'replay', '--collapsed', '-o',
+                        '/srv/bench/out.txt', '/srv/bench/in.bin'];
+                },
+                cleanup => sub { remove_tree("$root/srv/bench"); make_path("$root/srv/bench") },
+            };
+        } else {
+            $real{tachyon} = { missing => "CPython 3.15 could not be had in $root (log: " . log_file('python315') . ')' };
+        }
+    }
+}
+
+# ---- the large corpus files ----------------------------------------------------------------
+my %pick = (
+    nytprof      => qr/\.nytprof\.out\z/,
+    pynytprof    => qr/\.nytprof\.out\z/,
+    easyprofiler => qr/\.prof\z/,
+    statprofiler => qr/\.out\.[0-9a-f]{48}\.[0-9]{8}\z/,
+    tachyon      => qr/\.bin\z/,
+);
+my @files;
+for my $fmt (sort keys %pick) {
+    push @files, map { [$fmt, $_] } grep { basename($_) =~ $pick{$fmt} && -f } sort glob("$corpus/$fmt/large/*");
+}
+if (@only) {
+    my $re = join '|', map { quotemeta } @only;
+    @files = grep { ("$_->[0]/" . basename($_->[1])) =~ /$re/ } @files;
+}
+die "race.pl: no large corpus files under $corpus/*/large\n" unless @files;
+
+# ---- ours ---------------------------------------------------------------------------------
+my @blib = ('-Mblib');
+my @targets = (
+    [for_chunks => sub {
+        [$perl, @blib, '-MDevel::ProfileBridge::ReadStream=for_chunks', '-e', 'for_chunks { } filename => shift', $_[0]];
+    }],
+    map {
+        my ($to, $out) = @$_;
+        [$to => sub { [$perl, @blib, 'bin/profbridge', 'convert', $_[0], '--to', $to, '-o', "$_[1]/$out"] }]
+    } [nytprof => 'out.nytprof'], [collapsed => 'out.folded'], [pprof => 'out.pb.gz'],
+      [speedscope => 'out.json'], [statprofiler => 'out.statprof'],
+);
+
+# ---- running and measuring -----------------------------------------------------------------
+# one run: (wall seconds, peak RSS KB) or (undef, first line of its error)
+sub run_one {
+    my ($argv, $file) = @_;
+    my $rss = "$tmp/rss";
+    unlink $rss;
+    my $t0 = time;
+    my $pid = fork // die "race.pl: fork: $!\n";
+    if (!$pid) {
+        open STDOUT, '>', "$tmp/stdout" or die;
+        open STDERR, '>', "$tmp/stderr" or die;
+        exec $timebin, '-f', '%M', '-o', $rss, @$argv or die "exec: $!";
+    }
+    waitpid $pid, 0;
+    my $dt = time - $t0;
+    my $st = $?;
+    if ($st) {
+        open my $e, '<', "$tmp/stderr";
+        my @l = grep { /\S/ && !/^Command exited with non-zero status/ } <$e>;
+        my ($msg) = grep({ /error|invalid|refus|unsupported|cannot|can't/i } @l);
+        $msg //= $l[0] // "exit status $st\n";
+        chomp $msg;
+        $msg =~ s/\Q$file\E/basename($file)/ge if defined $file;
+        $msg =~ s/[^\x20-\x7e]+/?/g;
+        $msg = substr($msg, 0, 90) . '...' if length $msg > 93;
+        return (undef, $msg);
+    }
+    open my $r, '<', $rss or die "race.pl: no $rss\n";
+    my @l = <$r>;
+    my ($kb) = $l[-1] =~ /(\d+)/;
+    return ($dt, $kb);
+}
+
+sub median {
+    my @s = sort { $a <=> $b } @_;
+    return @s % 2 ? $s[$#s / 2] : ($s[@s / 2 - 1] + $s[@s / 2]) / 2;
+}
+
+my $line = '-' x 100;
+printf "Race of the real readers, medians of %d rounds; %s\n", $runs, $shared_real
+    ? 'a round: the real reader once, then each of our targets'
+    : 'a round: the real reader before each of our targets (ratio: against those paired runs)';
+printf "%-13s %8s %8s %8s %9s %9s   %s\n", 'target', 'ours s', 'real s', 'ratio', 'ours MB', 'real MB', '';
+
+for my $f (@files) {
+    my ($fmt, $file) = @$f;
+    my $real = $real{$fmt};
+    print "$line\n";
+    printf "%s/large/%s (%.1f MB); real reader: %s\n", $fmt, basename($file), (-s $file) / 1e6,
+        $real->{missing} ? "missing: $real->{missing}" : $real->{name};
+
+    # probes: every command once, untimed; what fails is not raced
+    my $work = "$tmp/out";
+    my %ok;
+    my %why;
+    my @cmds;
+    if (!$real->{missing}) {
+        $real->{prepare}->($file) if $real->{prepare};
+        push @cmds, [real => sub { $real->{cmd}->($file) }];
+    }
+    for my $t (@targets) {
+        my ($name, $mk) = @$t;
+        push @cmds, [$name => sub { $mk->($file, $work) }];
+    }
+    for my $c (@cmds) {
+        remove_tree($work); make_path($work);
+        my ($dt, $x) = run_one($c->[1]->(), $file);
+        if (defined $dt) { $ok{ $c->[0] } = 1 } else { $why{ $c->[0] } = $x }
+    }
+    # a round: the real reader before each target (A B A C ...: --pairs, the
+    # default), or once before all of them (A B C ...: --shared-real)
+    my (%t, %m);
+    my $rec = sub {
+        my ($key, $c, $round) = @_;
+        remove_tree($work); make_path($work);
+        my ($dt, $kb) = run_one($c->[1]->());
+        die "race.pl: $c->[0] on $file failed in round $round after its probe passed: $kb\n" unless defined $dt;
+        push @{ $t{$key} }, $dt;
+        push @{ $m{$key} }, $kb;
+        push @{ $t{'real:*'} }, $dt if $c->[0] eq 'real';
+        push @{ $m{'real:*'} }, $kb if $c->[0] eq 'real';
+    };
+    my ($real_cmd) = grep { $_->[0] eq 'real' && $ok{real} } @cmds;
+    for my $round (1 .. $runs) {
+        $rec->('real:shared', $real_cmd, $round) if $real_cmd && $shared_real;
+        for my $c (grep { $ok{ $_->[0] } && $_->[0] ne 'real' } @cmds) {
+            $rec->("real:$c->[0]", $real_cmd, $round) if $real_cmd && !$shared_real;
+            $rec->($c->[0], $c, $round);
+        }
+    }
+    $real->{cleanup}->() if $real->{cleanup} && !$real->{missing};
+    my $theirs = $real->{missing} ? 'missing' : $ok{real} ? undef : 'refused';
+    # the real reader's medians: over its runs paired with this target, or
+    # over all its runs on this file (shared, and for the n/a rows)
+    my $rmed = sub {
+        my ($key) = @_;
+        $key = 'real:*' if $shared_real || !$t{$key};
+        return $t{$key} ? (median(@{ $t{$key} }), median(@{ $m{$key} }) / 1024) : ();
+    };
+    for my $t (@targets) {
+        my $name = $t->[0];
+        my ($rt, $rm) = $theirs ? () : $rmed->("real:$name");
+        if (!$ok{$name}) {
+            printf "%-13s %8s %8s %8s %9s %9s   n/a: %s\n", $name, '-',
+                $theirs // (defined $rt ? sprintf('%.3f', $rt) : '-'), '-', '-',
+                defined $rm ? sprintf('%.1f', $rm) : '-', $why{$name};
+            next;
+        }
+        my ($ot, $om) = (median(@{ $t{$name} }), median(@{ $m{$name} }) / 1024);
+        if ($theirs) {
+            printf "%-13s %8.3f %8s %8s %9.1f %9s\n", $name, $ot, $theirs, '-', $om, '-';
+        } else {
+            printf "%-13s %8.3f %8.3f %7.2fx %9.1f %9.1f\n", $name, $ot, $rt, $ot / $rt, $om, $rm;
+        }
+    }
+    print "  real reader refused the file: $why{real}\n" if !$real->{missing} && !$ok{real};
+}
+print "$line\n";
