@@ -1080,45 +1080,50 @@ void pb_present_counts(const pb_present *p, uint32_t *embedded, uint32_t *missin
     *missing = p->missing;
 }
 
-static void missing_warning(pb_present *p)
+/* one warning: head, the first PB_MISSING_LISTED names (each row of `rows`,
+ * `stride` bytes apart, quoted as `quote` says), " and N more", tail */
+static void list_warning(pb_present *p, const char *head, uint32_t n, const char *rows, size_t stride, int quote,
+                         const char *tail)
 {
-    char msg[PB_MISSING_LISTED * 130 + 256];
+    char msg[PB_MISSING_LISTED * 204 + 512];
     size_t w;
     uint32_t i;
+    w = (size_t)snprintf(msg, sizeof msg, "%s", head);
+    for (i = 0; i < n && i < PB_MISSING_LISTED && w < sizeof msg; i++)
+        w += (size_t)snprintf(msg + w, sizeof msg - w, quote ? "%s'%s'" : "%s%s", i ? ", " : "", rows + i * stride);
+    if (w < sizeof msg && n > PB_MISSING_LISTED)
+        w += (size_t)snprintf(msg + w, sizeof msg - w, " and %u more", n - PB_MISSING_LISTED);
+    if (w < sizeof msg)
+        snprintf(msg + w, sizeof msg - w, "%s", tail);
+    p->out->warn(p->out, msg);
+}
+
+static void missing_warning(pb_present *p)
+{
+    char head[160];
     if (!p->missing || !p->out->warn)
         return;
-    w = (size_t)snprintf(msg, sizeof msg, "convert: warning: the source of %u of %u files was not found (not embedded): ",
-                         p->missing, p->missing + p->embedded + p->refused);
-    for (i = 0; i < p->missing && i < PB_MISSING_LISTED && w < sizeof msg; i++)
-        w += (size_t)snprintf(msg + w, sizeof msg - w, "%s'%s'", i ? ", " : "", p->listed[i]);
-    if (w < sizeof msg && p->missing > PB_MISSING_LISTED)
-        w += (size_t)snprintf(msg + w, sizeof msg - w, " and %u more", p->missing - PB_MISSING_LISTED);
-    if (w < sizeof msg)
-        snprintf(msg + w, sizeof msg - w, "; look in more places with --source-root DIR or --strip-prefix PREFIX");
-    p->out->warn(p->out, msg);
+    snprintf(head, sizeof head, "convert: warning: the source of %u of %u files was not found (not embedded): ",
+             p->missing, p->missing + p->embedded + p->refused);
+    list_warning(p, head, p->missing, p->listed[0], sizeof p->listed[0], 1,
+                 "; look in more places with --source-root DIR or --strip-prefix PREFIX");
 }
 
 /* the files the source policy kept out (present.h, "Source") */
 static void refused_warning(pb_present *p)
 {
-    char msg[PB_MISSING_LISTED * 204 + 256];
-    size_t w;
-    uint32_t i;
+    char head[160], tail[256];
     if (!p->refused || !p->out->warn)
         return;
-    w = (size_t)snprintf(msg, sizeof msg, "convert: warning: the source of %u of %u files was not embedded%s: ",
-                         p->refused, p->refused + p->missing + p->embedded,
-                         p->source_any ? "" : " by the source policy");
-    for (i = 0; i < p->refused && i < PB_MISSING_LISTED && w < sizeof msg; i++)
-        w += (size_t)snprintf(msg + w, sizeof msg - w, "%s%s", i ? ", " : "", p->refused_listed[i]);
-    if (w < sizeof msg && p->refused > PB_MISSING_LISTED)
-        w += (size_t)snprintf(msg + w, sizeof msg - w, " and %u more", p->refused - PB_MISSING_LISTED);
-    if (w < sizeof msg && !p->source_any)
-        snprintf(msg + w, sizeof msg - w,
+    snprintf(head, sizeof head, "convert: warning: the source of %u of %u files was not embedded%s: ", p->refused,
+             p->refused + p->missing + p->embedded, p->source_any ? "" : " by the source policy");
+    tail[0] = '\0';
+    if (!p->source_any)
+        snprintf(tail, sizeof tail,
                  "; only %s source files under the input's directory, the working directory or a --source-root are "
                  "embedded (--source-any: any file a trusted profile names)",
                  lang_name[p->lang]);
-    p->out->warn(p->out, msg);
+    list_warning(p, head, p->refused, p->refused_listed[0], sizeof p->refused_listed[0], 0, tail);
 }
 
 pb_status pb_present_finish(pb_present *p)
