@@ -20,6 +20,10 @@ use lib "$FindBin::Bin/lib";
 use TachyonFile qw(many_threads);
 use Devel::ProfileBridge ();
 
+# StatProfiler records need snappy: without it those parts are left out
+# (profbridge would refuse before opening the FIFO, and its reader would wait)
+my $snappy = defined Devel::ProfileBridge::features()->{libraries}{snappy};
+
 my $root = "$FindBin::Bin/..";
 my $bin = "$root/bin/profbridge";
 my @inc = map { "-I$_" } grep { defined } (-d "$root/blib" ? ("$root/blib/lib", "$root/blib/arch") : ());
@@ -131,7 +135,7 @@ sub fifo_of {
 }
 
 # ---- --to statprofiler onto a FIFO: no staging directory left ---------------------------
-{
+if ($snappy) {
     my $dir = "$tmp/dev";
     mkdir $dir or die;
     my $fifo = "$dir/trace";
@@ -152,7 +156,7 @@ sub fifo_of {
 }
 
 # ---- SIGTERM while a StatProfiler run is written -----------------------------------------
-{
+if ($snappy) {
     my $in = "$tmp/threads.bin";
     open my $fh, '>:raw', $in or die;
     print {$fh} many_threads(30_000);
