@@ -178,16 +178,24 @@ static pb_format format_arg(pTHX_ SV *sv)
 
 /* ---- the Perl-calling sink ------------------------------------------------ */
 
+/* NYTProf's cb_args[]: the callback's arguments after the tag are reused
+ * scalars, one per position (TIME_LINE's $_[1] is the same scalar as
+ * SUB_INFO's $_[1]), so what a callback keeps (\$_[1], \@_) changes as
+ * under NYTProf's reader.  NEW_FID's and SRC_LINE's strings are fresh
+ * mortals and take no position, as there. */
+#define XS_MAX_ARGS 10
+
 typedef struct {
     pb_sink sink;
     unsigned char wants[PB_TAG_COUNT];
-    SV *cb[PB_TAG_COUNT];   /* the CV to call per tag (borrowed) */
+    SV *cb[PB_TAG_COUNT];   /* the CV to call per tag (a reference held) */
+    unsigned char light[PB_TAG_COUNT]; /* cb[tag] may be run as a light call */
     SV *tag_sv[PB_TAG_COUNT];
-    SV *u_sv[6];
-    SV *i_sv;
-    SV *n_sv[3];
-    SV *s_sv[2];
-    SV *t_sv[2];
+    SV *arg[XS_MAX_ARGS];   /* NYTProf's cb_args, by position */
+    /* NYTProf reads the sub names of SUB_INFO, SUB_CALLERS and SUB_RETURN
+     * into two reused scalars whose UTF-8 flag a STRING_UTF8 turns on and
+     * nothing turns off again; the arguments are copies of them */
+    unsigned char s_utf8[2];
     SV *seq_sv;             /* $. */
     pb_source src;
     int src_open;
@@ -197,6 +205,10 @@ typedef struct {
     int errno_in;           /* $! as the caller left it: what callbacks see */
     pid_t pid;              /* the process reading: a child forked in a callback stops */
     unsigned long forks;    /* pb_forks when the reading began */
+    /* the light call (below): the sub of the context pushed, NULL when none */
+    CV *lc_cv;
+    OP *lc_op;              /* PL_op of the XSUB, as call_sv leaves it */
+    bool lc_oldcatch;
 #ifdef MULTIPLICITY
     PerlInterpreter *interp;
 #endif
@@ -209,17 +221,12 @@ static void xs_sink_cleanup(pTHX_ void *p)
     pb_cleanups_run(&x->cleanups);
     if (x->src_open)
         pb_src_close(&x->src);
-    for (i = 0; i < PB_TAG_COUNT; i++)
+    for (i = 0; i < PB_TAG_COUNT; i++) {
         SvREFCNT_dec(x->tag_sv[i]);
-    for (i = 0; i < 6; i++)
-        SvREFCNT_dec(x->u_sv[i]);
-    for (i = 0; i < 3; i++)
-        SvREFCNT_dec(x->n_sv[i]);
-    for (i = 0; i < 2; i++) {
-        SvREFCNT_dec(x->s_sv[i]);
-        SvREFCNT_dec(x->t_sv[i]);
+        SvREFCNT_dec(x->cb[i]);
     }
-    SvREFCNT_dec(x->i_sv);
+    for (i = 0; i < XS_MAX_ARGS; i++)
+        SvREFCNT_dec(x->arg[i]);
     Safefree(x);
 }
 
@@ -239,84 +246,279 @@ static void set_input_line(pTHX_ SV *sv, IV n)
     }
 }
 
+/* sv_setuv and sv_setnv (what NYTProf calls) for a plain numeric scalar,
+ * inline; anything else (a string, reference, read-only or magic scalar a
+ * callback left in @_) goes through them */
+#define PLAIN_SCALAR(sv) (!(SvFLAGS(sv) & (SVf_THINKFIRST | SVf_OOK)))
+
+static inline void set_uv(pTHX_ SV *sv, UV u)
+{
+    svtype t = SvTYPE(sv);
+    if (LIKELY(u <= (UV)IV_MAX && PLAIN_SCALAR(sv) && (t == SVt_IV || t == SVt_PVIV || t == SVt_PVNV))) {
+        SvFLAGS(sv) = (SvFLAGS(sv) & ~(SVf_OK | SVf_IVisUV | SVf_UTF8)) | (SVf_IOK | SVp_IOK);
+        SvIV_set(sv, (IV)u);
+        SvTAINT(sv);
+    } else {
+        sv_setuv(sv, u);
+    }
+}
+
+static inline void set_nv(pTHX_ SV *sv, NV n)
+{
+    svtype t = SvTYPE(sv);
+    if (LIKELY(PLAIN_SCALAR(sv) && (t == SVt_NV || t == SVt_PVNV))) {
+        SvFLAGS(sv) = (SvFLAGS(sv) & ~(SVf_OK | SVf_IVisUV | SVf_UTF8)) | (SVf_NOK | SVp_NOK);
+        SvNV_set(sv, n);
+        SvTAINT(sv);
+    } else {
+        sv_setnv(sv, n);
+    }
+}
+
+/* the callback's arguments for chunk c, as NYTProf 6.12's
+ * load_perl_callback() makes them; returns how many (the tag included) */
+static int chunk_args(pTHX_ xs_sink *x, const pb_chunk *c, SV **argv)
+{
+    const char *sig = pb_tag_sig[c->tag];
+    int n = 0, ai = 0, ui = 0, ni = 0, si = 0;
+
+    argv[n++] = x->tag_sv[c->tag];
+    for (; *sig; sig++) {
+        SV *sv;
+        switch (*sig) {
+        case 'u':
+            sv = x->arg[ai++];
+            set_uv(aTHX_ sv, (UV)c->u[ui++]);
+            break;
+        case 'i':
+            /* as NYTProf: sv_setuv((I32)ticks), so -1 shows as 2**64-1 */
+            sv = x->arg[ai++];
+            set_uv(aTHX_ sv, (UV)(IV)c->ticks);
+            break;
+        case 'n':
+            sv = x->arg[ai++];
+            set_nv(aTHX_ sv, c->n[ni++]);
+            break;
+        default: /* 's' */
+            if (c->tag == PB_T_NEW_FID || c->tag == PB_T_SRC_LINE) {
+                /* NYTProf passes fresh mortals for these two */
+                sv = sv_2mortal(newSVpvn(c->s[si].ptr, c->s[si].len));
+                if (c->s[si].utf8)
+                    SvUTF8_on(sv);
+            } else {
+                sv = x->arg[ai++];
+                sv_setpvn(sv, c->s[si].ptr, c->s[si].len);
+                if (c->tag <= PB_T_OPTION) {
+                    SvUTF8_off(sv); /* COMMENT, ATTRIBUTE, OPTION: never UTF-8 */
+                } else {
+                    x->s_utf8[si] |= c->s[si].utf8 != 0;
+                    if (x->s_utf8[si])
+                        SvUTF8_on(sv);
+                    else
+                        SvUTF8_off(sv);
+                }
+            }
+            si++;
+            break;
+        }
+        argv[n++] = sv;
+    }
+    return n;
+}
+
+/* ---- the light call ----------------------------------------------------------
+ * A callback that is a plain Perl sub is called the way perl's sort and
+ * List::Util call a block (perlcall, LIGHTWEIGHT CALLBACKS): one sub context
+ * is pushed, on a stack of its own, for as long as the reading goes on, and
+ * each chunk runs the sub's ops on it.  What the callback can see is what
+ * call_sv(cv, G_DISCARD|G_VOID) gives it, done by hand: @_ is the sub's
+ * own pad array holding the argument scalars themselves (aliases, reified
+ * into a new array when the callback keeps \@_, as pp_entersub and
+ * pp_leavesub do), caller() shows the sub called with arguments in void
+ * context from the XSUB's line, and after each call its scope is left
+ * (lexicals cleared, local restored), its temporaries are freed and
+ * PL_curcop, PL_curpm, PL_op are as before it.  A die unwinds the context
+ * as it unwinds any sub's.  Not light (call_sv instead): an XSUB, a sub
+ * not defined yet (AUTOLOAD), an lvalue sub, a sub holding a goto (goto &sub
+ * cannot leave a light call), under the debugger or a profiler that hooks
+ * entersub. */
+
+/* perl's own entersub (pp_proto.h is for the core): a profiler or debugger
+ * that replaced it sees call_sv's calls, so it gets those */
+PERL_CALLCONV OP *Perl_pp_entersub(pTHX);
+
+static int op_tree_has(const OP *o, OPCODE type)
+{
+    if (o->op_type == type)
+        return 1;
+    if (o->op_flags & OPf_KIDS) {
+        const OP *k;
+        for (k = cUNOPx(o)->op_first; k; k = OpSIBLING(k))
+            if (op_tree_has(k, type))
+                return 1;
+    }
+    return 0;
+}
+
+static int light_callable(pTHX_ CV *cv)
+{
+    if (CvISXSUB(cv) || !CvROOT(cv) || CvLVALUE(cv) || !CvPADLIST(cv))
+        return 0;
+    if (PERLDB_SUB || PL_ppaddr[OP_ENTERSUB] != Perl_pp_entersub)
+        return 0;
+    return !op_tree_has(CvROOT(cv), OP_GOTO);
+}
+
+/* cx becomes a call of cv with @_ (pp_entersub's part, minus the args) */
+static void light_pushsub(pTHX_ xs_sink *x, PERL_CONTEXT *cx, CV *cv)
+{
+    PADLIST *padlist = CvPADLIST(cv);
+    AV *av;
+    cx_pushsub(cx, cv, NULL, 1);
+    cx->blk_u16 = 0; /* as call_sv's op: not an lvalue call */
+    if (++CvDEPTH(cv) >= 2)
+        Perl_pad_push(aTHX_ padlist, CvDEPTH(cv));
+    PAD_SET_CUR_NOSAVE(padlist, CvDEPTH(cv));
+    av = MUTABLE_AV(PAD_SVl(0));
+    cx->blk_sub.savearray = GvAV(PL_defgv);
+    GvAV(PL_defgv) = MUTABLE_AV(SvREFCNT_inc_simple_NN(av));
+    x->lc_cv = cv;
+}
+
+/* make the pushed context a call of cv, pushing it the first time */
+static void light_enter(pTHX_ xs_sink *x, CV *cv)
+{
+    PERL_CONTEXT *cx;
+    if (x->lc_cv == cv)
+        return;
+    if (x->lc_cv) {
+        cx = CX_CUR();
+        cx_popsub(cx);
+        cx->cx_type = CXt_SUB | CXp_MULTICALL;
+    } else {
+        dSP;
+        x->lc_op = PL_op;
+        x->lc_oldcatch = CATCH_GET;
+        CATCH_SET(TRUE);
+        PUSHSTACKi(PERLSI_MULTICALL);
+        cx = cx_pushblock(CXt_SUB | CXp_MULTICALL, G_VOID, PL_stack_sp, PL_savestack_ix);
+    }
+    light_pushsub(aTHX_ x, cx, cv);
+}
+
+/* one call of the pushed sub with argv as @_, left as pp_leavesub and
+ * call_sv(G_DISCARD) leave a call, the context kept */
+static void light_call(pTHX_ xs_sink *x, SV **argv, int n)
+{
+    PERL_CONTEXT *cx;
+    AV *av = MUTABLE_AV(PAD_SVl(0));
+    SSize_t floor = PL_tmps_floor;
+    if (UNLIKELY(AvMAX(av) < n - 1)) {
+        SV **ary = AvALLOC(av);
+        Renew(ary, n, SV *);
+        AvMAX(av) = n - 1;
+        AvALLOC(av) = ary;
+        AvARRAY(av) = ary;
+    }
+    Copy(argv, AvARRAY(av), n, SV *);
+    AvFILLp(av) = n - 1;
+    /* the arguments' mortals (NEW_FID, SRC_LINE) outlive the callback's
+     * statements, as under call_sv's SAVETMPS */
+    PL_tmps_floor = PL_tmps_ix;
+    PL_op = CvSTART(x->lc_cv);
+    CALLRUNOPS(aTHX);
+    cx = CX_CUR();
+    PL_stack_sp = PL_stack_base + cx->blk_oldsp;
+    CX_LEAVE_SCOPE(cx);
+    av = MUTABLE_AV(PAD_SVl(0));
+    if (LIKELY(!AvREAL(av) && GvAV(PL_defgv) == av)) {
+        CLEAR_ARGARRAY(av);
+    } else {
+        /* @_ was kept, reified or replaced: leave it as a sub's exit does,
+         * then give the next call a fresh one as a sub's entry does */
+        cx_popsub_args(cx);
+        av = MUTABLE_AV(PAD_SVl(0));
+        cx->blk_sub.savearray = GvAV(PL_defgv);
+        GvAV(PL_defgv) = MUTABLE_AV(SvREFCNT_inc_simple_NN(av));
+    }
+    PL_markstack_ptr = PL_markstack + cx->blk_oldmarksp;
+    PL_scopestack_ix = cx->blk_oldscopesp;
+    PL_curpm = cx->blk_oldpm;
+    PL_curcop = cx->blk_oldcop;
+    PL_op = x->lc_op;
+    PL_tmps_floor = floor;
+    FREETMPS; /* the callback's temporaries, then the arguments' mortals */
+}
+
+/* pop the light call's context, when the reading is over */
+static void light_end(pTHX_ xs_sink *x)
+{
+    PERL_CONTEXT *cx;
+    if (!x->lc_cv)
+        return;
+    cx = CX_CUR();
+    CX_LEAVE_SCOPE(cx);
+    cx_popsub(cx);
+    cx_popblock(cx);
+    CX_POP(cx);
+    POPSTACK;
+    CATCH_SET(x->lc_oldcatch);
+    PL_op = x->lc_op;
+    x->lc_cv = NULL;
+}
+
+/* the chunk's call, light or by call_sv */
+static void call_callback(pTHX_ xs_sink *x, pb_tag tag, SV **argv, int n)
+{
+    if (x->light[tag]) {
+        light_call(aTHX_ x, argv, n);
+    } else {
+        dSP;
+        int i;
+        PUSHMARK(SP);
+        EXTEND(SP, n);
+        for (i = 0; i < n; i++)
+            PUSHs(argv[i]);
+        PUTBACK;
+        call_sv(x->cb[tag], G_DISCARD | G_VOID);
+        FREETMPS; /* NEW_FID's and SRC_LINE's mortals: memory must not grow with the chunks */
+    }
+}
+
+static void fork_check(pTHX_ xs_sink *x)
+{
+    /* a callback forked and the child came back: parent and child share
+     * the input's file offset, so a child that read on would corrupt
+     * both streams.  It stops here, before reading a byte. */
+    pb_error e;
+    pb_error_init(&e, "for_chunks", "");
+    pb_fail_nooff(&e, PB_ERR_USAGE,
+                  "a for_chunks callback forked and the child returned to the reader (process %ld, reading "
+                  "in %ld): the two would share the input's file offset; the child must end inside the "
+                  "callback (exit or POSIX::_exit), the parent reads on",
+                  (long)getpid(), (long)x->pid);
+    croak_pb(aTHX_ &e);
+}
+
 static int xs_chunk(pb_sink *self, const pb_chunk *c)
 {
     xs_sink *x = (xs_sink *)self->ctx;
 #ifdef MULTIPLICITY
     dTHXa(x->interp);
 #endif
-    const char *sig = pb_tag_sig[c->tag];
-    int ui = 0, ni = 0, si = 0, mortal = 0;
-    dSP;
+    SV *argv[XS_MAX_ARGS + 1];
+    int n;
 
+    if (x->light[c->tag])
+        light_enter(aTHX_ x, (CV *)x->cb[c->tag]);
     set_input_line(aTHX_ x->seq_sv, (IV)(self->seq - 1));
-    PUSHMARK(SP);
-    EXTEND(SP, 10);
-    PUSHs(x->tag_sv[c->tag]);
-    for (; *sig; sig++) {
-        SV *sv;
-        switch (*sig) {
-        case 'u':
-            sv = x->u_sv[ui];
-            sv_setuv(sv, (UV)c->u[ui]);
-            ui++;
-            break;
-        case 'i':
-            /* as NYTProf: sv_setuv((I32)ticks), so -1 shows as 2**64-1 */
-            sv = x->i_sv;
-            sv_setuv(sv, (UV)(IV)c->ticks);
-            break;
-        case 'n':
-            sv = x->n_sv[ni];
-            sv_setnv(sv, c->n[ni]);
-            ni++;
-            break;
-        default: /* 's' */
-            if (c->tag == PB_T_NEW_FID || c->tag == PB_T_SRC_LINE) {
-                /* NYTProf passes fresh mortals for these two */
-                sv = sv_2mortal(newSVpvn(c->s[si].ptr, c->s[si].len));
-                mortal = 1;
-                if (c->s[si].utf8)
-                    SvUTF8_on(sv);
-            } else if (c->tag <= PB_T_OPTION) {
-                /* COMMENT, ATTRIBUTE, OPTION: never UTF-8 */
-                sv = x->t_sv[si];
-                sv_setpvn(sv, c->s[si].ptr, c->s[si].len);
-                SvUTF8_off(sv);
-            } else {
-                /* SUB_INFO, SUB_CALLERS, SUB_RETURN: NYTProf's two reused
-                 * string scalars, whose UTF-8 flag is turned on by a
-                 * STRING_UTF8 and never off again (sv_setpvn keeps it) */
-                sv = x->s_sv[si];
-                sv_setpvn(sv, c->s[si].ptr, c->s[si].len);
-                if (c->s[si].utf8)
-                    SvUTF8_on(sv);
-            }
-            si++;
-            break;
-        }
-        PUSHs(sv);
-    }
-    PUTBACK;
+    n = chunk_args(aTHX_ x, c, argv);
     /* $! as the caller had it, whatever the decoder's own I/O left in errno
      * (as under NYTProf's reader: a script dying here exits 255, not ENOENT) */
     errno = x->errno_in;
-    call_sv(x->cb[c->tag], G_DISCARD | G_VOID);
-    if (mortal)
-        FREETMPS; /* memory must not grow with the number of chunks */
-    if (pb_forks != x->forks) { /* not getpid(): a system call per chunk */
-        /* a callback forked and the child came back: parent and child share
-         * the input's file offset, so a child that read on would corrupt
-         * both streams.  It stops here, before reading a byte. */
-        pb_error e;
-        pb_error_init(&e, "for_chunks", "");
-        pb_fail_nooff(&e, PB_ERR_USAGE,
-                      "a for_chunks callback forked and the child returned to the reader (process %ld, reading "
-                      "in %ld): the two would share the input's file offset; the child must end inside the "
-                      "callback (exit or POSIX::_exit), the parent reads on",
-                      (long)getpid(), (long)x->pid);
-        croak_pb(aTHX_ &e);
-    }
+    call_callback(aTHX_ x, c->tag, argv, n);
+    if (pb_forks != x->forks) /* not getpid(): a system call per chunk */
+        fork_check(aTHX_ x);
     return 0;
 }
 
@@ -358,6 +560,7 @@ static xs_sink *new_xs_sink(pTHX_ SV *callback)
     xs_sink *x;
     int i;
     SV *deflt = NULL;
+    SV *cbs[PB_TAG_COUNT] = { NULL };
     Newxz(x, 1, xs_sink);
     x->errno_in = errno;
     x->pid = getpid();
@@ -382,27 +585,21 @@ static xs_sink *new_xs_sink(pTHX_ SV *callback)
             t = pb_tag_from_name(k, (size_t)klen);
             if (t == PB_TAG_COUNT)
                 croak("Devel::ProfileBridge: unknown tag '%s' in the callback hash", k);
-            x->cb[t] = code_of(aTHX_ hv_iterval(hv, he), "a callback hash value");
+            cbs[t] = code_of(aTHX_ hv_iterval(hv, he), "a callback hash value");
         }
     } else {
         deflt = code_of(aTHX_ callback, "the callback");
     }
     for (i = 0; i < PB_TAG_COUNT; i++) {
-        if (!x->cb[i])
-            x->cb[i] = deflt;
+        /* held: a callback may delete itself from the hash it came in */
+        x->cb[i] = SvREFCNT_inc_simple(cbs[i] ? cbs[i] : deflt);
         x->wants[i] = x->cb[i] != NULL;
+        x->light[i] = x->cb[i] && light_callable(aTHX_ (CV *)x->cb[i]);
         x->tag_sv[i] = newSVpv(pb_tag_name[i], 0);
         SvREADONLY_on(x->tag_sv[i]);
     }
-    for (i = 0; i < 6; i++)
-        x->u_sv[i] = newSV(0);
-    for (i = 0; i < 3; i++)
-        x->n_sv[i] = newSV(0);
-    for (i = 0; i < 2; i++) {
-        x->s_sv[i] = newSV(0);
-        x->t_sv[i] = newSV(0);
-    }
-    x->i_sv = newSV(0);
+    for (i = 0; i < XS_MAX_ARGS; i++)
+        x->arg[i] = newSV(0);
     /* $. localised as NYTProf's reader does it (save_scalar: the caller's
      * value and PL_last_in_gv come back at the caller's LEAVE, also when a
      * callback dies); the counter of a filehandle read last keeps the last
@@ -715,6 +912,7 @@ pbxs__for_chunks(callback, file, format_sv, opts)
         pb_options o;
         pb_error err;
         pb_format fmt;
+        pb_status st;
     CODE:
         ENTER;
         SAVETMPS;
@@ -725,7 +923,9 @@ pbxs__for_chunks(callback, file, format_sv, opts)
         if (pb_src_open_file(&x->src, file, &err) != PB_OK)
             croak_pb(aTHX_ &err);
         x->src_open = 1;
-        if (pb_decode_source(&x->src, file, fmt, &o, &x->sink, &err) != PB_OK)
+        st = pb_decode_source(&x->src, file, fmt, &o, &x->sink, &err);
+        light_end(aTHX_ x);
+        if (st != PB_OK)
             croak_pb(aTHX_ &err);
         errno = x->errno_in;
         FREETMPS;
@@ -967,6 +1167,7 @@ pbxs__for_chunks_statprofiler_files(callback, files, opts)
         pb_error err;
         const char **paths;
         SSize_t i, n;
+        pb_status st;
     CODE:
         ENTER;
         SAVETMPS;
@@ -979,7 +1180,9 @@ pbxs__for_chunks_statprofiler_files(callback, files, opts)
             SV **svp = av_fetch(files, i, 0);
             paths[i] = svp ? SvPV_nolen(*svp) : "";
         }
-        if (pb_read_statprofiler_files(paths, (size_t)n, &o, &x->sink, &err) != PB_OK)
+        st = pb_read_statprofiler_files(paths, (size_t)n, &o, &x->sink, &err);
+        light_end(aTHX_ x);
+        if (st != PB_OK)
             croak_pb(aTHX_ &err);
         errno = x->errno_in;
         FREETMPS;
