@@ -331,10 +331,11 @@ static int chunk_args(pTHX_ xs_sink *x, const pb_chunk *c, SV **argv)
  * List::Util call a block (perlcall, LIGHTWEIGHT CALLBACKS): one sub context
  * is pushed, on a stack of its own, for as long as the reading goes on, and
  * each chunk runs the sub's ops on it.  What the callback can see is what
- * call_sv(cv, G_DISCARD|G_VOID) gives it, done by hand: @_ is the sub's
+ * call_sv(cv, G_DISCARD) gives it (as NYTProf's reader calls it: in scalar
+ * context), done by hand: @_ is the sub's
  * own pad array holding the argument scalars themselves (aliases, reified
  * into a new array when the callback keeps \@_, as pp_entersub and
- * pp_leavesub do), caller() shows the sub called with arguments in void
+ * pp_leavesub do), caller() shows the sub called with arguments in scalar
  * context from the XSUB's line, and after each call its scope is left
  * (lexicals cleared, local restored), its temporaries are freed and
  * PL_curcop, PL_curpm, PL_op are as before it.  A die unwinds the context
@@ -401,7 +402,7 @@ static void light_enter(pTHX_ xs_sink *x, CV *cv)
         x->lc_oldcatch = CATCH_GET;
         CATCH_SET(TRUE);
         PUSHSTACKi(PERLSI_MULTICALL);
-        cx = cx_pushblock(CXt_SUB | CXp_MULTICALL, G_VOID, PL_stack_sp, PL_savestack_ix);
+        cx = cx_pushblock(CXt_SUB | CXp_MULTICALL, G_SCALAR, PL_stack_sp, PL_savestack_ix);
     }
     light_pushsub(aTHX_ x, cx, cv);
 }
@@ -480,7 +481,7 @@ static void call_callback(pTHX_ xs_sink *x, pb_tag tag, SV **argv, int n)
         for (i = 0; i < n; i++)
             PUSHs(argv[i]);
         PUTBACK;
-        call_sv(x->cb[tag], G_DISCARD | G_VOID);
+        call_sv(x->cb[tag], G_DISCARD | G_SCALAR); /* NYTProf's: wantarray is false, not undef */
         FREETMPS; /* NEW_FID's and SRC_LINE's mortals: memory must not grow with the chunks */
     }
 }
