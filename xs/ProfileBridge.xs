@@ -203,6 +203,7 @@ typedef struct {
      * a callback dies and Perl unwinds past them (chunk.h) */
     pb_cleanups cleanups;
     int errno_in;           /* $! as the caller left it: what callbacks see */
+    int *errnop;            /* &errno, looked up once */
     pid_t pid;              /* the process reading: a child forked in a callback stops */
     unsigned long forks;    /* pb_forks when the reading began */
     /* the light call (below): the sub of the context pushed, NULL when none */
@@ -249,12 +250,14 @@ static void set_input_line(pTHX_ SV *sv, IV n)
 /* sv_setuv and sv_setnv (what NYTProf calls) for a plain numeric scalar,
  * inline; anything else (a string, reference, read-only or magic scalar a
  * callback left in @_) goes through them */
-#define PLAIN_SCALAR(sv) (!(SvFLAGS(sv) & (SVf_THINKFIRST | SVf_OOK)))
+#define PLAIN_SCALAR(sv, types) \
+    (!(SvFLAGS(sv) & (SVf_THINKFIRST | SVf_OOK)) && ((1U << SvTYPE(sv)) & (types)))
+#define IV_TYPES ((1U << SVt_IV) | (1U << SVt_PVIV) | (1U << SVt_PVNV))
+#define NV_TYPES ((1U << SVt_NV) | (1U << SVt_PVNV))
 
 static inline void set_uv(pTHX_ SV *sv, UV u)
 {
-    svtype t = SvTYPE(sv);
-    if (LIKELY(u <= (UV)IV_MAX && PLAIN_SCALAR(sv) && (t == SVt_IV || t == SVt_PVIV || t == SVt_PVNV))) {
+    if (LIKELY(u <= (UV)IV_MAX && PLAIN_SCALAR(sv, IV_TYPES))) {
         SvFLAGS(sv) = (SvFLAGS(sv) & ~(SVf_OK | SVf_IVisUV | SVf_UTF8)) | (SVf_IOK | SVp_IOK);
         SvIV_set(sv, (IV)u);
         SvTAINT(sv);
@@ -265,8 +268,7 @@ static inline void set_uv(pTHX_ SV *sv, UV u)
 
 static inline void set_nv(pTHX_ SV *sv, NV n)
 {
-    svtype t = SvTYPE(sv);
-    if (LIKELY(PLAIN_SCALAR(sv) && (t == SVt_NV || t == SVt_PVNV))) {
+    if (LIKELY(PLAIN_SCALAR(sv, NV_TYPES))) {
         SvFLAGS(sv) = (SvFLAGS(sv) & ~(SVf_OK | SVf_IVisUV | SVf_UTF8)) | (SVf_NOK | SVp_NOK);
         SvNV_set(sv, n);
         SvTAINT(sv);
@@ -283,6 +285,15 @@ static int chunk_args(pTHX_ xs_sink *x, const pb_chunk *c, SV **argv)
     int n = 0, ai = 0, ui = 0, ni = 0, si = 0;
 
     argv[n++] = x->tag_sv[c->tag];
+    /* the two tags of nearly every chunk, without walking the signature */
+    if (c->tag == PB_T_TIME_LINE) {
+        set_uv(aTHX_ argv[1] = x->arg[0], (UV)(IV)c->ticks);
+        set_uv(aTHX_ argv[2] = x->arg[1], (UV)c->u[0]);
+        set_uv(aTHX_ argv[3] = x->arg[2], (UV)c->u[1]);
+        return 4;
+    }
+    if (c->tag == PB_T_DISCOUNT)
+        return 1;
     for (; *sig; sig++) {
         SV *sv;
         switch (*sig) {
@@ -370,6 +381,20 @@ static int light_callable(pTHX_ CV *cv)
     return !op_tree_has(CvROOT(cv), OP_GOTO);
 }
 
+/* @_ with room for any chunk's arguments, written in place (as
+ * pp_entersub grows it) */
+static AV *light_room(pTHX_ AV *av)
+{
+    if (UNLIKELY(AvMAX(av) < XS_MAX_ARGS)) {
+        SV **ary = AvALLOC(av);
+        Renew(ary, XS_MAX_ARGS + 1, SV *);
+        AvMAX(av) = XS_MAX_ARGS;
+        AvALLOC(av) = ary;
+        AvARRAY(av) = ary;
+    }
+    return av;
+}
+
 /* cx becomes a call of cv with @_ (pp_entersub's part, minus the args) */
 static void light_pushsub(pTHX_ xs_sink *x, PERL_CONTEXT *cx, CV *cv)
 {
@@ -380,7 +405,7 @@ static void light_pushsub(pTHX_ xs_sink *x, PERL_CONTEXT *cx, CV *cv)
     if (++CvDEPTH(cv) >= 2)
         Perl_pad_push(aTHX_ padlist, CvDEPTH(cv));
     PAD_SET_CUR_NOSAVE(padlist, CvDEPTH(cv));
-    av = MUTABLE_AV(PAD_SVl(0));
+    av = light_room(aTHX_ MUTABLE_AV(PAD_SVl(0)));
     cx->blk_sub.savearray = GvAV(PL_defgv);
     GvAV(PL_defgv) = MUTABLE_AV(SvREFCNT_inc_simple_NN(av));
     x->lc_cv = cv;
@@ -407,21 +432,14 @@ static void light_enter(pTHX_ xs_sink *x, CV *cv)
     light_pushsub(aTHX_ x, cx, cv);
 }
 
-/* one call of the pushed sub with argv as @_, left as pp_leavesub and
- * call_sv(G_DISCARD) leave a call, the context kept */
-static void light_call(pTHX_ xs_sink *x, SV **argv, int n)
+/* one call of the pushed sub with its n arguments already in @_
+ * (AvARRAY), left as pp_leavesub and call_sv(G_DISCARD) leave a call, the
+ * context kept */
+static void light_call(pTHX_ xs_sink *x, int n)
 {
     PERL_CONTEXT *cx;
     AV *av = MUTABLE_AV(PAD_SVl(0));
     SSize_t floor = PL_tmps_floor;
-    if (UNLIKELY(AvMAX(av) < n - 1)) {
-        SV **ary = AvALLOC(av);
-        Renew(ary, n, SV *);
-        AvMAX(av) = n - 1;
-        AvALLOC(av) = ary;
-        AvARRAY(av) = ary;
-    }
-    Copy(argv, AvARRAY(av), n, SV *);
     AvFILLp(av) = n - 1;
     /* the arguments' mortals (NEW_FID, SRC_LINE) outlive the callback's
      * statements, as under call_sv's SAVETMPS */
@@ -438,7 +456,7 @@ static void light_call(pTHX_ xs_sink *x, SV **argv, int n)
         /* @_ was kept, reified or replaced: leave it as a sub's exit does,
          * then give the next call a fresh one as a sub's entry does */
         cx_popsub_args(cx);
-        av = MUTABLE_AV(PAD_SVl(0));
+        av = light_room(aTHX_ MUTABLE_AV(PAD_SVl(0)));
         cx->blk_sub.savearray = GvAV(PL_defgv);
         GvAV(PL_defgv) = MUTABLE_AV(SvREFCNT_inc_simple_NN(av));
     }
@@ -468,22 +486,18 @@ static void light_end(pTHX_ xs_sink *x)
     x->lc_cv = NULL;
 }
 
-/* the chunk's call, light or by call_sv */
-static void call_callback(pTHX_ xs_sink *x, pb_tag tag, SV **argv, int n)
+/* the chunk's call by call_sv, as NYTProf's reader makes it */
+static void sv_call(pTHX_ xs_sink *x, pb_tag tag, SV **argv, int n)
 {
-    if (x->light[tag]) {
-        light_call(aTHX_ x, argv, n);
-    } else {
-        dSP;
-        int i;
-        PUSHMARK(SP);
-        EXTEND(SP, n);
-        for (i = 0; i < n; i++)
-            PUSHs(argv[i]);
-        PUTBACK;
-        call_sv(x->cb[tag], G_DISCARD | G_SCALAR); /* NYTProf's: wantarray is false, not undef */
-        FREETMPS; /* NEW_FID's and SRC_LINE's mortals: memory must not grow with the chunks */
-    }
+    dSP;
+    int i;
+    PUSHMARK(SP);
+    EXTEND(SP, n);
+    for (i = 0; i < n; i++)
+        PUSHs(argv[i]);
+    PUTBACK;
+    call_sv(x->cb[tag], G_DISCARD | G_SCALAR); /* NYTProf's: wantarray is false, not undef */
+    FREETMPS; /* NEW_FID's and SRC_LINE's mortals: memory must not grow with the chunks */
 }
 
 static void fork_check(pTHX_ xs_sink *x)
@@ -507,17 +521,25 @@ static int xs_chunk(pb_sink *self, const pb_chunk *c)
 #ifdef MULTIPLICITY
     dTHXa(x->interp);
 #endif
-    SV *argv[XS_MAX_ARGS + 1];
+    SV *stackv[XS_MAX_ARGS + 1];
+    SV **argv = stackv;
+    const int light = x->light[c->tag];
     int n;
 
-    if (x->light[c->tag])
-        light_enter(aTHX_ x, (CV *)x->cb[c->tag]);
+    if (light) {
+        if (UNLIKELY(x->lc_cv != (CV *)x->cb[c->tag]))
+            light_enter(aTHX_ x, (CV *)x->cb[c->tag]);
+        argv = AvARRAY(MUTABLE_AV(PAD_SVl(0))); /* the arguments go straight into @_ */
+    }
     set_input_line(aTHX_ x->seq_sv, (IV)(self->seq - 1));
     n = chunk_args(aTHX_ x, c, argv);
     /* $! as the caller had it, whatever the decoder's own I/O left in errno
      * (as under NYTProf's reader: a script dying here exits 255, not ENOENT) */
-    errno = x->errno_in;
-    call_callback(aTHX_ x, c->tag, argv, n);
+    *x->errnop = x->errno_in;
+    if (light)
+        light_call(aTHX_ x, n);
+    else
+        sv_call(aTHX_ x, c->tag, argv, n);
     if (pb_forks != x->forks) /* not getpid(): a system call per chunk */
         fork_check(aTHX_ x);
     return 0;
@@ -564,6 +586,7 @@ static xs_sink *new_xs_sink(pTHX_ SV *callback)
     SV *cbs[PB_TAG_COUNT] = { NULL };
     Newxz(x, 1, xs_sink);
     x->errno_in = errno;
+    x->errnop = &errno;
     x->pid = getpid();
     x->forks = pb_forks;
     SAVEDESTRUCTOR_X(xs_sink_cleanup, x);
@@ -881,6 +904,50 @@ static int info_chunk(pb_sink *self, const pb_chunk *c)
     return 0;
 }
 
+/* ---- the floor of the calls (bench/for_chunks.pl) ----------------------------
+ * The calls for_chunks makes, without a file: n chunks with the tag mix of
+ * counts (tag name => how many), each with arguments of its tag's shapes,
+ * through the same sink as a read (xs_chunk: $., the argument scalars, the
+ * light call or call_sv).  light 0 calls every chunk through call_sv. */
+static void fill_floor_chunk(pb_chunk *c, pb_tag t)
+{
+    static const char *const str[] = { "main::a_sub_name", "main::its_caller" };
+    int k;
+    memset(c, 0, sizeof *c);
+    c->tag = t;
+    c->ticks = 17;
+    for (k = 0; k < 6; k++)
+        c->u[k] = 3 + (uint32_t)k;
+    for (k = 0; k < 3; k++)
+        c->n[k] = 0.25 + k;
+    for (k = 0; k < 2; k++)
+        c->s[k] = pb_str_c(str[k]);
+}
+
+/* a tag sequence of length n in which each tag appears as often as its
+ * weight says, spread out (smooth weighted round robin) */
+static void floor_pattern(const UV *w, pb_tag *pat, size_t n)
+{
+    IV cur[PB_TAG_COUNT] = { 0 };
+    IV total = 0;
+    size_t i;
+    int t;
+    for (t = 0; t < PB_TAG_COUNT; t++)
+        total += (IV)w[t];
+    for (i = 0; i < n; i++) {
+        int best = -1;
+        for (t = 0; t < PB_TAG_COUNT; t++) {
+            if (!w[t])
+                continue;
+            cur[t] += (IV)w[t];
+            if (best < 0 || cur[t] > cur[best])
+                best = t;
+        }
+        cur[best] -= total;
+        pat[i] = (pb_tag)best;
+    }
+}
+
 MODULE = Devel::ProfileBridge    PACKAGE = Devel::ProfileBridge    PREFIX = pbxs_
 
 PROTOTYPES: DISABLE
@@ -1188,6 +1255,49 @@ pbxs__for_chunks_statprofiler_files(callback, files, opts)
         errno = x->errno_in;
         FREETMPS;
         LEAVE;
+
+UV
+pbxs__call_floor(callback, counts, light = 1)
+        SV *callback
+        HV *counts
+        int light
+    PREINIT:
+        xs_sink *x;
+        pb_chunk chunks[PB_TAG_COUNT];
+        UV w[PB_TAG_COUNT];
+        UV total = 0, i;
+        pb_tag *pat;
+        size_t plen;
+        int t;
+    CODE:
+        /* bench only: the calls of a read without the read */
+        ENTER;
+        SAVETMPS;
+        for (t = 0; t < PB_TAG_COUNT; t++) {
+            SV **svp = hv_fetch(counts, pb_tag_name[t], (I32)strlen(pb_tag_name[t]), 0);
+            w[t] = svp && SvOK(*svp) ? SvUV(*svp) : 0;
+            total += w[t];
+            fill_floor_chunk(&chunks[t], (pb_tag)t);
+        }
+        x = new_xs_sink(aTHX_ callback);
+        if (!light)
+            memset(x->light, 0, sizeof x->light);
+        plen = total < 65536 ? (size_t)total : 65536;
+        Newx(pat, plen ? plen : 1, pb_tag);
+        SAVEFREEPV(pat);
+        floor_pattern(w, pat, plen);
+        for (i = 0; i < total; i++) {
+            pb_tag tag = pat[i % plen];
+            x->sink.seq = i + 1;
+            if (x->wants[tag])
+                (void)xs_chunk(&x->sink, &chunks[tag]);
+        }
+        light_end(aTHX_ x);
+        FREETMPS;
+        LEAVE;
+        RETVAL = total;
+    OUTPUT:
+        RETVAL
 
 SV *
 pbxs__heap_in_use()
