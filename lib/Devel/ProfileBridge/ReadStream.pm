@@ -74,7 +74,23 @@ are decoded but never turned into Perl calls, so asking only for
 C<SUB_INFO> and C<SUB_CALLERS> costs a fraction of a full pass.
 
 As with NYTProf, the argument scalars are reused between calls (they are
-aliased in C<@_>): copy them if you keep them.  C<$.> is set to the chunk
+aliased in C<@_>): copy them if you keep them.  As in NYTProf's reader
+there is one scalar per position, whatever the tag: C<TIME_LINE>'s
+C<$_[1]> is the scalar C<SUB_INFO>'s C<$_[1]> will be, so a kept C<\@_> or
+C<\$_[1]> shows the values of the latest chunk (C<NEW_FID>'s file name and
+C<SRC_LINE>'s text are fresh scalars each time).  The callback is called in
+scalar context (C<wantarray> is false, as under NYTProf's C<call_sv>), with
+C<$_> and C<$1> as the caller left them; its lexicals, C<local>s and
+temporaries are freed when it returns, before the next chunk.  A callback
+that is a plain Perl sub runs as a lightweight call (perlcall's
+C<MULTICALL>: one sub context for the whole read, not a C<call_sv> per
+chunk); C<caller>,
+C<@DB::args>, C<return>, C<die>, recursion and a nested C<for_chunks> see
+an ordinary call.  An XSUB, a sub holding a C<goto>, and any callback under
+the debugger or under a profiler that replaces C<pp_entersub> are called
+through C<call_sv> instead.  A C<last> or C<next> that would leave the
+callback for a loop outside C<for_chunks> dies (C<Can't "last" outside a
+loop block>) where NYTProf's reader crashes.  C<$.> is set to the chunk
 sequence number (C<VERSION> is 0) before each call.  As NYTProf does,
 C<$.> is localised for the whole call: afterwards (also after a callback
 died) it is what the caller had, C<undef> if no filehandle was read yet;
