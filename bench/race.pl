@@ -28,6 +28,9 @@
 #
 # Targets (ours, each a whole process: perl -Mblib ...):
 #   for_chunks    Devel::ProfileBridge::ReadStream's for_chunks { } (empty)
+#   calls_floor   the floor of for_chunks: the same number of callback calls
+#                 with the file's tag mix and argument shapes, made by an XS
+#                 loop (Devel::ProfileBridge::_call_floor) without reading
 #   nytprof       profbridge convert FILE -o OUT           (nytprof.out)
 #   collapsed     profbridge convert FILE --to collapsed
 #   pprof         profbridge convert FILE --to pprof
@@ -206,12 +209,31 @@ my @targets = (
     [for_chunks => sub {
         [$perl, @blib, '-MDevel::ProfileBridge::ReadStream=for_chunks', '-e', 'for_chunks { } filename => shift', $_[0]];
     }],
+    # the floor of for_chunks: its calls (the file's tag mix), made by an XS loop without the read
+    [calls_floor => sub {
+        my @mix = tag_mix($_[0]) or return [$perl, '-e', 'die "no chunk counts for this file\n"'];
+        [$perl, @blib, '-MDevel::ProfileBridge', '-e',
+            'my %c = map { split /=/ } @ARGV; Devel::ProfileBridge::_call_floor(sub { }, \%c)', @mix];
+    }],
     map {
         my ($to, $out) = @$_;
         [$to => sub { [$perl, @blib, 'bin/profbridge', 'convert', $_[0], '--to', $to, '-o', "$_[1]/$out"] }]
     } [nytprof => 'out.nytprof'], [collapsed => 'out.folded'], [pprof => 'out.pb.gz'],
       [speedscope => 'out.json'], [statprofiler => 'out.statprof'],
 );
+
+# a file's chunk counts as TAG=N words (counted once, untimed), for calls_floor
+my %mix;
+sub tag_mix {
+    my ($file) = @_;
+    $mix{$file} //= do {
+        open my $fh, '-|', $perl, @blib, '-MDevel::ProfileBridge', '-e',
+            'my $c = Devel::ProfileBridge::chunk_counts(shift); print join " ", map { "$_=$c->{$_}" } keys %$c', $file
+            or die "race.pl: $perl: $!\n";
+        [ split ' ', join '', <$fh> ];
+    };
+    return @{ $mix{$file} };
+}
 
 # ---- running and measuring -----------------------------------------------------------------
 # one run: (wall seconds, peak RSS KB) or (undef, first line of its error)
