@@ -266,6 +266,18 @@ static inline void set_uv(pTHX_ SV *sv, UV u)
     }
 }
 
+/* set_uv for a value that fits an IV (a U32) */
+static inline void set_u32(pTHX_ SV *sv, U32 u)
+{
+    if (LIKELY(PLAIN_SCALAR(sv, IV_TYPES))) {
+        SvFLAGS(sv) = (SvFLAGS(sv) & ~(SVf_OK | SVf_IVisUV | SVf_UTF8)) | (SVf_IOK | SVp_IOK);
+        SvIV_set(sv, (IV)u);
+        SvTAINT(sv);
+    } else {
+        sv_setuv(sv, (UV)u);
+    }
+}
+
 static inline void set_nv(pTHX_ SV *sv, NV n)
 {
     if (LIKELY(PLAIN_SCALAR(sv, NV_TYPES))) {
@@ -288,8 +300,8 @@ static int chunk_args(pTHX_ xs_sink *x, const pb_chunk *c, SV **argv)
     /* the two tags of nearly every chunk, without walking the signature */
     if (c->tag == PB_T_TIME_LINE) {
         set_uv(aTHX_ argv[1] = x->arg[0], (UV)(IV)c->ticks);
-        set_uv(aTHX_ argv[2] = x->arg[1], (UV)c->u[0]);
-        set_uv(aTHX_ argv[3] = x->arg[2], (UV)c->u[1]);
+        set_u32(aTHX_ argv[2] = x->arg[1], c->u[0]);
+        set_u32(aTHX_ argv[3] = x->arg[2], c->u[1]);
         return 4;
     }
     if (c->tag == PB_T_DISCOUNT)
@@ -299,7 +311,7 @@ static int chunk_args(pTHX_ xs_sink *x, const pb_chunk *c, SV **argv)
         switch (*sig) {
         case 'u':
             sv = x->arg[ai++];
-            set_uv(aTHX_ sv, (UV)c->u[ui++]);
+            set_u32(aTHX_ sv, c->u[ui++]);
             break;
         case 'i':
             /* as NYTProf: sv_setuv((I32)ticks), so -1 shows as 2**64-1 */
@@ -1267,7 +1279,7 @@ pbxs__call_floor(callback, counts, light = 1)
         UV w[PB_TAG_COUNT];
         UV total = 0, i;
         pb_tag *pat;
-        size_t plen;
+        size_t plen, k;
         int t;
     CODE:
         /* bench only: the calls of a read without the read */
@@ -1286,11 +1298,12 @@ pbxs__call_floor(callback, counts, light = 1)
         Newx(pat, plen ? plen : 1, pb_tag);
         SAVEFREEPV(pat);
         floor_pattern(w, pat, plen);
-        for (i = 0; i < total; i++) {
-            pb_tag tag = pat[i % plen];
+        for (i = 0, k = 0; i < total; i++) {
+            pb_tag tag = pat[k];
+            if (++k == plen)
+                k = 0;
             x->sink.seq = i + 1;
-            if (x->wants[tag])
-                (void)xs_chunk(&x->sink, &chunks[tag]);
+            (void)xs_chunk(&x->sink, &chunks[tag]);
         }
         light_end(aTHX_ x);
         FREETMPS;
