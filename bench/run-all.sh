@@ -20,7 +20,8 @@
 #    rejects a file as "refused": no figure measured elsewhere is printed.
 # 2. The detail of ours: the NYTProf for_chunks breakdown (bench/for_chunks.pl:
 #    beside the real reader again, only SUB_INFO/SUB_CALLERS wanted, the
-#    C-only decode rate of chunk_counts), then the C core alone (no Perl, no
+#    C-only decode rate of chunk_counts, process start and the floor of the
+#    calls: the same calls from an XS loop without the read), then the C core alone (no Perl, no
 #    process start): Tachyon and EasyProfiler decode + fold, StatProfiler
 #    decode and writer, Pynytprof decode and convert.
 # Without ../shared (a CPAN tarball) there is nothing to race: it says so.
@@ -58,7 +59,7 @@ done
 rss() { /usr/bin/time -f "%e s, peak RSS %M KB" "$@"; }
 
 echo; echo "== 2. the detail of ours (median of $runs)"
-echo "-- NYTProf: for_chunks breakdown (tag table, C-only decode rate)"
+echo "-- NYTProf: for_chunks breakdown (tag table, C-only decode rate, the calls' floor)"
 perl -Mblib bench/for_chunks.pl --runs "$runs" "$corpus/nytprof/large/large.nytprof.out"
 for f in "$corpus"/tachyon/large/*.bin; do
     echo "-- Tachyon $(basename "$f")"
