@@ -137,7 +137,7 @@ static pb_status next_line(fr *r, const char **line, size_t *len, int *eof)
         const unsigned char *nl = avail > scanned ? memchr(s->p + scanned, '\n', avail - scanned) : NULL;
         int got;
         if (nl || (scanned = avail) > r->opt.max_record_size) {
-            if (!nl)
+            if (!nl || (uint64_t)(nl - s->p) > r->opt.max_record_size)
                 return pb_fail(r->err, PB_ERR_LIMIT, r->line_off,
                                "line %llu is longer than %llu bytes (max_record_size)",
                                (unsigned long long)r->lineno + 1, (unsigned long long)r->opt.max_record_size);
