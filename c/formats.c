@@ -207,7 +207,7 @@ static const pb_format_row formats[PB_FMT_COUNT] = {
       pb_read_statprofiler_samples, PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, "snappy",
       pb_statprofiler_run, pb_statprofiler_free_list, pb_read_statprofiler_files, statprofiler_run_stacks },
     { PB_FMT_FOLDED, "folded", "folded stacks", sniff_folded, pb_read_folded, pb_read_folded_samples,
-      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS, NULL, NULL, NULL, NULL, NULL },
+      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, NULL, NULL, NULL, NULL, NULL },
 };
 
 const pb_format_row *pb_format_get(pb_format f)

@@ -187,6 +187,21 @@ for my $in (@files) {
         . scalar(keys %want) . ')');
 }
 
+# --to statprofiler (every sample target): the traces read back hold every sample
+SKIP: {
+    skip 'no snappy in this build', 2 unless Devel::ProfileBridge::features()->{write}{statprofiler};
+    my $in = "$d/folded/cpython315_replay.collapsed";
+    mkdir "$tmp/sp";
+    ok(quietly(sub { Devel::ProfileBridge::convert(in => $in, out => "$tmp/sp/out", to => 'statprofiler') }),
+        'folded stacks to StatProfiler traces') or diag $@;
+    my $total = 0;
+    for my $f (glob "$tmp/sp/out.*") {
+        quietly(sub { Devel::ProfileBridge::convert(in => $f, out => "$tmp/sp.folded", to => 'collapsed') });
+        $total += $_ for values %{ folded_weights("$tmp/sp.folded") };
+    }
+    is($total, weights(slurp($in), \&func_of)->{total}, "... which read back hold all $total samples");
+}
+
 # ---- root frames, --thread, detection ---------------------------------------
 {
     my $f = "$tmp/roots.folded";
