@@ -1317,8 +1317,9 @@ Tachyon and Pynytprof (Python) C<.py .pyw>; EasyProfiler (C/C++) C<.c .cc
 .ixx .cppm .cu .cuh .m .mm>; StatProfiler (Perl) C<.pl .pm .pmc .t .PL .plx
 .psgi .cgi .al>; a merge (whose inputs' languages are not told apart) and
 folded stacks (written by any language's tools) any of these.  For Python
-and Perl a name without an extension is a script when its first line is a C<#!> line naming C<python> or C<perl>.  Files kept out are
-named in one warning with the reason
+and Perl a name without an extension is a script when its first line is a
+C<#!> line naming C<python> or C<perl>.  Files kept out are named in one
+warning with the reason
 (C<convert: warning: the source of N of M files was not embedded by the
 source policy: 'NAME' (outside the allowed directories), ...>).
 C<< source_any => 1 >> (C<--source-any>) lifts the policy for a profile
