@@ -216,7 +216,7 @@ static int cpython_shape(const char *t, size_t n, size_t *c1, size_t *c2, int32_
 /* the nytprof.out names of a CPython frame into r->buf2: the file's stem
  * (<frozen X>: X; other <...>: none, i.e. main), then the function with
  * its dots as "::" (empty: __ANON__) */
-static void python_names(fr *r, const char *file, size_t flen, const char *func, size_t fnlen, pb_frame *pf)
+static void python_names(fr *r, const char *file, size_t flen, const char *func, size_t fnlen, int u8, pb_frame *pf)
 {
     size_t b = flen, e = flen, w = 0, i;
     if (flen > 9 && memcmp(file, "<frozen ", 8) == 0 && file[flen - 1] == '>') {
@@ -232,7 +232,7 @@ static void python_names(fr *r, const char *file, size_t flen, const char *func,
             }
     }
     memcpy(r->buf2, file + b, e - b);
-    pf->package = pb_str_make(r->buf2, e - b, 1);
+    pf->package = pb_str_make(r->buf2, e - b, u8);
     w = e - b;
     for (i = 0; i < fnlen; i++) {
         if (func[i] == '.') {
@@ -242,7 +242,7 @@ static void python_names(fr *r, const char *file, size_t flen, const char *func,
             r->buf2[w++] = func[i];
         }
     }
-    pf->name = pb_str_make(r->buf2 + (e - b), w - (e - b), 1);
+    pf->name = pb_str_make(r->buf2 + (e - b), w - (e - b), u8);
 }
 
 /* a frame as the sink wants it, from its unescaped text t[0..n) (r->buf) */
@@ -250,14 +250,15 @@ static void describe(fr *r, const char *t, size_t n, pb_frame *pf)
 {
     size_t c1, c2, k;
     int32_t line;
+    int u8 = pb_utf8_valid(t, n); /* else Latin-1 (nytprofcalls prints such names so), upgraded downstream */
     memset(pf, 0, sizeof *pf);
     pf->kind = PB_FRAME_SUB;
     pf->first_line = -1;
-    pf->own = pb_str_make(t, n, 1);
+    pf->own = pb_str_make(t, n, u8);
     if (cpython_shape(t, n, &c1, &c2, &line)) {
-        python_names(r, t, c1, t + c1 + 1, c2 - c1 - 1, pf);
-        pf->own = pb_str_make(t + c1 + 1, c2 - c1 - 1, 1);
-        pf->file = pb_str_make(t, c1, 1);
+        python_names(r, t, c1, t + c1 + 1, c2 - c1 - 1, u8, pf);
+        pf->own = pb_str_make(t + c1 + 1, c2 - c1 - 1, u8);
+        pf->file = pb_str_make(t, c1, u8);
         pf->line = line;
         return;
     }
@@ -269,8 +270,8 @@ static void describe(fr *r, const char *t, size_t n, pb_frame *pf)
     for (k = n; k >= 2; k--)
         if (t[k - 1] == ':' && t[k - 2] == ':') {
             if (k > 2 && k < n) {
-                pf->package = pb_str_make(t, k - 2, 1);
-                pf->name = pb_str_make(t + k, n - k, 1);
+                pf->package = pb_str_make(t, k - 2, u8);
+                pf->name = pb_str_make(t + k, n - k, u8);
             }
             break;
         }

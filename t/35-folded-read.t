@@ -222,6 +222,10 @@ SKIP: {
     ok(quietly(sub { Devel::ProfileBridge::convert(in => $f, out => "$tmp/roots.out", to => 'collapsed') }),
         'a last line without its newline');
     is(slurp("$tmp/roots.out"), "tid:0;main::a;main::b 5\n", '... is read; no root: one thread');
+    spew($f, "main::caf\xe9;main::x 3\n");
+    ok(quietly(sub { Devel::ProfileBridge::convert(in => $f, out => "$tmp/roots.out", to => 'collapsed') }),
+        'a name that is not UTF-8');
+    is(slurp("$tmp/roots.out"), "tid:0;main::caf\xc3\xa9;main::x 3\n", '... is Latin-1 (as nytprofcalls prints such names)');
     my %det = ("NYTProf 5 0\n" => 'nytprof', "{\"nodes\": 1}\n" => undef, "hello world\n" => undef,
         "a;b 1\nnot a stack\n" => undef, "a;b 1\n\0\n" => undef, " a;b 1\n" => undef, "a;b 12\n\na 1\n" => 'folded');
     for my $in (sort keys %det) {

@@ -1082,7 +1082,8 @@ other C<< <...> >> names synthetic frames (the fake fid C<~>), anything else
 C<main::name>; the stack outputs show it unchanged.  C<\xHH> in a frame is
 the byte HH (how our collapsed output escapes C<;>, C<\>, CR, LF and NUL),
 so C<< to => 'collapsed' >> of our own collapsed file is the file, byte for
-byte.
+byte.  A frame that is not valid UTF-8 is read as Latin-1 (C<nytprofcalls>
+prints a name of characters below 256 so).
 
 =item threads
 
