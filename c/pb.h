@@ -139,7 +139,8 @@ int pb_tachyon_header(const unsigned char *h, int swap, uint64_t file_size, pb_t
 const char *pb_pynytprof_dialect(const unsigned char *p, size_t len);
 /* Folded stacks (read_folded.c): 1 when every non-blank line of p[0..len)
  * is "stack weight" (whole: p is the whole input, so its last line counts
- * even without a newline; else a line cut at len is only checked for NULs) */
+ * even without a newline; else a line cut at len is only checked for NULs,
+ * and a first line longer than len must be 16 or more frames) */
 int pb_folded_sniff(const unsigned char *p, size_t len, int whole);
 /* The 3.15 header's field at offset 60, as CPython 3.15.2 reads it: bits
  * 0-2 = profiling mode + 1 (0 not stored; 1 wall, 2 cpu, 3 gil, 4 all,

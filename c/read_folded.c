@@ -107,6 +107,29 @@ static int line_shape(const unsigned char *p, size_t n)
     return split_weight((const char *)p, n, &sl, &w) == 0 && sl > 0 && !is_space(p[0]);
 }
 
+/* a first line longer than what the sniffer sees (a deep stack): at least
+ * 16 non-empty frames, no control bytes, no braces (JSON, CSS, minified
+ * code), not starting with [ */
+static int long_first_line(const unsigned char *p, size_t n)
+{
+    size_t i, frames = 0, flen = 0;
+    if (n == 0 || is_space(p[0]) || p[0] == '[')
+        return 0;
+    for (i = 0; i < n; i++) {
+        if ((p[i] < 0x20 && p[i] != '\t') || p[i] == 0x7F || p[i] == '{' || p[i] == '}')
+            return 0;
+        if (p[i] != ';') {
+            flen++;
+        } else if (flen == 0) {
+            return 0;
+        } else {
+            frames++;
+            flen = 0;
+        }
+    }
+    return frames >= 16;
+}
+
 int pb_folded_sniff(const unsigned char *p, size_t len, int whole)
 {
     size_t i = 0, good = 0;
@@ -114,8 +137,8 @@ int pb_folded_sniff(const unsigned char *p, size_t len, int whole)
         const unsigned char *nl = (const unsigned char *)memchr(p + i, '\n', len - i);
         size_t n = nl ? (size_t)(nl - (p + i)) : len - i;
         int blank = n == 0 || (n == 1 && p[i] == '\r');
-        if (!nl && !whole) /* a line cut by the 4 KB: no NUL in it, that's all */
-            return good > 0 && !memchr(p + i, 0, n);
+        if (!nl && !whole) /* a line cut where the view ends */
+            return good > 0 ? !memchr(p + i, 0, n) : i == 0 && long_first_line(p, n);
         if (!blank) {
             if (!line_shape(p + i, n))
                 return 0;
