@@ -39,6 +39,7 @@
  * `limit` error), its frame ids (at most max_stack_depth), and one entry per
  * unique frame text (at most max_frames) and per thread.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
