@@ -148,7 +148,7 @@ for my $in (@files) {
 
     # --to pprof, read back by go tool pprof -raw
     SKIP: {
-        skip 'go (golang-go) not found', 2 unless $go;
+        skip 'go (golang-go) not found', 3 unless $go;
         my $pb = "$tmp/p.pb.gz";
         unlink $pb;
         ok(quietly(sub { Devel::ProfileBridge::convert(in => $in, out => $pb, to => 'pprof') }), "$label: --to pprof");
@@ -167,6 +167,8 @@ for my $in (@files) {
         my $want = folded_weights($c1, thread => 1);
         is_deeply([ first_differences(\%got, $want, 4) ], [],
             "$label: go tool pprof -raw reads our collapsed stacks back (" . scalar(keys %$want) . ')');
+        my ($shown) = `"$go" tool pprof -top -nodecount=1 "$pb" 2>&1` =~ /of (\d+) total/;
+        is($shown, $truth->{total}, "$label: go tool pprof -top shows the counts by default (of $truth->{total} total)");
     }
 }
 

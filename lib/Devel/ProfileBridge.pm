@@ -1064,7 +1064,7 @@ one tick at C<ticks_per_sec=1000000>, so C<nytprofhtml> shows a weight of N
 as N µs; each line is one C<TIME_LINE> (line 0 for frames without one) and
 C<SUB_CALLERS> as for Tachyon.  The stack outputs keep the numbers:
 collapsed writes them back unchanged, pprof as C<samples/count> (its
-C<nanoseconds> values 0), speedscope as sample counts, Devel::StatProfiler
+C<nanoseconds> values 0, so C<default_sample_type> is C<samples>), speedscope as sample counts, Devel::StatProfiler
 traces as sample weights (one trace per thread); C<merge>, which adds
 time in ns, takes one unit as 1 ns, as for any input without an interval.
 
