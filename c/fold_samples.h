@@ -114,6 +114,9 @@ pb_status pb_read_easyprofiler_stacks(pb_source *src, const pb_options *opt, pb_
  * sample_weight_unit=ns), one thread keyed 0 (the first PID_START's pid). */
 pb_status pb_read_nytprof_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err);
 pb_status pb_read_pynytprof_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err);
+/* c/read_folded.c: one sample per line, weight as written, timestamps 0;
+ * thread keys 0.. by root frame (tid:, pid:, ...), pid = key + 1 */
+pb_status pb_read_folded_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err);
 /* NULL when the format has no sample decoder (c/formats.c) */
 pb_sample_decoder_fn pb_sample_decoder_for(pb_format f);
 

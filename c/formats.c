@@ -180,6 +180,17 @@ static pb_status statprofiler_run_stacks(const char *const *paths, size_t n, con
     return pb_statprofiler_files(paths, n, opt, ss, (const pb_sp_hooks *)hooks, err);
 }
 
+/* folded stacks (read_folded.c): text whose every line in the first 4 KB is
+ * "frame;frame;... weight" (binary formats' rows come first) */
+static int sniff_folded(const unsigned char *p, size_t len, uint64_t file_size, pb_format_info *info)
+{
+    int whole = len < 4096 || (file_size != UINT64_MAX && len >= file_size);
+    if (!pb_folded_sniff(p, len, whole))
+        return 0;
+    set_compression(info, 0, "none");
+    return 1;
+}
+
 /* ---- THE table (indexed by pb_format) ------------------------------------ */
 static const pb_format_row formats[PB_FMT_COUNT] = {
     { PB_FMT_UNKNOWN, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL },
@@ -195,6 +206,8 @@ static const pb_format_row formats[PB_FMT_COUNT] = {
     { PB_FMT_STATPROFILER, "statprofiler", "StatProfiler", sniff_statprofiler, pb_read_statprofiler,
       pb_read_statprofiler_samples, PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, "snappy",
       pb_statprofiler_run, pb_statprofiler_free_list, pb_read_statprofiler_files, statprofiler_run_stacks },
+    { PB_FMT_FOLDED, "folded", "folded stacks", sniff_folded, pb_read_folded, pb_read_folded_samples,
+      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, NULL, NULL, NULL, NULL, NULL },
 };
 
 const pb_format_row *pb_format_get(pb_format f)
@@ -319,7 +332,7 @@ pb_status pb_detect_source(pb_source *src, pb_format *format, pb_error *err)
             return pb_fail(err, PB_ERR_CORRUPT, 0, "empty file: not a profile");
         return pb_fail(err, PB_ERR_CORRUPT, 0,
                        "not a profile this distribution recognises (NYTProf, Pynytprof, EasyProfiler, "
-                       "Tachyon, StatProfiler); first bytes %02x %02x %02x %02x",
+                       "Tachyon, StatProfiler, folded stacks); first bytes %02x %02x %02x %02x",
                        n > 0 ? src->p[0] : 0, n > 1 ? src->p[1] : 0, n > 2 ? src->p[2] : 0, n > 3 ? src->p[3] : 0);
     }
     *format = info.format;

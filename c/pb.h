@@ -92,6 +92,7 @@ typedef enum {
     PB_FMT_EASYPROFILER,
     PB_FMT_TACHYON,
     PB_FMT_STATPROFILER,
+    PB_FMT_FOLDED,       /* text: the last row, after every binary format (formats.c) */
     PB_FMT_COUNT
 } pb_format;
 
@@ -136,6 +137,11 @@ int pb_tachyon_header(const unsigned char *h, int swap, uint64_t file_size, pb_t
 /* Pynytprof's dialect from a file's first bytes (read_pynytprof.c): "A".."D",
  * or "" when they do not say */
 const char *pb_pynytprof_dialect(const unsigned char *p, size_t len);
+/* Folded stacks (read_folded.c): 1 when every non-blank line of p[0..len)
+ * is "stack weight" (whole: p is the whole input, so its last line counts
+ * even without a newline; else a line cut at len is only checked for NULs,
+ * and a first line longer than len must be 16 or more frames) */
+int pb_folded_sniff(const unsigned char *p, size_t len, int whole);
 /* The 3.15 header's field at offset 60, as CPython 3.15.2 reads it: bits
  * 0-2 = profiling mode + 1 (0 not stored; 1 wall, 2 cpu, 3 gil, 4 all,
  * 5 exception; 6 and 7 CPython's reader refuses), bit 3 = capture features
@@ -201,6 +207,7 @@ pb_status pb_read_pynytprof(pb_source *src, const pb_options *opt, pb_sink *sink
 pb_status pb_read_easyprofiler(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 pb_status pb_read_tachyon(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 pb_status pb_read_statprofiler(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
+pb_status pb_read_folded(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 
 /* the optional libraries this build was compiled with (codecs.h): 1 or 0 */
 extern const int pb_have_zstd, pb_have_snappy;

@@ -195,7 +195,7 @@ static int lang_of(pb_str fmt)
         return PB_LANG_C;
     if (IS("statprofiler"))
         return PB_LANG_PERL;
-    if (IS("merged")) /* merge: its inputs' languages are not told apart */
+    if (IS("merged") || IS("folded")) /* merge: its inputs' languages are not told apart; folded stacks: any tool's */
         return PB_LANG_ANY;
     return PB_LANG_NONE;
 #undef IS

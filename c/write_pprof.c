@@ -526,6 +526,10 @@ static pb_status pp_finish(pb_sample_sink *self)
     value_type(m, s, 11, k_clock, k_ns);
     if (!p->facts.weight_ns)
         put_u(m, 12, p->facts.interval_ns);
+    /* counts with no interval (folded stacks): the ns values are all 0, so
+     * default_sample_type names the counts, which pprof then shows */
+    if (!p->facts.weight_ns && !p->facts.interval_ns)
+        put_u(m, 14, k_samples);
     if (m->oom || s->oom || s2->oom)
         return OOM(p);
     if (m->n > UINT32_MAX)

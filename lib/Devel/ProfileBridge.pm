@@ -50,8 +50,8 @@ sub _check_opts {
     if (defined $opts->{pid} && !_fits($opts->{pid}, '4294967295')) {
         _usage("$what: pid must be a process id (a number up to 4294967295), not '$opts->{pid}'");
     }
-    if (defined $opts->{format} && $opts->{format} !~ /\A(?:nytprof|pynytprof|easyprofiler|tachyon|statprofiler)\z/) {
-        _usage("$what: unknown format '$opts->{format}' (known: nytprof, pynytprof, easyprofiler, tachyon, statprofiler)");
+    if (defined $opts->{format} && $opts->{format} !~ /\A(?:nytprof|pynytprof|easyprofiler|tachyon|statprofiler|folded)\z/) {
+        _usage("$what: unknown format '$opts->{format}' (known: nytprof, pynytprof, easyprofiler, tachyon, statprofiler, folded)");
     }
     if (defined $opts->{progress} && ref $opts->{progress} ne 'CODE') {
         _usage("$what: progress must be a code reference");
@@ -793,6 +793,15 @@ binary magic; B: banner and framed chunks; C: raw C<P> and a statement log;
 D: NYTProf tokens with fixed-width pids), none of which NYTProf itself can
 load.
 
+=item folded
+
+Brendan Gregg's folded ("collapsed") stacks, C<frame;frame;... WEIGHT> per
+line, as the C<stackcollapse-*.pl> scripts, inferno, py-spy C<--format raw>,
+rbspy, C<nytprofcalls>, CPython's C<profiling.sampling replay --collapsed>
+and our own C<< to => 'collapsed' >> write them.  Recognised by content,
+never by name: every non-blank line in the first 4 KB ends in white space
+and an integer, with no control bytes (other formats are tried first).
+
 =back
 
 C<formats()> returns C<< { name => 1 if this build decodes it } >>.
@@ -1041,6 +1050,67 @@ traces only: any other profile given twice to C<merge> is counted twice.
 
 =back
 
+=head2 Folded stacks
+
+=over
+
+=item units
+
+A line's weight is taken as it is written: a count whose unit the file does
+not say (CPython's are samples, C<nytprofcalls>' NYTProf ticks, ours the
+source's weights: samples, or ns for Perl and merged profiles).  No sample
+interval is claimed (no C<sample_interval_us>).  In the chunks one unit is
+one tick at C<ticks_per_sec=1000000>, so C<nytprofhtml> shows a weight of N
+as N µs; each line is one C<TIME_LINE> (line 0 for frames without one) and
+C<SUB_CALLERS> as for Tachyon.  The stack outputs keep the numbers:
+collapsed writes them back unchanged, pprof as C<samples/count> (its
+C<nanoseconds> values 0, so C<default_sample_type> is C<samples>), speedscope as sample counts, Devel::StatProfiler
+traces as sample weights (one trace per thread); C<merge>, which adds
+time in ns, takes one unit as 1 ns, as for any input without an interval.
+
+=item names
+
+A frame C<file:func:line> (CPython's shape: a non-empty file before the
+first C<:>, a function up to the last C<:>, a line of 1-9 digits, no C<::>)
+is that function in that file at that line, named as for Tachyon: its
+package the file's stem (C<threading.py> gives C<threading>,
+C<< <frozen runpy> >> C<runpy>), its dots as C<::>
+(C<threading::Thread::run>); the stack outputs show the function
+(C<Thread.run>).  Files named C<< <...> >> are fake fids.  Any other frame is
+a sub name as written, with no file: C<Pkg::sub> as it is, C<< <GC> >> and
+other C<< <...> >> names synthetic frames (the fake fid C<~>), anything else
+C<main::name>; the stack outputs show it unchanged.  C<\xHH> in a frame is
+the byte HH (how our collapsed output escapes C<;>, C<\>, CR, LF and NUL),
+so C<< to => 'collapsed' >> of our own collapsed file is the file, byte for
+byte.  A frame that is not valid UTF-8 is read as Latin-1 (C<nytprofcalls>
+prints a name of characters below 256 so).
+
+=item threads
+
+Optional root frames name a process and a thread: C<pid:P> or py-spy's
+C<process P:"command">, then C<tid:T> (CPython, ours) or py-spy's
+C<thread (T)>.  Each distinct root is a thread (pid 1, 2, ... in order of
+first use), labelled C<T>, or C<P/T> with a process; lines without a root
+are one more thread.  C<< thread => $id >> takes the thread whose C<T> is
+that number (decimal or C<0x>), or whose whole label is that text.
+
+=item attributes
+
+C<application> (the file name) and C<basetime> (the file's modification
+time: a folded file holds no date).
+
+=item errors and limits
+
+A line that does not end in white space and a weight, starts with white
+space, holds a control byte or an empty frame is C<corrupt> at its byte; a
+weight past 2^63-1, a line longer than C<max_record_size>, more frames than
+C<max_stack_depth> or more unique frames than C<max_frames> is C<limit>.
+Memory grows with the longest line, unique frames and threads, never with
+the number of lines.  Lines are counted in the messages (C<line 12 ...>).
+There is nothing to salvage: a file cut short ends at its last line.
+
+=back
+
 =head2 Pynytprof
 
 C<source_dialect> says which of A-D was read.  Files become fids (fid 0 is
@@ -1246,10 +1316,11 @@ read.  The name must end in a source extension of the input's language:
 Tachyon and Pynytprof (Python) C<.py .pyw>; EasyProfiler (C/C++) C<.c .cc
 .cp .cpp .cxx .c++ .C .CPP .h .hh .hp .hpp .hxx .h++ .H .inl .ipp .tcc .tpp
 .ixx .cppm .cu .cuh .m .mm>; StatProfiler (Perl) C<.pl .pm .pmc .t .PL .plx
-.psgi .cgi .al>; a merge (whose inputs' languages are not told apart) any of
-these.  For Python and Perl a name without an extension is a script when its
-first line is a C<#!> line naming C<python> or C<perl>.  Files kept out are
-named in one warning with the reason
+.psgi .cgi .al>; a merge (whose inputs' languages are not told apart) and
+folded stacks (written by any language's tools) any of these.  For Python
+and Perl a name without an extension is a script when its first line is a
+C<#!> line naming C<python> or C<perl>.  Files kept out are named in one
+warning with the reason
 (C<convert: warning: the source of N of M files was not embedded by the
 source policy: 'NAME' (outside the allowed directories), ...>).
 C<< source_any => 1 >> (C<--source-any>) lifts the policy for a profile
@@ -1388,7 +1459,7 @@ What this build can do, as a hash reference:
   {
     libraries => { zlib => '1.2.13', zstd => '1.5.4', snappy => 'yes' },
     read  => { nytprof => 1, pynytprof => 1, easyprofiler => 1, tachyon => 1,
-               'tachyon-zstd' => 1, statprofiler => 1 },
+               'tachyon-zstd' => 1, statprofiler => 1, folded => 1 },
     write => { nytprof => 1, collapsed => 1, pprof => 1, speedscope => 1, dump => 1, statprofiler => 1 },
   }
 

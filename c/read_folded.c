@@ -1,0 +1,594 @@
+/* read_folded.c - Brendan Gregg's folded stacks ("collapsed stacks"): the
+ * input of flamegraph.pl, written by the stackcollapse-*.pl scripts,
+ * inferno, py-spy --format raw, rbspy, nytprofcalls, CPython's
+ * `python -m profiling.sampling replay --collapsed` and our own
+ * `--to collapsed` (collapsed.h).
+ *
+ * One stack per line, root first, frames separated by ';', then white space
+ * and the stack's weight, an integer:
+ *     tid:5081;threading.py:Thread.run:1161;multithread.py:sorter:30 1264
+ * (LF or CRLF; the last line may lack its newline; blank lines are skipped.)
+ *
+ * Threads and processes: a line may start with root frames that name them,
+ * as the tools write them: "pid:N" or py-spy's `process N:"cmd"`, then
+ * "tid:N" (CPython, ours) or py-spy's "thread (0x...)".  Each distinct
+ * root becomes a thread of the profile (keys 0.. in order of first use,
+ * pid = key + 1), labelled by the thread's text ("5081"; "P/T" when a
+ * process root comes first); lines without a root are one more thread.
+ *
+ * Frames: "file:func:line" (CPython's shape: a line number of 1-9 digits
+ * after the last ':', a non-empty file before the first ':', a non-empty
+ * function between, no "::" anywhere) are a frame of that function in that
+ * file at that line: its own name (shown by the stack outputs) the
+ * function, its nytprof.out sub the file's stem "::" the function with its
+ * dots as "::" (threading.py:Thread.run -> threading::Thread::run, as the
+ * Tachyon reader names it).  Any other frame is a function name as it is:
+ * Perl's pkg::sub split at its last "::", a "<...>" name (CPython's <GC>,
+ * <native>) a synthetic frame, anything else main::<name>; these have no
+ * file.  \xHH in a frame is the byte HH (our collapsed writer escapes ';',
+ * '\', CR, LF and NUL so).
+ *
+ * Weights: counts, taken as they are (a folded file does not say what
+ * its numbers count: CPython's are samples, nytprofcalls' NYTProf ticks,
+ * ours the source's weights).  No sample interval is claimed; nytprof.out
+ * shows one unit of weight as one µs (ticks_per_sec 1000000, one tick per
+ * unit), and a merge, which adds time in ns, takes one unit as 1 ns (as for
+ * any input without an interval).
+ *
+ * Memory: the line being read (at most max_record_size bytes: longer is a
+ * `limit` error), its frame ids (at most max_stack_depth), and one entry per
+ * unique frame text (at most max_frames) and per thread.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "fold_samples.h"
+#include "model.h"
+#include "reader.h"
+
+typedef struct {
+    pb_source *s;
+    pb_options opt;
+    pb_error *err;
+    pb_sample_sink *out;
+    pb_strtab frames;   /* frame texts as written (escapes and all) */
+    uint32_t *sink_id;  /* per frames entry: its id in out */
+    size_t csink;
+    pb_strtab threads;  /* thread labels: the key is the entry */
+    unsigned char *selected; /* per thread: --thread takes it */
+    size_t csel;
+    int any_selected;
+    uint32_t *ids;      /* the line's frame ids, innermost first */
+    size_t cids;
+    char *buf, *buf2;   /* a frame's unescaped text; its nytprof names */
+    size_t cbuf, cbuf2;
+    uint64_t lineno, line_off;
+} fr;
+
+#define F_OOM(r) pb_fail((r)->err, PB_ERR_LIMIT, pb_src_offset((r)->s), "out of memory")
+
+static int is_digit(int c) { return c >= '0' && c <= '9'; }
+static int is_space(int c) { return c == ' ' || c == '\t'; }
+
+/* The line's weight: the digits after its last run of blanks.  *stack_len
+ * = what comes before that (trailing blanks dropped).  0, or -1 when the
+ * line has no such ending; -2 when the number needs more than 63 bits. */
+static int split_weight(const char *p, size_t n, size_t *stack_len, uint64_t *w)
+{
+    size_t k = n, i;
+    uint64_t v = 0;
+    while (k > 0 && is_digit((unsigned char)p[k - 1]))
+        k--;
+    if (k == n || k == 0 || !is_space((unsigned char)p[k - 1]))
+        return -1;
+    for (i = k; i < n; i++) {
+        if (v > (UINT64_C(0x7FFFFFFFFFFFFFFF) - (uint64_t)(p[i] - '0')) / 10)
+            return -2;
+        v = v * 10 + (uint64_t)(p[i] - '0');
+    }
+    while (k > 0 && is_space((unsigned char)p[k - 1]))
+        k--;
+    *stack_len = k;
+    *w = v;
+    return 0;
+}
+
+/* 1 when the n bytes at p are a folded line (blank lines are not) */
+static int line_shape(const unsigned char *p, size_t n)
+{
+    size_t i, sl;
+    uint64_t w;
+    if (n && p[n - 1] == '\r')
+        n--;
+    for (i = 0; i < n; i++)
+        if ((p[i] < 0x20 && p[i] != '\t') || p[i] == 0x7F)
+            return 0;
+    return split_weight((const char *)p, n, &sl, &w) == 0 && sl > 0 && !is_space(p[0]);
+}
+
+/* a first line longer than what the sniffer sees (a deep stack): at least
+ * 16 non-empty frames, no control bytes, no braces (JSON, CSS, minified
+ * code), not starting with [ */
+static int long_first_line(const unsigned char *p, size_t n)
+{
+    size_t i, frames = 0, flen = 0;
+    if (n == 0 || is_space(p[0]) || p[0] == '[')
+        return 0;
+    for (i = 0; i < n; i++) {
+        if ((p[i] < 0x20 && p[i] != '\t') || p[i] == 0x7F || p[i] == '{' || p[i] == '}')
+            return 0;
+        if (p[i] != ';') {
+            flen++;
+        } else if (flen == 0) {
+            return 0;
+        } else {
+            frames++;
+            flen = 0;
+        }
+    }
+    return frames >= 16;
+}
+
+int pb_folded_sniff(const unsigned char *p, size_t len, int whole)
+{
+    size_t i = 0, good = 0;
+    while (i < len) {
+        const unsigned char *nl = (const unsigned char *)memchr(p + i, '\n', len - i);
+        size_t n = nl ? (size_t)(nl - (p + i)) : len - i;
+        int blank = n == 0 || (n == 1 && p[i] == '\r');
+        if (!nl && !whole) /* a line cut where the view ends */
+            return good > 0 ? !memchr(p + i, 0, n) : i == 0 && long_first_line(p, n);
+        if (!blank) {
+            if (!line_shape(p + i, n))
+                return 0;
+            good++;
+        }
+        i += n + 1;
+    }
+    return good > 0;
+}
+
+/* the next line (without its LF and CR), *eof at the end of the input */
+static pb_status next_line(fr *r, const char **line, size_t *len, int *eof)
+{
+    pb_source *s = r->s;
+    size_t scanned = 0;
+    r->line_off = pb_src_offset(s);
+    for (;;) {
+        size_t avail = pb_src_avail(s);
+        const unsigned char *nl = avail > scanned ? memchr(s->p + scanned, '\n', avail - scanned) : NULL;
+        int got;
+        if (nl || (scanned = avail) > r->opt.max_record_size) {
+            if (!nl || (uint64_t)(nl - s->p) > r->opt.max_record_size)
+                return pb_fail(r->err, PB_ERR_LIMIT, r->line_off,
+                               "line %llu is longer than %llu bytes (max_record_size)",
+                               (unsigned long long)r->lineno + 1, (unsigned long long)r->opt.max_record_size);
+            *line = (const char *)s->p;
+            *len = (size_t)(nl - s->p);
+            s->p = nl + 1;
+            break;
+        }
+        if ((got = pb_src_need(s, avail + 1)) < 0)
+            return r->err->status ? r->err->status : PB_ERR_IO;
+        if (got == 0) {
+            *eof = avail == 0;
+            *line = (const char *)s->p;
+            *len = avail;
+            s->p += avail;
+            break;
+        }
+    }
+    r->lineno++;
+    if (*len && (*line)[*len - 1] == '\r')
+        (*len)--;
+    return PB_OK;
+}
+
+static pb_status bad(fr *r, size_t at, const char *what)
+{
+    return pb_fail(r->err, PB_ERR_CORRUPT, r->line_off + at, "line %llu %s", (unsigned long long)r->lineno, what);
+}
+
+/* ---- frames ---------------------------------------------------------------- */
+static int hexval(int c)
+{
+    return is_digit(c) ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+}
+
+/* t[0..n) with each \xHH as its byte, into r->buf; the length */
+static size_t unescape(fr *r, const char *t, size_t n)
+{
+    size_t i, w = 0;
+    for (i = 0; i < n; i++) {
+        int hi, lo;
+        if (t[i] == '\\' && i + 3 < n && t[i + 1] == 'x' && (hi = hexval((unsigned char)t[i + 2])) >= 0 &&
+            (lo = hexval((unsigned char)t[i + 3])) >= 0) {
+            r->buf[w++] = (char)(hi * 16 + lo);
+            i += 3;
+        } else {
+            r->buf[w++] = t[i];
+        }
+    }
+    return w;
+}
+
+/* CPython's "file:func:line": 1 with the two colons and the line, else 0 */
+static int cpython_shape(const char *t, size_t n, size_t *c1, size_t *c2, int32_t *line)
+{
+    size_t k = n, i;
+    int32_t v = 0;
+    const char *c;
+    while (k > 0 && is_digit((unsigned char)t[k - 1]))
+        k--;
+    if (k == n || n - k > 9 || k < 4 || t[k - 1] != ':')
+        return 0;
+    for (i = 0; i + 1 < k - 1; i++)
+        if (t[i] == ':' && t[i + 1] == ':')
+            return 0;
+    if (!(c = (const char *)memchr(t, ':', k - 1)) || c == t || (size_t)(c - t) + 1 >= k - 1)
+        return 0;
+    for (i = k; i < n; i++)
+        v = v * 10 + (t[i] - '0');
+    *c1 = (size_t)(c - t);
+    *c2 = k - 1;
+    *line = v;
+    return 1;
+}
+
+/* the nytprof.out names of a CPython frame into r->buf2: the file's stem
+ * (<frozen X>: X; other <...>: none, i.e. main), then the function with
+ * its dots as "::" (empty: __ANON__) */
+static void python_names(fr *r, const char *file, size_t flen, const char *func, size_t fnlen, int u8, pb_frame *pf)
+{
+    size_t b = flen, e = flen, w = 0, i;
+    if (flen > 9 && memcmp(file, "<frozen ", 8) == 0 && file[flen - 1] == '>') {
+        b = 8;
+        e = flen - 1;
+    } else if (file[0] != '<') {
+        while (b > 0 && file[b - 1] != '/' && file[b - 1] != '\\')
+            b--;
+        for (i = e; i > b + 1; i--)
+            if (file[i - 1] == '.') {
+                e = i - 1;
+                break;
+            }
+    }
+    memcpy(r->buf2, file + b, e - b);
+    pf->package = pb_str_make(r->buf2, e - b, u8);
+    w = e - b;
+    for (i = 0; i < fnlen; i++) {
+        if (func[i] == '.') {
+            r->buf2[w++] = ':';
+            r->buf2[w++] = ':';
+        } else {
+            r->buf2[w++] = func[i];
+        }
+    }
+    pf->name = pb_str_make(r->buf2 + (e - b), w - (e - b), u8);
+}
+
+/* a frame as the sink wants it, from its unescaped text t[0..n) (r->buf) */
+static void describe(fr *r, const char *t, size_t n, pb_frame *pf)
+{
+    size_t c1, c2, k;
+    int32_t line;
+    int u8 = pb_utf8_valid(t, n); /* else Latin-1 (nytprofcalls prints such names so), upgraded downstream */
+    memset(pf, 0, sizeof *pf);
+    pf->kind = PB_FRAME_SUB;
+    pf->first_line = -1;
+    pf->own = pb_str_make(t, n, u8);
+    if (cpython_shape(t, n, &c1, &c2, &line)) {
+        python_names(r, t, c1, t + c1 + 1, c2 - c1 - 1, u8, pf);
+        pf->own = pb_str_make(t + c1 + 1, c2 - c1 - 1, u8);
+        pf->file = pb_str_make(t, c1, u8);
+        pf->line = line;
+        return;
+    }
+    pf->name = pf->own;
+    if (n >= 2 && t[0] == '<' && t[n - 1] == '>') {
+        pf->kind = PB_FRAME_SYNTHETIC;
+        return;
+    }
+    for (k = n; k >= 2; k--)
+        if (t[k - 1] == ':' && t[k - 2] == ':') {
+            if (k > 2 && k < n) {
+                pf->package = pb_str_make(t, k - 2, u8);
+                pf->name = pb_str_make(t + k, n - k, u8);
+            }
+            break;
+        }
+}
+
+/* the sink's id of the frame written t[0..n) at line offset at */
+static pb_status frame_id(fr *r, const char *t, size_t n, size_t at, uint32_t *id)
+{
+    uint32_t e;
+    int found;
+    pb_frame pf;
+    pb_status st;
+    size_t u;
+    if (n == 0)
+        return bad(r, at, "has an empty frame (two ';' in a row, or one at an end)");
+    if ((found = pb_strtab_intern(&r->frames, t, n, &e)) < 0)
+        return F_OOM(r);
+    if (found) {
+        *id = r->sink_id[e];
+        return PB_OK;
+    }
+    if (e >= r->opt.max_frames)
+        return pb_fail(r->err, PB_ERR_LIMIT, r->line_off + at, "more than %u unique frames (max_frames)",
+                       (unsigned)r->opt.max_frames);
+    if (pb_grow((void **)&r->sink_id, &r->csink, (size_t)e + 1, sizeof *r->sink_id) < 0 ||
+        pb_grow((void **)&r->buf, &r->cbuf, n + 1, 1) < 0 || pb_grow((void **)&r->buf2, &r->cbuf2, 2 * n + 1, 1) < 0)
+        return F_OOM(r);
+    u = unescape(r, t, n);
+    describe(r, r->buf, u, &pf);
+    if ((st = r->out->frame(r->out, &pf, id)) != PB_OK)
+        return st;
+    r->sink_id[e] = *id;
+    return PB_OK;
+}
+
+/* ---- threads --------------------------------------------------------------- */
+/* the length of a root frame f[0..n) of the kind asked for (process or
+ * thread), with its label at *lab, *llen; 0 when it is not one */
+static int root_frame(const char *f, size_t n, int process, const char **lab, size_t *llen)
+{
+    const char *tag = process ? "pid:" : "tid:";
+    const char *py = process ? "process " : "thread (";
+    size_t k;
+    if (n > 4 && memcmp(f, tag, 4) == 0) {
+        *lab = f + 4;
+        *llen = n - 4;
+        return 1;
+    }
+    if (n <= 8 || memcmp(f, py, 8) != 0)
+        return 0;
+    if (process) { /* process N:"command line" */
+        for (k = 8; k < n && is_digit((unsigned char)f[k]); k++)
+            ;
+        if (k == 8 || (k < n && f[k] != ':'))
+            return 0;
+        *lab = f + 8;
+        *llen = k - 8;
+        return 1;
+    }
+    if (f[n - 1] != ')' || n == 9)
+        return 0;
+    *lab = f + 8;
+    *llen = n - 9;
+    return 1;
+}
+
+/* --thread: the label (its thread part after a '/') as a decimal or 0x
+ * number, or the whole label as a name */
+static int thread_selected(const fr *r, const char *label, size_t n)
+{
+    const char *t = label, *slash = (const char *)memchr(label, '/', n);
+    size_t tl = n;
+    unsigned long long v;
+    char num[32], *end;
+    if (!r->opt.have_thread)
+        return 1;
+    if (r->opt.thread_name)
+        return strlen(r->opt.thread_name) == n && memcmp(r->opt.thread_name, label, n) == 0;
+    if (slash) {
+        t = slash + 1;
+        tl = n - (size_t)(t - label);
+    }
+    if (tl == 0 || tl >= sizeof num || !is_digit((unsigned char)t[0]))
+        return 0;
+    memcpy(num, t, tl);
+    num[tl] = '\0';
+    v = strtoull(num, &end, 0);
+    return *end == '\0' && v == r->opt.thread_id;
+}
+
+/* the thread of the line's root frames (stack[0..*skip)), announced to the
+ * sink when new; *skip = bytes of root frames and their ';'; *take = 0 when
+ * --thread leaves it out */
+static pb_status line_thread(fr *r, const char *stack, size_t n, size_t *skip, uint64_t *key, int *take)
+{
+    const char *lab[2] = {NULL, NULL};
+    size_t llen[2] = {0, 0}, at = 0, k;
+    int which;
+    char label[512];
+    uint32_t e;
+    int found;
+    for (which = 1; which >= 0; which--) {
+        const char *semi = (const char *)memchr(stack + at, ';', n - at);
+        size_t fl = semi ? (size_t)(semi - (stack + at)) : n - at;
+        if (root_frame(stack + at, fl, which, &lab[which], &llen[which]))
+            at += fl + (semi ? 1 : 0);
+    }
+    *skip = at;
+    k = (size_t)snprintf(label, sizeof label, "%.*s%s%.*s", (int)(llen[1] < 200 ? llen[1] : 200),
+                         lab[1] ? lab[1] : "", lab[1] && lab[0] ? "/" : "", (int)(llen[0] < 200 ? llen[0] : 200),
+                         lab[0] ? lab[0] : "");
+    if ((found = pb_strtab_intern(&r->threads, label, k, &e)) < 0)
+        return F_OOM(r);
+    *key = e;
+    if (found) {
+        *take = r->selected[e];
+        return PB_OK;
+    }
+    if (pb_grow((void **)&r->selected, &r->csel, (size_t)e + 1, 1) < 0)
+        return F_OOM(r);
+    *take = r->selected[e] = (unsigned char)thread_selected(r, label, k);
+    if (!*take)
+        return PB_OK;
+    r->any_selected = 1;
+    return r->out->thread(r->out, e, e + 1, 0, k ? label : NULL);
+}
+
+/* --thread named none of the file's threads */
+static pb_status no_such_thread(fr *r)
+{
+    char list[256];
+    size_t n = 0;
+    uint32_t i;
+    list[0] = '\0';
+    for (i = 0; i < r->threads.n && n < sizeof list - 60; i++)
+        n += (size_t)snprintf(list + n, sizeof list - n, "%s%.40s", i ? ", " : "", pb_strtab_ptr(&r->threads, i));
+    if (r->opt.thread_name)
+        return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0, "no thread \"%.100s\" in this file (its threads: %s%s)",
+                       r->opt.thread_name, list, i < r->threads.n ? ", ..." : "");
+    return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0, "no thread %llu in this file (its threads: %s%s)",
+                   (unsigned long long)r->opt.thread_id, list, i < r->threads.n ? ", ..." : "");
+}
+
+/* ---- lines ------------------------------------------------------------------ */
+static pb_status one_line(fr *r, const char *p, size_t n)
+{
+    size_t sl, skip, i, start, depth = 0;
+    uint64_t w, key;
+    pb_status st;
+    int rc, take;
+    for (i = 0; i < n; i++)
+        if ((unsigned char)p[i] < 0x20 && p[i] != '\t')
+            return bad(r, i, "holds a control character (not a text line of folded stacks)");
+    if ((rc = split_weight(p, n, &sl, &w)) == -2)
+        return pb_fail(r->err, PB_ERR_LIMIT, r->line_off + sl, "line %llu: its weight does not fit 63 bits",
+                       (unsigned long long)r->lineno);
+    if (rc < 0)
+        return bad(r, n, "does not end in white space and a weight (an integer)");
+    if (sl == 0)
+        return bad(r, 0, "has a weight but no stack");
+    if ((st = line_thread(r, p, sl, &skip, &key, &take)) != PB_OK || !take)
+        return st;
+    for (start = skip, i = skip; i <= sl && skip < sl; i++) {
+        if (i < sl && p[i] != ';')
+            continue;
+        if (depth >= r->opt.max_stack_depth)
+            return pb_fail(r->err, PB_ERR_LIMIT, r->line_off + start,
+                           "line %llu has more than %u frames (max_stack_depth)", (unsigned long long)r->lineno,
+                           (unsigned)r->opt.max_stack_depth);
+        if (pb_grow((void **)&r->ids, &r->cids, depth + 1, sizeof *r->ids) < 0)
+            return F_OOM(r);
+        if ((st = frame_id(r, p + start, i - start, start, &r->ids[depth])) != PB_OK)
+            return st;
+        depth++;
+        start = i + 1;
+    }
+    for (i = 0; i < depth / 2; i++) { /* innermost first */
+        uint32_t t = r->ids[i];
+        r->ids[i] = r->ids[depth - 1 - i];
+        r->ids[depth - 1 - i] = t;
+    }
+    if (w == 0) /* nothing to count (nytprofcalls writes such lines) */
+        return PB_OK;
+    return r->out->sample(r->out, key, r->ids, (uint32_t)depth, w, 0);
+}
+
+/* what nytprofhtml's page header names: the file, and when it was written
+ * (a folded file keeps no date: its mtime stands for the run's) */
+static pb_status header(fr *r)
+{
+    struct stat sb;
+    char buf[32];
+    pb_status st;
+    if (r->err->file[0] && (st = r->out->attribute(r->out, "application", pb_str_c(r->err->file))) != PB_OK)
+        return st;
+    if (!r->s->fp || fstat(fileno(r->s->fp), &sb) != 0 || sb.st_mtime <= 0)
+        return PB_OK;
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)sb.st_mtime);
+    return r->out->attribute(r->out, "basetime", pb_str_c(buf));
+}
+
+static pb_status run(fr *r)
+{
+    pb_status st;
+    if ((st = header(r)) != PB_OK)
+        return st;
+    for (;;) {
+        const char *p = NULL;
+        size_t n = 0, i;
+        int eof = 0;
+        if ((st = next_line(r, &p, &n, &eof)) != PB_OK)
+            return st;
+        if (eof)
+            break;
+        for (i = 0; i < n && is_space((unsigned char)p[i]); i++)
+            ;
+        if (i == n)
+            continue; /* blank */
+        if (i > 0)
+            return bad(r, 0, "starts with white space");
+        if ((st = one_line(r, p, n)) != PB_OK)
+            return st;
+    }
+    if (r->opt.have_thread && !r->any_selected)
+        return no_such_thread(r);
+    return r->out->finish(r->out);
+}
+
+static void fr_init(fr *r, pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err)
+{
+    memset(r, 0, sizeof *r);
+    pb_options_copy(&r->opt, opt);
+    r->s = src;
+    r->err = err;
+    r->out = out;
+}
+
+static void fr_free(fr *r)
+{
+    pb_strtab_free(&r->frames);
+    pb_strtab_free(&r->threads);
+    PB_FREE_ALL(r->sink_id, r->selected, r->ids, r->buf, r->buf2);
+}
+
+pb_status pb_read_folded_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err)
+{
+    fr r;
+    pb_status st;
+    fr_init(&r, src, opt, out, err);
+    st = run(&r);
+    fr_free(&r);
+    return st;
+}
+
+static uint32_t folded_fid_flags(void *ctx, pb_str file)
+{
+    (void)ctx;
+    if (file.len >= 2 && file.ptr[0] == '<' && file.ptr[file.len - 1] == '>')
+        return PB_FID_IS_FAKE | PB_FID_VIA_SUB;
+    return PB_FID_VIA_STMT | PB_FID_VIA_SUB;
+}
+
+static void fr_cleanup(void *p)
+{
+    fr_free((fr *)p);
+    free(p);
+}
+
+pb_status pb_read_folded(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
+{
+    fr *r;
+    pb_status st;
+    pb_fold_config cfg;
+    pb_fold *fold;
+    /* on the heap, so that a consumer that never returns can release it */
+    if (!(r = (fr *)malloc(sizeof *r)))
+        return pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
+    fr_init(r, src, opt, NULL, err);
+    pb_sink_defer(sink, fr_cleanup, r);
+    memset(&cfg, 0, sizeof cfg);
+    cfg.source_format = "folded";
+    cfg.ticks_per_sec = 1000000;
+    cfg.ticks_per_weight = 1; /* a unit of weight shows as 1 µs (see the top) */
+    cfg.fid_flags = folded_fid_flags;
+    cfg.sampled_spans = 1;
+    if (!(fold = pb_fold_new(&cfg, sink, err))) {
+        st = err->status;
+    } else {
+        r->out = pb_fold_sample_sink(fold);
+        st = run(r);
+    }
+    pb_fold_free(fold);
+    pb_sink_undefer(sink, r);
+    fr_cleanup(r);
+    return st;
+}
