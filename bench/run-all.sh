@@ -53,7 +53,7 @@ trap 'rm -rf "$tmp"' EXIT
 CC=${CC:-cc}
 core=$(ls c/*.c)
 for b in tachyon pynytprof easyprofiler; do
-    $CC -O2 -std=c99 -Ic -o "$tmp/$b" "bench/$b.c" $core -lzstd -lsnappy -lz -lpthread
+    $CC -O2 -std=c99 -Ic -o "$tmp/$b" "bench/$b.c" $core -lzstd -lsnappy -lyajl -lz -lpthread
 done
 rss() { /usr/bin/time -f "%e s, peak RSS %M KB" "$@"; }
 

@@ -341,6 +341,7 @@ sub features {
     my %read = %$fmt;
     $read{'tachyon-zstd'} = ($fmt->{tachyon} && defined $lib->{zstd}) ? 1 : 0;
     $read{statprofiler} = ($fmt->{statprofiler} && defined $lib->{snappy}) ? 1 : 0;
+    $read{v8} = ($fmt->{v8} && defined $lib->{yajl}) ? 1 : 0;
     return {
         libraries => $lib,
         read      => \%read,
