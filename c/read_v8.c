@@ -48,8 +48,11 @@
  * (PB_NO_YAJL) the sniffer still names the format and the decoders fail
  * "unsupported: this build has no yajl".
  */
+#define _FILE_OFFSET_BITS 64
+#define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <limits.h>
+#include <sys/types.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

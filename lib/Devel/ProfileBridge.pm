@@ -670,6 +670,13 @@ sub _losses_of {
         $add->('metadata entries', $n{metadata}, $to eq 'nytprof' ? 'kept as ATTRIBUTEs' : 'dropped')
             if $to ne 'statprofiler';
     }
+    elsif ($fmt eq 'v8') {
+        # (program), (idle) and (garbage collector) stay frames of their own in every target
+        $add->('column numbers of frames (callFrame.columnNumber)', $a{v8_column_frames} // 0,
+            'no target has columns; the line (lineNumber + 1) is kept');
+        $add->('per-line hit counts (positionTicks entries)', $a{v8_position_ticks} // 0,
+            'a frame carries its function\'s line; the lines inside it are dropped');
+    }
     if (defined $a{run_wall_clock_sec} && $to ne 'statprofiler') {
         # sampled input: reports count samples x interval, not the clock
         $add->('the run\'s wall-clock length, s', $a{run_wall_clock_sec},
