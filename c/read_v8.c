@@ -52,6 +52,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <limits.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -901,11 +902,40 @@ static pb_status attr_u64(v8r *r, const char *key, uint64_t v)
     return r->out->attribute(r->out, key, pb_str_c(buf));
 }
 
+/* ATTRIBUTE application (nytprofhtml's "For ..."): the profile does not
+ * name the program; the first script in node order with a file: url (node's
+ * main module comes before the modules it loads), else "node" */
+static pb_status application(v8r *r)
+{
+    size_t i;
+    for (i = 0; i < r->nnodes; i++) {
+        const v8_node *n = &r->nodes[i];
+        const char *u = r->str + n->url_at;
+        if (n->url_len > 7 && !memcmp(u, "file://", 7) && !memchr(u, '\n', n->url_len))
+            return r->out->attribute(r->out, "application", pb_str_make(u + 7, n->url_len - 7, 1));
+    }
+    return r->out->attribute(r->out, "application", pb_str_c("node"));
+}
+
+/* NYTProf's basetime is wall-clock seconds; startTime is a monotonic clock:
+ * the file's mtime (written when the profile ended) less the profile's
+ * length, as for Tachyon; a buffer keeps the monotonic seconds */
+static uint64_t wall_start(const v8r *r)
+{
+    struct stat sb;
+    uint64_t d = r->have_end && r->end_us > r->start_us ? (uint64_t)(r->end_us - r->start_us) / 1000000u : 0;
+    if (!r->s->fp || fstat(fileno(r->s->fp), &sb) != 0 || sb.st_mtime <= 0)
+        return r->start_us > 0 ? (uint64_t)r->start_us / 1000000u : 0;
+    return (uint64_t)sb.st_mtime > d ? (uint64_t)sb.st_mtime - d : (uint64_t)sb.st_mtime;
+}
+
 static pb_status head_attributes(v8r *r)
 {
     pb_sample_sink *o = r->out;
     pb_status st;
     char buf[64];
+    if ((st = application(r)) != PB_OK || (st = attr_u64(r, "basetime", wall_start(r))) != PB_OK)
+        return st;
     if ((st = o->attribute(o, "sample_weight_unit", pb_str_c("ns"))) != PB_OK ||
         (st = o->attribute(o, "v8_nodes", pb_str_c((snprintf(buf, sizeof buf, "%zu", r->nnodes), buf)))) != PB_OK ||
         (st = attr_u64(r, "v8_samples", r->nsamples)) != PB_OK)

@@ -17,6 +17,7 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use Needs qw(yajl);
 use Stacks qw(slurp folded_weights go_for_pprof first_differences);
+use V8Truth qw(truth);
 use File::Temp qw(tempdir);
 use JSON::PP ();
 use Devel::ProfileBridge ();
@@ -28,56 +29,6 @@ my @files = glob("$d/v8/*.cpuprofile");
 plan skip_all => 'no .cpuprofile files' unless @files;
 
 sub spew { open my $fh, '>:raw', $_[0] or die "$_[0]: $!"; print $fh $_[1]; close $fh or die }
-
-# ---- the truth, from the JSON ---------------------------------------------------
-sub pkg_of {    # nytprof.out's package of a url (Formats.pod, V8)
-    my ($url) = @_;
-    return 'main' if $url eq '';
-    if ($url =~ s/\Anode://) { $url =~ s/[^A-Za-z0-9\/]/_/g; $url =~ s{/}{::}g; return "node::$url" }
-    $url =~ s{.*[/\\]}{};
-    $url =~ s/\.[^.]*\z//;
-    $url =~ s/[^A-Za-z0-9]/_/g;
-    return length $url ? $url : 'main';
-}
-my %SYNTH = map { $_ => 1 } '(program)', '(idle)', '(garbage collector)';
-sub truth {
-    my ($file) = @_;
-    my $p = JSON::PP->new->decode(slurp($file));
-    my (%node, %parent);
-    for my $n (@{ $p->{nodes} }) {
-        $node{ $n->{id} } = $n;
-        $parent{$_} = $n->{id} for @{ $n->{children} || [] };
-    }
-    my %stack;    # node id => [ [own name, nytprof name] ... ] root first
-    for my $id (keys %node) {
-        my @s;
-        for (my $i = $id; defined $i; $i = $parent{$i}) {
-            my $cf = $node{$i}{callFrame};
-            next if $cf->{functionName} eq '(root)';
-            my $name = length $cf->{functionName} ? $cf->{functionName} : '(anonymous)';
-            my $synth = $SYNTH{$name} || $cf->{url} eq '';
-            unshift @s, [ $name, ($synth ? 'main' : pkg_of($cf->{url})) . "::$name" ];
-        }
-        $stack{$id} = \@s;
-    }
-    my ($s, $dt) = ($p->{samples}, $p->{timeDeltas});
-    my (%t, $ts);
-    $ts = $p->{startTime};
-    my @ts = map { $ts += $_ } @$dt;
-    for my $i (0 .. $#$s) {
-        my $w = $i < $#$s ? $dt->[ $i + 1 ] : $p->{endTime} - $ts[$i];
-        next unless $w > 0;
-        my $st = $stack{ $s->[$i] };
-        $t{total} += $w;
-        $t{stacks}{ join ';', map { $_->[0] } @$st } += $w * 1000;
-        for my $k (0, 1) {
-            $t{self}[$k]{ $st->[-1][$k] } += $w;
-            my %seen;
-            $t{cum}[$k]{$_} += $w for grep { !$seen{$_}++ } map { $_->[$k] } @$st;
-        }
-    }
-    return \%t;
-}
 
 # per-function flat and cumulative µs of a { "a;b;c" => ns } table
 sub flat_cum {
