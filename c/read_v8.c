@@ -58,6 +58,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "codecs.h"
 #include "fold_samples.h"
 #include "pb.h"
 #include "reader.h"
@@ -89,7 +90,7 @@ const char *pb_yajl_version(void)
 #if !PB_HAVE_YAJL
 static pb_status no_yajl(pb_error *err)
 {
-    return pb_fail(err, PB_ERR_UNSUPPORTED, 0, PB_NO_CODEC_MSG("yajl", "libyajl-dev"));
+    return pb_fail(err, PB_ERR_UNSUPPORTED, 0, "%s", PB_NO_CODEC_MSG("yajl", "libyajl-dev"));
 }
 pb_status pb_read_v8_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err)
 {

@@ -1049,6 +1049,42 @@ traces only: any other profile given twice to C<merge> is counted twice.
 
 =back
 
+=head2 V8 .cpuprofile (Node, Chrome DevTools)
+
+=over
+
+=item units
+
+C<ticks_per_sec=1000000000> (ns); a sample's ticks are the µs to the next
+sample (C<timeDeltas[i+1]>, the last sample to C<endTime>) × 1000, the rule
+of speedscope's importer and the DevTools flame chart.  The stack outputs
+carry ns weights (C<sample_weight_unit=ns>: pprof C<wall/nanoseconds>,
+collapsed ns).  One thread, C<main> (pid 1); C<--thread 0> or
+C<--thread main> select it.
+
+=item frames
+
+Each node of the profile's tree is a frame: sub C<package::name> (the
+package from the url, L<Devel::ProfileBridge::Formats/v8>), file the url
+(C<file://> dropped), line C<lineNumber + 1>.  C<(root)> is not a frame:
+the outermost frames are called by C<main::RUNTIME>.  C<(program)>,
+C<(idle)>, C<(garbage collector)> and functions without a url are
+synthetic subs C<main::(program)> ... in the fake fid C<~>; their time is
+in the ATTRIBUTEs C<v8_program_ns>, C<v8_idle_ns>, C<v8_gc_ns>.  Collapsed,
+pprof and speedscope show V8's own names (C<fib>, C<(anonymous)>,
+C<(garbage collector)>).
+
+=item attributes
+
+C<application> (the first C<file:> script in node order; the profile does
+not name the program), C<basetime> (the file's mtime less the profile's
+length: C<startTime> is a monotonic clock), C<profile_duration_sec>
+(C<endTime - startTime>), C<v8_nodes>, C<v8_samples>,
+C<v8_column_frames> and C<v8_position_ticks> (what no target carries:
+L</"losses($file, to =E<gt> $target)">).
+
+=back
+
 =head2 Pynytprof
 
 C<source_dialect> says which of A-D was read.  Files become fids (fid 0 is
