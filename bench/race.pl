@@ -22,6 +22,11 @@
 #                 CORPUS/../tools/make-real-python315 makes (root, and
 #                 Debian's archive reachable, the first time; $PY315_ROOT
 #                 names an existing chroot)
+#   V8            node -e 'JSON.parse(fs.readFileSync(f))': the floor of any
+#                 JavaScript reader of a .cpuprofile (Debian nodejs).  The
+#                 file, v8/large/synthetic-100mb.cpuprofile (--v8-mb N), is
+#                 made at bench time by bench/make-cpuprofile.js into --tools
+#                 DIR (kept for the next run); it needs no corpus.
 # A reader that cannot be had is printed as "missing" with the reason, one
 # that rejects a file as "refused" with its message: never a remembered
 # figure.
@@ -61,20 +66,24 @@ my $corpus = $ENV{CORPUS} // '../shared/corpus';
 my $tools = $ENV{PB_BENCH_TOOLS} // ($ENV{TMPDIR} // '/tmp') . '/pb-bench-tools';
 my @only;
 my $shared_real = 0;
+my $v8_mb = 100;
 GetOptions('runs=i' => \$runs, 'corpus=s' => \$corpus, 'tools=s' => \$tools, 'only=s' => \@only,
-    'shared-real' => \$shared_real)
-    or die "usage: $0 [--runs N] [--corpus DIR] [--tools DIR] [--only WORD]... [--shared-real]\n";
+    'shared-real' => \$shared_real, 'v8-mb=i' => \$v8_mb)
+    or die "usage: $0 [--runs N] [--corpus DIR] [--tools DIR] [--only WORD]... [--shared-real] [--v8-mb N]\n";
 $runs = 1 if $runs < 1;
 die "race.pl: run it from the distribution root after 'perl Makefile.PL && make' (no blib/)\n"
     unless -d 'blib/arch' && -f 'bin/profbridge';
+my $node = `which node 2>/dev/null`;
+chomp $node;
 unless (-d $corpus) {
-    print "race.pl: the corpus directory $corpus is absent: nothing to race.\n",
+    print "race.pl: the corpus directory $corpus is absent: ", ($node ? 'only the generated V8 file' : 'nothing'),
+        " to race.\n",
         "  The large profiles and the real tools' build scripts come with the development\n",
         "  material beside the distribution (../shared: corpus/ and tools/); set CORPUS=DIR\n",
         "  to point at a corpus directory.\n";
-    exit 0;
+    exit 0 unless $node;
 }
-$corpus = abs_path($corpus);
+$corpus = abs_path($corpus) // $corpus;
 my $shared_tools = abs_path("$corpus/../tools") // "$corpus/../tools";
 make_path($tools);
 $tools = abs_path($tools);
@@ -182,6 +191,16 @@ sub tool_script {
     }
 }
 
+# V8: node's own JSON.parse, the floor of any JavaScript reader
+if ($node) {
+    my $v = `'$node' --version 2>&1`;
+    chomp $v;
+    $real{v8} = { name => "node $v JSON.parse(readFileSync(f))",
+        cmd => sub { [$node, '-e', 'JSON.parse(require("fs").readFileSync(process.argv[1]))', $_[0]] } };
+} else {
+    $real{v8} = { missing => 'no node (Debian: apt-get install nodejs)' };
+}
+
 # ---- the large corpus files ----------------------------------------------------------------
 my %pick = (
     nytprof      => qr/\.nytprof\.out\z/,
@@ -191,8 +210,19 @@ my %pick = (
     tachyon      => qr/\.bin\z/,
 );
 my @files;
-for my $fmt (sort keys %pick) {
+for my $fmt (-d $corpus ? sort keys %pick : ()) {
     push @files, map { [$fmt, $_] } grep { basename($_) =~ $pick{$fmt} && -f } sort glob("$corpus/$fmt/large/*");
+}
+# the V8 file, made here (bench/make-cpuprofile.js) once and kept in --tools
+if ($node) {
+    my $f = "$tools/v8/large/synthetic-${v8_mb}mb.cpuprofile";
+    if (!-s $f) {
+        make_path(dirname($f));
+        print STDERR "race.pl: making $f (node bench/make-cpuprofile.js, $v8_mb MB)\n";
+        system($node, 'bench/make-cpuprofile.js', "$f.part", $v8_mb) == 0 && rename("$f.part", $f)
+            or die "race.pl: bench/make-cpuprofile.js failed\n";
+    }
+    push @files, [v8 => $f];
 }
 if (@only) {
     my $re = join '|', map { quotemeta } @only;
@@ -261,7 +291,8 @@ for my $f (@files) {
     my ($fmt, $file) = @$f;
     my $real = $real{$fmt};
     print "$line\n";
-    printf "%s/large/%s (%.1f MB); real reader: %s\n", $fmt, basename($file), (-s $file) / 1e6,
+    printf "%s/large/%s (%.1f MB%s); real reader: %s\n", $fmt, basename($file), (-s $file) / 1e6,
+        $fmt eq 'v8' ? ', made by bench/make-cpuprofile.js' : '',
         $real->{missing} ? "missing: $real->{missing}" : $real->{name};
 
     # probes: every command once, untimed; what fails is not raced

@@ -174,6 +174,8 @@ struct v8r {
     char *str;
     size_t nstr, cstr;
     pb_index ix;
+    uint32_t *dense; /* node index by id, when the ids are small (dense_ids) */
+    size_t ndense;
     int have_nodes, have_start, have_end;
     int64_t start_us, end_us;
     uint64_t nsamples, ndeltas;
@@ -618,6 +620,8 @@ static uint32_t node_of(v8r *r, int64_t id)
 {
     size_t k;
     uint32_t i;
+    if (r->dense)
+        return id >= 0 && (uint64_t)id < r->ndense ? r->dense[id] : V8_NONE;
     if (!r->ix.cap)
         return V8_NONE;
     PB_INDEX_FIND(&r->ix, pb_mix64((uint64_t)id), k, i, r->nodes[i].id == id);
@@ -627,6 +631,27 @@ static uint32_t node_of(v8r *r, int64_t id)
 static int name_is(const v8r *r, const v8_node *n, const char *s)
 {
     return n->name_len == strlen(s) && !memcmp(r->str + n->name_at, s, n->name_len);
+}
+
+/* ids 0 .. 4 x nodes (node's and DevTools' are 1..N): a table by id for
+ * the samples' lookups instead of the hash */
+static pb_status dense_ids(v8r *r)
+{
+    size_t i, n = 0;
+    for (i = 0; i < r->nnodes; i++) {
+        if (r->nodes[i].id < 0 || (uint64_t)r->nodes[i].id >= 4 * (uint64_t)r->nnodes + 16)
+            return PB_OK;
+        if ((size_t)r->nodes[i].id >= n)
+            n = (size_t)r->nodes[i].id + 1;
+    }
+    if (!(r->dense = (uint32_t *)malloc((n ? n : 1) * sizeof *r->dense)))
+        return oom(r, 0);
+    for (i = 0; i < n; i++)
+        r->dense[i] = V8_NONE;
+    for (i = 0; i < r->nnodes; i++)
+        r->dense[r->nodes[i].id] = (uint32_t)i;
+    r->ndense = n;
+    return PB_OK;
 }
 
 /* index the ids, link parents, classify */
@@ -657,7 +682,7 @@ static pb_status build_tree(v8r *r)
                            (long long)r->nodes[child].id);
         r->nodes[child].parent = parent;
     }
-    return PB_OK;
+    return dense_ids(r);
 }
 
 /* nytprof.out's package of a url: the file's name without its extension,
@@ -996,7 +1021,7 @@ static pb_status run(v8r *r)
 static void v8_free(v8r *r)
 {
     pb_index_free(&r->ix);
-    PB_FREE_ALL(r->nodes, r->edges, r->str, r->ids, r->pkg);
+    PB_FREE_ALL(r->nodes, r->edges, r->str, r->ids, r->pkg, r->dense);
     memset(r, 0, sizeof *r);
 }
 
