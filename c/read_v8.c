@@ -190,6 +190,9 @@ struct v8r {
     size_t cpkg;
     uint64_t emitted;
     uint32_t last_node, last_depth; /* the stack in ids */
+    /* the parsers: pass 1's, then the two cursors (here, not on the stack:
+     * a consumer that never returns leaves them to v8_free) */
+    v8p p1, cur[2];
 };
 
 static const char *const synth_names[3] = { "(program)", "(idle)", "(garbage collector)" };
@@ -541,6 +544,9 @@ static void parser_free(v8p *p)
     if (p->h)
         yajl_free(p->h);
     PB_FREE_ALL(p->q, p->buf);
+    p->h = NULL;
+    p->q = NULL;
+    p->buf = NULL;
 }
 
 /* the error of a parse that did not return yajl_status_ok */
@@ -582,31 +588,31 @@ static pb_status feed(v8p *p, const unsigned char *b, size_t n, uint64_t off)
 /* pass 1: the whole input through the source */
 static pb_status pass1(v8r *r)
 {
-    v8p p;
+    v8p *pp = &r->p1;
     pb_status st;
     int got;
-    if ((st = parser_new(r, &p, 0)) != PB_OK)
+    if ((st = parser_new(r, pp, 0)) != PB_OK)
         return st;
     while (st == PB_OK && (got = pb_src_need(r->s, 1)) > 0) {
         size_t n = pb_src_avail(r->s);
         if (n > V8_BLOCK)
             n = V8_BLOCK;
-        st = feed(&p, r->s->p, n, pb_src_offset(r->s));
+        st = feed(pp, r->s->p, n, pb_src_offset(r->s));
         r->s->p += n;
     }
     if (st == PB_OK && got < 0)
         st = r->err->status ? r->err->status : PB_ERR_IO;
     if (st == PB_OK) {
         uint64_t end = pb_src_offset(r->s);
-        st = feed(&p, NULL, 0, end);
+        st = feed(pp, NULL, 0, end);
         /* yajl ends a document cut short with a syntax error: say truncated */
-        if (st == PB_ERR_CORRUPT && p.depth > 0 && !p.fail) {
+        if (st == PB_ERR_CORRUPT && pp->depth > 0 && !pp->fail) {
             r->err->status = PB_OK;
             st = pb_fail(r->err, PB_ERR_TRUNCATED, end, "the JSON object ends before it is closed (%u level%s open)",
-                         p.depth, p.depth == 1 ? "" : "s");
+                         pp->depth, pp->depth == 1 ? "" : "s");
         }
     }
-    parser_free(&p);
+    parser_free(pp);
     return st;
 }
 
@@ -894,29 +900,25 @@ static pb_status pair_up(v8r *r, v8p *a, v8p *b, int64_t *ts, uint32_t *prev, in
 
 static pb_status pass2(v8r *r)
 {
-    v8p a, b;
+    v8p *a = &r->cur[0], *b = &r->cur[1];
     pb_status st;
     int64_t ts = r->start_us, prev_ts = 0;
     uint32_t prev = V8_NONE;
-    if ((st = parser_new(r, &a, C_SAMPLES)) != PB_OK)
+    if ((st = parser_new(r, a, C_SAMPLES)) != PB_OK || (st = parser_new(r, b, C_DELTAS)) != PB_OK)
         return st;
-    if ((st = parser_new(r, &b, C_DELTAS)) != PB_OK) {
-        parser_free(&a);
-        return st;
-    }
     while (st == PB_OK) {
-        while (st == PB_OK && a.qn == a.qhead && !a.done)
-            st = cursor_step(r, &a);
-        while (st == PB_OK && b.qn == b.qhead && !b.done)
-            st = cursor_step(r, &b);
-        if (st != PB_OK || a.qn == a.qhead || b.qn == b.qhead)
+        while (st == PB_OK && a->qn == a->qhead && !a->done)
+            st = cursor_step(r, a);
+        while (st == PB_OK && b->qn == b->qhead && !b->done)
+            st = cursor_step(r, b);
+        if (st != PB_OK || a->qn == a->qhead || b->qn == b->qhead)
             break;
-        st = pair_up(r, &a, &b, &ts, &prev, &prev_ts);
+        st = pair_up(r, a, b, &ts, &prev, &prev_ts);
     }
     if (st == PB_OK && prev != V8_NONE && r->have_end)
         st = emit(r, prev, prev_ts, r->end_us - prev_ts, pb_src_offset(r->s));
-    parser_free(&a);
-    parser_free(&b);
+    parser_free(a);
+    parser_free(b);
     return st;
 }
 
@@ -1020,6 +1022,9 @@ static pb_status run(v8r *r)
 
 static void v8_free(v8r *r)
 {
+    parser_free(&r->p1);
+    parser_free(&r->cur[0]);
+    parser_free(&r->cur[1]);
     pb_index_free(&r->ix);
     PB_FREE_ALL(r->nodes, r->edges, r->str, r->ids, r->pkg, r->dense);
     memset(r, 0, sizeof *r);
