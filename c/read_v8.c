@@ -923,6 +923,16 @@ static pb_status pass2(v8r *r)
 }
 
 /* ---- the decoders -------------------------------------------------------------- */
+/* NEW_FID flags: a script on disk (file: urls, absolute paths) may be found
+ * and embedded; node:internal/..., http(s) urls and the like are fake */
+static uint32_t v8_fid_flags(void *ctx, pb_str file)
+{
+    (void)ctx;
+    if (file.len && file.ptr[0] == '/')
+        return PB_FID_VIA_STMT | PB_FID_VIA_SUB;
+    return PB_FID_IS_FAKE | PB_FID_VIA_SUB;
+}
+
 static pb_status attr_u64(v8r *r, const char *key, uint64_t v)
 {
     char buf[32];
@@ -1078,6 +1088,7 @@ pb_status pb_read_v8(pb_source *src, const pb_options *opt_in, pb_sink *sink, pb
     cfg.ticks_per_sec = 1000000000u; /* ns: the weights' unit */
     cfg.ticks_per_weight = 1;
     cfg.sampled_spans = 1;
+    cfg.fid_flags = v8_fid_flags;
     if (!(fold = pb_fold_new(&cfg, sink, err)))
         st = err->status;
     if (st == PB_OK) {
