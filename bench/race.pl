@@ -92,6 +92,37 @@ my $perl = $Config{perlpath};
 my $timebin = '/usr/bin/time';
 die "race.pl: $timebin (GNU time) is needed for the peak RSS: apt-get install time\n" unless -x $timebin;
 
+# ---- the large corpus files ----------------------------------------------------------------
+my %pick = (
+    nytprof      => qr/\.nytprof\.out\z/,
+    pynytprof    => qr/\.nytprof\.out\z/,
+    easyprofiler => qr/\.prof\z/,
+    statprofiler => qr/\.out\.[0-9a-f]{48}\.[0-9]{8}\z/,
+    tachyon      => qr/\.bin\z/,
+);
+my @files;
+for my $fmt (-d $corpus ? sort keys %pick : ()) {
+    push @files, map { [$fmt, $_] } grep { basename($_) =~ $pick{$fmt} && -f } sort glob("$corpus/$fmt/large/*");
+}
+# the V8 file, made here (bench/make-cpuprofile.js) once and kept in --tools
+if ($node) {
+    my $f = "$tools/v8/large/synthetic-${v8_mb}mb.cpuprofile";
+    if (!-s $f) {
+        make_path(dirname($f));
+        print STDERR "race.pl: making $f (node bench/make-cpuprofile.js, $v8_mb MB)\n";
+        system($node, 'bench/make-cpuprofile.js', "$f.part", $v8_mb) == 0 && rename("$f.part", $f)
+            or die "race.pl: bench/make-cpuprofile.js failed\n";
+    }
+    push @files, [v8 => $f];
+}
+if (@only) {
+    my $re = join '|', map { quotemeta } @only;
+    @files = grep { ("$_->[0]/" . basename($_->[1])) =~ /$re/ } @files;
+}
+die "race.pl: no large corpus files under $corpus/*/large\n" unless @files;
+# the real readers are found or built only for the formats raced (--only)
+my %raced = map { $_->[0] => 1 } @files;
+
 # ---- the real readers -------------------------------------------------------------------
 # Each: { name, cmd => sub (FILE) -> [argv], missing => reason }.
 my %real;
@@ -118,7 +149,7 @@ sub tool_script {
 }
 
 # EasyProfiler: ep-read, built by build-real-easyprofiler
-{
+if ($raced{easyprofiler}) {
     my $s = tool_script('build-real-easyprofiler');
     if (!$s) {
         $real{easyprofiler} = { missing => "no build-real-easyprofiler in $shared_tools" };
@@ -133,7 +164,7 @@ sub tool_script {
 }
 
 # StatProfiler: the real Devel::StatProfiler, built by build-real-statprofiler
-{
+if ($raced{statprofiler}) {
     my $s = tool_script('build-real-statprofiler');
     if (!$s) {
         $real{statprofiler} = { missing => "no build-real-statprofiler in $shared_tools" };
@@ -155,7 +186,7 @@ sub tool_script {
 }
 
 # Tachyon: CPython 3.15's replay in the sid chroot of make-real-python315
-{
+if ($raced{tachyon}) {
     my $s = tool_script('make-real-python315');
     my $root = $ENV{PY315_ROOT} // "$tools/py315";
     my $py = '/usr/bin/python3.15';
@@ -200,35 +231,6 @@ if ($node) {
 } else {
     $real{v8} = { missing => 'no node (Debian: apt-get install nodejs)' };
 }
-
-# ---- the large corpus files ----------------------------------------------------------------
-my %pick = (
-    nytprof      => qr/\.nytprof\.out\z/,
-    pynytprof    => qr/\.nytprof\.out\z/,
-    easyprofiler => qr/\.prof\z/,
-    statprofiler => qr/\.out\.[0-9a-f]{48}\.[0-9]{8}\z/,
-    tachyon      => qr/\.bin\z/,
-);
-my @files;
-for my $fmt (-d $corpus ? sort keys %pick : ()) {
-    push @files, map { [$fmt, $_] } grep { basename($_) =~ $pick{$fmt} && -f } sort glob("$corpus/$fmt/large/*");
-}
-# the V8 file, made here (bench/make-cpuprofile.js) once and kept in --tools
-if ($node) {
-    my $f = "$tools/v8/large/synthetic-${v8_mb}mb.cpuprofile";
-    if (!-s $f) {
-        make_path(dirname($f));
-        print STDERR "race.pl: making $f (node bench/make-cpuprofile.js, $v8_mb MB)\n";
-        system($node, 'bench/make-cpuprofile.js', "$f.part", $v8_mb) == 0 && rename("$f.part", $f)
-            or die "race.pl: bench/make-cpuprofile.js failed\n";
-    }
-    push @files, [v8 => $f];
-}
-if (@only) {
-    my $re = join '|', map { quotemeta } @only;
-    @files = grep { ("$_->[0]/" . basename($_->[1])) =~ /$re/ } @files;
-}
-die "race.pl: no large corpus files under $corpus/*/large\n" unless @files;
 
 # ---- ours ---------------------------------------------------------------------------------
 my @blib = ('-Mblib');
