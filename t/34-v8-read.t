@@ -193,4 +193,14 @@ for my $f (@files) {
     }
 }
 
+# limits: the nodes (max_frames), a stack's depth, a name's length
+for my $l ([ max_frames => 5, qr/^v8: limit: more nodes than max_frames allows at byte \d+ of / ],
+    [ max_stack_depth => 3, qr/^v8: limit: a sample's stack is deeper than max_stack_depth \(3\) at byte \d+ of / ],
+    [ max_record_size => 4, qr/^v8: limit: a name longer than max_record_size at byte \d+ of / ]) {
+    my ($k, $v, $re) = @$l;
+    ok(!eval { Devel::ProfileBridge::convert(in => "$d/v8/v8_mixed.cpuprofile", out => "$tmp/lim.folded",
+        to => 'collapsed', $k => $v); 1 }, "$k => $v: refused");
+    like($@, $re, "... a limit error");
+}
+
 done_testing;
