@@ -193,6 +193,10 @@ struct v8r {
     /* the parsers: pass 1's, then the two cursors (here, not on the stack:
      * a consumer that never returns leaves them to v8_free) */
     v8p p1, cur[2];
+    /* salvage (opt->salvage): a file cut short after its nodes, inside the
+     * arrays: the samples both arrays still pair, then the cut as a warning */
+    int nodes_closed, salvaging;
+    pb_error lost;
 };
 
 static const char *const synth_names[3] = { "(program)", "(idle)", "(garbage collector)" };
@@ -373,6 +377,8 @@ static int v8_close(void *ctx)
         p->done = 1;
         return 0; /* this cursor's array is read: stop here */
     }
+    if (!p->target && c == C_NODES)
+        p->r->nodes_closed = 1;
     /* restore the key context of the map this container was a value in */
     p->key = K_OTHER;
     return 1;
@@ -828,6 +834,10 @@ static pb_status cursor_step(v8r *r, v8p *c)
         n -= k;
         c->pos += k;
     }
+    if (n == 0 && r->salvaging) {
+        c->done = 1; /* the cut: what came before it is all there is */
+        return PB_OK;
+    }
     if (n == 0) {
         pb_status st = feed(c, NULL, 0, c->pos);
         if (st == PB_OK && !c->done)
@@ -915,7 +925,8 @@ static pb_status pass2(v8r *r)
             break;
         st = pair_up(r, a, b, &ts, &prev, &prev_ts);
     }
-    if (st == PB_OK && prev != V8_NONE && r->have_end)
+    /* the last sample lasts to endTime (salvaged: its end was cut off) */
+    if (st == PB_OK && prev != V8_NONE && r->have_end && !r->salvaging)
         st = emit(r, prev, prev_ts, r->end_us - prev_ts, pb_src_offset(r->s));
     parser_free(a);
     parser_free(b);
@@ -1007,7 +1018,7 @@ static pb_status check_shape(v8r *r)
     if (!r->have_samples || !r->have_deltas)
         return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0, "no \"%s\" array (a profile without samples, or an older "
                        "format with timestamps)", r->have_samples ? "timeDeltas" : "samples");
-    if (r->nsamples != r->ndeltas)
+    if (r->nsamples != r->ndeltas && !r->salvaging)
         return pb_fail(r->err, PB_ERR_CORRUPT, 0, "samples has %llu entries but timeDeltas %llu",
                        (unsigned long long)r->nsamples, (unsigned long long)r->ndeltas);
     if (!r->have_start)
@@ -1023,11 +1034,23 @@ static pb_status check_shape(v8r *r)
 
 static pb_status run(v8r *r)
 {
-    pb_status st;
-    if ((st = pass1(r)) != PB_OK || (st = check_shape(r)) != PB_OK || (st = build_tree(r)) != PB_OK ||
-        (st = head_attributes(r)) != PB_OK || (st = pass2(r)) != PB_OK || (st = tail_attributes(r)) != PB_OK)
+    pb_status st = pass1(r);
+    if (st == PB_ERR_TRUNCATED && r->opt->salvage && r->nodes_closed && r->have_samples && r->have_deltas &&
+        r->have_start) {
+        r->lost = *r->err; /* salvage: the samples before the cut */
+        r->err->status = PB_OK;
+        r->salvaging = 1;
+        st = PB_OK;
+    }
+    if (st != PB_OK || (st = check_shape(r)) != PB_OK || (st = build_tree(r)) != PB_OK ||
+        (st = head_attributes(r)) != PB_OK || (st = pass2(r)) != PB_OK || (st = tail_attributes(r)) != PB_OK ||
+        (st = r->out->finish(r->out)) != PB_OK)
         return st;
-    return r->out->finish(r->out);
+    if (!r->salvaging)
+        return PB_OK;
+    *r->err = r->lost;
+    return pb_salvage_warn(r->err, r->warn_sink, "%llu sample%s", (unsigned long long)r->emitted,
+                           r->emitted == 1 ? "" : "s");
 }
 
 static void v8_free(v8r *r)

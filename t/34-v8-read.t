@@ -193,6 +193,21 @@ for my $f (@files) {
     }
 }
 
+# salvage: a file cut inside its timeDeltas gives the samples before the cut
+{
+    my $good = slurp("$d/v8/v8_mixed.cpuprofile");
+    my $t = truth("$d/v8/v8_mixed.cpuprofile");
+    spew("$tmp/cut.cpuprofile", substr($good, 0, length($good) - 400));
+    my @w;
+    local $SIG{__WARN__} = sub { push @w, @_ };
+    ok(eval { Devel::ProfileBridge::convert(in => "$tmp/cut.cpuprofile", out => "$tmp/cut.nytprof", salvage => 1); 1 },
+        'salvage: a .cpuprofile cut inside timeDeltas converts') or diag $@;
+    like("@w", qr/^v8: truncated: .* at byte \d+ of \S+; salvaged (\d+) samples before it/, '... with the warning');
+    my $ticks = 0;
+    Devel::ProfileBridge::for_chunks(sub { $ticks += $_[1] if $_[0] eq 'TIME_LINE' }, filename => "$tmp/cut.nytprof");
+    ok($ticks > 0 && $ticks < $t->{total} * 1000, "... part of the time: $ticks of " . $t->{total} * 1000 . ' ns');
+}
+
 # limits: the nodes (max_frames), a stack's depth, a name's length
 for my $l ([ max_frames => 5, qr/^v8: limit: more nodes than max_frames allows at byte \d+ of / ],
     [ max_stack_depth => 3, qr/^v8: limit: a sample's stack is deeper than max_stack_depth \(3\) at byte \d+ of / ],
