@@ -14,10 +14,11 @@
  *
  * Weights.  Sample i lasts from its timestamp (startTime + timeDeltas[0..i])
  * to the next sample's: timeDeltas[i + 1] µs, as speedscope's importer
- * (import/chrome.ts) and the DevTools flame chart (CPUProfileDataModel) give
- * it; a negative delta counts 0 (speedscope's substitution).  The last
- * sample lasts to endTime (speedscope gives it 0; DevTools draws it to the
- * profile's end), 0 when endTime is before it.  Weights go to the sink in ns
+ * (import/chrome.ts) gives it; a negative delta counts 0 (speedscope's
+ * substitution).  The last sample, which speedscope gives 0, lasts to
+ * endTime here (0 when endTime is before it), so the weights add up to
+ * endTime less the first sample's time.  (DevTools' bottom-up and top-down
+ * trees give every hit the mean interval instead; not followed.)  Weights go to the sink in ns
  * (ATTRIBUTE sample_weight_unit=ns, as merged profiles); zero-weight samples
  * stand for no time and are not reported.
  *

@@ -1057,7 +1057,7 @@ traces only: any other profile given twice to C<merge> is counted twice.
 
 C<ticks_per_sec=1000000000> (ns); a sample's ticks are the µs to the next
 sample (C<timeDeltas[i+1]>, the last sample to C<endTime>) × 1000, the rule
-of speedscope's importer and the DevTools flame chart.  The stack outputs
+of speedscope's importer (which gives the last sample 0).  The stack outputs
 carry ns weights (C<sample_weight_unit=ns>: pprof C<wall/nanoseconds>,
 collapsed ns).  One thread, C<main> (pid 1); C<--thread 0> or
 C<--thread main> select it.
