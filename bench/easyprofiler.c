@@ -2,7 +2,7 @@
  * into a sink that only counts chunks; prints the median wall time.
  *
  * Build (from the distribution root):
- *   gcc -O2 -std=c99 -Wall -Wextra -Ic bench/easyprofiler.c c/[a-z]*.c -lz -lzstd -lsnappy -lpthread -o /tmp/bench_ep
+ *   gcc -O2 -std=c99 -Wall -Wextra -Ic bench/easyprofiler.c c/[a-z]*.c -lz -lzstd -lsnappy -lyajl -lpthread -o /tmp/bench_ep
  * Run (peak RSS from /usr/bin/time):
  *   /usr/bin/time -v /tmp/bench_ep ../shared/corpus/easyprofiler/large/ep_large.prof 5
  * The real reader (fillTreesFromFile) is raced against ours, both whole

@@ -16,7 +16,7 @@ trap 'rm -rf "$tmp"' EXIT
 objs=$(ls c/*.c | sed 's/\.c$/.o/')
 src=c/*.c
 for o in $objs; do [ -e "$o" ] || { objs=; break; }; done
-${CC:-cc} -O2 -std=c99 -Ic t/c/test_statprofiler.c ${objs:-$src} -lz -lzstd -lsnappy -lpthread -o "$tmp/tsp"
+${CC:-cc} -O2 -std=c99 -Ic t/c/test_statprofiler.c ${objs:-$src} -lz -lzstd -lsnappy -lyajl -lpthread -o "$tmp/tsp"
 for n in 1000 4000 10000; do
     mkdir "$tmp/c$n"
     root=$("$tmp/tsp" chain "$tmp/c$n" $n)

@@ -14,7 +14,7 @@
  * file, and Pynytprof's own reader only lists the records.
  *
  * Build (from the top directory):
- *   gcc -O2 -std=c99 -Wall -Wextra -Ic bench/pynytprof.c c/[a-z]*.c -lz -lzstd -lsnappy -lpthread -o /tmp/bench_pynytprof
+ *   gcc -O2 -std=c99 -Wall -Wextra -Ic bench/pynytprof.c c/[a-z]*.c -lz -lzstd -lsnappy -lyajl -lpthread -o /tmp/bench_pynytprof
  */
 #include "bench_common.h"
 #include <sys/resource.h>

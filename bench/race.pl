@@ -22,6 +22,11 @@
 #                 CORPUS/../tools/make-real-python315 makes (root, and
 #                 Debian's archive reachable, the first time; $PY315_ROOT
 #                 names an existing chroot)
+#   V8            node -e 'JSON.parse(fs.readFileSync(f))': the floor of any
+#                 JavaScript reader of a .cpuprofile (Debian nodejs).  The
+#                 file, v8/large/synthetic-100mb.cpuprofile (--v8-mb N), is
+#                 made at bench time by bench/make-cpuprofile.js into --tools
+#                 DIR (kept for the next run); it needs no corpus.
 # A reader that cannot be had is printed as "missing" with the reason, one
 # that rejects a file as "refused" with its message: never a remembered
 # figure.
@@ -64,20 +69,24 @@ my $corpus = $ENV{CORPUS} // '../shared/corpus';
 my $tools = $ENV{PB_BENCH_TOOLS} // ($ENV{TMPDIR} // '/tmp') . '/pb-bench-tools';
 my @only;
 my $shared_real = 0;
+my $v8_mb = 100;
 GetOptions('runs=i' => \$runs, 'corpus=s' => \$corpus, 'tools=s' => \$tools, 'only=s' => \@only,
-    'shared-real' => \$shared_real)
-    or die "usage: $0 [--runs N] [--corpus DIR] [--tools DIR] [--only WORD]... [--shared-real]\n";
+    'shared-real' => \$shared_real, 'v8-mb=i' => \$v8_mb)
+    or die "usage: $0 [--runs N] [--corpus DIR] [--tools DIR] [--only WORD]... [--shared-real] [--v8-mb N]\n";
 $runs = 1 if $runs < 1;
 die "race.pl: run it from the distribution root after 'perl Makefile.PL && make' (no blib/)\n"
     unless -d 'blib/arch' && -f 'bin/profbridge';
+my $node = `which node 2>/dev/null`;
+chomp $node;
 unless (-d $corpus) {
-    print "race.pl: the corpus directory $corpus is absent: nothing to race.\n",
+    print "race.pl: the corpus directory $corpus is absent: ", ($node ? 'only the generated V8 file' : 'nothing'),
+        " to race.\n",
         "  The large profiles and the real tools' build scripts come with the development\n",
         "  material beside the distribution (../shared: corpus/ and tools/); set CORPUS=DIR\n",
         "  to point at a corpus directory.\n";
-    exit 0;
+    exit 0 unless $node;
 }
-$corpus = abs_path($corpus);
+$corpus = abs_path($corpus) // $corpus;
 my $shared_tools = abs_path("$corpus/../tools") // "$corpus/../tools";
 make_path($tools);
 $tools = abs_path($tools);
@@ -85,6 +94,37 @@ my $tmp = tempdir('pb-race-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 my $perl = $Config{perlpath};
 my $timebin = '/usr/bin/time';
 die "race.pl: $timebin (GNU time) is needed for the peak RSS: apt-get install time\n" unless -x $timebin;
+
+# ---- the large corpus files ----------------------------------------------------------------
+my %pick = (
+    nytprof      => qr/\.nytprof\.out\z/,
+    pynytprof    => qr/\.nytprof\.out\z/,
+    easyprofiler => qr/\.prof\z/,
+    statprofiler => qr/\.out\.[0-9a-f]{48}\.[0-9]{8}\z/,
+    tachyon      => qr/\.bin\z/,
+);
+my @files;
+for my $fmt (-d $corpus ? sort keys %pick : ()) {
+    push @files, map { [$fmt, $_] } grep { basename($_) =~ $pick{$fmt} && -f } sort glob("$corpus/$fmt/large/*");
+}
+# the V8 file, made here (bench/make-cpuprofile.js) once and kept in --tools
+if ($node) {
+    my $f = "$tools/v8/large/synthetic-${v8_mb}mb.cpuprofile";
+    if (!-s $f) {
+        make_path(dirname($f));
+        print STDERR "race.pl: making $f (node bench/make-cpuprofile.js, $v8_mb MB)\n";
+        system($node, 'bench/make-cpuprofile.js', "$f.part", $v8_mb) == 0 && rename("$f.part", $f)
+            or die "race.pl: bench/make-cpuprofile.js failed\n";
+    }
+    push @files, [v8 => $f];
+}
+if (@only) {
+    my $re = join '|', map { quotemeta } @only;
+    @files = grep { ("$_->[0]/" . basename($_->[1])) =~ /$re/ } @files;
+}
+die "race.pl: no large corpus files under $corpus/*/large\n" unless @files;
+# the real readers are found or built only for the formats raced (--only)
+my %raced = map { $_->[0] => 1 } @files;
 
 # ---- the real readers -------------------------------------------------------------------
 # Each: { name, cmd => sub (FILE) -> [argv], missing => reason }.
@@ -112,7 +152,7 @@ sub tool_script {
 }
 
 # EasyProfiler: ep-read, built by build-real-easyprofiler
-{
+if ($raced{easyprofiler}) {
     my $s = tool_script('build-real-easyprofiler');
     if (!$s) {
         $real{easyprofiler} = { missing => "no build-real-easyprofiler in $shared_tools" };
@@ -127,7 +167,7 @@ sub tool_script {
 }
 
 # StatProfiler: the real Devel::StatProfiler, built by build-real-statprofiler
-{
+if ($raced{statprofiler}) {
     my $s = tool_script('build-real-statprofiler');
     if (!$s) {
         $real{statprofiler} = { missing => "no build-real-statprofiler in $shared_tools" };
@@ -149,7 +189,7 @@ sub tool_script {
 }
 
 # Tachyon: CPython 3.15's replay in the sid chroot of make-real-python315
-{
+if ($raced{tachyon}) {
     my $s = tool_script('make-real-python315');
     my $root = $ENV{PY315_ROOT} // "$tools/py315";
     my $py = '/usr/bin/python3.15';
@@ -185,23 +225,15 @@ sub tool_script {
     }
 }
 
-# ---- the large corpus files ----------------------------------------------------------------
-my %pick = (
-    nytprof      => qr/\.nytprof\.out\z/,
-    pynytprof    => qr/\.nytprof\.out\z/,
-    easyprofiler => qr/\.prof\z/,
-    statprofiler => qr/\.out\.[0-9a-f]{48}\.[0-9]{8}\z/,
-    tachyon      => qr/\.bin\z/,
-);
-my @files;
-for my $fmt (sort keys %pick) {
-    push @files, map { [$fmt, $_] } grep { basename($_) =~ $pick{$fmt} && -f } sort glob("$corpus/$fmt/large/*");
+# V8: node's own JSON.parse, the floor of any JavaScript reader
+if ($node) {
+    my $v = `'$node' --version 2>&1`;
+    chomp $v;
+    $real{v8} = { name => "node $v JSON.parse(readFileSync(f))",
+        cmd => sub { [$node, '-e', 'JSON.parse(require("fs").readFileSync(process.argv[1]))', $_[0]] } };
+} else {
+    $real{v8} = { missing => 'no node (Debian: apt-get install nodejs)' };
 }
-if (@only) {
-    my $re = join '|', map { quotemeta } @only;
-    @files = grep { ("$_->[0]/" . basename($_->[1])) =~ /$re/ } @files;
-}
-die "race.pl: no large corpus files under $corpus/*/large\n" unless @files;
 
 # ---- ours ---------------------------------------------------------------------------------
 my @blib = ('-Mblib');
@@ -283,7 +315,8 @@ for my $f (@files) {
     my ($fmt, $file) = @$f;
     my $real = $real{$fmt};
     print "$line\n";
-    printf "%s/large/%s (%.1f MB); real reader: %s\n", $fmt, basename($file), (-s $file) / 1e6,
+    printf "%s/large/%s (%.1f MB%s); real reader: %s\n", $fmt, basename($file), (-s $file) / 1e6,
+        $fmt eq 'v8' ? ', made by bench/make-cpuprofile.js' : '',
         $real->{missing} ? "missing: $real->{missing}" : $real->{name};
 
     # probes: every command once, untimed; what fails is not raced

@@ -14,7 +14,9 @@
 #    real EasyProfiler 2.1 reader and Devel::StatProfiler (built from
 #    ../shared/tools/build-real-easyprofiler and build-real-statprofiler),
 #    CPython 3.15's own replay (../shared/tools/make-real-python315, a Debian
-#    sid chroot: root and Debian's archive the first time).  Built tools are
+#    sid chroot: root and Debian's archive the first time); and a ~100 MB
+#    V8 .cpuprofile made here (bench/make-cpuprofile.js) against node's
+#    JSON.parse of the same file, the floor of any JS reader.  Built tools are
 #    kept in $PB_BENCH_TOOLS (default $TMPDIR/pb-bench-tools) for the next
 #    run.  A reader that cannot be had is printed as "missing", one that
 #    rejects a file as "refused": no figure measured elsewhere is printed.
@@ -54,7 +56,7 @@ trap 'rm -rf "$tmp"' EXIT
 CC=${CC:-cc}
 core=$(ls c/*.c)
 for b in tachyon pynytprof easyprofiler; do
-    $CC -O2 -std=c99 -Ic -o "$tmp/$b" "bench/$b.c" $core -lzstd -lsnappy -lz -lpthread
+    $CC -O2 -std=c99 -Ic -o "$tmp/$b" "bench/$b.c" $core -lzstd -lsnappy -lyajl -lz -lpthread
 done
 rss() { /usr/bin/time -f "%e s, peak RSS %M KB" "$@"; }
 

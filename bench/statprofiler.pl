@@ -12,7 +12,7 @@ die "no large trace\n" unless $large && -e $large;
 my $tmp = tempdir(CLEANUP => 1);
 my @core = sort glob('c/*.c');
 for my $t ([pbdump => 't/c/pbdump.c'], [samples => 't/c/statprof_samples.c'], [tsp => 't/c/test_statprofiler.c']) {
-    system("cc -O2 -std=c99 -Ic $t->[1] @core -lz -lzstd -lsnappy -lpthread -o $tmp/$t->[0]") == 0 or die "build $t->[0]\n";
+    system("cc -O2 -std=c99 -Ic $t->[1] @core -lz -lzstd -lsnappy -lyajl -lpthread -o $tmp/$t->[0]") == 0 or die "build $t->[0]\n";
 }
 sub timed {
     my ($label, $cmd) = @_;

@@ -16,7 +16,7 @@
  *
  * Build (from the top directory):
  *   gcc -O2 -std=c99 -Wall -Wextra -Ic bench/tachyon.c c/<core + decoders> \
- *       -lz -lzstd -lsnappy -lpthread -o /tmp/bench_tachyon
+ *       -lz -lzstd -lsnappy -lyajl -lpthread -o /tmp/bench_tachyon
  */
 #include "bench_common.h"
 #include <sys/resource.h>

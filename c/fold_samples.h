@@ -106,6 +106,9 @@ typedef pb_status (*pb_sample_decoder_fn)(pb_source *src, const pb_options *opt,
  * appearance; thread() is called before a thread's first sample with
  * pid = key + 1, ppid 0 and label = thread id (or "tid/interpreter_id"). */
 pb_status pb_read_tachyon_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err);
+/* read_v8.c: a .cpuprofile's samples, weights in ns (sample_weight_unit=ns),
+ * one thread keyed 0 (pid 1, label "main"), timestamps in µs */
+pb_status pb_read_v8_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err);
 /* read_easyprofiler.c: span stacks, weight = exclusive ns (fold_spans.h) */
 pb_status pb_read_easyprofiler_stacks(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err);
 /* c/chunk_stacks.c: a NYTProf or Pynytprof profile's call events (SUB_RETURN)

@@ -172,6 +172,34 @@ static int sniff_statprofiler(const unsigned char *p, size_t len, uint64_t file_
     return 1;
 }
 
+/* V8 .cpuprofile (read_v8.c): a JSON object whose first key is one of a
+ * cpuprofile's, or whose first 4 KB name both "nodes" and "callFrame" (never
+ * the file's name) */
+static int sniff_v8(const unsigned char *p, size_t len, uint64_t file_size, pb_format_info *info)
+{
+    static const char *const first[] = { "\"nodes\"", "\"startTime\"", "\"endTime\"", "\"samples\"",
+                                         "\"timeDeltas\"" };
+    size_t i = 0, k;
+    (void)file_size;
+    if (len >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF)
+        i = 3; /* a UTF-8 byte order mark */
+    while (i < len && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n'))
+        i++;
+    if (i >= len || p[i] != '{')
+        return 0;
+    for (i++; i < len && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n'); i++)
+        ;
+    for (k = 0; k < sizeof first / sizeof *first; k++) {
+        size_t n = strlen(first[k]);
+        if (len - i >= n && !memcmp(p + i, first[k], n))
+            break;
+    }
+    if (k == sizeof first / sizeof *first && !(has_substr(p, len, "\"nodes\"") && has_substr(p, len, "\"callFrame\"")))
+        return 0;
+    set_compression(info, 0, "none");
+    return 1;
+}
+
 /* a StatProfiler run's stacks, with the hooks a consumer offers (the
  * writer's: eval source, sections, op names) or none */
 static pb_status statprofiler_run_stacks(const char *const *paths, size_t n, const pb_options *opt,
@@ -206,6 +234,8 @@ static const pb_format_row formats[PB_FMT_COUNT] = {
     { PB_FMT_STATPROFILER, "statprofiler", "StatProfiler", sniff_statprofiler, pb_read_statprofiler,
       pb_read_statprofiler_samples, PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, "snappy",
       pb_statprofiler_run, pb_statprofiler_free_list, pb_read_statprofiler_files, statprofiler_run_stacks },
+    { PB_FMT_V8, "v8", "V8 .cpuprofile", sniff_v8, pb_read_v8, pb_read_v8_samples,
+      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, "yajl", NULL, NULL, NULL, NULL },
     { PB_FMT_FOLDED, "folded", "folded stacks", sniff_folded, pb_read_folded, pb_read_folded_samples,
       PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, NULL, NULL, NULL, NULL, NULL },
 };

@@ -986,11 +986,13 @@ static int all_sampled(const char *const *in, size_t n)
 }
 
 /* a file named "<...>" (CPython's "<frozen runpy>", "<string>") is no file on
- * disk: IS_FAKE, as the Tachyon decoder flags it in a convert */
+ * disk: IS_FAKE, as the Tachyon decoder flags it in a convert; so is a
+ * "node:..." url (node's built-in modules), as the V8 decoder flags it */
 static uint32_t merged_fid_flags(void *ctx, pb_str file)
 {
     (void)ctx;
-    if (file.len >= 2 && file.ptr[0] == '<' && file.ptr[file.len - 1] == '>')
+    if ((file.len >= 2 && file.ptr[0] == '<' && file.ptr[file.len - 1] == '>') ||
+        (file.len > 5 && memcmp(file.ptr, "node:", 5) == 0))
         return PB_FID_IS_FAKE | PB_FID_VIA_SUB;
     return PB_FID_VIA_STMT | PB_FID_VIA_SUB;
 }

@@ -92,6 +92,7 @@ typedef enum {
     PB_FMT_EASYPROFILER,
     PB_FMT_TACHYON,
     PB_FMT_STATPROFILER,
+    PB_FMT_V8,
     PB_FMT_FOLDED,       /* text: the last row, after every binary format (formats.c) */
     PB_FMT_COUNT
 } pb_format;
@@ -207,12 +208,14 @@ pb_status pb_read_pynytprof(pb_source *src, const pb_options *opt, pb_sink *sink
 pb_status pb_read_easyprofiler(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 pb_status pb_read_tachyon(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 pb_status pb_read_statprofiler(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
+pb_status pb_read_v8(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 pb_status pb_read_folded(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 
 /* the optional libraries this build was compiled with (codecs.h): 1 or 0 */
-extern const int pb_have_zstd, pb_have_snappy;
+extern const int pb_have_zstd, pb_have_snappy, pb_have_yajl;
 /* their versions ("1.2.13"; "" when absent or, for snappy, not reported) */
 const char *pb_zlib_version(void);
 const char *pb_zstd_version(void);
+const char *pb_yajl_version(void); /* read_v8.c: the JSON parser of .cpuprofile files */
 
 #endif

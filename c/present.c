@@ -177,14 +177,16 @@ static int map_name(pb_present *p, int k, pb_str *s)
  * first line naming the interpreter).  Every file is read through one
  * descriptor with a byte cap counted as bytes arrive (st_size is 0 in
  * /proc), and a read error is reported. */
-enum { PB_LANG_NONE = 0, PB_LANG_PYTHON, PB_LANG_C, PB_LANG_PERL, PB_LANG_ANY };
+enum { PB_LANG_NONE = 0, PB_LANG_PYTHON, PB_LANG_C, PB_LANG_PERL, PB_LANG_ANY, PB_LANG_JS };
 
-static const char *const lang_name[] = {"this format's", "Python", "C/C++", "Perl", "Python, C/C++ or Perl"};
+static const char *const lang_name[] = {"this format's", "Python", "C/C++", "Perl", "Python, C/C++, Perl or JavaScript",
+                                        "JavaScript"};
 static const char *const py_ext[] = {"py", "pyw", NULL};
 static const char *const c_ext[] = {"c",   "cc",  "cp",  "cpp", "cxx", "c++", "C",   "CPP", "h",   "hh",  "hp",
                                     "hpp", "hxx", "h++", "H",   "inl", "ipp", "tcc", "tpp", "ixx", "cppm", "cu",
                                     "cuh", "m",   "mm",  NULL};
 static const char *const pl_ext[] = {"pl", "pm", "pmc", "t", "PL", "plx", "psgi", "cgi", "al", NULL};
+static const char *const js_ext[] = {"js", "mjs", "cjs", "jsx", "ts", "mts", "cts", "tsx", NULL};
 
 static int lang_of(pb_str fmt)
 {
@@ -195,6 +197,8 @@ static int lang_of(pb_str fmt)
         return PB_LANG_C;
     if (IS("statprofiler"))
         return PB_LANG_PERL;
+    if (IS("v8"))
+        return PB_LANG_JS;
     if (IS("merged") || IS("folded")) /* merge: its inputs' languages are not told apart; folded stacks: any tool's */
         return PB_LANG_ANY;
     return PB_LANG_NONE;
@@ -206,19 +210,21 @@ static int lang_of(pb_str fmt)
 static int source_name(int lang, const char *path)
 {
     const char *bn = strrchr(path, '/'), *dot;
-    const char *const *lists[3] = {NULL, NULL, NULL}, *const *e;
+    const char *const *lists[4] = {NULL, NULL, NULL, NULL}, *const *e;
     int k;
     bn = bn ? bn + 1 : path;
     dot = strrchr(bn, '.');
     if (!dot || dot == bn)
-        return lang == PB_LANG_PYTHON || lang == PB_LANG_PERL || lang == PB_LANG_ANY ? -1 : 0;
+        return lang == PB_LANG_PYTHON || lang == PB_LANG_PERL || lang == PB_LANG_JS || lang == PB_LANG_ANY ? -1 : 0;
     if (lang == PB_LANG_PYTHON || lang == PB_LANG_ANY)
         lists[0] = py_ext;
     if (lang == PB_LANG_C || lang == PB_LANG_ANY)
         lists[1] = c_ext;
     if (lang == PB_LANG_PERL || lang == PB_LANG_ANY)
         lists[2] = pl_ext;
-    for (k = 0; k < 3; k++)
+    if (lang == PB_LANG_JS || lang == PB_LANG_ANY)
+        lists[3] = js_ext;
+    for (k = 0; k < 4; k++)
         for (e = lists[k]; e && *e; e++)
             if (strcmp(dot + 1, *e) == 0)
                 return 1;
@@ -235,7 +241,8 @@ static int shebang_ok(int lang, const unsigned char *b, size_t n)
     nl = (const unsigned char *)memchr(b, '\n', n);
     len = nl ? (size_t)(nl - b) : n;
     return ((lang == PB_LANG_PYTHON || lang == PB_LANG_ANY) && pb_memmem((const char *)b, len, "python", 6)) ||
-           ((lang == PB_LANG_PERL || lang == PB_LANG_ANY) && pb_memmem((const char *)b, len, "perl", 4));
+           ((lang == PB_LANG_PERL || lang == PB_LANG_ANY) && pb_memmem((const char *)b, len, "perl", 4)) ||
+           ((lang == PB_LANG_JS || lang == PB_LANG_ANY) && pb_memmem((const char *)b, len, "node", 4));
 }
 
 /* path lies in dir (both resolved) */

@@ -26,7 +26,7 @@ my $sweep = $ENV{PB_SWEEP_BIN};
 if (!$sweep) {
     my @c = glob("$root/c/*.c");
     my $cmd = join ' ', $Config{cc}, '-O2', '-std=c99', "-I$root/c", '-o', "$tmp/sweep",
-        "$root/t/c/sweep.c", @c, '-lzstd', '-lsnappy', '-lz', '-lpthread', '2>&1';
+        "$root/t/c/sweep.c", @c, '-lzstd', '-lsnappy', '-lyajl', '-lz', '-lpthread', '2>&1';
     my $out = `$cmd`;
     $sweep = $? == 0 ? "$tmp/sweep" : undef;
     diag("could not build the sweep driver: $out") unless $sweep;

@@ -54,7 +54,7 @@ sub collapse_with_c_tool {
         if (!-x $tool) {
             my @src = glob("$root/c/*.c");
             my $cmd = join ' ', $Config{cc}, '-O2 -std=c99', "-I$root/c", "$root/t/c/test_tachyon.c", @src,
-                '-lz -lzstd -lsnappy -lpthread', '-o', $tool, '2>&1';
+                '-lz -lzstd -lsnappy -lyajl -lpthread', '-o', $tool, '2>&1';
             my $out = `$cmd`;
             die "cannot build the C tool: $out" if $?;
         }

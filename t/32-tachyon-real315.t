@@ -197,7 +197,7 @@ sub statprofiler_ops {
         my @obj = map { s/\.c\z/.o/r } @core;
         @core = @obj unless grep { !-e $_ || -M $_ > -M $_ =~ s/\.o\z/.c/r } @obj;
         my $cmd = join ' ', $ENV{CC} || $Config{cc}, '-O1 -std=c99', "-I$root/c", "$root/t/c/statprof_samples.c", @core,
-            '-lz -lzstd -lsnappy -lpthread', '-o', $sp_tool, '2>&1';
+            '-lz -lzstd -lsnappy -lyajl -lpthread', '-o', $sp_tool, '2>&1';
         my $out = `$cmd`;
         $sp_tool = '' if $?;
     }

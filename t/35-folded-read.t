@@ -228,7 +228,7 @@ SKIP: {
     ok(quietly(sub { Devel::ProfileBridge::convert(in => $f, out => "$tmp/roots.out", to => 'collapsed') }),
         'a name that is not UTF-8');
     is(slurp("$tmp/roots.out"), "tid:0;main::caf\xc3\xa9;main::x 3\n", '... is Latin-1 (as nytprofcalls prints such names)');
-    my %det = ("NYTProf 5 0\n" => 'nytprof', "{\"nodes\": 1}\n" => undef, "hello world\n" => undef,
+    my %det = ("NYTProf 5 0\n" => 'nytprof', "{\"traceEvents\": 1}\n" => undef, "hello world\n" => undef,
         "a;b 1\nnot a stack\n" => undef, "a;b 1\n\0\n" => undef, " a;b 1\n" => undef, "a;b 12\n\na 1\n" => 'folded',
         join(';', map { "m.py:f:$_" } 1 .. 800) . " 5\n" => 'folded', join(';', map { "a{b:c$_}" } 1 .. 800) . "\n" => undef);
     for my $in (sort keys %det) {

@@ -181,7 +181,7 @@ sub find_converter {
         $exe = "$tmp/pbconvert$Config{exe_ext}";
         my $log = "$tmp/build.log";
         my $rc = run_logged($log, $Config{cc}, '-std=c99', '-O2', "-I$root/c", '-o', $exe, @src,
-            '-lzstd', '-lsnappy', '-lz', '-lpthread');
+            '-lzstd', '-lsnappy', '-lyajl', '-lz', '-lpthread');
         return (undef, "could not build t/c/pbconvert with $Config{cc}: " . (slurp_raw($log) // ''))
             if $rc != 0 || !-x $exe;
     }

@@ -405,7 +405,7 @@ sub find_converter {
         return (undef, 'no t/c/pbconvert.c') unless -f "$root/t/c/pbconvert.c";
         $exe = "$tmp/pbconvert$Config{exe_ext}";
         my @src = (glob("$root/c/*.c"), "$root/t/c/pbconvert.c");
-        system($Config{cc}, '-std=c99', '-O2', "-I$root/c", '-o', $exe, @src, '-lzstd', '-lsnappy', '-lz', '-lpthread') == 0
+        system($Config{cc}, '-std=c99', '-O2', "-I$root/c", '-o', $exe, @src, '-lzstd', '-lsnappy', '-lyajl', '-lz', '-lpthread') == 0
             && -x $exe or return (undef, "could not build t/c/pbconvert with $Config{cc}");
     }
     return (sub {

@@ -34,7 +34,7 @@ my $cc = $ENV{CC} || $Config{cc} || 'cc';
 my %bin;
 for my $tool (qw(statprof_samples test_statprofiler)) {
     my $out = "$tmp/$tool";
-    my $cmd = "$cc -O2 -std=c99 -Ic t/c/$tool.c @core -lz -lzstd -lsnappy -lpthread -o $out 2>$tmp/$tool.cc.log";
+    my $cmd = "$cc -O2 -std=c99 -Ic t/c/$tool.c @core -lz -lzstd -lsnappy -lyajl -lpthread -o $out 2>$tmp/$tool.cc.log";
     if (system($cmd) == 0) { $bin{$tool} = $out }
     else { diag "cannot build $tool: " . do { local (@ARGV, $/) = "$tmp/$tool.cc.log"; <> } }
 }

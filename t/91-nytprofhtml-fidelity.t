@@ -193,7 +193,7 @@ for my $in (@corpus) {
     my $info = {};
     &Devel::ProfileBridge::ReadStream::for_chunks(
         { ATTRIBUTE => sub { $info->{ $_[1] } = $_[2] } }, filename => $out, quiet => 1);
-    my $unit = $label =~ /easyprofiler/ ? 1 : $info->{sample_interval_us} * $info->{ticks_per_sec} / 1e6;
+    my $unit = $label =~ /easyprofiler|^v8\// ? 1 : $info->{sample_interval_us} * $info->{ticks_per_sec} / 1e6;
     my (%source, %want, %got);
     for (split /\n/, slurp($folded)) {
         my ($s, $n) = /\A[^;]*;(.*) (\d+)\z/ or next;    # (tid:<thread> dropped)

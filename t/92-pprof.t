@@ -47,7 +47,7 @@ for my $in (@corpus) {
     my $folded = "$tmp/p.folded";
     my $label = convert_ok($d, $in, 'converted to pprof and collapsed', $folded, { out => $pb, to => 'pprof' });
     is(substr(slurp($pb), 0, 2), "\x1f\x8b", "$label: gzip");
-    my $spans = $label =~ /^easyprofiler/;
+    my $spans = $label =~ /^(?:easyprofiler|v8)\//;    # weights in ns
     my $got = traces($pb, $spans ? ('-unit=ns') : ('-sample_index=samples'));
     ok($got, "$label: go tool pprof -traces reads it") or next;
     my %want = %{ folded_weights($folded, thread => 1) };

@@ -29,6 +29,7 @@ use FindBin;
 use lib "$FindBin::Bin/../t/lib";
 use Needs qw(zstd snappy);
 use Stacks qw(slurp first_differences);
+use V8Truth ();
 use File::Temp qw(tempdir);
 use JSON::PP ();
 use Encode ();
@@ -50,12 +51,13 @@ my @corpus = (
     glob("$d/tachyon/*.bin"), glob("$d/tachyon/v315/*.bin"), glob("$d/tachyon/real315/*.bin"),
     glob("$d/easyprofiler/*.prof"), grep({ !/\.(?:json|jsonl)\z/ } glob("$d/statprofiler/*.out.*[0-9a-f]")),
     glob("$d/pynytprof/*.nytprof.out"), glob("$d/pynytprof/tlv/*/*.nytprof.out"), glob("$d/nytprof/*.nytprof.out"),
+    (Devel::ProfileBridge::features()->{read}{v8} ? glob("$d/v8/*.cpuprofile") : ()),
 );
 our $ALL;    # xt/report-names-all.t: every file
 @corpus = grep {
     m{/(?:tachyon/multithread\.bin|real315/lambdas_classes_opcodes_zstd\.bin|real315/multithread_exception_none\.bin
         |ep_threads\.prof|ep_open_block\.prof|statprofiler/multifile\.out\.[^/]*|B_ascii_FSDCE_670fbc8/recursion\.nytprof\.out
-        |nytprof/synthetic-utf8\.nytprof\.out)\z}x
+        |nytprof/synthetic-utf8\.nytprof\.out|v8/v8_mixed\.cpuprofile)\z}x
 } @corpus unless $ALL;
 
 # the text a browser shows: hidden text and tags dropped (cells apart), entities decoded
@@ -118,6 +120,10 @@ sub truth_names {
                 $w{ $frames->[0][0] } += $weight if @$frames && length $frames->[0][0];
             }
         }
+    } elsif ($in =~ m{/v8/}) {    # the JSON itself (t/lib/V8Truth.pm)
+        my $t = V8Truth::truth($in);
+        $w{ name($_) } += 0 for keys %{ $t->{cum}[1] };
+        $w{ name($_) } += $t->{self}[1]{$_} for keys %{ $t->{self}[1] };
     } elsif ($in =~ m{/pynytprof/} && -e "$in.truth.json") {
         my $t = $json->decode(slurp("$in.truth.json"));
         my %called = map { $_->{callee_sid} => 1 } @{ $t->{call_edges} };

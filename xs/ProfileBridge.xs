@@ -1074,6 +1074,7 @@ pbxs__libraries()
         (void)hv_stores(hv, "zlib", newSVpv(pb_zlib_version(), 0));
         (void)hv_stores(hv, "zstd", pb_have_zstd ? newSVpv(pb_zstd_version(), 0) : newSV(0));
         (void)hv_stores(hv, "snappy", pb_have_snappy ? newSVpvs("yes") : newSV(0));
+        (void)hv_stores(hv, "yajl", pb_have_yajl ? newSVpv(pb_yajl_version(), 0) : newSV(0));
         RETVAL = newRV_noinc((SV *)hv);
     OUTPUT:
         RETVAL

@@ -341,6 +341,7 @@ sub features {
     my %read = %$fmt;
     $read{'tachyon-zstd'} = ($fmt->{tachyon} && defined $lib->{zstd}) ? 1 : 0;
     $read{statprofiler} = ($fmt->{statprofiler} && defined $lib->{snappy}) ? 1 : 0;
+    $read{v8} = ($fmt->{v8} && defined $lib->{yajl}) ? 1 : 0;
     return {
         libraries => $lib,
         read      => \%read,
@@ -668,6 +669,13 @@ sub _losses_of {
             if $to ne 'statprofiler';
         $add->('metadata entries', $n{metadata}, $to eq 'nytprof' ? 'kept as ATTRIBUTEs' : 'dropped')
             if $to ne 'statprofiler';
+    }
+    elsif ($fmt eq 'v8') {
+        # (program), (idle) and (garbage collector) stay frames of their own in every target
+        $add->('column numbers of frames (callFrame.columnNumber)', $a{v8_column_frames} // 0,
+            'no target has columns; the line (lineNumber + 1) is kept');
+        $add->('per-line hit counts (positionTicks entries)', $a{v8_position_ticks} // 0,
+            'a frame carries its function\'s line; the lines inside it are dropped');
     }
     if (defined $a{run_wall_clock_sec} && $to ne 'statprofiler') {
         # sampled input: reports count samples x interval, not the clock
@@ -1108,6 +1116,42 @@ C<max_stack_depth> or more unique frames than C<max_frames> is C<limit>.
 Memory grows with the longest line, unique frames and threads, never with
 the number of lines.  Lines are counted in the messages (C<line 12 ...>).
 There is nothing to salvage: a file cut short ends at its last line.
+
+=back
+
+=head2 V8 .cpuprofile (Node, Chrome DevTools)
+
+=over
+
+=item units
+
+C<ticks_per_sec=1000000000> (ns); a sample's ticks are the µs to the next
+sample (C<timeDeltas[i+1]>, the last sample to C<endTime>) × 1000, the rule
+of speedscope's importer (which gives the last sample 0).  The stack outputs
+carry ns weights (C<sample_weight_unit=ns>: pprof C<wall/nanoseconds>,
+collapsed ns).  One thread, C<main> (pid 1); C<--thread 0> or
+C<--thread main> select it.
+
+=item frames
+
+Each node of the profile's tree is a frame: sub C<package::name> (the
+package from the url, L<Devel::ProfileBridge::Formats/v8>), file the url
+(C<file://> dropped), line C<lineNumber + 1>.  C<(root)> is not a frame:
+the outermost frames are called by C<main::RUNTIME>.  C<(program)>,
+C<(idle)>, C<(garbage collector)> and functions without a url are
+synthetic subs C<main::(program)> ... in the fake fid C<~>; their time is
+in the ATTRIBUTEs C<v8_program_ns>, C<v8_idle_ns>, C<v8_gc_ns>.  Collapsed,
+pprof and speedscope show V8's own names (C<fib>, C<(anonymous)>,
+C<(garbage collector)>).
+
+=item attributes
+
+C<application> (the first C<file:> script in node order; the profile does
+not name the program), C<basetime> (the file's mtime less the profile's
+length: C<startTime> is a monotonic clock), C<profile_duration_sec>
+(C<endTime - startTime>), C<v8_nodes>, C<v8_samples>,
+C<v8_column_frames> and C<v8_position_ticks> (what no target carries:
+L</"losses($file, to =E<gt> $target)">).
 
 =back
 

@@ -6,7 +6,7 @@
 set -eu
 mode=${1:-plain}
 CC=${CC:-cc}
-LIBS="-lzstd -lsnappy -lz -lpthread"
+LIBS="-lzstd -lsnappy -lyajl -lz -lpthread"
 if [ "$mode" = asan ]; then
     CFLAGS="-O1 -g -std=c99 -Wall -Wextra -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all -fno-omit-frame-pointer"
     export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:max_allocation_size_mb=512:allocator_may_return_null=0"

@@ -18,11 +18,13 @@ our @EXPORT_OK =
 
 sub slurp { open my $fh, '<:raw', $_[0] or die "$_[0]: $!"; local $/; <$fh> }
 
-# every corpus file under $d with stacks: Tachyon, EasyProfiler, StatProfiler
+# every corpus file under $d with stacks: Tachyon, EasyProfiler, StatProfiler,
+# V8 (when this build reads it)
 sub stack_corpus {
     my ($d) = @_;
     return (glob("$d/tachyon/*.bin"), glob("$d/tachyon/v315/*.bin"), glob("$d/easyprofiler/*.prof"),
-        grep { !/\.(?:json|jsonl)\z/ } glob("$d/statprofiler/*.out.*[0-9a-f]"));
+        grep({ !/\.(?:json|jsonl)\z/ } glob("$d/statprofiler/*.out.*[0-9a-f]")),
+        (Devel::ProfileBridge::features()->{read}{v8} ? glob("$d/v8/*.cpuprofile") : ()));
 }
 
 # convert $in once per { out => ..., to => ... } given, warnings silenced:

@@ -1,0 +1,1128 @@
+/* read_v8.c - V8 .cpuprofile JSON (node --cpu-prof, Chrome DevTools' "Save
+ * profile", Deno, VS Code): a stack decoder feeding a pb_sample_sink, and
+ * the chunk decoder that folds it (fold_samples.h), as Tachyon's.
+ *
+ * The file is one JSON object (the DevTools protocol's Profiler.Profile):
+ *   nodes       [{id, callFrame {functionName, url, lineNumber, columnNumber,
+ *                 scriptId}, hitCount, children [ids], positionTicks}]
+ *               (a node may name its "parent" id instead of children)
+ *   samples     [node id of each sample's innermost frame]
+ *   timeDeltas  [µs from the previous sample (the first: from startTime)]
+ *   startTime, endTime   µs (a monotonic clock)
+ * Keys in any order.  A sample's stack is its node and the node's ancestors
+ * (parent links from children); "(root)" is the tree's root, not a frame.
+ *
+ * Weights.  Sample i lasts from its timestamp (startTime + timeDeltas[0..i])
+ * to the next sample's: timeDeltas[i + 1] µs, as speedscope's importer
+ * (import/chrome.ts) gives it; a negative delta counts 0 (speedscope's
+ * substitution).  The last sample, which speedscope gives 0, lasts to
+ * endTime here (0 when endTime is before it), so the weights add up to
+ * endTime less the first sample's time.  (DevTools' bottom-up and top-down
+ * trees give every hit the mean interval instead; not followed.)  Weights go to the sink in ns
+ * (ATTRIBUTE sample_weight_unit=ns, as merged profiles); zero-weight samples
+ * stand for no time and are not reported.
+ *
+ * Frames.  functionName, "(anonymous)" when empty (as DevTools and
+ * speedscope show it); "(program)", "(idle)", "(garbage collector)" and
+ * functions without a url are synthetic frames under their own names.
+ * The line is lineNumber + 1 (the JSON's are 0-based); the column has no
+ * place in the model (losses() counts the frames that had one).  A frame's
+ * package (nytprof.out's sub name package::name) is the url's file name
+ * without its extension ("file:///a/fib.js" -> fib), a node: url's path
+ * ("node:internal/timers" -> node::internal::timers).
+ *
+ * Bounded memory.  The nodes are kept (one per unique stack node: the
+ * profile's frames); samples and timeDeltas are two parallel arrays that
+ * can hold 100 MB between them and are never held.  Pass 1 parses the whole
+ * file once with yajl's push parser, keeping the nodes and startTime/endTime,
+ * counting the two arrays and noting where each starts (the byte after its
+ * key, from the key pointer yajl hands over when the key lies in the block
+ * fed; else 0: the cursor then parses the document from the start and takes
+ * only that array).  Pass 2 opens two cursors on the same input (pread on
+ * the file, or the memory block), each a yajl parser over its own array;
+ * they advance in lockstep: a cursor is fed one 64 KB block only when its
+ * queue of parsed numbers is empty, so a queue never holds more than one
+ * block's numbers (32 K), and pairs are taken from the heads of both.  An
+ * input read twice must be seekable: a pipe is refused (save it first).
+ *
+ * yajl (libyajl-dev) is optional at build time like zstd: without it
+ * (PB_NO_YAJL) the sniffer still names the format and the decoders fail
+ * "unsupported: this build has no yajl".
+ */
+#define _FILE_OFFSET_BITS 64
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "codecs.h"
+#include "fold_samples.h"
+#include "pb.h"
+#include "reader.h"
+#include "samples.h"
+#include "util.h"
+
+#ifndef PB_NO_YAJL
+#include <yajl/yajl_parse.h>
+#include <yajl/yajl_version.h>
+#define PB_HAVE_YAJL 1
+#else
+#define PB_HAVE_YAJL 0
+#endif
+
+const int pb_have_yajl = PB_HAVE_YAJL;
+
+const char *pb_yajl_version(void)
+{
+#if PB_HAVE_YAJL
+    static char v[24];
+    int n = yajl_version();
+    snprintf(v, sizeof v, "%d.%d.%d", n / 10000, n / 100 % 100, n % 100);
+    return v;
+#else
+    return "";
+#endif
+}
+
+#if !PB_HAVE_YAJL
+static pb_status no_yajl(pb_error *err)
+{
+    return pb_fail(err, PB_ERR_UNSUPPORTED, 0, "%s", PB_NO_CODEC_MSG("yajl", "libyajl-dev"));
+}
+pb_status pb_read_v8_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err)
+{
+    (void)src, (void)opt, (void)out;
+    return no_yajl(err);
+}
+pb_status pb_read_v8(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
+{
+    (void)src, (void)opt, (void)sink;
+    return no_yajl(err);
+}
+#else
+
+#define V8_BLOCK 65536u
+#define V8_NONE UINT32_MAX
+#define V8_MAX_NEST 512u /* JSON nesting: a cpuprofile needs 5 levels */
+#define V8_CTX 16u       /* levels whose context is kept; deeper is skipped */
+
+/* what a key names, in the map it is in */
+enum { K_OTHER, K_NODES, K_SAMPLES, K_DELTAS, K_START, K_END, K_ID, K_CALLFRAME, K_CHILDREN, K_PARENT,
+       K_POSTICKS, K_FNAME, K_URL, K_LINE, K_COL };
+/* what a container is */
+enum { C_SKIP, C_TOP, C_NODES, C_NODE, C_CALLFRAME, C_CHILDREN, C_SAMPLES, C_DELTAS, C_POSTICKS };
+/* node kinds */
+enum { N_FUNC, N_ROOT, N_SYNTH };
+
+typedef struct {
+    int64_t id;
+    uint32_t parent; /* node index, V8_NONE */
+    uint32_t frame;  /* sink frame id, V8_NONE until first used */
+    size_t name_at, url_at;
+    uint32_t name_len, url_len;
+    int32_t line, col; /* 0-based as in the JSON, -1 none */
+    unsigned char kind, have_id, have_frame;
+} v8_node;
+
+typedef struct {
+    uint32_t node;  /* index of the node that said it */
+    int is_child;   /* 1: node's child is `other`; 0: node's parent is `other` */
+    int64_t other;
+    uint64_t off;
+} v8_edge;
+
+typedef struct v8r v8r;
+
+/* one yajl parser with its place in the document */
+typedef struct {
+    v8r *r;
+    yajl_handle h;
+    int target;            /* pass 1: 0; a cursor: C_SAMPLES or C_DELTAS */
+    unsigned depth;
+    unsigned char ctx[V8_CTX];
+    int key;
+    int done;              /* a cursor: its array ended */
+    const unsigned char *chunk; /* the block being parsed and its offset */
+    size_t chunk_len;
+    uint64_t chunk_off;
+    /* a cursor: numbers parsed, not yet paired (a ring would save nothing:
+     * the queue is drained before it is refilled) */
+    int64_t *q;
+    size_t qn, qhead, qcap;
+    uint64_t pos;          /* next input byte to read */
+    int started;
+    unsigned char *buf;    /* file input: the block read */
+    /* a callback's complaint, turned into the error after yajl_parse */
+    pb_status fail;
+    char why[200];
+} v8p;
+
+struct v8r {
+    pb_source *s;
+    const pb_options *opt;
+    pb_error *err;
+    pb_sample_sink *out;
+    pb_sink *warn_sink;
+    int ts_ns;            /* timestamps to the sink in ns (the fold's ticks), else µs */
+    v8_node *nodes;
+    size_t nnodes, cnodes;
+    v8_edge *edges;
+    size_t nedges, cedges;
+    char *str;
+    size_t nstr, cstr;
+    pb_index ix;
+    uint32_t *dense; /* node index by id, when the ids are small (dense_ids) */
+    size_t ndense;
+    int have_nodes, have_start, have_end;
+    int64_t start_us, end_us;
+    uint64_t nsamples, ndeltas;
+    int have_samples, have_deltas;
+    uint64_t samples_at, deltas_at; /* where each array's key ends (0: unknown) */
+    uint64_t pos_ticks;   /* positionTicks entries (per-line hits): not carried */
+    uint64_t col_frames;  /* nodes with a columnNumber: not carried */
+    uint64_t synth_ns[3]; /* weight of samples whose innermost frame is (program), (idle), (garbage collector) */
+    uint32_t *ids;
+    size_t cids;
+    char *pkg;
+    size_t cpkg;
+    uint64_t emitted;
+    uint32_t last_node, last_depth; /* the stack in ids */
+    /* the parsers: pass 1's, then the two cursors (here, not on the stack:
+     * a consumer that never returns leaves them to v8_free) */
+    v8p p1, cur[2];
+    /* salvage (opt->salvage): a file cut short after its nodes, inside the
+     * arrays: the samples both arrays still pair, then the cut as a warning */
+    int nodes_closed, salvaging;
+    pb_error lost;
+};
+
+static const char *const synth_names[3] = { "(program)", "(idle)", "(garbage collector)" };
+
+static pb_status oom(v8r *r, uint64_t off) { return pb_fail(r->err, PB_ERR_LIMIT, off, "out of memory"); }
+
+/* ---- pass 1 and the cursors: yajl callbacks ------------------------------- */
+#define P(ctx) ((v8p *)(ctx))
+
+/* a complaint from inside a callback: kept, and yajl told to stop */
+static int complain(v8p *p, pb_status st, const char *fmt, const char *a)
+{
+    if (!p->fail) {
+        p->fail = st;
+        snprintf(p->why, sizeof p->why, fmt, a);
+    }
+    return 0;
+}
+
+static int cur_ctx(const v8p *p) { return p->depth && p->depth <= V8_CTX ? p->ctx[p->depth - 1] : C_SKIP; }
+
+static const char *ctx_name(int c)
+{
+    switch (c) {
+    case C_NODES: return "nodes";
+    case C_SAMPLES: return "samples";
+    case C_DELTAS: return "timeDeltas";
+    case C_CHILDREN: return "a node's children";
+    default: return "the profile";
+    }
+}
+
+static int key_is(const unsigned char *k, size_t n, const char *s) { return n == strlen(s) && !memcmp(k, s, n); }
+
+static int v8_map_key(void *ctx, const unsigned char *k, size_t n)
+{
+    v8p *p = P(ctx);
+    int c = cur_ctx(p);
+    p->key = K_OTHER;
+    if (c == C_TOP) {
+        p->key = key_is(k, n, "nodes") ? K_NODES : key_is(k, n, "samples") ? K_SAMPLES
+               : key_is(k, n, "timeDeltas") ? K_DELTAS : key_is(k, n, "startTime") ? K_START
+               : key_is(k, n, "endTime") ? K_END : K_OTHER;
+        if (!p->target && (p->key == K_SAMPLES || p->key == K_DELTAS)) {
+            v8r *r = p->r;
+            uint64_t *at = p->key == K_SAMPLES ? &r->samples_at : &r->deltas_at;
+            int *seen = p->key == K_SAMPLES ? &r->have_samples : &r->have_deltas;
+            if (*seen)
+                return complain(p, PB_ERR_CORRUPT, "the profile has two \"%s\" keys", p->key == K_SAMPLES ? "samples" : "timeDeltas");
+            /* the key's bytes in the block fed, then its closing quote: the
+             * cursor starts after them */
+            if (k >= p->chunk && k + n < p->chunk + p->chunk_len && k[n] == '"')
+                *at = p->chunk_off + (uint64_t)(k - p->chunk) + n + 1;
+        }
+        if (!p->target && p->key == K_NODES && p->r->have_nodes)
+            return complain(p, PB_ERR_CORRUPT, "the profile has two \"%s\" keys", "nodes");
+    } else if (c == C_NODE) {
+        p->key = key_is(k, n, "id") ? K_ID : key_is(k, n, "callFrame") ? K_CALLFRAME
+               : key_is(k, n, "children") ? K_CHILDREN : key_is(k, n, "parent") ? K_PARENT
+               : key_is(k, n, "positionTicks") ? K_POSTICKS : K_OTHER;
+    } else if (c == C_CALLFRAME) {
+        p->key = key_is(k, n, "functionName") ? K_FNAME : key_is(k, n, "url") ? K_URL
+               : key_is(k, n, "lineNumber") ? K_LINE : key_is(k, n, "columnNumber") ? K_COL : K_OTHER;
+    }
+    return 1;
+}
+
+/* the context a container opens (is_map: '{' else '['), or -1 when it is
+ * the wrong kind of value for its place */
+static int open_ctx(v8p *p, int is_map, int *ok)
+{
+    int c = cur_ctx(p), k = p->key;
+    *ok = 1;
+    if (p->depth == 0) {
+        if (p->target && p->started == 2) {
+            *ok = !is_map; /* a cursor started at its array */
+            return p->target;
+        }
+        *ok = is_map;
+        return C_TOP;
+    }
+    if (c == C_TOP && (k == K_NODES || k == K_SAMPLES || k == K_DELTAS)) {
+        int want = k == K_NODES ? C_NODES : k == K_SAMPLES ? C_SAMPLES : C_DELTAS;
+        *ok = !is_map;
+        if (p->target)
+            return want == p->target ? want : C_SKIP;
+        return want;
+    }
+    if (c == C_SAMPLES || c == C_DELTAS || c == C_CHILDREN) {
+        *ok = 0;
+        return C_SKIP;
+    }
+    if (p->target)
+        return C_SKIP;
+    if (c == C_NODES) {
+        *ok = is_map;
+        return C_NODE;
+    }
+    if (c == C_NODE && k == K_CALLFRAME)
+        return (*ok = is_map) ? C_CALLFRAME : C_SKIP;
+    if (c == C_NODE && k == K_CHILDREN)
+        return (*ok = !is_map) ? C_CHILDREN : C_SKIP;
+    if (c == C_NODE && k == K_POSTICKS && !is_map)
+        return C_POSTICKS;
+    if (c == C_POSTICKS)
+        p->r->pos_ticks++;
+    return C_SKIP;
+}
+
+static int new_node(v8p *p)
+{
+    v8r *r = p->r;
+    v8_node *n;
+    if (r->nnodes >= r->opt->max_frames)
+        return complain(p, PB_ERR_LIMIT, "more nodes than max_frames allows%s", "");
+    if (pb_grow((void **)&r->nodes, &r->cnodes, r->nnodes + 1, sizeof *r->nodes) < 0)
+        return complain(p, PB_ERR_LIMIT, "out of memory%s", "");
+    n = &r->nodes[r->nnodes++];
+    memset(n, 0, sizeof *n);
+    n->parent = V8_NONE;
+    n->frame = V8_NONE;
+    n->line = n->col = -1;
+    return 1;
+}
+
+static int v8_open(void *ctx, int is_map)
+{
+    v8p *p = P(ctx);
+    int ok, c = open_ctx(p, is_map, &ok);
+    if (!ok) {
+        int pc = cur_ctx(p);
+        if (p->depth == 0)
+            return complain(p, PB_ERR_CORRUPT, "%s", "a .cpuprofile is a JSON object; this is an array");
+        if (pc == C_SAMPLES || pc == C_DELTAS || pc == C_CHILDREN)
+            return complain(p, PB_ERR_CORRUPT, "an element of %s is not a number", ctx_name(pc));
+        return complain(p, PB_ERR_CORRUPT, "%s", pc == C_NODES ? "an element of nodes is not an object"
+                                                 : is_map ? "an object where an array belongs (nodes, samples, "
+                                                            "timeDeltas, children)"
+                                                          : "an array where an object belongs (callFrame)");
+    }
+    if (p->depth >= V8_MAX_NEST)
+        return complain(p, PB_ERR_CORRUPT, "JSON nested deeper than %s levels", "512");
+    if (p->depth < V8_CTX)
+        p->ctx[p->depth] = (unsigned char)c;
+    p->depth++;
+    p->key = K_OTHER;
+    if (!p->target) {
+        if (c == C_NODES)
+            p->r->have_nodes = 1;
+        if (c == C_SAMPLES)
+            p->r->have_samples = 1;
+        if (c == C_DELTAS)
+            p->r->have_deltas = 1;
+        if (c == C_NODE)
+            return new_node(p);
+    }
+    return 1;
+}
+
+static int v8_start_map(void *ctx) { return v8_open(ctx, 1); }
+static int v8_start_array(void *ctx) { return v8_open(ctx, 0); }
+
+static int v8_close(void *ctx)
+{
+    v8p *p = P(ctx);
+    int c = cur_ctx(p);
+    if (!p->depth)
+        return 1;
+    p->depth--;
+    if (c == C_NODE) {
+        v8_node *n = &p->r->nodes[p->r->nnodes - 1];
+        if (!n->have_id)
+            return complain(p, PB_ERR_CORRUPT, "a node has no %s", "\"id\"");
+        if (!n->have_frame)
+            return complain(p, PB_ERR_CORRUPT, "a node has no %s", "\"callFrame\"");
+    }
+    if (p->target && c == p->target) {
+        p->done = 1;
+        return 0; /* this cursor's array is read: stop here */
+    }
+    if (!p->target && c == C_NODES)
+        p->r->nodes_closed = 1;
+    /* restore the key context of the map this container was a value in */
+    p->key = K_OTHER;
+    return 1;
+}
+
+static int add_edge(v8p *p, int is_child, int64_t other)
+{
+    v8r *r = p->r;
+    if (pb_grow((void **)&r->edges, &r->cedges, r->nedges + 1, sizeof *r->edges) < 0)
+        return complain(p, PB_ERR_LIMIT, "out of memory%s", "");
+    r->edges[r->nedges].node = (uint32_t)(r->nnodes - 1);
+    r->edges[r->nedges].is_child = is_child;
+    r->edges[r->nedges].other = other;
+    r->edges[r->nedges].off = p->chunk_off;
+    r->nedges++;
+    return 1;
+}
+
+/* a number in a samples/timeDeltas array: counted (pass 1) or queued (a cursor) */
+static int array_number(v8p *p, int c, int64_t v)
+{
+    if (!p->target) {
+        if (c == C_SAMPLES)
+            p->r->nsamples++;
+        else
+            p->r->ndeltas++;
+        return 1;
+    }
+    if (c != p->target)
+        return 1;
+    if (pb_grow((void **)&p->q, &p->qcap, p->qn + 1, sizeof *p->q) < 0)
+        return complain(p, PB_ERR_LIMIT, "out of memory%s", "");
+    p->q[p->qn++] = v;
+    return 1;
+}
+
+/* a number in the node being read */
+static int node_number(v8p *p, int c, int64_t v, int integral)
+{
+    v8_node *n;
+    int k = p->key;
+    if (c != C_NODE && c != C_CALLFRAME && c != C_CHILDREN)
+        return 1;
+    n = &p->r->nodes[p->r->nnodes - 1];
+    if (c == C_NODE && (k == K_ID || k == K_PARENT)) {
+        if (!integral)
+            return complain(p, PB_ERR_CORRUPT, "a node's %s is not an integer", k == K_ID ? "id" : "parent");
+        if (k == K_PARENT)
+            return add_edge(p, 0, v);
+        if (n->have_id)
+            return complain(p, PB_ERR_CORRUPT, "a node has two %s", "ids");
+        n->id = v;
+        n->have_id = 1;
+    } else if (c == C_CALLFRAME && (k == K_LINE || k == K_COL)) {
+        int32_t x = integral && v >= 0 && v < INT32_MAX ? (int32_t)v : -1;
+        if (k == K_LINE)
+            n->line = x;
+        else
+            n->col = x;
+    } else if (c == C_CHILDREN) {
+        if (!integral)
+            return complain(p, PB_ERR_CORRUPT, "a child id of a node is not an integer%s", "");
+        return add_edge(p, 1, v);
+    }
+    return 1;
+}
+
+static int v8_number(v8p *p, int64_t v, int integral)
+{
+    int c = cur_ctx(p);
+    if (!p->depth)
+        return complain(p, PB_ERR_CORRUPT, "%s", "a .cpuprofile is a JSON object; this is a number");
+    if (c == C_SAMPLES || c == C_DELTAS) {
+        if (!integral)
+            return complain(p, PB_ERR_CORRUPT, "an element of %s is not an integer", ctx_name(c));
+        return array_number(p, c, v);
+    }
+    if (p->target)
+        return 1;
+    if (c == C_TOP && (p->key == K_START || p->key == K_END)) {
+        v8r *r = p->r;
+        if (p->key == K_START)
+            r->start_us = v, r->have_start = 1;
+        else
+            r->end_us = v, r->have_end = 1;
+        return 1;
+    }
+    if (c == C_NODES)
+        return complain(p, PB_ERR_CORRUPT, "%s", "an element of nodes is not an object");
+    return node_number(p, c, v, integral);
+}
+
+static int v8_integer(void *ctx, long long v) { return v8_number(P(ctx), (int64_t)v, 1); }
+
+static int v8_double(void *ctx, double d)
+{
+    v8p *p = P(ctx);
+    /* startTime/endTime written as doubles (some tools): whole µs */
+    if (cur_ctx(p) == C_TOP && (p->key == K_START || p->key == K_END) && d > -9e15 && d < 9e15)
+        return v8_number(p, (int64_t)d, 1);
+    return v8_number(p, 0, 0);
+}
+
+/* a value that is not a number where one belongs */
+static int v8_other(v8p *p, const char *what)
+{
+    int c = cur_ctx(p);
+    if (!p->depth)
+        return complain(p, PB_ERR_CORRUPT, "a .cpuprofile is a JSON object; this is %s", what);
+    if (c == C_SAMPLES || c == C_DELTAS || c == C_CHILDREN)
+        return complain(p, PB_ERR_CORRUPT, "an element of %s is not a number", ctx_name(c));
+    if (p->target)
+        return 1;
+    if (c == C_NODES)
+        return complain(p, PB_ERR_CORRUPT, "%s", "an element of nodes is not an object");
+    if (c == C_TOP && (p->key == K_NODES || p->key == K_SAMPLES || p->key == K_DELTAS))
+        return complain(p, PB_ERR_CORRUPT, "%s where an array belongs (nodes, samples, timeDeltas)", what);
+    if (c == C_NODE && (p->key == K_ID || p->key == K_CALLFRAME || p->key == K_CHILDREN))
+        return complain(p, PB_ERR_CORRUPT, "%s as a node's id, callFrame or children", what);
+    return 1;
+}
+
+static int v8_null(void *ctx) { return v8_other(P(ctx), "null"); }
+static int v8_boolean(void *ctx, int b) { (void)b; return v8_other(P(ctx), "a boolean"); }
+
+static int v8_string(void *ctx, const unsigned char *s, size_t n)
+{
+    v8p *p = P(ctx);
+    v8r *r = p->r;
+    v8_node *nd;
+    if (p->target || cur_ctx(p) != C_CALLFRAME || (p->key != K_FNAME && p->key != K_URL))
+        return v8_other(p, "a string");
+    nd = &r->nodes[r->nnodes - 1];
+    if (n > r->opt->max_record_size || n > UINT32_MAX)
+        return complain(p, PB_ERR_LIMIT, "a name longer than max_record_size%s", "");
+    if (pb_grow((void **)&r->str, &r->cstr, r->nstr + n + 1, 1) < 0)
+        return complain(p, PB_ERR_LIMIT, "out of memory%s", "");
+    memcpy(r->str + r->nstr, s, n);
+    if (p->key == K_FNAME)
+        nd->name_at = r->nstr, nd->name_len = (uint32_t)n;
+    else
+        nd->url_at = r->nstr, nd->url_len = (uint32_t)n;
+    r->nstr += n;
+    nd->have_frame = 1;
+    return 1;
+}
+
+static const yajl_callbacks v8_callbacks = {
+    v8_null, v8_boolean, v8_integer, v8_double, NULL, v8_string,
+    v8_start_map, v8_map_key, v8_close, v8_start_array, v8_close
+};
+
+/* ---- feeding a parser ------------------------------------------------------ */
+static pb_status parser_new(v8r *r, v8p *p, int target)
+{
+    memset(p, 0, sizeof *p);
+    p->r = r;
+    p->target = target;
+    p->h = yajl_alloc(&v8_callbacks, NULL, p);
+    if (!p->h)
+        return oom(r, 0);
+    /* a cursor that starts at its array stops after it */
+    yajl_config(p->h, yajl_allow_trailing_garbage, target ? 1 : 0);
+    return PB_OK;
+}
+
+static void parser_free(v8p *p)
+{
+    if (p->h)
+        yajl_free(p->h);
+    PB_FREE_ALL(p->q, p->buf);
+    p->h = NULL;
+    p->q = NULL;
+    p->buf = NULL;
+}
+
+/* the error of a parse that did not return yajl_status_ok */
+static pb_status parse_error(v8p *p, yajl_status ys, const unsigned char *b, size_t n)
+{
+    v8r *r = p->r;
+    uint64_t off = p->chunk_off + yajl_get_bytes_consumed(p->h);
+    if (ys == yajl_status_client_canceled) {
+        if (p->done)
+            return PB_OK;
+        return pb_fail(r->err, p->fail ? p->fail : PB_ERR_CORRUPT, off, "%s", p->why);
+    }
+    {
+        unsigned char *e = yajl_get_error(p->h, 0, b, n);
+        char msg[160];
+        size_t k;
+        snprintf(msg, sizeof msg, "%s", e ? (const char *)e : "JSON syntax error");
+        if (e)
+            yajl_free_error(p->h, e);
+        for (k = 0; msg[k]; k++) /* yajl's message ends with a newline */
+            if (msg[k] == '\n')
+                msg[k] = ' ';
+        while (k && msg[k - 1] == ' ')
+            msg[--k] = '\0';
+        return pb_fail(r->err, PB_ERR_CORRUPT, off, "bad JSON: %s", msg);
+    }
+}
+
+static pb_status feed(v8p *p, const unsigned char *b, size_t n, uint64_t off)
+{
+    yajl_status ys;
+    p->chunk = b;
+    p->chunk_len = n;
+    p->chunk_off = off;
+    ys = n ? yajl_parse(p->h, b, n) : yajl_complete_parse(p->h);
+    return ys == yajl_status_ok ? PB_OK : parse_error(p, ys, b, n);
+}
+
+/* pass 1: the whole input through the source */
+static pb_status pass1(v8r *r)
+{
+    v8p *pp = &r->p1;
+    pb_status st;
+    int got;
+    if ((st = parser_new(r, pp, 0)) != PB_OK)
+        return st;
+    while (st == PB_OK && (got = pb_src_need(r->s, 1)) > 0) {
+        size_t n = pb_src_avail(r->s);
+        if (n > V8_BLOCK)
+            n = V8_BLOCK;
+        st = feed(pp, r->s->p, n, pb_src_offset(r->s));
+        r->s->p += n;
+    }
+    if (st == PB_OK && got < 0)
+        st = r->err->status ? r->err->status : PB_ERR_IO;
+    if (st == PB_OK) {
+        uint64_t end = pb_src_offset(r->s);
+        st = feed(pp, NULL, 0, end);
+        /* yajl ends a document cut short with a syntax error: say truncated */
+        if (st == PB_ERR_CORRUPT && pp->depth > 0 && !pp->fail) {
+            r->err->status = PB_OK;
+            st = pb_fail(r->err, PB_ERR_TRUNCATED, end, "the JSON object ends before it is closed (%u level%s open)",
+                         pp->depth, pp->depth == 1 ? "" : "s");
+        }
+    }
+    parser_free(pp);
+    return st;
+}
+
+/* ---- the node tree ----------------------------------------------------------- */
+static uint32_t node_hash(const void *ctx, uint32_t i)
+{
+    return pb_mix64((uint64_t)((const v8r *)ctx)->nodes[i].id);
+}
+
+static uint32_t node_of(v8r *r, int64_t id)
+{
+    size_t k;
+    uint32_t i;
+    if (r->dense)
+        return id >= 0 && (uint64_t)id < r->ndense ? r->dense[id] : V8_NONE;
+    if (!r->ix.cap)
+        return V8_NONE;
+    PB_INDEX_FIND(&r->ix, pb_mix64((uint64_t)id), k, i, r->nodes[i].id == id);
+    return i;
+}
+
+static int name_is(const v8r *r, const v8_node *n, const char *s)
+{
+    return n->name_len == strlen(s) && !memcmp(r->str + n->name_at, s, n->name_len);
+}
+
+/* ids 0 .. 4 x nodes (node's and DevTools' are 1..N): a table by id for
+ * the samples' lookups instead of the hash */
+static pb_status dense_ids(v8r *r)
+{
+    size_t i, n = 0;
+    for (i = 0; i < r->nnodes; i++) {
+        if (r->nodes[i].id < 0 || (uint64_t)r->nodes[i].id >= 4 * (uint64_t)r->nnodes + 16)
+            return PB_OK;
+        if ((size_t)r->nodes[i].id >= n)
+            n = (size_t)r->nodes[i].id + 1;
+    }
+    if (!(r->dense = (uint32_t *)malloc((n ? n : 1) * sizeof *r->dense)))
+        return oom(r, 0);
+    for (i = 0; i < n; i++)
+        r->dense[i] = V8_NONE;
+    for (i = 0; i < r->nnodes; i++)
+        r->dense[r->nodes[i].id] = (uint32_t)i;
+    r->ndense = n;
+    return PB_OK;
+}
+
+/* index the ids, link parents, classify */
+static pb_status build_tree(v8r *r)
+{
+    size_t i, k;
+    uint32_t j;
+    for (i = 0; i < r->nnodes; i++) {
+        v8_node *n = &r->nodes[i];
+        if (pb_index_reserve(&r->ix, i, node_hash, r) < 0)
+            return oom(r, 0);
+        PB_INDEX_FIND(&r->ix, pb_mix64((uint64_t)n->id), k, j, r->nodes[j].id == n->id);
+        if (j != PB_INDEX_NONE)
+            return pb_fail(r->err, PB_ERR_CORRUPT, 0, "two nodes have the id %lld", (long long)n->id);
+        pb_index_set(&r->ix, k, (uint32_t)i);
+        n->kind = name_is(r, n, "(root)") ? N_ROOT : N_FUNC;
+        if (n->col >= 0)
+            r->col_frames++;
+    }
+    for (i = 0; i < r->nedges; i++) {
+        const v8_edge *e = &r->edges[i];
+        uint32_t o = node_of(r, e->other), child = e->is_child ? o : e->node, parent = e->is_child ? e->node : o;
+        if (o == V8_NONE)
+            return pb_fail(r->err, PB_ERR_CORRUPT, e->off, "a node names %s %lld, which no node has",
+                           e->is_child ? "a child" : "a parent", (long long)e->other);
+        if (r->nodes[child].parent != V8_NONE && r->nodes[child].parent != parent)
+            return pb_fail(r->err, PB_ERR_CORRUPT, e->off, "node %lld has two parents",
+                           (long long)r->nodes[child].id);
+        r->nodes[child].parent = parent;
+    }
+    return dense_ids(r);
+}
+
+/* nytprof.out's package of a url: the file's name without its extension,
+ * a node: url's path with "::" */
+static pb_status put_pkg(v8r *r, const char *u, size_t n, size_t *len)
+{
+    size_t i, s = 0, e = n, w = 0, from;
+    int node = n > 5 && !memcmp(u, "node:", 5);
+    if (pb_grow((void **)&r->pkg, &r->cpkg, n * 2 + 8, 1) < 0)
+        return oom(r, 0);
+    if (node) {
+        memcpy(r->pkg, "node::", 6);
+        w = 6;
+        s = 5;
+    } else {
+        for (i = 0; i < n; i++)
+            if (u[i] == '/' || u[i] == '\\')
+                s = i + 1;
+        for (i = n; i > s; i--)
+            if (u[i - 1] == '.') {
+                e = i - 1;
+                break;
+            }
+    }
+    from = w;
+    for (i = s; i < e; i++) {
+        unsigned char c = (unsigned char)u[i];
+        if (c == '/') {
+            r->pkg[w++] = ':';
+            r->pkg[w++] = ':';
+        } else {
+            r->pkg[w++] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ? (char)c : '_';
+        }
+    }
+    if (w == from) {
+        memcpy(r->pkg + w, "main", 4);
+        w += 4;
+    }
+    *len = w;
+    return PB_OK;
+}
+
+static pb_status intern(v8r *r, v8_node *n)
+{
+    pb_frame f;
+    const char *name = r->str + n->name_at, *url = r->str + n->url_at;
+    size_t plen = 0, nlen = n->name_len;
+    unsigned k;
+    pb_status st;
+    memset(&f, 0, sizeof f);
+    if (!nlen) /* as DevTools and speedscope show a function without a name */
+        name = "(anonymous)", nlen = 11;
+    f.own = f.name = pb_str_make(name, nlen, 1);
+    f.line = f.first_line = n->line >= 0 && n->line < INT32_MAX ? n->line + 1 : -1;
+    for (k = 0; k < 3; k++)
+        if (nlen == strlen(synth_names[k]) && !memcmp(name, synth_names[k], nlen))
+            break;
+    if (k < 3 || !n->url_len) {
+        f.kind = PB_FRAME_SYNTHETIC;
+        f.package = pb_str_make("", 0, 0);
+        f.file = pb_str_make("", 0, 0);
+        f.line = f.first_line = -1;
+        n->kind = k < 3 ? (unsigned char)(N_SYNTH + k) : N_SYNTH + 3;
+    } else {
+        if ((st = put_pkg(r, url, n->url_len, &plen)) != PB_OK)
+            return st;
+        f.kind = PB_FRAME_SUB;
+        f.package = pb_str_make(r->pkg, plen, 0);
+        /* file:///x is the file /x; any other url as it is */
+        if (n->url_len > 7 && !memcmp(url, "file://", 7))
+            f.file = pb_str_make(url + 7, n->url_len - 7, 1);
+        else
+            f.file = pb_str_make(url, n->url_len, 1);
+    }
+    return r->out->frame(r->out, &f, &n->frame);
+}
+
+/* the stack of node i into r->ids, innermost first */
+static pb_status stack_of(v8r *r, uint32_t i, uint32_t *depth, uint64_t off)
+{
+    uint32_t d = 0, steps = 0, max = r->opt->max_stack_depth;
+    pb_status st;
+    for (; i != V8_NONE; i = r->nodes[i].parent) {
+        v8_node *n = &r->nodes[i];
+        if (++steps > r->nnodes)
+            return pb_fail(r->err, PB_ERR_CORRUPT, off, "the node tree has a cycle through node %lld",
+                           (long long)n->id);
+        if (n->kind == N_ROOT)
+            continue;
+        if (d >= max)
+            return pb_fail(r->err, PB_ERR_LIMIT, off, "a sample's stack is deeper than max_stack_depth (%u)", max);
+        if (n->frame == V8_NONE && (st = intern(r, n)) != PB_OK)
+            return st;
+        if (pb_grow((void **)&r->ids, &r->cids, d + 1, sizeof *r->ids) < 0)
+            return oom(r, off);
+        r->ids[d++] = n->frame;
+    }
+    *depth = d;
+    return PB_OK;
+}
+
+/* ---- pass 2: the two cursors in lockstep ------------------------------------- */
+/* one block more for cursor c: 0 read, or the error */
+static pb_status cursor_step(v8r *r, v8p *c)
+{
+    const unsigned char *b;
+    size_t n;
+    uint64_t size = pb_src_size(r->s);
+    if (!c->started) {
+        /* from the byte after the array's key: its ':' and white space */
+        c->pos = c->target == C_SAMPLES ? r->samples_at : r->deltas_at;
+        c->started = c->pos ? 2 : 1;
+    }
+    if (r->s->mem) {
+        n = c->pos < r->s->mem_len ? r->s->mem_len - c->pos : 0;
+        if (n > V8_BLOCK)
+            n = V8_BLOCK;
+        b = r->s->mem + c->pos;
+    } else {
+        ssize_t got;
+        if (!c->buf && !(c->buf = (unsigned char *)malloc(V8_BLOCK)))
+            return oom(r, c->pos);
+        n = size != UINT64_MAX && c->pos < size ? (size_t)(size - c->pos < V8_BLOCK ? size - c->pos : V8_BLOCK) : 0;
+        do
+            got = n ? pread(fileno(r->s->fp), c->buf, n, (off_t)c->pos) : 0;
+        while (got < 0 && errno == EINTR);
+        if (got < 0)
+            return pb_fail(r->err, PB_ERR_IO, c->pos, "cannot read the input again: %s", strerror(errno));
+        n = (size_t)got;
+        b = c->buf;
+    }
+    if (c->started == 2 && c->chunk == NULL) {
+        size_t k = 0;
+        while (k < n && (b[k] == ':' || b[k] == ' ' || b[k] == '\t' || b[k] == '\r' || b[k] == '\n'))
+            k++;
+        b += k;
+        n -= k;
+        c->pos += k;
+    }
+    if (n == 0 && r->salvaging) {
+        c->done = 1; /* the cut: what came before it is all there is */
+        return PB_OK;
+    }
+    if (n == 0) {
+        pb_status st = feed(c, NULL, 0, c->pos);
+        if (st == PB_OK && !c->done)
+            st = pb_fail(r->err, PB_ERR_TRUNCATED, c->pos, "%s ends before its array is closed (did the file change?)",
+                         ctx_name(c->target));
+        return st;
+    }
+    c->pos += n;
+    return feed(c, b, n, c->pos - n);
+}
+
+/* the sample with weight w µs that began at ts µs */
+static pb_status emit(v8r *r, uint32_t node, int64_t ts, int64_t w, uint64_t off)
+{
+    uint32_t depth = 0;
+    uint64_t wns, t;
+    pb_status st;
+    v8_node *n = &r->nodes[node];
+    const uint32_t *ids;
+    if (w <= 0)
+        return PB_OK;
+    if ((uint64_t)w > UINT64_MAX / 1000u / 4u)
+        return pb_fail(r->err, PB_ERR_CORRUPT, off, "a sample lasts %lld µs, past any profile's length", (long long)w);
+    wns = (uint64_t)w * 1000u;
+    if (node != r->last_node) { /* runs of one node are common: its stack is walked once */
+        if ((st = stack_of(r, node, &r->last_depth, off)) != PB_OK)
+            return st;
+        r->last_node = node;
+    }
+    depth = r->last_depth;
+    ids = r->ids;
+    if (n->kind >= N_SYNTH && n->kind < N_SYNTH + 3)
+        r->synth_ns[n->kind - N_SYNTH] += wns;
+    /* the fold (ns ticks) takes a sample's last tick; a stack sink its start, µs */
+    t = ts < 0 ? 0 : (uint64_t)ts;
+    t = r->ts_ns ? t * 1000u + wns - 1 : t;
+    if ((st = pb_sample_noframe(r->out, &ids, &depth)) != PB_OK)
+        return st;
+    r->emitted++;
+    return r->out->sample(r->out, 0, ids, depth, wns, t);
+}
+
+/* pairs of (node id, delta) from the heads of both queues */
+static pb_status pair_up(v8r *r, v8p *a, v8p *b, int64_t *ts, uint32_t *prev, int64_t *prev_ts)
+{
+    size_t k, m = a->qn - a->qhead < b->qn - b->qhead ? a->qn - a->qhead : b->qn - b->qhead;
+    pb_status st;
+    for (k = 0; k < m; k++) {
+        int64_t id = a->q[a->qhead + k], d = b->q[b->qhead + k];
+        uint32_t node = node_of(r, id);
+        if (node == V8_NONE)
+            return pb_fail(r->err, PB_ERR_CORRUPT, a->chunk_off, "a sample names node %lld, which no node has",
+                           (long long)id);
+        if ((d > 0 && *ts > INT64_MAX - d) || (d < 0 && *ts < INT64_MIN - d))
+            return pb_fail(r->err, PB_ERR_CORRUPT, b->chunk_off, "timeDeltas add up past 63 bits");
+        *ts += d;
+        if (*prev != V8_NONE && (st = emit(r, *prev, *prev_ts, d, a->chunk_off)) != PB_OK)
+            return st;
+        *prev = node;
+        *prev_ts = *ts;
+    }
+    a->qhead += m;
+    b->qhead += m;
+    if (a->qhead == a->qn)
+        a->qhead = a->qn = 0;
+    if (b->qhead == b->qn)
+        b->qhead = b->qn = 0;
+    return PB_OK;
+}
+
+static pb_status pass2(v8r *r)
+{
+    v8p *a = &r->cur[0], *b = &r->cur[1];
+    pb_status st;
+    int64_t ts = r->start_us, prev_ts = 0;
+    uint32_t prev = V8_NONE;
+    if ((st = parser_new(r, a, C_SAMPLES)) != PB_OK || (st = parser_new(r, b, C_DELTAS)) != PB_OK)
+        return st;
+    while (st == PB_OK) {
+        while (st == PB_OK && a->qn == a->qhead && !a->done)
+            st = cursor_step(r, a);
+        while (st == PB_OK && b->qn == b->qhead && !b->done)
+            st = cursor_step(r, b);
+        if (st != PB_OK || a->qn == a->qhead || b->qn == b->qhead)
+            break;
+        st = pair_up(r, a, b, &ts, &prev, &prev_ts);
+    }
+    /* the last sample lasts to endTime (salvaged: its end was cut off) */
+    if (st == PB_OK && prev != V8_NONE && r->have_end && !r->salvaging)
+        st = emit(r, prev, prev_ts, r->end_us - prev_ts, pb_src_offset(r->s));
+    parser_free(a);
+    parser_free(b);
+    return st;
+}
+
+/* ---- the decoders -------------------------------------------------------------- */
+/* NEW_FID flags: a script on disk (file: urls, absolute paths) may be found
+ * and embedded; node:internal/..., http(s) urls and the like are fake */
+static uint32_t v8_fid_flags(void *ctx, pb_str file)
+{
+    (void)ctx;
+    if (file.len && file.ptr[0] == '/')
+        return PB_FID_VIA_STMT | PB_FID_VIA_SUB;
+    return PB_FID_IS_FAKE | PB_FID_VIA_SUB;
+}
+
+static pb_status attr_u64(v8r *r, const char *key, uint64_t v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+    return r->out->attribute(r->out, key, pb_str_c(buf));
+}
+
+/* ATTRIBUTE application (nytprofhtml's "For ..."): the profile does not
+ * name the program; the first script in node order with a file: url (node's
+ * main module comes before the modules it loads), else "node" */
+static pb_status application(v8r *r)
+{
+    size_t i;
+    for (i = 0; i < r->nnodes; i++) {
+        const v8_node *n = &r->nodes[i];
+        const char *u = r->str + n->url_at;
+        if (n->url_len > 7 && !memcmp(u, "file://", 7) && !memchr(u, '\n', n->url_len))
+            return r->out->attribute(r->out, "application", pb_str_make(u + 7, n->url_len - 7, 1));
+    }
+    return r->out->attribute(r->out, "application", pb_str_c("node"));
+}
+
+/* NYTProf's basetime is wall-clock seconds; startTime is a monotonic clock:
+ * the file's mtime (written when the profile ended) less the profile's
+ * length, as for Tachyon; a buffer keeps the monotonic seconds */
+static uint64_t wall_start(const v8r *r)
+{
+    struct stat sb;
+    uint64_t d = r->have_end && r->end_us > r->start_us ? (uint64_t)(r->end_us - r->start_us) / 1000000u : 0;
+    if (!r->s->fp || fstat(fileno(r->s->fp), &sb) != 0 || sb.st_mtime <= 0)
+        return r->start_us > 0 ? (uint64_t)r->start_us / 1000000u : 0;
+    return (uint64_t)sb.st_mtime > d ? (uint64_t)sb.st_mtime - d : (uint64_t)sb.st_mtime;
+}
+
+static pb_status head_attributes(v8r *r)
+{
+    pb_sample_sink *o = r->out;
+    pb_status st;
+    char buf[64];
+    if ((st = application(r)) != PB_OK || (st = attr_u64(r, "basetime", wall_start(r))) != PB_OK)
+        return st;
+    if ((st = o->attribute(o, "sample_weight_unit", pb_str_c("ns"))) != PB_OK ||
+        (st = o->attribute(o, "v8_nodes", pb_str_c((snprintf(buf, sizeof buf, "%zu", r->nnodes), buf)))) != PB_OK ||
+        (st = attr_u64(r, "v8_samples", r->nsamples)) != PB_OK)
+        return st;
+    if (r->have_start && r->have_end && r->end_us >= r->start_us) {
+        snprintf(buf, sizeof buf, "%.6f", (double)(r->end_us - r->start_us) / 1e6);
+        if ((st = o->attribute(o, "profile_duration_sec", pb_str_c(buf))) != PB_OK)
+            return st;
+    }
+    return o->thread(o, 0, 1, 0, "main");
+}
+
+static pb_status tail_attributes(v8r *r)
+{
+    static const char *const keys[3] = { "v8_program_ns", "v8_idle_ns", "v8_gc_ns" };
+    pb_status st = PB_OK;
+    unsigned k;
+    for (k = 0; k < 3 && st == PB_OK; k++)
+        st = attr_u64(r, keys[k], r->synth_ns[k]);
+    if (st == PB_OK && r->col_frames)
+        st = attr_u64(r, "v8_column_frames", r->col_frames);
+    if (st == PB_OK && r->pos_ticks)
+        st = attr_u64(r, "v8_position_ticks", r->pos_ticks);
+    return st;
+}
+
+static pb_status check_shape(v8r *r)
+{
+    if (!r->have_nodes)
+        return pb_fail(r->err, PB_ERR_CORRUPT, 0, "no \"nodes\" array: not a .cpuprofile");
+    if (!r->have_samples || !r->have_deltas)
+        return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0, "no \"%s\" array (a profile without samples, or an older "
+                       "format with timestamps)", r->have_samples ? "timeDeltas" : "samples");
+    if (r->nsamples != r->ndeltas && !r->salvaging)
+        return pb_fail(r->err, PB_ERR_CORRUPT, 0, "samples has %llu entries but timeDeltas %llu",
+                       (unsigned long long)r->nsamples, (unsigned long long)r->ndeltas);
+    if (!r->have_start)
+        return pb_fail(r->err, PB_ERR_CORRUPT, 0, "no \"startTime\"");
+    if (r->opt->have_thread && (r->opt->thread_name ? strcmp(r->opt->thread_name, "main") : r->opt->thread_id != 0))
+        return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0, "a .cpuprofile has one thread, 0 (\"main\")");
+    if (!r->s->mem && (!r->s->fp || pb_src_size(r->s) == UINT64_MAX))
+        return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0,
+                       "a .cpuprofile is read in two passes and this input cannot be read again (a pipe?): "
+                       "save it to a file first");
+    return PB_OK;
+}
+
+static pb_status run(v8r *r)
+{
+    pb_status st = pass1(r);
+    if (st == PB_ERR_TRUNCATED && r->opt->salvage && r->nodes_closed && r->have_samples && r->have_deltas &&
+        r->have_start) {
+        r->lost = *r->err; /* salvage: the samples before the cut */
+        r->err->status = PB_OK;
+        r->salvaging = 1;
+        st = PB_OK;
+    }
+    if (st != PB_OK || (st = check_shape(r)) != PB_OK || (st = build_tree(r)) != PB_OK ||
+        (st = head_attributes(r)) != PB_OK || (st = pass2(r)) != PB_OK || (st = tail_attributes(r)) != PB_OK ||
+        (st = r->out->finish(r->out)) != PB_OK)
+        return st;
+    if (!r->salvaging)
+        return PB_OK;
+    *r->err = r->lost;
+    return pb_salvage_warn(r->err, r->warn_sink, "%llu sample%s", (unsigned long long)r->emitted,
+                           r->emitted == 1 ? "" : "s");
+}
+
+static void v8_free(v8r *r)
+{
+    parser_free(&r->p1);
+    parser_free(&r->cur[0]);
+    parser_free(&r->cur[1]);
+    pb_index_free(&r->ix);
+    PB_FREE_ALL(r->nodes, r->edges, r->str, r->ids, r->pkg, r->dense);
+    memset(r, 0, sizeof *r);
+}
+
+static void v8_init(v8r *r, pb_source *src, const pb_options *opt, pb_error *err)
+{
+    memset(r, 0, sizeof *r);
+    r->s = src;
+    r->opt = opt;
+    r->err = err;
+    r->last_node = V8_NONE;
+}
+
+pb_status pb_read_v8_samples(pb_source *src, const pb_options *opt_in, pb_sample_sink *out, pb_error *err)
+{
+    v8r r;
+    pb_status st;
+    pb_options opt;
+    pb_options_copy(&opt, opt_in);
+    v8_init(&r, src, &opt, err);
+    r.out = out;
+    st = run(&r);
+    v8_free(&r);
+    return st;
+}
+
+static void v8_cleanup(void *p)
+{
+    v8_free((v8r *)p);
+    free(p);
+}
+
+pb_status pb_read_v8(pb_source *src, const pb_options *opt_in, pb_sink *sink, pb_error *err)
+{
+    v8r *r;
+    pb_status st = PB_OK;
+    pb_options opt;
+    pb_fold_config cfg;
+    pb_fold *fold;
+    pb_options_copy(&opt, opt_in);
+    /* on the heap, so that a consumer that never returns can release it */
+    if (!(r = (v8r *)malloc(sizeof *r)))
+        return pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
+    v8_init(r, src, &opt, err);
+    r->warn_sink = sink;
+    r->ts_ns = 1;
+    pb_sink_defer(sink, v8_cleanup, r);
+    memset(&cfg, 0, sizeof cfg);
+    cfg.source_format = "v8";
+    cfg.ticks_per_sec = 1000000000u; /* ns: the weights' unit */
+    cfg.ticks_per_weight = 1;
+    cfg.sampled_spans = 1;
+    cfg.fid_flags = v8_fid_flags;
+    if (!(fold = pb_fold_new(&cfg, sink, err)))
+        st = err->status;
+    if (st == PB_OK) {
+        r->out = pb_fold_sample_sink(fold);
+        st = run(r);
+    }
+    pb_fold_free(fold);
+    pb_sink_undefer(sink, r);
+    v8_cleanup(r);
+    return st;
+}
+
+#endif /* PB_HAVE_YAJL */
