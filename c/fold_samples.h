@@ -114,6 +114,9 @@ pb_status pb_read_easyprofiler_stacks(pb_source *src, const pb_options *opt, pb_
  * sample_weight_unit=ns), one thread keyed 0 (the first PID_START's pid). */
 pb_status pb_read_nytprof_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err);
 pb_status pb_read_pynytprof_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err);
+/* read_pprof.c: a pprof profile.proto's samples of one sample type (weights
+ * ns for a time unit), threads from the thread/tid/pid labels */
+pb_status pb_read_pprof_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err);
 /* NULL when the format has no sample decoder (c/formats.c) */
 pb_sample_decoder_fn pb_sample_decoder_for(pb_format f);
 

@@ -195,6 +195,9 @@ static const pb_format_row formats[PB_FMT_COUNT] = {
     { PB_FMT_STATPROFILER, "statprofiler", "StatProfiler", sniff_statprofiler, pb_read_statprofiler,
       pb_read_statprofiler_samples, PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, "snappy",
       pb_statprofiler_run, pb_statprofiler_free_list, pb_read_statprofiler_files, statprofiler_run_stacks },
+    /* last: a sniffer that parses protobuf fields, after every magic number */
+    { PB_FMT_PPROF, "pprof", "pprof", pb_pprof_sniff, pb_read_pprof, pb_read_pprof_samples,
+      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, NULL, NULL, NULL, NULL, NULL },
 };
 
 const pb_format_row *pb_format_get(pb_format f)
@@ -319,7 +322,7 @@ pb_status pb_detect_source(pb_source *src, pb_format *format, pb_error *err)
             return pb_fail(err, PB_ERR_CORRUPT, 0, "empty file: not a profile");
         return pb_fail(err, PB_ERR_CORRUPT, 0,
                        "not a profile this distribution recognises (NYTProf, Pynytprof, EasyProfiler, "
-                       "Tachyon, StatProfiler); first bytes %02x %02x %02x %02x",
+                       "Tachyon, StatProfiler, pprof); first bytes %02x %02x %02x %02x",
                        n > 0 ? src->p[0] : 0, n > 1 ? src->p[1] : 0, n > 2 ? src->p[2] : 0, n > 3 ? src->p[3] : 0);
     }
     *format = info.format;
