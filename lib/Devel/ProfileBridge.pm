@@ -11,7 +11,7 @@ XSLoader::load('Devel::ProfileBridge', $VERSION);
 use Devel::ProfileBridge::Error ();
 
 my %FOR_CHUNKS_OPTS = map { $_ => 1 } qw(
-    filename format thread pid quiet callback salvage files progress
+    filename format thread pid sample_type quiet callback salvage files progress
     max_decompressed_bytes max_record_size max_stack_depth max_strings max_frames max_statements max_line
 );
 my @LIMITS = qw(max_decompressed_bytes max_record_size max_stack_depth max_strings max_frames max_statements max_line);
@@ -250,7 +250,7 @@ sub _renamed {
 sub _xs_opts {
     my ($opts) = @_;
     my %x;
-    for my $k (@LIMITS, qw(thread salvage pid progress)) {
+    for my $k (@LIMITS, qw(thread salvage pid progress sample_type)) {
         $x{$k} = $opts->{$k} if defined $opts->{$k};
     }
     return \%x;
@@ -358,7 +358,7 @@ sub detect_format {
 sub chunk_counts {
     my ($file, %opts) = @_;
     _check_path('chunk_counts', 'the file name', $file);
-    _check_opts('chunk_counts', { map { $_ => 1 } qw(format thread pid salvage progress), @LIMITS }, \%opts);
+    _check_opts('chunk_counts', { map { $_ => 1 } qw(format thread pid sample_type salvage progress), @LIMITS }, \%opts);
     return _with_input($file, \%opts, sub { _count($_[0], $opts{format}, _xs_opts(\%opts)) });
 }
 
@@ -367,7 +367,7 @@ sub chunk_counts {
 sub info {
     my ($file, %opts) = @_;
     _check_path('info', 'the file name', $file);
-    _check_opts('info', { map { $_ => 1 } qw(format thread pid salvage progress), @LIMITS }, \%opts);
+    _check_opts('info', { map { $_ => 1 } qw(format thread pid sample_type salvage progress), @LIMITS }, \%opts);
     return _with_input($file, \%opts, sub { _info_of($_[0], %opts) });
 }
 
@@ -422,7 +422,7 @@ sub _threads {
 sub dump_json {
     my ($file, %opts) = @_;
     _check_path('dump_json', 'the file name', $file);
-    _check_opts('dump_json', { map { $_ => 1 } qw(format thread pid salvage output progress), @LIMITS }, \%opts);
+    _check_opts('dump_json', { map { $_ => 1 } qw(format thread pid sample_type salvage output progress), @LIMITS }, \%opts);
     _check_not_input('dump_json', $opts{output}, $file);
     _with_input($file, \%opts, sub {
         _dump_json($_[0], $opts{format}, _xs_opts(\%opts), defined $opts{output} ? $opts{output} : '-');
@@ -430,7 +430,7 @@ sub dump_json {
     return;
 }
 
-my %CONVERT_OPTS = map { $_ => 1 } qw(in out format thread pid compress salvage to progress
+my %CONVERT_OPTS = map { $_ => 1 } qw(in out format thread pid sample_type compress salvage to progress
     source source_any source_root strip_prefix), @LIMITS;
 
 sub convert { return _convert_impl(undef, @_) }
@@ -482,7 +482,7 @@ sub _convert_impl {
     if ($to !~ /\A(?:nytprof|collapsed|statprofiler|pprof|speedscope)\z/) {
         _usage("convert: to => '$to' is not supported (known: nytprof, collapsed, statprofiler, pprof, speedscope)");
     }
-    my %lopts = map { defined $opts{$_} ? ($_ => $opts{$_}) : () } qw(format thread pid salvage), @LIMITS;
+    my %lopts = map { defined $opts{$_} ? ($_ => $opts{$_}) : () } qw(format thread pid sample_type salvage), @LIMITS;
     _check_not_input('convert', $opts{out}, $opts{in});
     return _with_input($opts{in}, \%opts, sub {
         my ($in) = @_;
@@ -527,7 +527,7 @@ sub _with_inputs {
 
 sub merge {
     my (%opts) = @_;
-    _check_opts('merge', { map { $_ => 1 } qw(in out to compress thread pid progress source source_any source_root
+    _check_opts('merge', { map { $_ => 1 } qw(in out to compress thread pid sample_type progress source source_any source_root
         strip_prefix jobs), @LIMITS }, \%opts);
     if (defined $opts{jobs} && $opts{jobs} !~ /\A[0-9]{1,3}\z/) {
         _usage("merge: jobs must be a number of processes (0..999), not '$opts{jobs}'");
@@ -584,7 +584,7 @@ sub losses {
     my ($file, %opts) = @_;
     my $to = delete $opts{to} // 'nytprof';
     _check_path('losses', 'the file name', $file);
-    _check_opts('losses', { map { $_ => 1 } qw(format thread pid salvage progress), @LIMITS }, \%opts);
+    _check_opts('losses', { map { $_ => 1 } qw(format thread pid sample_type salvage progress), @LIMITS }, \%opts);
     _usage("losses: to => '$to' is not a target (known: nytprof, collapsed, statprofiler, pprof, speedscope)")
         unless $to =~ /\A(?:nytprof|collapsed|statprofiler|pprof|speedscope)\z/;
     return _with_input($file, \%opts, sub { _losses_of($_[0], $to, %opts) });
@@ -594,7 +594,7 @@ sub losses {
 # info on a FIFO or standard input): (\%format_info, \%tag_counts, \@losses)
 sub _info_losses {
     my ($file, %opts) = @_;
-    _check_opts('info', { map { $_ => 1 } qw(format thread pid salvage progress), @LIMITS }, \%opts);
+    _check_opts('info', { map { $_ => 1 } qw(format thread pid sample_type salvage progress), @LIMITS }, \%opts);
     return _with_input($file, \%opts, sub {
         my ($info, $counts) = _info_of($_[0], %opts);
         my %l = %opts;
@@ -689,7 +689,7 @@ sub _losses_of {
 
 sub diff {
     my (%opts) = @_;
-    _check_opts('diff', { map { $_ => 1 } qw(before after out to thread pid progress), @LIMITS }, \%opts);
+    _check_opts('diff', { map { $_ => 1 } qw(before after out to thread pid sample_type progress), @LIMITS }, \%opts);
     for my $k (qw(before after out)) {
         next if defined $opts{$k} && length $opts{$k};
         _usage("diff: $k => PATH is required");
