@@ -926,6 +926,7 @@ typedef struct {
     uint32_t thread_key, pid_key; /* string indices of the labels' texts, or P_NONE */
     int64_t thread_num, pid_num;
     int thread_is_num, pid_is_num;
+    int named; /* the thread label came from "thread" (not "tid") */
 } p_sample;
 
 static int take_loc(pr *r, uint64_t v, void *ctx)
@@ -981,7 +982,8 @@ static int read_label(pr *r, msg *m, p_sample *sm)
     }
     kn = str_at(r, (uint32_t)key, &len);
     is_num = is_num && !str;
-    if (!strcmp(kn, "thread") || !strcmp(kn, "tid")) {
+    if (!strcmp(kn, "thread") || (!strcmp(kn, "tid") && !sm->named)) {
+        sm->named = !strcmp(kn, "thread"); /* a thread's name wins over its id */
         sm->thread_key = (uint32_t)str;
         sm->thread_num = (int64_t)num;
         sm->thread_is_num = is_num;

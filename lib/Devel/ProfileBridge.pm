@@ -380,6 +380,9 @@ sub _info_of {
     _run_facts($info, $attr);
     # sampled input: the time reports show (samples x interval) and the run's wall clock
     defined $attr->{$_} and $info->{$_} = 0 + $attr->{$_} for qw(sampled_time_sec run_wall_clock_sec);
+    # pprof: every sample type ("type/unit"), and the one read
+    $info->{sample_types} = [ split /,/, $attr->{sample_types} ] if defined $attr->{sample_types};
+    $info->{sample_type} = $attr->{sample_type} if defined $attr->{sample_type};
     return ($info, $counts);
 }
 
