@@ -197,6 +197,50 @@ for my $in (@files) {
         '... naming the types there are');
 }
 
+# bad input: a clear "pprof: <class>: <what> at byte N of FILE", never a crash
+{
+    sub vint { my ($v) = @_; my $b = ''; while ($v >= 0x80) { $b .= chr(($v & 0x7f) | 0x80); $v >>= 7 } $b . chr $v }
+    sub fv { vint($_[0] << 3) . vint($_[1]) }                        # a varint field
+    sub fl { vint(($_[0] << 3) | 2) . vint(length $_[1]) . $_[1] }    # a length-delimited field
+    my $strings = join '', map { fl(6, $_) } '', 'cpu', 'nanoseconds', 'main.f', 'f.go';
+    my $types = fl(1, fv(1, 1) . fv(2, 2));
+    my $func = fl(5, fv(1, 1) . fv(2, 3) . fv(4, 4));
+    my $loc = fl(4, fv(1, 1) . fl(4, fv(1, 1) . fv(2, 7)));
+    my $sample = sub { fl(2, fl(1, join '', map { vint($_) } @{ $_[0] }) . fl(2, join '', map { vint($_) } @{ $_[1] })) };
+    my $good = $types . $sample->([1], [5]) . $loc . $func . $strings;
+    my %bad = (
+        'string_table[0] not empty' => [ $types . $loc . $func . fl(6, 'x') . $strings,
+            qr/corrupt: string_table\[0\] must be the empty string/ ],
+        'a sample names a location there is not' => [ $types . $sample->([9], [5]) . $loc . $func . $strings,
+            qr/corrupt: a sample names location 9, which the profile does not define at byte \d+/ ],
+        'a location names a function there is not' => [ $types . $sample->([1], [5]) . fl(4, fv(1, 1) . fl(4, fv(1, 8)))
+            . $func . $strings, qr/corrupt: location 1 names function 8/ ],
+        'two values for one sample type' => [ $types . $sample->([1], [5, 6]) . $loc . $func . $strings,
+            qr/corrupt: a sample has 2 values for the profile's 1 sample types/ ],
+        'a negative value' => [ $types . $sample->([1], [ 18446744073709551611 ]) . $loc . $func . $strings,
+            qr/unsupported: a sample's value is negative \(-5\)/ ],
+        'time_nanos as a string' => [ $good . fl(9, 'x'), qr/corrupt: Profile field 9 has wire type 2, profile.proto says 0/ ],
+        'a length past the end' => [ $good . vint((6 << 3) | 2) . vint(1000) . 'abc', qr/truncated: string_table entry needs 1000 more bytes/ ],
+        'no sample type' => [ $sample->([1], []) . $loc . $func . $strings, qr/corrupt: the profile declares no sample_type/ ],
+        'a Sample cut inside' => [ $types . vint((2 << 3) | 2) . vint(4) . "\x0a\x05\x01\x02" . $loc . $func . $strings,
+            qr/corrupt: Sample: malformed protobuf field/ ],
+    );
+    my $gf = "$tmp/good.pb";
+    open my $fh, '>:raw', $gf or die; print {$fh} $good; close $fh;
+    my $w = folded_weights(collapsed_of($gf));
+    is_deeply($w, { 'main.f' => 5 }, 'a hand-made profile reads (the cases below break one thing of it)');
+    for my $what (sort keys %bad) {
+        my $f = "$tmp/bad.pb";
+        open my $bfh, '>:raw', $f or die; print {$bfh} $bad{$what}[0]; close $bfh;
+        my $ok = eval { &Devel::ProfileBridge::ReadStream::for_chunks(sub { }, filename => $f, format => 'pprof'); 1 };
+        my $e = $@;
+        ok(!$ok && ref $e && $e->isa('Devel::ProfileBridge::Error'), "bad input, $what: an Error");
+        like("$e", qr/\Approf: /, "... $what: a pprof error");
+        like("$e", $bad{$what}[1], "... $what: says what");
+        like("$e", qr/ at byte \d+ of \Q$f\E/, "... $what: names the byte and the file");
+    }
+}
+
 # merge: a Go profile and a Tachyon profile, the sum of the parts (weights in ns)
 {
     my $tach = "$FindBin::Bin/data/tachyon/cpu_recursion.bin";

@@ -175,7 +175,7 @@ static pb_format format_arg(pTHX_ SV *sv)
     f = pb_format_from_name(SvPV_nolen(sv));
     if (f == PB_FMT_UNKNOWN)
         croak("Devel::ProfileBridge: unknown format '%s' (known: nytprof, pynytprof, easyprofiler, tachyon, "
-              "statprofiler)", SvPV_nolen(sv));
+              "statprofiler, pprof)", SvPV_nolen(sv));
     return f;
 }
 

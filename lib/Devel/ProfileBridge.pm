@@ -50,8 +50,8 @@ sub _check_opts {
     if (defined $opts->{pid} && !_fits($opts->{pid}, '4294967295')) {
         _usage("$what: pid must be a process id (a number up to 4294967295), not '$opts->{pid}'");
     }
-    if (defined $opts->{format} && $opts->{format} !~ /\A(?:nytprof|pynytprof|easyprofiler|tachyon|statprofiler)\z/) {
-        _usage("$what: unknown format '$opts->{format}' (known: nytprof, pynytprof, easyprofiler, tachyon, statprofiler)");
+    if (defined $opts->{format} && $opts->{format} !~ /\A(?:nytprof|pynytprof|easyprofiler|tachyon|statprofiler|pprof)\z/) {
+        _usage("$what: unknown format '$opts->{format}' (known: nytprof, pynytprof, easyprofiler, tachyon, statprofiler, pprof)");
     }
     if (defined $opts->{progress} && ref $opts->{progress} ne 'CODE') {
         _usage("$what: progress must be a code reference");
