@@ -1367,7 +1367,7 @@ static size_t gunzip_prefix(const unsigned char *p, size_t len, unsigned char *o
     n = cap - z.avail_out;
     *whole = rc == Z_STREAM_END;
     inflateEnd(&z);
-    return rc == Z_OK || rc == Z_STREAM_END || rc == Z_BUF_ERROR ? n : 0;
+    return n; /* what came before a data error, too: damage further on is the decoder's to report */
 }
 
 int pb_pprof_sniff(const unsigned char *p, size_t len, uint64_t file_size, pb_format_info *info)
