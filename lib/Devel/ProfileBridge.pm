@@ -1112,6 +1112,60 @@ or sub data at all (an empty report).
 
 =back
 
+=head2 pprof (Go and others)
+
+=over
+
+=item units
+
+C<ticks_per_sec=1000000000> (ns).  The weight of a sample is its value of
+the sample type read (L<Devel::ProfileBridge::Formats/pprof: pprof's
+profile.proto (Go and others)>): a time unit (C<nanoseconds>,
+C<microseconds>, C<milliseconds>, C<seconds>) becomes ns
+(C<ATTRIBUTE sample_weight_unit=ns>, as for a merge); a count or a size
+(C<count>, C<bytes>) stays as it is and one unit is shown as 1 ns in
+C<nytprof.out>.  Samples of weight 0 (a heap profile's freed allocations,
+for C<inuse_*>) carry nothing and are left out.  C<TIME_LINE>,
+C<SUB_CALLERS> and call events as for Tachyon, in ns.
+
+=item frames
+
+Each C<Line> of each C<Location> of a sample, leaf first, is a frame: a
+location with several lines (inlined calls) gives one frame per line, the
+inlined callee first, in the order C<go tool pprof -traces> lists them.
+The function's name, file and line; its start line is the sub's first line.
+The stack outputs show the name as pprof does (C<main.leafHash>,
+C<runtime/pprof.Do>, C<example.com/pkg.(*T).Method>); C<nytprof.out> and
+the chunks a Perl sub name made from Go's: the package path up to the
+first C<.> after the last C</>, C</> read as C<::>, then the rest
+(C<main::leafHash>, C<runtime::pprof::Do>,
+C<example.com::pkg::(*T).Method>); a name of another shape (C++, Rust) is
+in C<main>.  A location without lines (an unsymbolized address) is
+C<0xADDRESS> in its mapping's file.
+
+=item threads
+
+A sample's labels C<thread> or C<tid> (a string or a number; C<thread>
+wins) name its thread, C<pid> its process; samples with none are thread
+C<main>.  Each (thread, process) pair becomes pid 1, 2, ... in order of
+first appearance; C<ATTRIBUTE thread_id_E<lt>pidE<gt>> holds the thread
+label, C<thread_E<lt>pidE<gt>_pid> the process.  C<< thread => ... >>
+takes a thread label (a number or a name).  Go's C<pprof.Do> /
+C<pprof.Labels("thread", ...)> name goroutines this way.
+
+=item attributes
+
+C<profiler> (C<pprof (profile.proto)>), C<compression>, C<sample_types>
+(every C<type/unit>), C<sample_type> (the one read),
+C<default_sample_type>, C<period> and C<period_type>, C<time_nanos> and
+C<basetime> (its seconds: the date), C<duration_nanos> and
+C<profile_duration_sec>, C<clock> (C<cpu> for a C<cpu> sample type, else
+C<wall>, for time units), C<comment> (C<comment_1>, ...), C<drop_frames>,
+C<keep_frames>, and at the end C<application> (the first mapping's file:
+the program) and C<total_samples>.
+
+=back
+
 =head1 PERL PROFILES AS STACKS
 
 The stack outputs (C<< to => 'collapsed' >>, C<'pprof'>, C<'speedscope'>,
@@ -1371,7 +1425,7 @@ takes the first input's date.
 =head2 Threads and processes
 
 L</info($file, %options)> lists them (C<profbridge info>); C<< thread => ID >>
-(C<--thread>) keeps one thread of a Tachyon or EasyProfiler profile,
+(C<--thread>) keeps one thread of a Tachyon, EasyProfiler or pprof profile,
 C<< pid => PID >> (C<--pid>) one process of a StatProfiler run.  By default
 every thread and process is kept, each its own C<PID_START>/C<PID_END>
 span.  The attributes C<profiler>, C<profiler_version>,
@@ -1391,7 +1445,7 @@ What this build can do, as a hash reference:
   {
     libraries => { zlib => '1.2.13', zstd => '1.5.4', snappy => 'yes' },
     read  => { nytprof => 1, pynytprof => 1, easyprofiler => 1, tachyon => 1,
-               'tachyon-zstd' => 1, statprofiler => 1 },
+               'tachyon-zstd' => 1, statprofiler => 1, pprof => 1 },
     write => { nytprof => 1, collapsed => 1, pprof => 1, speedscope => 1, dump => 1, statprofiler => 1 },
   }
 
@@ -1454,7 +1508,8 @@ limits).
 Decodes C<$file> in C and writes it as a real NYTProf file at C<$path>,
 without a Perl call per chunk (L<Devel::ProfileBridge::NYTProfWriter>
 explains what is written and refused).  Options: C<format> (skip
-detection), C<thread> (one thread only), C<< compress => 0..9 >> (zlib
+detection), C<thread> (one thread only), C<sample_type> (pprof: the
+sample type to read), C<< compress => 0..9 >> (zlib
 level, default 6), C<< to => 'nytprof' >> (the default), C<< salvage => 1 >>
 (see L<Devel::ProfileBridge::ReadStream/salvage>: a truncated input still
 gives a valid nytprof.out of what came before the cut, with a warning;
