@@ -150,8 +150,8 @@ typedef struct {
     size_t nthreads, cthreads;
     uint64_t samples;
     pb_budget budget;
-    char *pkgbuf;
-    size_t cpkg;
+    char *pkgbuf, *abuf;
+    size_t cpkg, cabuf;
 } pr;
 
 static pb_status oom(pr *r) { return pb_rd_oom(&r->rd); }
@@ -711,16 +711,17 @@ static pb_status attr_str(pr *r, const char *key, uint32_t si)
 {
     size_t len, i;
     const char *s = str_at(r, si, &len);
-    pb_status st;
-    char *t = pb_memdup0(s, len);
-    if (!t)
+    char *t;
+    /* the copy is r's (a chunk consumer may never return from attribute()) */
+    if (len >= SIZE_MAX || pb_grow((void **)&r->abuf, &r->cabuf, len + 1, 1) < 0)
         return oom(r);
+    t = r->abuf;
+    memcpy(t, s, len);
+    t[len] = '\0';
     for (i = 0; i < len; i++)
         if ((unsigned char)t[i] < 0x20 || t[i] == 0x7f)
             t[i] = ' ';
-    st = r->out->attribute(r->out, key, pb_str_make(t, len, pb_has_high(t, len) && pb_utf8_valid(t, len)));
-    free(t);
-    return st;
+    return r->out->attribute(r->out, key, pb_str_make(t, len, pb_has_high(t, len) && pb_utf8_valid(t, len)));
 }
 
 static pb_status vt_attr(pr *r, const char *key, const p_vt *vt)
@@ -1165,7 +1166,7 @@ static void pr_free(pr *r)
     for (i = 0; i < r->nthreads; i++)
         PB_FREE_ALL(r->threads[i].label, r->threads[i].pid);
     PB_FREE_ALL(r->arena, r->soff, r->funcs, r->locs, r->lines, r->maps, r->types, r->comments, r->ids, r->stack,
-                r->slocs, r->threads, r->pkgbuf);
+                r->slocs, r->threads, r->pkgbuf, r->abuf);
     pb_index_free(&r->tfunc);
     pb_index_free(&r->tloc);
 }
