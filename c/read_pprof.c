@@ -150,8 +150,8 @@ typedef struct {
     size_t nthreads, cthreads;
     uint64_t samples;
     pb_budget budget;
-    char *pkgbuf, *abuf;
-    size_t cpkg, cabuf;
+    char *pkgbuf, *abuf, *abuf2; /* scratch: a Go package as Perl's, cleaned copies */
+    size_t cpkg, cabuf, cabuf2;
 } pr;
 
 static pb_status oom(pr *r) { return pb_rd_oom(&r->rd); }
@@ -295,6 +295,27 @@ static msg sub_msg(const msg *m, const fld *f, const char *rec)
 }
 
 /* ---- strings ------------------------------------------------------------------ */
+/* control bytes as spaces: a name from the profile in an ATTRIBUTE (one
+ * line of nytprof.out), a thread label or a message stays on its line */
+static void no_controls(char *t, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if ((unsigned char)t[i] < 0x20 || t[i] == 0x7f)
+            t[i] = ' ';
+}
+
+/* a copy of n bytes into *buf (grown), controls made spaces, NUL after */
+static char *clean_copy(pr *r, char **buf, size_t *cap, const char *s, size_t n)
+{
+    if (n >= SIZE_MAX || pb_grow((void **)buf, cap, n + 1, 1) < 0)
+        return oom(r), NULL;
+    memcpy(*buf, s, n);
+    (*buf)[n] = '\0';
+    no_controls(*buf, n);
+    return *buf;
+}
+
 static const char *str_at(const pr *r, uint32_t i, size_t *len)
 {
     *len = (size_t)(r->soff[i + 1] - r->soff[i] - 1);
@@ -655,6 +676,7 @@ static void type_list(const pr *r, char *buf, size_t cap)
         n += (size_t)snprintf(buf + n, cap - n, "%s%.*s/%.*s", i ? "," : "", (int)(l1 > 200 ? 200 : l1), t,
                               (int)(l2 > 200 ? 200 : l2), u);
     }
+    no_controls(buf, strlen(buf));
 }
 
 static pb_status choose_type(pr *r)
@@ -680,6 +702,10 @@ static pb_status choose_type(pr *r)
             if (!strcmp(type_name(r, &r->types[i], &len), want))
                 break;
         if (i == r->ntypes) {
+            char shown[128];
+            snprintf(shown, sizeof shown, "%.100s", want);
+            no_controls(shown, strlen(shown));
+            want = shown;
             type_list(r, list, sizeof list);
             if (r->opt->sample_type)
                 return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0, "no sample type \"%.100s\" in this profile (its types: %s)",
@@ -709,18 +735,12 @@ static pb_status attr_i64(pr *r, const char *key, int64_t v)
  * ATTRIBUTE is one line of nytprof.out) */
 static pb_status attr_str(pr *r, const char *key, uint32_t si)
 {
-    size_t len, i;
+    size_t len;
     const char *s = str_at(r, si, &len);
-    char *t;
     /* the copy is r's (a chunk consumer may never return from attribute()) */
-    if (len >= SIZE_MAX || pb_grow((void **)&r->abuf, &r->cabuf, len + 1, 1) < 0)
-        return oom(r);
-    t = r->abuf;
-    memcpy(t, s, len);
-    t[len] = '\0';
-    for (i = 0; i < len; i++)
-        if ((unsigned char)t[i] < 0x20 || t[i] == 0x7f)
-            t[i] = ' ';
+    char *t = clean_copy(r, &r->abuf, &r->cabuf, s, len);
+    if (!t)
+        return r->err->status;
     return r->out->attribute(r->out, key, pb_str_make(t, len, pb_has_high(t, len) && pb_utf8_valid(t, len)));
 }
 
@@ -730,6 +750,7 @@ static pb_status vt_attr(pr *r, const char *key, const p_vt *vt)
     size_t l1, l2;
     const char *t = str_at(r, vt->type, &l1), *u = str_at(r, vt->unit, &l2);
     snprintf(buf, sizeof buf, "%.*s/%.*s", (int)(l1 > 200 ? 200 : l1), t, (int)(l2 > 200 ? 200 : l2), u);
+    no_controls(buf, strlen(buf));
     return attr(r, key, buf);
 }
 
@@ -1065,6 +1086,9 @@ static pb_status thread_of(pr *r, const p_sample *sm, uint32_t *key, int *select
         t = "main";
     if (!p)
         p = "";
+    if (!(t = clean_copy(r, &r->abuf, &r->cabuf, t, strlen(t))) ||
+        !(p = clean_copy(r, &r->abuf2, &r->cabuf2, p, strlen(p))))
+        return r->err->status;
     for (i = 0; i < r->nthreads; i++) /* few: one per thread label */
         if (!strcmp(r->threads[i].label, t) && !strcmp(r->threads[i].pid, p))
             break;
@@ -1166,7 +1190,7 @@ static void pr_free(pr *r)
     for (i = 0; i < r->nthreads; i++)
         PB_FREE_ALL(r->threads[i].label, r->threads[i].pid);
     PB_FREE_ALL(r->arena, r->soff, r->funcs, r->locs, r->lines, r->maps, r->types, r->comments, r->ids, r->stack,
-                r->slocs, r->threads, r->pkgbuf, r->abuf);
+                r->slocs, r->threads, r->pkgbuf, r->abuf, r->abuf2);
     pb_index_free(&r->tfunc);
     pb_index_free(&r->tloc);
 }

@@ -176,7 +176,7 @@ for my $in (@files) {
         $want{ $th // 'main' } += $v * 1e6;
     }
     is_deeply(\%t, \%want, 'cpu_inline: each thread weighs what -traces shows for its label');
-    my $info = Devel::ProfileBridge::info("$d/labels.prof");
+    my ($info) = Devel::ProfileBridge::info("$d/labels.prof");
     my %proc = map { ($_->{id} // '') => $_->{process} } @{ $info->{threads} };
     is_deeply(\%proc, { 100 => 4000, 101 => 4001, 102 => 4000, 'io-loop' => 4001 },
         'labels: numeric tid labels (and a thread name) split threads, pid labels processes');
@@ -184,7 +184,7 @@ for my $in (@files) {
     is_deeply([ sort keys %{ { map { (split /;/)[0] => 1 } keys %$one } } ], ['101'], 'labels: thread => 101 keeps one');
     is_deeply($info->{sample_types}, [qw(samples/count cpu/nanoseconds)], 'info lists the sample types');
     is($info->{sample_type}, 'cpu/nanoseconds', 'info: the last one is read');
-    my $heap = Devel::ProfileBridge::info("$d/heap.prof");
+    my ($heap) = Devel::ProfileBridge::info("$d/heap.prof");
     is($heap->{sample_type}, 'inuse_space/bytes', 'heap: no default_sample_type, the last is read');
     my $alloc = folded_weights(collapsed_of("$d/heap.prof", sample_type => 'alloc_space'));
     my $total = 0;

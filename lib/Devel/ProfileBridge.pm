@@ -118,7 +118,8 @@ sub _check_not_input {
 # Every decoder reads a file it can open twice and seek in (detection, then
 # the decoder; Tachyon's tables sit at the end).  Standard input ("-"), a FIFO
 # or a device is read once, into an unlinked temporary file; a gzip-compressed
-# profile (magic 1f 8b: no profile format starts so) is inflated into one,
+# profile (magic 1f 8b: no profile format starts so) but pprof's (which the C
+# core inflates itself) is inflated into one,
 # bounded by max_decompressed_bytes.  Returns (path to read, guard, name the
 # user gave); errors about the temporary file are re-thrown with that name.
 sub _input {
@@ -134,6 +135,9 @@ sub _input {
         my $n = read $peek, my $magic, 2;
         close $peek;
         return ($file, undef, $file) unless defined $n && $n == 2 && $magic eq "\x1f\x8b";
+        # pprof's profile.proto is gzipped by every writer: the C core reads
+        # the gzip member itself (twice, read_pprof.c), no copy needed
+        return ($file, undef, $file) if (_detect($file)->{format} // '') eq 'pprof';
     }
     require File::Temp;
     require File::Basename;

@@ -5,11 +5,16 @@
 // "pid" labels, several processes, and locations with inlined lines.
 // t/data/pprof/labels.prof comes from
 //
-//   go run gen_labels.go labels.prof 400 1
+//	go run gen_labels.go labels.prof 400 1
 //
-// and bench/race.pl makes its large CPU profile with a bigger count:
-//   go run gen_labels.go big.prof 9000000 1
-// (arguments: output, samples, seed).  Gzipped, as pprof writes it.
+// and bench/race.pl makes its large CPU profile (about 50 MB) with
+//
+//	go run gen_labels.go large-cpu.pb.gz 7000000 1 20000 0
+//
+// (arguments: output, samples, seed, then optionally POOL: each sample takes
+// one of POOL stacks drawn first, as a long profile repeats its stacks (0:
+// every sample draws its own), and LABELS: 0 for none, as a Go CPU profile
+// without pprof.Do has).  Gzipped, as pprof writes it.
 package main
 
 import (
@@ -29,9 +34,13 @@ func (b *buf) varint(v uint64) {
 	}
 	*b = append(*b, byte(v))
 }
-func (b *buf) tag(field, wt int)           { b.varint(uint64(field<<3 | wt)) }
-func (b *buf) u(field int, v uint64)       { b.tag(field, 0); b.varint(v) }
-func (b *buf) bytes(field int, d []byte)   { b.tag(field, 2); b.varint(uint64(len(d))); *b = append(*b, d...) }
+func (b *buf) tag(field, wt int)     { b.varint(uint64(field<<3 | wt)) }
+func (b *buf) u(field int, v uint64) { b.tag(field, 0); b.varint(v) }
+func (b *buf) bytes(field int, d []byte) {
+	b.tag(field, 2)
+	b.varint(uint64(len(d)))
+	*b = append(*b, d...)
+}
 func (b *buf) packed(field int, v []uint64) {
 	var p buf
 	for _, x := range v {
@@ -69,6 +78,11 @@ func main() {
 	nsamples, _ := strconv.Atoi(os.Args[2])
 	s, _ := strconv.Atoi(os.Args[3])
 	seed = uint64(s)*2654435761 + 88172645463325252
+	pool, labels := 0, true
+	if len(os.Args) > 5 {
+		pool, _ = strconv.Atoi(os.Args[4])
+		labels = os.Args[5] != "0"
+	}
 	f, err := os.Create(out)
 	if err != nil {
 		panic(err)
@@ -89,8 +103,7 @@ func main() {
 	// locations 1..nfuncs: function i at a line; every 7th also holds an
 	// inlined callee (function i+1), listed first, as pprof stores inlining
 	kTid, kPid, kThread := str("tid"), str("pid"), str("thread")
-	for i := 0; i < nsamples; i++ {
-		var sm buf
+	stack := func() []uint64 {
 		depth := 3 + rnd(12)
 		locs := make([]uint64, depth)
 		at := 1 + rnd(nfuncs)
@@ -98,9 +111,29 @@ func main() {
 			locs[d] = uint64(at)
 			at = 1 + (at*7+rnd(3))%nfuncs
 		}
+		return locs
+	}
+	stacks := make([][]uint64, pool)
+	for i := range stacks {
+		stacks[i] = stack()
+	}
+	for i := 0; i < nsamples; i++ {
+		var sm buf
+		var locs []uint64
+		if pool > 0 {
+			locs = stacks[rnd(pool)]
+		} else {
+			locs = stack()
+		}
 		sm.packed(1, locs)
 		n := uint64(1 + rnd(3))
 		sm.packed(2, []uint64{n, n * period})
+		if !labels {
+			var rec buf
+			rec.bytes(2, sm)
+			zw.Write(rec)
+			continue
+		}
 		tid := 100 + rnd(4)
 		var l buf
 		l.u(1, kTid)
