@@ -22,6 +22,12 @@
 #                 CORPUS/../tools/make-real-python315 makes (root, and
 #                 Debian's archive reachable, the first time; $PY315_ROOT
 #                 names an existing chroot)
+#   pprof         go tool pprof -raw (Debian golang-go; its pprof binary
+#                 run directly, output to /dev/null) on a Go CPU profile of
+#                 about 50 MB made here, not taken from the corpus:
+#                 t/data/pprof/gen_labels.go (the standard library only:
+#                 7,000,000 samples over a pool of 20,000 stacks, no labels),
+#                 kept in --tools DIR for the next run
 # A reader that cannot be had is printed as "missing" with the reason, one
 # that rejects a file as "refused" with its message: never a remembered
 # figure.
@@ -182,6 +188,26 @@ sub tool_script {
     }
 }
 
+# pprof: go tool pprof's own binary; the large profile is made here (see the top)
+{
+    my $go = `which go 2>/dev/null`;
+    chomp $go;
+    if (!$go) {
+        $real{pprof} = { missing => 'no go (Debian: apt-get install golang-go)' };
+    } else {
+        $ENV{HOME} //= $tools;
+        $ENV{GOCACHE} //= "$tools/gocache";
+        $ENV{GOPATH} //= "$tools/gopath";
+        $ENV{PPROF_TMPDIR} = $tmp;
+        my $bin = `'$go' tool -n pprof 2>/dev/null`;
+        chomp $bin;
+        my $v = `'$go' version 2>/dev/null` =~ /(go[\d.]+)/ ? $1 : '?';
+        $real{pprof} = -x $bin
+            ? { name => "go tool pprof -raw ($v)", cmd => sub { [$bin, '-raw', '-output', '/dev/null', $_[0]] } }
+            : { missing => "go tool -n pprof names no program ($bin)" };
+    }
+}
+
 # ---- the large corpus files ----------------------------------------------------------------
 my %pick = (
     nytprof      => qr/\.nytprof\.out\z/,
@@ -193,6 +219,18 @@ my %pick = (
 my @files;
 for my $fmt (sort keys %pick) {
     push @files, map { [$fmt, $_] } grep { basename($_) =~ $pick{$fmt} && -f } sort glob("$corpus/$fmt/large/*");
+}
+# the large Go CPU profile: made once into the tools directory
+if ($real{pprof}{name}) {
+    my $big = "$tools/pprof/large-cpu.pb.gz";
+    if (!-s $big) {
+        make_path("$tools/pprof");
+        print STDERR "race.pl: making a large Go CPU profile in $big (go run t/data/pprof/gen_labels.go)\n";
+        system('go', 'run', 't/data/pprof/gen_labels.go', "$big.tmp", 7000000, 1, 20000, 0) == 0
+            && rename("$big.tmp", $big)
+            or print STDERR "race.pl: could not make $big\n";
+    }
+    push @files, [pprof => $big] if -s $big;
 }
 if (@only) {
     my $re = join '|', map { quotemeta } @only;
@@ -261,7 +299,8 @@ for my $f (@files) {
     my ($fmt, $file) = @$f;
     my $real = $real{$fmt};
     print "$line\n";
-    printf "%s/large/%s (%.1f MB); real reader: %s\n", $fmt, basename($file), (-s $file) / 1e6,
+    printf "%s/%s%s (%.1f MB); real reader: %s\n", $fmt, $fmt eq 'pprof' ? 'made here/' : 'large/', basename($file),
+        (-s $file) / 1e6,
         $real->{missing} ? "missing: $real->{missing}" : $real->{name};
 
     # probes: every command once, untimed; what fails is not raced
