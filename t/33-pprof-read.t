@@ -241,6 +241,26 @@ for my $in (@files) {
     }
 }
 
+# the rest of the one table's verbs: dump, diff, limits, --format
+{
+    my $jl = "$tmp/dump.jsonl";
+    Devel::ProfileBridge::dump_json("$d/cpu_inline.prof", output => $jl);
+    my @lines = split /\n/, slurp($jl);
+    my ($tl) = grep { /^\["TIME_LINE"/ } @lines;
+    ok(@lines > 50 && $tl, 'dump_json writes the chunk stream (' . scalar(@lines) . ' lines)');
+    my $df = "$tmp/diff.folded";
+    Devel::ProfileBridge::diff(before => "$d/cpu_inline.prof", after => "$d/cpu_inline.pb", out => $df);
+    my @d = grep { length } split /\n/, slurp($df);
+    ok(@d && !grep({ !/ (\d+) \1\z/ } @d), 'diff of a profile with its ungzipped twin: every stack unchanged');
+    ok(!eval { collapsed_of("$d/cpu_inline.prof", max_stack_depth => 5); 1 }, 'max_stack_depth => 5: refused');
+    like("$@", qr/\Approf: limit: a sample of more than max_stack_depth \(5\) (?:locations|frames)/, '... a limit error');
+    ok(!eval { collapsed_of("$d/labels.prof", max_strings => 10); 1 }, 'max_strings => 10: refused');
+    like("$@", qr/\Approf: limit: more than max_strings \(10\) strings at byte \d+/, '... a limit error');
+    ok(!eval { collapsed_of("$FindBin::Bin/data/tachyon/cpu_recursion.bin", format => 'pprof'); 1 },
+        "a Tachyon file read with format => 'pprof'");
+    like("$@", qr/\Approf: corrupt: /, '... is a pprof corrupt error');
+}
+
 # merge: a Go profile and a Tachyon profile, the sum of the parts (weights in ns)
 {
     my $tach = "$FindBin::Bin/data/tachyon/cpu_recursion.bin";
