@@ -26,7 +26,7 @@
 #                 run directly, output to /dev/null) on a Go CPU profile of
 #                 about 50 MB made here, not taken from the corpus:
 #                 t/data/pprof/gen_labels.go (the standard library only:
-#                 7,000,000 samples over a pool of 20,000 stacks, no labels),
+#                 8,750,000 samples over a pool of 20,000 stacks, no labels),
 #                 kept in --tools DIR for the next run
 # A reader that cannot be had is printed as "missing" with the reason, one
 # that rejects a file as "refused" with its message: never a remembered
@@ -222,11 +222,12 @@ for my $fmt (sort keys %pick) {
 }
 # the large Go CPU profile: made once into the tools directory
 if ($real{pprof}{name}) {
-    my $big = "$tools/pprof/large-cpu.pb.gz";
+    my $n = 8750000;    # samples: about 50 MB gzipped
+    my $big = "$tools/pprof/large-cpu-$n.pb.gz";
     if (!-s $big) {
         make_path("$tools/pprof");
         print STDERR "race.pl: making a large Go CPU profile in $big (go run t/data/pprof/gen_labels.go)\n";
-        system('go', 'run', 't/data/pprof/gen_labels.go', "$big.tmp", 7000000, 1, 20000, 0) == 0
+        system('go', 'run', 't/data/pprof/gen_labels.go', "$big.tmp", $n, 1, 20000, 0) == 0
             && rename("$big.tmp", $big)
             or print STDERR "race.pl: could not make $big\n";
     }
