@@ -609,9 +609,9 @@ static pb_status each_top(pr *r, int (*fn)(pr *r, const top *t))
     top t;
     int k;
     while ((k = top_field(r, &t)) > 0)
-        if (fn(r, &t) < 0)
-            break;
-    return r->err->status ? r->err->status : k < 0 ? pb_rd_status(&r->rd) : PB_OK;
+        if (fn(r, &t) < 0) /* the error is in r->err, or a consumer asked to stop */
+            return r->err->status ? r->err->status : PB_ERR_ABORT;
+    return k < 0 ? pb_rd_status(&r->rd) : PB_OK;
 }
 
 /* ---- after pass 1: indexes, checks, the sample type ---------------------------- */

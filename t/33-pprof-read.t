@@ -261,6 +261,13 @@ for my $in (@files) {
     like("$@", qr/\Approf: corrupt: /, '... is a pprof corrupt error');
 }
 
+{
+    my $n = 0;
+    ok(!eval { &Devel::ProfileBridge::ReadStream::for_chunks(sub { die "stop here\n" if $_[0] eq 'TIME_LINE' && ++$n == 3 },
+        filename => "$d/labels.prof"); 1 }, 'a for_chunks callback that dies');
+    is($@, "stop here\n", '... its exception comes out as it is');
+}
+
 # merge: a Go profile and a Tachyon profile, the sum of the parts (weights in ns)
 {
     my $tach = "$FindBin::Bin/data/tachyon/cpu_recursion.bin";
