@@ -35,7 +35,7 @@ File::Find::find({ no_chdir => 1, wanted => sub {
 } }, $d);
 @inputs = sort @inputs;
 my %formats = map { (Devel::ProfileBridge::detect_format($_)->{format} => 1) } @inputs;
-is(join(',', sort keys %formats), 'easyprofiler,nytprof,pynytprof,statprofiler,tachyon', 'every input format is here');
+is(join(',', sort keys %formats), 'easyprofiler,nytprof,pprof,pynytprof,statprofiler,tachyon', 'every input format is here');
 
 # ---- readers that are not ours ----------------------------------------------
 sub collapsed_values {
