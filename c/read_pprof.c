@@ -643,6 +643,10 @@ static pb_status index_ids(pr *r)
             return corrupt_at(r, 0, "two locations have the id %llu", (unsigned long long)lc->id);
         pb_index_set(&r->tloc, k, (uint32_t)i);
     }
+    for (i = 0; i < r->ncomments; i++)
+        if (r->comments[i] >= r->nstr)
+            return corrupt_at(r, 0, "comment %zu is string %llu, past the string table's %zu", i,
+                              (unsigned long long)r->comments[i], r->nstr);
     for (i = 0; i < r->nmaps; i++)
         if (r->maps[i].file >= r->nstr)
             return corrupt_at(r, 0, "mapping %llu names string %u, past the string table's %zu",
@@ -760,9 +764,6 @@ static pb_status comments_attr(pr *r)
     pb_status st = PB_OK;
     for (i = 0; i < r->ncomments && st == PB_OK; i++) {
         char key[32];
-        if (r->comments[i] >= r->nstr)
-            return corrupt_at(r, 0, "comment %zu is string %llu, past the string table's %zu", i,
-                              (unsigned long long)r->comments[i], r->nstr);
         snprintf(key, sizeof key, i ? "comment_%zu" : "comment", i);
         st = attr_str(r, key, (uint32_t)r->comments[i]);
     }
