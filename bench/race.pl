@@ -27,6 +27,12 @@
 #                 file, v8/large/synthetic-100mb.cpuprofile (--v8-mb N), is
 #                 made at bench time by bench/make-cpuprofile.js into --tools
 #                 DIR (kept for the next run); it needs no corpus.
+#   pprof         go tool pprof -raw (Debian golang-go; its pprof binary
+#                 run directly, output to /dev/null) on a Go CPU profile of
+#                 about 50 MB made here, not taken from the corpus:
+#                 t/data/pprof/gen_labels.go (the standard library only:
+#                 8,750,000 samples over a pool of 20,000 stacks, no labels),
+#                 kept in --tools DIR for the next run
 # A reader that cannot be had is printed as "missing" with the reason, one
 # that rejects a file as "refused" with its message: never a remembered
 # figure.
@@ -117,6 +123,19 @@ if ($node) {
             or die "race.pl: bench/make-cpuprofile.js failed\n";
     }
     push @files, [v8 => $f];
+}
+# the large Go CPU profile: made once into the tools directory
+if (`which go 2>/dev/null`) {
+    my $n = 8750000;    # samples: about 50 MB gzipped
+    my $big = "$tools/pprof/large-cpu-$n.pb.gz";
+    if (!-s $big) {
+        make_path("$tools/pprof");
+        print STDERR "race.pl: making a large Go CPU profile in $big (go run t/data/pprof/gen_labels.go)\n";
+        system('go', 'run', 't/data/pprof/gen_labels.go', "$big.tmp", $n, 1, 20000, 0) == 0
+            && rename("$big.tmp", $big)
+            or print STDERR "race.pl: could not make $big\n";
+    }
+    push @files, [pprof => $big] if -s $big;
 }
 if (@only) {
     my $re = join '|', map { quotemeta } @only;
@@ -234,6 +253,26 @@ if ($node) {
 } else {
     $real{v8} = { missing => 'no node (Debian: apt-get install nodejs)' };
 }
+# pprof: go tool pprof's own binary; the large profile is made here (see the top)
+{
+    my $go = `which go 2>/dev/null`;
+    chomp $go;
+    if (!$go) {
+        $real{pprof} = { missing => 'no go (Debian: apt-get install golang-go)' };
+    } else {
+        $ENV{HOME} //= $tools;
+        $ENV{GOCACHE} //= "$tools/gocache";
+        $ENV{GOPATH} //= "$tools/gopath";
+        $ENV{PPROF_TMPDIR} = $tmp;
+        my $bin = `'$go' tool -n pprof 2>/dev/null`;
+        chomp $bin;
+        my $v = `'$go' version 2>/dev/null` =~ /(go[\d.]+)/ ? $1 : '?';
+        $real{pprof} = -x $bin
+            ? { name => "go tool pprof -raw ($v)", cmd => sub { [$bin, '-raw', '-output', '/dev/null', $_[0]] } }
+            : { missing => "go tool -n pprof names no program ($bin)" };
+    }
+}
+
 
 # ---- ours ---------------------------------------------------------------------------------
 my @blib = ('-Mblib');
@@ -315,8 +354,8 @@ for my $f (@files) {
     my ($fmt, $file) = @$f;
     my $real = $real{$fmt};
     print "$line\n";
-    printf "%s/large/%s (%.1f MB%s); real reader: %s\n", $fmt, basename($file), (-s $file) / 1e6,
-        $fmt eq 'v8' ? ', made by bench/make-cpuprofile.js' : '',
+    printf "%s/%s%s (%.1f MB%s); real reader: %s\n", $fmt, $fmt =~ /\A(?:pprof|v8)\z/ ? 'made here/' : 'large/',
+        basename($file), (-s $file) / 1e6, $fmt eq 'v8' ? ', made by bench/make-cpuprofile.js' : '',
         $real->{missing} ? "missing: $real->{missing}" : $real->{name};
 
     # probes: every command once, untimed; what fails is not raced

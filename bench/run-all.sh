@@ -14,9 +14,11 @@
 #    real EasyProfiler 2.1 reader and Devel::StatProfiler (built from
 #    ../shared/tools/build-real-easyprofiler and build-real-statprofiler),
 #    CPython 3.15's own replay (../shared/tools/make-real-python315, a Debian
-#    sid chroot: root and Debian's archive the first time); and a ~100 MB
+#    sid chroot: root and Debian's archive the first time); a ~100 MB
 #    V8 .cpuprofile made here (bench/make-cpuprofile.js) against node's
-#    JSON.parse of the same file, the floor of any JS reader.  Built tools are
+#    JSON.parse of the same file, the floor of any JS reader; and go tool
+#    pprof -raw on a ~50 MB Go CPU profile made at bench time
+#    (t/data/pprof/gen_labels.go).  Built tools are
 #    kept in $PB_BENCH_TOOLS (default $TMPDIR/pb-bench-tools) for the next
 #    run.  A reader that cannot be had is printed as "missing", one that
 #    rejects a file as "refused": no figure measured elsewhere is printed.

@@ -120,6 +120,9 @@ pb_status pb_read_pynytprof_samples(pb_source *src, const pb_options *opt, pb_sa
 /* c/read_folded.c: one sample per line, weight as written, timestamps 0;
  * thread keys 0.. by root frame (tid:, pid:, ...), pid = key + 1 */
 pb_status pb_read_folded_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err);
+/* read_pprof.c: a pprof profile.proto's samples of one sample type (weights
+ * ns for a time unit), threads from the thread/tid/pid labels */
+pb_status pb_read_pprof_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err);
 /* NULL when the format has no sample decoder (c/formats.c) */
 pb_sample_decoder_fn pb_sample_decoder_for(pb_format f);
 

@@ -236,6 +236,10 @@ static const pb_format_row formats[PB_FMT_COUNT] = {
       pb_statprofiler_run, pb_statprofiler_free_list, pb_read_statprofiler_files, statprofiler_run_stacks },
     { PB_FMT_V8, "v8", "V8 .cpuprofile", sniff_v8, pb_read_v8, pb_read_v8_samples,
       PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, "yajl", NULL, NULL, NULL, NULL },
+    /* after every magic number: a sniffer that parses protobuf fields */
+    { PB_FMT_PPROF, "pprof", "pprof", pb_pprof_sniff, pb_read_pprof, pb_read_pprof_samples,
+      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, NULL, NULL, NULL, NULL, NULL },
+    /* text: the last row, after every binary format */
     { PB_FMT_FOLDED, "folded", "folded stacks", sniff_folded, pb_read_folded, pb_read_folded_samples,
       PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, NULL, NULL, NULL, NULL, NULL },
 };
@@ -362,7 +366,7 @@ pb_status pb_detect_source(pb_source *src, pb_format *format, pb_error *err)
             return pb_fail(err, PB_ERR_CORRUPT, 0, "empty file: not a profile");
         return pb_fail(err, PB_ERR_CORRUPT, 0,
                        "not a profile this distribution recognises (NYTProf, Pynytprof, EasyProfiler, "
-                       "Tachyon, StatProfiler, folded stacks); first bytes %02x %02x %02x %02x",
+                       "Tachyon, StatProfiler, V8 .cpuprofile, pprof, folded stacks); first bytes %02x %02x %02x %02x",
                        n > 0 ? src->p[0] : 0, n > 1 ? src->p[1] : 0, n > 2 ? src->p[2] : 0, n > 3 ? src->p[3] : 0);
     }
     *format = info.format;

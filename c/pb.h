@@ -39,6 +39,8 @@ typedef struct {
 
     int salvage;                     /* deliver what came before a truncation, then warn */
 
+    const char *sample_type;         /* pprof: the sample type to read (NULL: the profile's default) */
+
     /* writing nytprof.out from a foreign profile: where its source files are
      * (present.h); the arrays are the caller's for the call */
     int no_source;                   /* 1: embed no source */
@@ -93,6 +95,7 @@ typedef enum {
     PB_FMT_TACHYON,
     PB_FMT_STATPROFILER,
     PB_FMT_V8,
+    PB_FMT_PPROF,
     PB_FMT_FOLDED,       /* text: the last row, after every binary format (formats.c) */
     PB_FMT_COUNT
 } pb_format;
@@ -210,6 +213,9 @@ pb_status pb_read_tachyon(pb_source *src, const pb_options *opt, pb_sink *sink, 
 pb_status pb_read_statprofiler(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 pb_status pb_read_v8(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 pb_status pb_read_folded(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
+pb_status pb_read_pprof(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
+/* read_pprof.c: a pprof profile.proto (gzipped or not) starts p[0..len) */
+int pb_pprof_sniff(const unsigned char *p, size_t len, uint64_t file_size, pb_format_info *info);
 
 /* the optional libraries this build was compiled with (codecs.h): 1 or 0 */
 extern const int pb_have_zstd, pb_have_snappy, pb_have_yajl;

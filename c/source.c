@@ -464,7 +464,8 @@ static pb_status begin_view(pb_source *s, uint64_t raw_end)
     return PB_OK;
 }
 
-pb_status pb_src_start_zlib(pb_source *s)
+/* a zlib (wbits 15) or gzip (15 + 16: gzip header and trailer) view */
+static pb_status start_inflate(pb_source *s, int wbits)
 {
     z_stream *z;
     pb_status st = begin_view(s, UINT64_MAX);
@@ -473,7 +474,7 @@ pb_status pb_src_start_zlib(pb_source *s)
     z = (z_stream *)calloc(1, sizeof *z);
     if (!z)
         return pb_fail(s->err, PB_ERR_LIMIT, pb_src_offset(s), "out of memory");
-    if (inflateInit2(z, 15) != Z_OK) {
+    if (inflateInit2(z, wbits) != Z_OK) {
         free(z);
         return pb_fail(s->err, PB_ERR_LIMIT, pb_src_offset(s), "zlib inflateInit2 failed");
     }
@@ -481,6 +482,10 @@ pb_status pb_src_start_zlib(pb_source *s)
     s->view = PB_VIEW_ZLIB;
     return PB_OK;
 }
+
+pb_status pb_src_start_zlib(pb_source *s) { return start_inflate(s, 15); }
+
+pb_status pb_src_start_gzip(pb_source *s) { return start_inflate(s, 15 + 16); }
 
 pb_status pb_src_start_zstd(pb_source *s, uint64_t raw_end)
 {
@@ -526,6 +531,31 @@ pb_status pb_src_seek(pb_source *s, uint64_t offset)
     s->buf_off = offset;
     s->base = s->p = s->end = s->buf;
     return PB_OK;
+}
+
+pb_status pb_src_rewind(pb_source *s)
+{
+    pb_status st;
+    end_view(s);
+    s->view = PB_VIEW_PLAIN;
+    free(s->rawbuf);
+    s->rawbuf = NULL;
+    s->rawcap = s->rawlen = s->rawoff = 0;
+    s->z_done = 0;
+    s->inflated = 0;
+    s->blocks_on = 0;
+    s->nblk = s->blk_head = 0;
+    s->raw_limit = UINT64_MAX;
+    if (s->mem)
+        s->raw_pos = s->mem_len;
+    if (s->fill)
+        return pb_fail(s->err, PB_ERR_USAGE, pb_src_offset(s), "a decoder's own view cannot be read twice");
+    st = pb_src_seek(s, 0);
+    if (st == PB_ERR_IO && s->err)
+        snprintf(s->err->message, sizeof s->err->message,
+                 "cannot go back to the start of the input (%s): this format is read twice, so it needs a file, "
+                 "not a pipe", strerror(errno));
+    return st;
 }
 
 void pb_src_set_limit(pb_source *s, uint64_t limit)

@@ -117,6 +117,14 @@ int pb_src_at_eof(pb_source *s);
  * raw_end: raw offset where the compressed data stops (UINT64_MAX: to EOF). */
 pb_status pb_src_start_zlib(pb_source *s);
 pb_status pb_src_start_zstd(pb_source *s, uint64_t raw_end);
+/* A gzip member (RFC 1952: header, deflate data, CRC-32 and size trailer,
+ * all checked by zlib) as the view, from the current position to EOF: the
+ * zlib view with gzip's wrapper (pprof's profile.proto is gzipped). */
+pb_status pb_src_start_gzip(pb_source *s);
+/* Back to the first byte of the input as plain data, any view ended (a
+ * format whose tables may come after the records that use them is read
+ * twice: read_pprof.c).  Files and memory; a pipe gives PB_ERR_IO. */
+pb_status pb_src_rewind(pb_source *s);
 /* After a compressed view: 1 if the compressed stream ended cleanly. */
 int pb_src_view_finished(const pb_source *s);
 

@@ -406,7 +406,7 @@ static pb_status pp_finish(pb_sample_sink *self)
 {
     pb_pprof *p = (pb_pprof *)self->ctx;
     pbuf *m = &p->msg, *s = &p->sub, *s2 = &p->sub2;
-    int bad = 0;
+    int bad = 0, time_col;
     uint32_t k_samples, k_count, k_clock, k_ns, k_thread, k_pid, k_base, k_true, k_op, k_status;
     size_t i;
     uint64_t dur = p->facts.duration_ns;
@@ -431,10 +431,13 @@ static pb_status pp_finish(pb_sample_sink *self)
                                  "ns", &ns)) != PB_OK)
             return st;
     }
-    /* sample_type */
+    /* sample_type: counts without an interval (a pprof input's bytes or
+     * counts) have no time column, which would be all zeros */
+    time_col = p->facts.weight_ns || p->facts.interval_ns;
     if (!p->facts.weight_ns)
         value_type(m, s, 1, k_samples, k_count);
-    value_type(m, s, 1, k_clock, k_ns);
+    if (time_col)
+        value_type(m, s, 1, k_clock, k_ns);
     /* samples: locations leaf first (the sink's order), values, labels */
     for (i = 0; i < p->nstacks; i++) {
         const p_stack *st = &p->stacks[i];
@@ -455,7 +458,8 @@ static pb_status pp_finish(pb_sample_sink *self)
             }
             if (!p->facts.weight_ns)
                 put_varint(s2, v1);
-            put_varint(s2, v2);
+            if (time_col)
+                put_varint(s2, v2);
         }
         put_len(s, 2, s2->p, s2->n);
         if (st->base) {
@@ -523,11 +527,12 @@ static pb_status pp_finish(pb_sample_sink *self)
     put_u(m, 10, dur);
     /* period_type: what a period is, also for a merge's or EasyProfiler's
      * ns (whose period, no fixed interval, stays 0) */
-    value_type(m, s, 11, k_clock, k_ns);
+    if (time_col)
+        value_type(m, s, 11, k_clock, k_ns);
     if (!p->facts.weight_ns)
         put_u(m, 12, p->facts.interval_ns);
-    /* counts with no interval (folded stacks): the ns values are all 0, so
-     * default_sample_type names the counts, which pprof then shows */
+    /* counts with no interval (folded stacks, a pprof input's bytes): the
+     * counts are the only sample type; default_sample_type names them */
     if (!p->facts.weight_ns && !p->facts.interval_ns)
         put_u(m, 14, k_samples);
     if (m->oom || s->oom || s2->oom)

@@ -15,7 +15,7 @@ my $data = "$FindBin::Bin/data";
 my $tmp = tempdir('pb26-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 my $f = Devel::ProfileBridge::features();
 like($f->{libraries}{zlib}, qr/^\d+\.\d+/, 'zlib is always there, with its version');
-is($f->{read}{$_}, 1, "reads $_ in every build") for qw(nytprof pynytprof easyprofiler tachyon folded);
+is($f->{read}{$_}, 1, "reads $_ in every build") for qw(nytprof pynytprof easyprofiler tachyon pprof folded);
 is($f->{write}{$_}, 1, "writes $_ in every build") for qw(nytprof collapsed dump);
 my $zstd = defined $f->{libraries}{zstd};
 my $snappy = defined $f->{libraries}{snappy};

@@ -158,7 +158,7 @@ for my $in (@files) {
             $loc{$1} = $2 if /^\s*(\d+): 0x[0-9a-f]+ M=\d+ (.+?) (?:<[^>]*>|[^ ]*):-?\d+ s=/;
         }
         for (split /\n/, $raw) {
-            if (/^\s+(\d+)\s+-?\d+: ([\d ]+?)\s*\z/) { ($w, $stack) = ($1, [ reverse split / /, $2 ]) }
+            if (/^\s+(\d+)(?:\s+-?\d+)?: ([\d ]+?)\s*\z/) { ($w, $stack) = ($1, [ reverse split / /, $2 ]) }
             elsif ($stack && /^\s+thread:\[(.*)\]\z/) {
                 $got{ join ';', $1, map { $loc{$_} } @$stack } += $w;
                 undef $stack;

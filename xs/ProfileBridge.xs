@@ -145,6 +145,9 @@ static void fill_options(pTHX_ HV *hv, pb_options *o)
     svp = hv_fetchs(hv, "source_base", 0);
     if (svp && SvOK(*svp))
         o->source_base = SvPV_nolen(*svp); /* valid while the options hash lives */
+    svp = hv_fetchs(hv, "sample_type", 0);
+    if (svp && SvOK(*svp))
+        o->sample_type = SvPV_nolen(*svp); /* pprof; valid while the options hash lives */
     svp = hv_fetchs(hv, "pid", 0);
     if (svp && SvOK(*svp)) {
         o->have_pid = 1;
@@ -172,7 +175,7 @@ static pb_format format_arg(pTHX_ SV *sv)
     f = pb_format_from_name(SvPV_nolen(sv));
     if (f == PB_FMT_UNKNOWN)
         croak("Devel::ProfileBridge: unknown format '%s' (known: nytprof, pynytprof, easyprofiler, tachyon, "
-              "statprofiler, folded)", SvPV_nolen(sv));
+              "statprofiler, v8, pprof, folded)", SvPV_nolen(sv));
     return f;
 }
 

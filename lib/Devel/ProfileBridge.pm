@@ -11,7 +11,7 @@ XSLoader::load('Devel::ProfileBridge', $VERSION);
 use Devel::ProfileBridge::Error ();
 
 my %FOR_CHUNKS_OPTS = map { $_ => 1 } qw(
-    filename format thread pid quiet callback salvage files progress
+    filename format thread pid sample_type quiet callback salvage files progress
     max_decompressed_bytes max_record_size max_stack_depth max_strings max_frames max_statements max_line
 );
 my @LIMITS = qw(max_decompressed_bytes max_record_size max_stack_depth max_strings max_frames max_statements max_line);
@@ -50,8 +50,8 @@ sub _check_opts {
     if (defined $opts->{pid} && !_fits($opts->{pid}, '4294967295')) {
         _usage("$what: pid must be a process id (a number up to 4294967295), not '$opts->{pid}'");
     }
-    if (defined $opts->{format} && $opts->{format} !~ /\A(?:nytprof|pynytprof|easyprofiler|tachyon|statprofiler|folded)\z/) {
-        _usage("$what: unknown format '$opts->{format}' (known: nytprof, pynytprof, easyprofiler, tachyon, statprofiler, folded)");
+    if (defined $opts->{format} && $opts->{format} !~ /\A(?:nytprof|pynytprof|easyprofiler|tachyon|statprofiler|v8|pprof|folded)\z/) {
+        _usage("$what: unknown format '$opts->{format}' (known: nytprof, pynytprof, easyprofiler, tachyon, statprofiler, v8, pprof, folded)");
     }
     if (defined $opts->{progress} && ref $opts->{progress} ne 'CODE') {
         _usage("$what: progress must be a code reference");
@@ -118,7 +118,8 @@ sub _check_not_input {
 # Every decoder reads a file it can open twice and seek in (detection, then
 # the decoder; Tachyon's tables sit at the end).  Standard input ("-"), a FIFO
 # or a device is read once, into an unlinked temporary file; a gzip-compressed
-# profile (magic 1f 8b: no profile format starts so) is inflated into one,
+# profile (magic 1f 8b: no profile format starts so) but pprof's (which the C
+# core inflates itself) is inflated into one,
 # bounded by max_decompressed_bytes.  Returns (path to read, guard, name the
 # user gave); errors about the temporary file are re-thrown with that name.
 sub _input {
@@ -134,6 +135,9 @@ sub _input {
         my $n = read $peek, my $magic, 2;
         close $peek;
         return ($file, undef, $file) unless defined $n && $n == 2 && $magic eq "\x1f\x8b";
+        # pprof's profile.proto is gzipped by every writer: the C core reads
+        # the gzip member itself (twice, read_pprof.c), no copy needed
+        return ($file, undef, $file) if (_detect($file)->{format} // '') eq 'pprof';
     }
     require File::Temp;
     require File::Basename;
@@ -250,7 +254,7 @@ sub _renamed {
 sub _xs_opts {
     my ($opts) = @_;
     my %x;
-    for my $k (@LIMITS, qw(thread salvage pid progress)) {
+    for my $k (@LIMITS, qw(thread salvage pid progress sample_type)) {
         $x{$k} = $opts->{$k} if defined $opts->{$k};
     }
     return \%x;
@@ -359,7 +363,7 @@ sub detect_format {
 sub chunk_counts {
     my ($file, %opts) = @_;
     _check_path('chunk_counts', 'the file name', $file);
-    _check_opts('chunk_counts', { map { $_ => 1 } qw(format thread pid salvage progress), @LIMITS }, \%opts);
+    _check_opts('chunk_counts', { map { $_ => 1 } qw(format thread pid sample_type salvage progress), @LIMITS }, \%opts);
     return _with_input($file, \%opts, sub { _count($_[0], $opts{format}, _xs_opts(\%opts)) });
 }
 
@@ -368,7 +372,7 @@ sub chunk_counts {
 sub info {
     my ($file, %opts) = @_;
     _check_path('info', 'the file name', $file);
-    _check_opts('info', { map { $_ => 1 } qw(format thread pid salvage progress), @LIMITS }, \%opts);
+    _check_opts('info', { map { $_ => 1 } qw(format thread pid sample_type salvage progress), @LIMITS }, \%opts);
     return _with_input($file, \%opts, sub { _info_of($_[0], %opts) });
 }
 
@@ -381,6 +385,9 @@ sub _info_of {
     _run_facts($info, $attr);
     # sampled input: the time reports show (samples x interval) and the run's wall clock
     defined $attr->{$_} and $info->{$_} = 0 + $attr->{$_} for qw(sampled_time_sec run_wall_clock_sec);
+    # pprof: every sample type ("type/unit"), and the one read
+    $info->{sample_types} = [ split /,/, $attr->{sample_types} ] if defined $attr->{sample_types};
+    $info->{sample_type} = $attr->{sample_type} if defined $attr->{sample_type};
     return ($info, $counts);
 }
 
@@ -423,7 +430,7 @@ sub _threads {
 sub dump_json {
     my ($file, %opts) = @_;
     _check_path('dump_json', 'the file name', $file);
-    _check_opts('dump_json', { map { $_ => 1 } qw(format thread pid salvage output progress), @LIMITS }, \%opts);
+    _check_opts('dump_json', { map { $_ => 1 } qw(format thread pid sample_type salvage output progress), @LIMITS }, \%opts);
     _check_not_input('dump_json', $opts{output}, $file);
     _with_input($file, \%opts, sub {
         _dump_json($_[0], $opts{format}, _xs_opts(\%opts), defined $opts{output} ? $opts{output} : '-');
@@ -431,7 +438,7 @@ sub dump_json {
     return;
 }
 
-my %CONVERT_OPTS = map { $_ => 1 } qw(in out format thread pid compress salvage to progress
+my %CONVERT_OPTS = map { $_ => 1 } qw(in out format thread pid sample_type compress salvage to progress
     source source_any source_root strip_prefix), @LIMITS;
 
 sub convert { return _convert_impl(undef, @_) }
@@ -483,7 +490,7 @@ sub _convert_impl {
     if ($to !~ /\A(?:nytprof|collapsed|statprofiler|pprof|speedscope)\z/) {
         _usage("convert: to => '$to' is not supported (known: nytprof, collapsed, statprofiler, pprof, speedscope)");
     }
-    my %lopts = map { defined $opts{$_} ? ($_ => $opts{$_}) : () } qw(format thread pid salvage), @LIMITS;
+    my %lopts = map { defined $opts{$_} ? ($_ => $opts{$_}) : () } qw(format thread pid sample_type salvage), @LIMITS;
     _check_not_input('convert', $opts{out}, $opts{in});
     return _with_input($opts{in}, \%opts, sub {
         my ($in) = @_;
@@ -528,7 +535,7 @@ sub _with_inputs {
 
 sub merge {
     my (%opts) = @_;
-    _check_opts('merge', { map { $_ => 1 } qw(in out to compress thread pid progress source source_any source_root
+    _check_opts('merge', { map { $_ => 1 } qw(in out to compress thread pid sample_type progress source source_any source_root
         strip_prefix jobs), @LIMITS }, \%opts);
     if (defined $opts{jobs} && $opts{jobs} !~ /\A[0-9]{1,3}\z/) {
         _usage("merge: jobs must be a number of processes (0..999), not '$opts{jobs}'");
@@ -585,7 +592,7 @@ sub losses {
     my ($file, %opts) = @_;
     my $to = delete $opts{to} // 'nytprof';
     _check_path('losses', 'the file name', $file);
-    _check_opts('losses', { map { $_ => 1 } qw(format thread pid salvage progress), @LIMITS }, \%opts);
+    _check_opts('losses', { map { $_ => 1 } qw(format thread pid sample_type salvage progress), @LIMITS }, \%opts);
     _usage("losses: to => '$to' is not a target (known: nytprof, collapsed, statprofiler, pprof, speedscope)")
         unless $to =~ /\A(?:nytprof|collapsed|statprofiler|pprof|speedscope)\z/;
     return _with_input($file, \%opts, sub { _losses_of($_[0], $to, %opts) });
@@ -595,7 +602,7 @@ sub losses {
 # info on a FIFO or standard input): (\%format_info, \%tag_counts, \@losses)
 sub _info_losses {
     my ($file, %opts) = @_;
-    _check_opts('info', { map { $_ => 1 } qw(format thread pid salvage progress), @LIMITS }, \%opts);
+    _check_opts('info', { map { $_ => 1 } qw(format thread pid sample_type salvage progress), @LIMITS }, \%opts);
     return _with_input($file, \%opts, sub {
         my ($info, $counts) = _info_of($_[0], %opts);
         my %l = %opts;
@@ -697,7 +704,7 @@ sub _losses_of {
 
 sub diff {
     my (%opts) = @_;
-    _check_opts('diff', { map { $_ => 1 } qw(before after out to thread pid progress), @LIMITS }, \%opts);
+    _check_opts('diff', { map { $_ => 1 } qw(before after out to thread pid sample_type progress), @LIMITS }, \%opts);
     for my $k (qw(before after out)) {
         next if defined $opts{$k} && length $opts{$k};
         _usage("diff: $k => PATH is required");
@@ -1223,6 +1230,60 @@ or sub data at all (an empty report).
 
 =back
 
+=head2 pprof (Go and others)
+
+=over
+
+=item units
+
+C<ticks_per_sec=1000000000> (ns).  The weight of a sample is its value of
+the sample type read (L<Devel::ProfileBridge::Formats/pprof: pprof's
+profile.proto (Go and others)>): a time unit (C<nanoseconds>,
+C<microseconds>, C<milliseconds>, C<seconds>) becomes ns
+(C<ATTRIBUTE sample_weight_unit=ns>, as for a merge); a count or a size
+(C<count>, C<bytes>) stays as it is and one unit is shown as 1 ns in
+C<nytprof.out>.  Samples of weight 0 (a heap profile's freed allocations,
+for C<inuse_*>) carry nothing and are left out.  C<TIME_LINE>,
+C<SUB_CALLERS> and call events as for Tachyon, in ns.
+
+=item frames
+
+Each C<Line> of each C<Location> of a sample, leaf first, is a frame: a
+location with several lines (inlined calls) gives one frame per line, the
+inlined callee first, in the order C<go tool pprof -traces> lists them.
+The function's name, file and line; its start line is the sub's first line.
+The stack outputs show the name as pprof does (C<main.leafHash>,
+C<runtime/pprof.Do>, C<example.com/pkg.(*T).Method>); C<nytprof.out> and
+the chunks a Perl sub name made from Go's: the package path up to the
+first C<.> after the last C</>, C</> read as C<::>, then the rest
+(C<main::leafHash>, C<runtime::pprof::Do>,
+C<example.com::pkg::(*T).Method>); a name of another shape (C++, Rust) is
+in C<main>.  A location without lines (an unsymbolized address) is
+C<0xADDRESS> in its mapping's file.
+
+=item threads
+
+A sample's labels C<thread> or C<tid> (a string or a number; C<thread>
+wins) name its thread, C<pid> its process; samples with none are thread
+C<main>.  Each (thread, process) pair becomes pid 1, 2, ... in order of
+first appearance; C<ATTRIBUTE thread_id_E<lt>pidE<gt>> holds the thread
+label, C<thread_E<lt>pidE<gt>_pid> the process.  C<< thread => ... >>
+takes a thread label (a number or a name).  Go's C<pprof.Do> /
+C<pprof.Labels("thread", ...)> name goroutines this way.
+
+=item attributes
+
+C<profiler> (C<pprof (profile.proto)>), C<compression>, C<sample_types>
+(every C<type/unit>), C<sample_type> (the one read),
+C<default_sample_type>, C<period> and C<period_type>, C<time_nanos> and
+C<basetime> (its seconds: the date), C<duration_nanos> and
+C<profile_duration_sec>, C<clock> (C<cpu> for a C<cpu> sample type, else
+C<wall>, for time units), C<comment> (C<comment_1>, ...), C<drop_frames>,
+C<keep_frames>, and at the end C<application> (the first mapping's file:
+the program) and C<total_samples>.
+
+=back
+
 =head1 PERL PROFILES AS STACKS
 
 The stack outputs (C<< to => 'collapsed' >>, C<'pprof'>, C<'speedscope'>,
@@ -1483,7 +1544,7 @@ takes the first input's date.
 =head2 Threads and processes
 
 L</info($file, %options)> lists them (C<profbridge info>); C<< thread => ID >>
-(C<--thread>) keeps one thread of a Tachyon or EasyProfiler profile,
+(C<--thread>) keeps one thread of a Tachyon, EasyProfiler or pprof profile,
 C<< pid => PID >> (C<--pid>) one process of a StatProfiler run.  By default
 every thread and process is kept, each its own C<PID_START>/C<PID_END>
 span.  The attributes C<profiler>, C<profiler_version>,
@@ -1503,7 +1564,7 @@ What this build can do, as a hash reference:
   {
     libraries => { zlib => '1.2.13', zstd => '1.5.4', snappy => 'yes' },
     read  => { nytprof => 1, pynytprof => 1, easyprofiler => 1, tachyon => 1,
-               'tachyon-zstd' => 1, statprofiler => 1, folded => 1 },
+               'tachyon-zstd' => 1, statprofiler => 1, v8 => 1, pprof => 1, folded => 1 },
     write => { nytprof => 1, collapsed => 1, pprof => 1, speedscope => 1, dump => 1, statprofiler => 1 },
   }
 
@@ -1566,7 +1627,8 @@ limits).
 Decodes C<$file> in C and writes it as a real NYTProf file at C<$path>,
 without a Perl call per chunk (L<Devel::ProfileBridge::NYTProfWriter>
 explains what is written and refused).  Options: C<format> (skip
-detection), C<thread> (one thread only), C<< compress => 0..9 >> (zlib
+detection), C<thread> (one thread only), C<sample_type> (pprof: the
+sample type to read), C<< compress => 0..9 >> (zlib
 level, default 6), C<< to => 'nytprof' >> (the default), C<< salvage => 1 >>
 (see L<Devel::ProfileBridge::ReadStream/salvage>: a truncated input still
 gives a valid nytprof.out of what came before the cut, with a warning;

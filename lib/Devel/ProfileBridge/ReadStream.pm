@@ -106,13 +106,20 @@ detected from its first bytes.
 
 =item format => $name
 
-Skip detection: C<nytprof>, C<pynytprof>, C<easyprofiler>, C<tachyon> or
-C<statprofiler>.
+Skip detection: C<nytprof>, C<pynytprof>, C<easyprofiler>, C<tachyon>,
+C<statprofiler> or C<pprof>.
 
 =item thread => $id
 
-For formats that record threads (Tachyon, EasyProfiler, StatProfiler): only
-this thread (a numeric id, or an EasyProfiler thread name).
+For formats that record threads (Tachyon, EasyProfiler, StatProfiler,
+pprof): only this thread (a numeric id, or an EasyProfiler thread name or a
+pprof C<thread> label).
+
+=item sample_type => $name
+
+pprof: the sample type to read (C<alloc_space>, C<samples>, ...; C<info>
+lists them), instead of the one C<default_sample_type> names, else the last.
+Other formats ignore it.
 
 =item quiet => 1
 

@@ -1,0 +1,1416 @@
+/* read_pprof.c - pprof's profile.proto (perftools.profiles.Profile: Go's
+ * runtime/pprof and `go test -cpuprofile`, pprof-rs, Pyroscope and Parca
+ * exports, async-profiler), gzipped (as every writer of it does) or not.
+ *
+ * The schema is google/pprof's proto/profile.proto; the protobuf wire format
+ * is decoded here by hand on the reader primitives (reader.h): a field is a
+ * LEB128 tag (field number << 3 | wire type), then a varint (wire type 0),
+ * 8 or 4 bytes (1, 5) or a LEB128 length and that many bytes (2).  What we
+ * use of a Profile (field numbers):
+ *   1 sample_type (ValueType: 1 type, 2 unit; string indices)
+ *   2 sample      (1 location_id, packed or not, leaf first; 2 value, one
+ *                  per sample_type; 3 label: 1 key, 2 str, 3 num)
+ *   3 mapping     (1 id, 5 filename)
+ *   4 location    (1 id, 2 mapping_id, 3 address, 4 line: 1 function_id,
+ *                  2 line; several lines = inlined calls, the first the
+ *                  innermost, the last the function they were inlined into)
+ *   5 function    (1 id, 2 name, 3 system_name, 4 filename, 5 start_line)
+ *   6 string_table (string_table[0] is "")
+ *   7 drop_frames, 8 keep_frames, 9 time_nanos, 10 duration_nanos,
+ *   11 period_type, 12 period, 13 comment, 14 default_sample_type
+ * Unknown fields are skipped by their wire type, as protobuf wants.
+ *
+ * Two passes.  protobuf fixes no order of fields, and Go's runtime/pprof
+ * writes the samples FIRST and the string, function and location tables
+ * after them, so a sample cannot be named when it is read.  Holding the
+ * samples until the tables arrive would grow with the file; instead the
+ * source is read twice (pb_src_rewind; a gzipped file is inflated twice):
+ *   pass 1 keeps the tables (strings, functions, locations, mappings,
+ *          sample types, the scalars) and skips every sample;
+ *   pass 2 skips everything but the samples and streams each one to the
+ *          sample sink as it is read.
+ * Memory: the tables (unique strings, functions, locations) and one
+ * sample; never the samples, whatever their number.  Input that cannot be
+ * read twice (a pipe) is refused in C; the Perl layer copies such input to
+ * a temporary file first.
+ *
+ * The mapping onto samples (Formats.pod, "pprof"):
+ *   weight: the value of one sample type: --sample-type NAME (pb_options
+ *           sample_type), else the one default_sample_type names, else the
+ *           last, as pprof chooses.  A time unit (nanoseconds, microseconds,
+ *           milliseconds, seconds) becomes ns (ATTRIBUTE sample_weight_unit
+ *           ns); other units (count, bytes) stay as they are.  Samples of
+ *           weight 0 carry nothing and are left out; a negative one (a
+ *           pprof -diff_base profile) is refused.
+ *   frames: each Line of each Location, innermost first, as pprof -traces
+ *           lists them; name = the function's name (shown as is by the
+ *           stack outputs); for nytprof.out package::name from a Go name
+ *           ("runtime/pprof.Do" -> runtime::pprof::Do); file, line, and the
+ *           function's start line.  A location without lines is "0x<address>"
+ *           in its mapping's file.
+ *   threads: the labels thread / tid (string or number) name a sample's
+ *           thread, pid its process; samples with none are thread "main".
+ *           Keys are dense, in order of first appearance (pid = key + 1,
+ *           ATTRIBUTE thread_<pid>_pid = the pid label).
+ *   attributes: sample_types (all of them, "type/unit,..."), sample_type
+ *           (the one read), default_sample_type, period, period_type,
+ *           time_nanos (-> basetime), duration_nanos (-> profile_duration_sec),
+ *           comment, drop_frames, keep_frames, application (the first
+ *           mapping's file), total_samples.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include "pb.h"
+#include "reader.h"
+#include "util.h"
+#include "fold_samples.h"
+#include "model.h"
+
+#define P_NONE UINT32_MAX
+#define P_MAX_FIELD 536870911u /* 2^29 - 1: protobuf's largest field number */
+
+enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
+
+typedef struct {
+    uint64_t id;
+    uint32_t name, sysname, file; /* string indices */
+    int64_t start_line;
+} p_func;
+
+typedef struct {
+    uint64_t id, address, mapping;
+    uint32_t line0, nlines; /* in the line pool */
+    uint32_t ids;           /* first sink id in the id pool (P_NONE: not interned yet) */
+} p_loc;
+
+typedef struct {
+    uint64_t func; /* function id */
+    int64_t line;
+} p_line;
+
+typedef struct {
+    uint64_t id;
+    uint32_t file;
+} p_map;
+
+typedef struct {
+    uint32_t type, unit;
+} p_vt;
+
+typedef struct {
+    char *label;  /* thread label text */
+    char *pid;    /* pid label text ("" none) */
+    int selected;
+} p_thread;
+
+typedef struct {
+    pb_source *s;
+    pb_error *err;
+    pb_rd rd;
+    const pb_options *opt;
+    pb_sample_sink *out;
+    int gzip;
+    /* pass 1: the tables */
+    char *arena;
+    size_t narena, carena;
+    uint64_t *soff;           /* string i = arena + soff[i] .. soff[i + 1] - 1 (NUL after each) */
+    size_t nstr, cstr;
+    p_func *funcs;
+    size_t nfuncs, cfuncs;
+    p_loc *locs;
+    size_t nlocs, clocs;
+    p_line *lines;
+    size_t nlines, clines;
+    p_map *maps;
+    size_t nmaps, cmaps;
+    p_vt *types;
+    size_t ntypes, ctypes;
+    uint64_t *comments;
+    size_t ncomments, ccomments;
+    pb_index tfunc, tloc;     /* by id */
+    int64_t time_nanos, duration_nanos, period, default_type, drop_frames, keep_frames;
+    p_vt period_type;
+    int have_period_type;
+    /* the sample type read */
+    uint32_t vindex;
+    uint64_t unit_ns;         /* ns per unit of weight (time units), 0: not a time */
+    /* pass 2 */
+    uint32_t *ids;            /* sink ids of interned frames, per location line */
+    size_t nids, cids;
+    uint32_t *stack;          /* the sample being read: sink ids, innermost first */
+    size_t cstack;
+    uint64_t *slocs;          /* its location ids */
+    size_t nslocs, cslocs;
+    p_thread *threads;
+    size_t nthreads, cthreads;
+    uint64_t samples;
+    pb_budget budget;
+    char *pkgbuf, *abuf, *abuf2; /* scratch: a Go package as Perl's, cleaned copies */
+    size_t cpkg, cabuf, cabuf2;
+} pr;
+
+static pb_status oom(pr *r) { return pb_rd_oom(&r->rd); }
+
+static pb_status corrupt_at(pr *r, uint64_t off, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static pb_status corrupt_at(pr *r, uint64_t off, const char *fmt, ...)
+{
+    char msg[PB_ERR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return pb_fail(r->err, PB_ERR_CORRUPT, off, "%s", msg);
+}
+
+/* ---- a message held in memory: bounded field reads ------------------------ */
+typedef struct {
+    const unsigned char *p, *end, *start;
+    uint64_t off;     /* file offset of start (logical: inflated bytes in gzip) */
+    const char *rec;  /* "Sample", "Location", ... */
+} msg;
+
+typedef struct {
+    uint32_t field;
+    unsigned wt;
+    uint64_t v;                /* wire types 0, 1, 5 */
+    const unsigned char *data; /* wire type 2 */
+    size_t len;
+} fld;
+
+static uint64_t msg_off(const msg *m) { return m->off + (uint64_t)(m->p - m->start); }
+
+static int msg_varint(msg *m, uint64_t *v)
+{
+    uint64_t x = 0;
+    unsigned k = 0;
+    int done;
+    if (m->p >= m->end)
+        return -1;
+    while ((done = pb_leb128_step(&x, k, *m->p, 0)) == 0) {
+        m->p++;
+        if (++k > 9 || m->p >= m->end)
+            return -1;
+    }
+    if (done < 0)
+        return -1;
+    m->p++;
+    *v = x;
+    return 0;
+}
+
+/* the next field of m: 1, 0 at its end, or a corrupt error (returned as -1) */
+static int msg_field(pr *r, msg *m, fld *f)
+{
+    uint64_t tag = 0, at = msg_off(m);
+    if (m->p >= m->end)
+        return 0;
+    if (msg_varint(m, &tag) < 0)
+        goto bad;
+    f->field = (uint32_t)(tag >> 3);
+    f->wt = (unsigned)(tag & 7);
+    if ((tag >> 3) == 0 || (tag >> 3) > P_MAX_FIELD)
+        goto bad;
+    switch (f->wt) {
+    case WT_VARINT:
+        if (msg_varint(m, &f->v) < 0)
+            goto bad;
+        return 1;
+    case WT_I64:
+    case WT_I32: {
+        size_t n = f->wt == WT_I64 ? 8 : 4;
+        if ((size_t)(m->end - m->p) < n)
+            goto bad;
+        f->v = n == 8 ? pb_le64(m->p) : pb_le32(m->p);
+        m->p += n;
+        return 1;
+    }
+    case WT_LEN:
+        if (msg_varint(m, &f->v) < 0 || f->v > (uint64_t)(m->end - m->p))
+            goto bad;
+        f->data = m->p;
+        f->len = (size_t)f->v;
+        m->p += f->len;
+        return 1;
+    default:
+        break;
+    }
+bad:
+    corrupt_at(r, at, "%s: malformed protobuf field (a tag, varint or length that runs past the %s's %llu bytes, "
+                      "or wire type %u)",
+               m->rec, m->rec, (unsigned long long)(m->end - m->start), (unsigned)(tag & 7));
+    return -1;
+}
+
+/* a field of a scalar type must come as one: wrong wire type is corrupt */
+static int want_wt(pr *r, const msg *m, const fld *f, unsigned wt)
+{
+    if (f->wt == wt)
+        return 0;
+    corrupt_at(r, msg_off(m), "%s field %u has wire type %u, profile.proto says %u", m->rec, f->field, f->wt, wt);
+    return -1;
+}
+
+/* a repeated integer field, packed (wire type 2) or not: each value to fn */
+static int each_int(pr *r, msg *m, const fld *f, int (*fn)(pr *r, uint64_t v, void *ctx), void *ctx)
+{
+    msg pk;
+    uint64_t v;
+    if (f->wt == WT_VARINT)
+        return fn(r, f->v, ctx);
+    if (want_wt(r, m, f, WT_LEN) < 0)
+        return -1;
+    pk.start = pk.p = f->data;
+    pk.end = f->data + f->len;
+    pk.off = m->off + (uint64_t)(f->data - m->start);
+    pk.rec = m->rec;
+    while (pk.p < pk.end) {
+        if (msg_varint(&pk, &v) < 0) {
+            corrupt_at(r, msg_off(&pk), "%s field %u: a packed varint runs past its %zu bytes", m->rec, f->field,
+                       f->len);
+            return -1;
+        }
+        if (fn(r, v, ctx) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static msg sub_msg(const msg *m, const fld *f, const char *rec)
+{
+    msg s;
+    s.start = s.p = f->data;
+    s.end = f->data + f->len;
+    s.off = m->off + (uint64_t)(f->data - m->start);
+    s.rec = rec;
+    return s;
+}
+
+/* ---- strings ------------------------------------------------------------------ */
+/* control bytes as spaces: a name from the profile in an ATTRIBUTE (one
+ * line of nytprof.out), a thread label or a message stays on its line */
+static void no_controls(char *t, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if ((unsigned char)t[i] < 0x20 || t[i] == 0x7f)
+            t[i] = ' ';
+}
+
+/* a copy of n bytes into *buf (grown), controls made spaces, NUL after */
+static char *clean_copy(pr *r, char **buf, size_t *cap, const char *s, size_t n)
+{
+    if (n >= SIZE_MAX || pb_grow((void **)buf, cap, n + 1, 1) < 0)
+        return oom(r), NULL;
+    memcpy(*buf, s, n);
+    (*buf)[n] = '\0';
+    no_controls(*buf, n);
+    return *buf;
+}
+
+static const char *str_at(const pr *r, uint32_t i, size_t *len)
+{
+    *len = (size_t)(r->soff[i + 1] - r->soff[i] - 1);
+    return r->arena + r->soff[i];
+}
+
+static pb_status add_string(pr *r, const unsigned char *p, size_t n)
+{
+    if (r->nstr >= r->opt->max_strings)
+        return pb_fail(r->err, PB_ERR_LIMIT, pb_src_offset(r->s), "more than max_strings (%u) strings",
+                       r->opt->max_strings);
+    if (r->nstr == 0 && n != 0)
+        return corrupt_at(r, pb_src_offset(r->s), "string_table[0] must be the empty string, it is %zu bytes", n);
+    if (pb_grow((void **)&r->arena, &r->carena, r->narena + n + 1, 1) < 0 ||
+        pb_grow((void **)&r->soff, &r->cstr, r->nstr + 2, sizeof *r->soff) < 0)
+        return oom(r);
+    if (n)
+        memcpy(r->arena + r->narena, p, n);
+    r->arena[r->narena + n] = '\0';
+    r->soff[r->nstr] = r->narena;
+    r->narena += n + 1;
+    r->soff[++r->nstr] = r->narena;
+    return PB_OK;
+}
+
+/* ---- pass 1: the tables ---------------------------------------------------------- */
+static int read_value_type(pr *r, msg *m, p_vt *vt)
+{
+    fld f;
+    int k;
+    uint64_t type = 0, unit = 0;
+    while ((k = msg_field(r, m, &f)) > 0) {
+        if ((f.field == 1 || f.field == 2) && want_wt(r, m, &f, WT_VARINT) < 0)
+            return -1;
+        if (f.field == 1)
+            type = f.v;
+        else if (f.field == 2)
+            unit = f.v;
+    }
+    vt->type = (uint32_t)(type > UINT32_MAX ? UINT32_MAX : type); /* checked when the table is complete */
+    vt->unit = (uint32_t)(unit > UINT32_MAX ? UINT32_MAX : unit);
+    return k;
+}
+
+static int read_function(pr *r, msg *m)
+{
+    fld f;
+    int k;
+    p_func fn;
+    memset(&fn, 0, sizeof fn);
+    while ((k = msg_field(r, m, &f)) > 0) {
+        if (f.field >= 1 && f.field <= 5 && want_wt(r, m, &f, WT_VARINT) < 0)
+            return -1;
+        switch (f.field) {
+        case 1: fn.id = f.v; break;
+        case 2: fn.name = (uint32_t)(f.v > UINT32_MAX ? UINT32_MAX : f.v); break;
+        case 3: fn.sysname = (uint32_t)(f.v > UINT32_MAX ? UINT32_MAX : f.v); break;
+        case 4: fn.file = (uint32_t)(f.v > UINT32_MAX ? UINT32_MAX : f.v); break;
+        case 5: fn.start_line = (int64_t)f.v; break;
+        default: break;
+        }
+    }
+    if (k < 0)
+        return -1;
+    if (r->nfuncs >= r->opt->max_frames) {
+        pb_fail(r->err, PB_ERR_LIMIT, m->off, "more than max_frames (%u) functions", r->opt->max_frames);
+        return -1;
+    }
+    if (pb_grow((void **)&r->funcs, &r->cfuncs, r->nfuncs + 1, sizeof *r->funcs) < 0)
+        return oom(r), -1;
+    r->funcs[r->nfuncs++] = fn;
+    return 0;
+}
+
+static int read_line(pr *r, msg *m, p_line *ln)
+{
+    fld f;
+    int k;
+    memset(ln, 0, sizeof *ln);
+    while ((k = msg_field(r, m, &f)) > 0) {
+        if ((f.field == 1 || f.field == 2) && want_wt(r, m, &f, WT_VARINT) < 0)
+            return -1;
+        if (f.field == 1)
+            ln->func = f.v;
+        else if (f.field == 2)
+            ln->line = (int64_t)f.v;
+    }
+    return k;
+}
+
+static int read_location(pr *r, msg *m)
+{
+    fld f;
+    int k;
+    p_loc lc;
+    memset(&lc, 0, sizeof lc);
+    lc.line0 = (uint32_t)r->nlines;
+    lc.ids = P_NONE;
+    while ((k = msg_field(r, m, &f)) > 0) {
+        if (f.field == 4) {
+            msg lm;
+            if (want_wt(r, m, &f, WT_LEN) < 0)
+                return -1;
+            if (r->nlines >= r->opt->max_frames) {
+                pb_fail(r->err, PB_ERR_LIMIT, msg_off(m), "more than max_frames (%u) location lines",
+                        r->opt->max_frames);
+                return -1;
+            }
+            if (pb_grow((void **)&r->lines, &r->clines, r->nlines + 1, sizeof *r->lines) < 0)
+                return oom(r), -1;
+            lm = sub_msg(m, &f, "Line");
+            if (read_line(r, &lm, &r->lines[r->nlines]) < 0)
+                return -1;
+            r->nlines++;
+            lc.nlines++;
+            continue;
+        }
+        if (f.field >= 1 && f.field <= 3 && want_wt(r, m, &f, WT_VARINT) < 0)
+            return -1;
+        if (f.field == 1)
+            lc.id = f.v;
+        else if (f.field == 2)
+            lc.mapping = f.v;
+        else if (f.field == 3)
+            lc.address = f.v;
+    }
+    if (k < 0)
+        return -1;
+    if (r->nlocs >= r->opt->max_frames) {
+        pb_fail(r->err, PB_ERR_LIMIT, m->off, "more than max_frames (%u) locations", r->opt->max_frames);
+        return -1;
+    }
+    if (pb_grow((void **)&r->locs, &r->clocs, r->nlocs + 1, sizeof *r->locs) < 0)
+        return oom(r), -1;
+    r->locs[r->nlocs++] = lc;
+    return 0;
+}
+
+static int read_mapping(pr *r, msg *m)
+{
+    fld f;
+    int k;
+    p_map mp = {0, 0};
+    while ((k = msg_field(r, m, &f)) > 0) {
+        if ((f.field == 1 || f.field == 5) && want_wt(r, m, &f, WT_VARINT) < 0)
+            return -1;
+        if (f.field == 1)
+            mp.id = f.v;
+        else if (f.field == 5)
+            mp.file = (uint32_t)(f.v > UINT32_MAX ? UINT32_MAX : f.v);
+    }
+    if (k < 0)
+        return -1;
+    if (pb_grow((void **)&r->maps, &r->cmaps, r->nmaps + 1, sizeof *r->maps) < 0)
+        return oom(r), -1;
+    r->maps[r->nmaps++] = mp;
+    return 0;
+}
+
+static int add_comment(pr *r, uint64_t v, void *ctx)
+{
+    (void)ctx;
+    if (r->ncomments >= 64)
+        return 0; /* the first 64 are plenty for an attribute */
+    if (pb_grow((void **)&r->comments, &r->ccomments, r->ncomments + 1, sizeof *r->comments) < 0)
+        return oom(r), -1;
+    r->comments[r->ncomments++] = v;
+    return 0;
+}
+
+/* ---- the top level: a stream of fields ------------------------------------------- */
+/* profile.proto's wire type for each Profile field (0: unknown field, any) */
+static int top_wt(uint32_t field)
+{
+    static const signed char wt[16] = {-1, WT_LEN, WT_LEN, WT_LEN, WT_LEN, WT_LEN, WT_LEN, WT_VARINT, WT_VARINT,
+                                       WT_VARINT, WT_VARINT, WT_LEN, WT_VARINT, -2, WT_VARINT, WT_VARINT};
+    return field < 16 ? wt[field] : -1;
+}
+
+typedef struct {
+    uint32_t field;
+    unsigned wt;
+    uint64_t v;       /* varint value, or the length of a wire type 2 field */
+    uint64_t off;     /* where the field's tag starts */
+} top;
+
+/* the next top-level field's tag (and value, or length): 1, 0 at the end, <0 error */
+static int top_field(pr *r, top *t)
+{
+    int end;
+    uint64_t tag;
+    pb_status st;
+    if ((st = pb_rd_at_end(&r->rd, &end)) != PB_OK)
+        return -1;
+    if (end)
+        return 0;
+    t->off = pb_rd_offset(&r->rd);
+    r->rd.rec = "Profile field";
+    if (pb_rd_leb128(&r->rd, &tag, 0, "tag") != PB_OK)
+        return -1;
+    t->field = (uint32_t)(tag >> 3);
+    t->wt = (unsigned)(tag & 7);
+    if ((tag >> 3) == 0 || (tag >> 3) > P_MAX_FIELD || (t->wt != WT_VARINT && t->wt != WT_I64 &&
+                                                         t->wt != WT_LEN && t->wt != WT_I32)) {
+        corrupt_at(r, t->off, "Profile field tag %llu is not a protobuf field (field number %llu, wire type %u)",
+                   (unsigned long long)tag, (unsigned long long)(tag >> 3), t->wt);
+        return -1;
+    }
+    if (top_wt(t->field) >= 0 && (unsigned)top_wt(t->field) != t->wt) {
+        corrupt_at(r, t->off, "Profile field %u has wire type %u, profile.proto says %d", t->field, t->wt,
+                   top_wt(t->field));
+        return -1;
+    }
+    if (top_wt(t->field) == -2 && t->wt != WT_VARINT && t->wt != WT_LEN) {
+        corrupt_at(r, t->off, "Profile field %u (comment) has wire type %u", t->field, t->wt);
+        return -1;
+    }
+    if (t->wt == WT_VARINT || t->wt == WT_LEN)
+        return pb_rd_leb128(&r->rd, &t->v, 0, t->wt == WT_LEN ? "length" : "value") == PB_OK ? 1 : -1;
+    return pb_rd_skip(&r->rd, t->wt == WT_I64 ? 8 : 4, "value") == PB_OK ? 1 : -1;
+}
+
+/* the payload of a wire type 2 top-level field, in the window, as a message */
+static int top_payload(pr *r, const top *t, const char *rec, msg *m)
+{
+    r->rd.rec = rec;
+    if (t->v > SIZE_MAX - 1 || pb_rd_need(&r->rd, (size_t)t->v, "bytes") != PB_OK)
+        return -1;
+    m->start = m->p = r->s->p;
+    m->end = r->s->p + t->v;
+    m->off = pb_src_offset(r->s);
+    m->rec = rec;
+    r->s->p += t->v;
+    return 0;
+}
+
+static int table_field(pr *r, const top *t)
+{
+    msg m;
+    switch (t->field) {
+    case 1:
+    case 11: {
+        p_vt vt;
+        if (top_payload(r, t, t->field == 1 ? "sample_type" : "period_type", &m) < 0 ||
+            read_value_type(r, &m, &vt) < 0)
+            return -1;
+        if (t->field == 11) {
+            r->period_type = vt;
+            r->have_period_type = 1;
+            return 0;
+        }
+        if (pb_grow((void **)&r->types, &r->ctypes, r->ntypes + 1, sizeof *r->types) < 0)
+            return oom(r), -1;
+        r->types[r->ntypes++] = vt;
+        return 0;
+    }
+    case 3: return top_payload(r, t, "Mapping", &m) < 0 ? -1 : read_mapping(r, &m);
+    case 4: return top_payload(r, t, "Location", &m) < 0 ? -1 : read_location(r, &m);
+    case 5: return top_payload(r, t, "Function", &m) < 0 ? -1 : read_function(r, &m);
+    case 6:
+        if (top_payload(r, t, "string_table entry", &m) < 0)
+            return -1;
+        return add_string(r, m.start, (size_t)(m.end - m.start)) == PB_OK ? 0 : -1;
+    case 7: r->drop_frames = (int64_t)t->v; return 0;
+    case 8: r->keep_frames = (int64_t)t->v; return 0;
+    case 9: r->time_nanos = (int64_t)t->v; return 0;
+    case 10: r->duration_nanos = (int64_t)t->v; return 0;
+    case 12: r->period = (int64_t)t->v; return 0;
+    case 13:
+        if (t->wt == WT_VARINT)
+            return add_comment(r, t->v, NULL);
+        if (top_payload(r, t, "comment", &m) < 0)
+            return -1;
+        {
+            fld f;
+            f.field = 13;
+            f.wt = WT_LEN;
+            f.data = m.start;
+            f.len = (size_t)(m.end - m.start);
+            return each_int(r, &m, &f, add_comment, NULL);
+        }
+    case 14: r->default_type = (int64_t)t->v; return 0;
+    default: break;
+    }
+    return t->wt == WT_LEN && pb_rd_skip(&r->rd, t->v, "bytes") != PB_OK ? -1 : 0;
+}
+
+/* one pass over the Profile: each field to fn (which reads or skips its payload) */
+static pb_status each_top(pr *r, int (*fn)(pr *r, const top *t))
+{
+    top t;
+    int k;
+    while ((k = top_field(r, &t)) > 0)
+        if (fn(r, &t) < 0) /* the error is in r->err, or a consumer asked to stop */
+            return r->err->status ? r->err->status : PB_ERR_ABORT;
+    return k < 0 ? pb_rd_status(&r->rd) : PB_OK;
+}
+
+/* ---- after pass 1: indexes, checks, the sample type ---------------------------- */
+static uint32_t h_func(const void *c, uint32_t i) { return pb_mix64(((const pr *)c)->funcs[i].id); }
+static uint32_t h_loc(const void *c, uint32_t i) { return pb_mix64(((const pr *)c)->locs[i].id); }
+
+static pb_status index_ids(pr *r)
+{
+    size_t i, k;
+    uint32_t id;
+    for (i = 0; i < r->nfuncs; i++) {
+        const p_func *fn = &r->funcs[i];
+        if (fn->name >= r->nstr || fn->sysname >= r->nstr || fn->file >= r->nstr)
+            return corrupt_at(r, 0, "function %llu names a string past the string table's %zu",
+                              (unsigned long long)fn->id, r->nstr);
+        if (pb_index_reserve(&r->tfunc, i, h_func, r) < 0)
+            return oom(r);
+        PB_INDEX_FIND(&r->tfunc, pb_mix64(fn->id), k, id, r->funcs[id].id == fn->id);
+        if (id != PB_INDEX_NONE)
+            return corrupt_at(r, 0, "two functions have the id %llu", (unsigned long long)fn->id);
+        pb_index_set(&r->tfunc, k, (uint32_t)i);
+    }
+    for (i = 0; i < r->nlocs; i++) {
+        const p_loc *lc = &r->locs[i];
+        if (pb_index_reserve(&r->tloc, i, h_loc, r) < 0)
+            return oom(r);
+        PB_INDEX_FIND(&r->tloc, pb_mix64(lc->id), k, id, r->locs[id].id == lc->id);
+        if (id != PB_INDEX_NONE)
+            return corrupt_at(r, 0, "two locations have the id %llu", (unsigned long long)lc->id);
+        pb_index_set(&r->tloc, k, (uint32_t)i);
+    }
+    for (i = 0; i < r->ncomments; i++)
+        if (r->comments[i] >= r->nstr)
+            return corrupt_at(r, 0, "comment %zu is string %llu, past the string table's %zu", i,
+                              (unsigned long long)r->comments[i], r->nstr);
+    for (i = 0; i < r->nmaps; i++)
+        if (r->maps[i].file >= r->nstr)
+            return corrupt_at(r, 0, "mapping %llu names string %u, past the string table's %zu",
+                              (unsigned long long)r->maps[i].id, r->maps[i].file, r->nstr);
+    return PB_OK;
+}
+
+static const char *type_name(const pr *r, const p_vt *vt, size_t *len) { return str_at(r, vt->type, len); }
+
+/* ns per unit of a time unit, 0 for any other */
+static uint64_t unit_ns(const char *u)
+{
+    if (!strcmp(u, "nanoseconds") || !strcmp(u, "ns"))
+        return 1;
+    if (!strcmp(u, "microseconds") || !strcmp(u, "us"))
+        return 1000;
+    if (!strcmp(u, "milliseconds") || !strcmp(u, "ms"))
+        return 1000000;
+    if (!strcmp(u, "seconds") || !strcmp(u, "s"))
+        return 1000000000;
+    return 0;
+}
+
+/* "type/unit,..." of every sample type into buf */
+static void type_list(const pr *r, char *buf, size_t cap)
+{
+    size_t i, n = 0, l1, l2;
+    buf[0] = '\0';
+    for (i = 0; i < r->ntypes && n + 1 < cap; i++) {
+        const char *t = str_at(r, r->types[i].type, &l1), *u = str_at(r, r->types[i].unit, &l2);
+        n += (size_t)snprintf(buf + n, cap - n, "%s%.*s/%.*s", i ? "," : "", (int)(l1 > 200 ? 200 : l1), t,
+                              (int)(l2 > 200 ? 200 : l2), u);
+    }
+    no_controls(buf, strlen(buf));
+}
+
+static pb_status choose_type(pr *r)
+{
+    size_t i, len;
+    const char *want = r->opt->sample_type;
+    char list[1024];
+    for (i = 0; i < r->ntypes; i++)
+        if (r->types[i].type >= r->nstr || r->types[i].unit >= r->nstr)
+            return corrupt_at(r, 0, "sample_type %zu names a string past the string table's %zu", i, r->nstr);
+    if (r->default_type < 0 || (uint64_t)r->default_type >= r->nstr)
+        return corrupt_at(r, 0, "default_sample_type is string %lld, past the string table's %zu",
+                          (long long)r->default_type, r->nstr);
+    if (r->have_period_type && (r->period_type.type >= r->nstr || r->period_type.unit >= r->nstr))
+        return corrupt_at(r, 0, "period_type names a string past the string table's %zu", r->nstr);
+    if (r->ntypes == 0)
+        return corrupt_at(r, 0, "the profile declares no sample_type");
+    if (!want && r->default_type > 0)
+        want = str_at(r, (uint32_t)r->default_type, &len);
+    r->vindex = (uint32_t)r->ntypes - 1;
+    if (want) {
+        for (i = 0; i < r->ntypes; i++)
+            if (!strcmp(type_name(r, &r->types[i], &len), want))
+                break;
+        if (i == r->ntypes) {
+            char shown[128];
+            snprintf(shown, sizeof shown, "%.100s", want);
+            no_controls(shown, strlen(shown));
+            want = shown;
+            type_list(r, list, sizeof list);
+            if (r->opt->sample_type)
+                return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0, "no sample type \"%.100s\" in this profile (its types: %s)",
+                               want, list);
+            return corrupt_at(r, 0, "default_sample_type \"%.100s\" is none of the sample types (%s)", want, list);
+        }
+        r->vindex = (uint32_t)i;
+    }
+    r->unit_ns = unit_ns(str_at(r, r->types[r->vindex].unit, &len));
+    return PB_OK;
+}
+
+/* ---- attributes ---------------------------------------------------------------- */
+static pb_status attr(pr *r, const char *key, const char *val)
+{
+    return r->out->attribute(r->out, key, pb_str_c(val));
+}
+
+static pb_status attr_i64(pr *r, const char *key, int64_t v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%lld", (long long)v);
+    return attr(r, key, buf);
+}
+
+/* a string of the table as an attribute value: control bytes as spaces (an
+ * ATTRIBUTE is one line of nytprof.out) */
+static pb_status attr_str(pr *r, const char *key, uint32_t si)
+{
+    size_t len;
+    const char *s = str_at(r, si, &len);
+    /* the copy is r's (a chunk consumer may never return from attribute()) */
+    char *t = clean_copy(r, &r->abuf, &r->cabuf, s, len);
+    if (!t)
+        return r->err->status;
+    return r->out->attribute(r->out, key, pb_str_make(t, len, pb_has_high(t, len) && pb_utf8_valid(t, len)));
+}
+
+static pb_status vt_attr(pr *r, const char *key, const p_vt *vt)
+{
+    char buf[512];
+    size_t l1, l2;
+    const char *t = str_at(r, vt->type, &l1), *u = str_at(r, vt->unit, &l2);
+    snprintf(buf, sizeof buf, "%.*s/%.*s", (int)(l1 > 200 ? 200 : l1), t, (int)(l2 > 200 ? 200 : l2), u);
+    no_controls(buf, strlen(buf));
+    return attr(r, key, buf);
+}
+
+static pb_status comments_attr(pr *r)
+{
+    size_t i;
+    pb_status st = PB_OK;
+    for (i = 0; i < r->ncomments && st == PB_OK; i++) {
+        char key[32];
+        snprintf(key, sizeof key, i ? "comment_%zu" : "comment", i);
+        st = attr_str(r, key, (uint32_t)r->comments[i]);
+    }
+    return st;
+}
+
+static pb_status head_attributes(pr *r)
+{
+    pb_status st;
+    char list[1024];
+    size_t len;
+    const char *clock = str_at(r, r->types[r->vindex].type, &len);
+    type_list(r, list, sizeof list);
+    if ((st = attr(r, "profiler", "pprof (profile.proto)")) != PB_OK ||
+        (st = attr(r, "compression", r->gzip ? "gzip" : "none")) != PB_OK ||
+        (st = attr(r, "sample_types", list)) != PB_OK ||
+        (st = vt_attr(r, "sample_type", &r->types[r->vindex])) != PB_OK ||
+        (r->default_type > 0 && (st = attr_str(r, "default_sample_type", (uint32_t)r->default_type)) != PB_OK))
+        return st;
+    if (r->unit_ns && (st = attr(r, "sample_weight_unit", "ns")) != PB_OK)
+        return st;
+    if (r->unit_ns && (st = attr(r, "clock", !strncmp(clock, "cpu", 3) ? "cpu" : "wall")) != PB_OK)
+        return st;
+    if (r->have_period_type && (st = vt_attr(r, "period_type", &r->period_type)) != PB_OK)
+        return st;
+    if (r->period && (st = attr_i64(r, "period", r->period)) != PB_OK)
+        return st;
+    if (r->time_nanos > 0 && ((st = attr_i64(r, "time_nanos", r->time_nanos)) != PB_OK ||
+                              (st = attr_i64(r, "basetime", r->time_nanos / 1000000000)) != PB_OK))
+        return st;
+    if (r->duration_nanos > 0) {
+        char buf[64];
+        if ((st = attr_i64(r, "duration_nanos", r->duration_nanos)) != PB_OK)
+            return st;
+        snprintf(buf, sizeof buf, "%.9f", (double)r->duration_nanos / 1e9);
+        if ((st = attr(r, "profile_duration_sec", buf)) != PB_OK)
+            return st;
+    }
+    if ((r->drop_frames > 0 && (uint64_t)r->drop_frames < r->nstr &&
+         (st = attr_str(r, "drop_frames", (uint32_t)r->drop_frames)) != PB_OK) ||
+        (r->keep_frames > 0 && (uint64_t)r->keep_frames < r->nstr &&
+         (st = attr_str(r, "keep_frames", (uint32_t)r->keep_frames)) != PB_OK))
+        return st;
+    return comments_attr(r);
+}
+
+static pb_status end_attributes(pr *r)
+{
+    pb_status st;
+    char buf[32];
+    if (r->nmaps && r->maps[0].file)
+        st = attr_str(r, "application", r->maps[0].file);
+    else {
+        const char *f = r->err->file, *b = strrchr(f, '/');
+        st = attr(r, "application", f[0] ? (b ? b + 1 : f) : "pprof");
+    }
+    if (st != PB_OK)
+        return st;
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)r->samples);
+    return attr(r, "total_samples", buf);
+}
+
+/* ---- frames: a location's lines -> sink ids ------------------------------------ */
+/* Go's "import/path.Func": package = the path up to the first "." after the
+ * last "/" (looked for before any "(" or "["), "/" -> "::"; name = the rest.
+ * Names of another shape have no package. */
+static pb_status split_name(pr *r, const char *s, size_t len, pb_str *pkg, pb_str *name)
+{
+    size_t i, slash = 0, dot = len, lim = len, n = 0;
+    for (i = 0; i < len; i++)
+        if (s[i] == '(' || s[i] == '[' || s[i] == ' ' || (s[i] == ':' && i + 1 < len && s[i + 1] == ':')) {
+            lim = i;
+            break;
+        }
+    for (i = 0; i < lim; i++)
+        if (s[i] == '/')
+            slash = i + 1;
+    for (i = slash; i < lim; i++)
+        if (s[i] == '.') {
+            dot = i;
+            break;
+        }
+    if (dot >= lim || dot == 0 || (lim < len && s[lim] == ':')) {
+        *pkg = pb_str_make("", 0, 0);
+        *name = pb_str_make(s, len, pb_has_high(s, len));
+        return PB_OK;
+    }
+    if (pb_grow((void **)&r->pkgbuf, &r->cpkg, dot * 2 + 1, 1) < 0)
+        return oom(r);
+    for (i = 0; i < dot; i++) {
+        if (s[i] == '/') {
+            r->pkgbuf[n++] = ':';
+            r->pkgbuf[n++] = ':';
+        } else {
+            r->pkgbuf[n++] = s[i];
+        }
+    }
+    *pkg = pb_str_make(r->pkgbuf, n, pb_has_high(r->pkgbuf, n));
+    *name = pb_str_make(s + dot + 1, len - dot - 1, pb_has_high(s + dot + 1, len - dot - 1));
+    return PB_OK;
+}
+
+static const p_map *find_map(const pr *r, uint64_t id)
+{
+    size_t i;
+    for (i = 0; i < r->nmaps; i++) /* a handful: one per binary and library */
+        if (r->maps[i].id == id)
+            return &r->maps[i];
+    return NULL;
+}
+
+static pb_status intern_line(pr *r, const p_loc *lc, const p_line *ln, uint32_t *id)
+{
+    pb_frame fr;
+    size_t k, len, flen;
+    uint32_t fi;
+    const p_func *fn;
+    const char *name, *file;
+    pb_status st;
+    memset(&fr, 0, sizeof fr);
+    fr.kind = PB_FRAME_SUB;
+    PB_INDEX_FIND(&r->tfunc, pb_mix64(ln->func), k, fi, r->funcs[fi].id == ln->func);
+    if (fi == PB_INDEX_NONE)
+        return corrupt_at(r, pb_src_offset(r->s), "location %llu names function %llu, which the profile does not define",
+                          (unsigned long long)lc->id, (unsigned long long)ln->func);
+    fn = &r->funcs[fi];
+    name = str_at(r, fn->name, &len);
+    file = str_at(r, fn->file, &flen);
+    if ((st = split_name(r, name, len, &fr.package, &fr.name)) != PB_OK)
+        return st;
+    fr.own = pb_str_make(name, len, pb_has_high(name, len));
+    fr.file = pb_str_make(file, flen, pb_has_high(file, flen));
+    fr.line = ln->line > 0 && ln->line <= INT32_MAX ? (int32_t)ln->line : 0;
+    fr.first_line = fn->start_line > 0 && fn->start_line <= INT32_MAX ? (int32_t)fn->start_line : 0;
+    return r->out->frame(r->out, &fr, id);
+}
+
+/* a location without lines: its address, in its mapping's file */
+static pb_status intern_address(pr *r, const p_loc *lc, uint32_t *id)
+{
+    pb_frame fr;
+    char buf[32];
+    size_t flen = 0;
+    const p_map *mp = find_map(r, lc->mapping);
+    const char *file = mp ? str_at(r, mp->file, &flen) : "";
+    memset(&fr, 0, sizeof fr);
+    fr.kind = PB_FRAME_XSUB;
+    snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)lc->address);
+    fr.package = pb_str_make("", 0, 0);
+    fr.name = pb_str_c(buf);
+    fr.own = fr.name;
+    fr.file = pb_str_make(file, flen, pb_has_high(file, flen));
+    return r->out->frame(r->out, &fr, id);
+}
+
+/* the sink ids of location li's frames, interned the first time */
+static pb_status loc_ids(pr *r, uint32_t li, const uint32_t **ids, uint32_t *n)
+{
+    p_loc *lc = &r->locs[li];
+    uint32_t k, cnt = lc->nlines ? lc->nlines : 1;
+    pb_status st;
+    if (lc->ids == P_NONE) {
+        if (r->nids + cnt > UINT32_MAX - 1 || pb_grow((void **)&r->ids, &r->cids, r->nids + cnt, sizeof *r->ids) < 0)
+            return oom(r);
+        for (k = 0; k < cnt; k++) {
+            st = lc->nlines ? intern_line(r, lc, &r->lines[lc->line0 + k], &r->ids[r->nids + k])
+                            : intern_address(r, lc, &r->ids[r->nids + k]);
+            if (st != PB_OK)
+                return st;
+        }
+        lc->ids = (uint32_t)r->nids;
+        r->nids += cnt;
+    }
+    *ids = r->ids + lc->ids;
+    *n = cnt;
+    return PB_OK;
+}
+
+/* ---- pass 2: the samples ---------------------------------------------------------- */
+typedef struct {
+    uint32_t nvalues;
+    int64_t value;
+    uint32_t thread_key, pid_key; /* string indices of the labels' texts, or P_NONE */
+    int64_t thread_num, pid_num;
+    int thread_is_num, pid_is_num;
+    int named; /* the thread label came from "thread" (not "tid") */
+} p_sample;
+
+static int take_loc(pr *r, uint64_t v, void *ctx)
+{
+    (void)ctx;
+    if (r->nslocs >= r->opt->max_stack_depth) {
+        pb_fail(r->err, PB_ERR_LIMIT, pb_src_offset(r->s), "a sample of more than max_stack_depth (%u) locations",
+                r->opt->max_stack_depth);
+        return -1;
+    }
+    if (pb_grow((void **)&r->slocs, &r->cslocs, r->nslocs + 1, sizeof *r->slocs) < 0)
+        return oom(r), -1;
+    r->slocs[r->nslocs++] = v;
+    return 0;
+}
+
+static int take_value(pr *r, uint64_t v, void *ctx)
+{
+    p_sample *sm = (p_sample *)ctx;
+    if (sm->nvalues == r->vindex)
+        sm->value = (int64_t)v;
+    if (sm->nvalues < UINT32_MAX)
+        sm->nvalues++;
+    return 0;
+}
+
+/* a label: thread / tid name the thread, pid the process */
+static int read_label(pr *r, msg *m, p_sample *sm)
+{
+    fld f;
+    int k, is_num = 0;
+    uint64_t key = 0, str = 0, num = 0;
+    size_t len;
+    const char *kn;
+    while ((k = msg_field(r, m, &f)) > 0) {
+        if (f.field >= 1 && f.field <= 4 && want_wt(r, m, &f, WT_VARINT) < 0)
+            return -1;
+        if (f.field == 1)
+            key = f.v;
+        else if (f.field == 2)
+            str = f.v;
+        else if (f.field == 3) {
+            num = f.v;
+            is_num = 1;
+        }
+    }
+    if (k < 0)
+        return -1;
+    if (key >= r->nstr || str >= r->nstr) {
+        corrupt_at(r, m->off, "a label names string %llu, past the string table's %zu",
+                   (unsigned long long)(key >= r->nstr ? key : str), r->nstr);
+        return -1;
+    }
+    kn = str_at(r, (uint32_t)key, &len);
+    is_num = is_num && !str;
+    if (!strcmp(kn, "thread") || (!strcmp(kn, "tid") && !sm->named)) {
+        sm->named = !strcmp(kn, "thread"); /* a thread's name wins over its id */
+        sm->thread_key = (uint32_t)str;
+        sm->thread_num = (int64_t)num;
+        sm->thread_is_num = is_num;
+    } else if (!strcmp(kn, "pid")) {
+        sm->pid_key = (uint32_t)str;
+        sm->pid_num = (int64_t)num;
+        sm->pid_is_num = is_num;
+    }
+    return 0;
+}
+
+static int read_sample(pr *r, msg *m, p_sample *sm)
+{
+    fld f;
+    int k;
+    memset(sm, 0, sizeof *sm);
+    sm->thread_key = sm->pid_key = P_NONE;
+    r->nslocs = 0;
+    while ((k = msg_field(r, m, &f)) > 0) {
+        if (f.field == 1 && each_int(r, m, &f, take_loc, NULL) < 0)
+            return -1;
+        if (f.field == 2 && each_int(r, m, &f, take_value, sm) < 0)
+            return -1;
+        if (f.field == 3) {
+            msg lm;
+            if (want_wt(r, m, &f, WT_LEN) < 0)
+                return -1;
+            lm = sub_msg(m, &f, "Label");
+            if (read_label(r, &lm, sm) < 0)
+                return -1;
+        }
+    }
+    if (k < 0)
+        return -1;
+    if (sm->nvalues != r->ntypes) {
+        corrupt_at(r, m->off, "a sample has %u values for the profile's %zu sample types", sm->nvalues, r->ntypes);
+        return -1;
+    }
+    return 0;
+}
+
+/* a label's text: its string, or its number in decimal */
+static const char *label_text(const pr *r, uint32_t si, int is_num, int64_t num, char *buf, size_t cap)
+{
+    size_t len;
+    if (si == P_NONE)
+        return NULL;
+    if (is_num) {
+        snprintf(buf, cap, "%lld", (long long)num);
+        return buf;
+    }
+    return str_at(r, si, &len);
+}
+
+/* the 1 when a thread is selected by --thread (a number or a name) */
+static int thread_selected(const pr *r, const char *label)
+{
+    char *end;
+    unsigned long long v;
+    if (!r->opt->have_thread)
+        return 1;
+    if (r->opt->thread_name)
+        return !strcmp(label, r->opt->thread_name);
+    v = strtoull(label, &end, 10);
+    return *label && !*end && v == r->opt->thread_id;
+}
+
+/* the thread key of a sample (dense, in order of first appearance) */
+static pb_status thread_of(pr *r, const p_sample *sm, uint32_t *key, int *selected)
+{
+    char tb[32], pb[32], attr_key[48];
+    const char *t = label_text(r, sm->thread_key, sm->thread_is_num, sm->thread_num, tb, sizeof tb);
+    const char *p = label_text(r, sm->pid_key, sm->pid_is_num, sm->pid_num, pb, sizeof pb);
+    size_t i;
+    pb_status st;
+    p_thread *th;
+    if (!t)
+        t = "main";
+    if (!p)
+        p = "";
+    if (!(t = clean_copy(r, &r->abuf, &r->cabuf, t, strlen(t))) ||
+        !(p = clean_copy(r, &r->abuf2, &r->cabuf2, p, strlen(p))))
+        return r->err->status;
+    for (i = 0; i < r->nthreads; i++) /* few: one per thread label */
+        if (!strcmp(r->threads[i].label, t) && !strcmp(r->threads[i].pid, p))
+            break;
+    if (i == r->nthreads) {
+        if (r->nthreads >= UINT32_MAX - 1 ||
+            pb_grow((void **)&r->threads, &r->cthreads, r->nthreads + 1, sizeof *r->threads) < 0)
+            return oom(r);
+        th = &r->threads[r->nthreads];
+        th->label = pb_memdup0(t, strlen(t));
+        th->pid = pb_memdup0(p, strlen(p));
+        if (!th->label || !th->pid) {
+            PB_FREE_ALL(th->label, th->pid);
+            return oom(r);
+        }
+        th->selected = thread_selected(r, t);
+        r->nthreads++;
+        if (th->selected) {
+            if ((st = r->out->thread(r->out, i, (uint32_t)i + 1, 0, t)) != PB_OK)
+                return st;
+            snprintf(attr_key, sizeof attr_key, "thread_%u_pid", (unsigned)i + 1);
+            if (*p && (st = attr(r, attr_key, p)) != PB_OK)
+                return st;
+        }
+    }
+    *key = (uint32_t)i;
+    *selected = r->threads[i].selected;
+    return PB_OK;
+}
+
+/* the weight of a sample's value, ns for a time unit */
+static pb_status weight_of(pr *r, const msg *m, int64_t v, uint64_t *w)
+{
+    if (v < 0)
+        return pb_fail(r->err, PB_ERR_UNSUPPORTED, m->off,
+                       "a sample's value is negative (%lld): a pprof -diff_base profile? (diff reads two profiles)",
+                       (long long)v);
+    *w = (uint64_t)v;
+    if (r->unit_ns > 1)
+        return pb_checked_mul(r->err, *w, r->unit_ns, "a sample's weight", "ns", w);
+    return PB_OK;
+}
+
+static int sample_field(pr *r, const top *t)
+{
+    msg m;
+    p_sample sm;
+    uint64_t w;
+    uint32_t key = 0, d = 0, n = 0, j;
+    size_t i;
+    int sel = 0;
+    const uint32_t *ids = NULL;
+    if (t->field != 2)
+        return t->wt == WT_LEN && pb_rd_skip(&r->rd, t->v, "bytes") != PB_OK ? -1 : 0;
+    if (top_payload(r, t, "Sample", &m) < 0 || read_sample(r, &m, &sm) < 0 ||
+        weight_of(r, &m, sm.value, &w) != PB_OK)
+        return -1;
+    r->samples++;
+    if (w == 0)
+        return 0;
+    if (thread_of(r, &sm, &key, &sel) != PB_OK)
+        return -1;
+    if (!sel)
+        return 0;
+    for (i = 0; i < r->nslocs; i++) {
+        uint32_t li;
+        size_t k;
+        PB_INDEX_FIND(&r->tloc, pb_mix64(r->slocs[i]), k, li, r->locs[li].id == r->slocs[i]);
+        if (li == PB_INDEX_NONE) {
+            corrupt_at(r, m.off, "a sample names location %llu, which the profile does not define",
+                       (unsigned long long)r->slocs[i]);
+            return -1;
+        }
+        if (loc_ids(r, li, &ids, &n) != PB_OK)
+            return -1;
+        if (d + n > r->opt->max_stack_depth) {
+            pb_fail(r->err, PB_ERR_LIMIT, m.off, "a sample of more than max_stack_depth (%u) frames",
+                    r->opt->max_stack_depth);
+            return -1;
+        }
+        if (pb_grow((void **)&r->stack, &r->cstack, d + n, sizeof *r->stack) < 0)
+            return oom(r), -1;
+        for (j = 0; j < n; j++)
+            r->stack[d++] = ids[j];
+    }
+    /* the fold splits a weight of more than INT32_MAX ticks into several
+     * TIME_LINEs: the extra ones come out of max_statements */
+    if (pb_budget_take(&r->budget, pb_model_split_count(w, 1) - 1) < 0) {
+        pb_fail(r->err, PB_ERR_LIMIT, m.off, "a sample of weight %llu needs more TIME_LINE chunks than the %llu left "
+                "of max_statements", (unsigned long long)w, (unsigned long long)r->budget.left);
+        return -1;
+    }
+    return r->out->sample(r->out, key, r->stack, d, w, 0) == PB_OK ? 0 : -1;
+}
+
+/* ---- the decoder ------------------------------------------------------------------- */
+static void pr_free(pr *r)
+{
+    size_t i;
+    for (i = 0; i < r->nthreads; i++)
+        PB_FREE_ALL(r->threads[i].label, r->threads[i].pid);
+    PB_FREE_ALL(r->arena, r->soff, r->funcs, r->locs, r->lines, r->maps, r->types, r->comments, r->ids, r->stack,
+                r->slocs, r->threads, r->pkgbuf, r->abuf, r->abuf2);
+    pb_index_free(&r->tfunc);
+    pb_index_free(&r->tloc);
+}
+
+static void pr_init(pr *r, pb_source *src, const pb_options *opt, pb_error *err)
+{
+    memset(r, 0, sizeof *r);
+    r->s = src;
+    r->err = err;
+    r->opt = opt;
+    pb_rd_init(&r->rd, src, err, "%s needs %zu more byte%s for its %s, only %zu left", opt->max_record_size);
+    pb_budget_set(&r->budget, pb_statement_budget(opt, pb_src_size(src)));
+}
+
+/* at the start of the input: 1 when it is gzip (1f 8b), the view then started */
+static pb_status open_pass(pr *r)
+{
+    int gz;
+    if (pb_src_need(r->s, 2) < 0)
+        return pb_rd_status(&r->rd);
+    gz = pb_src_avail(r->s) >= 2 && r->s->p[0] == 0x1f && r->s->p[1] == 0x8b;
+    r->gzip = gz;
+    return gz ? pb_src_start_gzip(r->s) : PB_OK;
+}
+
+/* pass 1: the tables (and the checks they allow) */
+static pb_status prepare(pr *r)
+{
+    pb_status st;
+    if ((st = open_pass(r)) != PB_OK || (st = each_top(r, table_field)) != PB_OK)
+        return st;
+    if (r->nstr == 0)
+        return corrupt_at(r, pb_src_offset(r->s), "the profile has no string table (string_table[0] must be \"\")");
+    if ((st = index_ids(r)) != PB_OK || (st = choose_type(r)) != PB_OK)
+        return st;
+    if ((st = pb_src_rewind(r->s)) != PB_OK)
+        return st;
+    return open_pass(r);
+}
+
+/* pass 2: the samples, into r->out */
+static pb_status run(pr *r)
+{
+    pb_status st;
+    if ((st = head_attributes(r)) != PB_OK || (st = each_top(r, sample_field)) != PB_OK)
+        return st;
+    if (r->opt->have_thread) {
+        size_t i;
+        int found = 0;
+        for (i = 0; i < r->nthreads; i++)
+            found |= r->threads[i].selected;
+        if (!found) {
+            char list[256];
+            size_t n = 0;
+            list[0] = '\0';
+            for (i = 0; i < r->nthreads && n < sizeof list - 40; i++)
+                n += (size_t)snprintf(list + n, sizeof list - n, "%s%.30s", i ? ", " : "", r->threads[i].label);
+            if (r->opt->thread_name)
+                return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0, "no thread \"%.100s\" in this profile (its threads: %s)",
+                               r->opt->thread_name, list);
+            return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0, "no thread %llu in this profile (its threads: %s)",
+                           (unsigned long long)r->opt->thread_id, list);
+        }
+    }
+    if ((st = end_attributes(r)) != PB_OK)
+        return st;
+    return r->out->finish(r->out);
+}
+
+pb_status pb_read_pprof_samples(pb_source *src, const pb_options *opt_in, pb_sample_sink *out, pb_error *err)
+{
+    pr r;
+    pb_status st;
+    pb_options opt;
+    pb_options_copy(&opt, opt_in);
+    pr_init(&r, src, &opt, err);
+    r.out = out;
+    st = prepare(&r);
+    if (st == PB_OK)
+        st = run(&r);
+    pr_free(&r);
+    return st;
+}
+
+static void pr_cleanup(void *p)
+{
+    pr_free((pr *)p);
+    free(p);
+}
+
+pb_status pb_read_pprof(pb_source *src, const pb_options *opt_in, pb_sink *sink, pb_error *err)
+{
+    pr *r;
+    pb_status st;
+    pb_options opt;
+    pb_fold_config cfg;
+    pb_fold *fold = NULL;
+    pb_options_copy(&opt, opt_in);
+    /* on the heap, so that a consumer that never returns can release it */
+    if (!(r = (pr *)malloc(sizeof *r)))
+        return pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
+    pr_init(r, src, &opt, err);
+    pb_sink_defer(sink, pr_cleanup, r);
+    st = prepare(r);
+    if (st == PB_OK) {
+        memset(&cfg, 0, sizeof cfg);
+        cfg.source_format = "pprof";
+        cfg.ticks_per_sec = 1000000000u; /* ns, or one unit of a count or size as 1 ns */
+        cfg.ticks_per_weight = 1;
+        cfg.sampled_spans = 1;           /* nytprof.out's time is the sampled time */
+        if (!(fold = pb_fold_new(&cfg, sink, err)))
+            st = err->status;
+    }
+    if (st == PB_OK) {
+        r->out = pb_fold_sample_sink(fold);
+        st = run(r);
+    }
+    pb_fold_free(fold);
+    pb_sink_undefer(sink, r);
+    pr_cleanup(r);
+    return st;
+}
+
+/* ---- detection ------------------------------------------------------------------------ */
+/* 1 when m holds only well-formed protobuf fields (a field the prefix cuts
+ * counts as well-formed); *nf: fields read */
+static int wire_ok(const unsigned char *p, size_t len, int depth, unsigned *nf)
+{
+    msg m;
+    m.start = m.p = p;
+    m.end = p + len;
+    *nf = 0;
+    while (m.p < m.end) {
+        uint64_t tag, v;
+        unsigned wt;
+        uint32_t field;
+        if (msg_varint(&m, &tag) < 0)
+            return m.end - m.p < 10 && depth == 0; /* cut by the prefix */
+        field = (uint32_t)(tag >> 3);
+        wt = (unsigned)(tag & 7);
+        if (field == 0 || (tag >> 3) > P_MAX_FIELD)
+            return 0;
+        if (depth == 0) {
+            int want = top_wt(field);
+            if (want == -1 || (want >= 0 && (unsigned)want != wt) || (want == -2 && wt != WT_VARINT && wt != WT_LEN))
+                return 0;
+        }
+        if (wt == WT_VARINT) {
+            if (msg_varint(&m, &v) < 0)
+                return depth == 0 && m.end - m.p < 10;
+        } else if (wt == WT_I64 || wt == WT_I32) {
+            size_t n = wt == WT_I64 ? 8 : 4;
+            if ((size_t)(m.end - m.p) < n)
+                return depth == 0;
+            m.p += n;
+        } else if (wt == WT_LEN) {
+            unsigned sub;
+            if (msg_varint(&m, &v) < 0)
+                return depth == 0 && m.end - m.p < 10;
+            if (v > (uint64_t)(m.end - m.p))
+                return depth == 0; /* runs past the prefix: unchecked */
+            /* a message field of a Profile: its own fields must parse */
+            if (depth == 0 && field != 6 && field != 13 && !wire_ok(m.p, (size_t)v, 1, &sub))
+                return 0;
+            m.p += v;
+        } else {
+            return 0;
+        }
+        (*nf)++;
+    }
+    return 1;
+}
+
+/* a Profile's first bytes: every field in them is one profile.proto has, of
+ * its wire type, and the messages among them parse; at least 3 fields, or
+ * the whole input */
+static int profile_prefix(const unsigned char *p, size_t len, int whole)
+{
+    unsigned nf;
+    if (len == 0 || !wire_ok(p, len, 0, &nf))
+        return 0;
+    return nf >= 3 || (whole && nf >= 1);
+}
+
+/* the start of a gzip member inflated into out: bytes produced */
+static size_t gunzip_prefix(const unsigned char *p, size_t len, unsigned char *out, size_t cap, int *whole)
+{
+    z_stream z;
+    int rc;
+    size_t n;
+    memset(&z, 0, sizeof z);
+    if (inflateInit2(&z, 15 + 16) != Z_OK)
+        return 0;
+    z.next_in = (Bytef *)(uintptr_t)p;
+    z.avail_in = (uInt)len;
+    z.next_out = out;
+    z.avail_out = (uInt)cap;
+    rc = inflate(&z, Z_SYNC_FLUSH);
+    n = cap - z.avail_out;
+    *whole = rc == Z_STREAM_END;
+    inflateEnd(&z);
+    return n; /* what came before a data error, too: damage further on is the decoder's to report */
+}
+
+int pb_pprof_sniff(const unsigned char *p, size_t len, uint64_t file_size, pb_format_info *info)
+{
+    unsigned char buf[4096];
+    int whole = file_size != UINT64_MAX && len >= file_size;
+    if (len >= 3 && p[0] == 0x1f && p[1] == 0x8b && p[2] == 8) {
+        size_t n = gunzip_prefix(p, len, buf, sizeof buf, &whole);
+        if (!profile_prefix(buf, n, whole))
+            return 0;
+        info->compressed = 1;
+        snprintf(info->compression, sizeof info->compression, "gzip");
+        return 1;
+    }
+    if (!profile_prefix(p, len, whole))
+        return 0;
+    info->compressed = 0;
+    snprintf(info->compression, sizeof info->compression, "none");
+    return 1;
+}
