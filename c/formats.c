@@ -182,24 +182,37 @@ static pb_status statprofiler_run_stacks(const char *const *paths, size_t n, con
 
 /* ---- THE table (indexed by pb_format) ------------------------------------ */
 static const pb_format_row formats[PB_FMT_COUNT] = {
-    { PB_FMT_UNKNOWN, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL },
+    { PB_FMT_UNKNOWN, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL },
     { PB_FMT_NYTPROF, "nytprof", "NYTProf", sniff_nytprof, pb_read_nytprof, pb_read_nytprof_samples,
-      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS, "zlib", NULL, NULL, NULL, NULL },
+      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS, "zlib", NULL, NULL, NULL, NULL, NULL, NULL, PB_LIB_BUILTIN, NULL },
     { PB_FMT_PYNYTPROF, "pynytprof", "Pynytprof", sniff_pynytprof, pb_read_pynytprof, pb_read_pynytprof_samples,
-      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS, NULL, NULL, NULL, NULL, NULL },
+      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS, NULL, NULL, NULL, NULL, NULL, NULL, NULL, PB_LIB_BUILTIN, NULL },
     { PB_FMT_EASYPROFILER, "easyprofiler", "EasyProfiler", sniff_easyprofiler, pb_read_easyprofiler,
       pb_read_easyprofiler_stacks, PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SPANS, NULL, NULL, NULL,
-      NULL, NULL },
+      NULL, NULL, NULL, NULL, PB_LIB_BUILTIN, NULL },
     { PB_FMT_TACHYON, "tachyon", "Tachyon", sniff_tachyon, pb_read_tachyon, pb_read_tachyon_samples,
-      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, "zstd", NULL, NULL, NULL, NULL },
+      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, "zstd", NULL, NULL, NULL, NULL, NULL, NULL,
+      PB_LIB_SOME_FILES, "compressed Tachyon files" },
     { PB_FMT_STATPROFILER, "statprofiler", "StatProfiler", sniff_statprofiler, pb_read_statprofiler,
       pb_read_statprofiler_samples, PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, "snappy",
-      pb_statprofiler_run, pb_statprofiler_free_list, pb_read_statprofiler_files, statprofiler_run_stacks },
+      pb_statprofiler_run, pb_statprofiler_free_list, pb_read_statprofiler_files, statprofiler_run_stacks,
+      pb_statprofiler_expand, "Devel::StatProfiler traces", PB_LIB_EVERY_FILE, "StatProfiler traces" },
 };
 
 const pb_format_row *pb_format_get(pb_format f)
 {
     return (f > PB_FMT_UNKNOWN && f < PB_FMT_COUNT) ? &formats[f] : NULL;
+}
+
+const pb_format_row *pb_format_run_row(pb_format fmt)
+{
+    int f;
+    if (fmt != PB_FMT_UNKNOWN)
+        return pb_format_get(fmt) && pb_format_get(fmt)->run_chunks ? pb_format_get(fmt) : NULL;
+    for (f = 1; f < PB_FMT_COUNT; f++)
+        if (formats[f].run_chunks)
+            return &formats[f];
+    return NULL;
 }
 
 const char *pb_format_name(pb_format f)
@@ -215,6 +228,26 @@ pb_format pb_format_from_name(const char *name)
         if (strcmp(formats[f].name, name) == 0)
             return (pb_format)f;
     return PB_FMT_UNKNOWN;
+}
+
+const char *pb_format_list(unsigned yields, int titles, const char *last, char *buf, size_t cap)
+{
+    int f, n = 0, total = 0;
+    size_t len = 0;
+    for (f = 1; f < PB_FMT_COUNT; f++)
+        total += (formats[f].yields & yields) == yields;
+    buf[0] = '\0';
+    for (f = 1; f < PB_FMT_COUNT; f++) {
+        if ((formats[f].yields & yields) != yields)
+            continue;
+        n++;
+        len += (size_t)snprintf(buf + len, len < cap ? cap - len : 0, "%s%s",
+                                n == 1 ? "" : n == total ? last : ", ",
+                                titles ? formats[f].title : formats[f].name);
+        if (len >= cap)
+            break;
+    }
+    return buf;
 }
 
 pb_decoder_fn pb_decoder_for(pb_format f)
@@ -314,13 +347,14 @@ pb_status pb_detect_source(pb_source *src, pb_format *format, pb_error *err)
     n = pb_src_avail(src);
     pb_detect_bytes(src->p, n, &info);
     if (info.format == PB_FMT_UNKNOWN) {
+        char list[256];
         err->format = "profbridge";
         if (n == 0)
             return pb_fail(err, PB_ERR_CORRUPT, 0, "empty file: not a profile");
         return pb_fail(err, PB_ERR_CORRUPT, 0,
-                       "not a profile this distribution recognises (NYTProf, Pynytprof, EasyProfiler, "
-                       "Tachyon, StatProfiler); first bytes %02x %02x %02x %02x",
-                       n > 0 ? src->p[0] : 0, n > 1 ? src->p[1] : 0, n > 2 ? src->p[2] : 0, n > 3 ? src->p[3] : 0);
+                       "not a profile this distribution recognises (%s); first bytes %02x %02x %02x %02x",
+                       pb_format_list(0, 1, ", ", list, sizeof list), n > 0 ? src->p[0] : 0, n > 1 ? src->p[1] : 0,
+                       n > 2 ? src->p[2] : 0, n > 3 ? src->p[3] : 0);
     }
     *format = info.format;
     return PB_OK;
@@ -351,9 +385,7 @@ static pb_status drive_source(pb_source *src, pb_format fmt, const pb_options *o
     err->format = row->name;
     src->format = err->format;
     if (t->ss && !row->stacks)
-        return pb_fail(err, PB_ERR_UNSUPPORTED, 0,
-                       "%s profiles have no stacks for %s (it needs Tachyon, StatProfiler or EasyProfiler input)",
-                       row->name, t->what);
+        return pb_fail(err, PB_ERR_UNSUPPORTED, 0, "%s profiles have no stacks for %s", row->name, t->what);
     if (!t->ss && !row->chunks)
         return pb_fail(err, PB_ERR_UNSUPPORTED, 0, "%s files are recognised but not yet supported by this version (%s)",
                        row->name, PB_VERSION_STRING);

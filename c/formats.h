@@ -40,9 +40,30 @@ typedef struct {
                             pb_error *err);
     pb_status (*run_stacks)(const char *const *paths, size_t n, const pb_options *opt, pb_sample_sink *ss,
                             const void *extra, pb_error *err);
+    /* the run's files a directory or a template names (for_chunks' files =>),
+     * and what they are called in messages ("Devel::StatProfiler traces") */
+    pb_status (*run_expand)(const char *spec, char ***paths, size_t *n, pb_error *err);
+    const char *run_what;
+    /* how its files need `library`: PB_LIB_BUILTIN (always linked: nothing
+     * to report), PB_LIB_SOME_FILES (features() lists "<name>-<library>"),
+     * PB_LIB_EVERY_FILE (no library, no format); library_note: what is
+     * unsupported without it ("compressed Tachyon files") */
+    int library_use;
+    const char *library_note;
 } pb_format_row;
 
+enum { PB_LIB_BUILTIN = 0, PB_LIB_SOME_FILES, PB_LIB_EVERY_FILE };
+
 const pb_format_row *pb_format_get(pb_format f);
+/* the row of fmt, or (PB_FMT_UNKNOWN) the first whose profiles may span
+ * several files; NULL when that row has none */
+const pb_format_row *pb_format_run_row(pb_format fmt);
+
+/* The titles (titles 1) or names of the formats that yield all of `yields`
+ * (0: every format), in the table's order, joined by ", " and, before the
+ * last, by `last` ("NYTProf, Tachyon or StatProfiler"), into buf (cut to
+ * cap). */
+const char *pb_format_list(unsigned yields, int titles, const char *last, char *buf, size_t cap);
 
 /* pb_decode_samples_file (fold_samples.h) with the consumer's extra for the
  * format's run decoder (see run_stacks above).  With an extra and a format
