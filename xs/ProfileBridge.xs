@@ -417,9 +417,14 @@ static xs_sink *new_xs_sink(pTHX_ SV *callback)
     return x;
 }
 
-static HV *info_hv(pTHX_ const pb_format_info *info)
+/* info as a hash; with facts_how, also "_facts": how info prints each
+ * fact, [ key, "text" | "list" | "beside", note ] (Devel::ProfileBridge
+ * takes it out before anyone sees the hash) */
+static HV *info_hv(pTHX_ const pb_format_info *info, int facts_how)
 {
     HV *hv = newHV();
+    AV *facts = facts_how ? (AV *)sv_2mortal((SV *)newAV()) : NULL;
+    size_t i;
     (void)hv_stores(hv, "format", info->name ? newSVpv(info->name, 0) : newSV(0));
     (void)hv_stores(hv, "version", info->version[0] ? newSVpv(info->version, 0) : newSV(0));
     (void)hv_stores(hv, "compressed", info->compressed < 0 ? newSV(0) : newSViv(info->compressed));
@@ -427,24 +432,36 @@ static HV *info_hv(pTHX_ const pb_format_info *info)
         (void)hv_stores(hv, "compression", newSVpv(info->compression, 0));
     if (info->byte_order[0])
         (void)hv_stores(hv, "byte_order", newSVpv(info->byte_order, 0));
-    if (info->dialect[0])
-        (void)hv_stores(hv, "dialect", newSVpv(info->dialect, 0));
-    if (info->layout[0])
-        (void)hv_stores(hv, "layout", newSVpv(info->layout, 0));
     if (info->run_files)
         (void)hv_stores(hv, "run_files", newSVuv((UV)info->run_files));
-    if (info->format == PB_FMT_TACHYON && info->mode >= 0) {
-        const char *m = pb_tachyon_mode_name((uint32_t)info->mode + 1);
-        (void)hv_stores(hv, "mode", newSVpv(m, 0));
+    for (i = 0; i < info->n_facts; i++) {
+        const pb_fact *f = &info->facts[i];
+        SV *v;
+        if (f->type == PB_FACT_LIST) {
+            /* the comma-separated items as an array */
+            AV *av = newAV();
+            const char *p = f->value;
+            while (*p) {
+                const char *c = strchr(p, ',');
+                size_t l = c ? (size_t)(c - p) : strlen(p);
+                av_push(av, newSVpvn(p, l));
+                p += l + (c != NULL);
+            }
+            v = newRV_noinc((SV *)av);
+        } else {
+            v = newSVpv(f->value, 0);
+        }
+        (void)hv_store(hv, f->key, (I32)strlen(f->key), v, 0);
+        if (facts) {
+            AV *row = newAV();
+            av_push(row, newSVpv(f->key, 0));
+            av_push(row, newSVpv(f->type == PB_FACT_LIST ? "list" : f->type == PB_FACT_BESIDE ? "beside" : "text", 0));
+            av_push(row, newSVpv(f->note, 0));
+            av_push(facts, newRV_noinc((SV *)row));
+        }
     }
-    if (info->format == PB_FMT_TACHYON && info->capture >= 0) {
-        AV *av = newAV();
-        unsigned k;
-        for (k = 0; k < 5; k++)
-            if ((unsigned)info->capture & (1u << k))
-                av_push(av, newSVpv(pb_tachyon_capture_name(k), 0));
-        (void)hv_stores(hv, "capture", newRV_noinc((SV *)av));
-    }
+    if (facts)
+        (void)hv_stores(hv, "_facts", newRV_inc((SV *)facts));
     (void)hv_stores(hv, "supported", newSViv(info->supported));
     return hv;
 }
@@ -692,8 +709,9 @@ BOOT:
     pthread_atfork(NULL, NULL, pb_count_fork);
 
 SV *
-pbxs__detect(file)
+pbxs__detect(file, how = 0)
         const char *file
+        int how
     PREINIT:
         pb_format_info info;
         pb_error err;
@@ -701,7 +719,7 @@ pbxs__detect(file)
         pb_error_init(&err, "profbridge", file);
         if (pb_detect_file(file, &info, &err) != PB_OK)
             croak_pb(aTHX_ &err);
-        RETVAL = newRV_noinc((SV *)info_hv(aTHX_ &info));
+        RETVAL = newRV_noinc((SV *)info_hv(aTHX_ &info, how));
     OUTPUT:
         RETVAL
 

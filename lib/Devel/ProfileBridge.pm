@@ -39,6 +39,9 @@ sub _default_target {
 # the row of target $name (undef: none)
 sub _target { return $TARGET{ $_[0] } }
 
+# the row of format $name (undef: none)
+sub _format_row { my ($name) = @_; return (grep { $_->{name} eq $name } @FORMATS)[0] }
+
 # "a, b or c"
 sub _or_list {
     my @l = @_;
@@ -402,19 +405,20 @@ sub info {
     my ($file, %opts) = @_;
     _check_path('info', 'the file name', $file);
     _check_opts('info', { map { $_ => 1 } qw(format thread pid salvage progress), @LIMITS }, \%opts);
-    return _with_input($file, \%opts, sub { _info_of($_[0], %opts) });
+    return _with_input($file, \%opts, sub { (_info_of($_[0], %opts))[0, 1] });
 }
 
 # info() of a resolved input path
 sub _info_of {
     my ($path, %opts) = @_;
-    my $info = _detect($path);
+    my $info = _detect($path, 1);
+    my $facts = delete $info->{_facts};
     my ($counts, $attr, $pids) = _count($path, $opts{format}, _xs_opts(\%opts), 1);
     $info->{threads} = _threads($attr, $pids);
     _run_facts($info, $attr);
     # sampled input: the time reports show (samples x interval) and the run's wall clock
     defined $attr->{$_} and $info->{$_} = 0 + $attr->{$_} for qw(sampled_time_sec run_wall_clock_sec);
-    return ($info, $counts);
+    return ($info, $counts, $facts);
 }
 
 # the run's facts the profiler recorded (Tachyon's stats trailer), under
@@ -618,16 +622,19 @@ sub losses {
 }
 
 # info and losses(to => 'nytprof') from one read of the input (profbridge
-# info on a FIFO or standard input): (\%format_info, \%tag_counts, \@losses)
+# info on a FIFO or standard input): (\%format_info, \%tag_counts, \@losses,
+# \@facts: how to print the format's facts, [ key, text|list|beside, note ])
 sub _info_losses {
     my ($file, %opts) = @_;
     _check_opts('info', { map { $_ => 1 } qw(format thread pid salvage progress), @LIMITS }, \%opts);
     return _with_input($file, \%opts, sub {
-        my ($info, $counts) = _info_of($_[0], %opts);
+        my ($info, $counts, $facts) = _info_of($_[0], %opts);
         my %l = %opts;
         delete $l{progress};
-        my $l = ($info->{format} // '') eq 'nytprof' ? [] : eval { _losses_of($_[0], 'nytprof', %l) };
-        return ($info, $counts, $l);
+        # what the default target (nytprof.out) cannot carry of a foreign profile
+        my $to = _default_target('convert');
+        my $l = ($info->{format} // '') eq $to ? [] : eval { _losses_of($_[0], $to, %l) };
+        return ($info, $counts, $l, $facts);
     });
 }
 
