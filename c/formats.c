@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "fold_samples.h"
 #include "formats.h"
 #include "reader.h"
 #include "read_pynytprof.h"

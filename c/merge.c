@@ -977,8 +977,8 @@ static int all_sampled(const char *const *in, size_t n)
         pb_error e;
         pb_error_init(&e, "merge", in[i]);
         memset(&info, 0, sizeof info);
-        if (pb_detect_file(in[i], &info, &e) != PB_OK ||
-            (info.format != PB_FMT_TACHYON && info.format != PB_FMT_STATPROFILER))
+        if (pb_detect_file(in[i], &info, &e) != PB_OK || !pb_format_get(info.format) ||
+            !(pb_format_get(info.format)->yields & PB_YIELDS_SAMPLES))
             return 0;
     }
     return n > 0;
@@ -1110,7 +1110,7 @@ static int cmp_traces(const void *a, const void *b)
  * StatProfiler; -1: out of memory) */
 static int trace_files(const char *path, const pb_options *opt, m_key **files, size_t *n)
 {
-    const pb_format_row *row = pb_format_get(PB_FMT_STATPROFILER);
+    const pb_format_row *row = pb_format_run_row(PB_FMT_UNKNOWN);
     char **run = NULL;
     size_t nrun = 0, i;
     pb_error e;
@@ -1120,7 +1120,7 @@ static int trace_files(const char *path, const pb_options *opt, m_key **files, s
     *n = 0;
     if (!row || !row->run)
         return 0;
-    pb_error_init(&e, "statprofiler", path);
+    pb_error_init(&e, row->name, path);
     r = row->run(path, opt, &run, &nrun, &e);
     if (r < 0)
         return 0; /* the decoder will say why */
@@ -1128,7 +1128,7 @@ static int trace_files(const char *path, const pb_options *opt, m_key **files, s
         pb_format_info info;
         memset(&info, 0, sizeof info);
         if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode) || pb_detect_file(path, &info, &e) != PB_OK ||
-            info.format != PB_FMT_STATPROFILER)
+            info.format != row->format)
             return 0;
         if (!(*files = (m_key *)malloc(sizeof **files)))
             return -1;
@@ -1200,9 +1200,9 @@ static pb_status once_each(const char *const *in, size_t n, const pb_options *op
         if (had) {
             pb_error_init(err, "merge", in[t[i].input]);
             st = pb_fail_nooff(err, PB_ERR_USAGE,
-                               "shares %zu of its %zu StatProfiler trace files with another input, but not all: "
+                               "shares %zu of its %zu %s trace files with another input, but not all: "
                                "give each run once (its directory or its first file), or each trace file once",
-                               had, t[i].nfiles);
+                               had, t[i].nfiles, pb_format_run_row(PB_FMT_UNKNOWN)->title);
             goto out;
         }
         for (j = 0; j < t[i].nfiles; j++)

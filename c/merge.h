@@ -37,10 +37,9 @@ pb_status pb_merge_files(const char *const *in, size_t n, const pb_options *opt,
 /* The difference of two profiles through stack output t (outputs.h):
  * AFTER's samples, and BEFORE's negated, each marked as its side (pprof:
  * the label pprof::base=true, what pprof -diff_base builds), weights in ns
- * as above; `go tool pprof` shows the change.  pb_diff_pprof: t pprof. */
+ * as above; `go tool pprof` shows the change (pb_diff_pprof, outputs.h). */
 pb_status pb_merge_diff(const pb_target *t, const char *before, const char *after, const pb_options *opt,
                         const char *out_path, pb_error *err);
-pb_status pb_diff_pprof(const char *before, const char *after, const pb_options *opt, const char *out_path,
-                        pb_error *err);
+
 
 #endif

@@ -23,6 +23,7 @@
 #define PB_OUTPUTS_H
 
 #include <stdio.h>
+#include "fold_samples.h"
 #include "formats.h"
 
 /* pb_target.flags: what the target takes */
@@ -94,5 +95,9 @@ pb_status pb_write(const pb_target *t, pb_write_mode mode, pb_write_req *rq, pb_
 void pb_write_req_init(pb_write_req *rq);
 /* free rq's names */
 void pb_write_free(pb_write_req *rq);
+
+/* the diff of the pprof row (pb_merge_diff, merge.h) */
+pb_status pb_diff_pprof(const char *before, const char *after, const pb_options *opt, const char *out_path,
+                        pb_error *err);
 
 #endif

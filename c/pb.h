@@ -85,15 +85,10 @@ void pb_options_resolve(pb_options *o);
 void pb_options_copy(pb_options *dst, const pb_options *src);
 
 /* ---- formats ---------------------------------------------------------- */
-typedef enum {
-    PB_FMT_UNKNOWN = 0,
-    PB_FMT_NYTPROF,
-    PB_FMT_PYNYTPROF,
-    PB_FMT_EASYPROFILER,
-    PB_FMT_TACHYON,
-    PB_FMT_STATPROFILER,
-    PB_FMT_COUNT
-} pb_format;
+/* a format is a row of the table of formats: its id (PB_FMT_<NAME>) is
+ * declared there (formats.h), with the rows; 0 is none, or unknown */
+typedef int pb_format;
+#define PB_FMT_UNKNOWN 0
 
 /* A fact about a file that only its format has (a header layout, a
  * dialect): the row's sniffer adds them (c/formats.c), info shows them
@@ -173,7 +168,7 @@ extern const int pb_have_zstd, pb_have_snappy;
 const char *pb_zlib_version(void);
 const char *pb_zstd_version(void);
 
-/* every decoder's entry points (c/read_<format>.c; the rows of c/formats.c) */
-#include "decoders.h"
+/* the table of formats: the formats' ids, every decoder's entry points */
+#include "formats.h"
 
 #endif

@@ -440,7 +440,7 @@ done:
     return st;
 }
 
-/* the stacks of its call events (decoders.h) */
+/* the stacks of its call events (formats.h) */
 pb_status pb_read_nytprof_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err)
 {
     return pb_chunks_as_samples(pb_read_nytprof, src, opt, out, err);

@@ -19,9 +19,7 @@
 #include "json_lines.h"
 #include "write_nytprof.h"
 #include "present.h"
-#include "write_pprof.h"
 #include "outputs.h"
-#include "write_speedscope.h"
 #include "write_statprofiler.h"
 #include "output.h"
 
