@@ -128,7 +128,7 @@ const char *pb_format_list(unsigned yields, int titles, const char *last, char *
  * format's run decoder (see run_stacks above).  With an extra and a format
  * that has a run decoder, one file that is not a run is read as a run of
  * one, so the extra reaches it. */
-pb_status pb_decode_samples_file_extra(const char *path, pb_format fmt, const pb_options *opt, struct pb_sample_sink *ss,
-                                       const char *what, const void *extra, pb_error *err);
+pb_status pb_decode_samples_file_extra(const char *path, pb_format fmt, const pb_options *opt,
+                                       struct pb_sample_sink *ss, const char *what, const void *extra, pb_error *err);
 
 #endif

@@ -1125,7 +1125,8 @@ pb_status pb_convert_statprofiler_n(const char *in, pb_format fmt, const pb_opti
     if (!row || !(row->yields & PB_YIELDS_SAMPLES)) {
         char list[256];
         pb_format_list(PB_YIELDS_SAMPLES, 1, " or ", list, sizeof list);
-        return pb_fail_nooff(err, PB_ERR_UNSUPPORTED, "%s profiles have no stack samples: StatProfiler output needs %s input",
+        return pb_fail_nooff(err, PB_ERR_UNSUPPORTED,
+                             "%s profiles have no stack samples: StatProfiler output needs %s input",
                              fmt ? pb_format_name(fmt) : "unrecognised", list);
     }
     pb_error_init(&werr, "statprofiler-writer", out_path);

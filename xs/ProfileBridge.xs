@@ -910,8 +910,10 @@ pbxs__format_rows()
             (void)hv_stores(hv, "title", newSVpv(row->title, 0));
             (void)hv_stores(hv, "supported", newSViv(row->chunks != NULL));
             (void)hv_stores(hv, "library", row->library ? newSVpv(row->library, 0) : newSV(0));
-            (void)hv_stores(hv, "library_use", newSVpv(row->library_use == PB_LIB_EVERY_FILE ? "every"
-                                                       : row->library_use == PB_LIB_SOME_FILES ? "some" : "built-in", 0));
+            (void)hv_stores(hv, "library_use",
+                            newSVpv(row->library_use == PB_LIB_EVERY_FILE   ? "every"
+                                    : row->library_use == PB_LIB_SOME_FILES ? "some"
+                                                                            : "built-in", 0));
             if (row->library_note)
                 (void)hv_stores(hv, "library_note", newSVpv(row->library_note, 0));
             (void)hv_stores(hv, "runs", newSViv(row->run_chunks != NULL));
