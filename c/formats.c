@@ -215,21 +215,23 @@ static pb_status statprofiler_run_stacks(const char *const *paths, size_t n, con
 
 /* ---- THE table (indexed by pb_format) ------------------------------------ */
 static const pb_format_row formats[PB_FMT_COUNT] = {
-    { PB_FMT_UNKNOWN, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL },
+    { PB_FMT_UNKNOWN, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL },
     { PB_FMT_NYTPROF, "nytprof", "NYTProf", sniff_nytprof, pb_read_nytprof, pb_read_nytprof_samples,
-      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS, "zlib", NULL, NULL, NULL, NULL, NULL, NULL, PB_LIB_BUILTIN, NULL },
+      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS, "zlib", NULL, NULL, NULL, NULL, NULL, NULL, PB_LIB_BUILTIN, NULL, NULL },
     { PB_FMT_PYNYTPROF, "pynytprof", "Pynytprof", sniff_pynytprof, pb_read_pynytprof, pb_read_pynytprof_samples,
-      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS, NULL, NULL, NULL, NULL, NULL, NULL, NULL, PB_LIB_BUILTIN, NULL },
+      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS, NULL, NULL, NULL, NULL, NULL, NULL, NULL, PB_LIB_BUILTIN, NULL,
+      "python" },
     { PB_FMT_EASYPROFILER, "easyprofiler", "EasyProfiler", sniff_easyprofiler, pb_read_easyprofiler,
       pb_read_easyprofiler_stacks, PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SPANS | PB_YIELDS_NS_WEIGHTS,
-      NULL, NULL, NULL, NULL, NULL, NULL, NULL, PB_LIB_BUILTIN, NULL },
+      NULL, NULL, NULL, NULL, NULL, NULL, NULL, PB_LIB_BUILTIN, NULL, "c" },
     { PB_FMT_TACHYON, "tachyon", "Tachyon", sniff_tachyon, pb_read_tachyon, pb_read_tachyon_samples,
       PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, "zstd", NULL, NULL, NULL, NULL, NULL, NULL,
-      PB_LIB_SOME_FILES, "compressed Tachyon files" },
+      PB_LIB_SOME_FILES, "compressed Tachyon files", "python" },
     { PB_FMT_STATPROFILER, "statprofiler", "StatProfiler", sniff_statprofiler, pb_read_statprofiler,
       pb_read_statprofiler_samples, PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, "snappy",
       pb_statprofiler_run, pb_statprofiler_free_list, pb_read_statprofiler_files, statprofiler_run_stacks,
-      pb_statprofiler_expand, "Devel::StatProfiler traces", PB_LIB_EVERY_FILE, "StatProfiler traces" },
+      pb_statprofiler_expand, "Devel::StatProfiler traces", PB_LIB_EVERY_FILE, "StatProfiler traces",
+      "perl" },
 };
 
 const pb_format_row *pb_format_get(pb_format f)

@@ -109,6 +109,10 @@ typedef struct {
      * unsupported without it ("compressed Tachyon files") */
     int library_use;
     const char *library_note;
+    /* the language of the profiled program's source files ("python", "c",
+     * "perl"): which files the presentation filter embeds (present.c); NULL
+     * for NYTProf itself */
+    const char *language;
 } pb_format_row;
 
 enum { PB_LIB_BUILTIN = 0, PB_LIB_SOME_FILES, PB_LIB_EVERY_FILE };
