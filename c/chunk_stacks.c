@@ -408,7 +408,7 @@ static void cs_free(chunk_stacks *c)
 
 static void cs_cleanup(void *p) { cs_free((chunk_stacks *)p); }
 
-static pb_status chunks_as_samples(pb_decoder_fn dec, pb_source *src, const pb_options *opt, pb_sample_sink *out,
+pb_status pb_chunks_as_samples(pb_decoder_fn dec, pb_source *src, const pb_options *opt, pb_sample_sink *out,
                                    pb_error *err)
 {
     chunk_stacks *c = (chunk_stacks *)calloc(1, sizeof *c);
@@ -432,14 +432,4 @@ static pb_status chunks_as_samples(pb_decoder_fn dec, pb_source *src, const pb_o
     pb_cleanups_remove(out->cleanups, c);
     cs_free(c);
     return st;
-}
-
-pb_status pb_read_nytprof_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err)
-{
-    return chunks_as_samples(pb_read_nytprof, src, opt, out, err);
-}
-
-pb_status pb_read_pynytprof_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err)
-{
-    return chunks_as_samples(pb_read_pynytprof, src, opt, out, err);
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "collapsed.h"
+#include "output.h"
 #include "util.h"
 #include "read_statprofiler.h"
 
@@ -411,4 +412,26 @@ pb_status pb_collapse_diff_files(const char *before, const char *after, const pb
         st = pb_collapse_diff_write(c);
     pb_collapse_free(c);
     return st;
+}
+
+typedef struct {
+    const char *before, *after;
+    const pb_options *opt;
+} diff_args;
+
+static pb_status diff_write(FILE *fp, void *ctx, pb_error *werr, pb_error *err)
+{
+    const diff_args *a = (const diff_args *)ctx;
+    (void)werr;
+    return pb_collapse_diff_files(a->before, a->after, a->opt, fp, err);
+}
+
+pb_status pb_convert_diff_collapsed(const char *before, const char *after, const pb_options *opt,
+                                    const char *out_path, pb_error *err)
+{
+    diff_args a;
+    a.before = before;
+    a.after = after;
+    a.opt = opt;
+    return pb_output_with(out_path, "diff", diff_write, &a, err);
 }

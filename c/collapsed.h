@@ -41,4 +41,11 @@ pb_status pb_collapse_diff_write(pb_collapse *c);
 pb_status pb_collapse_diff_files(const char *before, const char *after, const pb_options *opt, FILE *out,
                                  pb_error *err);
 
+/* The per-stack difference of two profiles as collapsed stacks with two
+ * weight columns, "outer;...;inner BEFORE AFTER" (difffolded.pl's output,
+ * flamegraph.pl's input), threads merged, to out_path through output.h
+ * ("-": standard output; a file is written to a temp file and renamed). */
+pb_status pb_convert_diff_collapsed(const char *before, const char *after, const pb_options *opt,
+                                    const char *out_path, pb_error *err);
+
 #endif

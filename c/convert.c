@@ -2,8 +2,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "convert.h"
-#include "json_lines.h"
-#include "output.h"
 #include "present.h"
 
 pb_status pb_nytprof_target_open(pb_nytprof_target *t, const char *out, int compress_level, const pb_options *opt,
@@ -78,29 +76,4 @@ pb_status pb_convert_file(const char *in, pb_format fmt, const pb_options *opt, 
                           int compress_level, pb_error *err)
 {
     return pb_convert_file_warn(in, fmt, opt, out, compress_level, NULL, NULL, err);
-}
-
-typedef struct {
-    const char *in;
-    pb_format fmt;
-    const pb_options *opt;
-} json_args;
-
-static pb_status json_write(FILE *fp, void *ctx, pb_error *werr, pb_error *err)
-{
-    const json_args *a = (const json_args *)ctx;
-    pb_sink sink;
-    (void)werr;
-    pb_json_sink_init(&sink, fp);
-    return pb_decode_file(a->in, a->fmt, a->opt, &sink, err);
-}
-
-pb_status pb_convert_json_lines(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
-                                pb_error *err)
-{
-    json_args a;
-    a.in = in;
-    a.fmt = fmt;
-    a.opt = opt;
-    return pb_output_with(out_path, "dump", json_write, &a, err);
 }

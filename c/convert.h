@@ -41,11 +41,4 @@ pb_status pb_convert_file_warn(const char *in, pb_format fmt, const pb_options *
                                int compress_level, void (*warn)(void *ud, const char *msg), void *ud,
                                pb_error *err);
 
-/* The chunk stream of in as JSON Lines (json_lines.h) to out_path, through
- * output.h: "-" is standard output; a file is written to a temp file and
- * renamed, so a failed dump leaves an existing output byte-identical.
- * Writer errors read "dump: io: ...". */
-pb_status pb_convert_json_lines(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
-                                pb_error *err);
-
 #endif

@@ -102,27 +102,7 @@ int pb_fold_sub_name_wide(const pb_frame *fr);
 /* ---- sampling decoders: replay a file into any pb_sample_sink ---------- */
 typedef pb_status (*pb_sample_decoder_fn)(pb_source *src, const pb_options *opt, pb_sample_sink *out,
                                           pb_error *err);
-/* c/read_tachyon.c.  Thread keys are dense indices (0..) in order of first
- * appearance; thread() is called before a thread's first sample with
- * pid = key + 1, ppid 0 and label = thread id (or "tid/interpreter_id"). */
-pb_status pb_read_tachyon_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err);
-/* read_v8.c: a .cpuprofile's samples, weights in ns (sample_weight_unit=ns),
- * one thread keyed 0 (pid 1, label "main"), timestamps in µs */
-pb_status pb_read_v8_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err);
-/* read_easyprofiler.c: span stacks, weight = exclusive ns (fold_spans.h) */
-pb_status pb_read_easyprofiler_stacks(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err);
-/* c/chunk_stacks.c: a NYTProf or Pynytprof profile's call events (SUB_RETURN)
- * as stacks, as nytprofcalls builds them (without call events: one-frame
- * stacks of each sub's exclusive time); weights in ns (ATTRIBUTE
- * sample_weight_unit=ns), one thread keyed 0 (the first PID_START's pid). */
-pb_status pb_read_nytprof_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err);
-pb_status pb_read_pynytprof_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err);
-/* c/read_folded.c: one sample per line, weight as written, timestamps 0;
- * thread keys 0.. by root frame (tid:, pid:, ...), pid = key + 1 */
-pb_status pb_read_folded_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err);
-/* read_pprof.c: a pprof profile.proto's samples of one sample type (weights
- * ns for a time unit), threads from the thread/tid/pid labels */
-pb_status pb_read_pprof_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err);
+/* the sample decoders: formats.h (included by pb.h) */
 /* NULL when the format has no sample decoder (c/formats.c) */
 pb_sample_decoder_fn pb_sample_decoder_for(pb_format f);
 

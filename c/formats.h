@@ -7,15 +7,97 @@
 #ifndef PB_FORMATS_H
 #define PB_FORMATS_H
 
-#include "fold_samples.h"
 #include "pb.h"
+
+struct pb_sample_sink; /* samples.h */
+
+/* ---- every decoder's entry points ------------------------------------------
+ * Each c/read_<format>.c defines its decoders and its row below lists them;
+ * nothing else calls them by name (the driver dispatches).  Every decoder is
+ * built: what a missing optional library prevents is reported by the
+ * decoder itself (codecs.h).
+ *
+ * A chunk decoder reads src from its start (decoders read and check their
+ * own magic), sends chunks to sink, and returns PB_OK or fills err:
+ *     pb_status pb_read_<format>(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
+ * A stack decoder replays a file into any pb_sample_sink (samples.h) and
+ * calls its finish():
+ *     pb_status pb_read_<format>_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out,
+ *                                        pb_error *err);
+ */
+/* ---- chunk decoders ------------------------------------------------------- */
+pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
+pb_status pb_read_pynytprof(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
+pb_status pb_read_easyprofiler(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
+pb_status pb_read_tachyon(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
+pb_status pb_read_statprofiler(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
+pb_status pb_read_v8(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
+pb_status pb_read_pprof(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
+pb_status pb_read_folded(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
+
+/* ---- stack decoders -------------------------------------------------------
+ * Tachyon: thread keys are dense indices (0..) in order of first
+ * appearance; thread() is called before a thread's first sample with
+ * pid = key + 1, ppid 0 and label = thread id (or "tid/interpreter_id").
+ * EasyProfiler: span stacks, weight = exclusive ns (fold_spans.h).
+ * NYTProf, Pynytprof: the profile's call events (SUB_RETURN) as stacks, as
+ * nytprofcalls builds them (without call events: one-frame stacks of each
+ * sub's exclusive time); weights in ns (ATTRIBUTE sample_weight_unit=ns),
+ * one thread keyed 0 (the first PID_START's pid); pb_chunks_as_samples().
+ * StatProfiler: one file, thread key 0 (thread() announced with the real
+ * pid), no op names.
+ * V8: a .cpuprofile's samples, weights in ns (sample_weight_unit=ns), one
+ * thread keyed 0 (pid 1, label "main"), timestamps in µs.
+ * pprof: a profile.proto's samples of one sample type (weights ns for a
+ * time unit), threads from the thread/tid/pid labels.
+ * folded: one sample per line, weight as written, timestamps 0; thread keys
+ * 0.. by root frame (tid:, pid:, ...), pid = key + 1. */
+pb_status pb_read_tachyon_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
+pb_status pb_read_easyprofiler_stacks(pb_source *src, const pb_options *opt, struct pb_sample_sink *out,
+                                      pb_error *err);
+pb_status pb_read_nytprof_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
+pb_status pb_read_pynytprof_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
+pb_status pb_read_statprofiler_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out,
+                                       pb_error *err);
+pb_status pb_read_v8_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
+pb_status pb_read_pprof_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
+pb_status pb_read_folded_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
+
+/* ---- sniffers that live with their decoders --------------------------------
+ * read_pprof.c: a pprof profile.proto (gzipped or not) starts p[0..len).
+ * read_folded.c: 1 when every non-blank line of p[0..len) is "stack
+ * weight" (whole: p is the whole input, so its last line counts even
+ * without a newline; else a line cut at len is only checked for NULs, and a
+ * first line longer than len must be 16 or more frames). */
+int pb_pprof_sniff(const unsigned char *p, size_t len, uint64_t file_size, pb_format_info *info);
+int pb_folded_sniff(const unsigned char *p, size_t len, int whole);
+
+/* c/chunk_stacks.c: the stacks of a chunk decoder's stream (call events),
+ * for a format whose stacks are its chunks' (NYTProf, Pynytprof) */
+pb_status pb_chunks_as_samples(pb_status (*dec)(pb_source *, const pb_options *, pb_sink *, pb_error *),
+                               pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
+
+/* the formats' ids (pb_format, pb.h): the rows of formats[] in c/formats.c, in order */
+enum {
+    PB_FMT_NYTPROF = 1,
+    PB_FMT_PYNYTPROF,
+    PB_FMT_EASYPROFILER,
+    PB_FMT_TACHYON,
+    PB_FMT_STATPROFILER,
+    PB_FMT_V8,
+    PB_FMT_PPROF,
+    PB_FMT_FOLDED, /* text: the last row, after every binary format */
+    PB_FMT_COUNT
+};
 
 /* what a format's files can give (pb_format_row.yields) */
 enum {
     PB_YIELDS_CHUNKS = 1,  /* a chunk stream (every format) */
     PB_YIELDS_STACKS = 2,  /* stacks with weights for the stack outputs (collapsed, pprof, speedscope, merge) */
     PB_YIELDS_SAMPLES = 4, /* real stack samples with frames and lines: StatProfiler output can carry them */
-    PB_YIELDS_SPANS = 8    /* timed spans (begin, end): speedscope's evented profiles */
+    PB_YIELDS_SPANS = 8,   /* timed spans (begin, end): speedscope's evented profiles */
+    PB_YIELDS_NS_WEIGHTS = 16 /* its stacks' weights are ns already, not samples (ATTRIBUTE source_format
+                               * names the format: samples.h, pb_sample_facts_take) */
 };
 
 typedef struct {
@@ -26,7 +108,8 @@ typedef struct {
      * fills info's details.  file_size: UINT64_MAX when unknown. */
     int (*sniff)(const unsigned char *p, size_t len, uint64_t file_size, pb_format_info *info);
     pb_decoder_fn chunks;         /* file -> chunks (pb.h) */
-    pb_sample_decoder_fn stacks;  /* file -> pb_sample_sink (fold_samples.h); NULL: no stacks */
+    /* file -> pb_sample_sink (a pb_sample_decoder_fn, fold_samples.h); NULL: no stacks */
+    pb_status (*stacks)(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
     unsigned yields;              /* PB_YIELDS_* */
     const char *library;          /* the library a file may need beyond the C library ("zstd"), or NULL */
     /* Optional, for a profile that spans several files: does path name one
@@ -38,17 +121,42 @@ typedef struct {
     void (*run_free)(char **paths, size_t n);
     pb_status (*run_chunks)(const char *const *paths, size_t n, const pb_options *opt, pb_sink *sink,
                             pb_error *err);
-    pb_status (*run_stacks)(const char *const *paths, size_t n, const pb_options *opt, pb_sample_sink *ss,
+    pb_status (*run_stacks)(const char *const *paths, size_t n, const pb_options *opt, struct pb_sample_sink *ss,
                             const void *extra, pb_error *err);
+    /* the run's files a directory or a template names (for_chunks' files =>),
+     * and what they are called in messages ("Devel::StatProfiler traces") */
+    pb_status (*run_expand)(const char *spec, char ***paths, size_t *n, pb_error *err);
+    const char *run_what;
+    /* how its files need `library`: PB_LIB_BUILTIN (always linked: nothing
+     * to report), PB_LIB_SOME_FILES (features() lists "<name>-<library>"),
+     * PB_LIB_EVERY_FILE (no library, no format); library_note: what is
+     * unsupported without it ("compressed Tachyon files") */
+    int library_use;
+    const char *library_note;
+    /* the language of the profiled program's source files ("python", "c",
+     * "perl"): which files the presentation filter embeds (present.c); NULL
+     * for NYTProf itself */
+    const char *language;
 } pb_format_row;
 
+enum { PB_LIB_BUILTIN = 0, PB_LIB_SOME_FILES, PB_LIB_EVERY_FILE };
+
 const pb_format_row *pb_format_get(pb_format f);
+/* the row of fmt, or (PB_FMT_UNKNOWN) the first whose profiles may span
+ * several files; NULL when that row has none */
+const pb_format_row *pb_format_run_row(pb_format fmt);
+
+/* The titles (titles 1) or names of the formats that yield all of `yields`
+ * (0: every format), in the table's order, joined by ", " and, before the
+ * last, by `last` ("NYTProf, Tachyon or StatProfiler"), into buf (cut to
+ * cap). */
+const char *pb_format_list(unsigned yields, int titles, const char *last, char *buf, size_t cap);
 
 /* pb_decode_samples_file (fold_samples.h) with the consumer's extra for the
  * format's run decoder (see run_stacks above).  With an extra and a format
  * that has a run decoder, one file that is not a run is read as a run of
  * one, so the extra reaches it. */
-pb_status pb_decode_samples_file_extra(const char *path, pb_format fmt, const pb_options *opt, pb_sample_sink *ss,
-                                       const char *what, const void *extra, pb_error *err);
+pb_status pb_decode_samples_file_extra(const char *path, pb_format fmt, const pb_options *opt,
+                                       struct pb_sample_sink *ss, const char *what, const void *extra, pb_error *err);
 
 #endif

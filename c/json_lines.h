@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 #include <string.h>
-#include "chunk.h"
+#include "pb.h"
 
 /* Write one chunk as ["TAG",args...]\n */
 void pb_json_chunk(FILE *out, const pb_chunk *c);
@@ -13,5 +13,12 @@ void pb_json_chunk(FILE *out, const pb_chunk *c);
 void pb_json_str(FILE *out, const pb_str *s);
 /* A sink that writes every chunk it gets to out. */
 void pb_json_sink_init(pb_sink *sink, FILE *out);
+
+/* The chunk stream of in as JSON Lines (json_lines.h) to out_path, through
+ * output.h: "-" is standard output; a file is written to a temp file and
+ * renamed, so a failed dump leaves an existing output byte-identical.
+ * Writer errors read "dump: io: ...". */
+pb_status pb_convert_json_lines(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
+                                pb_error *err);
 
 #endif

@@ -15,8 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "merge.h"
-#include "convert.h"
-#include "convert_samples.h"
+#include "outputs.h"
 #include "output.h"
 #include "util.h"
 #include "formats.h"
@@ -978,8 +977,8 @@ static int all_sampled(const char *const *in, size_t n)
         pb_error e;
         pb_error_init(&e, "merge", in[i]);
         memset(&info, 0, sizeof info);
-        if (pb_detect_file(in[i], &info, &e) != PB_OK ||
-            (info.format != PB_FMT_TACHYON && info.format != PB_FMT_STATPROFILER))
+        if (pb_detect_file(in[i], &info, &e) != PB_OK || !pb_format_get(info.format) ||
+            !(pb_format_get(info.format)->yields & PB_YIELDS_SAMPLES))
             return 0;
     }
     return n > 0;
@@ -997,16 +996,19 @@ static uint32_t merged_fid_flags(void *ctx, pb_str file)
     return PB_FID_VIA_STMT | PB_FID_VIA_SUB;
 }
 
-static pb_status merge_nytprof(const char *const *in, size_t n, const pb_options *opt, const char *out_path,
-                               int level, void (*warn)(void *, const char *), void *ud, pb_error *err)
+/* a chunk target (nytprof.out): every input's samples folded into its chunks */
+static pb_status merge_chunks(const pb_target *tg, const char *const *in, size_t n, const pb_write_req *rq,
+                              pb_error *err)
 {
-    pb_nytprof_target t;
     pb_fold *fold;
     pb_fold_config cfg;
     merger m;
-    pb_status st = pb_nytprof_target_open(&t, out_path, level, opt, in[0], 0, warn, ud, err);
-    if (st != PB_OK)
-        return st;
+    pb_sink *sink;
+    const pb_options *opt;
+    pb_status st;
+    void *h = tg->chunks_open(rq, in[0], 0, &sink, &opt, err);
+    if (!h)
+        return err->status;
     memset(&cfg, 0, sizeof cfg);
     cfg.source_format = "merged";
     cfg.ticks_per_sec = 1000000000u; /* ns: the merged weights' unit */
@@ -1014,22 +1016,22 @@ static pb_status merge_nytprof(const char *const *in, size_t n, const pb_options
     cfg.sampled_spans = all_sampled(in, n);
     cfg.fid_flags = merged_fid_flags;
     memset(&m, 0, sizeof m);
-    if (!(fold = pb_fold_new(&cfg, pb_present_sink(t.pr), err))) {
+    if (!(fold = pb_fold_new(&cfg, sink, err))) {
         st = err->status ? err->status : PB_ERR_LIMIT;
     } else {
         m.target = pb_fold_sample_sink(fold);
-        st = merge_into(&m, in, n, &t.opt, err);
+        st = merge_into(&m, in, n, opt, err);
     }
     pb_fold_free(fold);
     merger_free(&m);
-    return pb_nytprof_target_close(&t, st, err);
+    return tg->chunks_close(h, st, err);
 }
 
 typedef struct {
     const char *const *in;
     size_t n;
     const pb_options *opt;
-    const char *to;         /* "collapsed", "pprof", "speedscope" */
+    const pb_target *t;     /* a stack output (outputs.h) */
     int diff;
 } merge_args;
 
@@ -1039,7 +1041,7 @@ static pb_status merge_write(FILE *fp, void *ctx, pb_error *werr, pb_error *err)
     const merge_args *a = (const merge_args *)ctx;
     merger m;
     pb_status st;
-    const pb_stack_output *o = pb_stack_output_named(a->to);
+    const pb_target *o = a->t;
     void *w;
     memset(&m, 0, sizeof m);
     m.diff = a->diff;
@@ -1110,7 +1112,7 @@ static int cmp_traces(const void *a, const void *b)
  * StatProfiler; -1: out of memory) */
 static int trace_files(const char *path, const pb_options *opt, m_key **files, size_t *n)
 {
-    const pb_format_row *row = pb_format_get(PB_FMT_STATPROFILER);
+    const pb_format_row *row = pb_format_run_row(PB_FMT_UNKNOWN);
     char **run = NULL;
     size_t nrun = 0, i;
     pb_error e;
@@ -1120,7 +1122,7 @@ static int trace_files(const char *path, const pb_options *opt, m_key **files, s
     *n = 0;
     if (!row || !row->run)
         return 0;
-    pb_error_init(&e, "statprofiler", path);
+    pb_error_init(&e, row->name, path);
     r = row->run(path, opt, &run, &nrun, &e);
     if (r < 0)
         return 0; /* the decoder will say why */
@@ -1128,7 +1130,7 @@ static int trace_files(const char *path, const pb_options *opt, m_key **files, s
         pb_format_info info;
         memset(&info, 0, sizeof info);
         if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode) || pb_detect_file(path, &info, &e) != PB_OK ||
-            info.format != PB_FMT_STATPROFILER)
+            info.format != row->format)
             return 0;
         if (!(*files = (m_key *)malloc(sizeof **files)))
             return -1;
@@ -1200,9 +1202,9 @@ static pb_status once_each(const char *const *in, size_t n, const pb_options *op
         if (had) {
             pb_error_init(err, "merge", in[t[i].input]);
             st = pb_fail_nooff(err, PB_ERR_USAGE,
-                               "shares %zu of its %zu StatProfiler trace files with another input, but not all: "
+                               "shares %zu of its %zu %s trace files with another input, but not all: "
                                "give each run once (its directory or its first file), or each trace file once",
-                               had, t[i].nfiles);
+                               had, t[i].nfiles, pb_format_run_row(PB_FMT_UNKNOWN)->title);
             goto out;
         }
         for (j = 0; j < t[i].nfiles; j++)
@@ -1234,21 +1236,36 @@ pb_status pb_merge_files(const char *const *in, size_t n, const pb_options *opt,
     const char **once = NULL;
     size_t nonce = 0;
     pb_status st;
+    const pb_target *t = pb_target_named(to);
     pb_error_init(err, "merge", out_path);
     if (!n)
         return pb_fail_nooff(err, PB_ERR_USAGE, "no profiles to merge");
-    if (strcmp(to, "nytprof") && !pb_stack_output_named(to))
-        return pb_fail_nooff(err, PB_ERR_USAGE, "cannot merge into '%s' (nytprof, collapsed, pprof, speedscope)", to);
+    if (!t || !pb_target_can(t, PB_WRITE_MERGE)) {
+        char list[256];
+        size_t i, len = 0;
+        list[0] = '\0';
+        for (i = 0; pb_target_at(i) && len < sizeof list; i++)
+            if (pb_target_can(pb_target_at(i), PB_WRITE_MERGE))
+                len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", len ? ", " : "", pb_target_at(i)->name);
+        return pb_fail_nooff(err, PB_ERR_USAGE, "cannot merge into '%s' (%s)", to, list);
+    }
     if ((st = once_each(in, n, opt, &once, &nonce, err)) != PB_OK)
         return st;
     pb_error_init(err, "merge", out_path);
-    if (!strcmp(to, "nytprof")) {
-        st = merge_nytprof(once, nonce, opt, out_path, compress_level, warn, ud, err);
+    if (!t->open) {
+        pb_write_req rq;
+        pb_write_req_init(&rq);
+        rq.opt = opt;
+        rq.out = out_path;
+        rq.level = compress_level;
+        rq.warn = warn;
+        rq.ud = ud;
+        st = merge_chunks(t, once, nonce, &rq, err);
     } else {
         a.in = once;
         a.n = nonce;
         a.opt = opt;
-        a.to = to;
+        a.t = t;
         a.diff = 0;
         st = pb_output_with(out_path, to, merge_write, &a, err);
     }
@@ -1256,8 +1273,8 @@ pb_status pb_merge_files(const char *const *in, size_t n, const pb_options *opt,
     return st;
 }
 
-pb_status pb_diff_pprof(const char *before, const char *after, const pb_options *opt, const char *out_path,
-                        pb_error *err)
+pb_status pb_merge_diff(const pb_target *t, const char *before, const char *after, const pb_options *opt,
+                        const char *out_path, pb_error *err)
 {
     merge_args a;
     const char *in[2];
@@ -1266,7 +1283,7 @@ pb_status pb_diff_pprof(const char *before, const char *after, const pb_options 
     a.in = in;
     a.n = 2;
     a.opt = opt;
-    a.to = "pprof";
+    a.t = t;
     a.diff = 1;
-    return pb_output_with(out_path, "pprof", merge_write, &a, err);
+    return pb_output_with(out_path, t->name, merge_write, &a, err);
 }

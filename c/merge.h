@@ -23,6 +23,7 @@
 #define PB_MERGE_H
 
 #include "fold_samples.h"
+#include "outputs.h"
 
 /* to: "nytprof" (compress_level 0..9, -1 default), "collapsed", "pprof",
  * "speedscope".  out_path "-" is standard output for all but nytprof.  warn gets the
@@ -33,10 +34,12 @@ pb_status pb_merge_files(const char *const *in, size_t n, const pb_options *opt,
                          const char *out_path, int compress_level, void (*warn)(void *ud, const char *msg),
                          void *ud, pb_error *err);
 
-/* The difference of two profiles as one pprof profile: AFTER's samples, and
- * BEFORE's negated with the label pprof::base=true (what pprof -diff_base
- * builds), weights in ns as above; `go tool pprof` shows the change. */
-pb_status pb_diff_pprof(const char *before, const char *after, const pb_options *opt, const char *out_path,
-                        pb_error *err);
+/* The difference of two profiles through stack output t (outputs.h):
+ * AFTER's samples, and BEFORE's negated, each marked as its side (pprof:
+ * the label pprof::base=true, what pprof -diff_base builds), weights in ns
+ * as above; `go tool pprof` shows the change (pb_diff_pprof, outputs.h). */
+pb_status pb_merge_diff(const pb_target *t, const char *before, const char *after, const pb_options *opt,
+                        const char *out_path, pb_error *err);
+
 
 #endif

@@ -87,18 +87,25 @@ void pb_options_resolve(pb_options *o);
 void pb_options_copy(pb_options *dst, const pb_options *src);
 
 /* ---- formats ---------------------------------------------------------- */
-typedef enum {
-    PB_FMT_UNKNOWN = 0,
-    PB_FMT_NYTPROF,
-    PB_FMT_PYNYTPROF,
-    PB_FMT_EASYPROFILER,
-    PB_FMT_TACHYON,
-    PB_FMT_STATPROFILER,
-    PB_FMT_V8,
-    PB_FMT_PPROF,
-    PB_FMT_FOLDED,       /* text: the last row, after every binary format (formats.c) */
-    PB_FMT_COUNT
-} pb_format;
+/* a format is a row of the table of formats: its id (PB_FMT_<NAME>) is
+ * declared there (formats.h), with the rows; 0 is none, or unknown */
+typedef int pb_format;
+#define PB_FMT_UNKNOWN 0
+
+/* A fact about a file that only its format has (a header layout, a
+ * dialect): the row's sniffer adds them (c/formats.c), info shows them
+ * without knowing them: as "key: value (note)" (PB_FACT_TEXT), as a list
+ * of the comma-separated items of value, "none" when empty (PB_FACT_LIST),
+ * or beside the format's name, "name (key value)" (PB_FACT_BESIDE); in
+ * --json and detect_format() as key => value (a list: an array). */
+enum { PB_FACT_TEXT, PB_FACT_LIST, PB_FACT_BESIDE };
+#define PB_MAX_FACTS 6
+typedef struct {
+    const char *key; /* static: "layout" */
+    int type;        /* PB_FACT_* */
+    char value[64];
+    char note[48];   /* "" or what the text adds after the value */
+} pb_fact;
 
 typedef struct {
     pb_format format;
@@ -107,68 +114,22 @@ typedef struct {
     int compressed;         /* 1 zlib/zstd/snappy in use, 0 not, -1 unknown */
     char compression[16];   /* "zlib", "zstd", "snappy", "none" */
     char byte_order[8];     /* "little", "big" or "" */
-    char dialect[8];        /* Pynytprof: "A".."D" */
-    char layout[8];         /* Tachyon header layout: "3.14" or "3.15" ("" unknown) */
-    int mode;               /* Tachyon profiling mode (header offset 60, bits 0-2 less 1): 0 wall .. 4
-                             * exception, as CPython's get_info(); -1 none stored (or one CPython refuses) */
-    int capture;            /* Tachyon capture features (offset 60, bits 4-8: PB_TACH_CAPTURE_*), -1 when the
-                             * header says none are recorded (bit 3 clear) */
-    size_t run_files;       /* StatProfiler run (a directory): its trace files; 0 otherwise */
+    pb_fact facts[PB_MAX_FACTS]; /* what else the format's sniffer found (its row, c/formats.c) */
+    size_t n_facts;
+    size_t run_files;       /* a profile of several files (a directory): its files; 0 otherwise */
     int supported;          /* a decoder exists in this build */
 } pb_format_info;
+
+/* add a fact to info (dropped past PB_MAX_FACTS; value and note cut to fit) */
+void pb_info_fact(pb_format_info *info, const char *key, int type, const char *value, const char *note);
+/* the value of info's fact `key`, or NULL */
+const char *pb_info_fact_value(const pb_format_info *info, const char *key);
 
 const char *pb_format_name(pb_format f);
 pb_format pb_format_from_name(const char *name);
 
 /* Sniff the first bytes (as many as are there, up to 4096 is plenty). */
 void pb_detect_bytes(const unsigned char *p, size_t len, pb_format_info *info);
-/* Tachyon v1 has two incompatible 64-byte headers (tachyon-format.md,
- * "Versions that exist"): the pre-rc one (u32 sample count at 28) and the
- * Python 3.15 one (u64 sample count at 28, every later field 4 bytes on,
- * a u32 bit field at 60; "VERIFIED against a real CPython 3.15.2").  pb_tachyon_header() decides which one h holds
- * from the header's own consistency (reserved bytes, table offsets in order,
- * inside file_size when that is known: UINT64_MAX otherwise) and fills *th.
- * swap: the file's byte order is not the host's.  Returns the layout
- * (PB_TACH_314 / PB_TACH_315), or 0 when neither reading is consistent. */
-enum { PB_TACH_314 = 314, PB_TACH_315 = 315 };
-typedef struct {
-    int layout;
-    uint64_t sample_count;
-    uint32_t thread_count, compression, mode_field;
-    uint64_t str_off, frame_off;
-} pb_tach_header;
-int pb_tachyon_header(const unsigned char *h, int swap, uint64_t file_size, pb_tach_header *th);
-/* Pynytprof's dialect from a file's first bytes (read_pynytprof.c): "A".."D",
- * or "" when they do not say */
-const char *pb_pynytprof_dialect(const unsigned char *p, size_t len);
-/* Folded stacks (read_folded.c): 1 when every non-blank line of p[0..len)
- * is "stack weight" (whole: p is the whole input, so its last line counts
- * even without a newline; else a line cut at len is only checked for NULs,
- * and a first line longer than len must be 16 or more frames) */
-int pb_folded_sniff(const unsigned char *p, size_t len, int whole);
-/* The 3.15 header's field at offset 60, as CPython 3.15.2 reads it: bits
- * 0-2 = profiling mode + 1 (0 not stored; 1 wall, 2 cpu, 3 gil, 4 all,
- * 5 exception; 6 and 7 CPython's reader refuses), bit 3 = capture features
- * recorded, bits 4-8 = the features (CPython's capture_config names below);
- * higher bits ignored. */
-#define PB_TACH_MODE_BITS(field) ((field) & 7u)
-#define PB_TACH_MODE_INVALID(field) (PB_TACH_MODE_BITS(field) >= 6u)
-#define PB_TACH_HAS_CAPTURE(field) (((field) >> 3) & 1u)
-#define PB_TACH_CAPTURE(field) (((field) >> 4) & 0x1Fu)
-enum {
-    PB_TACH_CAPTURE_ALL_THREADS = 1,
-    PB_TACH_CAPTURE_NATIVE = 2,
-    PB_TACH_CAPTURE_GC = 4,
-    PB_TACH_CAPTURE_OPCODES = 8,
-    PB_TACH_CAPTURE_BLOCKING = 16
-};
-/* name of the field's profiling mode: "wall", "cpu", "gil", "all",
- * "exception"; NULL when none is stored (bits 0-2 zero) or CPython refuses it */
-const char *pb_tachyon_mode_name(uint32_t mode_field);
-/* name of capture feature bit k (0..4): "all_threads", "native", "gc",
- * "opcodes", "blocking"; NULL past them */
-const char *pb_tachyon_capture_name(unsigned k);
-
 /* Open, sniff, close. PB_ERR_IO if the file can't be read. */
 pb_status pb_detect_file(const char *path, pb_format_info *info, pb_error *err);
 
@@ -203,25 +164,14 @@ pb_status pb_detect_source(pb_source *src, pb_format *format, pb_error *err);
 pb_status pb_decode_source(pb_source *src, const char *name, pb_format format, const pb_options *opt,
                           pb_sink *sink, pb_error *err);
 
-/* decoders: each c/read_<format>.c defines its function, and the table of
- * formats (c/formats.c) lists it; every decoder is built (what a missing
- * optional library prevents is reported by the decoder itself, codecs.h) */
-pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
-pb_status pb_read_pynytprof(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
-pb_status pb_read_easyprofiler(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
-pb_status pb_read_tachyon(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
-pb_status pb_read_statprofiler(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
-pb_status pb_read_v8(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
-pb_status pb_read_folded(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
-pb_status pb_read_pprof(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
-/* read_pprof.c: a pprof profile.proto (gzipped or not) starts p[0..len) */
-int pb_pprof_sniff(const unsigned char *p, size_t len, uint64_t file_size, pb_format_info *info);
-
 /* the optional libraries this build was compiled with (codecs.h): 1 or 0 */
 extern const int pb_have_zstd, pb_have_snappy, pb_have_yajl;
 /* their versions ("1.2.13"; "" when absent or, for snappy, not reported) */
 const char *pb_zlib_version(void);
 const char *pb_zstd_version(void);
 const char *pb_yajl_version(void); /* read_v8.c: the JSON parser of .cpuprofile files */
+
+/* the table of formats: the formats' ids, every decoder's entry points */
+#include "formats.h"
 
 #endif

@@ -190,18 +190,25 @@ static const char *const js_ext[] = {"js", "mjs", "cjs", "jsx", "ts", "mts", "ct
 
 static int lang_of(pb_str fmt)
 {
+    char name[32];
+    const pb_format_row *row;
 #define IS(s) (fmt.len == sizeof(s) - 1 && memcmp(fmt.ptr, s, fmt.len) == 0)
-    if (IS("tachyon") || IS("pynytprof"))
-        return PB_LANG_PYTHON;
-    if (IS("easyprofiler"))
-        return PB_LANG_C;
-    if (IS("statprofiler"))
-        return PB_LANG_PERL;
-    if (IS("v8"))
-        return PB_LANG_JS;
-    if (IS("merged") || IS("folded")) /* merge: its inputs' languages are not told apart; folded stacks: any tool's */
+    if (IS("merged")) /* merge: its inputs' languages are not told apart */
         return PB_LANG_ANY;
-    return PB_LANG_NONE;
+    if (fmt.len >= sizeof name || memchr(fmt.ptr, 0, fmt.len))
+        return PB_LANG_NONE;
+    memcpy(name, fmt.ptr, fmt.len);
+    name[fmt.len] = '\0';
+    /* the format's row says (c/formats.c) */
+    row = pb_format_get(pb_format_from_name(name));
+    if (!row || !row->language)
+        return PB_LANG_NONE;
+    return !strcmp(row->language, "python") ? PB_LANG_PYTHON
+           : !strcmp(row->language, "c")    ? PB_LANG_C
+           : !strcmp(row->language, "perl") ? PB_LANG_PERL
+           : !strcmp(row->language, "js")   ? PB_LANG_JS
+           : !strcmp(row->language, "any")  ? PB_LANG_ANY
+                                            : PB_LANG_NONE;
 #undef IS
 }
 

@@ -439,3 +439,9 @@ done:
         err->status = PB_ERR_ABORT;
     return st;
 }
+
+/* the stacks of its call events (formats.h) */
+pb_status pb_read_nytprof_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err)
+{
+    return pb_chunks_as_samples(pb_read_nytprof, src, opt, out, err);
+}

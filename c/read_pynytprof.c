@@ -54,6 +54,7 @@
 #include "nytp_codec.h"
 #include "nytp_records.h"
 #include "pb.h"
+#include "read_pynytprof.h"
 #include "reader.h"
 #include "model.h"
 
@@ -1489,4 +1490,10 @@ pb_status pb_read_pynytprof(pb_source *src, const pb_options *opt, pb_sink *sink
     if (st == PB_ERR_ABORT && err->status == PB_OK)
         err->status = PB_ERR_ABORT;
     return st;
+}
+
+/* the stacks of its call events (formats.h) */
+pb_status pb_read_pynytprof_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err)
+{
+    return pb_chunks_as_samples(pb_read_pynytprof, src, opt, out, err);
 }

@@ -104,10 +104,6 @@ void pb_statprofiler_free_list(char **paths, size_t n);
  * io, or unsupported "no process PID in this run"). */
 int pb_statprofiler_run(const char *path, const pb_options *opt, char ***paths, size_t *n, pb_error *err);
 
-/* pb_sample_decoder_fn for fold_samples.h's table: one file, thread key 0
- * (thread() announced with the real pid), no op names; calls finish(). */
-pb_status pb_read_statprofiler_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err);
-
 /* Chunk-level entry for several files (the fold in between), like
  * pb_read_statprofiler() for one.  err is initialised here. */
 pb_status pb_read_statprofiler_files(const char *const *paths, size_t n, const pb_options *opt,

@@ -42,6 +42,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "pb.h"
+#include "read_tachyon.h"
 #include "reader.h"
 #include "util.h"
 #include "fold_samples.h"

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "formats.h"
 #include "samples.h"
 
 const char *pb_sample_attr_text(pb_str value, char *buf, size_t cap)
@@ -50,8 +51,10 @@ int pb_sample_facts_take(pb_sample_facts *f, const char *key, pb_str value)
         double d = strtod(b, NULL);
         if (d > 0 && d < 1e9)
             f->duration_ns = (uint64_t)(d * 1e9);
-    } else if (!strcmp(key, "source_format"))
-        f->weight_ns = !strcmp(b, "easyprofiler");
+    } else if (!strcmp(key, "source_format")) {
+        const pb_format_row *row = pb_format_get(pb_format_from_name(b));
+        f->weight_ns = row && (row->yields & PB_YIELDS_NS_WEIGHTS); /* the table of formats says */
+    }
     else if (!strcmp(key, "sample_weight_unit"))
         f->weight_ns = !strcmp(b, "ns");
     else

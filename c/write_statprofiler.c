@@ -9,10 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 #include "codecs.h"
+#include "convert_samples.h"
+#include "formats.h"
 #include "output.h"
 #include "util.h"
 #include "write_statprofiler.h"
@@ -1081,4 +1084,80 @@ void pb_spw_sink_free(pb_spw_sink *k)
     PB_FREE_ALL(k->names, k->hm, k->th, k->openidx, k->fr, k->arena, k->op, k->out);
     pb_index_free(&k->tab);
     free(k);
+}
+
+/* ---- a profile's samples to StatProfiler records (write_statprofiler.h) ---- */
+pb_status pb_convert_statprofiler(const char *in, pb_format fmt, const pb_options *opt_in, const char *out_path,
+                                  char ***names_out, size_t *n_out, pb_error *err)
+{
+    return pb_convert_statprofiler_n(in, fmt, opt_in, out_path, names_out, n_out, NULL, err);
+}
+
+pb_status pb_convert_statprofiler_n(const char *in, pb_format fmt, const pb_options *opt_in, const char *out_path,
+                                    char ***names_out, size_t *n_out, uint64_t *samples, pb_error *err)
+{
+    pb_counting c;
+    pb_options opt;
+    pb_spw_sink *k;
+    pb_status st;
+    pb_error werr;
+    pb_sp_hooks hooks;
+    const pb_format_row *row;
+    if (names_out)
+        *names_out = NULL;
+    if (n_out)
+        *n_out = 0;
+    pb_options_copy(&opt, opt_in);
+    if (fmt == PB_FMT_UNKNOWN) {
+        pb_format_info info;
+        pb_error_init(err, "profbridge", in);
+        if ((st = pb_detect_file(in, &info, err)) != PB_OK) /* a directory: a StatProfiler run */
+            return st;
+        fmt = info.format;
+        if (fmt == PB_FMT_UNKNOWN) {
+            struct stat sb;
+            if (stat(in, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size == 0)
+                return pb_fail(err, PB_ERR_CORRUPT, 0, "empty file: not a profile"); /* as every other target says */
+        }
+    }
+    pb_error_init(err, fmt ? pb_format_name(fmt) : "profbridge", in);
+    row = pb_format_get(fmt);
+    if (!row || !(row->yields & PB_YIELDS_SAMPLES)) {
+        char list[256];
+        pb_format_list(PB_YIELDS_SAMPLES, 1, " or ", list, sizeof list);
+        return pb_fail_nooff(err, PB_ERR_UNSUPPORTED,
+                             "%s profiles have no stack samples: StatProfiler output needs %s input",
+                             fmt ? pb_format_name(fmt) : "unrecognised", list);
+    }
+    pb_error_init(&werr, "statprofiler-writer", out_path);
+    k = pb_spw_sink_new(out_path, &werr);
+    if (!k) {
+        *err = werr;
+        return err->status;
+    }
+    /* through the driver, which resolves a run (a directory or a root's
+     * first file); the writer's hooks (eval source, sections, op names)
+     * reach the decoder of a format that takes them */
+    hooks = pb_spw_sink_hooks(k);
+    st = pb_decode_samples_file_extra(in, fmt, &opt, pb_counting_init(&c, pb_spw_sink_base(k)), "StatProfiler output",
+                                      &hooks, err);
+    if (samples)
+        *samples = c.samples;
+    if (st != PB_OK && werr.status != PB_OK &&
+        (err->status == PB_OK || err->status == PB_ERR_ABORT || !err->message[0]))
+        *err = werr; /* the writer's reason (a decoder passes a sink's status on without a message) */
+    else if (st != PB_OK && err->status == PB_OK)
+        pb_fail_nooff(err, st, "the StatProfiler writer failed");
+    if (st == PB_OK && names_out) {
+        const char *const *names;
+        size_t n = pb_spw_sink_files(k, &names), i;
+        char **copy = (char **)calloc(n ? n : 1, sizeof *copy);
+        for (i = 0; copy && i < n; i++)
+            copy[i] = strdup(names[i]);
+        *names_out = copy;
+        if (n_out)
+            *n_out = copy ? n : 0;
+    }
+    pb_spw_sink_free(k);
+    return st;
 }

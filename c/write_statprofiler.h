@@ -103,4 +103,17 @@ pb_sp_hooks pb_spw_sink_hooks(pb_spw_sink *k);
 size_t pb_spw_sink_files(const pb_spw_sink *k, const char *const **names);
 void pb_spw_sink_free(pb_spw_sink *k);
 
+/* Devel::StatProfiler records of in (fmt PB_FMT_UNKNOWN: detect): one
+ * trace file at out_path for a single thread, or "<out_path>.<48 hex
+ * id>.00000001" per thread (pb_spw_sink_new).  StatProfiler inputs keep
+ * their op names.  Each trace is written as "<name>_" and renamed when
+ * complete; a failed conversion removes them.  On success names and n (may
+ * be NULL) receive the files written: free with pb_convert_free_names()
+ * (convert_samples.h); *samples (may be NULL) the samples of weight > 0
+ * written (0 for an empty profile). */
+pb_status pb_convert_statprofiler(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
+                                  char ***names, size_t *n, pb_error *err);
+pb_status pb_convert_statprofiler_n(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
+                                    char ***names, size_t *n, uint64_t *samples, pb_error *err);
+
 #endif

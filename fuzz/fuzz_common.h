@@ -50,6 +50,8 @@
 #include "convert.h"
 #include "convert_samples.h"
 #include "merge.h"
+#include "json_lines.h"
+#include "write_statprofiler.h"
 #include "../t/c/harness.h"
 #include "fuzz_check.h"
 

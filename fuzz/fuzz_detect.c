@@ -16,9 +16,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         if (memchr(info.version, 0, sizeof info.version) == NULL ||
             memchr(info.compression, 0, sizeof info.compression) == NULL ||
-            memchr(info.byte_order, 0, sizeof info.byte_order) == NULL ||
-            memchr(info.dialect, 0, sizeof info.dialect) == NULL)
+            memchr(info.byte_order, 0, sizeof info.byte_order) == NULL || info.n_facts > PB_MAX_FACTS)
             abort();
+        for (size_t i = 0; i < info.n_facts; i++)
+            if (!info.facts[i].key || memchr(info.facts[i].value, 0, sizeof info.facts[i].value) == NULL)
+                abort();
     }
     fuzz_convert(data, size, PB_FMT_UNKNOWN, 0);
     fuzz_collapse(data, size, PB_FMT_UNKNOWN);

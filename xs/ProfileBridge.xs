@@ -15,14 +15,11 @@
 #include "XSUB.h"
 
 #include "pb.h"
+#include "formats.h"
 #include "json_lines.h"
 #include "write_nytprof.h"
-#include "convert.h"
 #include "present.h"
-#include "write_pprof.h"
-#include "merge.h"
-#include "write_speedscope.h"
-#include "convert_samples.h"
+#include "outputs.h"
 #include "write_statprofiler.h"
 #include "output.h"
 
@@ -173,9 +170,11 @@ static pb_format format_arg(pTHX_ SV *sv)
     if (!sv || !SvOK(sv))
         return PB_FMT_UNKNOWN;
     f = pb_format_from_name(SvPV_nolen(sv));
-    if (f == PB_FMT_UNKNOWN)
-        croak("Devel::ProfileBridge: unknown format '%s' (known: nytprof, pynytprof, easyprofiler, tachyon, "
-              "statprofiler, v8, pprof, folded)", SvPV_nolen(sv));
+    if (f == PB_FMT_UNKNOWN) {
+        char list[256];
+        croak("Devel::ProfileBridge: unknown format '%s' (known: %s)", SvPV_nolen(sv),
+              pb_format_list(0, 0, ", ", list, sizeof list));
+    }
     return f;
 }
 
@@ -652,9 +651,14 @@ static xs_sink *new_xs_sink(pTHX_ SV *callback)
     return x;
 }
 
-static HV *info_hv(pTHX_ const pb_format_info *info)
+/* info as a hash; with facts_how, also "_facts": how info prints each
+ * fact, [ key, "text" | "list" | "beside", note ] (Devel::ProfileBridge
+ * takes it out before anyone sees the hash) */
+static HV *info_hv(pTHX_ const pb_format_info *info, int facts_how)
 {
     HV *hv = newHV();
+    AV *facts = facts_how ? (AV *)sv_2mortal((SV *)newAV()) : NULL;
+    size_t i;
     (void)hv_stores(hv, "format", info->name ? newSVpv(info->name, 0) : newSV(0));
     (void)hv_stores(hv, "version", info->version[0] ? newSVpv(info->version, 0) : newSV(0));
     (void)hv_stores(hv, "compressed", info->compressed < 0 ? newSV(0) : newSViv(info->compressed));
@@ -662,24 +666,36 @@ static HV *info_hv(pTHX_ const pb_format_info *info)
         (void)hv_stores(hv, "compression", newSVpv(info->compression, 0));
     if (info->byte_order[0])
         (void)hv_stores(hv, "byte_order", newSVpv(info->byte_order, 0));
-    if (info->dialect[0])
-        (void)hv_stores(hv, "dialect", newSVpv(info->dialect, 0));
-    if (info->layout[0])
-        (void)hv_stores(hv, "layout", newSVpv(info->layout, 0));
     if (info->run_files)
         (void)hv_stores(hv, "run_files", newSVuv((UV)info->run_files));
-    if (info->format == PB_FMT_TACHYON && info->mode >= 0) {
-        const char *m = pb_tachyon_mode_name((uint32_t)info->mode + 1);
-        (void)hv_stores(hv, "mode", newSVpv(m, 0));
+    for (i = 0; i < info->n_facts; i++) {
+        const pb_fact *f = &info->facts[i];
+        SV *v;
+        if (f->type == PB_FACT_LIST) {
+            /* the comma-separated items as an array */
+            AV *av = newAV();
+            const char *p = f->value;
+            while (*p) {
+                const char *c = strchr(p, ',');
+                size_t l = c ? (size_t)(c - p) : strlen(p);
+                av_push(av, newSVpvn(p, l));
+                p += l + (c != NULL);
+            }
+            v = newRV_noinc((SV *)av);
+        } else {
+            v = newSVpv(f->value, 0);
+        }
+        (void)hv_store(hv, f->key, (I32)strlen(f->key), v, 0);
+        if (facts) {
+            AV *row = newAV();
+            av_push(row, newSVpv(f->key, 0));
+            av_push(row, newSVpv(f->type == PB_FACT_LIST ? "list" : f->type == PB_FACT_BESIDE ? "beside" : "text", 0));
+            av_push(row, newSVpv(f->note, 0));
+            av_push(facts, newRV_noinc((SV *)row));
+        }
     }
-    if (info->format == PB_FMT_TACHYON && info->capture >= 0) {
-        AV *av = newAV();
-        unsigned k;
-        for (k = 0; k < 5; k++)
-            if ((unsigned)info->capture & (1u << k))
-                av_push(av, newSVpv(pb_tachyon_capture_name(k), 0));
-        (void)hv_stores(hv, "capture", newRV_noinc((SV *)av));
-    }
+    if (facts)
+        (void)hv_stores(hv, "_facts", newRV_inc((SV *)facts));
     (void)hv_stores(hv, "supported", newSViv(info->supported));
     return hv;
 }
@@ -971,8 +987,9 @@ BOOT:
     pthread_atfork(NULL, NULL, pb_count_fork);
 
 SV *
-pbxs__detect(file)
+pbxs__detect(file, how = 0)
         const char *file
+        int how
     PREINIT:
         pb_format_info info;
         pb_error err;
@@ -980,7 +997,7 @@ pbxs__detect(file)
         pb_error_init(&err, "profbridge", file);
         if (pb_detect_file(file, &info, &err) != PB_OK)
             croak_pb(aTHX_ &err);
-        RETVAL = newRV_noinc((SV *)info_hv(aTHX_ &info));
+        RETVAL = newRV_noinc((SV *)info_hv(aTHX_ &info, how));
     OUTPUT:
         RETVAL
 
@@ -1051,22 +1068,102 @@ pbxs__count(file, format_sv, opts, facts = NULL)
         }
 
 void
-pbxs__dump_json(file, format_sv, opts, out)
-        const char *file
+pbxs__write(to, mode, in, format_sv, opts, out, level)
+        const char *to
+        const char *mode
+        AV *in
         SV *format_sv
         HV *opts
         const char *out
+        int level
     PREINIT:
+        const pb_target *t;
+        pb_write_mode m;
+        pb_write_req rq;
         pb_options o;
         pb_error err;
-        pb_format fmt;
-    CODE:
-        fmt = format_arg(aTHX_ format_sv);
+        const char **paths;
+        SSize_t i, n;
+        pb_status st;
+        held_warnings hw;
+    PPCODE:
+        /* every target (c/outputs.c): (the samples written, the files written) */
+        m = !strcmp(mode, "merge") ? PB_WRITE_MERGE : !strcmp(mode, "diff") ? PB_WRITE_DIFF : PB_WRITE_CONVERT;
+        if (!(t = pb_target_named(to)) || !pb_target_can(t, m))
+            croak("Devel::ProfileBridge::%s: no target named '%s'", mode, to);
+        pb_write_req_init(&rq);
+        rq.fmt = format_arg(aTHX_ format_sv);
         fill_options(aTHX_ opts, &o);
+        if (level < -1 || level > 9)
+            croak("Devel::ProfileBridge::%s: compress must be 0..9, not %d", mode, level);
+        n = av_top_index(in) + 1;
+        Newxz(paths, n + 1, const char *);
+        SAVEFREEPV(paths);
+        for (i = 0; i < n; i++) {
+            SV **e = av_fetch(in, i, 0);
+            paths[i] = e && SvOK(*e) ? SvPV_nolen(*e) : "";
+        }
+        rq.in = paths;
+        rq.n = (size_t)n;
+        rq.opt = &o;
+        rq.out = out;
+        rq.level = level;
+        rq.warn = held_warn_cb;
+        rq.ud = &hw;
         if (strcmp(out, "-") == 0)
             PerlIO_flush(PerlIO_stdout());
-        if (pb_convert_json_lines(file, fmt, &o, out, &err) != PB_OK)
+        held_warnings_init(aTHX_ &hw);
+        st = pb_write(t, m, &rq, &err);
+        held_warnings_emit(aTHX_ &hw);
+        if (st != PB_OK)
             croak_pb(aTHX_ &err);
+        EXTEND(SP, 1 + (SSize_t)rq.n_names);
+        mPUSHu((UV)rq.samples);
+        for (i = 0; i < (SSize_t)rq.n_names; i++)
+            mPUSHs(newSVpv(rq.names[i], 0));
+        pb_write_free(&rq);
+
+SV *
+pbxs__targets()
+    PREINIT:
+        AV *av;
+        size_t i;
+        const pb_target *t;
+    CODE:
+        /* THE table of targets (c/outputs.c), row by row */
+        av = newAV();
+        for (i = 0; (t = pb_target_at(i)); i++) {
+            HV *hv = newHV();
+            AV *consumes = newAV();
+            (void)hv_stores(hv, "name", newSVpv(t->name, 0));
+            (void)hv_stores(hv, "what", newSVpv(t->what, 0));
+            if (t->consumes & PB_YIELDS_CHUNKS)
+                av_push(consumes, newSVpvs("chunks"));
+            if (t->consumes & PB_YIELDS_STACKS)
+                av_push(consumes, newSVpvs("stacks"));
+            if (t->consumes & PB_YIELDS_SAMPLES)
+                av_push(consumes, newSVpvs("samples"));
+            if (t->consumes & PB_YIELDS_SPANS)
+                av_push(consumes, newSVpvs("spans"));
+            (void)hv_stores(hv, "consumes", newRV_noinc((SV *)consumes));
+            (void)hv_stores(hv, "convert", newSViv(!!(t->flags & PB_TO_CONVERT)));
+            (void)hv_stores(hv, "merge", newSViv(pb_target_can(t, PB_WRITE_MERGE)));
+            (void)hv_stores(hv, "diff", newSViv(pb_target_can(t, PB_WRITE_DIFF)));
+            (void)hv_stores(hv, "default", newSViv(!!(t->flags & PB_TO_DEFAULT)));
+            (void)hv_stores(hv, "diff_default", newSViv(!!(t->flags & PB_TO_DIFF_DEFAULT)));
+            (void)hv_stores(hv, "stdout", newSViv(!!(t->flags & PB_TO_STDOUT)));
+            (void)hv_stores(hv, "merge_stdout", newSViv(!!(t->flags & PB_TO_MERGE_STDOUT)));
+            (void)hv_stores(hv, "compress", newSViv(!!(t->flags & PB_TO_COMPRESS)));
+            (void)hv_stores(hv, "source", newSViv(!!(t->flags & PB_TO_SOURCE)));
+            (void)hv_stores(hv, "salvage", newSViv(!!(t->flags & PB_TO_SALVAGE)));
+            (void)hv_stores(hv, "files", newSViv(!!(t->flags & PB_TO_FILES)));
+            (void)hv_stores(hv, "library", t->library ? newSVpv(t->library, 0) : newSV(0));
+            (void)hv_stores(hv, "empty", t->empty ? newSVpv(t->empty, 0) : newSV(0));
+            av_push(av, newRV_noinc((SV *)hv));
+        }
+        RETVAL = newRV_noinc((SV *)av);
+    OUTPUT:
+        RETVAL
 
 SV *
 pbxs__libraries()
@@ -1083,6 +1180,36 @@ pbxs__libraries()
         RETVAL
 
 SV *
+pbxs__format_rows()
+    PREINIT:
+        AV *av;
+        int f;
+    CODE:
+        /* THE table of formats (c/formats.c), row by row */
+        av = newAV();
+        for (f = 1; f < PB_FMT_COUNT; f++) {
+            const pb_format_row *row = pb_format_get((pb_format)f);
+            HV *hv = newHV();
+            (void)hv_stores(hv, "name", newSVpv(row->name, 0));
+            (void)hv_stores(hv, "title", newSVpv(row->title, 0));
+            (void)hv_stores(hv, "supported", newSViv(row->chunks != NULL));
+            (void)hv_stores(hv, "library", row->library ? newSVpv(row->library, 0) : newSV(0));
+            (void)hv_stores(hv, "library_use",
+                            newSVpv(row->library_use == PB_LIB_EVERY_FILE   ? "every"
+                                    : row->library_use == PB_LIB_SOME_FILES ? "some"
+                                                                            : "built-in", 0));
+            if (row->library_note)
+                (void)hv_stores(hv, "library_note", newSVpv(row->library_note, 0));
+            (void)hv_stores(hv, "runs", newSViv(row->run_chunks != NULL));
+            if (row->run_what)
+                (void)hv_stores(hv, "run_what", newSVpv(row->run_what, 0));
+            av_push(av, newRV_noinc((SV *)hv));
+        }
+        RETVAL = newRV_noinc((SV *)av);
+    OUTPUT:
+        RETVAL
+
+SV *
 pbxs_formats()
     PREINIT:
         HV *hv;
@@ -1095,182 +1222,6 @@ pbxs_formats()
         RETVAL = newRV_noinc((SV *)hv);
     OUTPUT:
         RETVAL
-
-void
-pbxs__convert(in, format_sv, opts, out, level)
-        const char *in
-        SV *format_sv
-        HV *opts
-        const char *out
-        int level
-    PREINIT:
-        pb_options o;
-        pb_error err;
-        pb_format fmt;
-        pb_status st;
-        held_warnings hw;
-    CODE:
-        fmt = format_arg(aTHX_ format_sv);
-        fill_options(aTHX_ opts, &o);
-        if (level < -1 || level > 9)
-            croak("Devel::ProfileBridge::convert: compress must be 0..9, not %d", level);
-        held_warnings_init(aTHX_ &hw);
-        st = pb_convert_file_warn(in, fmt, &o, out, level, held_warn_cb, &hw, &err);
-        held_warnings_emit(aTHX_ &hw);
-        if (st != PB_OK)
-            croak_pb(aTHX_ &err);
-
-UV
-pbxs__convert_stacks(in, format_sv, opts, out, to)
-        const char *in
-        SV *format_sv
-        HV *opts
-        const char *out
-        const char *to
-    PREINIT:
-        pb_options o;
-        pb_error err;
-        pb_format fmt;
-        const pb_stack_output *so;
-        uint64_t samples = 0;
-    CODE:
-        so = pb_stack_output_named(to);
-        if (!so)
-            croak("Devel::ProfileBridge::convert: no stack output named '%s'", to);
-        fmt = format_arg(aTHX_ format_sv);
-        fill_options(aTHX_ opts, &o);
-        if (strcmp(out, "-") == 0)
-            PerlIO_flush(PerlIO_stdout());
-        if (pb_convert_stacks_n(in, fmt, &o, out, so, &samples, &err) != PB_OK)
-            croak_pb(aTHX_ &err);
-        RETVAL = (UV)samples; /* the samples written: 0 for an empty profile */
-    OUTPUT:
-        RETVAL
-
-void
-pbxs__diff_collapsed(before, after, opts, out)
-        const char *before
-        const char *after
-        HV *opts
-        const char *out
-    PREINIT:
-        pb_options o;
-        pb_error err;
-    CODE:
-        fill_options(aTHX_ opts, &o);
-        if (strcmp(out, "-") == 0)
-            PerlIO_flush(PerlIO_stdout());
-        if (pb_convert_diff_collapsed(before, after, &o, out, &err) != PB_OK)
-            croak_pb(aTHX_ &err);
-
-void
-pbxs__merge(files, opts, to, out, level)
-        AV *files
-        HV *opts
-        const char *to
-        const char *out
-        int level
-    PREINIT:
-        pb_options o;
-        pb_error err;
-        const char **in;
-        SSize_t i, n;
-        pb_status st;
-        held_warnings hw;
-    CODE:
-        fill_options(aTHX_ opts, &o);
-        if (level < -1 || level > 9)
-            croak("Devel::ProfileBridge::merge: compress must be 0..9, not %d", level);
-        n = av_top_index(files) + 1;
-        Newxz(in, n + 1, const char *);
-        SAVEFREEPV(in);
-        for (i = 0; i < n; i++) {
-            SV **e = av_fetch(files, i, 0);
-            in[i] = e && SvOK(*e) ? SvPV_nolen(*e) : "";
-        }
-        if (strcmp(out, "-") == 0)
-            PerlIO_flush(PerlIO_stdout());
-        held_warnings_init(aTHX_ &hw);
-        st = pb_merge_files(in, (size_t)n, &o, to, out, level, held_warn_cb, &hw, &err);
-        held_warnings_emit(aTHX_ &hw);
-        if (st != PB_OK)
-            croak_pb(aTHX_ &err);
-
-void
-pbxs__diff_pprof(before, after, opts, out)
-        const char *before
-        const char *after
-        HV *opts
-        const char *out
-    PREINIT:
-        pb_options o;
-        pb_error err;
-    CODE:
-        fill_options(aTHX_ opts, &o);
-        if (strcmp(out, "-") == 0)
-            PerlIO_flush(PerlIO_stdout());
-        if (pb_diff_pprof(before, after, &o, out, &err) != PB_OK)
-            croak_pb(aTHX_ &err);
-
-void
-pbxs__convert_statprofiler(in, format_sv, opts, out)
-        const char *in
-        SV *format_sv
-        HV *opts
-        const char *out
-    PREINIT:
-        pb_options o;
-        pb_error err;
-        pb_format fmt;
-        char **names = NULL;
-        size_t n = 0, i;
-        uint64_t samples = 0;
-        AV *av;
-    PPCODE:
-        /* (the files written, the samples written: 0 for an empty profile) */
-        fmt = format_arg(aTHX_ format_sv);
-        fill_options(aTHX_ opts, &o);
-        if (pb_convert_statprofiler_n(in, fmt, &o, out, &names, &n, &samples, &err) != PB_OK)
-            croak_pb(aTHX_ &err);
-        av = newAV();
-        for (i = 0; i < n; i++)
-            av_push(av, newSVpv(names[i], 0));
-        pb_convert_free_names(names, n);
-        EXTEND(SP, 2);
-        mPUSHs(newRV_noinc((SV *)av));
-        mPUSHu((UV)samples);
-
-void
-pbxs__for_chunks_statprofiler_files(callback, files, opts)
-        SV *callback
-        AV *files
-        HV *opts
-    PREINIT:
-        xs_sink *x;
-        pb_options o;
-        pb_error err;
-        const char **paths;
-        SSize_t i, n;
-        pb_status st;
-    CODE:
-        ENTER;
-        SAVETMPS;
-        fill_options(aTHX_ opts, &o);
-        x = new_xs_sink(aTHX_ callback);
-        n = av_len(files) + 1;
-        Newxz(paths, n ? n : 1, const char *);
-        SAVEFREEPV(paths);
-        for (i = 0; i < n; i++) {
-            SV **svp = av_fetch(files, i, 0);
-            paths[i] = svp ? SvPV_nolen(*svp) : "";
-        }
-        st = pb_read_statprofiler_files(paths, (size_t)n, &o, &x->sink, &err);
-        light_end(aTHX_ x);
-        if (st != PB_OK)
-            croak_pb(aTHX_ &err);
-        errno = x->errno_in;
-        FREETMPS;
-        LEAVE;
 
 UV
 pbxs__call_floor(callback, counts, light = 1)
@@ -1366,25 +1317,69 @@ pbxs__unguard_temp(slot)
     CODE:
         pb_output_unguard(slot);
 
-SV *
-pbxs__statprofiler_expand(spec)
+void
+pbxs__for_chunks_files(callback, files, format_sv, opts)
+        SV *callback
+        AV *files
+        SV *format_sv
+        HV *opts
+    PREINIT:
+        xs_sink *x;
+        pb_options o;
+        pb_error err;
+        const char **paths;
+        SSize_t i, n;
+        const pb_format_row *row;
+        pb_status st;
+    CODE:
+        /* a profile of several files (a row's run_chunks, c/formats.c) */
+        ENTER;
+        SAVETMPS;
+        row = pb_format_run_row(format_arg(aTHX_ format_sv));
+        if (!row)
+            croak("Devel::ProfileBridge: no format reads a profile of several files");
+        fill_options(aTHX_ opts, &o);
+        x = new_xs_sink(aTHX_ callback);
+        n = av_len(files) + 1;
+        Newxz(paths, n ? n : 1, const char *);
+        SAVEFREEPV(paths);
+        for (i = 0; i < n; i++) {
+            SV **svp = av_fetch(files, i, 0);
+            paths[i] = svp ? SvPV_nolen(*svp) : "";
+        }
+        st = row->run_chunks(paths, (size_t)n, &o, &x->sink, &err);
+        light_end(aTHX_ x);
+        if (st != PB_OK)
+            croak_pb(aTHX_ &err);
+        errno = x->errno_in;
+        FREETMPS;
+        LEAVE;
+
+void
+pbxs__run_expand(spec, format_sv)
         const char *spec
+        SV *format_sv
     PREINIT:
         char **paths = NULL;
         size_t n = 0, i;
         pb_error err;
         AV *av;
-    CODE:
-        pb_error_init(&err, "statprofiler", spec);
-        if (pb_statprofiler_expand(spec, &paths, &n, &err) != PB_OK)
+        const pb_format_row *row;
+    PPCODE:
+        /* (the files a directory or template names, what they are called) */
+        row = pb_format_run_row(format_arg(aTHX_ format_sv));
+        if (!row || !row->run_expand)
+            croak("Devel::ProfileBridge: no format reads a profile of several files");
+        pb_error_init(&err, row->name, spec);
+        if (row->run_expand(spec, &paths, &n, &err) != PB_OK)
             croak_pb(aTHX_ &err);
         av = newAV();
         for (i = 0; i < n; i++)
             av_push(av, newSVpv(paths[i], 0));
-        pb_statprofiler_free_list(paths, n);
-        RETVAL = newRV_noinc((SV *)av);
-    OUTPUT:
-        RETVAL
+        row->run_free(paths, n);
+        EXTEND(SP, 2);
+        mPUSHs(newRV_noinc((SV *)av));
+        mPUSHs(newSVpv(row->run_what, 0));
 
 MODULE = Devel::ProfileBridge    PACKAGE = Devel::ProfileBridge::NYTProfWriter    PREFIX = pbw_
 

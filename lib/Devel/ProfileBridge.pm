@@ -16,6 +16,38 @@ my %FOR_CHUNKS_OPTS = map { $_ => 1 } qw(
 );
 my @LIMITS = qw(max_decompressed_bytes max_record_size max_stack_depth max_strings max_frames max_statements max_line);
 
+# THE two tables, as the C core has them (c/formats.c, c/outputs.c): every
+# list of formats or targets below, and every rule about one, comes from
+# their rows
+my @FORMATS = @{ _format_rows() };
+my @TARGETS = @{ _targets() };
+my %TARGET = map { $_->{name} => $_ } @TARGETS;
+
+# the names of the targets that can $what (convert, merge, diff), in order
+sub _targets_for {
+    my ($what) = @_;
+    return map { $_->{name} } grep { $_->{$what} } @TARGETS;
+}
+
+# the target $what uses when none is named
+sub _default_target {
+    my ($what) = @_;
+    my $k = $what eq 'diff' ? 'diff_default' : 'default';
+    return (grep { $_->{$k} } @TARGETS)[0]{name};
+}
+
+# the row of target $name (undef: none)
+sub _target { return $TARGET{ $_[0] } }
+
+# the row of format $name (undef: none)
+sub _format_row { my ($name) = @_; return (grep { $_->{name} eq $name } @FORMATS)[0] }
+
+# "a, b or c"
+sub _or_list {
+    my @l = @_;
+    return @l > 1 ? join(', ', @l[0 .. $#l - 1]) . " or $l[-1]" : $l[0];
+}
+
 # A usage error (a bad option or argument), thrown as the Error every other
 # failure is: class usage, one line "profbridge: usage: <what>" (profbridge
 # exits 1 on it, as on its own usage errors)
@@ -50,8 +82,8 @@ sub _check_opts {
     if (defined $opts->{pid} && !_fits($opts->{pid}, '4294967295')) {
         _usage("$what: pid must be a process id (a number up to 4294967295), not '$opts->{pid}'");
     }
-    if (defined $opts->{format} && $opts->{format} !~ /\A(?:nytprof|pynytprof|easyprofiler|tachyon|statprofiler|v8|pprof|folded)\z/) {
-        _usage("$what: unknown format '$opts->{format}' (known: nytprof, pynytprof, easyprofiler, tachyon, statprofiler, v8, pprof, folded)");
+    if (defined $opts->{format} && !grep { $_->{name} eq $opts->{format} } @FORMATS) {
+        _usage("$what: unknown format '$opts->{format}' (known: " . join(', ', map { $_->{name} } @FORMATS) . ")");
     }
     if (defined $opts->{progress} && ref $opts->{progress} ne 'CODE') {
         _usage("$what: progress must be a code reference");
@@ -306,28 +338,29 @@ sub for_chunks {
         my $table = _tag_table($cb);
         $cb = $table if $table;
     }
-    # a directory can only be a StatProfiler run
+    # a directory can only be a profile of several files (a format with runs, c/formats.c)
     $opts{files} = delete $opts{filename} if !defined $opts{files} && defined $opts{filename} && -d $opts{filename};
     if (defined $opts{files}) {
-        # a whole Devel::StatProfiler trace: a list of files, a directory or a template
+        # a whole run: a list of files, a directory or a template
+        my ($run) = grep { $_->{runs} } @FORMATS;
         my $files = $opts{files};
-        $files = _statprofiler_expand($files) unless ref $files;
+        ($files) = _run_expand($files, undef) unless ref $files;
         if (ref $files ne 'ARRAY' || !@$files) {
-            _usage("for_chunks: files => must be an array of StatProfiler trace files, a directory or a template");
+            _usage("for_chunks: files => must be an array of $run->{title} trace files, a directory or a template");
         }
-        if (defined $opts{format} && $opts{format} ne 'statprofiler') {
-            _usage("for_chunks: files => reads Devel::StatProfiler traces only");
+        if (defined $opts{format} && !grep { $_->{runs} && $_->{name} eq $opts{format} } @FORMATS) {
+            _usage("for_chunks: files => reads $run->{run_what} only");
         }
         if (defined $opts{pid}) {
             # one process: the files whose genealogy id starts with its pid
             my @mine = grep { /\.([0-9a-f]{8})[0-9a-f]{40}\.[0-9a-f]{8}\z/ && hex($1) == $opts{pid} } @$files;
             if (!@mine) {
-                _usage("for_chunks: no process $opts{pid} in these StatProfiler traces");
+                _usage("for_chunks: no process $opts{pid} in these $run->{title} traces");
             }
             $files = \@mine;
         }
         $! = $errno;
-        _for_chunks_statprofiler_files($cb, [@$files], _xs_opts(\%opts));
+        _for_chunks_files($cb, [@$files], $opts{format}, _xs_opts(\%opts));
         return undef;    # (undef) in list context, as NYTProf's reader returns
     }
     my $file = defined $opts{filename} ? $opts{filename} : 'nytprof.out';
@@ -341,17 +374,20 @@ sub for_chunks {
 # what this build can read and write: the libraries it was linked with
 sub features {
     my $lib = _libraries();
-    my $fmt = formats();
-    my %read = %$fmt;
-    $read{'tachyon-zstd'} = ($fmt->{tachyon} && defined $lib->{zstd}) ? 1 : 0;
-    $read{statprofiler} = ($fmt->{statprofiler} && defined $lib->{snappy}) ? 1 : 0;
-    $read{v8} = ($fmt->{v8} && defined $lib->{yajl}) ? 1 : 0;
-    return {
-        libraries => $lib,
-        read      => \%read,
-        write     => { nytprof => 1, collapsed => 1, pprof => 1, speedscope => 1, dump => 1,
-            statprofiler => defined $lib->{snappy} ? 1 : 0 },
-    };
+    my (%read, %write);
+    for my $f (@FORMATS) {
+        my $use = $f->{library_use};
+        my $have = !defined $f->{library} || defined $lib->{ $f->{library} };
+        $read{ $f->{name} } = $f->{supported} && ($use ne 'every' || $have) ? 1 : 0;
+        $read{"$f->{name}-$f->{library}"} = $f->{supported} && $have ? 1 : 0 if $use eq 'some';
+    }
+    $write{ $_->{name} } = !defined $_->{library} || defined $lib->{ $_->{library} } ? 1 : 0 for @TARGETS;
+    return { libraries => $lib, read => \%read, write => \%write };
+}
+
+# what a build without an optional library cannot read: { library => "compressed X files" }
+sub _library_notes {
+    return { map { $_->{library} => $_->{library_note} } grep { defined $_->{library_note} } @FORMATS };
 }
 
 sub detect_format {
@@ -373,13 +409,14 @@ sub info {
     my ($file, %opts) = @_;
     _check_path('info', 'the file name', $file);
     _check_opts('info', { map { $_ => 1 } qw(format thread pid sample_type salvage progress), @LIMITS }, \%opts);
-    return _with_input($file, \%opts, sub { _info_of($_[0], %opts) });
+    return _with_input($file, \%opts, sub { (_info_of($_[0], %opts))[0, 1] });
 }
 
 # info() of a resolved input path
 sub _info_of {
     my ($path, %opts) = @_;
-    my $info = _detect($path);
+    my $info = _detect($path, 1);
+    my $facts = delete $info->{_facts};
     my ($counts, $attr, $pids) = _count($path, $opts{format}, _xs_opts(\%opts), 1);
     $info->{threads} = _threads($attr, $pids);
     _run_facts($info, $attr);
@@ -388,7 +425,7 @@ sub _info_of {
     # pprof: every sample type ("type/unit"), and the one read
     $info->{sample_types} = [ split /,/, $attr->{sample_types} ] if defined $attr->{sample_types};
     $info->{sample_type} = $attr->{sample_type} if defined $attr->{sample_type};
-    return ($info, $counts);
+    return ($info, $counts, $facts);
 }
 
 # the run's facts the profiler recorded (Tachyon's stats trailer), under
@@ -433,7 +470,8 @@ sub dump_json {
     _check_opts('dump_json', { map { $_ => 1 } qw(format thread pid sample_type salvage output progress), @LIMITS }, \%opts);
     _check_not_input('dump_json', $opts{output}, $file);
     _with_input($file, \%opts, sub {
-        _dump_json($_[0], $opts{format}, _xs_opts(\%opts), defined $opts{output} ? $opts{output} : '-');
+        _write('dump', 'convert', [ $_[0] ], $opts{format}, _xs_opts(\%opts),
+            defined $opts{output} ? $opts{output} : '-', -1);
     });
     return;
 }
@@ -458,10 +496,12 @@ sub _convert_impl {
         next if defined $opts{$k} && length $opts{$k};
         _usage("convert: $k => PATH is required");
     }
-    my $to = defined $opts{to} ? $opts{to} : 'nytprof';
-    if ($opts{salvage} && $to ne 'nytprof') {
-        # the collapsed and StatProfiler writers do not finish a cut stream
-        _usage("convert: salvage => 1 is for to => 'nytprof' (and for_chunks), not to => '$to'");
+    my $to = defined $opts{to} ? $opts{to} : _default_target('convert');
+    my $t = $TARGET{$to};
+    if ($opts{salvage} && !($t && $t->{salvage})) {
+        # the stack and StatProfiler writers do not finish a cut stream
+        _usage("convert: salvage => 1 is for " . join(', ', map { "to => '$_'" } _targets_for('salvage'))
+            . " (and for_chunks), not to => '$to'");
     }
     my $x = _xs_opts(\%opts);
     for my $k (qw(source_root strip_prefix)) {
@@ -484,32 +524,22 @@ sub _convert_impl {
         $x->{source_base} = '.';
     }
     my $level = defined $opts{compress} ? $opts{compress} : -1;
-    if ($to eq 'nytprof' && ($level !~ /\A-?[0-9]\z/ || $level > 9)) {
+    if ($t && $t->{compress} && ($level !~ /\A-?[0-9]\z/ || $level > 9)) {
         _usage("convert: compress must be 0..9, not '$level'");
     }
-    if ($to !~ /\A(?:nytprof|collapsed|statprofiler|pprof|speedscope)\z/) {
-        _usage("convert: to => '$to' is not supported (known: nytprof, collapsed, statprofiler, pprof, speedscope)");
+    if (!$t || !$t->{convert}) {
+        _usage("convert: to => '$to' is not supported (known: " . join(', ', _targets_for('convert')) . ")");
     }
+    $level = -1 unless $t->{compress};
     my %lopts = map { defined $opts{$_} ? ($_ => $opts{$_}) : () } qw(format thread pid sample_type salvage), @LIMITS;
     _check_not_input('convert', $opts{out}, $opts{in});
     return _with_input($opts{in}, \%opts, sub {
         my ($in) = @_;
-        my @r = (1);
-        if ($to eq 'statprofiler') {
-            my ($names, $samples) = _convert_statprofiler($in, $opts{format}, $x, $opts{out});
-            warn "statprofiler: warning: " . Devel::ProfileBridge::Error::_esc($opts{in})
-                . " holds no stack samples: the trace holds none\n" unless $samples;
-            @r = @$names;
-        }
-        elsif ($to eq 'nytprof') {
-            _convert($in, $opts{format}, $x, $opts{out}, $level);
-        }
-        else {
-            # collapsed, pprof, speedscope; an empty profile is said so for every target
-            my $samples = _convert_stacks($in, $opts{format}, $x, $opts{out}, $to);
-            warn "$to: warning: " . Devel::ProfileBridge::Error::_esc($opts{in})
-                . " holds no stack samples: the output is empty\n" unless $samples;
-        }
+        my ($samples, @names) = _write($to, 'convert', [$in], $opts{format}, $x, $opts{out}, $level);
+        # an empty profile is said so for every sample target
+        warn "$to: warning: " . Devel::ProfileBridge::Error::_esc($opts{in})
+            . " holds no stack samples: $t->{empty}\n" if defined $t->{empty} && !$samples;
+        my @r = $t->{files} ? @names : (1);
         @$report = @{ _losses_of($in, $to, %lopts) } if $report;
         return @r;
     });
@@ -550,9 +580,9 @@ sub merge {
     if (grep({ $_ eq '-' } @in) > 1) {
         _usage("merge: standard input ('-') can be read only once");
     }
-    my $to = defined $opts{to} ? $opts{to} : 'nytprof';
-    if ($to !~ /\A(?:nytprof|collapsed|pprof|speedscope)\z/) {
-        _usage("merge: to => '$to' is not supported (known: nytprof, collapsed, pprof, speedscope)");
+    my $to = defined $opts{to} ? $opts{to} : _default_target('merge');
+    if (!$TARGET{$to} || !$TARGET{$to}{merge}) {
+        _usage("merge: to => '$to' is not supported (known: " . join(', ', _targets_for('merge')) . ")");
     }
     my $level = defined $opts{compress} ? $opts{compress} : -1;
     if ($level !~ /\A-?[0-9]\z/ || $level > 9) {
@@ -583,32 +613,35 @@ sub merge {
     $x->{source_root} = [ @{ $x->{source_root} || [] }, @dirs ] if @dirs;
     $x->{jobs} = $opts{jobs} if $opts{jobs};
     _check_not_input('merge', $opts{out}, @in);
-    return _with_inputs(\@in, \%opts, sub { _merge([@_], $x, $to, $opts{out}, $level); 1 });
+    return _with_inputs(\@in, \%opts, sub { _write($to, 'merge', [@_], undef, $x, $opts{out}, $level); 1 });
 }
 
 # What a conversion of $file to $to cannot carry: [ { what, count, note } ]
 # (Devel::ProfileBridge/"losses($file, to => $target)")
 sub losses {
     my ($file, %opts) = @_;
-    my $to = delete $opts{to} // 'nytprof';
+    my $to = delete $opts{to} // _default_target('convert');
     _check_path('losses', 'the file name', $file);
     _check_opts('losses', { map { $_ => 1 } qw(format thread pid sample_type salvage progress), @LIMITS }, \%opts);
-    _usage("losses: to => '$to' is not a target (known: nytprof, collapsed, statprofiler, pprof, speedscope)")
-        unless $to =~ /\A(?:nytprof|collapsed|statprofiler|pprof|speedscope)\z/;
+    _usage("losses: to => '$to' is not a target (known: " . join(', ', _targets_for('convert')) . ")")
+        unless $TARGET{$to} && $TARGET{$to}{convert};
     return _with_input($file, \%opts, sub { _losses_of($_[0], $to, %opts) });
 }
 
 # info and losses(to => 'nytprof') from one read of the input (profbridge
-# info on a FIFO or standard input): (\%format_info, \%tag_counts, \@losses)
+# info on a FIFO or standard input): (\%format_info, \%tag_counts, \@losses,
+# \@facts: how to print the format's facts, [ key, text|list|beside, note ])
 sub _info_losses {
     my ($file, %opts) = @_;
     _check_opts('info', { map { $_ => 1 } qw(format thread pid sample_type salvage progress), @LIMITS }, \%opts);
     return _with_input($file, \%opts, sub {
-        my ($info, $counts) = _info_of($_[0], %opts);
+        my ($info, $counts, $facts) = _info_of($_[0], %opts);
         my %l = %opts;
         delete $l{progress};
-        my $l = ($info->{format} // '') eq 'nytprof' ? [] : eval { _losses_of($_[0], 'nytprof', %l) };
-        return ($info, $counts, $l);
+        # what the default target (nytprof.out) cannot carry of a foreign profile
+        my $to = _default_target('convert');
+        my $l = ($info->{format} // '') eq $to ? [] : eval { _losses_of($_[0], $to, %l) };
+        return ($info, $counts, $l, $facts);
     });
 }
 
@@ -709,9 +742,9 @@ sub diff {
         next if defined $opts{$k} && length $opts{$k};
         _usage("diff: $k => PATH is required");
     }
-    my $to = defined $opts{to} ? $opts{to} : 'collapsed';
-    if ($to !~ /\A(?:collapsed|pprof)\z/) {
-        _usage("diff: to => '$to' is not supported (known: collapsed, pprof)");
+    my $to = defined $opts{to} ? $opts{to} : _default_target('diff');
+    if (!$TARGET{$to} || !$TARGET{$to}{diff}) {
+        _usage("diff: to => '$to' is not supported (known: " . join(', ', _targets_for('diff')) . ")");
     }
     if ($opts{before} eq '-' && $opts{after} eq '-') {
         _usage("diff: standard input can be read only once (before and after are both '-')");
@@ -721,7 +754,7 @@ sub diff {
     return _with_input($opts{before}, \%opts, sub {
         my ($b) = @_;
         _with_input($opts{after}, \%opts, sub {
-            $to eq 'pprof' ? _diff_pprof($b, $_[0], $x, $opts{out}) : _diff_collapsed($b, $_[0], $x, $opts{out});
+            _write($to, 'diff', [ $b, $_[0] ], undef, $x, $opts{out}, -1);
         });
         return 1;
     });
