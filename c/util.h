@@ -57,16 +57,27 @@ static inline uint32_t pb_mix64(uint64_t x)
     return (uint32_t)x;
 }
 
-/* FNV-1a over bytes, finalised */
+/* The one string hash of the tree (every interning table, every key of
+ * bytes): eight bytes a step, then the bytes left, finalised and folded to
+ * 32 bits. */
 static inline uint32_t pb_hash_bytes(const char *p, size_t n)
 {
-    uint64_t h = UINT64_C(1469598103934665603);
-    size_t i;
-    for (i = 0; i < n; i++) {
-        h ^= (unsigned char)p[i];
-        h *= UINT64_C(1099511628211);
+    uint64_t h = UINT64_C(0x9E3779B97F4A7C15) ^ ((uint64_t)n * UINT64_C(0xff51afd7ed558ccd));
+    const unsigned char *q = (const unsigned char *)p;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, q, 8);
+        h = (h ^ w) * UINT64_C(0x100000001b3);
+        h ^= h >> 29;
+        q += 8;
+        n -= 8;
     }
-    return pb_mix64(h);
+    while (n--)
+        h = (h ^ *q++) * UINT64_C(0x100000001b3);
+    h ^= h >> 32;
+    h *= UINT64_C(0xd6e8feb86659fd93);
+    h ^= h >> 32;
+    return (uint32_t)(h ^ (h >> 32));
 }
 
 /* The length of the valid UTF-8 sequence starting at p[i] (1..4), by the
