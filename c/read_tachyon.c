@@ -1095,15 +1095,127 @@ static pb_status count_samples(tr *r, uint64_t n, uint64_t off)
     return PB_OK;
 }
 
+/* a REPEAT record (encoding 0): count samples of the thread's current
+ * stack, a run of one status sent as one sample of that many */
+static pb_status replay_repeat(tr *r, t_thread *t, uint64_t rec_off, uint64_t region_end)
+{
+    pb_source *s = r->s;
+    pb_status st;
+    uint64_t delta;
+    unsigned status;
+    uint32_t count, i;
+    uint64_t n = 0, ts_last = 0;
+    int bstatus = -1;
+    if ((st = varint32(r, &count, "REPEAT record", "count")) != PB_OK)
+        return st;
+    if (!r->compression) {
+        uint64_t at = pb_src_offset(s), left = region_end > at ? region_end - at : 0;
+        if (count > left / 2)
+            return pb_fail(r->err, PB_ERR_CORRUPT, rec_off,
+                           "REPEAT record: count %u exceeds the %llu samples the %llu remaining bytes can "
+                           "hold (2 bytes each at least)",
+                           count, (unsigned long long)(left / 2), (unsigned long long)left);
+    }
+    if ((st = count_samples(r, count, rec_off)) != PB_OK)
+        return st;
+    t->samples += count;
+    for (i = 0; i < count; i++) {
+        if (s->end - s->p >= 11 && !(s->p[0] & 0x80)) {
+            delta = s->p[0];
+            status = s->p[1];
+            s->p += 2;
+        } else {
+            if ((st = varint(r, &delta, 0, "REPEAT record", "timestamp delta")) != PB_OK)
+                return st;
+            if ((st = need(r, 1, "REPEAT record", "status byte")) != PB_OK)
+                return st;
+            status = *s->p++;
+        }
+        if ((int)status != bstatus) {
+            if (n && t->selected && (st = emit_sample(r, t, n, ts_last, (unsigned)bstatus)) != PB_OK)
+                return st;
+            bstatus = (int)status;
+            n = 0;
+        }
+        t->ts += delta;
+        ts_last = t->ts;
+        r->hist[status]++;
+        n++;
+    }
+    return n && t->selected ? emit_sample(r, t, n, ts_last, (unsigned)bstatus) : PB_OK;
+}
+
+/* a FULL, SUFFIX or POP_PUSH record (encoding 1..3): the new stack, one sample */
+static pb_status replay_stack(tr *r, t_thread *t, unsigned enc, uint64_t rec_off)
+{
+    pb_source *s = r->s;
+    pb_status st;
+    uint64_t delta;
+    unsigned status;
+    static const char *const names[4] = {"REPEAT record", "FULL record", "SUFFIX record", "POP_PUSH record"};
+    const char *rec = names[enc];
+    uint32_t a, b, depth = t->cap - t->start, keep, push, nd;
+    if ((st = varint(r, &delta, 0, rec, "timestamp delta")) != PB_OK)
+        return st;
+    if ((st = need(r, 1, rec, "status byte")) != PB_OK)
+        return st;
+    status = *s->p++;
+    if ((st = varint32(r, &a, rec, enc == 1 ? "depth" : enc == 2 ? "shared count" : "pop count")) != PB_OK)
+        return st;
+    if (enc == 1) {
+        keep = 0;
+        push = a;
+        if (a > r->max_depth)
+            return pb_fail(r->err, a > T_MAX_DEPTH ? PB_ERR_CORRUPT : PB_ERR_LIMIT, rec_off,
+                           "FULL record: stack depth %u exceeds %u (%s)", a, r->max_depth,
+                           a > T_MAX_DEPTH ? "the format's maximum" : "max_stack_depth");
+    } else {
+        if ((st = varint32(r, &b, rec, enc == 2 ? "new frame count" : "push count")) != PB_OK)
+            return st;
+        if (enc == 2) {
+            if (a > depth)
+                return pb_fail(r->err, PB_ERR_CORRUPT, rec_off,
+                               "SUFFIX record: shared count %u exceeds the current stack depth %u", a, depth);
+            keep = a;
+        } else {
+            keep = a >= depth ? 0 : depth - a;
+        }
+        push = b;
+        if ((uint64_t)keep + push > r->max_depth)
+            return pb_fail(r->err, (uint64_t)keep + push > T_MAX_DEPTH ? PB_ERR_CORRUPT : PB_ERR_LIMIT,
+                           rec_off, "%s: final stack depth %llu exceeds %u (%s)", rec,
+                           (unsigned long long)keep + push, r->max_depth,
+                           (uint64_t)keep + push > T_MAX_DEPTH ? "the format's maximum" : "max_stack_depth");
+    }
+    nd = keep + push;
+    if (nd > t->cap && (st = grow_stack(r, t, nd)) != PB_OK)
+        return st;
+    if ((st = read_frames_into(r, t, t->cap - nd, push, rec)) != PB_OK)
+        return st;
+    t->start = t->cap - nd;
+    t->ts += delta;
+    r->hist[status]++;
+    t->samples++;
+    if ((st = count_samples(r, 1, rec_off)) != PB_OK)
+        return st;
+    if (t->selected) {
+        if ((st = ids_for(r, t, t->start, push, rec_off)) != PB_OK)
+            return st;
+        if ((st = emit_sample(r, t, 1, t->ts, status)) != PB_OK)
+            return st;
+    }
+    return PB_OK;
+}
+
 static pb_status replay(tr *r)
 {
     pb_source *s = r->s;
     pb_status st;
     uint64_t region_end = r->str_off;
     for (;;) {
-        uint64_t rec_off = pb_src_offset(s), tid, delta;
+        uint64_t rec_off = pb_src_offset(s), tid;
         uint32_t iid;
-        unsigned enc, status;
+        unsigned enc;
         t_thread *t = NULL;
         int got = pb_src_need(s, 13);
         if (got < 0)
@@ -1123,106 +1235,15 @@ static pb_status replay(tr *r)
         if ((st = get_thread(r, tid, iid, rec_off, &t)) != PB_OK)
             return st;
         if (enc == 0) {
-            uint32_t count, i;
-            uint64_t n = 0, ts_last = 0;
-            int bstatus = -1;
-            if ((st = varint32(r, &count, "REPEAT record", "count")) != PB_OK)
-                return st;
-            if (!r->compression) {
-                uint64_t at = pb_src_offset(s), left = region_end > at ? region_end - at : 0;
-                if (count > left / 2)
-                    return pb_fail(r->err, PB_ERR_CORRUPT, rec_off,
-                                   "REPEAT record: count %u exceeds the %llu samples the %llu remaining bytes can "
-                                   "hold (2 bytes each at least)",
-                                   count, (unsigned long long)(left / 2), (unsigned long long)left);
-            }
-            if ((st = count_samples(r, count, rec_off)) != PB_OK)
-                return st;
-            t->samples += count;
-            for (i = 0; i < count; i++) {
-                if (s->end - s->p >= 11 && !(s->p[0] & 0x80)) {
-                    delta = s->p[0];
-                    status = s->p[1];
-                    s->p += 2;
-                } else {
-                    if ((st = varint(r, &delta, 0, "REPEAT record", "timestamp delta")) != PB_OK)
-                        return st;
-                    if ((st = need(r, 1, "REPEAT record", "status byte")) != PB_OK)
-                        return st;
-                    status = *s->p++;
-                }
-                if ((int)status != bstatus) {
-                    if (n && t->selected && (st = emit_sample(r, t, n, ts_last, (unsigned)bstatus)) != PB_OK)
-                        return st;
-                    bstatus = (int)status;
-                    n = 0;
-                }
-                t->ts += delta;
-                ts_last = t->ts;
-                r->hist[status]++;
-                n++;
-            }
-            if (n && t->selected && (st = emit_sample(r, t, n, ts_last, (unsigned)bstatus)) != PB_OK)
+            if ((st = replay_repeat(r, t, rec_off, region_end)) != PB_OK)
                 return st;
             continue;
         }
         if (enc > 3)
             return pb_fail(r->err, PB_ERR_CORRUPT, rec_off + 12,
                            "unknown stack encoding %u (expected 0 REPEAT, 1 FULL, 2 SUFFIX or 3 POP_PUSH)", enc);
-        {
-            static const char *const names[4] = {"REPEAT record", "FULL record", "SUFFIX record", "POP_PUSH record"};
-            const char *rec = names[enc];
-            uint32_t a, b, depth = t->cap - t->start, keep, push, nd;
-            if ((st = varint(r, &delta, 0, rec, "timestamp delta")) != PB_OK)
-                return st;
-            if ((st = need(r, 1, rec, "status byte")) != PB_OK)
-                return st;
-            status = *s->p++;
-            if ((st = varint32(r, &a, rec, enc == 1 ? "depth" : enc == 2 ? "shared count" : "pop count")) != PB_OK)
-                return st;
-            if (enc == 1) {
-                keep = 0;
-                push = a;
-                if (a > r->max_depth)
-                    return pb_fail(r->err, a > T_MAX_DEPTH ? PB_ERR_CORRUPT : PB_ERR_LIMIT, rec_off,
-                                   "FULL record: stack depth %u exceeds %u (%s)", a, r->max_depth,
-                                   a > T_MAX_DEPTH ? "the format's maximum" : "max_stack_depth");
-            } else {
-                if ((st = varint32(r, &b, rec, enc == 2 ? "new frame count" : "push count")) != PB_OK)
-                    return st;
-                if (enc == 2) {
-                    if (a > depth)
-                        return pb_fail(r->err, PB_ERR_CORRUPT, rec_off,
-                                       "SUFFIX record: shared count %u exceeds the current stack depth %u", a, depth);
-                    keep = a;
-                } else {
-                    keep = a >= depth ? 0 : depth - a;
-                }
-                push = b;
-                if ((uint64_t)keep + push > r->max_depth)
-                    return pb_fail(r->err, (uint64_t)keep + push > T_MAX_DEPTH ? PB_ERR_CORRUPT : PB_ERR_LIMIT,
-                                   rec_off, "%s: final stack depth %llu exceeds %u (%s)", rec,
-                                   (unsigned long long)keep + push, r->max_depth,
-                                   (uint64_t)keep + push > T_MAX_DEPTH ? "the format's maximum" : "max_stack_depth");
-            }
-            nd = keep + push;
-            if (nd > t->cap && (st = grow_stack(r, t, nd)) != PB_OK)
-                return st;
-            if ((st = read_frames_into(r, t, t->cap - nd, push, rec)) != PB_OK)
-                return st;
-            t->start = t->cap - nd;
-            t->ts += delta;
-            r->hist[status]++;
-            t->samples++;
-            if ((st = count_samples(r, 1, rec_off)) != PB_OK)
-                return st;
-            if (t->selected) {
-                if ((st = ids_for(r, t, t->start, push, rec_off)) != PB_OK)
-                    return st;
-                if ((st = emit_sample(r, t, 1, t->ts, status)) != PB_OK)
-                    return st;
-            }
-        }
+        if ((st = replay_stack(r, t, enc, rec_off)) != PB_OK)
+            return st;
     }
     if (r->total != r->sample_count && !r->blind)
         return pb_fail(r->err, PB_ERR_CORRUPT, pb_src_offset(s),
