@@ -229,14 +229,8 @@ static int cs_chunk(pb_sink *self, const pb_chunk *ch)
         if (ch->u[0] < (1u << 24)) {
             if (pb_grow_zero((void **)&c->fid_name, &c->cfid, (size_t)ch->u[0] + 1, sizeof *c->fid_name) < 0)
                 break;
-            if (!c->fid_name[ch->u[0]]) {
-                char *s = (char *)malloc(ch->s[0].len + 1);
-                if (!s)
-                    break;
-                memcpy(s, ch->s[0].ptr, ch->s[0].len);
-                s[ch->s[0].len] = '\0';
-                c->fid_name[ch->u[0]] = s;
-            }
+            if (!c->fid_name[ch->u[0]] && !(c->fid_name[ch->u[0]] = pb_memdup0(ch->s[0].ptr, ch->s[0].len)))
+                break;
         }
         return 0;
     case PB_T_SUB_INFO:

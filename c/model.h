@@ -120,12 +120,11 @@ static inline int pb_mtrie_get(pb_mtrie *t, uint32_t parent, uint32_t item, uint
     uint32_t i;
     if ((t->len + 1) * 2 > t->ix.cap)
         return pb_mtrie_add(t, parent, item, 0, id); /* grows the index first */
-    for (k = pb_index_first(&t->ix, pb_mtrie_hash(parent, item)); (i = pb_index_at(&t->ix, k)) != PB_INDEX_NONE;
-         k = pb_index_next(&t->ix, k))
-        if (t->n[i].parent == parent && t->n[i].item == item) {
-            *id = i;
-            return 1;
-        }
+    PB_INDEX_FIND(&t->ix, pb_mtrie_hash(parent, item), k, i, t->n[i].parent == parent && t->n[i].item == item);
+    if (i != PB_INDEX_NONE) {
+        *id = i;
+        return 1;
+    }
     return pb_mtrie_add(t, parent, item, k + 1, id);
 }
 void pb_mtrie_clear(pb_mtrie *t);
@@ -275,6 +274,12 @@ static inline uint32_t pb_model_edge_hash(uint32_t thread, uint32_t caller, uint
     return pb_mix64((((uint64_t)caller << 32) | callee) ^ ((uint64_t)line * UINT64_C(0x9E3779B97F4A7C15)) ^
                     ((uint64_t)file << 21) ^ ((uint64_t)thread << 43));
 }
+/* 1 when edge o is (thread, caller, file:line, callee) */
+static inline int pb_medge_is(const pb_medge *o, uint32_t thread, uint32_t caller, uint32_t file, uint32_t line,
+                              uint32_t callee)
+{
+    return o->caller == caller && o->callee == callee && o->line == line && o->file == file && o->thread == thread;
+}
 int pb_model_edge_add(pb_model *m, uint32_t thread, uint32_t caller, uint32_t file, uint32_t line, uint32_t callee,
                       size_t k, uint32_t *e);
 /* Find or add an edge (its index in m->edges): 0, -1 out of memory. */
@@ -285,13 +290,11 @@ static inline int pb_model_edge(pb_model *m, uint32_t thread, uint32_t caller, u
     uint32_t i;
     if ((m->nedges + 1) * 2 > m->eix.cap)
         return pb_model_edge_add(m, thread, caller, file, line, callee, 0, e); /* grows the index first */
-    for (k = pb_index_first(&m->eix, pb_model_edge_hash(thread, caller, file, line, callee));
-         (i = pb_index_at(&m->eix, k)) != PB_INDEX_NONE; k = pb_index_next(&m->eix, k)) {
-        const pb_medge *o = &m->edges[i];
-        if (o->caller == caller && o->callee == callee && o->line == line && o->file == file && o->thread == thread) {
-            *e = i;
-            return 0;
-        }
+    PB_INDEX_FIND(&m->eix, pb_model_edge_hash(thread, caller, file, line, callee), k, i,
+                  pb_medge_is(&m->edges[i], thread, caller, file, line, callee));
+    if (i != PB_INDEX_NONE) {
+        *e = i;
+        return 0;
     }
     return pb_model_edge_add(m, thread, caller, file, line, callee, k + 1, e);
 }

@@ -182,11 +182,8 @@ static pb_status read_header(nyt_rd *r)
     }
     if ((st = rd_line(r, &line, &len)) != PB_OK)
         return st;
-    tmp = (char *)malloc(len + 1);
-    if (!tmp)
+    if (!(tmp = pb_memdup0(line, len)))
         return pb_fail(r->err, PB_ERR_LIMIT, 0, "out of memory for the %zu-byte header line", len);
-    memcpy(tmp, line, len);
-    tmp[len] = '\0';
     fields = sscanf(tmp, "NYTProf %d %d\n", &major, &minor);
     free(tmp);
     if (fields < 2)

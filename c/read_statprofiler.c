@@ -1118,24 +1118,16 @@ pb_status pb_statprofiler_expand(const char *spec, char ***paths, size_t *n, pb_
     dir = opendir(spec);
     is_dir = dir != NULL;
     if (is_dir) {
-        dpath = (char *)malloc(strlen(spec) + 1);
-        if (!dpath) {
+        if (!(dpath = pb_memdup0(spec, strlen(spec)))) {
             closedir(dir);
             return pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
         }
-        strcpy(dpath, spec);
     } else {
         const char *slash = strrchr(spec, '/');
         size_t dl = slash ? (size_t)(slash - spec) : 0;
-        dpath = (char *)malloc(dl + 2);
-        if (!dpath)
+        /* the directory part ("/" for a file at the root), "." for none */
+        if (!(dpath = slash ? pb_memdup0(spec, dl ? dl : 1) : pb_memdup0(".", 1)))
             return pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
-        if (slash) {
-            memcpy(dpath, spec, dl ? dl : 1);
-            dpath[dl ? dl : 1] = '\0';
-        } else {
-            strcpy(dpath, ".");
-        }
         base = slash ? slash + 1 : spec;
         baselen = strlen(base);
         dir = opendir(dpath);

@@ -893,13 +893,10 @@ static pb_status get_thread(tr *r, uint64_t tid, uint32_t iid, uint64_t rec_off,
     t_thread *t;
     pb_status st;
     uint32_t h = tmix(tid, iid);
-    for (k = pb_index_first(&r->tix, h); (i = pb_index_at(&r->tix, k)) != PB_INDEX_NONE;
-         k = pb_index_next(&r->tix, k)) {
-        t = r->threads[i];
-        if (t->tid == tid && t->iid == iid) {
-            *out = t;
-            return PB_OK;
-        }
+    PB_INDEX_FIND(&r->tix, h, k, i, r->threads[i]->tid == tid && r->threads[i]->iid == iid);
+    if (i != PB_INDEX_NONE) {
+        *out = r->threads[i];
+        return PB_OK;
     }
     if (r->nthreads >= r->thread_count)
         return pb_fail(r->err, PB_ERR_CORRUPT, rec_off,
@@ -922,8 +919,7 @@ static pb_status get_thread(tr *r, uint64_t tid, uint32_t iid, uint64_t rec_off,
     t->start = t->cap = 0;
     t->fidx = t->ids = NULL;
     r->threads[r->nthreads++] = t;
-    for (k = pb_index_first(&r->tix, h); pb_index_at(&r->tix, k) != PB_INDEX_NONE; k = pb_index_next(&r->tix, k))
-        ;
+    PB_INDEX_FIND(&r->tix, h, k, i, 0); /* to the first empty slot (the index grew) */
     pb_index_set(&r->tix, k, t->index);
     if (t->selected) {
         char label[48];

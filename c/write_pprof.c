@@ -282,14 +282,13 @@ static pb_status pp_sample(pb_sample_sink *self, uint64_t thread_key, const uint
         pb_hash_bytes((const char *)ids, depth * sizeof *ids);
     if (pb_index_reserve(&p->tstacks, p->nstacks, h_stack, p) < 0)
         return OOM(p);
-    for (j = pb_index_first(&p->tstacks, h); (i = pb_index_at(&p->tstacks, j)) != PB_INDEX_NONE;
-         j = pb_index_next(&p->tstacks, j)) {
-        p_stack *o = &p->stacks[i];
-        if (o->hash == h && o->thread == ti && o->depth == depth && o->base == p->base && o->op == op &&
-            o->status == status && memcmp(p->pool + o->off, ids, depth * sizeof *ids) == 0) {
-            o->weight += weight;
-            return PB_OK;
-        }
+    PB_INDEX_FIND(&p->tstacks, h, j, i,
+                  p->stacks[i].hash == h && p->stacks[i].thread == ti && p->stacks[i].depth == depth &&
+                      p->stacks[i].base == p->base && p->stacks[i].op == op && p->stacks[i].status == status &&
+                      memcmp(p->pool + p->stacks[i].off, ids, depth * sizeof *ids) == 0);
+    if (i != PB_INDEX_NONE) {
+        p->stacks[i].weight += weight;
+        return PB_OK;
     }
     if (p->nstacks >= UINT32_MAX - 1 || pb_grow((void **)&p->pool, &p->cpool, p->npool + depth, sizeof *p->pool) < 0 ||
         pb_grow((void **)&p->stacks, &p->cstacks, p->nstacks + 1, sizeof *p->stacks) < 0)

@@ -114,14 +114,13 @@ static pb_status get_thread(pb_speedscope *s, uint64_t key, const char *label, u
     uint32_t i;
     if (pb_index_reserve(&s->tix, s->nthreads, h_thread, s) < 0)
         return S_OOM(s);
-    for (j = pb_index_first(&s->tix, pb_mix64(key)); (i = pb_index_at(&s->tix, j)) != PB_INDEX_NONE;
-         j = pb_index_next(&s->tix, j))
-        if (s->threads[i].key == key) {
-            *ti = i;
-            if (label)
-                snprintf(s->threads[*ti].label, sizeof s->threads[*ti].label, "%s", label);
-            return PB_OK;
-        }
+    PB_INDEX_FIND(&s->tix, pb_mix64(key), j, i, s->threads[i].key == key);
+    if (i != PB_INDEX_NONE) {
+        *ti = i;
+        if (label)
+            snprintf(s->threads[i].label, sizeof s->threads[i].label, "%s", label);
+        return PB_OK;
+    }
     if (pb_grow((void **)&s->threads, &s->cthreads, s->nthreads + 1, sizeof *s->threads) < 0)
         return S_OOM(s);
     t = &s->threads[s->nthreads];
@@ -176,13 +175,12 @@ static pb_status sc_sample(pb_sample_sink *self, uint64_t key, const uint32_t *i
     h = pb_mix64(ti) ^ pb_hash_bytes((const char *)s->path, depth * sizeof *s->path);
     if (pb_index_reserve(&s->six, s->nstacks, h_stack, s) < 0)
         return S_OOM(s);
-    for (j = pb_index_first(&s->six, h); (si = pb_index_at(&s->six, j)) != PB_INDEX_NONE; j = pb_index_next(&s->six, j)) {
-        k = &s->stacks[si];
-        if (k->hash == h && k->thread == ti && k->depth == depth &&
-            !memcmp(s->pool + k->off, s->path, depth * sizeof *s->path)) {
-            k->weight += weight;
-            return PB_OK;
-        }
+    PB_INDEX_FIND(&s->six, h, j, si,
+                  s->stacks[si].hash == h && s->stacks[si].thread == ti && s->stacks[si].depth == depth &&
+                      !memcmp(s->pool + s->stacks[si].off, s->path, depth * sizeof *s->path));
+    if (si != PB_INDEX_NONE) {
+        s->stacks[si].weight += weight;
+        return PB_OK;
     }
     if (s->nstacks >= UINT32_MAX - 1 || pb_grow((void **)&s->pool, &s->cpool, s->npool + depth, sizeof *s->pool) < 0 ||
         pb_grow((void **)&s->stacks, &s->cstacks, s->nstacks + 1, sizeof *s->stacks) < 0)

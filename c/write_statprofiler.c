@@ -733,10 +733,9 @@ static k_thread *k_thread_get(pb_spw_sink *k, uint64_t key, uint32_t pid, pb_sta
         *st = k_oom(k);
         return NULL;
     }
-    for (j = pb_index_first(&k->tab, pb_mix64(key)); (ti = pb_index_at(&k->tab, j)) != PB_INDEX_NONE;
-         j = pb_index_next(&k->tab, j))
-        if (k->th[ti].key == key)
-            return (*st = k_use(k, ti)) == PB_OK ? &k->th[ti] : NULL;
+    PB_INDEX_FIND(&k->tab, pb_mix64(key), j, ti, k->th[ti].key == key);
+    if (ti != PB_INDEX_NONE)
+        return (*st = k_use(k, ti)) == PB_OK ? &k->th[ti] : NULL;
     if (k->nth >= UINT32_MAX - 1) {
         *st = pb_fail_nooff(k->err, PB_ERR_LIMIT, "more than 4 billion threads");
         return NULL;
