@@ -280,12 +280,11 @@ static pb_status frame_of(chunk_stacks *c, uint32_t n, uint32_t *fid_out)
             cut = j;
     fr.kind = PB_FRAME_SUB;
     if (cut) {
-        fr.package = pb_str_make(nm, cut, pb_has_high(nm, cut) && pb_utf8_valid(nm, cut));
-        fr.name = pb_str_make(nm + cut + 2, len - cut - 2, pb_has_high(nm + cut + 2, len - cut - 2) &&
-                                                            pb_utf8_valid(nm + cut + 2, len - cut - 2));
+        fr.package = pb_str_make(nm, cut, pb_str_wide(nm, cut));
+        fr.name = pb_str_make(nm + cut + 2, len - cut - 2, pb_str_wide(nm + cut + 2, len - cut - 2));
     } else {
         fr.package = pb_str_c("main");
-        fr.name = pb_str_make(nm, len, pb_has_high(nm, len) && pb_utf8_valid(nm, len));
+        fr.name = pb_str_make(nm, len, pb_str_wide(nm, len));
     }
     fr.file = fid < c->cfid && c->fid_name[fid] ? pb_str_c(c->fid_name[fid]) : pb_str_c("");
     fr.line = fr.first_line = n < c->nsubinfo ? (int32_t)(c->sub_line[n] & 0x7FFFFFFF) : 0;

@@ -435,46 +435,6 @@ static pb_status read_footer(tr *r)
     return PB_OK;
 }
 
-/* Copy UTF-8, replacing each invalid sequence by U+FFFD (CPython decodes
- * the table with errors="replace"); dst has room for 3 x len bytes. */
-static size_t utf8_replace(char *dst, const unsigned char *p, size_t len)
-{
-    size_t i = 0, o = 0;
-    while (i < len) {
-        unsigned char b = p[i];
-        size_t n = 0, k;
-        uint32_t cp = 0, min = 0;
-        if (b < 0x80) {
-            dst[o++] = (char)b;
-            i++;
-            continue;
-        }
-        if (b >= 0xC2 && b <= 0xDF) { n = 1; cp = b & 0x1Fu; min = 0x80; }
-        else if (b >= 0xE0 && b <= 0xEF) { n = 2; cp = b & 0x0Fu; min = 0x800; }
-        else if (b >= 0xF0 && b <= 0xF4) { n = 3; cp = b & 0x07u; min = 0x10000; }
-        for (k = 1; n && k <= n; k++) {
-            if (i + k >= len || (p[i + k] & 0xC0) != 0x80) {
-                n = 0;
-                break;
-            }
-            cp = (cp << 6) | (p[i + k] & 0x3Fu);
-        }
-        if (n && (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)))
-            n = 0;
-        if (!n) {
-            dst[o++] = (char)0xEF;
-            dst[o++] = (char)0xBF;
-            dst[o++] = (char)0xBD;
-            i++;
-            continue;
-        }
-        memcpy(dst + o, p + i, n + 1);
-        o += n + 1;
-        i += n + 1;
-    }
-    return o;
-}
-
 static pb_status read_strings(tr *r)
 {
     pb_source *s = r->s;
@@ -519,7 +479,7 @@ static pb_status read_strings(tr *r)
             pb_grow((void **)&r->strs, &r->cstr, r->nstr + 1, sizeof *r->strs) < 0)
             return oom(r);
         {
-            size_t out = utf8_replace(r->strbuf + r->strused, s->p, len);
+            size_t out = pb_utf8_repair(r->strbuf + r->strused, (const char *)s->p, len);
             r->strbuf[r->strused + out] = '\0';
             r->strs[r->nstr].at = r->strused;
             r->strs[r->nstr].len = (uint32_t)out;

@@ -119,6 +119,28 @@ static inline int pb_utf8_valid(const char *p, size_t n)
     return 1;
 }
 
+/* Copy n bytes of src to dst as valid UTF-8, each byte that starts no valid
+ * sequence (pb_utf8_seq) replaced by U+FFFD (as CPython's
+ * errors="replace" decoding of the Tachyon string table); dst has room for
+ * 3 x n bytes.  Returns the bytes written. */
+static inline size_t pb_utf8_repair(char *dst, const char *src, size_t n)
+{
+    size_t i = 0, o = 0, k;
+    while (i < n) {
+        if (!(k = pb_utf8_seq(src, n, i))) {
+            dst[o++] = (char)0xEF;
+            dst[o++] = (char)0xBF;
+            dst[o++] = (char)0xBD;
+            i++;
+            continue;
+        }
+        memcpy(dst + o, src + i, k);
+        o += k;
+        i += k;
+    }
+    return o;
+}
+
 /* Append n bytes of src to dst (capacity cap, w bytes used) as valid UTF-8
  * and return the new length (which may exceed cap: then only what fits was
  * written; call again with room for the result).  src_utf8: src is declared
