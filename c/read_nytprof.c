@@ -202,65 +202,6 @@ static pb_status read_header(nyt_rd *r)
 
 #define RET(x) do { if ((st = (x)) != PB_OK) return st; } while (0)
 
-/* TIME_LINE, DISCOUNT, SUB_RETURN, SUB_ENTRY, TIME_BLOCK into *c */
-static pb_status rd_timing(nyt_rd *r, unsigned char tag, pb_chunk *c)
-{
-    pb_status st;
-    switch (tag) {
-    case '+':
-        r->rd.rec = "TIME_LINE";
-        {
-            uint32_t t, fid, line;
-            RET(rd_u32(r, &t, "ticks"));
-            RET(rd_u32(r, &fid, "fid"));
-            RET(rd_u32(r, &line, "line"));
-            pb_chunk_time_line(c, (int32_t)t, fid, line);
-            r->ticks += (int32_t)t;
-        }
-        return PB_OK;
-    case '-':
-        pb_chunk_discount(c);
-        return PB_OK;
-    case '<':
-        r->rd.rec = "SUB_RETURN";
-        {
-            uint32_t depth;
-            double incl = 0, excl = 0;
-            pb_str name;
-            RET(rd_u32(r, &depth, "depth"));
-            RET(rd_nv(r, &incl, "inclusive ticks"));
-            RET(rd_nv(r, &excl, "exclusive ticks"));
-            RET(rd_str(r, &name, -1, "sub name"));
-            pb_chunk_sub_return(c, depth, incl, excl, name);
-            r->ret_depth = depth;
-        }
-        return PB_OK;
-    case '>':
-        r->rd.rec = "SUB_ENTRY";
-        {
-            uint32_t fid, line;
-            RET(rd_u32(r, &fid, "fid"));
-            RET(rd_u32(r, &line, "line"));
-            pb_chunk_sub_entry(c, fid, line);
-        }
-        return PB_OK;
-    case '*':
-        r->rd.rec = "TIME_BLOCK";
-        {
-            uint32_t t, fid, line, bl, sl;
-            RET(rd_u32(r, &t, "ticks"));
-            RET(rd_u32(r, &fid, "fid"));
-            RET(rd_u32(r, &line, "line"));
-            RET(rd_u32(r, &bl, "block line"));
-            RET(rd_u32(r, &sl, "sub line"));
-            pb_chunk_time_block(c, (int32_t)t, fid, line, bl, sl);
-            r->ticks += (int32_t)t;
-        }
-        return PB_OK;
-    }
-    return PB_OK;
-}
-
 /* NEW_FID, SRC_LINE, SUB_INFO, SUB_CALLERS, PID_START, PID_END into *c */
 static pb_status rd_tables(nyt_rd *r, unsigned char tag, pb_chunk *c)
 {
@@ -351,6 +292,66 @@ static pb_status rd_tables(nyt_rd *r, unsigned char tag, pb_chunk *c)
     return PB_OK;
 }
 
+/* one record of fixed fields into *c: TIME_LINE, DISCOUNT, SUB_RETURN, SUB_ENTRY,
+ * TIME_BLOCK here, the others in rd_tables() */
+static pb_status rd_record(nyt_rd *r, unsigned char tag, pb_chunk *c)
+{
+    pb_status st;
+    switch (tag) {
+    case '+':
+        r->rd.rec = "TIME_LINE";
+        {
+            uint32_t t, fid, line;
+            RET(rd_u32(r, &t, "ticks"));
+            RET(rd_u32(r, &fid, "fid"));
+            RET(rd_u32(r, &line, "line"));
+            pb_chunk_time_line(c, (int32_t)t, fid, line);
+            r->ticks += (int32_t)t;
+        }
+        return PB_OK;
+    case '-':
+        pb_chunk_discount(c);
+        return PB_OK;
+    case '<':
+        r->rd.rec = "SUB_RETURN";
+        {
+            uint32_t depth;
+            double incl = 0, excl = 0;
+            pb_str name;
+            RET(rd_u32(r, &depth, "depth"));
+            RET(rd_nv(r, &incl, "inclusive ticks"));
+            RET(rd_nv(r, &excl, "exclusive ticks"));
+            RET(rd_str(r, &name, -1, "sub name"));
+            pb_chunk_sub_return(c, depth, incl, excl, name);
+            r->ret_depth = depth;
+        }
+        return PB_OK;
+    case '>':
+        r->rd.rec = "SUB_ENTRY";
+        {
+            uint32_t fid, line;
+            RET(rd_u32(r, &fid, "fid"));
+            RET(rd_u32(r, &line, "line"));
+            pb_chunk_sub_entry(c, fid, line);
+        }
+        return PB_OK;
+    case '*':
+        r->rd.rec = "TIME_BLOCK";
+        {
+            uint32_t t, fid, line, bl, sl;
+            RET(rd_u32(r, &t, "ticks"));
+            RET(rd_u32(r, &fid, "fid"));
+            RET(rd_u32(r, &line, "line"));
+            RET(rd_u32(r, &bl, "block line"));
+            RET(rd_u32(r, &sl, "sub line"));
+            pb_chunk_time_block(c, (int32_t)t, fid, line, bl, sl);
+            r->ticks += (int32_t)t;
+        }
+        return PB_OK;
+    }
+    return rd_tables(r, tag, c);
+}
+
 #undef RET
 
 /* a byte that starts no record */
@@ -417,16 +418,13 @@ pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, 
         case '<':
         case '>':
         case '*':
-            TRY(rd_timing(r, tag, &c));
-            EMIT();
-            break;
         case '@':
         case 'S':
         case 's':
         case 'c':
         case 'P':
         case 'p':
-            TRY(rd_tables(r, tag, &c));
+            TRY(rd_record(r, tag, &c));
             EMIT();
             break;
         case '#':
