@@ -1,5 +1,6 @@
 /* json_lines.c - one chunk as one JSON array per line, with exactly the
- * conventions of ../shared/tools/nytprof-dump-chunks: integers as JSON
+ * conventions of the developers' nytprof-dump-chunks (Devel::NYTProf's own
+ * reader, chunk by chunk): integers as JSON
  * integers (ticks as NYTProf delivers them: sv_setuv of the I32, so a
  * negative count shows as 2**64+x), NVs in the shortest of %.15g/%.16g/%.17g
  * that round-trips ("Inf"/"-Inf"/"NaN" as strings), strings as the Perl

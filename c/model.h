@@ -2,7 +2,8 @@
  *
  * What a decoder of a foreign format knows (files, subs, who called whom,
  * stacks with weights) is kept here once, and turned into NYTProf chunks here
- * once (../shared/DESIGN.md, "Mapping foreign data onto chunks"):
+ * once (the design notes, "Mapping foreign data onto chunks"; Internals.pod,
+ * THE PROFILE MODEL):
  *
  *   strings  one interning table (pb_strtab): one arena, one pb_index, and
  *            one UTF-8 rule, pb_str_wide(): a string is delivered flagged
@@ -23,14 +24,14 @@
  *   TIME_LINE  pb_model_time_lines(): a weight split into chunks of at most
  *            INT32_MAX ticks, charged to the statement budget.
  *
- * The statement budget (max_statements): every producer of synthesised
- * TIME_LINE/DISCOUNT chunks asks pb_model_budget_take() for the chunks it is
- * about to send, before sending them (pb_model_time_lines does so itself).
- * A model made with budget 0 has none (the folds: their chunk counts are
- * bounded per sample by their own split limits); a decoder that synthesises
- * statements from counts in the file (Pynytprof) sets opt->max_statements
- * (PB_DEFAULT_MAX_STATEMENTS when 0) with pb_model_set_budget() and reports
- * the error with its own wording and offset when the take fails.
+ * The statement budget (max_statements, pb_budget below): a model's is off
+ * until pb_model_set_budget(); then pb_model_time_lines() takes the chunks
+ * it is about to send from it, and fails with the model's wording when they
+ * are more than is left.  No producer turns it on today: the folds' chunk
+ * counts are bounded per sample by their own split limits, and the decoders
+ * that synthesise statements from counts in the file (Tachyon, StatProfiler,
+ * Pynytprof) charge a pb_budget of their own (pb_statement_budget()) and
+ * report with their own wording and offset.
  *
  * Memory: O(unique strings + files + subs + edges + trie nodes); nothing
  * grows with the number of samples or spans.  Plain C99.

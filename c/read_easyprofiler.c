@@ -1,5 +1,5 @@
 /* read_easyprofiler.c - EasyProfiler .prof decoder, every version from 0.1.0
- * to 2.1.0 (../shared/specs/easyprofiler-format.md), folded into NYTProf
+ * to 2.1.0 (the EasyProfiler format spec), folded into NYTProf
  * chunks by fold_spans.c.
  *
  * The file is read as a stream, one record at a time: counts and sizes in

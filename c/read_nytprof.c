@@ -1,4 +1,4 @@
-/* read_nytprof.c - Devel::NYTProf v5 decoder (../shared/specs/nytprof-format.md).
+/* read_nytprof.c - Devel::NYTProf v5 decoder (the NYTProf file format spec).
  *
  * Produces exactly the chunk stream NYTProf 6.12's for_chunks delivers:
  * VERSION from the first line, then one chunk per tag byte until EOF; text

@@ -1,5 +1,5 @@
 /* read_statprofiler.c - Devel::StatProfiler trace decoder
- * (../shared/specs/statprofiler-format.md).
+ * (the StatProfiler trace format spec).
  *
  * "=statprofiler" + version byte 1, then 2-byte big-endian-length packets,
  * each one raw Snappy block of <= 32000 bytes (decompressed through the

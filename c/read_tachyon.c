@@ -1,6 +1,5 @@
 /* read_tachyon.c - CPython Tachyon binary profiles (profiling.sampling
- * --binary), format version 1, as ../shared/specs/tachyon-format.md
- * describes it.
+ * --binary), format version 1, as the Tachyon format spec describes it.
  *
  * Layout: 64-byte header | sample region [64, string_table_offset) (plain or
  * one zstd stream) | string table | frame table | [stats trailer] | 32-byte

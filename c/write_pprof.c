@@ -4,6 +4,7 @@
 #include <string.h>
 #include <zlib.h>
 #include "write_pprof.h"
+#include "fold_samples.h"
 #include "model.h"
 #include "output.h"
 #include "util.h"

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "write_speedscope.h"
+#include "fold_samples.h"
 #include "model.h"
 #include "json_lines.h"
 #include "output.h"

@@ -1,6 +1,6 @@
 /* write_statprofiler.c - Devel::StatProfiler trace writer (records and a
- * pb_sample_sink).  See write_statprofiler.h and
- * ../shared/specs/statprofiler-format.md.
+ * pb_sample_sink).  See write_statprofiler.h and the StatProfiler trace
+ * format spec.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
