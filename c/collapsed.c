@@ -326,8 +326,7 @@ void pb_collapse_free(pb_collapse *c)
     }
     PB_FREE_ALL(c->nodes, c->threads, c->namebuf);
     pb_strtab_free(&c->subs);
-    pb_index_free(&c->tnodes);
-    pb_index_free(&c->tthreads);
+    PB_INDEX_FREE_ALL(&c->tnodes, &c->tthreads);
     free(c);
 }
 

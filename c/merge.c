@@ -941,8 +941,7 @@ static void merger_free(merger *m)
 {
     pb_strtab_free(&m->labels);
     PB_FREE_ALL(m->label_out, m->threads, m->pids);
-    pb_index_free(&m->tix);
-    pb_index_free(&m->pix);
+    PB_INDEX_FREE_ALL(&m->tix, &m->pix);
 }
 
 /* every input is sampled (Tachyon, StatProfiler: a directory is a

@@ -195,8 +195,7 @@ void pb_model_free(pb_model *m)
     for (i = 0; i < sizeof own / sizeof own[0]; i++)
         free(own[i]);
     pb_strtab_free(&m->str);
-    pb_index_free(&m->fix);
-    pb_index_free(&m->eix);
+    PB_INDEX_FREE_ALL(&m->fix, &m->eix);
     memset(m, 0, sizeof *m);
 }
 

@@ -266,6 +266,18 @@ static inline void pb_index_free(pb_index *ix)
     ix->cap = 0;
 }
 
+/* Append count elements of elem bytes at src to the growable array *p (*n
+ * used, *cap allocated; pb_grow): 0, or -1 on overflow or out of memory */
+static inline int pb_append(void **p, size_t *n, size_t *cap, const void *src, size_t count, size_t elem)
+{
+    if (*n > SIZE_MAX - count || pb_grow(p, cap, *n + count, elem) < 0)
+        return -1;
+    if (count)
+        memcpy((char *)*p + *n * elem, src, count * elem);
+    *n += count;
+    return 0;
+}
+
 /* A copy of n bytes at p with a NUL after them, or NULL when out of memory. */
 static inline char *pb_memdup0(const char *p, size_t n)
 {
@@ -278,16 +290,19 @@ static inline char *pb_memdup0(const char *p, size_t n)
     return d;
 }
 
-/* Free each of n owned blocks (NULLs are fine).  Use through PB_FREE_ALL,
- * which lists an object's buffers in one statement:
- *     PB_FREE_ALL(c->names, c->arena, c->index);                          */
-static inline void pb_free_all(void *const *blocks, size_t n)
+/* fn on each of n items, through PB_FREE_ALL and PB_INDEX_FREE_ALL, which
+ * list an object's buffers or indexes in one statement:
+ *     PB_FREE_ALL(c->names, c->arena);  (free each; NULLs are fine)
+ *     PB_INDEX_FREE_ALL(&c->tsubs, &c->tnodes);                          */
+static inline void pb_each(void *const *items, size_t n, void (*fn)(void *))
 {
     size_t i;
     for (i = 0; i < n; i++)
-        free(blocks[i]);
+        fn(items[i]);
 }
-#define PB_FREE_ALL(...) \
-    pb_free_all((void *const[]){__VA_ARGS__}, sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
+static inline void pb_index_free_v(void *ix) { pb_index_free((pb_index *)ix); }
+#define PB_EACH(fn, ...) pb_each((void *const[]){__VA_ARGS__}, sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *), fn)
+#define PB_FREE_ALL(...) PB_EACH(free, __VA_ARGS__)
+#define PB_INDEX_FREE_ALL(...) PB_EACH(pb_index_free_v, __VA_ARGS__)
 
 #endif

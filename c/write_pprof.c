@@ -257,7 +257,7 @@ static pb_status pp_sample(pb_sample_sink *self, uint64_t thread_key, const uint
 {
     pb_pprof *p = (pb_pprof *)self->ctx;
     uint32_t ti, h, i, op = p->tag_op, status = p->tag_status;
-    size_t j;
+    size_t j, off;
     pb_status st;
     p->tag_op = p->tag_status = 0; /* the tags are this sample's only */
     if ((st = get_thread(p, thread_key, &ti)) != PB_OK)
@@ -291,19 +291,12 @@ static pb_status pp_sample(pb_sample_sink *self, uint64_t thread_key, const uint
         p->stacks[i].weight += weight;
         return PB_OK;
     }
-    if (p->nstacks >= UINT32_MAX - 1 || pb_grow((void **)&p->pool, &p->cpool, p->npool + depth, sizeof *p->pool) < 0 ||
+    off = p->npool;
+    if (p->nstacks >= UINT32_MAX - 1 || pb_append((void **)&p->pool, &p->npool, &p->cpool, ids, depth, sizeof *ids) < 0 ||
         pb_grow((void **)&p->stacks, &p->cstacks, p->nstacks + 1, sizeof *p->stacks) < 0)
         return OOM(p);
-    memcpy(p->pool + p->npool, ids, depth * sizeof *ids);
-    p->stacks[p->nstacks].thread = ti;
-    p->stacks[p->nstacks].hash = h;
-    p->stacks[p->nstacks].depth = depth;
-    p->stacks[p->nstacks].off = p->npool;
-    p->stacks[p->nstacks].weight = weight;
-    p->stacks[p->nstacks].base = p->base;
-    p->stacks[p->nstacks].op = op;
-    p->stacks[p->nstacks].status = status;
-    p->npool += depth;
+    p->stacks[p->nstacks] = (p_stack){.thread = ti, .hash = h, .depth = depth, .op = op, .status = status,
+                                      .base = p->base, .off = off, .weight = weight};
     pb_index_set(&p->tstacks, j, (uint32_t)p->nstacks++);
     return PB_OK;
 }
@@ -546,9 +539,6 @@ void pb_pprof_free(pb_pprof *p)
     PB_FREE_ALL(p->funcs, p->locs, p->threads, p->stacks, p->pool, p->namebuf, p->msg.p,
                 p->sub.p, p->sub2.p);
     pb_strtab_free(&p->strs);
-    pb_index_free(&p->tfuncs);
-    pb_index_free(&p->tlocs);
-    pb_index_free(&p->tthreads);
-    pb_index_free(&p->tstacks);
+    PB_INDEX_FREE_ALL(&p->tfuncs, &p->tlocs, &p->tthreads, &p->tstacks);
     free(p);
 }

@@ -151,9 +151,8 @@ static pb_status sc_sample(pb_sample_sink *self, uint64_t key, const uint32_t *i
 {
     pb_speedscope *s = (pb_speedscope *)self->ctx;
     uint32_t ti, h, i, si;
-    size_t j;
+    size_t j, off;
     pb_status st;
-    s_stack *k;
     (void)ts;
     if ((st = get_thread(s, key, NULL, &ti)) != PB_OK)
         return st;
@@ -183,18 +182,13 @@ static pb_status sc_sample(pb_sample_sink *self, uint64_t key, const uint32_t *i
         s->stacks[si].weight += weight;
         return PB_OK;
     }
-    if (s->nstacks >= UINT32_MAX - 1 || pb_grow((void **)&s->pool, &s->cpool, s->npool + depth, sizeof *s->pool) < 0 ||
+    off = s->npool;
+    if (s->nstacks >= UINT32_MAX - 1 ||
+        pb_append((void **)&s->pool, &s->npool, &s->cpool, s->path, depth, sizeof *s->path) < 0 ||
         pb_grow((void **)&s->stacks, &s->cstacks, s->nstacks + 1, sizeof *s->stacks) < 0)
         return S_OOM(s);
-    memcpy(s->pool + s->npool, s->path, depth * sizeof *s->path);
-    k = &s->stacks[s->nstacks];
-    k->thread = ti;
-    k->hash = h;
-    k->depth = depth;
-    k->off = s->npool;
-    k->weight = weight;
-    k->next = NONE;
-    s->npool += depth;
+    s->stacks[s->nstacks] =
+        (s_stack){.thread = ti, .hash = h, .depth = depth, .off = off, .weight = weight, .next = NONE};
     if (s->threads[ti].last == NONE)
         s->threads[ti].first = (uint32_t)s->nstacks;
     else
@@ -385,11 +379,9 @@ void pb_speedscope_free(pb_speedscope *s)
         return;
     pb_strtab_free(&s->strs);
     free(s->frames);
-    pb_index_free(&s->fix);
     for (i = 0; i < s->nthreads; i++)
         free(s->threads[i].spans);
     PB_FREE_ALL(s->threads, s->stacks, s->pool, s->path, s->namebuf, s->title);
-    pb_index_free(&s->tix);
-    pb_index_free(&s->six);
+    PB_INDEX_FREE_ALL(&s->fix, &s->tix, &s->six);
     free(s);
 }
