@@ -1,7 +1,7 @@
 /* call_events.h - whole stacks -> NYTProf call events (SUB_RETURN).
  *
  * nytprofhtml draws its flame graph, and nytprofcalls prints its stacks,
- * from SUB_RETURN records alone (../shared/specs/nytprof-format.md section 3;
+ * from SUB_RETURN records alone (the NYTProf file format spec, section 3;
  * NYTProf's `calls` option): SUB_RETURN depth d closes the frame at depth d
  * (the outermost frame is depth 1) and adds its excl ticks to the stack that
  * ends there; frames a return skips over are opened implicitly.  So a set of

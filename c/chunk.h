@@ -2,7 +2,7 @@
  *
  * A chunk is exactly one Devel::NYTProf::ReadStream callback (NYTProf 6.12):
  * the same tag names, the same arguments in the same order and of the same
- * types.  See ../shared/specs/nytprof-format.md section 3.
+ * types.  See the NYTProf file format spec, section 3.
  *
  * Arguments are stored by kind, in callback order within each kind:
  *   'u' unsigned ints  -> u[0..]     (fid, line, pid, count, ...)

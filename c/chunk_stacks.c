@@ -38,11 +38,7 @@ typedef struct {
     pb_error *err;
     pb_source *src; /* where a failure is detected: the decoder's position */
     /* names */
-    char *arena;
-    size_t arena_n, arena_cap;
-    uint32_t *noff, *nlen;
-    size_t nnames, cnames, cnlen;
-    pb_index nix;
+    pb_strtab names;
     /* SUB_INFO per name, files per fid */
     uint32_t *sub_fid, *sub_line;
     size_t csub_fid, csub_line, nsubinfo;
@@ -73,37 +69,9 @@ static void compact(chunk_stacks *c);
 
 #define CS_OOM(c) pb_fail((c)->err, PB_ERR_LIMIT, 0, "out of memory while building stacks from call events")
 
-static uint32_t h_name_id(const void *ctx, uint32_t i)
-{
-    const chunk_stacks *c = (const chunk_stacks *)ctx;
-    return pb_hash_bytes(c->arena + c->noff[i], c->nlen[i]);
-}
-
 static int name_id(chunk_stacks *c, const char *p, size_t n, uint32_t *id)
 {
-    uint32_t h = pb_hash_bytes(p, n), i;
-    size_t j;
-    if (pb_index_reserve(&c->nix, c->nnames, h_name_id, c) < 0)
-        return -1;
-    for (j = pb_index_first(&c->nix, h); (i = pb_index_at(&c->nix, j)) != PB_INDEX_NONE; j = pb_index_next(&c->nix, j))
-        if (c->nlen[i] == n && !memcmp(c->arena + c->noff[i], p, n)) {
-            *id = i;
-            return 0;
-        }
-    if (n > UINT32_MAX || c->arena_n + n > UINT32_MAX || c->nnames >= UINT32_MAX - 1 ||
-        pb_grow((void **)&c->arena, &c->arena_cap, c->arena_n + n + 1, 1) < 0 ||
-        pb_grow((void **)&c->noff, &c->cnames, c->nnames + 1, sizeof *c->noff) < 0 ||
-        pb_grow((void **)&c->nlen, &c->cnlen, c->nnames + 1, sizeof *c->nlen) < 0)
-        return -1;
-    if (n)
-        memcpy(c->arena + c->arena_n, p, n);
-    c->arena[c->arena_n + n] = '\0';
-    c->noff[c->nnames] = (uint32_t)c->arena_n;
-    c->nlen[c->nnames] = (uint32_t)n;
-    c->arena_n += n + 1;
-    *id = (uint32_t)c->nnames++;
-    pb_index_set(&c->nix, j, *id);
-    return 0;
+    return pb_strtab_intern(&c->names, p, n, id) < 0 ? -1 : 0;
 }
 
 static int path_id(chunk_stacks *c, uint32_t parent, uint32_t name, uint32_t *id)
@@ -261,14 +229,8 @@ static int cs_chunk(pb_sink *self, const pb_chunk *ch)
         if (ch->u[0] < (1u << 24)) {
             if (pb_grow_zero((void **)&c->fid_name, &c->cfid, (size_t)ch->u[0] + 1, sizeof *c->fid_name) < 0)
                 break;
-            if (!c->fid_name[ch->u[0]]) {
-                char *s = (char *)malloc(ch->s[0].len + 1);
-                if (!s)
-                    break;
-                memcpy(s, ch->s[0].ptr, ch->s[0].len);
-                s[ch->s[0].len] = '\0';
-                c->fid_name[ch->u[0]] = s;
-            }
+            if (!c->fid_name[ch->u[0]] && !(c->fid_name[ch->u[0]] = pb_memdup0(ch->s[0].ptr, ch->s[0].len)))
+                break;
         }
         return 0;
     case PB_T_SUB_INFO:
@@ -309,8 +271,8 @@ static int cs_chunk(pb_sink *self, const pb_chunk *ch)
 static pb_status frame_of(chunk_stacks *c, uint32_t n, uint32_t *fid_out)
 {
     pb_frame fr;
-    const char *nm = c->arena + c->noff[n];
-    size_t len = c->nlen[n], cut = 0, j;
+    const char *nm = pb_strtab_ptr(&c->names, n);
+    size_t len = pb_strtab_len(&c->names, n), cut = 0, j;
     uint32_t fid = n < c->nsubinfo ? c->sub_fid[n] : 0;
     memset(&fr, 0, sizeof fr);
     for (j = 0; j + 1 < len; j++)
@@ -318,12 +280,11 @@ static pb_status frame_of(chunk_stacks *c, uint32_t n, uint32_t *fid_out)
             cut = j;
     fr.kind = PB_FRAME_SUB;
     if (cut) {
-        fr.package = pb_str_make(nm, cut, pb_has_high(nm, cut) && pb_utf8_valid(nm, cut));
-        fr.name = pb_str_make(nm + cut + 2, len - cut - 2, pb_has_high(nm + cut + 2, len - cut - 2) &&
-                                                            pb_utf8_valid(nm + cut + 2, len - cut - 2));
+        fr.package = pb_str_make(nm, cut, pb_str_wide(nm, cut));
+        fr.name = pb_str_make(nm + cut + 2, len - cut - 2, pb_str_wide(nm + cut + 2, len - cut - 2));
     } else {
         fr.package = pb_str_c("main");
-        fr.name = pb_str_make(nm, len, pb_has_high(nm, len) && pb_utf8_valid(nm, len));
+        fr.name = pb_str_make(nm, len, pb_str_wide(nm, len));
     }
     fr.file = fid < c->cfid && c->fid_name[fid] ? pb_str_c(c->fid_name[fid]) : pb_str_c("");
     fr.line = fr.first_line = n < c->nsubinfo ? (int32_t)(c->sub_line[n] & 0x7FFFFFFF) : 0;
@@ -354,10 +315,10 @@ static pb_status emit_all(chunk_stacks *c)
     if ((st = o->attribute(o, "sample_weight_unit", pb_str_c("ns"))) != PB_OK ||
         (st = o->thread(o, 0, c->pid ? c->pid : 1, 0, label)) != PB_OK)
         return st;
-    fid_of = (uint32_t *)malloc((c->nnames ? c->nnames : 1) * sizeof *fid_of);
+    fid_of = (uint32_t *)malloc((c->names.n ? c->names.n : 1) * sizeof *fid_of);
     if (!fid_of)
         return CS_OOM(c);
-    for (i = 0; i < c->nnames; i++)
+    for (i = 0; i < c->names.n; i++)
         fid_of[i] = NONE;
     st = PB_OK;
     if (c->saw_return) {
@@ -381,7 +342,7 @@ static pb_status emit_all(chunk_stacks *c)
                 st = o->sample(o, 0, ids, (uint32_t)n, wns, 0);
         }
     } else {
-        for (i = 0; i < c->cflat && i < c->nnames && st == PB_OK; i++) {
+        for (i = 0; i < c->cflat && i < c->names.n && st == PB_OK; i++) {
             double w = c->flat[i] * 1e9;
             if (w < 0.5)
                 continue;
@@ -399,9 +360,9 @@ static void cs_free(chunk_stacks *c)
     size_t i;
     for (i = 0; i < c->cfid; i++)
         free(c->fid_name[i]);
-    PB_FREE_ALL(c->fid_name, c->arena, c->noff, c->nlen, c->sub_fid, c->sub_line, c->stamp, c->pos,
+    PB_FREE_ALL(c->fid_name, c->sub_fid, c->sub_line, c->stamp, c->pos,
                 c->pool, c->scratch, c->lvl, c->gen, c->chain, c->flat);
-    pb_index_free(&c->nix);
+    pb_strtab_free(&c->names);
     pb_mtrie_free(&c->paths);
     free(c);
 }

@@ -4,16 +4,10 @@
 #include <string.h>
 #include "collapsed.h"
 #include "output.h"
+#include "model.h"
 #include "util.h"
-#include "read_statprofiler.h"
 
 #define NONE UINT32_MAX
-
-typedef struct {
-    char *name;
-    size_t len;
-    uint32_t h;
-} c_sub;
 
 typedef struct {
     uint32_t parent, sub, thread, h;
@@ -32,7 +26,7 @@ struct pb_collapse {
     pb_sample_sink ss;
     FILE *out;
     pb_error *err;
-    c_sub *subs; size_t nsubs, csubs; pb_index tsubs;
+    pb_strtab subs;     /* the frames' names as written (ids: the frame ids) */
     c_node *nodes; size_t nnodes, cnodes; pb_index tnodes; /* every node, roots too */
     c_thread *threads; size_t nthreads, cthreads; pb_index tthreads;
     char *namebuf; size_t cnamebuf;
@@ -41,16 +35,13 @@ struct pb_collapse {
 
 #define C_OOM(c) pb_fail((c)->err, PB_ERR_LIMIT, 0, "out of memory while collapsing stacks")
 
-static uint32_t h_sub(const void *c, uint32_t i) { return ((const pb_collapse *)c)->subs[i].h; }
 static uint32_t h_node(const void *c, uint32_t i) { return ((const pb_collapse *)c)->nodes[i].h; }
 static uint32_t h_thread(const void *c, uint32_t i) { return pb_mix64(((const pb_collapse *)c)->threads[i].key); }
 
 static pb_status cs_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id)
 {
     pb_collapse *c = (pb_collapse *)self->ctx;
-    size_t need = pb_frame_shown_name(fr, NULL, 0) + 1, j;
-    uint32_t h, i;
-    c_sub *s;
+    size_t need = pb_frame_shown_name(fr, NULL, 0) + 1;
     if (pb_grow((void **)&c->namebuf, &c->cnamebuf, need, 1) < 0)
         return C_OOM(c);
     pb_frame_shown_name(fr, c->namebuf, need);
@@ -87,28 +78,8 @@ static pb_status cs_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
             need += extra;
         }
     }
-    h = pb_hash_bytes(c->namebuf, need);
-    if (pb_index_reserve(&c->tsubs, c->nsubs, h_sub, c) < 0)
+    if (pb_strtab_intern(&c->subs, c->namebuf, need, id) < 0)
         return C_OOM(c);
-    for (j = pb_index_first(&c->tsubs, h); (i = pb_index_at(&c->tsubs, j)) != PB_INDEX_NONE;
-         j = pb_index_next(&c->tsubs, j)) {
-        const c_sub *o = &c->subs[i];
-        if (o->h == h && o->len == need && memcmp(o->name, c->namebuf, need) == 0) {
-            *id = i;
-            return PB_OK;
-        }
-    }
-    if (c->nsubs >= UINT32_MAX - 1 || pb_grow((void **)&c->subs, &c->csubs, c->nsubs + 1, sizeof *c->subs) < 0)
-        return C_OOM(c);
-    s = &c->subs[c->nsubs];
-    s->name = (char *)malloc(need + 1);
-    if (!s->name)
-        return C_OOM(c);
-    memcpy(s->name, c->namebuf, need + 1);
-    s->len = need;
-    s->h = h;
-    *id = (uint32_t)c->nsubs++;
-    pb_index_set(&c->tsubs, j, *id);
     return PB_OK;
 }
 
@@ -147,10 +118,8 @@ static pb_status get_thread(pb_collapse *c, uint64_t key, uint32_t *idx)
     memset(t, 0, sizeof *t);
     t->key = key;
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)key);
-    t->label = (char *)malloc(strlen(buf) + 1);
-    if (!t->label)
+    if (!(t->label = pb_memdup0(buf, strlen(buf))))
         return C_OOM(c);
-    strcpy(t->label, buf);
     *idx = (uint32_t)c->nthreads++;
     pb_index_set(&c->tthreads, j, *idx);
     /* the thread's root: no lookup asks for it (no parent is NONE), but it
@@ -161,9 +130,7 @@ static pb_status get_thread(pb_collapse *c, uint64_t key, uint32_t *idx)
         uint32_t h = pb_mix64(((uint64_t)NONE << 32) | *idx);
         if (pb_index_reserve(&c->tnodes, c->nnodes, h_node, c) < 0)
             return C_OOM(c);
-        for (j = pb_index_first(&c->tnodes, h); pb_index_at(&c->tnodes, j) != PB_INDEX_NONE;
-             j = pb_index_next(&c->tnodes, j))
-            ;
+        PB_INDEX_FIND(&c->tnodes, h, j, i, 0); /* to the first empty slot */
         return new_node(c, NONE, NONE, *idx, h, j, &c->threads[*idx].root);
     }
 }
@@ -180,10 +147,8 @@ static pb_status cs_thread(pb_sample_sink *self, uint64_t key, uint32_t pid, uin
         return st;
     if (!label)
         return PB_OK;
-    l = (char *)malloc(strlen(label) + 1);
-    if (!l)
+    if (!(l = pb_memdup0(label, strlen(label))))
         return C_OOM(c);
-    strcpy(l, label);
     free(c->threads[ti].label);
     c->threads[ti].label = l;
     return PB_OK;
@@ -209,8 +174,8 @@ static pb_status cs_sample(pb_sample_sink *self, uint64_t thread_key, const uint
     for (j = m; j < depth; j++) {
         uint32_t sub = ids[depth - 1 - j];
         uint32_t parent = j ? t->cur.path[j - 1] : t->root;
-        if (sub >= c->nsubs)
-            return pb_fail(c->err, PB_ERR_CORRUPT, 0, "sample uses frame id %u, only %zu interned", sub, c->nsubs);
+        if (sub >= c->subs.n)
+            return pb_fail(c->err, PB_ERR_CORRUPT, 0, "sample uses frame id %u, only %zu interned", sub, c->subs.n);
         uint32_t h = pb_mix64(((uint64_t)parent << 32) | sub);
         uint32_t node;
         size_t k;
@@ -267,7 +232,7 @@ static pb_status write_lines(pb_collapse *c)
         pre = c->diff ? 0 : 4 + strlen(t->label);
         len = pre;
         for (p = (uint32_t)i; c->nodes[p].parent != NONE; p = c->nodes[p].parent)
-            len += 1 + c->subs[c->nodes[p].sub].len;
+            len += 1 + pb_strtab_len(&c->subs, c->nodes[p].sub);
         if (c->diff)
             len--; /* no ';' before the first frame */
         text = (char *)malloc(len + 1);
@@ -279,9 +244,9 @@ static pb_status write_lines(pb_collapse *c)
         pos = len;
         text[pos] = '\0';
         for (p = (uint32_t)i; c->nodes[p].parent != NONE; p = c->nodes[p].parent) {
-            const c_sub *s = &c->subs[c->nodes[p].sub];
-            pos -= s->len;
-            memcpy(text + pos, s->name, s->len);
+            size_t n = pb_strtab_len(&c->subs, c->nodes[p].sub);
+            pos -= n;
+            memcpy(text + pos, pb_strtab_ptr(&c->subs, c->nodes[p].sub), n);
             if (pos)
                 text[--pos] = ';';
         }
@@ -356,16 +321,13 @@ void pb_collapse_free(pb_collapse *c)
     size_t i;
     if (!c)
         return;
-    for (i = 0; i < c->nsubs; i++)
-        free(c->subs[i].name);
     for (i = 0; i < c->nthreads; i++) {
         free(c->threads[i].label);
         pb_stack_cursor_free(&c->threads[i].cur);
     }
-    PB_FREE_ALL(c->subs, c->nodes, c->threads, c->namebuf);
-    pb_index_free(&c->tsubs);
-    pb_index_free(&c->tnodes);
-    pb_index_free(&c->tthreads);
+    PB_FREE_ALL(c->nodes, c->threads, c->namebuf);
+    pb_strtab_free(&c->subs);
+    PB_INDEX_FREE_ALL(&c->tnodes, &c->tthreads);
     free(c);
 }
 

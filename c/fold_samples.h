@@ -1,8 +1,8 @@
 /* fold_samples.h - stack samples -> NYTProf chunks.
  *
  * A pb_sample_sink (samples.h) that turns what a sampling decoder reports
- * into the chunk stream nytprofhtml needs (../shared/DESIGN.md, "Mapping
- * foreign data onto chunks"):
+ * into the chunk stream nytprofhtml needs (the design notes, "Mapping
+ * foreign data onto chunks"; Internals.pod, THE PROFILE MODEL):
  *
  *   VERSION 5 0, COMMENT, ATTRIBUTE ticks_per_sec / nv_size / source_format
  *   ... the decoder's attributes (passed through as ATTRIBUTEs, any time)

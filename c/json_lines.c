@@ -1,5 +1,6 @@
 /* json_lines.c - one chunk as one JSON array per line, with exactly the
- * conventions of ../shared/tools/nytprof-dump-chunks: integers as JSON
+ * conventions of the developers' nytprof-dump-chunks (Devel::NYTProf's own
+ * reader, chunk by chunk): integers as JSON
  * integers (ticks as NYTProf delivers them: sv_setuv of the I32, so a
  * negative count shows as 2**64+x), NVs in the shortest of %.15g/%.16g/%.17g
  * that round-trips ("Inf"/"-Inf"/"NaN" as strings), strings as the Perl
@@ -14,45 +15,67 @@
 #include "output.h"
 #include "util.h"
 
-void pb_json_str(FILE *o, const pb_str *s)
+/* the letter of a short escape of cp (\" and \\ always, the others with
+ * PB_JSON_SHORT), 0 for none */
+static char short_escape(unsigned long cp, unsigned flags)
 {
-    size_t i = 0;
-    fputc('"', o);
-    while (i < s->len) {
-        unsigned long cp;
-        unsigned char b = (unsigned char)s->ptr[i];
-        size_t n;
-        if (s->utf8 && b >= 0x80 && (n = pb_utf8_seq(s->ptr, s->len, i)) > 1) {
-            /* a valid sequence (pb_utf8_seq: shortest form, no surrogates) */
-            size_t k;
-            cp = n == 4 ? (b & 0x07u) : n == 3 ? (b & 0x0Fu) : (b & 0x1Fu);
-            for (k = 1; k < n; k++)
-                cp = (cp << 6) | ((unsigned char)s->ptr[i + k] & 0x3Fu);
-            i += n;
-        } else {
-            cp = b;
-            i++;
-        }
-        switch (cp) {
-        case '"': fputs("\\\"", o); break;
-        case '\\': fputs("\\\\", o); break;
-        case '\n': fputs("\\n", o); break;
-        case '\r': fputs("\\r", o); break;
-        case '\t': fputs("\\t", o); break;
-        case '\b': fputs("\\b", o); break;
-        case '\f': fputs("\\f", o); break;
-        default:
-            if (cp < 0x20 || (cp >= 0x7F && cp < 0x10000))
-                fprintf(o, "\\u%04lx", cp);
-            else if (cp >= 0x10000) {
-                unsigned long v = cp - 0x10000;
-                fprintf(o, "\\u%04lx\\u%04lx", 0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF));
-            } else
-                fputc((int)cp, o);
-        }
+    switch (cp) {
+    case '"': return '"';
+    case '\\': return '\\';
+    case '\n': return flags & PB_JSON_SHORT ? 'n' : 0;
+    case '\r': return flags & PB_JSON_SHORT ? 'r' : 0;
+    case '\t': return flags & PB_JSON_SHORT ? 't' : 0;
+    case '\b': return flags & PB_JSON_SHORT ? 'b' : 0;
+    case '\f': return flags & PB_JSON_SHORT ? 'f' : 0;
     }
-    fputc('"', o);
+    return 0;
 }
+
+void pb_json_escape(const char *p, size_t n, int utf8, unsigned flags, pb_json_put put, void *ctx)
+{
+    size_t i = 0, run = 0;
+    put(ctx, "\"", 1);
+    while (i < n) {
+        unsigned char b = (unsigned char)p[i];
+        unsigned long cp = b;
+        size_t k = 1, el;
+        char e[16];
+        if (utf8 && b >= 0x80 && (k = pb_utf8_seq(p, n, i)) > 1) {
+            /* a valid sequence (pb_utf8_seq: shortest form, no surrogates) */
+            size_t j;
+            cp = k == 4 ? (b & 0x07u) : k == 3 ? (b & 0x0Fu) : (b & 0x1Fu);
+            for (j = 1; j < k; j++)
+                cp = (cp << 6) | ((unsigned char)p[i + j] & 0x3Fu);
+        } else {
+            k = 1;
+        }
+        if ((cp >= 0x20 && cp < 0x7F && cp != '"' && cp != '\\') || (k > 1 && (flags & PB_JSON_RAW_UTF8))) {
+            i += k; /* as it is */
+            continue;
+        }
+        if ((e[1] = short_escape(cp, flags)) != 0) {
+            e[0] = '\\';
+            el = 2;
+        } else if (cp < 0x10000) {
+            el = (size_t)snprintf(e, sizeof e, "\\u%04lx", cp);
+        } else {
+            unsigned long v = cp - 0x10000;
+            el = (size_t)snprintf(e, sizeof e, "\\u%04lx\\u%04lx", 0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF));
+        }
+        if (i > run)
+            put(ctx, p + run, i - run);
+        put(ctx, e, el);
+        i += k;
+        run = i;
+    }
+    if (i > run)
+        put(ctx, p + run, i - run);
+    put(ctx, "\"", 1);
+}
+
+static void file_put(void *ctx, const char *s, size_t n) { fwrite(s, 1, n, (FILE *)ctx); }
+
+void pb_json_str(FILE *o, const pb_str *s) { pb_json_escape(s->ptr, s->len, s->utf8, PB_JSON_SHORT, file_put, o); }
 
 static void put_float(FILE *o, double v)
 {

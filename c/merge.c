@@ -16,6 +16,7 @@
 #include <string.h>
 #include "merge.h"
 #include "outputs.h"
+#include "model.h"
 #include "output.h"
 #include "util.h"
 #include "formats.h"
@@ -41,13 +42,9 @@ typedef struct {
     pb_index pix;            /* pid -> pids[] */
     uint32_t next_pid;
     int diff;                /* two inputs: tell the target which side is coming */
-    struct m_label {
-        char *label;
-        uint32_t hash;
-        uint64_t out;
-    } *labels;               /* thread label -> the consumer's thread */
-    size_t nlabels, clabels;
-    pb_index lix;
+    pb_strtab labels;        /* thread labels -> */
+    uint64_t *label_out;     /* (by label id) the consumer's thread */
+    size_t clabel_out;
 } merger;
 
 #define M_OOM(m) pb_fail((m)->err, PB_ERR_LIMIT, 0, "out of memory while merging profiles")
@@ -59,7 +56,6 @@ static uint32_t h_thread(const void *ctx, uint32_t i)
     return th_hash(t->input, t->key);
 }
 static uint32_t h_pid(const void *ctx, uint32_t i) { return pb_mix64(((const merger *)ctx)->pids[i]); }
-static uint32_t h_label(const void *ctx, uint32_t i) { return ((const merger *)ctx)->labels[i].hash; }
 
 /* 1 when pid is given out already, else 0 with *slot the empty slot its probe ends on */
 static int pid_find(const merger *m, uint32_t pid, size_t *slot)
@@ -68,12 +64,9 @@ static int pid_find(const merger *m, uint32_t pid, size_t *slot)
     uint32_t i;
     if (!m->pix.cap)
         return 0;
-    for (j = pb_index_first(&m->pix, pb_mix64(pid)); (i = pb_index_at(&m->pix, j)) != PB_INDEX_NONE;
-         j = pb_index_next(&m->pix, j))
-        if (m->pids[i] == pid)
-            return 1;
+    PB_INDEX_FIND(&m->pix, pb_mix64(pid), j, i, m->pids[i] == pid);
     *slot = j;
-    return 0;
+    return i != PB_INDEX_NONE;
 }
 
 /* give out pid, or (when another input has it: take) the next free number: 0, or -1 out of memory */
@@ -101,13 +94,10 @@ static pb_status map_thread(merger *m, uint64_t key, uint64_t *out, int *fresh)
     *fresh = 0;
     if (pb_index_reserve(&m->tix, m->nthreads, h_thread, m) < 0)
         return M_OOM(m);
-    for (j = pb_index_first(&m->tix, th_hash(m->input, key)); (i = pb_index_at(&m->tix, j)) != PB_INDEX_NONE;
-         j = pb_index_next(&m->tix, j)) {
-        const m_thread *t = &m->threads[i];
-        if (t->input == m->input && t->key == key) {
-            *out = t->out;
-            return PB_OK;
-        }
+    PB_INDEX_FIND(&m->tix, th_hash(m->input, key), j, i, m->threads[i].input == m->input && m->threads[i].key == key);
+    if (i != PB_INDEX_NONE) {
+        *out = m->threads[i].out;
+        return PB_OK;
     }
     if (m->nthreads >= UINT32_MAX - 1 || pb_grow((void **)&m->threads, &m->cthreads, m->nthreads + 1, sizeof *m->threads) < 0)
         return M_OOM(m);
@@ -126,24 +116,15 @@ static pb_status map_thread(merger *m, uint64_t key, uint64_t *out, int *fresh)
  * has that thread already), or gives it its own. */
 static pb_status map_label(merger *m, const char *label, uint64_t out, int *known)
 {
-    uint32_t h = pb_hash_bytes(label, strlen(label)), i;
-    size_t j;
+    uint32_t i;
+    int found = pb_strtab_intern(&m->labels, label, strlen(label), &i);
     *known = 0;
-    if (pb_index_reserve(&m->lix, m->nlabels, h_label, m) < 0)
+    if (found < 0 || pb_grow((void **)&m->label_out, &m->clabel_out, m->labels.n, sizeof *m->label_out) < 0)
         return M_OOM(m);
-    for (j = pb_index_first(&m->lix, h); (i = pb_index_at(&m->lix, j)) != PB_INDEX_NONE; j = pb_index_next(&m->lix, j))
-        if (m->labels[i].hash == h && !strcmp(m->labels[i].label, label)) {
-            m->threads[m->nthreads - 1].out = m->labels[i].out;
-            *known = 1;
-            return PB_OK;
-        }
-    if (pb_grow((void **)&m->labels, &m->clabels, m->nlabels + 1, sizeof *m->labels) < 0 ||
-        !(m->labels[m->nlabels].label = (char *)malloc(strlen(label) + 1)))
-        return M_OOM(m);
-    strcpy(m->labels[m->nlabels].label, label);
-    m->labels[m->nlabels].hash = h;
-    m->labels[m->nlabels].out = out;
-    pb_index_set(&m->lix, j, (uint32_t)m->nlabels++);
+    if ((*known = found))
+        m->threads[m->nthreads - 1].out = m->label_out[i];
+    else
+        m->label_out[i] = out;
     return PB_OK;
 }
 
@@ -957,13 +938,9 @@ static pb_status merge_into(merger *m, const char *const *in, size_t n, const pb
 
 static void merger_free(merger *m)
 {
-    size_t i;
-    for (i = 0; i < m->nlabels; i++)
-        free(m->labels[i].label);
-    PB_FREE_ALL(m->labels, m->threads, m->pids);
-    pb_index_free(&m->lix);
-    pb_index_free(&m->tix);
-    pb_index_free(&m->pix);
+    pb_strtab_free(&m->labels);
+    PB_FREE_ALL(m->label_out, m->threads, m->pids);
+    PB_INDEX_FREE_ALL(&m->tix, &m->pix);
 }
 
 /* every input is sampled (Tachyon, StatProfiler: a directory is a

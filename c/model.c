@@ -18,11 +18,11 @@ int pb_strtab_intern(pb_strtab *t, const char *p, size_t n, uint32_t *id)
     size_t inside = t->arena && q >= a && q < a + t->alen ? (size_t)(q - a) + 1 : 0;
     if (n > UINT32_MAX - 1 || t->n >= UINT32_MAX - 1 || pb_index_reserve(&t->ix, t->n, str_hash_of, t) < 0)
         return -1;
-    for (k = pb_index_first(&t->ix, h); (i = pb_index_at(&t->ix, k)) != PB_INDEX_NONE; k = pb_index_next(&t->ix, k))
-        if (t->e[i].hash == h && t->e[i].len == n && memcmp(t->arena + t->e[i].off, p, n) == 0) {
-            *id = i;
-            return 1;
-        }
+    PB_INDEX_FIND(&t->ix, h, k, i, t->e[i].hash == h && t->e[i].len == n && memcmp(t->arena + t->e[i].off, p, n) == 0);
+    if (i != PB_INDEX_NONE) {
+        *id = i;
+        return 1;
+    }
     if (pb_grow((void **)&t->e, &t->cap, t->n + 1, sizeof *t->e) < 0 ||
         t->alen > SIZE_MAX - n - 1 || pb_grow((void **)&t->arena, &t->acap, t->alen + n + 1, 1) < 0)
         return -1;
@@ -67,12 +67,11 @@ int pb_mtrie_add(pb_mtrie *t, uint32_t parent, uint32_t item, size_t k, uint32_t
     if (!k) {
         if (pb_index_reserve(&t->ix, t->len, node_hash_of, t) < 0)
             return -1;
-        for (k = pb_index_first(&t->ix, pb_mtrie_hash(parent, item)); (i = pb_index_at(&t->ix, k)) != PB_INDEX_NONE;
-             k = pb_index_next(&t->ix, k))
-            if (t->n[i].parent == parent && t->n[i].item == item) {
-                *id = i;
-                return 1;
-            }
+        PB_INDEX_FIND(&t->ix, pb_mtrie_hash(parent, item), k, i, t->n[i].parent == parent && t->n[i].item == item);
+        if (i != PB_INDEX_NONE) {
+            *id = i;
+            return 1;
+        }
     } else {
         k--;
     }
@@ -196,8 +195,7 @@ void pb_model_free(pb_model *m)
     for (i = 0; i < sizeof own / sizeof own[0]; i++)
         free(own[i]);
     pb_strtab_free(&m->str);
-    pb_index_free(&m->fix);
-    pb_index_free(&m->eix);
+    PB_INDEX_FREE_ALL(&m->fix, &m->eix);
     memset(m, 0, sizeof *m);
 }
 
@@ -220,11 +218,11 @@ int pb_model_file(pb_model *m, const char *name, size_t len, uint32_t variant, u
     if (pb_strtab_intern(&m->str, name, len, &s) < 0 || pb_index_reserve(&m->fix, m->nfiles, file_hash_of, m) < 0)
         return -1;
     h = file_hash(s, variant);
-    for (k = pb_index_first(&m->fix, h); (i = pb_index_at(&m->fix, k)) != PB_INDEX_NONE; k = pb_index_next(&m->fix, k))
-        if (m->files[i].name == s && m->files[i].variant == variant) {
-            *file = i;
-            return 1;
-        }
+    PB_INDEX_FIND(&m->fix, h, k, i, m->files[i].name == s && m->files[i].variant == variant);
+    if (i != PB_INDEX_NONE) {
+        *file = i;
+        return 1;
+    }
     if (m->nfiles >= UINT32_MAX - 1 || pb_grow((void **)&m->files, &m->cfiles, m->nfiles + 1, sizeof *m->files) < 0)
         return -1;
     f = &m->files[m->nfiles];
@@ -340,14 +338,11 @@ int pb_model_edge_add(pb_model *m, uint32_t thread, uint32_t caller, uint32_t fi
     if (!k) {
         if (m->nedges >= UINT32_MAX - 1 || pb_index_reserve(&m->eix, m->nedges, edge_hash_of, m) < 0)
             return -1;
-        for (k = pb_index_first(&m->eix, pb_model_edge_hash(thread, caller, file, line, callee));
-             (i = pb_index_at(&m->eix, k)) != PB_INDEX_NONE; k = pb_index_next(&m->eix, k)) {
-            o = &m->edges[i];
-            if (o->caller == caller && o->callee == callee && o->line == line && o->file == file &&
-                o->thread == thread) {
-                *e = i;
-                return 0;
-            }
+        PB_INDEX_FIND(&m->eix, pb_model_edge_hash(thread, caller, file, line, callee), k, i,
+                      pb_medge_is(&m->edges[i], thread, caller, file, line, callee));
+        if (i != PB_INDEX_NONE) {
+            *e = i;
+            return 0;
         }
     } else {
         k--;

@@ -2,7 +2,8 @@
  *
  * What a decoder of a foreign format knows (files, subs, who called whom,
  * stacks with weights) is kept here once, and turned into NYTProf chunks here
- * once (../shared/DESIGN.md, "Mapping foreign data onto chunks"):
+ * once (the design notes, "Mapping foreign data onto chunks"; Internals.pod,
+ * THE PROFILE MODEL):
  *
  *   strings  one interning table (pb_strtab): one arena, one pb_index, and
  *            one UTF-8 rule, pb_str_wide(): a string is delivered flagged
@@ -23,14 +24,14 @@
  *   TIME_LINE  pb_model_time_lines(): a weight split into chunks of at most
  *            INT32_MAX ticks, charged to the statement budget.
  *
- * The statement budget (max_statements): every producer of synthesised
- * TIME_LINE/DISCOUNT chunks asks pb_model_budget_take() for the chunks it is
- * about to send, before sending them (pb_model_time_lines does so itself).
- * A model made with budget 0 has none (the folds: their chunk counts are
- * bounded per sample by their own split limits); a decoder that synthesises
- * statements from counts in the file (Pynytprof) sets opt->max_statements
- * (PB_DEFAULT_MAX_STATEMENTS when 0) with pb_model_set_budget() and reports
- * the error with its own wording and offset when the take fails.
+ * The statement budget (max_statements, pb_budget below): a model's is off
+ * until pb_model_set_budget(); then pb_model_time_lines() takes the chunks
+ * it is about to send from it, and fails with the model's wording when they
+ * are more than is left.  No producer turns it on today: the folds' chunk
+ * counts are bounded per sample by their own split limits, and the decoders
+ * that synthesise statements from counts in the file (Tachyon, StatProfiler,
+ * Pynytprof) charge a pb_budget of their own (pb_statement_budget()) and
+ * report with their own wording and offset.
  *
  * Memory: O(unique strings + files + subs + edges + trie nodes); nothing
  * grows with the number of samples or spans.  Plain C99.
@@ -120,12 +121,11 @@ static inline int pb_mtrie_get(pb_mtrie *t, uint32_t parent, uint32_t item, uint
     uint32_t i;
     if ((t->len + 1) * 2 > t->ix.cap)
         return pb_mtrie_add(t, parent, item, 0, id); /* grows the index first */
-    for (k = pb_index_first(&t->ix, pb_mtrie_hash(parent, item)); (i = pb_index_at(&t->ix, k)) != PB_INDEX_NONE;
-         k = pb_index_next(&t->ix, k))
-        if (t->n[i].parent == parent && t->n[i].item == item) {
-            *id = i;
-            return 1;
-        }
+    PB_INDEX_FIND(&t->ix, pb_mtrie_hash(parent, item), k, i, t->n[i].parent == parent && t->n[i].item == item);
+    if (i != PB_INDEX_NONE) {
+        *id = i;
+        return 1;
+    }
     return pb_mtrie_add(t, parent, item, k + 1, id);
 }
 void pb_mtrie_clear(pb_mtrie *t);
@@ -275,6 +275,12 @@ static inline uint32_t pb_model_edge_hash(uint32_t thread, uint32_t caller, uint
     return pb_mix64((((uint64_t)caller << 32) | callee) ^ ((uint64_t)line * UINT64_C(0x9E3779B97F4A7C15)) ^
                     ((uint64_t)file << 21) ^ ((uint64_t)thread << 43));
 }
+/* 1 when edge o is (thread, caller, file:line, callee) */
+static inline int pb_medge_is(const pb_medge *o, uint32_t thread, uint32_t caller, uint32_t file, uint32_t line,
+                              uint32_t callee)
+{
+    return o->caller == caller && o->callee == callee && o->line == line && o->file == file && o->thread == thread;
+}
 int pb_model_edge_add(pb_model *m, uint32_t thread, uint32_t caller, uint32_t file, uint32_t line, uint32_t callee,
                       size_t k, uint32_t *e);
 /* Find or add an edge (its index in m->edges): 0, -1 out of memory. */
@@ -285,13 +291,11 @@ static inline int pb_model_edge(pb_model *m, uint32_t thread, uint32_t caller, u
     uint32_t i;
     if ((m->nedges + 1) * 2 > m->eix.cap)
         return pb_model_edge_add(m, thread, caller, file, line, callee, 0, e); /* grows the index first */
-    for (k = pb_index_first(&m->eix, pb_model_edge_hash(thread, caller, file, line, callee));
-         (i = pb_index_at(&m->eix, k)) != PB_INDEX_NONE; k = pb_index_next(&m->eix, k)) {
-        const pb_medge *o = &m->edges[i];
-        if (o->caller == caller && o->callee == callee && o->line == line && o->file == file && o->thread == thread) {
-            *e = i;
-            return 0;
-        }
+    PB_INDEX_FIND(&m->eix, pb_model_edge_hash(thread, caller, file, line, callee), k, i,
+                  pb_medge_is(&m->edges[i], thread, caller, file, line, callee));
+    if (i != PB_INDEX_NONE) {
+        *e = i;
+        return 0;
     }
     return pb_model_edge_add(m, thread, caller, file, line, callee, k + 1, e);
 }

@@ -1,5 +1,5 @@
 /* nytp_codec.h - NYTProf's integer, NV and string encodings
- * (../shared/specs/nytprof-format.md section 2).
+ * (the NYTProf file format spec, section 2).
  *
  * u32: first byte d: <0x80 -> d; <0xC0 -> (d&0x7F) + 1 byte; <0xE0 -> (d&0x1F)
  * + 2 bytes; <0xFF -> (d&0x0F) + 3 bytes; 0xFF -> 4 bytes; big-endian after

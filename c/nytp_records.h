@@ -1,5 +1,5 @@
 /* nytp_records.h - the layouts of NYTProf's binary records
- * (../shared/specs/nytprof-format.md 4), described once for the readers of
+ * (the NYTProf file format spec, section 4), described once for the readers of
  * NYTProf's record stream: read_pynytprof.c (dialect D, whose tokens are
  * NYTProf's records) reads through it.  read_nytprof.c does not yet: read
  * through these layouts (even only its cold records) it measured 1.2-1.3x

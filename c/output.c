@@ -307,6 +307,15 @@ static int check_name(const char *path, pb_error *err)
     return 0;
 }
 
+/* a zeroed object, or NULL with the out-of-memory failure (no offset) */
+static void *out_zalloc(size_t size, pb_error *err)
+{
+    void *p = calloc(1, size);
+    if (!p)
+        pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
+    return p;
+}
+
 pb_output *pb_output_open(const char *path, unsigned flags, pb_error *err)
 {
     pb_output *o;
@@ -314,11 +323,8 @@ pb_output *pb_output_open(const char *path, unsigned flags, pb_error *err)
     int exists = 0;
     if (check_name(path, err) < 0)
         return NULL;
-    o = (pb_output *)calloc(1, sizeof *o);
-    if (!o) {
-        pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
+    if (!(o = (pb_output *)out_zalloc(sizeof *o, err)))
         return NULL;
-    }
     o->fd = -1;
     o->slot = -1;
     o->pid = getpid();
@@ -520,11 +526,8 @@ pb_outset *pb_outset_open(const char *out_path, pb_error *err)
     pb_outset *s;
     if (check_name(out_path, err) < 0)
         return NULL;
-    s = (pb_outset *)calloc(1, sizeof *s);
-    if (!s) {
-        pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
+    if (!(s = (pb_outset *)out_zalloc(sizeof *s, err)))
         return NULL;
-    }
     s->slot = -1;
     s->pid = getpid();
     s->target = resolve_target(out_path, &s->tsb, &s->texists, err);

@@ -1,5 +1,5 @@
 /* read_easyprofiler.c - EasyProfiler .prof decoder, every version from 0.1.0
- * to 2.1.0 (../shared/specs/easyprofiler-format.md), folded into NYTProf
+ * to 2.1.0 (the EasyProfiler format spec), folded into NYTProf
  * chunks by fold_spans.c.
  *
  * The file is read as a stream, one record at a time: counts and sizes in
@@ -35,6 +35,7 @@
 #include <sys/stat.h>
 #include "pb.h"
 #include "fold_spans.h"
+#include "json_lines.h"
 #include "reader.h"
 #include "util.h"
 
@@ -194,28 +195,13 @@ static void buf_fmt_u64(ep_buf *b, uint64_t v)
 
 static int valid_utf8(const unsigned char *s, size_t n) { return pb_utf8_valid((const char *)s, n); }
 
-/* A JSON string: UTF-8 passes through when the bytes are valid UTF-8,
- * otherwise bytes >= 0x80 become \u00XX (Latin-1). */
+static void buf_put(void *b, const char *p, size_t n) { buf_add((ep_buf *)b, p, n); }
+
+/* A JSON string (json_lines.h): UTF-8 passes through when the bytes are
+ * valid UTF-8, otherwise bytes >= 0x80 become \u00XX (Latin-1). */
 static void buf_json_str(ep_buf *b, const unsigned char *s, size_t n)
 {
-    int utf8 = valid_utf8(s, n);
-    size_t i;
-    buf_add(b, "\"", 1);
-    for (i = 0; i < n; i++) {
-        unsigned char c = s[i];
-        char t[8];
-        if (c == '"' || c == '\\') {
-            t[0] = '\\';
-            t[1] = (char)c;
-            buf_add(b, t, 2);
-        } else if (c < 0x20 || c == 0x7f || (c >= 0x80 && !utf8)) {
-            snprintf(t, sizeof t, "\\u%04x", c);
-            buf_add(b, t, 6);
-        } else {
-            buf_add(b, (const char *)&c, 1);
-        }
-    }
-    buf_add(b, "\"", 1);
+    pb_json_escape((const char *)s, n, valid_utf8(s, n), PB_JSON_RAW_UTF8, buf_put, b);
 }
 
 static void buf_double(ep_buf *b, double v, int prec)

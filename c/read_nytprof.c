@@ -1,4 +1,4 @@
-/* read_nytprof.c - Devel::NYTProf v5 decoder (../shared/specs/nytprof-format.md).
+/* read_nytprof.c - Devel::NYTProf v5 decoder (the NYTProf file format spec).
  *
  * Produces exactly the chunk stream NYTProf 6.12's for_chunks delivers:
  * VERSION from the first line, then one chunk per tag byte until EOF; text
@@ -182,11 +182,8 @@ static pb_status read_header(nyt_rd *r)
     }
     if ((st = rd_line(r, &line, &len)) != PB_OK)
         return st;
-    tmp = (char *)malloc(len + 1);
-    if (!tmp)
+    if (!(tmp = pb_memdup0(line, len)))
         return pb_fail(r->err, PB_ERR_LIMIT, 0, "out of memory for the %zu-byte header line", len);
-    memcpy(tmp, line, len);
-    tmp[len] = '\0';
     fields = sscanf(tmp, "NYTProf %d %d\n", &major, &minor);
     free(tmp);
     if (fields < 2)
@@ -201,6 +198,171 @@ static pb_status read_header(nyt_rd *r)
     }
     pb_chunk_version(&c, (uint32_t)major, (uint32_t)minor);
     return pb_emit(r->sink, &c) ? PB_ERR_ABORT : PB_OK;
+}
+
+#define RET(x) do { if ((st = (x)) != PB_OK) return st; } while (0)
+
+/* NEW_FID, SRC_LINE, SUB_INFO, SUB_CALLERS, PID_START, PID_END into *c */
+static pb_status rd_tables(nyt_rd *r, unsigned char tag, pb_chunk *c)
+{
+    pb_status st;
+    switch (tag) {
+    case '@':
+        r->rd.rec = "NEW_FID";
+        {
+            uint32_t v[6];
+            pb_str name;
+            RET(rd_u32(r, &v[0], "fid"));
+            RET(rd_u32(r, &v[1], "eval fid"));
+            RET(rd_u32(r, &v[2], "eval line"));
+            RET(rd_u32(r, &v[3], "flags"));
+            RET(rd_u32(r, &v[4], "size"));
+            RET(rd_u32(r, &v[5], "mtime"));
+            RET(rd_str(r, &name, -1, "file name"));
+            pb_chunk_new_fid(c, v[0], v[1], v[2], v[3], v[4], v[5], name);
+        }
+        return PB_OK;
+    case 'S':
+        r->rd.rec = "SRC_LINE";
+        {
+            uint32_t fid, line;
+            pb_str text;
+            RET(rd_u32(r, &fid, "fid"));
+            RET(rd_u32(r, &line, "line"));
+            RET(rd_str(r, &text, -1, "source text"));
+            pb_chunk_src_line(c, fid, line, text);
+        }
+        return PB_OK;
+    case 's':
+        r->rd.rec = "SUB_INFO";
+        {
+            uint32_t fid, first, last;
+            pb_str name;
+            RET(rd_u32(r, &fid, "fid"));
+            RET(rd_str(r, &name, 0, "sub name"));
+            RET(rd_u32(r, &first, "first line"));
+            RET(rd_u32(r, &last, "last line"));
+            pb_chunk_sub_info(c, fid, first, last, name);
+        }
+        return PB_OK;
+    case 'c':
+        r->rd.rec = "SUB_CALLERS";
+        {
+            uint32_t fid, line, count, depth;
+            double incl = 0, excl = 0, reci = 0;
+            pb_str caller, called;
+            RET(rd_u32(r, &fid, "fid"));
+            RET(rd_u32(r, &line, "line"));
+            RET(rd_str(r, &caller, 0, "caller name"));
+            RET(rd_u32(r, &count, "call count"));
+            RET(rd_nv(r, &incl, "inclusive time"));
+            RET(rd_nv(r, &excl, "exclusive time"));
+            RET(rd_nv(r, &reci, "recursive time"));
+            RET(rd_u32(r, &depth, "recursion depth"));
+            RET(rd_str(r, &called, -1, "called sub name"));
+            pb_chunk_sub_callers(c, fid, line, count, incl, excl, reci, depth, called, caller);
+        }
+        return PB_OK;
+    case 'P':
+        r->rd.rec = "PID_START";
+        {
+            uint32_t pid, ppid;
+            double t = 0;
+            RET(rd_u32(r, &pid, "pid"));
+            RET(rd_u32(r, &ppid, "ppid"));
+            RET(rd_nv(r, &t, "start time"));
+            pb_chunk_pid_start(c, pid, ppid, t);
+            if (r->salvage)
+                track_pid_start(r, pid, t);
+        }
+        return PB_OK;
+    case 'p':
+        r->rd.rec = "PID_END";
+        {
+            uint32_t pid;
+            double t = 0;
+            RET(rd_u32(r, &pid, "pid"));
+            RET(rd_nv(r, &t, "end time"));
+            pb_chunk_pid_end(c, pid, t);
+            if (r->salvage)
+                track_pid_end(r, pid);
+        }
+        return PB_OK;
+    }
+    return PB_OK;
+}
+
+/* one record of fixed fields into *c: TIME_LINE, DISCOUNT, SUB_RETURN, SUB_ENTRY,
+ * TIME_BLOCK here, the others in rd_tables() */
+static pb_status rd_record(nyt_rd *r, unsigned char tag, pb_chunk *c)
+{
+    pb_status st;
+    switch (tag) {
+    case '+':
+        r->rd.rec = "TIME_LINE";
+        {
+            uint32_t t, fid, line;
+            RET(rd_u32(r, &t, "ticks"));
+            RET(rd_u32(r, &fid, "fid"));
+            RET(rd_u32(r, &line, "line"));
+            pb_chunk_time_line(c, (int32_t)t, fid, line);
+            r->ticks += (int32_t)t;
+        }
+        return PB_OK;
+    case '-':
+        pb_chunk_discount(c);
+        return PB_OK;
+    case '<':
+        r->rd.rec = "SUB_RETURN";
+        {
+            uint32_t depth;
+            double incl = 0, excl = 0;
+            pb_str name;
+            RET(rd_u32(r, &depth, "depth"));
+            RET(rd_nv(r, &incl, "inclusive ticks"));
+            RET(rd_nv(r, &excl, "exclusive ticks"));
+            RET(rd_str(r, &name, -1, "sub name"));
+            pb_chunk_sub_return(c, depth, incl, excl, name);
+            r->ret_depth = depth;
+        }
+        return PB_OK;
+    case '>':
+        r->rd.rec = "SUB_ENTRY";
+        {
+            uint32_t fid, line;
+            RET(rd_u32(r, &fid, "fid"));
+            RET(rd_u32(r, &line, "line"));
+            pb_chunk_sub_entry(c, fid, line);
+        }
+        return PB_OK;
+    case '*':
+        r->rd.rec = "TIME_BLOCK";
+        {
+            uint32_t t, fid, line, bl, sl;
+            RET(rd_u32(r, &t, "ticks"));
+            RET(rd_u32(r, &fid, "fid"));
+            RET(rd_u32(r, &line, "line"));
+            RET(rd_u32(r, &bl, "block line"));
+            RET(rd_u32(r, &sl, "sub line"));
+            pb_chunk_time_block(c, (int32_t)t, fid, line, bl, sl);
+            r->ticks += (int32_t)t;
+        }
+        return PB_OK;
+    }
+    return rd_tables(r, tag, c);
+}
+
+#undef RET
+
+/* a byte that starts no record */
+static pb_status bad_tag(nyt_rd *r, unsigned char tag)
+{
+    if (tag == NYTP_STRING || tag == NYTP_STRING_UTF8)
+        return pb_fail(r->err, PB_ERR_CORRUPT, r->rec_off, "a string prefix (0x%02x) where a tag byte was expected",
+                       tag);
+    if (tag >= 0x20 && tag < 0x7f)
+        return pb_fail(r->err, PB_ERR_CORRUPT, r->rec_off, "unknown tag 0x%02x ('%c')", tag, tag);
+    return pb_fail(r->err, PB_ERR_CORRUPT, r->rec_off, "unknown tag 0x%02x", tag);
 }
 
 #define TRY(x) do { if ((st = (x)) != PB_OK) goto done; } while (0)
@@ -252,145 +414,17 @@ pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, 
         tag = *src->p++;
         switch (tag) {
         case '+':
-            r->rd.rec = "TIME_LINE";
-            {
-                uint32_t t, fid, line;
-                TRY(rd_u32(r, &t, "ticks"));
-                TRY(rd_u32(r, &fid, "fid"));
-                TRY(rd_u32(r, &line, "line"));
-                pb_chunk_time_line(&c, (int32_t)t, fid, line);
-                r->ticks += (int32_t)t;
-            }
-            EMIT();
-            break;
         case '-':
-            pb_chunk_discount(&c);
-            EMIT();
-            break;
         case '<':
-            r->rd.rec = "SUB_RETURN";
-            {
-                uint32_t depth;
-                double incl = 0, excl = 0;
-                pb_str name;
-                TRY(rd_u32(r, &depth, "depth"));
-                TRY(rd_nv(r, &incl, "inclusive ticks"));
-                TRY(rd_nv(r, &excl, "exclusive ticks"));
-                TRY(rd_str(r, &name, -1, "sub name"));
-                pb_chunk_sub_return(&c, depth, incl, excl, name);
-                r->ret_depth = depth;
-            }
-            EMIT();
-            break;
         case '>':
-            r->rd.rec = "SUB_ENTRY";
-            {
-                uint32_t fid, line;
-                TRY(rd_u32(r, &fid, "fid"));
-                TRY(rd_u32(r, &line, "line"));
-                pb_chunk_sub_entry(&c, fid, line);
-            }
-            EMIT();
-            break;
         case '*':
-            r->rd.rec = "TIME_BLOCK";
-            {
-                uint32_t t, fid, line, bl, sl;
-                TRY(rd_u32(r, &t, "ticks"));
-                TRY(rd_u32(r, &fid, "fid"));
-                TRY(rd_u32(r, &line, "line"));
-                TRY(rd_u32(r, &bl, "block line"));
-                TRY(rd_u32(r, &sl, "sub line"));
-                pb_chunk_time_block(&c, (int32_t)t, fid, line, bl, sl);
-                r->ticks += (int32_t)t;
-            }
-            EMIT();
-            break;
         case '@':
-            r->rd.rec = "NEW_FID";
-            {
-                uint32_t v[6];
-                pb_str name;
-                TRY(rd_u32(r, &v[0], "fid"));
-                TRY(rd_u32(r, &v[1], "eval fid"));
-                TRY(rd_u32(r, &v[2], "eval line"));
-                TRY(rd_u32(r, &v[3], "flags"));
-                TRY(rd_u32(r, &v[4], "size"));
-                TRY(rd_u32(r, &v[5], "mtime"));
-                TRY(rd_str(r, &name, -1, "file name"));
-                pb_chunk_new_fid(&c, v[0], v[1], v[2], v[3], v[4], v[5], name);
-            }
-            EMIT();
-            break;
         case 'S':
-            r->rd.rec = "SRC_LINE";
-            {
-                uint32_t fid, line;
-                pb_str text;
-                TRY(rd_u32(r, &fid, "fid"));
-                TRY(rd_u32(r, &line, "line"));
-                TRY(rd_str(r, &text, -1, "source text"));
-                pb_chunk_src_line(&c, fid, line, text);
-            }
-            EMIT();
-            break;
         case 's':
-            r->rd.rec = "SUB_INFO";
-            {
-                uint32_t fid, first, last;
-                pb_str name;
-                TRY(rd_u32(r, &fid, "fid"));
-                TRY(rd_str(r, &name, 0, "sub name"));
-                TRY(rd_u32(r, &first, "first line"));
-                TRY(rd_u32(r, &last, "last line"));
-                pb_chunk_sub_info(&c, fid, first, last, name);
-            }
-            EMIT();
-            break;
         case 'c':
-            r->rd.rec = "SUB_CALLERS";
-            {
-                uint32_t fid, line, count, depth;
-                double incl = 0, excl = 0, reci = 0;
-                pb_str caller, called;
-                TRY(rd_u32(r, &fid, "fid"));
-                TRY(rd_u32(r, &line, "line"));
-                TRY(rd_str(r, &caller, 0, "caller name"));
-                TRY(rd_u32(r, &count, "call count"));
-                TRY(rd_nv(r, &incl, "inclusive time"));
-                TRY(rd_nv(r, &excl, "exclusive time"));
-                TRY(rd_nv(r, &reci, "recursive time"));
-                TRY(rd_u32(r, &depth, "recursion depth"));
-                TRY(rd_str(r, &called, -1, "called sub name"));
-                pb_chunk_sub_callers(&c, fid, line, count, incl, excl, reci, depth, called, caller);
-            }
-            EMIT();
-            break;
         case 'P':
-            r->rd.rec = "PID_START";
-            {
-                uint32_t pid, ppid;
-                double t = 0;
-                TRY(rd_u32(r, &pid, "pid"));
-                TRY(rd_u32(r, &ppid, "ppid"));
-                TRY(rd_nv(r, &t, "start time"));
-                pb_chunk_pid_start(&c, pid, ppid, t);
-                if (r->salvage)
-                    track_pid_start(r, pid, t);
-            }
-            EMIT();
-            break;
         case 'p':
-            r->rd.rec = "PID_END";
-            {
-                uint32_t pid;
-                double t = 0;
-                TRY(rd_u32(r, &pid, "pid"));
-                TRY(rd_nv(r, &t, "end time"));
-                pb_chunk_pid_end(&c, pid, t);
-                if (r->salvage)
-                    track_pid_end(r, pid);
-            }
+            TRY(rd_record(r, tag, &c));
             EMIT();
             break;
         case '#':
@@ -410,13 +444,7 @@ pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, 
             TRY(pb_src_start_zlib(src));
             break;
         default:
-            if (tag == NYTP_STRING || tag == NYTP_STRING_UTF8)
-                st = pb_fail(err, PB_ERR_CORRUPT, r->rec_off,
-                             "a string prefix (0x%02x) where a tag byte was expected", tag);
-            else if (tag >= 0x20 && tag < 0x7f)
-                st = pb_fail(err, PB_ERR_CORRUPT, r->rec_off, "unknown tag 0x%02x ('%c')", tag, tag);
-            else
-                st = pb_fail(err, PB_ERR_CORRUPT, r->rec_off, "unknown tag 0x%02x", tag);
+            st = bad_tag(r, tag);
             goto done;
         }
     }

@@ -1,5 +1,5 @@
 /* read_pynytprof.c - Pynytprof output, all four dialects
- * (../shared/specs/pynytprof-format.md), turned into a valid NYTProf chunk stream.
+ * (the Pynytprof format spec), turned into a valid NYTProf chunk stream.
  *
  * Dialects (pb_pynytprof_dialect() tells them apart from the first bytes):
  *   A  "NYTPROF\0", u32 5, u64 hlen, then framed H A F D C S E

@@ -1,5 +1,5 @@
 /* read_statprofiler.c - Devel::StatProfiler trace decoder
- * (../shared/specs/statprofiler-format.md).
+ * (the StatProfiler trace format spec).
  *
  * "=statprofiler" + version byte 1, then 2-byte big-endian-length packets,
  * each one raw Snappy block of <= 32000 bytes (decompressed through the
@@ -250,96 +250,9 @@ static inline pb_str sp_resolve(const sp_rd *r, const sp_strref *s)
     return pb_str_make((const char *)r->st.v.base + (size_t)(s->off - r->st.v.buf_off), s->len, s->utf8);
 }
 
-/* ---- frame interning ---------------------------------------------------- */
-/* the distinct frame records seen: entries in a dense array, their key bytes
- * in an arena, looked up through a pb_index on a 32-bit fold of sp_hash */
-typedef struct {
-    uint64_t hash;
-    uint32_t off, len; /* key bytes in arena */
-    uint32_t id;       /* sink id */
-} sp_key;
-
-typedef struct {
-    sp_key *keys;
-    size_t count, kcap;
-    pb_index ix;
-    unsigned char *arena;
-    size_t alen, acap;
-} sp_intern;
-
-static uint64_t sp_hash(const unsigned char *p, size_t n)
-{
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0xff51afd7ed558ccdull);
-    while (n >= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        h = (h ^ w) * 0x100000001b3ull;
-        h ^= h >> 29;
-        p += 8;
-        n -= 8;
-    }
-    while (n--) {
-        h = (h ^ *p++) * 0x100000001b3ull;
-    }
-    h ^= h >> 32;
-    h *= 0xd6e8feb86659fd93ull;
-    h ^= h >> 32;
-    return h;
-}
-
-static inline uint32_t sp_fold(uint64_t h) { return (uint32_t)(h ^ (h >> 32)); }
-
-static uint32_t sp_key_hash(const void *ctx, uint32_t i) { return sp_fold(((const sp_intern *)ctx)->keys[i].hash); }
-
-static void sp_intern_free(sp_intern *t)
-{
-    free(t->keys);
-    pb_index_free(&t->ix);
-    free(t->arena);
-    memset(t, 0, sizeof *t);
-}
-
-/* find: 1 found (*id), 0 not found */
-static int sp_intern_find(const sp_intern *t, const unsigned char *key, size_t len, uint64_t h, uint32_t *id)
-{
-    size_t k;
-    uint32_t i;
-    for (k = pb_index_first(&t->ix, sp_fold(h)); (i = pb_index_at(&t->ix, k)) != PB_INDEX_NONE;
-         k = pb_index_next(&t->ix, k)) {
-        const sp_key *e = &t->keys[i];
-        if (e->hash == h && e->len == len && memcmp(t->arena + e->off, key, len) == 0) {
-            *id = e->id;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* add a key sp_intern_find did not find (misses are rare: the index is
- * grown and probed for the empty slot only here) */
-static int sp_intern_add(sp_intern *t, const unsigned char *key, size_t len, uint64_t h, uint32_t id)
-{
-    sp_key *e;
-    size_t slot;
-    /* offsets into the arena are 32-bit */
-    if (t->alen + len > (size_t)1 << 31 || pb_grow((void **)&t->arena, &t->acap, t->alen + len, 1) < 0 ||
-        pb_grow((void **)&t->keys, &t->kcap, t->count + 1, sizeof *t->keys) < 0 ||
-        pb_index_reserve(&t->ix, t->count, sp_key_hash, t) < 0)
-        return -1;
-    for (slot = pb_index_first(&t->ix, sp_fold(h)); pb_index_at(&t->ix, slot) != PB_INDEX_NONE;
-         slot = pb_index_next(&t->ix, slot))
-        ;
-    memcpy(t->arena + t->alen, key, len);
-    e = &t->keys[t->count];
-    e->hash = h;
-    e->off = (uint32_t)t->alen;
-    e->len = (uint32_t)len;
-    e->id = id;
-    pb_index_set(&t->ix, slot, (uint32_t)t->count);
-    t->alen += len;
-    t->count++;
-    return 0;
-}
+/* ---- frame interning ----------------------------------------------------
+ * the distinct frame records seen (the key: the record's bytes) in the
+ * model's string table; frame_ids[string id] is the frame's sink id */
 
 /* ---- the decoder state ---------------------------------------------------- */
 typedef struct {
@@ -348,7 +261,9 @@ typedef struct {
     pb_sample_sink *sink;
     const pb_sp_hooks *hooks;
     uint64_t key;
-    sp_intern frames;
+    pb_strtab frames;
+    uint32_t *frame_ids;
+    size_t frame_ids_cap;
     uint32_t *ids;
     size_t ids_cap;
     char *op;
@@ -560,9 +475,9 @@ static pb_status sp_frame(sp_dec *d, unsigned tag, size_t depth)
     sp_strref a, b, c;
     uint32_t l1 = 0, l2 = 0;
     const unsigned char *start;
-    uint64_t h;
     size_t klen;
-    uint32_t id;
+    uint32_t id, key;
+    int found;
 
     if (depth >= d->opt->max_stack_depth)
         return pb_fail(r->err, PB_ERR_LIMIT, r->rec_off, "sample has more than max_stack_depth (%u) frames",
@@ -591,11 +506,15 @@ static pb_status sp_frame(sp_dec *d, unsigned tag, size_t depth)
      * (st->mark holds the record start) */
     start = st->mark;
     klen = (size_t)(st->v.p - start);
-    h = sp_hash(start, klen);
-    if (!sp_intern_find(&d->frames, start, klen, h, &id)) {
+    if ((found = pb_strtab_intern(&d->frames, (const char *)start, klen, &key)) < 0 ||
+        pb_grow((void **)&d->frame_ids, &d->frame_ids_cap, d->frames.n, sizeof *d->frame_ids) < 0)
+        return pb_fail(r->err, PB_ERR_LIMIT, r->rec_off, "out of memory for the frame table");
+    if (found)
+        id = d->frame_ids[key];
+    else {
         pb_frame fr;
         static const pb_str empty = { "", 0, 0 };
-        if (d->frames.count >= d->opt->max_frames)
+        if (key >= d->opt->max_frames)
             return pb_fail(r->err, PB_ERR_LIMIT, r->rec_off, "more than max_frames (%u) distinct frames",
                            (unsigned)d->opt->max_frames);
         memset(&fr, 0, sizeof fr);
@@ -629,8 +548,7 @@ static pb_status sp_frame(sp_dec *d, unsigned tag, size_t depth)
         }
         if ((rc = d->sink->frame(d->sink, &fr, &id)) != PB_OK)
             return rc;
-        if (sp_intern_add(&d->frames, start, klen, h, id) < 0)
-            return pb_fail(r->err, PB_ERR_LIMIT, r->rec_off, "out of memory for the frame table");
+        d->frame_ids[key] = id;
     }
     if (pb_grow((void **)&d->ids, &d->ids_cap, depth + 1, sizeof *d->ids) < 0)
         return pb_fail(r->err, PB_ERR_LIMIT, r->rec_off, "out of memory for a sample's frames");
@@ -688,6 +606,65 @@ static const char *sp_tag_name(unsigned tag)
     }
 }
 
+/* the op name of the sample now starting, kept for its SAMPLE_END */
+static pb_status sp_keep_op(sp_dec *d, const sp_strref *op)
+{
+    pb_str o = sp_resolve(&d->r, op);
+    if (pb_grow((void **)&d->op, &d->op_cap, o.len + 1, 1) < 0)
+        return pb_fail(d->r.err, PB_ERR_LIMIT, d->r.rec_off, "out of memory for an op name");
+    memcpy(d->op, o.ptr, o.len);
+    d->op[o.len] = '\0';
+    d->op_len = o.len;
+    return PB_OK;
+}
+
+/* EVAL_SOURCE, SECTION_START/END and META: notes to the sink */
+static pb_status sp_note_rec(sp_dec *d, unsigned tag)
+{
+    sp_rd *r = &d->r;
+    pb_status rc;
+    switch (tag) {
+    case SP_EVAL_SOURCE: {
+        sp_strref text;
+        uint32_t n = 0;
+        char name[32];
+        if ((rc = sp_string(r, &text, "source text")) != PB_OK ||
+            (rc = pb_rd_be128_u32(&r->rd, &n, "eval sequence number")) != PB_OK)
+            return rc;
+        snprintf(name, sizeof name, "(eval %u)", (unsigned)n);
+        return d->sink->note(d->sink, "eval_source", sp_resolve(r, &text), pb_str_c(name), n);
+    }
+    case SP_SECTION_START:
+    case SP_SECTION_END: {
+        sp_strref name;
+        static const pb_str empty = { "", 0, 0 };
+        if ((rc = sp_string(r, &name, "section name")) != PB_OK)
+            return rc;
+        return d->sink->note(d->sink, tag == SP_SECTION_START ? "section_start" : "section_end",
+                             sp_resolve(r, &name), empty, 0);
+    }
+    case SP_META: {
+        sp_strref k, v;
+        if ((rc = sp_string(r, &k, "key")) != PB_OK || (rc = sp_string(r, &v, "value")) != PB_OK)
+            return rc;
+        return d->sink->note(d->sink, "metadata", sp_resolve(r, &k), sp_resolve(r, &v), 0);
+    }
+    }
+    return PB_OK;
+}
+
+/* a record of no known body tag: a header tag fails, others are skipped */
+static pb_status sp_other_rec(sp_dec *d, unsigned tag, uint32_t dlen)
+{
+    sp_rd *r = &d->r;
+    if (tag == SP_HEADER_END || tag == SP_PERL_VERSION || tag == SP_TICK || tag == SP_DEPTH ||
+        tag == SP_GENEALOGY || tag == SP_LIBVERSION)
+        return pb_fail(r->err, PB_ERR_CORRUPT, r->rec_off, "header record tag %u in the body", tag);
+    sp_warn(d, "statprofiler: unknown body record tag %u (%lu bytes) skipped at byte %llu", r->rec_off, tag, dlen);
+    r->rd.rec = "unknown";
+    return pb_rd_skip(&r->rd, dlen, "declared payload");
+}
+
 static pb_status sp_body(sp_dec *d)
 {
     sp_rd *r = &d->r;
@@ -732,14 +709,8 @@ static pb_status sp_body(sp_dec *d)
                 return rc;
             if ((rc = sp_string(r, &op, "op name")) != PB_OK)
                 return rc;
-            if (d->hooks && d->hooks->op_name) {
-                pb_str o = sp_resolve(r, &op);
-                if (pb_grow((void **)&d->op, &d->op_cap, o.len + 1, 1) < 0)
-                    return pb_fail(r->err, PB_ERR_LIMIT, r->rec_off, "out of memory for an op name");
-                memcpy(d->op, o.ptr, o.len);
-                d->op[o.len] = '\0';
-                d->op_len = o.len;
-            }
+            if (d->hooks && d->hooks->op_name && (rc = sp_keep_op(d, &op)) != PB_OK)
+                return rc;
             in_sample = 1;
             depth = 0;
             sample_off = r->rec_off;
@@ -767,18 +738,6 @@ static pb_status sp_body(sp_dec *d)
             depth++;
             outer_tag = tag;
             break;
-        case SP_EVAL_SOURCE: {
-            sp_strref text;
-            uint32_t n = 0;
-            char name[32];
-            if ((rc = sp_string(r, &text, "source text")) != PB_OK ||
-                (rc = pb_rd_be128_u32(&r->rd, &n, "eval sequence number")) != PB_OK)
-                return rc;
-            snprintf(name, sizeof name, "(eval %u)", (unsigned)n);
-            if ((rc = d->sink->note(d->sink, "eval_source", sp_resolve(r, &text), pb_str_c(name), n)) != PB_OK)
-                return rc;
-            break;
-        }
         case SP_FILE_END:
         case SP_STREAM_END:
             /* as the real reader: note it, read on to the end */
@@ -786,33 +745,15 @@ static pb_status sp_body(sp_dec *d)
             if (dlen && (rc = pb_rd_skip(&r->rd, dlen, "declared payload")) != PB_OK)
                 return rc;
             break;
+        case SP_EVAL_SOURCE:
         case SP_SECTION_START:
-        case SP_SECTION_END: {
-            sp_strref name;
-            static const pb_str empty = { "", 0, 0 };
-            if ((rc = sp_string(r, &name, "section name")) != PB_OK)
-                return rc;
-            if ((rc = d->sink->note(d->sink, tag == SP_SECTION_START ? "section_start" : "section_end",
-                                    sp_resolve(r, &name), empty, 0)) != PB_OK)
+        case SP_SECTION_END:
+        case SP_META:
+            if ((rc = sp_note_rec(d, tag)) != PB_OK)
                 return rc;
             break;
-        }
-        case SP_META: {
-            sp_strref k, v;
-            if ((rc = sp_string(r, &k, "key")) != PB_OK || (rc = sp_string(r, &v, "value")) != PB_OK)
-                return rc;
-            if ((rc = d->sink->note(d->sink, "metadata", sp_resolve(r, &k), sp_resolve(r, &v), 0)) != PB_OK)
-                return rc;
-            break;
-        }
         default:
-            if (tag == SP_HEADER_END || tag == SP_PERL_VERSION || tag == SP_TICK || tag == SP_DEPTH ||
-                tag == SP_GENEALOGY || tag == SP_LIBVERSION)
-                return pb_fail(r->err, PB_ERR_CORRUPT, r->rec_off, "header record tag %u in the body", tag);
-            sp_warn(d, "statprofiler: unknown body record tag %u (%lu bytes) skipped at byte %llu", r->rec_off, tag,
-                    dlen);
-            r->rd.rec = "unknown";
-            if ((rc = pb_rd_skip(&r->rd, dlen, "declared payload")) != PB_OK)
+            if ((rc = sp_other_rec(d, tag, dlen)) != PB_OK)
                 return rc;
             break;
         }
@@ -830,8 +771,8 @@ static pb_status sp_body(sp_dec *d)
 static void sp_dec_free(sp_dec *d)
 {
     pb_src_close(&d->r.st.v);
-    sp_intern_free(&d->frames);
-    PB_FREE_ALL(d->ids, d->op, d->hmeta);
+    pb_strtab_free(&d->frames);
+    PB_FREE_ALL(d->frame_ids, d->ids, d->op, d->hmeta);
 }
 
 static void sp_dec_init(sp_dec *d, pb_source *src, const pb_options *opt, pb_sample_sink *sink,
@@ -964,64 +905,54 @@ static void sp_files_cleanup(void *p)
     PB_FREE_ALL(F->files, F->procs, F->stack, F);
 }
 
-pb_status pb_statprofiler_files(const char *const *paths, size_t n, const pb_options *opt, pb_sample_sink *sink,
-                                const pb_sp_hooks *hooks, pb_error *err)
+/* the headers of the n files, and their processes, through one hash of
+ * their ids (O(N) for N files): files[i].proc, procs[].parent, *nprocs */
+static pb_status sp_files_procs(sp_files_run *F, const char *const *paths, size_t n, size_t *nprocs, pb_error *err)
 {
-    sp_files_run *F;
-    sp_file *files;
-    sp_proc *procs;
-    size_t nprocs = 0, i, j, next = 0;
-    pb_status rc = PB_OK;
     static const unsigned char zero[PB_SP_ID_BYTES];
-    if (n == 0)
-        return pb_fail_nooff(err, PB_ERR_IO, "no StatProfiler trace files given");
-    F = (sp_files_run *)calloc(1, sizeof *F);
-    if (!F)
-        return pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
-    files = F->files = (sp_file *)calloc(n, sizeof *files);
-    procs = F->procs = (sp_proc *)calloc(n, sizeof *procs);
-    F->stack = (size_t *)calloc(n, sizeof *F->stack);
-    if (!files || !procs || !F->stack) {
-        sp_files_cleanup(F);
-        return pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
-    }
-    pb_cleanups_add(sink->cleanups, sp_files_cleanup, F);
-    {
-        sp_idtab t;
-        size_t k;
-        uint32_t id;
-        t.base = (const unsigned char *)procs;
-        t.stride = sizeof *procs;
-        t.off = offsetof(sp_proc, id);
-        /* the processes, through one hash of their ids: O(N) for N files */
-        for (i = 0; i < n; i++) {
-            files[i].path = paths[i];
-            if ((rc = pb_statprofiler_read_header(paths[i], &files[i].h, err)) != PB_OK)
-                goto out;
-            if (pb_index_reserve(&F->ix, nprocs, sp_idtab_hash, &t) < 0) {
-                rc = pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
-                goto out;
-            }
-            PB_INDEX_FIND(&F->ix, sp_id_hash(files[i].h.id), k, id, !memcmp(procs[id].id, files[i].h.id, PB_SP_ID_BYTES));
-            if (id == PB_INDEX_NONE) {
-                id = (uint32_t)nprocs++;
-                memcpy(procs[id].id, files[i].h.id, PB_SP_ID_BYTES);
-                memcpy(procs[id].parent_id, files[i].h.parent_id, PB_SP_ID_BYTES);
-                procs[id].order = (size_t)-1;
-                pb_index_set(&F->ix, k, id);
-            }
-            files[i].proc = id;
+    sp_file *files = F->files;
+    sp_proc *procs = F->procs;
+    sp_idtab t;
+    size_t i, j, k;
+    uint32_t id;
+    pb_status rc;
+    t.base = (const unsigned char *)procs;
+    t.stride = sizeof *procs;
+    t.off = offsetof(sp_proc, id);
+    for (i = 0; i < n; i++) {
+        files[i].path = paths[i];
+        if ((rc = pb_statprofiler_read_header(paths[i], &files[i].h, err)) != PB_OK)
+            return rc;
+        if (pb_index_reserve(&F->ix, *nprocs, sp_idtab_hash, &t) < 0)
+            return pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
+        PB_INDEX_FIND(&F->ix, sp_id_hash(files[i].h.id), k, id, !memcmp(procs[id].id, files[i].h.id, PB_SP_ID_BYTES));
+        if (id == PB_INDEX_NONE) {
+            id = (uint32_t)(*nprocs)++;
+            memcpy(procs[id].id, files[i].h.id, PB_SP_ID_BYTES);
+            memcpy(procs[id].parent_id, files[i].h.parent_id, PB_SP_ID_BYTES);
+            procs[id].order = (size_t)-1;
+            pb_index_set(&F->ix, k, id);
         }
-        for (j = 0; j < nprocs; j++) {
-            procs[j].parent = (size_t)-1;
-            if (!memcmp(procs[j].parent_id, zero, PB_SP_ID_BYTES))
-                continue;
-            PB_INDEX_FIND(&F->ix, sp_id_hash(procs[j].parent_id), k, id,
-                          !memcmp(procs[id].id, procs[j].parent_id, PB_SP_ID_BYTES));
-            if (id != PB_INDEX_NONE && id != j)
-                procs[j].parent = id;
-        }
+        files[i].proc = id;
     }
+    for (j = 0; j < *nprocs; j++) {
+        procs[j].parent = (size_t)-1;
+        if (!memcmp(procs[j].parent_id, zero, PB_SP_ID_BYTES))
+            continue;
+        PB_INDEX_FIND(&F->ix, sp_id_hash(procs[j].parent_id), k, id,
+                      !memcmp(procs[id].id, procs[j].parent_id, PB_SP_ID_BYTES));
+        if (id != PB_INDEX_NONE && id != j)
+            procs[j].parent = id;
+    }
+    return PB_OK;
+}
+
+/* files[i].proc becomes its process's place in the run's order */
+static void sp_files_order(sp_files_run *F, size_t n, size_t nprocs)
+{
+    sp_file *files = F->files;
+    sp_proc *procs = F->procs;
+    size_t i, j, next = 0;
     /* order processes: a process comes after its parent when the parent is
      * among the files; otherwise it is a root.  In first-seen order, each
      * process preceded by its unplaced ancestors (outermost first): every
@@ -1040,6 +971,14 @@ pb_status pb_statprofiler_files(const char *const *paths, size_t n, const pb_opt
     }
     for (i = 0; i < n; i++)
         files[i].proc = procs[files[i].proc].order;
+}
+
+/* the files sorted by process and ordinal, a file given twice kept once
+ * (*n: how many are left); two files of one trace ordinal fail */
+static pb_status sp_files_sort(sp_files_run *F, size_t *np, pb_error *err)
+{
+    sp_file *files = F->files;
+    size_t i, j, n = *np;
     qsort(files, n, sizeof *files, sp_file_cmp);
     /* one trace file given twice (by two paths, or the same one): read once */
     for (i = j = 1; i < n; i++) {
@@ -1057,10 +996,39 @@ pb_status pb_statprofiler_files(const char *const *paths, size_t n, const pb_opt
             char hex[49];
             pb_sp_id_hex(files[i].h.id, hex);
             pb_error_init(err, "statprofiler", files[i].path);
-            rc = pb_fail_nooff(err, PB_ERR_CORRUPT, "trace %s ordinal %u is given twice (also %s)", hex,
-                               (unsigned)files[i].h.ordinal, files[i - 1].path);
-            goto out;
+            return pb_fail_nooff(err, PB_ERR_CORRUPT, "trace %s ordinal %u is given twice (also %s)", hex,
+                                 (unsigned)files[i].h.ordinal, files[i - 1].path);
         }
+    *np = n;
+    return PB_OK;
+}
+
+pb_status pb_statprofiler_files(const char *const *paths, size_t n, const pb_options *opt, pb_sample_sink *sink,
+                                const pb_sp_hooks *hooks, pb_error *err)
+{
+    sp_files_run *F;
+    sp_file *files;
+    sp_proc *procs;
+    size_t nprocs = 0, i;
+    pb_status rc = PB_OK;
+    if (n == 0)
+        return pb_fail_nooff(err, PB_ERR_IO, "no StatProfiler trace files given");
+    F = (sp_files_run *)calloc(1, sizeof *F);
+    if (!F)
+        return pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
+    files = F->files = (sp_file *)calloc(n, sizeof *files);
+    procs = F->procs = (sp_proc *)calloc(n, sizeof *procs);
+    F->stack = (size_t *)calloc(n, sizeof *F->stack);
+    if (!files || !procs || !F->stack) {
+        sp_files_cleanup(F);
+        return pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
+    }
+    pb_cleanups_add(sink->cleanups, sp_files_cleanup, F);
+    if ((rc = sp_files_procs(F, paths, n, &nprocs, err)) != PB_OK)
+        goto out;
+    sp_files_order(F, n, nprocs);
+    if ((rc = sp_files_sort(F, &n, err)) != PB_OK)
+        goto out;
     for (i = 0; i < n; i++) {
         pb_source *src = &F->src;
         unsigned flags = 0;
@@ -1150,24 +1118,16 @@ pb_status pb_statprofiler_expand(const char *spec, char ***paths, size_t *n, pb_
     dir = opendir(spec);
     is_dir = dir != NULL;
     if (is_dir) {
-        dpath = (char *)malloc(strlen(spec) + 1);
-        if (!dpath) {
+        if (!(dpath = pb_memdup0(spec, strlen(spec)))) {
             closedir(dir);
             return pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
         }
-        strcpy(dpath, spec);
     } else {
         const char *slash = strrchr(spec, '/');
         size_t dl = slash ? (size_t)(slash - spec) : 0;
-        dpath = (char *)malloc(dl + 2);
-        if (!dpath)
+        /* the directory part ("/" for a file at the root), "." for none */
+        if (!(dpath = slash ? pb_memdup0(spec, dl ? dl : 1) : pb_memdup0(".", 1)))
             return pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
-        if (slash) {
-            memcpy(dpath, spec, dl ? dl : 1);
-            dpath[dl ? dl : 1] = '\0';
-        } else {
-            strcpy(dpath, ".");
-        }
         base = slash ? slash + 1 : spec;
         baselen = strlen(base);
         dir = opendir(dpath);

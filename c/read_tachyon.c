@@ -1,6 +1,5 @@
 /* read_tachyon.c - CPython Tachyon binary profiles (profiling.sampling
- * --binary), format version 1, as ../shared/specs/tachyon-format.md
- * describes it.
+ * --binary), format version 1, as the Tachyon format spec describes it.
  *
  * Layout: 64-byte header | sample region [64, string_table_offset) (plain or
  * one zstd stream) | string table | frame table | [stats trailer] | 32-byte
@@ -436,46 +435,6 @@ static pb_status read_footer(tr *r)
     return PB_OK;
 }
 
-/* Copy UTF-8, replacing each invalid sequence by U+FFFD (CPython decodes
- * the table with errors="replace"); dst has room for 3 x len bytes. */
-static size_t utf8_replace(char *dst, const unsigned char *p, size_t len)
-{
-    size_t i = 0, o = 0;
-    while (i < len) {
-        unsigned char b = p[i];
-        size_t n = 0, k;
-        uint32_t cp = 0, min = 0;
-        if (b < 0x80) {
-            dst[o++] = (char)b;
-            i++;
-            continue;
-        }
-        if (b >= 0xC2 && b <= 0xDF) { n = 1; cp = b & 0x1Fu; min = 0x80; }
-        else if (b >= 0xE0 && b <= 0xEF) { n = 2; cp = b & 0x0Fu; min = 0x800; }
-        else if (b >= 0xF0 && b <= 0xF4) { n = 3; cp = b & 0x07u; min = 0x10000; }
-        for (k = 1; n && k <= n; k++) {
-            if (i + k >= len || (p[i + k] & 0xC0) != 0x80) {
-                n = 0;
-                break;
-            }
-            cp = (cp << 6) | (p[i + k] & 0x3Fu);
-        }
-        if (n && (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)))
-            n = 0;
-        if (!n) {
-            dst[o++] = (char)0xEF;
-            dst[o++] = (char)0xBF;
-            dst[o++] = (char)0xBD;
-            i++;
-            continue;
-        }
-        memcpy(dst + o, p + i, n + 1);
-        o += n + 1;
-        i += n + 1;
-    }
-    return o;
-}
-
 static pb_status read_strings(tr *r)
 {
     pb_source *s = r->s;
@@ -520,7 +479,7 @@ static pb_status read_strings(tr *r)
             pb_grow((void **)&r->strs, &r->cstr, r->nstr + 1, sizeof *r->strs) < 0)
             return oom(r);
         {
-            size_t out = utf8_replace(r->strbuf + r->strused, s->p, len);
+            size_t out = pb_utf8_repair(r->strbuf + r->strused, (const char *)s->p, len);
             r->strbuf[r->strused + out] = '\0';
             r->strs[r->nstr].at = r->strused;
             r->strs[r->nstr].len = (uint32_t)out;
@@ -894,13 +853,10 @@ static pb_status get_thread(tr *r, uint64_t tid, uint32_t iid, uint64_t rec_off,
     t_thread *t;
     pb_status st;
     uint32_t h = tmix(tid, iid);
-    for (k = pb_index_first(&r->tix, h); (i = pb_index_at(&r->tix, k)) != PB_INDEX_NONE;
-         k = pb_index_next(&r->tix, k)) {
-        t = r->threads[i];
-        if (t->tid == tid && t->iid == iid) {
-            *out = t;
-            return PB_OK;
-        }
+    PB_INDEX_FIND(&r->tix, h, k, i, r->threads[i]->tid == tid && r->threads[i]->iid == iid);
+    if (i != PB_INDEX_NONE) {
+        *out = r->threads[i];
+        return PB_OK;
     }
     if (r->nthreads >= r->thread_count)
         return pb_fail(r->err, PB_ERR_CORRUPT, rec_off,
@@ -923,8 +879,7 @@ static pb_status get_thread(tr *r, uint64_t tid, uint32_t iid, uint64_t rec_off,
     t->start = t->cap = 0;
     t->fidx = t->ids = NULL;
     r->threads[r->nthreads++] = t;
-    for (k = pb_index_first(&r->tix, h); pb_index_at(&r->tix, k) != PB_INDEX_NONE; k = pb_index_next(&r->tix, k))
-        ;
+    PB_INDEX_FIND(&r->tix, h, k, i, 0); /* to the first empty slot (the index grew) */
     pb_index_set(&r->tix, k, t->index);
     if (t->selected) {
         char label[48];
@@ -1096,15 +1051,127 @@ static pb_status count_samples(tr *r, uint64_t n, uint64_t off)
     return PB_OK;
 }
 
+/* a REPEAT record (encoding 0): count samples of the thread's current
+ * stack, a run of one status sent as one sample of that many */
+static pb_status replay_repeat(tr *r, t_thread *t, uint64_t rec_off, uint64_t region_end)
+{
+    pb_source *s = r->s;
+    pb_status st;
+    uint64_t delta;
+    unsigned status;
+    uint32_t count, i;
+    uint64_t n = 0, ts_last = 0;
+    int bstatus = -1;
+    if ((st = varint32(r, &count, "REPEAT record", "count")) != PB_OK)
+        return st;
+    if (!r->compression) {
+        uint64_t at = pb_src_offset(s), left = region_end > at ? region_end - at : 0;
+        if (count > left / 2)
+            return pb_fail(r->err, PB_ERR_CORRUPT, rec_off,
+                           "REPEAT record: count %u exceeds the %llu samples the %llu remaining bytes can "
+                           "hold (2 bytes each at least)",
+                           count, (unsigned long long)(left / 2), (unsigned long long)left);
+    }
+    if ((st = count_samples(r, count, rec_off)) != PB_OK)
+        return st;
+    t->samples += count;
+    for (i = 0; i < count; i++) {
+        if (s->end - s->p >= 11 && !(s->p[0] & 0x80)) {
+            delta = s->p[0];
+            status = s->p[1];
+            s->p += 2;
+        } else {
+            if ((st = varint(r, &delta, 0, "REPEAT record", "timestamp delta")) != PB_OK)
+                return st;
+            if ((st = need(r, 1, "REPEAT record", "status byte")) != PB_OK)
+                return st;
+            status = *s->p++;
+        }
+        if ((int)status != bstatus) {
+            if (n && t->selected && (st = emit_sample(r, t, n, ts_last, (unsigned)bstatus)) != PB_OK)
+                return st;
+            bstatus = (int)status;
+            n = 0;
+        }
+        t->ts += delta;
+        ts_last = t->ts;
+        r->hist[status]++;
+        n++;
+    }
+    return n && t->selected ? emit_sample(r, t, n, ts_last, (unsigned)bstatus) : PB_OK;
+}
+
+/* a FULL, SUFFIX or POP_PUSH record (encoding 1..3): the new stack, one sample */
+static pb_status replay_stack(tr *r, t_thread *t, unsigned enc, uint64_t rec_off)
+{
+    pb_source *s = r->s;
+    pb_status st;
+    uint64_t delta;
+    unsigned status;
+    static const char *const names[4] = {"REPEAT record", "FULL record", "SUFFIX record", "POP_PUSH record"};
+    const char *rec = names[enc];
+    uint32_t a, b, depth = t->cap - t->start, keep, push, nd;
+    if ((st = varint(r, &delta, 0, rec, "timestamp delta")) != PB_OK)
+        return st;
+    if ((st = need(r, 1, rec, "status byte")) != PB_OK)
+        return st;
+    status = *s->p++;
+    if ((st = varint32(r, &a, rec, enc == 1 ? "depth" : enc == 2 ? "shared count" : "pop count")) != PB_OK)
+        return st;
+    if (enc == 1) {
+        keep = 0;
+        push = a;
+        if (a > r->max_depth)
+            return pb_fail(r->err, a > T_MAX_DEPTH ? PB_ERR_CORRUPT : PB_ERR_LIMIT, rec_off,
+                           "FULL record: stack depth %u exceeds %u (%s)", a, r->max_depth,
+                           a > T_MAX_DEPTH ? "the format's maximum" : "max_stack_depth");
+    } else {
+        if ((st = varint32(r, &b, rec, enc == 2 ? "new frame count" : "push count")) != PB_OK)
+            return st;
+        if (enc == 2) {
+            if (a > depth)
+                return pb_fail(r->err, PB_ERR_CORRUPT, rec_off,
+                               "SUFFIX record: shared count %u exceeds the current stack depth %u", a, depth);
+            keep = a;
+        } else {
+            keep = a >= depth ? 0 : depth - a;
+        }
+        push = b;
+        if ((uint64_t)keep + push > r->max_depth)
+            return pb_fail(r->err, (uint64_t)keep + push > T_MAX_DEPTH ? PB_ERR_CORRUPT : PB_ERR_LIMIT,
+                           rec_off, "%s: final stack depth %llu exceeds %u (%s)", rec,
+                           (unsigned long long)keep + push, r->max_depth,
+                           (uint64_t)keep + push > T_MAX_DEPTH ? "the format's maximum" : "max_stack_depth");
+    }
+    nd = keep + push;
+    if (nd > t->cap && (st = grow_stack(r, t, nd)) != PB_OK)
+        return st;
+    if ((st = read_frames_into(r, t, t->cap - nd, push, rec)) != PB_OK)
+        return st;
+    t->start = t->cap - nd;
+    t->ts += delta;
+    r->hist[status]++;
+    t->samples++;
+    if ((st = count_samples(r, 1, rec_off)) != PB_OK)
+        return st;
+    if (t->selected) {
+        if ((st = ids_for(r, t, t->start, push, rec_off)) != PB_OK)
+            return st;
+        if ((st = emit_sample(r, t, 1, t->ts, status)) != PB_OK)
+            return st;
+    }
+    return PB_OK;
+}
+
 static pb_status replay(tr *r)
 {
     pb_source *s = r->s;
     pb_status st;
     uint64_t region_end = r->str_off;
     for (;;) {
-        uint64_t rec_off = pb_src_offset(s), tid, delta;
+        uint64_t rec_off = pb_src_offset(s), tid;
         uint32_t iid;
-        unsigned enc, status;
+        unsigned enc;
         t_thread *t = NULL;
         int got = pb_src_need(s, 13);
         if (got < 0)
@@ -1124,106 +1191,15 @@ static pb_status replay(tr *r)
         if ((st = get_thread(r, tid, iid, rec_off, &t)) != PB_OK)
             return st;
         if (enc == 0) {
-            uint32_t count, i;
-            uint64_t n = 0, ts_last = 0;
-            int bstatus = -1;
-            if ((st = varint32(r, &count, "REPEAT record", "count")) != PB_OK)
-                return st;
-            if (!r->compression) {
-                uint64_t at = pb_src_offset(s), left = region_end > at ? region_end - at : 0;
-                if (count > left / 2)
-                    return pb_fail(r->err, PB_ERR_CORRUPT, rec_off,
-                                   "REPEAT record: count %u exceeds the %llu samples the %llu remaining bytes can "
-                                   "hold (2 bytes each at least)",
-                                   count, (unsigned long long)(left / 2), (unsigned long long)left);
-            }
-            if ((st = count_samples(r, count, rec_off)) != PB_OK)
-                return st;
-            t->samples += count;
-            for (i = 0; i < count; i++) {
-                if (s->end - s->p >= 11 && !(s->p[0] & 0x80)) {
-                    delta = s->p[0];
-                    status = s->p[1];
-                    s->p += 2;
-                } else {
-                    if ((st = varint(r, &delta, 0, "REPEAT record", "timestamp delta")) != PB_OK)
-                        return st;
-                    if ((st = need(r, 1, "REPEAT record", "status byte")) != PB_OK)
-                        return st;
-                    status = *s->p++;
-                }
-                if ((int)status != bstatus) {
-                    if (n && t->selected && (st = emit_sample(r, t, n, ts_last, (unsigned)bstatus)) != PB_OK)
-                        return st;
-                    bstatus = (int)status;
-                    n = 0;
-                }
-                t->ts += delta;
-                ts_last = t->ts;
-                r->hist[status]++;
-                n++;
-            }
-            if (n && t->selected && (st = emit_sample(r, t, n, ts_last, (unsigned)bstatus)) != PB_OK)
+            if ((st = replay_repeat(r, t, rec_off, region_end)) != PB_OK)
                 return st;
             continue;
         }
         if (enc > 3)
             return pb_fail(r->err, PB_ERR_CORRUPT, rec_off + 12,
                            "unknown stack encoding %u (expected 0 REPEAT, 1 FULL, 2 SUFFIX or 3 POP_PUSH)", enc);
-        {
-            static const char *const names[4] = {"REPEAT record", "FULL record", "SUFFIX record", "POP_PUSH record"};
-            const char *rec = names[enc];
-            uint32_t a, b, depth = t->cap - t->start, keep, push, nd;
-            if ((st = varint(r, &delta, 0, rec, "timestamp delta")) != PB_OK)
-                return st;
-            if ((st = need(r, 1, rec, "status byte")) != PB_OK)
-                return st;
-            status = *s->p++;
-            if ((st = varint32(r, &a, rec, enc == 1 ? "depth" : enc == 2 ? "shared count" : "pop count")) != PB_OK)
-                return st;
-            if (enc == 1) {
-                keep = 0;
-                push = a;
-                if (a > r->max_depth)
-                    return pb_fail(r->err, a > T_MAX_DEPTH ? PB_ERR_CORRUPT : PB_ERR_LIMIT, rec_off,
-                                   "FULL record: stack depth %u exceeds %u (%s)", a, r->max_depth,
-                                   a > T_MAX_DEPTH ? "the format's maximum" : "max_stack_depth");
-            } else {
-                if ((st = varint32(r, &b, rec, enc == 2 ? "new frame count" : "push count")) != PB_OK)
-                    return st;
-                if (enc == 2) {
-                    if (a > depth)
-                        return pb_fail(r->err, PB_ERR_CORRUPT, rec_off,
-                                       "SUFFIX record: shared count %u exceeds the current stack depth %u", a, depth);
-                    keep = a;
-                } else {
-                    keep = a >= depth ? 0 : depth - a;
-                }
-                push = b;
-                if ((uint64_t)keep + push > r->max_depth)
-                    return pb_fail(r->err, (uint64_t)keep + push > T_MAX_DEPTH ? PB_ERR_CORRUPT : PB_ERR_LIMIT,
-                                   rec_off, "%s: final stack depth %llu exceeds %u (%s)", rec,
-                                   (unsigned long long)keep + push, r->max_depth,
-                                   (uint64_t)keep + push > T_MAX_DEPTH ? "the format's maximum" : "max_stack_depth");
-            }
-            nd = keep + push;
-            if (nd > t->cap && (st = grow_stack(r, t, nd)) != PB_OK)
-                return st;
-            if ((st = read_frames_into(r, t, t->cap - nd, push, rec)) != PB_OK)
-                return st;
-            t->start = t->cap - nd;
-            t->ts += delta;
-            r->hist[status]++;
-            t->samples++;
-            if ((st = count_samples(r, 1, rec_off)) != PB_OK)
-                return st;
-            if (t->selected) {
-                if ((st = ids_for(r, t, t->start, push, rec_off)) != PB_OK)
-                    return st;
-                if ((st = emit_sample(r, t, 1, t->ts, status)) != PB_OK)
-                    return st;
-            }
-        }
+        if ((st = replay_stack(r, t, enc, rec_off)) != PB_OK)
+            return st;
     }
     if (r->total != r->sample_count && !r->blind)
         return pb_fail(r->err, PB_ERR_CORRUPT, pb_src_offset(s),

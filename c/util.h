@@ -57,16 +57,27 @@ static inline uint32_t pb_mix64(uint64_t x)
     return (uint32_t)x;
 }
 
-/* FNV-1a over bytes, finalised */
+/* The one string hash of the tree (every interning table, every key of
+ * bytes): eight bytes a step, then the bytes left, finalised and folded to
+ * 32 bits. */
 static inline uint32_t pb_hash_bytes(const char *p, size_t n)
 {
-    uint64_t h = UINT64_C(1469598103934665603);
-    size_t i;
-    for (i = 0; i < n; i++) {
-        h ^= (unsigned char)p[i];
-        h *= UINT64_C(1099511628211);
+    uint64_t h = UINT64_C(0x9E3779B97F4A7C15) ^ ((uint64_t)n * UINT64_C(0xff51afd7ed558ccd));
+    const unsigned char *q = (const unsigned char *)p;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, q, 8);
+        h = (h ^ w) * UINT64_C(0x100000001b3);
+        h ^= h >> 29;
+        q += 8;
+        n -= 8;
     }
-    return pb_mix64(h);
+    while (n--)
+        h = (h ^ *q++) * UINT64_C(0x100000001b3);
+    h ^= h >> 32;
+    h *= UINT64_C(0xd6e8feb86659fd93);
+    h ^= h >> 32;
+    return (uint32_t)(h ^ (h >> 32));
 }
 
 /* The length of the valid UTF-8 sequence starting at p[i] (1..4), by the
@@ -106,6 +117,28 @@ static inline int pb_utf8_valid(const char *p, size_t n)
         i += k;
     }
     return 1;
+}
+
+/* Copy n bytes of src to dst as valid UTF-8, each byte that starts no valid
+ * sequence (pb_utf8_seq) replaced by U+FFFD (as CPython's
+ * errors="replace" decoding of the Tachyon string table); dst has room for
+ * 3 x n bytes.  Returns the bytes written. */
+static inline size_t pb_utf8_repair(char *dst, const char *src, size_t n)
+{
+    size_t i = 0, o = 0, k;
+    while (i < n) {
+        if (!(k = pb_utf8_seq(src, n, i))) {
+            dst[o++] = (char)0xEF;
+            dst[o++] = (char)0xBF;
+            dst[o++] = (char)0xBD;
+            i++;
+            continue;
+        }
+        memcpy(dst + o, src + i, k);
+        o += k;
+        i += k;
+    }
+    return o;
 }
 
 /* Append n bytes of src to dst (capacity cap, w bytes used) as valid UTF-8
@@ -233,6 +266,18 @@ static inline void pb_index_free(pb_index *ix)
     ix->cap = 0;
 }
 
+/* Append count elements of elem bytes at src to the growable array *p (*n
+ * used, *cap allocated; pb_grow): 0, or -1 on overflow or out of memory */
+static inline int pb_append(void **p, size_t *n, size_t *cap, const void *src, size_t count, size_t elem)
+{
+    if (*n > SIZE_MAX - count || pb_grow(p, cap, *n + count, elem) < 0)
+        return -1;
+    if (count)
+        memcpy((char *)*p + *n * elem, src, count * elem);
+    *n += count;
+    return 0;
+}
+
 /* A copy of n bytes at p with a NUL after them, or NULL when out of memory. */
 static inline char *pb_memdup0(const char *p, size_t n)
 {
@@ -245,16 +290,19 @@ static inline char *pb_memdup0(const char *p, size_t n)
     return d;
 }
 
-/* Free each of n owned blocks (NULLs are fine).  Use through PB_FREE_ALL,
- * which lists an object's buffers in one statement:
- *     PB_FREE_ALL(c->names, c->arena, c->index);                          */
-static inline void pb_free_all(void *const *blocks, size_t n)
+/* fn on each of n items, through PB_FREE_ALL and PB_INDEX_FREE_ALL, which
+ * list an object's buffers or indexes in one statement:
+ *     PB_FREE_ALL(c->names, c->arena);  (free each; NULLs are fine)
+ *     PB_INDEX_FREE_ALL(&c->tsubs, &c->tnodes);                          */
+static inline void pb_each(void *const *items, size_t n, void (*fn)(void *))
 {
     size_t i;
     for (i = 0; i < n; i++)
-        free(blocks[i]);
+        fn(items[i]);
 }
-#define PB_FREE_ALL(...) \
-    pb_free_all((void *const[]){__VA_ARGS__}, sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
+static inline void pb_index_free_v(void *ix) { pb_index_free((pb_index *)ix); }
+#define PB_EACH(fn, ...) pb_each((void *const[]){__VA_ARGS__}, sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *), fn)
+#define PB_FREE_ALL(...) PB_EACH(free, __VA_ARGS__)
+#define PB_INDEX_FREE_ALL(...) PB_EACH(pb_index_free_v, __VA_ARGS__)
 
 #endif

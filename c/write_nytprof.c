@@ -1,5 +1,5 @@
 /* write_nytprof.c - chunk stream -> NYTProf v5 file (see write_nytprof.h and
- * ../shared/specs/nytprof-format.md).
+ * the NYTProf file format spec).
  *
  * Chunks are encoded into a fixed staging buffer; when it fills it goes to the
  * output, through deflate once the zlib part has started.  Memory is the

@@ -3,7 +3,7 @@
  *
  * Feed it any chunk stream (from read_nytprof.c or a foreign decoder) through
  * pb_nytprof_writer_sink(); every chunk becomes the bytes NYTProf itself would
- * write for it (../shared/specs/nytprof-format.md sections 2-4).
+ * write for it (the NYTProf file format spec, sections 2-4).
  *
  * Compression:
  *   level > 0  START_DEFLATE in the input starts the zlib stream ('z', then

@@ -4,6 +4,8 @@
 #include <string.h>
 #include <zlib.h>
 #include "write_pprof.h"
+#include "fold_samples.h"
+#include "model.h"
 #include "output.h"
 #include "util.h"
 
@@ -60,10 +62,6 @@ static void put_len(pbuf *b, uint32_t field, const void *d, size_t n)
 
 /* ---- interning -------------------------------------------------------------- */
 typedef struct {
-    uint32_t off, len, hash;
-} p_str;
-
-typedef struct {
     uint32_t name, file, hash; /* string indices */
     int64_t start_line;
 } p_func;
@@ -92,11 +90,7 @@ struct pb_pprof {
     pb_sample_sink ss;
     FILE *out;
     pb_error *err;
-    char *arena;
-    size_t arena_n, arena_cap;
-    p_str *strs;
-    size_t nstrs, cstrs;
-    pb_index tstrs;
+    pb_strtab strs;
     p_func *funcs;
     size_t nfuncs, cfuncs;
     pb_index tfuncs;
@@ -123,7 +117,6 @@ struct pb_pprof {
 
 #define OOM(p) pb_fail((p)->err, PB_ERR_LIMIT, 0, "out of memory while building the pprof profile")
 
-static uint32_t h_str(const void *p, uint32_t i) { return ((const pb_pprof *)p)->strs[i].hash; }
 static uint32_t h_func(const void *p, uint32_t i) { return ((const pb_pprof *)p)->funcs[i].hash; }
 static uint32_t h_loc(const void *p, uint32_t i) { return ((const pb_pprof *)p)->locs[i].hash; }
 static uint32_t h_thread(const void *p, uint32_t i) { return pb_mix64(((const pb_pprof *)p)->threads[i].key); }
@@ -131,31 +124,7 @@ static uint32_t h_stack(const void *p, uint32_t i) { return ((const pb_pprof *)p
 
 static int str_id(pb_pprof *p, const char *s, size_t n, uint32_t *id)
 {
-    uint32_t h = pb_hash_bytes(s, n), i;
-    size_t j;
-    if (pb_index_reserve(&p->tstrs, p->nstrs, h_str, p) < 0)
-        return -1;
-    for (j = pb_index_first(&p->tstrs, h); (i = pb_index_at(&p->tstrs, j)) != PB_INDEX_NONE;
-         j = pb_index_next(&p->tstrs, j)) {
-        const p_str *o = &p->strs[i];
-        if (o->hash == h && o->len == n && memcmp(p->arena + o->off, s, n) == 0) {
-            *id = i;
-            return 0;
-        }
-    }
-    if (n > UINT32_MAX || p->arena_n + n > UINT32_MAX || p->nstrs >= UINT32_MAX - 1 ||
-        pb_grow((void **)&p->arena, &p->arena_cap, p->arena_n + n + 1, 1) < 0 ||
-        pb_grow((void **)&p->strs, &p->cstrs, p->nstrs + 1, sizeof *p->strs) < 0)
-        return -1;
-    if (n)
-        memcpy(p->arena + p->arena_n, s, n);
-    p->strs[p->nstrs].off = (uint32_t)p->arena_n;
-    p->strs[p->nstrs].len = (uint32_t)n;
-    p->strs[p->nstrs].hash = h;
-    p->arena_n += n;
-    *id = (uint32_t)p->nstrs++;
-    pb_index_set(&p->tstrs, j, *id);
-    return 0;
+    return pb_strtab_intern(&p->strs, s, n, id) < 0 ? -1 : 0;
 }
 
 static uint32_t str_c(pb_pprof *p, const char *s, int *bad)
@@ -288,7 +257,7 @@ static pb_status pp_sample(pb_sample_sink *self, uint64_t thread_key, const uint
 {
     pb_pprof *p = (pb_pprof *)self->ctx;
     uint32_t ti, h, i, op = p->tag_op, status = p->tag_status;
-    size_t j;
+    size_t j, off;
     pb_status st;
     p->tag_op = p->tag_status = 0; /* the tags are this sample's only */
     if ((st = get_thread(p, thread_key, &ti)) != PB_OK)
@@ -314,28 +283,20 @@ static pb_status pp_sample(pb_sample_sink *self, uint64_t thread_key, const uint
         pb_hash_bytes((const char *)ids, depth * sizeof *ids);
     if (pb_index_reserve(&p->tstacks, p->nstacks, h_stack, p) < 0)
         return OOM(p);
-    for (j = pb_index_first(&p->tstacks, h); (i = pb_index_at(&p->tstacks, j)) != PB_INDEX_NONE;
-         j = pb_index_next(&p->tstacks, j)) {
-        p_stack *o = &p->stacks[i];
-        if (o->hash == h && o->thread == ti && o->depth == depth && o->base == p->base && o->op == op &&
-            o->status == status && memcmp(p->pool + o->off, ids, depth * sizeof *ids) == 0) {
-            o->weight += weight;
-            return PB_OK;
-        }
+    PB_INDEX_FIND(&p->tstacks, h, j, i,
+                  p->stacks[i].hash == h && p->stacks[i].thread == ti && p->stacks[i].depth == depth &&
+                      p->stacks[i].base == p->base && p->stacks[i].op == op && p->stacks[i].status == status &&
+                      memcmp(p->pool + p->stacks[i].off, ids, depth * sizeof *ids) == 0);
+    if (i != PB_INDEX_NONE) {
+        p->stacks[i].weight += weight;
+        return PB_OK;
     }
-    if (p->nstacks >= UINT32_MAX - 1 || pb_grow((void **)&p->pool, &p->cpool, p->npool + depth, sizeof *p->pool) < 0 ||
+    off = p->npool;
+    if (p->nstacks >= UINT32_MAX - 1 || pb_append((void **)&p->pool, &p->npool, &p->cpool, ids, depth, sizeof *ids) < 0 ||
         pb_grow((void **)&p->stacks, &p->cstacks, p->nstacks + 1, sizeof *p->stacks) < 0)
         return OOM(p);
-    memcpy(p->pool + p->npool, ids, depth * sizeof *ids);
-    p->stacks[p->nstacks].thread = ti;
-    p->stacks[p->nstacks].hash = h;
-    p->stacks[p->nstacks].depth = depth;
-    p->stacks[p->nstacks].off = p->npool;
-    p->stacks[p->nstacks].weight = weight;
-    p->stacks[p->nstacks].base = p->base;
-    p->stacks[p->nstacks].op = op;
-    p->stacks[p->nstacks].status = status;
-    p->npool += depth;
+    p->stacks[p->nstacks] = (p_stack){.thread = ti, .hash = h, .depth = depth, .op = op, .status = status,
+                                      .base = p->base, .off = off, .weight = weight};
     pb_index_set(&p->tstacks, j, (uint32_t)p->nstacks++);
     return PB_OK;
 }
@@ -378,13 +339,23 @@ static pb_status gzip_out(pb_pprof *p)
 
 /* one label thread_status=<flag> per flag of the comma-separated string
  * status (a string index) */
+/* one Label {key, str, num} of a sample (0: the field is left out), built in s2, into s */
+static void put_label(pbuf *s, pbuf *s2, uint32_t key, uint32_t str, uint64_t num)
+{
+    s2->n = 0;
+    put_u(s2, 1, key);
+    put_u(s2, 2, str);
+    put_u(s2, 3, num);
+    put_len(s, 3, s2->p, s2->n);
+}
+
 static pb_status put_status_labels(pb_pprof *p, pbuf *s, pbuf *s2, uint32_t key, uint32_t status)
 {
-    size_t n = p->strs[status].len, from = 0, i;
+    size_t n = pb_strtab_len(&p->strs, status), from = 0, i;
     /* a copy: interning the flags may move the arena */
     if (pb_grow((void **)&p->namebuf, &p->cnamebuf, n + 1, 1) < 0)
         return PB_ERR_LIMIT;
-    memcpy(p->namebuf, p->arena + p->strs[status].off, n);
+    memcpy(p->namebuf, pb_strtab_ptr(&p->strs, status), n);
     for (i = 0; i <= n; i++) {
         uint32_t v;
         if (i < n && p->namebuf[i] != ',')
@@ -392,102 +363,78 @@ static pb_status put_status_labels(pb_pprof *p, pbuf *s, pbuf *s2, uint32_t key,
         if (i > from) {
             if (str_id(p, p->namebuf + from, i - from, &v) < 0)
                 return PB_ERR_LIMIT;
-            s2->n = 0;
-            put_u(s2, 1, key);
-            put_u(s2, 2, v);
-            put_len(s, 3, s2->p, s2->n);
+            put_label(s, s2, key, v, 0);
         }
         from = i + 1;
     }
     return PB_OK;
 }
 
-static pb_status pp_finish(pb_sample_sink *self)
+/* the string ids of the names pp_finish writes */
+typedef struct {
+    uint32_t samples, count, clock, ns, thread, pid, base, truth, op, status;
+} pp_keys;
+
+static int pp_keys_get(pb_pprof *p, pp_keys *k)
 {
-    pb_pprof *p = (pb_pprof *)self->ctx;
+    int bad = 0;
+    k->samples = str_c(p, "samples", &bad);
+    k->count = str_c(p, "count", &bad);
+    k->clock = str_c(p, p->facts.weight_ns ? "wall" : p->facts.cpu ? "cpu" : "wall", &bad);
+    k->ns = str_c(p, "nanoseconds", &bad);
+    k->thread = str_c(p, "thread", &bad);
+    k->pid = str_c(p, "pid", &bad);
+    k->base = str_c(p, "pprof::base", &bad);
+    k->truth = str_c(p, "true", &bad);
+    k->op = str_c(p, "opcode", &bad);
+    k->status = str_c(p, "thread_status", &bad);
+    return bad ? -1 : 0;
+}
+
+/* a time column (ns) beside the counts: not for counts without an interval */
+#define PP_TIME_COLUMN(p) ((p)->facts.weight_ns || (p)->facts.interval_ns)
+
+/* one Sample: locations leaf first (the sink's order), values, labels */
+static pb_status put_sample(pb_pprof *p, const p_stack *st, const pp_keys *k)
+{
     pbuf *m = &p->msg, *s = &p->sub, *s2 = &p->sub2;
-    int bad = 0, time_col;
-    uint32_t k_samples, k_count, k_clock, k_ns, k_thread, k_pid, k_base, k_true, k_op, k_status;
-    size_t i;
-    uint64_t dur = p->facts.duration_ns;
-    k_samples = str_c(p, "samples", &bad);
-    k_count = str_c(p, "count", &bad);
-    k_clock = str_c(p, p->facts.weight_ns ? "wall" : p->facts.cpu ? "cpu" : "wall", &bad);
-    k_ns = str_c(p, "nanoseconds", &bad);
-    k_thread = str_c(p, "thread", &bad);
-    k_pid = str_c(p, "pid", &bad);
-    k_base = str_c(p, "pprof::base", &bad);
-    k_true = str_c(p, "true", &bad);
-    k_op = str_c(p, "opcode", &bad);
-    k_status = str_c(p, "thread_status", &bad);
-    if (bad)
-        return OOM(p);
-    /* every value is an int64: weight x interval must not wrap */
-    for (i = 0; i < p->nthreads; i++) {
-        uint64_t ns;
-        pb_status st;
-        if (!p->facts.weight_ns &&
-            (st = pb_checked_mul(p->err, p->threads[i].weight, p->facts.interval_ns, "a thread's sampled time",
-                                 "ns", &ns)) != PB_OK)
-            return st;
+    const p_thread *t = &p->threads[st->thread];
+    /* int64 values; a diff's base side is negative (two's complement varint) */
+    uint64_t v1 = st->weight, v2 = p->facts.weight_ns ? st->weight : st->weight * p->facts.interval_ns;
+    uint32_t d;
+    s->n = 0;
+    s2->n = 0;
+    for (d = 0; d < st->depth; d++)
+        put_varint(s2, (uint64_t)p->pool[st->off + d] + 1);
+    put_len(s, 1, s2->p, s2->n);
+    s2->n = 0;
+    if (st->base) {
+        v1 = (uint64_t)0 - v1;
+        v2 = (uint64_t)0 - v2;
     }
-    /* sample_type: counts without an interval (a pprof input's bytes or
-     * counts) have no time column, which would be all zeros */
-    time_col = p->facts.weight_ns || p->facts.interval_ns;
     if (!p->facts.weight_ns)
-        value_type(m, s, 1, k_samples, k_count);
-    if (time_col)
-        value_type(m, s, 1, k_clock, k_ns);
-    /* samples: locations leaf first (the sink's order), values, labels */
-    for (i = 0; i < p->nstacks; i++) {
-        const p_stack *st = &p->stacks[i];
-        const p_thread *t = &p->threads[st->thread];
-        uint32_t d;
-        s->n = 0;
-        s2->n = 0;
-        for (d = 0; d < st->depth; d++)
-            put_varint(s2, (uint64_t)p->pool[st->off + d] + 1);
-        put_len(s, 1, s2->p, s2->n);
-        s2->n = 0;
-        {
-            /* int64 values; a diff's base side is negative (two's complement varint) */
-            uint64_t v1 = st->weight, v2 = p->facts.weight_ns ? st->weight : st->weight * p->facts.interval_ns;
-            if (st->base) {
-                v1 = (uint64_t)0 - v1;
-                v2 = (uint64_t)0 - v2;
-            }
-            if (!p->facts.weight_ns)
-                put_varint(s2, v1);
-            if (time_col)
-                put_varint(s2, v2);
-        }
-        put_len(s, 2, s2->p, s2->n);
-        if (st->base) {
-            s2->n = 0;
-            put_u(s2, 1, k_base);
-            put_u(s2, 2, k_true);
-            put_len(s, 3, s2->p, s2->n);
-        }
-        s2->n = 0;
-        put_u(s2, 1, k_thread);
-        put_u(s2, 2, t->label);
-        put_len(s, 3, s2->p, s2->n);
-        if (t->pid) {
-            s2->n = 0;
-            put_u(s2, 1, k_pid);
-            put_u(s2, 3, t->pid);
-            put_len(s, 3, s2->p, s2->n);
-        }
-        if (st->op) {
-            s2->n = 0;
-            put_u(s2, 1, k_op);
-            put_u(s2, 2, st->op);
-            put_len(s, 3, s2->p, s2->n);
-        }
-        if (st->status && put_status_labels(p, s, s2, k_status, st->status) != PB_OK)
-            return OOM(p);
-        put_len(m, 2, s->p, s->n);
-    }
+        put_varint(s2, v1);
+    if (PP_TIME_COLUMN(p))
+        put_varint(s2, v2);
+    put_len(s, 2, s2->p, s2->n);
+    if (st->base)
+        put_label(s, s2, k->base, k->truth, 0);
+    put_label(s, s2, k->thread, t->label, 0);
+    if (t->pid)
+        put_label(s, s2, k->pid, 0, t->pid);
+    if (st->op)
+        put_label(s, s2, k->op, st->op, 0);
+    if (st->status && put_status_labels(p, s, s2, k->status, st->status) != PB_OK)
+        return OOM(p);
+    put_len(m, 2, s->p, s->n);
+    return PB_OK;
+}
+
+/* the mapping, locations, functions and the string table */
+static void put_tables(pb_pprof *p)
+{
+    pbuf *m = &p->msg, *s = &p->sub, *s2 = &p->sub2;
+    size_t i;
     /* one mapping: the functions, file names and lines are known */
     s->n = 0;
     put_u(s, 1, 1);
@@ -513,8 +460,38 @@ static pb_status pp_finish(pb_sample_sink *self)
         put_u(s, 5, (uint64_t)p->funcs[i].start_line);
         put_len(m, 5, s->p, s->n);
     }
-    for (i = 0; i < p->nstrs; i++)
-        put_len(m, 6, p->arena + p->strs[i].off, p->strs[i].len);
+    for (i = 0; i < p->strs.n; i++)
+        put_len(m, 6, pb_strtab_ptr(&p->strs, (uint32_t)i), pb_strtab_len(&p->strs, (uint32_t)i));
+}
+
+static pb_status pp_finish(pb_sample_sink *self)
+{
+    pb_pprof *p = (pb_pprof *)self->ctx;
+    pbuf *m = &p->msg, *s = &p->sub, *s2 = &p->sub2;
+    pp_keys k;
+    size_t i;
+    uint64_t dur = p->facts.duration_ns;
+    pb_status st;
+    if (pp_keys_get(p, &k) < 0)
+        return OOM(p);
+    /* every value is an int64: weight x interval must not wrap */
+    for (i = 0; i < p->nthreads; i++) {
+        uint64_t ns;
+        if (!p->facts.weight_ns &&
+            (st = pb_checked_mul(p->err, p->threads[i].weight, p->facts.interval_ns, "a thread's sampled time",
+                                 "ns", &ns)) != PB_OK)
+            return st;
+    }
+    /* sample_type: counts without an interval (a pprof input's bytes or
+     * counts) have no time column, which would be all zeros */
+    if (!p->facts.weight_ns)
+        value_type(m, s, 1, k.samples, k.count);
+    if (PP_TIME_COLUMN(p))
+        value_type(m, s, 1, k.clock, k.ns);
+    for (i = 0; i < p->nstacks; i++)
+        if ((st = put_sample(p, &p->stacks[i], &k)) != PB_OK)
+            return st;
+    put_tables(p);
     if (p->facts.basetime && p->facts.basetime < UINT64_C(9000000000))
         put_u(m, 9, p->facts.basetime * UINT64_C(1000000000));
     if (!dur && p->ts_max > p->ts_min && !p->facts.weight_ns &&
@@ -527,14 +504,14 @@ static pb_status pp_finish(pb_sample_sink *self)
     put_u(m, 10, dur);
     /* period_type: what a period is, also for a merge's or EasyProfiler's
      * ns (whose period, no fixed interval, stays 0) */
-    if (time_col)
-        value_type(m, s, 11, k_clock, k_ns);
+    if (PP_TIME_COLUMN(p))
+        value_type(m, s, 11, k.clock, k.ns);
     if (!p->facts.weight_ns)
         put_u(m, 12, p->facts.interval_ns);
     /* counts with no interval (folded stacks, a pprof input's bytes): the
      * counts are the only sample type; default_sample_type names them */
     if (!p->facts.weight_ns && !p->facts.interval_ns)
-        put_u(m, 14, k_samples);
+        put_u(m, 14, k.samples);
     if (m->oom || s->oom || s2->oom)
         return OOM(p);
     if (m->n > UINT32_MAX)
@@ -570,12 +547,9 @@ void pb_pprof_free(pb_pprof *p)
 {
     if (!p)
         return;
-    PB_FREE_ALL(p->arena, p->strs, p->funcs, p->locs, p->threads, p->stacks, p->pool, p->namebuf, p->msg.p,
+    PB_FREE_ALL(p->funcs, p->locs, p->threads, p->stacks, p->pool, p->namebuf, p->msg.p,
                 p->sub.p, p->sub2.p);
-    pb_index_free(&p->tstrs);
-    pb_index_free(&p->tfuncs);
-    pb_index_free(&p->tlocs);
-    pb_index_free(&p->tthreads);
-    pb_index_free(&p->tstacks);
+    pb_strtab_free(&p->strs);
+    PB_INDEX_FREE_ALL(&p->tfuncs, &p->tlocs, &p->tthreads, &p->tstacks);
     free(p);
 }

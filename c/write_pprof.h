@@ -32,7 +32,7 @@
 #define PB_WRITE_PPROF_H
 
 #include <stdio.h>
-#include "fold_samples.h"
+#include "samples.h"
 
 typedef struct pb_pprof pb_pprof;
 

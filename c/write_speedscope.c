@@ -3,15 +3,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include "write_speedscope.h"
+#include "fold_samples.h"
+#include "model.h"
 #include "json_lines.h"
 #include "output.h"
 #include "util.h"
 
 typedef struct {
-    char *name, *file;
-    size_t nlen, flen;
+    uint32_t name, file; /* string ids */
     int32_t line;
-    uint32_t hash;
 } s_frame;
 
 typedef struct {
@@ -39,6 +39,7 @@ struct pb_speedscope {
     FILE *out;
     pb_error *err;
     char *title;
+    pb_strtab strs;
     s_frame *frames;
     size_t nframes, cframes;
     pb_index fix;
@@ -58,7 +59,12 @@ struct pb_speedscope {
 #define NONE UINT32_MAX
 #define S_OOM(s) pb_fail((s)->err, PB_ERR_LIMIT, 0, "out of memory while building the speedscope file")
 
-static uint32_t h_frame(const void *s, uint32_t i) { return ((const pb_speedscope *)s)->frames[i].hash; }
+static uint32_t frame_hash(uint32_t name, uint32_t file) { return pb_mix64(((uint64_t)name << 32) | file); }
+static uint32_t h_frame(const void *s, uint32_t i)
+{
+    const s_frame *f = &((const pb_speedscope *)s)->frames[i];
+    return frame_hash(f->name, f->file);
+}
 static uint32_t h_thread(const void *s, uint32_t i) { return pb_mix64(((const pb_speedscope *)s)->threads[i].key); }
 static uint32_t h_stack(const void *s, uint32_t i) { return ((const pb_speedscope *)s)->stacks[i].hash; }
 
@@ -72,41 +78,31 @@ static pb_status sc_attribute(pb_sample_sink *self, const char *key, pb_str v)
 static pb_status sc_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id)
 {
     pb_speedscope *s = (pb_speedscope *)self->ctx;
-    size_t need = pb_frame_shown_name(fr, NULL, 0) + 1, j, flen = fr->file.len;
-    const char *file = fr->file.ptr ? fr->file.ptr : "";
-    uint32_t h, i;
+    size_t need = pb_frame_shown_name(fr, NULL, 0) + 1, j;
+    uint32_t h, i, name, file;
     s_frame *f;
     if (pb_grow((void **)&s->namebuf, &s->cnamebuf, need, 1) < 0)
         return S_OOM(s);
     pb_frame_shown_name(fr, s->namebuf, need);
-    need--;
-    h = pb_hash_bytes(s->namebuf, need) ^ pb_hash_bytes(file, flen);
-    if (pb_index_reserve(&s->fix, s->nframes, h_frame, s) < 0)
+    if (pb_strtab_intern(&s->strs, s->namebuf, need - 1, &name) < 0 ||
+        pb_strtab_intern(&s->strs, fr->file.ptr ? fr->file.ptr : "", fr->file.len, &file) < 0 ||
+        pb_index_reserve(&s->fix, s->nframes, h_frame, s) < 0)
         return S_OOM(s);
-    for (j = pb_index_first(&s->fix, h); (i = pb_index_at(&s->fix, j)) != PB_INDEX_NONE; j = pb_index_next(&s->fix, j)) {
+    h = frame_hash(name, file);
+    PB_INDEX_FIND(&s->fix, h, j, i, s->frames[i].name == name && s->frames[i].file == file);
+    if (i != PB_INDEX_NONE) {
         f = &s->frames[i];
-        if (f->hash == h && f->nlen == need && f->flen == flen && !memcmp(f->name, s->namebuf, need) &&
-            !memcmp(f->file, file, flen)) {
-            if (fr->first_line > 0 && (f->line <= 0 || fr->first_line < f->line))
-                f->line = fr->first_line;
-            *id = i;
-            return PB_OK;
-        }
+        if (fr->first_line > 0 && (f->line <= 0 || fr->first_line < f->line))
+            f->line = fr->first_line;
+        *id = i;
+        return PB_OK;
     }
     if (s->nframes >= UINT32_MAX - 1 || pb_grow((void **)&s->frames, &s->cframes, s->nframes + 1, sizeof *s->frames) < 0)
         return S_OOM(s);
     f = &s->frames[s->nframes];
-    f->name = pb_memdup0(s->namebuf, need);
-    f->file = pb_memdup0(file, flen);
-    if (!f->name || !f->file) {
-        free(f->name);
-        free(f->file);
-        return S_OOM(s);
-    }
-    f->nlen = need;
-    f->flen = flen;
+    f->name = name;
+    f->file = file;
     f->line = fr->first_line > 0 ? fr->first_line : (fr->line > 0 ? fr->line : 0);
-    f->hash = h;
     *id = (uint32_t)s->nframes++;
     pb_index_set(&s->fix, j, *id);
     return PB_OK;
@@ -119,14 +115,13 @@ static pb_status get_thread(pb_speedscope *s, uint64_t key, const char *label, u
     uint32_t i;
     if (pb_index_reserve(&s->tix, s->nthreads, h_thread, s) < 0)
         return S_OOM(s);
-    for (j = pb_index_first(&s->tix, pb_mix64(key)); (i = pb_index_at(&s->tix, j)) != PB_INDEX_NONE;
-         j = pb_index_next(&s->tix, j))
-        if (s->threads[i].key == key) {
-            *ti = i;
-            if (label)
-                snprintf(s->threads[*ti].label, sizeof s->threads[*ti].label, "%s", label);
-            return PB_OK;
-        }
+    PB_INDEX_FIND(&s->tix, pb_mix64(key), j, i, s->threads[i].key == key);
+    if (i != PB_INDEX_NONE) {
+        *ti = i;
+        if (label)
+            snprintf(s->threads[i].label, sizeof s->threads[i].label, "%s", label);
+        return PB_OK;
+    }
     if (pb_grow((void **)&s->threads, &s->cthreads, s->nthreads + 1, sizeof *s->threads) < 0)
         return S_OOM(s);
     t = &s->threads[s->nthreads];
@@ -156,9 +151,8 @@ static pb_status sc_sample(pb_sample_sink *self, uint64_t key, const uint32_t *i
 {
     pb_speedscope *s = (pb_speedscope *)self->ctx;
     uint32_t ti, h, i, si;
-    size_t j;
+    size_t j, off;
     pb_status st;
-    s_stack *k;
     (void)ts;
     if ((st = get_thread(s, key, NULL, &ti)) != PB_OK)
         return st;
@@ -181,26 +175,20 @@ static pb_status sc_sample(pb_sample_sink *self, uint64_t key, const uint32_t *i
     h = pb_mix64(ti) ^ pb_hash_bytes((const char *)s->path, depth * sizeof *s->path);
     if (pb_index_reserve(&s->six, s->nstacks, h_stack, s) < 0)
         return S_OOM(s);
-    for (j = pb_index_first(&s->six, h); (si = pb_index_at(&s->six, j)) != PB_INDEX_NONE; j = pb_index_next(&s->six, j)) {
-        k = &s->stacks[si];
-        if (k->hash == h && k->thread == ti && k->depth == depth &&
-            !memcmp(s->pool + k->off, s->path, depth * sizeof *s->path)) {
-            k->weight += weight;
-            return PB_OK;
-        }
+    PB_INDEX_FIND(&s->six, h, j, si,
+                  s->stacks[si].hash == h && s->stacks[si].thread == ti && s->stacks[si].depth == depth &&
+                      !memcmp(s->pool + s->stacks[si].off, s->path, depth * sizeof *s->path));
+    if (si != PB_INDEX_NONE) {
+        s->stacks[si].weight += weight;
+        return PB_OK;
     }
-    if (s->nstacks >= UINT32_MAX - 1 || pb_grow((void **)&s->pool, &s->cpool, s->npool + depth, sizeof *s->pool) < 0 ||
+    off = s->npool;
+    if (s->nstacks >= UINT32_MAX - 1 ||
+        pb_append((void **)&s->pool, &s->npool, &s->cpool, s->path, depth, sizeof *s->path) < 0 ||
         pb_grow((void **)&s->stacks, &s->cstacks, s->nstacks + 1, sizeof *s->stacks) < 0)
         return S_OOM(s);
-    memcpy(s->pool + s->npool, s->path, depth * sizeof *s->path);
-    k = &s->stacks[s->nstacks];
-    k->thread = ti;
-    k->hash = h;
-    k->depth = depth;
-    k->off = s->npool;
-    k->weight = weight;
-    k->next = NONE;
-    s->npool += depth;
+    s->stacks[s->nstacks] =
+        (s_stack){.thread = ti, .hash = h, .depth = depth, .off = off, .weight = weight, .next = NONE};
     if (s->threads[ti].last == NONE)
         s->threads[ti].first = (uint32_t)s->nstacks;
     else
@@ -292,7 +280,7 @@ static pb_status write_events(pb_speedscope *s, s_thread *th)
 }
 
 /* a name is UTF-8 text only when it is valid UTF-8 (the model's rule); else bytes */
-static pb_str str_of(const char *p, size_t n) { return pb_str_make(p, n, pb_has_high(p, n) && pb_utf8_valid(p, n)); }
+static pb_str str_of(const char *p, size_t n) { return pb_str_make(p, n, pb_str_wide(p, n)); }
 
 static pb_status sc_finish(pb_sample_sink *self)
 {
@@ -316,10 +304,10 @@ static pb_status sc_finish(pb_sample_sink *self)
     fputs(",\"activeProfileIndex\":0,\"shared\":{\"frames\":[", o);
     for (i = 0; i < s->nframes; i++) {
         const s_frame *f = &s->frames[i];
-        pb_str n = str_of(f->name, f->nlen), fl = str_of(f->file, f->flen);
+        pb_str n = pb_strtab_str(&s->strs, f->name), fl = pb_strtab_str(&s->strs, f->file);
         fputs(i ? ",{\"name\":" : "{\"name\":", o);
         pb_json_str(o, &n);
-        if (f->flen) {
+        if (fl.len) {
             fputs(",\"file\":", o);
             pb_json_str(o, &fl);
         }
@@ -389,16 +377,11 @@ void pb_speedscope_free(pb_speedscope *s)
     size_t i;
     if (!s)
         return;
-    for (i = 0; i < s->nframes; i++) {
-        free(s->frames[i].name);
-        free(s->frames[i].file);
-    }
+    pb_strtab_free(&s->strs);
     free(s->frames);
-    pb_index_free(&s->fix);
     for (i = 0; i < s->nthreads; i++)
         free(s->threads[i].spans);
     PB_FREE_ALL(s->threads, s->stacks, s->pool, s->path, s->namebuf, s->title);
-    pb_index_free(&s->tix);
-    pb_index_free(&s->six);
+    PB_INDEX_FREE_ALL(&s->fix, &s->tix, &s->six);
     free(s);
 }

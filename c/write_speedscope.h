@@ -22,7 +22,7 @@
 #define PB_WRITE_SPEEDSCOPE_H
 
 #include <stdio.h>
-#include "fold_samples.h"
+#include "samples.h"
 
 typedef struct pb_speedscope pb_speedscope;
 

@@ -1,6 +1,6 @@
 /* write_statprofiler.c - Devel::StatProfiler trace writer (records and a
- * pb_sample_sink).  See write_statprofiler.h and
- * ../shared/specs/statprofiler-format.md.
+ * pb_sample_sink).  See write_statprofiler.h and the StatProfiler trace
+ * format spec.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -17,6 +17,7 @@
 #include "convert_samples.h"
 #include "formats.h"
 #include "output.h"
+#include "model.h"
 #include "util.h"
 #include "write_statprofiler.h"
 
@@ -588,7 +589,7 @@ uint64_t pb_spw_bytes_written(const pb_spw *w) { return w->bytes; }
 /* ---- the sample sink ---------------------------------------------------------- */
 typedef struct {
     pb_frame_kind kind;
-    uint32_t off, plen, nlen, flen; /* package, name, file bytes in the arena */
+    uint32_t pkg, name, file; /* string ids in the sink's table */
     unsigned char putf8, nutf8, futf8;
     int32_t line, first_line;
 } k_frame;
@@ -622,8 +623,7 @@ struct pb_spw_sink {
     pb_spw_header h;
     k_frame *fr;
     size_t nfr, capfr;
-    unsigned char *arena;
-    size_t alen, acap;
+    pb_strtab strs;
     k_thread *th;
     size_t nth, capth;
     k_meta *hm; /* header metadata, replayed into each trace */
@@ -668,32 +668,19 @@ static pb_status k_frame_cb(pb_sample_sink *self, const pb_frame *f, uint32_t *i
 {
     pb_spw_sink *k = (pb_spw_sink *)self->ctx;
     k_frame *e;
-    size_t need = f->package.len + f->name.len + f->file.len;
-    /* frames name their strings by 32-bit offsets into the arena */
-    if (k->nfr >= UINT32_MAX - 1 || need > UINT32_MAX - k->alen ||
-        pb_grow((void **)&k->fr, &k->capfr, k->nfr + 1, sizeof *k->fr) < 0 ||
-        pb_grow((void **)&k->arena, &k->acap, k->alen + need, 1) < 0)
+    if (k->nfr >= UINT32_MAX - 1 || pb_grow((void **)&k->fr, &k->capfr, k->nfr + 1, sizeof *k->fr) < 0)
         return k_oom(k);
     e = &k->fr[k->nfr];
+    if (pb_strtab_intern(&k->strs, f->package.ptr ? f->package.ptr : "", f->package.len, &e->pkg) < 0 ||
+        pb_strtab_intern(&k->strs, f->name.ptr ? f->name.ptr : "", f->name.len, &e->name) < 0 ||
+        pb_strtab_intern(&k->strs, f->file.ptr ? f->file.ptr : "", f->file.len, &e->file) < 0)
+        return k_oom(k);
     e->kind = f->kind;
-    e->off = (uint32_t)k->alen;
-    e->plen = (uint32_t)f->package.len;
-    e->nlen = (uint32_t)f->name.len;
-    e->flen = (uint32_t)f->file.len;
     e->putf8 = (unsigned char)f->package.utf8;
     e->nutf8 = (unsigned char)f->name.utf8;
     e->futf8 = (unsigned char)f->file.utf8;
     e->line = f->line;
     e->first_line = f->first_line;
-    if (f->package.len)
-        memcpy(k->arena + k->alen, f->package.ptr, f->package.len);
-    k->alen += f->package.len;
-    if (f->name.len)
-        memcpy(k->arena + k->alen, f->name.ptr, f->name.len);
-    k->alen += f->name.len;
-    if (f->file.len)
-        memcpy(k->arena + k->alen, f->file.ptr, f->file.len);
-    k->alen += f->file.len;
     *id = (uint32_t)k->nfr++;
     return PB_OK;
 }
@@ -749,10 +736,9 @@ static k_thread *k_thread_get(pb_spw_sink *k, uint64_t key, uint32_t pid, pb_sta
         *st = k_oom(k);
         return NULL;
     }
-    for (j = pb_index_first(&k->tab, pb_mix64(key)); (ti = pb_index_at(&k->tab, j)) != PB_INDEX_NONE;
-         j = pb_index_next(&k->tab, j))
-        if (k->th[ti].key == key)
-            return (*st = k_use(k, ti)) == PB_OK ? &k->th[ti] : NULL;
+    PB_INDEX_FIND(&k->tab, pb_mix64(key), j, ti, k->th[ti].key == key);
+    if (ti != PB_INDEX_NONE)
+        return (*st = k_use(k, ti)) == PB_OK ? &k->th[ti] : NULL;
     if (k->nth >= UINT32_MAX - 1) {
         *st = pb_fail_nooff(k->err, PB_ERR_LIMIT, "more than 4 billion threads");
         return NULL;
@@ -821,9 +807,10 @@ static pb_status k_thread_cb(pb_sample_sink *self, uint64_t key, uint32_t pid, u
     return st;
 }
 
-static pb_str k_s(pb_spw_sink *k, uint32_t off, uint32_t len, int utf8)
+/* a frame's string: its bytes from the table, its UTF-8 flag as the frame gave it */
+static pb_str k_s(pb_spw_sink *k, uint32_t id, int utf8)
 {
-    return pb_str_make((const char *)k->arena + off, len, utf8);
+    return pb_str_make(pb_strtab_ptr(&k->strs, id), pb_strtab_len(&k->strs, id), utf8);
 }
 
 static pb_status k_sample(pb_sample_sink *self, uint64_t key, const uint32_t *ids, uint32_t depth, uint64_t weight,
@@ -848,9 +835,9 @@ static pb_status k_sample(pb_sample_sink *self, uint64_t key, const uint32_t *id
             return pb_fail_nooff(k->err, PB_ERR_CORRUPT, "sample refers to frame id %u of %zu", (unsigned)ids[i],
                                  k->nfr);
         f = &k->fr[ids[i]];
-        pkg = k_s(k, f->off, f->plen, f->putf8);
-        name = k_s(k, f->off + f->plen, f->nlen, f->nutf8);
-        file = k_s(k, f->off + f->plen + f->nlen, f->flen, f->futf8);
+        pkg = k_s(k, f->pkg, f->putf8);
+        name = k_s(k, f->name, f->nutf8);
+        file = k_s(k, f->file, f->futf8);
         switch (f->kind) {
         case PB_FRAME_SUB:
             st = pb_spw_sub_frame(t->w, pkg, name, file, f->line, f->first_line);
@@ -1081,7 +1068,8 @@ void pb_spw_sink_free(pb_spw_sink *k)
     }
     for (i = 0; i < k->nnames; i++)
         free(k->names[i]);
-    PB_FREE_ALL(k->names, k->hm, k->th, k->openidx, k->fr, k->arena, k->op, k->out);
+    PB_FREE_ALL(k->names, k->hm, k->th, k->openidx, k->fr, k->op, k->out);
+    pb_strtab_free(&k->strs);
     pb_index_free(&k->tab);
     free(k);
 }

@@ -12,34 +12,19 @@ use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use Needs qw(zstd snappy);
-use Stacks qw(slurp stack_corpus convert_ok first_differences);
+use Stacks qw(slurp stack_corpus convert_ok first_differences nytprof_tools page_text);
 use File::Temp qw(tempdir);
 use File::Copy qw(copy);
 use JSON::PP ();
 use Devel::ProfileBridge ();
 use Devel::ProfileBridge::ReadStream ();
 
-BEGIN {
-    eval { require Devel::NYTProf::Data; 1 } or plan skip_all => 'Devel::NYTProf is not installed';
-}
-my ($html, $calls) = map { my $p = `which $_ 2>/dev/null`; chomp $p; $p } qw(nytprofhtml nytprofcalls);
-plan skip_all => 'nytprofhtml / nytprofcalls not found' unless $html && $calls;
+my ($html, $calls) = nytprof_tools();    # skips without Devel::NYTProf, nytprofhtml, nytprofcalls
 
 my $d = "$FindBin::Bin/data";
 my $tmp = tempdir('pb91-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 my $json = JSON::PP->new;
 sub name { Devel::ProfileBridge::nytprof_name($_[0]) }
-
-# the text a browser shows: tags dropped, entities decoded
-sub page_text {
-    my $t = slurp($_[0]);
-    $t =~ s/<script\b.*?<\/script>//gis;
-    $t =~ s/<[^>]*>//g;
-    my %ent = (lt => '<', gt => '>', amp => '&', quot => '"', nbsp => ' ');
-    $t =~ s/&(\w+);/$ent{$1} \/\/ "&$1;"/ge;
-    $t =~ s/&#(\d+);/chr $1/ge;
-    return $t;
-}
 
 # ground truth: the top stacks, outermost frame first, as [ [names...], weight in ticks ]
 sub truth_tachyon {

@@ -28,7 +28,7 @@ use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/../t/lib";
 use Needs qw(zstd snappy);
-use Stacks qw(slurp first_differences);
+use Stacks qw(slurp first_differences nytprof_tools statprofiler_run page_text);
 use V8Truth ();
 use File::Temp qw(tempdir);
 use JSON::PP ();
@@ -36,11 +36,7 @@ use Encode ();
 use Devel::ProfileBridge ();
 use Devel::ProfileBridge::ReadStream ();
 
-BEGIN {
-    eval { require Devel::NYTProf::Data; 1 } or plan skip_all => 'Devel::NYTProf is not installed';
-}
-my ($html, $calls) = map { my $p = `which $_ 2>/dev/null`; chomp $p; $p } qw(nytprofhtml nytprofcalls);
-plan skip_all => 'nytprofhtml / nytprofcalls not found' unless $html && $calls;
+my ($html, $calls) = nytprof_tools();    # skips without Devel::NYTProf, nytprofhtml, nytprofcalls
 
 my $d = "$FindBin::Bin/../t/data";
 my $tmp = tempdir('pb98-XXXXXX', TMPDIR => 1, CLEANUP => 1);
@@ -59,19 +55,6 @@ our $ALL;    # xt/report-names-all.t: every file
         |ep_threads\.prof|ep_open_block\.prof|statprofiler/multifile\.out\.[^/]*|B_ascii_FSDCE_670fbc8/recursion\.nytprof\.out
         |nytprof/synthetic-utf8\.nytprof\.out|v8/v8_mixed\.cpuprofile)\z}x
 } @corpus unless $ALL;
-
-# the text a browser shows: hidden text and tags dropped (cells apart), entities decoded
-sub page_text {
-    my $t = slurp($_[0]);
-    $t =~ s/<script\b.*?<\/script>//gis;
-    $t =~ s/<span style="display: none;">[^<]*<\/span>//g;
-    $t =~ s/<\/?(?:td|th|tr|table|div|p|br|li|h\d)\b[^>]*>/ /gi;
-    $t =~ s/<[^>]*>//g;
-    my %ent = (lt => '<', gt => '>', amp => '&', quot => '"', nbsp => ' ');
-    $t =~ s/&(\w+);/$ent{$1} \/\/ "&$1;"/ge;
-    $t =~ s/&#(\d+);/chr $1/ge;
-    return $t;
-}
 
 # an EasyProfiler thread's package (its root sub <package>::RUNTIME), POD's rule
 sub package_of {
@@ -109,10 +92,7 @@ sub truth_names {
         delete $ep_roots{$_} for grep { !$ep_roots{$_} } keys %ep_roots;
     } elsif ($in =~ m{/statprofiler/}) {
         my $t = $json->decode(slurp("$in.truth.json"));
-        (my $name = $in) =~ s/\.[0-9a-f]{48}\.[0-9a-f]{8}\z//;    # a root's first file: its whole run
-        my @run = $t->{genealogy}{parent_id} =~ /\A0+\z/ && $t->{genealogy}{ordinal} == 1
-            ? grep({ !/\.(?:json|jsonl)\z/ } glob("$name.*[0-9a-f]")) : ($in);
-        for my $f (@run) {
+        for my $f (statprofiler_run($in, $t)) {    # a root's first file: its whole run
             for (split /\n/, slurp("$f.samples.jsonl")) {
                 my ($weight, undef, $frames) = @{ $json->decode($_) };
                 my @subs = grep { length } map { $_->[0] } @$frames;    # (main and eval frames: not subs)
@@ -206,8 +186,8 @@ for my $in (@corpus) {
 
     my $truth = truth_names($in);
     if (%$truth) {
-        my $index = page_text("$dir/index.html");
-        my $list = $index =~ /See all \d+ subroutines/ ? page_text("$dir/index-subs-excl.html") : $index;
+        my $index = page_text("$dir/index.html", 1);
+        my $list = $index =~ /See all \d+ subroutines/ ? page_text("$dir/index-subs-excl.html", 1) : $index;
         my @missing = grep { $list !~ /(?:^|[\s:])\Q$_\E(?=\s|\z)/m } sort keys %$truth;
         is_deeply(\@missing, [], "$label: the ground truth's " . scalar(keys %$truth)
             . ' sub names are in the report\'s list of subs');

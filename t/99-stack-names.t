@@ -16,7 +16,7 @@ use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use Needs qw(zstd snappy);
-use Stacks qw(slurp first_differences go_for_pprof);
+use Stacks qw(slurp first_differences go_for_pprof statprofiler_run);
 use File::Temp qw(tempdir);
 use JSON::PP ();
 use Encode ();
@@ -59,10 +59,7 @@ sub truth {
         }
     } else {
         my $t = $json->decode(slurp("$in.truth.json"));
-        (my $name = $in) =~ s/\.[0-9a-f]{48}\.[0-9a-f]{8}\z//;    # a root's first file: its whole run
-        my @run = $t->{genealogy}{parent_id} =~ /\A0+\z/ && $t->{genealogy}{ordinal} == 1
-            ? grep({ !/\.(?:json|jsonl)\z/ } glob("$name.*[0-9a-f]")) : ($in);
-        for my $f (@run) {
+        for my $f (statprofiler_run($in, $t)) {    # a root's first file: its whole run
             for (split /\n/, slurp("$f.samples.jsonl")) {
                 my ($weight, undef, $fr) = @{ $json->decode($_) };
                 # (file-level code is our main::RUNTIME; a sample with no frame main::(no frame))

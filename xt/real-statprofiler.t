@@ -17,21 +17,12 @@ use warnings;
 use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/../t/lib";
+use RealStatProfiler ();
 use File::Temp qw(tempdir);
 use JSON::PP ();
 use Devel::ProfileBridge ();
 
-plan skip_all => 'author test: set RELEASE_TESTING=1' unless $ENV{RELEASE_TESTING};
-my $tools = "$FindBin::Bin/../../shared/tools";
-plan skip_all => 'the real Devel::StatProfiler is built from ../shared (not in a tarball)'
-    unless -x "$tools/build-real-statprofiler" && -e "$tools/statprofiler-dump-samples";
-my $features = Devel::ProfileBridge::features();
-plan skip_all => 'this build has no snappy or zstd' unless $features->{write}{statprofiler} && $features->{read}{'tachyon-zstd'};
-
-my $dest = ($ENV{TMPDIR} || '/tmp') . '/pb-real-statprofiler';
-chomp(my $sp = `"$tools/build-real-statprofiler" "$dest" 2>/dev/null`);
-plan skip_all => 'could not build the real Devel::StatProfiler' if $? || $sp !~ /^-I/;
-my @sp = split ' ', $sp;
+my ($tools, @sp) = RealStatProfiler::setup();    # skips unless the real reader is there
 
 my $data = "$FindBin::Bin/../t/data";
 my $tmp = tempdir('pb-realsp-XXXXXX', TMPDIR => 1, CLEANUP => 1);

@@ -88,6 +88,21 @@ static void name_is(const char *in, const char *want)
 
 static void send(pb_sink *s, pb_chunk *c) { (void)pb_emit(s, c); }
 
+/* a present stage with no_source into a fresh r, told the source format */
+static pb_present *present_no_source(rec_sink *r, pb_options *o, pb_error *err, const char *format, pb_sink **in)
+{
+    pb_chunk c;
+    pb_present *p;
+    rec_init(r);
+    pb_options_init(o);
+    o->no_source = 1;
+    p = pb_present_new(&r->sink, o, err);
+    *in = pb_present_sink(p);
+    pb_chunk_attribute(&c, pb_str_c("source_format"), pb_str_c(format));
+    send(*in, &c);
+    return p;
+}
+
 static pb_str cb_name(void *ctx, uint32_t sub)
 {
     static const char *const names[] = {"A", "B", "C", "D", "E"};
@@ -224,13 +239,7 @@ int main(void)
     ok(has(&r, "OPTION calls=1") > has(&r, "SUB_RETURN 1 500 0 main::_run"), "... and OPTION calls=1 after them");
 
     /* no_source: nothing looked up, nothing warned */
-    rec_init(&r);
-    pb_options_init(&o);
-    o.no_source = 1;
-    p = pb_present_new(&r.sink, &o, &err);
-    in = pb_present_sink(p);
-    pb_chunk_attribute(&c, pb_str_c("source_format"), pb_str_c("tachyon"));
-    send(in, &c);
+    p = present_no_source(&r, &o, &err, "tachyon", &in);
     pb_chunk_new_fid(&c, 1, 0, 0, 6, 0, 0, pb_str_c(path));
     send(in, &c);
     pb_chunk_pid_start(&c, 1, 0, 10.0);
@@ -239,13 +248,7 @@ int main(void)
     pb_present_free(p);
 
     /* file names are presented as sub names; an empty profile gets a file and a process */
-    rec_init(&r);
-    pb_options_init(&o);
-    o.no_source = 1;
-    p = pb_present_new(&r.sink, &o, &err);
-    in = pb_present_sink(p);
-    pb_chunk_attribute(&c, pb_str_c("source_format"), pb_str_c("tachyon"));
-    send(in, &c);
+    p = present_no_source(&r, &o, &err, "tachyon", &in);
     pb_chunk_attribute(&c, pb_str_c("basetime"), pb_str_c("1700000000"));
     send(in, &c);
     pb_chunk_new_fid(&c, 1, 0, 0, PB_FID_IS_FAKE | PB_FID_VIA_SUB, 0, 0, pb_str_c("<frozen runpy>"));

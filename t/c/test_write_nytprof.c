@@ -16,9 +16,10 @@
  *    comes back identical.
  * Build: gcc -std=c99 -Wall -Wextra -Ic t/c/test_write_nytprof.c c/(star).c -lz -lzstd -lsnappy
  */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* POSIX 2008 with nftw() */
 #include <dirent.h>
 #include <errno.h>
+#include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,21 +222,14 @@ static int dir_entries(const char *dir)
     return n;
 }
 
-static void rm_dir_contents(const char *dir)
+/* empty dir: what nftw() finds below it goes, deepest first */
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    char p[4096];
-    if (!d)
-        return;
-    while ((e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        unlink(p);
-    }
-    closedir(d);
+    (void)sb;
+    (void)flag;
+    return ftw->level ? remove(path) : 0;
 }
+static void rm_dir_contents(const char *dir) { (void)nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
 
 /* ---- helpers ---------------------------------------------------------- */
 

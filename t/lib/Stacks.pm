@@ -4,7 +4,8 @@ package Stacks;
 # the test's output, collapsed files read back as { stack => weight }, and
 # the first keys on which two such tables differ.
 #   use Stacks qw(slurp stack_corpus convert_quietly convert_ok weight_unit_ns folded_weights
-#                 first_differences go_for_pprof);
+#                 first_differences go_for_pprof nytprof_tools statprofiler_run
+#                 page_text);
 use strict;
 use warnings;
 use Exporter 'import';
@@ -14,7 +15,8 @@ use Devel::ProfileBridge ();
 use Devel::ProfileBridge::ReadStream ();
 
 our @EXPORT_OK =
-    qw(slurp stack_corpus convert_quietly convert_ok weight_unit_ns folded_weights first_differences go_for_pprof);
+    qw(slurp stack_corpus convert_quietly convert_ok weight_unit_ns folded_weights first_differences go_for_pprof
+    nytprof_tools statprofiler_run page_text);
 
 sub slurp { open my $fh, '<:raw', $_[0] or die "$_[0]: $!"; local $/; <$fh> }
 
@@ -84,6 +86,43 @@ sub go_for_pprof {
     $ENV{HOME} //= $tmp;
     $ENV{GOCACHE} //= "$tmp/gocache";
     return $go;
+}
+
+# the REAL nytprofhtml and nytprofcalls: (html, calls) paths; skips the
+# test file when Devel::NYTProf or either command is missing
+sub nytprof_tools {
+    eval { require Devel::NYTProf::Data; 1 } or Test::More::plan(skip_all => 'Devel::NYTProf is not installed');
+    my ($html, $calls) = map { my $p = `which $_ 2>/dev/null`; chomp $p; $p } qw(nytprofhtml nytprofcalls);
+    Test::More::plan(skip_all => 'nytprofhtml / nytprofcalls not found') unless $html && $calls;
+    return ($html, $calls);
+}
+
+# the StatProfiler traces whose samples stand for the corpus file $in
+# (truth: its decoded truth.json): a root's first file stands for its whole
+# run, any other file for itself
+sub statprofiler_run {
+    my ($in, $truth) = @_;
+    (my $name = $in) =~ s/\.[0-9a-f]{48}\.[0-9a-f]{8}\z//;
+    return ($in) unless $truth->{genealogy}{parent_id} =~ /\A0+\z/ && $truth->{genealogy}{ordinal} == 1;
+    return grep { !/\.(?:json|jsonl)\z/ } glob("$name.*[0-9a-f]");
+}
+
+# the text a browser shows of the HTML page $file: scripts and tags dropped,
+# entities decoded; $cells: text hidden by display:none dropped too, and
+# table cells and blocks kept apart by a space
+sub page_text {
+    my ($file, $cells) = @_;
+    my $t = slurp($file);
+    $t =~ s/<script\b.*?<\/script>//gis;
+    if ($cells) {
+        $t =~ s/<span style="display: none;">[^<]*<\/span>//g;
+        $t =~ s/<\/?(?:td|th|tr|table|div|p|br|li|h\d)\b[^>]*>/ /gi;
+    }
+    $t =~ s/<[^>]*>//g;
+    my %ent = (lt => '<', gt => '>', amp => '&', quot => '"', nbsp => ' ');
+    $t =~ s/&(\w+);/$ent{$1} \/\/ "&$1;"/ge;
+    $t =~ s/&#(\d+);/chr $1/ge;
+    return $t;
 }
 
 # the first $n keys (sorted) whose values differ between two tables
