@@ -163,7 +163,7 @@ my %probe = (
     'goto &sub' => sub {
         my ($fc) = @_;
         my @saw;
-        my $target = sub { push @saw, join ',', @_[0, 1] };
+        my $target = sub { push @saw, join ',', map { $_ // '' } @_[0, 1] };
         $fc->(sub { goto &$target }, filename => $small);
         return \@saw;
     },
