@@ -83,6 +83,7 @@ struct pb_nytprof_writer {
     int failed;
 
     int level;
+    int level_auto;         /* level is the default's: a foreign stream gets FOREIGN_LEVEL */
     int do_fsync;
     uint32_t max_line;
     void (*warn)(void *ud, const char *msg);
@@ -575,6 +576,10 @@ static int w_attribute(pb_nytprof_writer *w, const pb_chunk *c, unsigned char ta
                               CHUNK_FMT ": ticks_per_sec is \"%s\"; nytprofhtml needs a non-zero number",
                               CHUNK_ARGS(w, c->tag), num);
             w->have_tps = 1;
+        } else if (key_is(k, "source_format")) {
+            /* a foreign stream, seen before the binary part starts */
+            if (w->level_auto && !w->binary_started && !w->deflating)
+                w->level = PB_NYTPROF_WRITER_FOREIGN_LEVEL;
         } else if (key_is(k, "nv_size") && !(v->len == 1 && v->ptr[0] == '8')) {
             return w_fail(w, PB_ERR_UNSUPPORTED,
                           CHUNK_FMT ": nv_size is \"%.*s\"; this writer stores NVs as 8-byte doubles",
@@ -825,7 +830,7 @@ static int w_chunk(pb_sink *self, const pb_chunk *c)
 void pb_nytprof_writer_opts_init(pb_nytprof_writer_opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->compress_level = PB_NYTPROF_WRITER_DEFAULT_LEVEL;
+    o->compress_level = PB_NYTPROF_WRITER_AUTO_LEVEL;
 }
 
 /* decoders' warnings (sink->warn) go to the caller's callback */
@@ -845,7 +850,7 @@ static pb_nytprof_writer *new_writer(const pb_nytprof_writer_opts *o, const char
         o = &def;
     }
     pb_error_init(err, "nytprof-writer", path);
-    if (o->compress_level < 0 || o->compress_level > 9) {
+    if ((o->compress_level < 0 && o->compress_level != PB_NYTPROF_WRITER_AUTO_LEVEL) || o->compress_level > 9) {
         pb_fail_nooff(err, PB_ERR_UNSUPPORTED, "compress level %d is not 0..9", o->compress_level);
         return NULL;
     }
@@ -857,7 +862,8 @@ static pb_nytprof_writer *new_writer(const pb_nytprof_writer_opts *o, const char
     }
     pb_error_init(&w->err, "nytprof-writer", path);
     w->dest.err = w->err;
-    w->level = o->compress_level;
+    w->level_auto = o->compress_level == PB_NYTPROF_WRITER_AUTO_LEVEL;
+    w->level = w->level_auto ? PB_NYTPROF_WRITER_DEFAULT_LEVEL : o->compress_level;
     w->max_line = o->max_line ? o->max_line : PB_DEFAULT_MAX_LINE;
     w->do_fsync = o->fsync;
     w->warn = o->warn;
