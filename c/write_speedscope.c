@@ -360,20 +360,27 @@ static inline void so_u64(s_out *w, uint64_t v)
     w->n += n;
 }
 
-/* one event: ,{"type":"O","frame":F,"at":T} (no comma before the first) */
+/* one event: ,{"type":"O","frame":F,"at":T} (no comma before the first),
+ * at most 1 + 20 + 10 + 6 + 20 + 1 bytes */
 static void so_event(s_out *w, int first, char type, uint32_t frame, uint64_t at)
 {
-    char *d = so_room(w, 24);
-    size_t k = 0;
+    char *d = so_room(w, 64), *e = d;
+    unsigned n;
     if (!first)
-        d[k++] = ',';
-    memcpy(d + k, "{\"type\":\"O\",\"frame\":", 20);
-    d[k + 9] = type;
-    w->n += k + 20;
-    so_u64(w, frame);
-    SO_LIT(w, ",\"at\":");
-    so_u64(w, at);
-    SO_LIT(w, "}");
+        *e++ = ',';
+    memcpy(e, "{\"type\":\"O\",\"frame\":", 20);
+    e[9] = type;
+    e += 20;
+    n = so_ndigits(frame);
+    so_digits_back(e + n, frame);
+    e += n;
+    memcpy(e, ",\"at\":", 6);
+    e += 6;
+    n = so_ndigits(at);
+    so_digits_back(e + n, at);
+    e += n;
+    *e++ = '}';
+    w->n += (size_t)(e - d);
 }
 
 /* an evented profile: open and close events in time order, properly nested
