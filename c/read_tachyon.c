@@ -258,10 +258,19 @@ static size_t status_text(unsigned status, char *buf, size_t cap)
     size_t n = 0;
     unsigned k;
     buf[0] = '\0';
-    for (k = 0; k < 8; k++)
-        if (status & (1u << k))
-            n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? "," : "", names[k]);
-    return n;
+    for (k = 0; k < 8; k++) {
+        size_t l;
+        if (!(status & (1u << k)))
+            continue;
+        l = strlen(names[k]);
+        if (n + (n != 0) + l >= cap)
+            break; /* the 8 names and their commas take 72 bytes */
+        if (n)
+            buf[n++] = ',';
+        memcpy(buf + n, names[k], l + 1);
+        n += l;
+    }
+    return n; /* once per sample (pprof, StatProfiler output): no snprintf */
 }
 
 /* CPython 3.15's opcode names, 0..254 (opcode.opname with the specialised
