@@ -334,7 +334,23 @@ static pb_str opcode_name(const tr *r, unsigned op, char *buf, size_t cap)
 {
     if (op < 255 && r->layout == PB_TACH_315 && r->pyver[0] == 3 && r->pyver[1] == 15 && py315_opnames[op])
         return pb_str_c(py315_opnames[op]);
-    snprintf(buf, cap, "<%u>", op);
+    {
+        /* "<N>", as snprintf(buf, cap, "<%u>", op) writes it (cap >= 16),
+         * without snprintf: this runs once per sample */
+        char t[12];
+        size_t k = sizeof t, n = 0;
+        do {
+            t[--k] = (char)('0' + op % 10);
+            op /= 10;
+        } while (op && k);
+        if (cap < 16)
+            return pb_str_c("");
+        buf[n++] = '<';
+        memcpy(buf + n, t + k, sizeof t - k);
+        n += sizeof t - k;
+        buf[n++] = '>';
+        buf[n] = '\0';
+    }
     return pb_str_c(buf);
 }
 
