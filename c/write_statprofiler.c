@@ -60,7 +60,7 @@ static size_t vlen(uint32_t v)
     return v < (1u << 7) ? 1 : v < (1u << 14) ? 2 : v < (1u << 21) ? 3 : v < (1u << 28) ? 4 : 5;
 }
 /* most significant group first, the high bit set on all but the last byte */
-static size_t venc(unsigned char *o, uint32_t v)
+static inline size_t venc(unsigned char *o, uint32_t v)
 {
     size_t n = vlen(v), i = n - 1;
     o[i] = (unsigned char)(v & 0x7f);
@@ -165,6 +165,11 @@ static pb_status w_packet(pb_spw *w)
 /* append bytes to the logical stream, cutting packets at 32000 */
 static pb_status w_put(pb_spw *w, const unsigned char *p, size_t n)
 {
+    if (n < PB_SP_PACKET_MAX - w->len) { /* fits, short of filling the packet */
+        memcpy(w->buf + w->len, p, n);
+        w->len += n;
+        return PB_OK;
+    }
     while (n) {
         size_t room = PB_SP_PACKET_MAX - w->len, k = n < room ? n : room;
         pb_status st;
