@@ -31,9 +31,8 @@ sub new {
     if (my @bad = sort keys %opts) {
         _usage($file, "unknown option '@bad' (known: file, compress)");
     }
-    $compress = 6 unless defined $compress;
-    _usage($file, "compress must be 0..9, not '$compress'") if $compress !~ /\A[0-9]\z/;
-    my $h = _open($file, $compress);
+    _usage($file, "compress must be 0..9, not '$compress'") if defined $compress && $compress !~ /\A[0-9]\z/;
+    my $h = _open($file, $compress // -1);    # -1: the writer's default (6, or 1 for a converted profile)
     return bless { h => $h, file => $file }, $class;
 }
 
