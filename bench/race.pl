@@ -19,9 +19,11 @@
 #                 CORPUS/../tools/build-real-statprofiler
 #   Tachyon       CPython 3.15's own "python3.15 -m profiling.sampling replay
 #                 --collapsed", run directly in the Debian sid chroot that
-#                 CORPUS/../tools/make-real-python315 makes (root, and
-#                 Debian's archive reachable, the first time; $PY315_ROOT
-#                 names an existing chroot)
+#                 CORPUS/../tools/make-real-python315 makes in
+#                 TOOLS/py315-sid (root, and Debian's archive reachable, the
+#                 first time; $PY315_ROOT names another chroot), with a clean
+#                 environment, on a copy of the file in the chroot's
+#                 /srv/bench-PID (several races may share one chroot)
 #   V8            node -e 'JSON.parse(fs.readFileSync(f))': the floor of any
 #                 JavaScript reader of a .cpuprofile (Debian nodejs).  The
 #                 file, v8/large/synthetic-100mb.cpuprofile (--v8-mb N), is
@@ -59,7 +61,8 @@
 # wall seconds of the whole process (Time::HiRes around it), peak RSS is
 # /usr/bin/time's %M (the process's maximum resident set).  Printed per file
 # and target: the medians of ours and theirs, ours/theirs (the ratio of the
-# medians; below 1.00x ours is faster), and both peak RSS (medians, MB).
+# medians; below 1.00x ours is faster), and both peak RSS (medians, MB); then
+# each of our targets against our collapsed output of the same file.
 use strict;
 use warnings;
 use Getopt::Long;
@@ -210,8 +213,11 @@ if ($raced{statprofiler}) {
 # Tachyon: CPython 3.15's replay in the sid chroot of make-real-python315
 if ($raced{tachyon}) {
     my $s = tool_script('make-real-python315');
-    my $root = $ENV{PY315_ROOT} // "$tools/py315";
+    my $root = $ENV{PY315_ROOT} // "$tools/py315-sid";
     my $py = '/usr/bin/python3.15';
+    my $scratch = "/srv/bench-$$";   # this race's own, inside the chroot
+    # the chroot's commands get a clean environment, as make-real-python315 gives them
+    my @env = ('/usr/bin/env', '-i', 'PATH=/usr/local/bin:/usr/bin:/bin', 'HOME=/root', 'LANG=C.UTF-8');
     if ($> != 0) {
         $real{tachyon} = { missing => 'CPython 3.15 runs in a chroot here: needs root' };
     } elsif (!-x "$root$py" && !$s) {
@@ -221,22 +227,22 @@ if ($raced{tachyon}) {
             print STDERR "race.pl: making the CPython 3.15 chroot in $root (debootstrap; a few minutes)\n";
             system("'$s' --root '$root' >'${\ log_file('python315')}' 2>&1");
         }
-        my $v = -x "$root$py" ? `chroot '$root' $py -V 2>&1` : '';
+        my $v = -x "$root$py" ? `chroot '$root' @env $py -V 2>&1` : '';
         chomp $v;
         if ($v =~ /^Python 3\.15/) {
-            make_path("$root/srv/bench");
             $real{tachyon} = {
                 name => "$v (Debian sid) profiling.sampling replay --collapsed",
                 # the input is copied into the chroot once per file (see prepare)
                 prepare => sub {
                     my ($file) = @_;
-                    system('cp', $file, "$root/srv/bench/in.bin") == 0 or die "race.pl: cp $file into $root\n";
+                    make_path("$root$scratch");
+                    system('cp', $file, "$root$scratch/in.bin") == 0 or die "race.pl: cp $file into $root\n";
                 },
                 cmd => sub {
-                    ['chroot', $root, $py, '-m', 'profiling.sampling', 'replay', '--collapsed', '-o',
-                        '/srv/bench/out.txt', '/srv/bench/in.bin'];
+                    ['chroot', $root, @env, $py, '-m', 'profiling.sampling', 'replay', '--collapsed', '-o',
+                        "$scratch/out.txt", "$scratch/in.bin"];
                 },
-                cleanup => sub { remove_tree("$root/srv/bench"); make_path("$root/srv/bench") },
+                cleanup => sub { remove_tree("$root$scratch") },
             };
         } else {
             $real{tachyon} = { missing => "CPython 3.15 could not be had in $root (log: " . log_file('python315') . ')' };
@@ -423,5 +429,12 @@ for my $f (@files) {
         }
     }
     print "  real reader refused the file: $why{real}\n" if !$real->{missing} && !$ok{real};
+    # each target against our own collapsed output of the same file (issue 30: within 1.3x)
+    if ($ok{collapsed}) {
+        my $c = median(@{ $t{collapsed} });
+        my @vs = map { sprintf '%s %.2fx', $_->[0], median(@{ $t{ $_->[0] } }) / $c }
+            grep { $ok{ $_->[0] } && $_->[0] ne 'collapsed' } @targets;
+        print "  ours against our collapsed: @{[ join ', ', @vs ]}\n" if @vs;
+    }
 }
 print "$line\n";

@@ -34,6 +34,8 @@
 /* the package of every block name without "::", whatever its thread (the
  * thread's own package names its root sub only) */
 #define BLOCK_PACKAGE "main"
+/* get_edge()'s direct-mapped cache (a power of 2) */
+#define EDGE_CACHE 256
 
 /* ---- records ----------------------------------------------------------- */
 typedef struct {
@@ -96,6 +98,9 @@ struct pb_spans {
     size_t npool, pool_cap;
     fs_ment *scratch;
     size_t scratch_cap;
+    struct {                /* recent edges caller -> callee (the thread's: reset with its subs) */
+        uint32_t caller, callee, edge;
+    } ecache[EDGE_CACHE];
     uint32_t *edge_pos;     /* per edge: position in scratch (valid if edge_stamp == stamp) */
     uint32_t *edge_stamp;
     size_t ep_cap, es_cap;
@@ -115,6 +120,8 @@ struct pb_spans {
     uint32_t *pre_of, *pre_stamp; /* per path p: [s, p...] in this adoption (pre_stamp == pstamp) */
     size_t po_cap, pr_cap;
     uint32_t pstamp;
+    uint32_t *root_path;    /* per sub: the path [sub] (NONE: not yet) */
+    size_t rp_cap, rp_n;    /* rp_n: entries valid for this thread */
     uint32_t *chain;        /* a path's subs, leaf first */
     size_t chain_cap;
     uint32_t *sub_frame;    /* per sub: frame id in `stacks`, NONE = not yet */
@@ -147,6 +154,7 @@ pb_spans *pb_spans_new(pb_sink *sink, const pb_options *opt, pb_error *err)
     if (opt && opt->max_stack_depth && opt->max_stack_depth < f->max_depth)
         f->max_depth = opt->max_stack_depth;
     f->max_names = opt && opt->max_strings ? opt->max_strings : PB_DEFAULT_MAX_STRINGS;
+    memset(f->ecache, 0xff, sizeof f->ecache);
     pb_model_init(&f->m, sink, err, "out of memory while folding spans");
     f->m.quiet_abort = 1; /* the span decoder reports a stopped consumer itself */
     pb_callev_init(&f->cev, sink, err, 1.0, spans_sub_name, f);
@@ -160,7 +168,7 @@ void pb_spans_free(pb_spans *f)
         return;
     PB_FREE_ALL(f->kinds, f->dyn_kind, f->def_kind, f->info_sent, f->package, f->sub_of_kind, f->kind_of_sub, f->top, f->pool, f->scratch, f->edge_pos,
                 f->edge_stamp, f->ce_w, f->ppool, f->pscratch, f->path_pos, f->path_stamp, f->pre_of,
-                f->pre_stamp, f->chain, f->sub_frame);
+                f->pre_stamp, f->root_path, f->chain, f->sub_frame);
     pb_model_free(&f->m);
     pb_mtrie_free(&f->paths);
     pb_mwalk_free(&f->walk);
@@ -310,8 +318,17 @@ static pb_status get_edge(pb_spans *f, uint32_t caller, uint32_t callee, uint32_
 {
     const pb_msub *site = &f->m.subs[caller == f->root_sub ? callee : caller];
     size_t n = f->m.nedges;
+    /* a thread's subs keep their file and line, so caller and callee name the edge */
+    unsigned h = (unsigned)(pb_mix64(((uint64_t)caller << 32) | callee) & (EDGE_CACHE - 1));
+    if (f->ecache[h].edge != NONE && f->ecache[h].caller == caller && f->ecache[h].callee == callee) {
+        *edge = f->ecache[h].edge;
+        return PB_OK;
+    }
     if (pb_model_edge(&f->m, 0, caller, site->file, site->first, callee, edge) < 0)
         return oom(f, off);
+    f->ecache[h].caller = caller;
+    f->ecache[h].callee = callee;
+    f->ecache[h].edge = *edge;
     if (f->m.nedges > n) {
         if (pb_grow((void **)&f->edge_pos, &f->ep_cap, f->m.nedges, sizeof *f->edge_pos) ||
             pb_grow((void **)&f->edge_stamp, &f->es_cap, f->m.nedges, sizeof *f->edge_stamp))
@@ -359,6 +376,8 @@ pb_status pb_spans_thread_begin(pb_spans *f, const pb_spans_thread *t)
     memcpy(f->package, t->package ? t->package : "main", pl + 1);
     f->th.package = f->package;
     pb_model_reset_subs(&f->m); /* subs and edges are per thread */
+    memset(f->ecache, 0xff, sizeof f->ecache);
+    f->rp_n = 0;
     f->sf_n = 0; /* sub ids are per thread: their frame ids too */
     f->ks_n = 0;
     for (i = 0; i < f->sok_n; i++)
@@ -488,6 +507,21 @@ static int path_intern(pb_spans *f, uint32_t parent, uint32_t sub, uint32_t *id)
     return 0;
 }
 
+/* the path [s] (a thread's paths go at its end, with its sub ids) */
+static int root_path(pb_spans *f, uint32_t s, uint32_t *id)
+{
+    if (s >= f->rp_n) {
+        if (pb_grow((void **)&f->root_path, &f->rp_cap, (size_t)s + 1, sizeof *f->root_path))
+            return -1;
+        for (; f->rp_n <= s; f->rp_n++)
+            f->root_path[f->rp_n] = NONE;
+    }
+    if (f->root_path[s] == NONE && path_intern(f, NONE, s, &f->root_path[s]))
+        return -1;
+    *id = f->root_path[s];
+    return 0;
+}
+
 /* the subs of path p, leaf first; returns how many */
 static int path_chain(pb_spans *f, uint32_t p, size_t *n)
 {
@@ -515,7 +549,7 @@ static int path_prepend(pb_spans *f, uint32_t s, uint32_t p, uint32_t *out)
     }
     if (p != NONE)
         q = f->pre_of[p];
-    else if (path_intern(f, NONE, s, &q))
+    else if (root_path(f, s, &q))
         return -1;
     for (i = n; i-- > 0;) {
         uint32_t c = f->chain[i];
@@ -562,8 +596,7 @@ static pb_status adopt_stacks(pb_spans *f, size_t k, uint32_t s, uint64_t off)
 static pb_status own_stack(pb_spans *f, uint32_t s, uint64_t excl, uint64_t off)
 {
     uint32_t q;
-    if (path_intern(f, NONE, s, &q) ||
-        pb_grow((void **)&f->ppool, &f->ppool_cap, f->nppool + 1, sizeof *f->ppool))
+    if (root_path(f, s, &q) || pb_grow((void **)&f->ppool, &f->ppool_cap, f->nppool + 1, sizeof *f->ppool))
         return oom(f, off);
     f->ppool[f->nppool].path = q;
     f->ppool[f->nppool++].ns = excl;
@@ -679,6 +712,7 @@ static pb_status flush_stacks(pb_spans *f)
     /* paths and sub ids are per thread */
     f->nppool = 0;
     pb_mtrie_clear(&f->paths);
+    f->rp_n = 0;
     return PB_OK;
 }
 

@@ -356,44 +356,11 @@ static int emit_attr_bytes(ep_rd *r, const char *key, const unsigned char *v, si
 }
 
 /* ---- header ------------------------------------------------------------ */
-static pb_status read_header(ep_rd *r)
+/* the fields after signature and version (p: the header; need() done) */
+static pb_status header_fields(ep_rd *r, const unsigned char *p, uint64_t *begin, uint64_t *end)
 {
-    const unsigned char *p;
-    uint32_t sig, v;
-    size_t hsize;
-    uint64_t begin, end;
-    pb_status st;
-    char vs[32], t[64];
-    pb_chunk c;
-
-    if ((st = need(r, 8, "file header (signature and version)")) != PB_OK)
-        return st;
-    p = r->s->p;
-    sig = pb_le32(p);
-    v = pb_le32(p + 4);
-    if (sig != EP_SIGNATURE)
-        return pb_fail(r->err, PB_ERR_CORRUPT, 0, "file signature is 0x%08x, expected 0x%08x (\"ysaE\")", sig,
-                       EP_SIGNATURE);
-    if (v < V(0, 1, 0))
-        return pb_fail(r->err, PB_ERR_UNSUPPORTED, 4,
-                       "file version %u.%u.%u is older than 0.1.0, the first EasyProfiler file format", v >> 24,
-                       (v >> 16) & 0xFF, v & 0xFFFF);
-    r->version = v;
-    r->tid64 = v >= V(1, 3, 0);
-    /* whole header, signature and version included */
-    if (v <= V(1, 0, 0))
-        hsize = 56;
-    else if (v < V(1, 3, 0))
-        hsize = 60;
-    else if (v < V(2, 1, 0))
-        hsize = 64;
-    else
-        hsize = 72;
-    snprintf(vs, sizeof vs, "%u.%u.%u", v >> 24, (v >> 16) & 0xFF, v & 0xFFFF);
-    snprintf(t, sizeof t, "file header of version %s", vs);
-    if ((st = need(r, hsize, t)) != PB_OK)
-        return st;
-    p = r->s->p + 8;
+    uint32_t v = r->version;
+    p += 8;
     if (v < V(2, 0, 0)) {
         if (v > V(1, 0, 0)) {
             r->have_pid = 1;
@@ -406,8 +373,8 @@ static pb_status read_header(ep_rd *r)
             }
         }
         r->freq = (int64_t)pb_le64(p);
-        begin = pb_le64(p + 8);
-        end = pb_le64(p + 16);
+        *begin = pb_le64(p + 8);
+        *end = pb_le64(p + 16);
         r->blocks_count = pb_le32(p + 24);
         /* memory_size u64 at +28 and descriptors_memory_size at +40 are not used */
         r->desc_count = pb_le32(p + 36);
@@ -415,14 +382,14 @@ static pb_status read_header(ep_rd *r)
         r->have_pid = 1;
         r->pid = pb_le64(p);
         r->freq = (int64_t)pb_le64(p + 8);
-        begin = pb_le64(p + 16);
-        end = pb_le64(p + 24);
+        *begin = pb_le64(p + 16);
+        *end = pb_le64(p + 24);
         /* memory_size +32, descriptors_memory_size +40 */
         r->blocks_count = pb_le32(p + 48);
         r->desc_count = pb_le32(p + 52);
         if (v >= V(2, 1, 0)) {
-            r->threads_count = pb_le32(p + 56);
             uint16_t pad;
+            r->threads_count = pb_le32(p + 56);
             r->bookmarks_count = pb_le16(p + 60);
             pad = pb_le16(p + 62);
             if (pad != 0)
@@ -433,11 +400,19 @@ static pb_status read_header(ep_rd *r)
         return pb_fail(r->err, PB_ERR_CORRUPT, 8, "cpu_frequency %lld is negative", (long long)r->freq);
     if (r->freq)
         r->factor = 1e9 / (double)r->freq;
-    if (conv(r, begin, &r->begin_ns) || conv(r, end, &r->end_ns))
+    if (conv(r, *begin, &r->begin_ns) || conv(r, *end, &r->end_ns))
         return pb_fail(r->err, PB_ERR_CORRUPT, 8,
                        "file header times do not fit in 64 bits of ns at cpu_frequency %lld Hz",
                        (long long)r->freq);
+    return PB_OK;
+}
 
+/* the stream's head: VERSION, OPTION calls, the file's ATTRIBUTEs (vs: the
+ * file version as text) */
+static pb_status header_chunks(ep_rd *r, const char *vs)
+{
+    pb_chunk c;
+    char t[64];
     memset(&c, 0, sizeof c);
     pb_chunk_version(&c, 5, 0);
     if (pb_emit(r->sink, &c))
@@ -476,6 +451,47 @@ static pb_status read_header(ep_rd *r)
         pb_emit_attribute_u64(r->sink, "source_blocks_count", r->blocks_count) ||
         pb_emit_attribute(r->sink, "cumulative_overhead_ticks", "0"))
         return PB_ERR_ABORT;
+    return PB_OK;
+}
+
+static pb_status read_header(ep_rd *r)
+{
+    const unsigned char *p;
+    uint32_t sig, v;
+    size_t hsize;
+    uint64_t begin, end;
+    pb_status st;
+    char vs[32], t[64];
+
+    if ((st = need(r, 8, "file header (signature and version)")) != PB_OK)
+        return st;
+    p = r->s->p;
+    sig = pb_le32(p);
+    v = pb_le32(p + 4);
+    if (sig != EP_SIGNATURE)
+        return pb_fail(r->err, PB_ERR_CORRUPT, 0, "file signature is 0x%08x, expected 0x%08x (\"ysaE\")", sig,
+                       EP_SIGNATURE);
+    if (v < V(0, 1, 0))
+        return pb_fail(r->err, PB_ERR_UNSUPPORTED, 4,
+                       "file version %u.%u.%u is older than 0.1.0, the first EasyProfiler file format", v >> 24,
+                       (v >> 16) & 0xFF, v & 0xFFFF);
+    r->version = v;
+    r->tid64 = v >= V(1, 3, 0);
+    /* whole header, signature and version included */
+    if (v <= V(1, 0, 0))
+        hsize = 56;
+    else if (v < V(1, 3, 0))
+        hsize = 60;
+    else if (v < V(2, 1, 0))
+        hsize = 64;
+    else
+        hsize = 72;
+    snprintf(vs, sizeof vs, "%u.%u.%u", v >> 24, (v >> 16) & 0xFF, v & 0xFFFF);
+    snprintf(t, sizeof t, "file header of version %s", vs);
+    if ((st = need(r, hsize, t)) != PB_OK)
+        return st;
+    if ((st = header_fields(r, r->s->p, &begin, &end)) != PB_OK || (st = header_chunks(r, vs)) != PB_OK)
+        return st;
     if (r->blocks_count == 0)
         warn(r, "the file has 0 blocks (a dump taken while a top-level block is still open writes none; "
                 "upstream issues #135 and #218). EasyProfiler's own reader refuses such a file; it is read "
@@ -607,25 +623,61 @@ static char *thread_package(uint64_t tid, const unsigned char *name, size_t nl)
     return pk;
 }
 
-static pb_status read_thread(ep_rd *r, uint32_t index)
+/* free read_thread()'s name and package (kept in r while the sink runs, so
+ * that ep_cleanup() releases them when a consumer never returns) */
+static void drop_name(ep_rd *r)
+{
+    free(r->cur_pkg);
+    r->cur_pkg = NULL;
+    free(r->cur_name);
+    r->cur_name = NULL;
+}
+
+/* a selected thread starts: its ATTRIBUTEs and the fold's PID_START */
+static pb_status thread_begin(ep_rd *r, uint64_t tid, const unsigned char *name, size_t nl, uint64_t toff)
+{
+    pb_spans_thread th;
+    char key[96];
+    char *pkg = r->cur_pkg = thread_package(tid, name, nl);
+    pb_status st;
+    if (!pkg)
+        return pb_fail(r->err, PB_ERR_LIMIT, toff, "out of memory");
+    r->matched = 1;
+    snprintf(key, sizeof key, "thread_%llu_name", (unsigned long long)tid);
+    if (emit_attr_bytes(r, key, name, nl))
+        return r->text.oom ? pb_fail(r->err, PB_ERR_LIMIT, toff, "out of memory") : PB_ERR_ABORT;
+    snprintf(key, sizeof key, "thread_%llu_pid", (unsigned long long)tid);
+    if (pb_emit_attribute_u64(r->sink, key, (uint32_t)tid))
+        return PB_ERR_ABORT;
+    memset(&th, 0, sizeof th);
+    th.tid = tid;
+    th.pid = (uint32_t)tid;
+    th.ppid = r->have_pid && (uint32_t)r->pid != (uint32_t)tid ? (uint32_t)r->pid : 0;
+    th.start_time = (double)r->begin_ns / 1e9;
+    th.end_time = (double)r->end_ns / 1e9;
+    th.package = pkg;
+    st = pb_spans_thread_begin(r->fold, &th);
+    free(pkg);
+    r->cur_pkg = NULL;
+    return st;
+}
+
+/* a thread's id and name, taken; *sel: the thread is one we fold (begun) */
+static pb_status thread_head(ep_rd *r, uint32_t index, uint64_t *tidp, int *sel)
 {
     const unsigned char *p;
     uint64_t tid, toff = pb_src_offset(r->s);
-    size_t tsz = r->tid64 ? 8 : 4;
+    size_t tsz = r->tid64 ? 8 : 4, nl;
     uint16_t name_size;
-    size_t nl;
-    unsigned char *name = NULL;
-    uint32_t cs_count, blk_count, i;
-    uint64_t cs_kept = 0;
-    int sel;
-    pb_status st;
-    char what[112], key[96];
+    unsigned char *name;
+    pb_status st = PB_OK;
+    char what[112];
 
     snprintf(what, sizeof what, "thread %u id and name size", index);
     if ((st = need(r, tsz + 2, what)) != PB_OK)
         return st;
     p = r->s->p;
-    tid = r->tid64 ? pb_le64(p) : pb_le32(p);
+    *tidp = tid = r->tid64 ? pb_le64(p) : pb_le32(p);
     name_size = pb_le16(p + tsz);
     r->s->p += tsz + 2;
     if ((st = rec_limit(r, name_size, toff, "thread name")) != PB_OK)
@@ -648,52 +700,20 @@ static pb_status read_thread(ep_rd *r, uint32_t index)
             snprintf(r->threads_seen + used, sizeof r->threads_seen - used, "%s%llu \"%.*s\"", used ? ", " : "",
                      (unsigned long long)tid, (int)(nl > 24 ? 24 : nl), (const char *)name);
     }
-    sel = thread_selected(r, tid, name, nl);
-    if (sel) {
-        pb_spans_thread th;
-        char *pkg = r->cur_pkg = thread_package(tid, name, nl);
-        if (!pkg) {
-            free(name);
-            r->cur_name = NULL;
-            return pb_fail(r->err, PB_ERR_LIMIT, toff, "out of memory");
-        }
-        r->matched = 1;
-        snprintf(key, sizeof key, "thread_%llu_name", (unsigned long long)tid);
-        if (emit_attr_bytes(r, key, name, nl)) {
-            free(pkg);
-            r->cur_pkg = NULL;
-            free(name);
-            r->cur_name = NULL;
-            return r->text.oom ? pb_fail(r->err, PB_ERR_LIMIT, toff, "out of memory") : PB_ERR_ABORT;
-        }
-        snprintf(key, sizeof key, "thread_%llu_pid", (unsigned long long)tid);
-        if (pb_emit_attribute_u64(r->sink, key, (uint32_t)tid)) {
-            free(pkg);
-            r->cur_pkg = NULL;
-            free(name);
-            r->cur_name = NULL;
-            return PB_ERR_ABORT;
-        }
-        memset(&th, 0, sizeof th);
-        th.tid = tid;
-        th.pid = (uint32_t)tid;
-        th.ppid = r->have_pid && (uint32_t)r->pid != (uint32_t)tid ? (uint32_t)r->pid : 0;
-        th.start_time = (double)r->begin_ns / 1e9;
-        th.end_time = (double)r->end_ns / 1e9;
-        th.package = pkg;
-        st = pb_spans_thread_begin(r->fold, &th);
-        free(pkg);
-        r->cur_pkg = NULL;
-        if (st != PB_OK) {
-            free(name);
-            r->cur_name = NULL;
-            return st;
-        }
-    }
-    free(name);
-    r->cur_name = NULL;
+    *sel = thread_selected(r, tid, name, nl);
+    if (*sel)
+        st = thread_begin(r, tid, name, nl, toff);
+    drop_name(r);
+    return st;
+}
 
-    /* context switches: begin, end, target tid, name */
+/* the thread's context switches (begin, end, target tid, name): counted,
+ * those that end after profiling began in *kept */
+static pb_status context_switches(ep_rd *r, uint64_t tid, uint64_t *kept)
+{
+    size_t tsz = r->tid64 ? 8 : 4;
+    uint32_t cs_count, i;
+    pb_status st;
     if ((st = thread_count(r, tid, "context switch", &cs_count)) != PB_OK)
         return st;
     for (i = 0; i < cs_count; i++) {
@@ -710,33 +730,115 @@ static pb_status read_thread(ep_rd *r, uint32_t index)
         if (conv(r, pb_le64(r->s->p + 10), &e_ns))
             return pb_fail(r->err, PB_ERR_CORRUPT, off, "context switch record: end time does not fit in 64 bits of ns at the file's cpu_frequency");
         if (e_ns > r->begin_ns)
-            cs_kept++;
+            (*kept)++;
         r->records++;
         r->s->p += 2 + (size_t)size;
     }
+    return PB_OK;
+}
 
+/* block record i of count: the whole record in the window (the fast path
+ * when it already is) */
+static pb_status block_window(ep_rd *r, uint64_t tid, uint32_t i, uint32_t count)
+{
+    pb_status st;
+    uint16_t size;
+    if ((size_t)(r->s->end - r->s->p) >= 2 && (size_t)(r->s->end - r->s->p) >= 2 + (size_t)pb_le16(r->s->p))
+        return PB_OK;
+    if (pb_src_need(r->s, 2) <= 0) {
+        char what[112];
+        snprintf(what, sizeof what, "block record %u of %u in thread %llu: its size", i, count,
+                 (unsigned long long)tid);
+        if ((st = need(r, 2, what)) != PB_OK)
+            return st;
+    }
+    size = pb_le16(r->s->p);
+    if (pb_src_need(r->s, 2 + (size_t)size) <= 0)
+        return record_cut(r, pb_src_offset(r->s), size, "block record %u of thread %llu", i, (unsigned long long)tid);
+    return PB_OK;
+}
+
+/* a block record's descriptor (the record is in the window) */
+static pb_status block_desc(ep_rd *r, const unsigned char *q, uint64_t off, const ep_desc **dp)
+{
+    uint32_t id = pb_le32(q + 18);
+    if (id >= r->ndesc)
+        return pb_fail(r->err, PB_ERR_CORRUPT, off, "block record uses descriptor %u, but the file has %u descriptors",
+                       id, r->ndesc);
+    *dp = &r->desc[id];
+    if (!(*dp)->present)
+        return pb_fail(r->err, PB_ERR_CORRUPT, off, "block record uses descriptor %u, whose slot is empty", id);
+    return PB_OK;
+}
+
+/* a block record's kind: its descriptor's, or its run-time name's; a value
+ * record's header checked */
+static pb_status block_kind(ep_rd *r, const ep_desc *d, const unsigned char *q, uint16_t size, uint64_t off,
+                            uint32_t *key_id)
+{
+    const unsigned char *tail = q + 22;
+    size_t tlen = (size_t)size - 20;
+    *key_id = d->key;
+    if (d->type == EP_VALUE) {
+        if (tlen < 14)
+            return pb_fail(r->err, PB_ERR_CORRUPT, off,
+                           "value record is %u bytes, shorter than the 34 bytes of a value header", size);
+        if ((size_t)pb_le16(tail + 2) > tlen - 14)
+            return pb_fail(r->err, PB_ERR_CORRUPT, off,
+                           "value record claims %u data bytes, but only %zu bytes of the record follow",
+                           pb_le16(tail + 2), tlen - 14);
+    } else if (tlen > 0 && tail[0] != 0) {
+        size_t n = 0;
+        while (n < tlen && tail[n])
+            n++;
+        return pb_spans_dynamic_kind(r->fold, pb_str_make((const char *)tail, n, 0), d->key, key_id);
+    }
+    return PB_OK;
+}
+
+/* one block record of a selected thread, begin clamped to the profile's */
+static pb_status fold_block(ep_rd *r, uint64_t tid, const ep_desc *d, uint32_t key_id, uint64_t b_ns, uint64_t e_ns,
+                            const unsigned char *q, uint16_t size, uint64_t off)
+{
+    pb_status st;
+    if (b_ns < r->begin_ns)
+        b_ns = r->begin_ns;
+    if (e_ns < b_ns) {
+        if (!r->warned_backwards) {
+            char msg[200];
+            snprintf(msg, sizeof msg,
+                     "block record at byte %llu ends before it begins; given length 0 (further such "
+                     "records are not reported)", (unsigned long long)off);
+            warn(r, msg);
+            r->warned_backwards = 1;
+        }
+        e_ns = b_ns;
+    }
+    if (d->type == EP_VALUE) {
+        /* name: the value descriptor's own name */
+        size_t nlen;
+        const char *np = pb_spans_kind_name(r->fold, key_id, &nlen);
+        if ((st = value_comment(r, tid, b_ns, np, nlen, q + 22, (size_t)size - 20)) != PB_OK)
+            return st;
+    }
+    return pb_spans_span(r->fold, key_id, b_ns, e_ns, off);
+}
+
+/* the thread's blocks: folded when sel, else only checked */
+static pb_status blocks(ep_rd *r, uint64_t tid, int sel)
+{
+    uint32_t blk_count, i;
+    pb_status st;
     if ((st = thread_count(r, tid, "block", &blk_count)) != PB_OK)
         return st;
     for (i = 0; i < blk_count; i++) {
         uint64_t off, b_ns, e_ns;
         uint16_t size;
-        uint32_t id, key_id;
-        const unsigned char *q, *tail;
-        size_t tlen;
-        const ep_desc *d;
-        /* fast path: the whole record is in the window */
-        if ((size_t)(r->s->end - r->s->p) < 2 || (size_t)(r->s->end - r->s->p) < 2 + (size_t)pb_le16(r->s->p)) {
-            if (pb_src_need(r->s, 2) <= 0) {
-                snprintf(what, sizeof what, "block record %u of %u in thread %llu: its size", i, blk_count,
-                         (unsigned long long)tid);
-                if ((st = need(r, 2, what)) != PB_OK)
-                    return st;
-            }
-            size = pb_le16(r->s->p);
-            if (pb_src_need(r->s, 2 + (size_t)size) <= 0)
-                return record_cut(r, pb_src_offset(r->s), size, "block record %u of thread %llu", i,
-                                  (unsigned long long)tid);
-        }
+        uint32_t key_id;
+        const unsigned char *q;
+        const ep_desc *d = NULL;
+        if ((st = block_window(r, tid, i, blk_count)) != PB_OK)
+            return st;
         off = pb_src_offset(r->s);
         q = r->s->p;
         size = pb_le16(q);
@@ -745,63 +847,31 @@ static pb_status read_thread(ep_rd *r, uint32_t index)
         if (size < 20)
             return pb_fail(r->err, PB_ERR_CORRUPT, off,
                            "block record is %u bytes, shorter than its begin, end and descriptor id (20)", size);
-        id = pb_le32(q + 18);
-        if (id >= r->ndesc)
-            return pb_fail(r->err, PB_ERR_CORRUPT, off,
-                           "block record uses descriptor %u, but the file has %u descriptors", id, r->ndesc);
-        d = &r->desc[id];
-        if (!d->present)
-            return pb_fail(r->err, PB_ERR_CORRUPT, off, "block record uses descriptor %u, whose slot is empty", id);
+        if ((st = block_desc(r, q, off, &d)) != PB_OK)
+            return st;
         if (conv(r, pb_le64(q + 2), &b_ns) || conv(r, pb_le64(q + 10), &e_ns))
             return pb_fail(r->err, PB_ERR_CORRUPT, off, "block record: begin or end time does not fit in 64 bits of ns at the file's cpu_frequency");
-        tail = q + 22;
-        tlen = (size_t)size - 20;
         r->records++;
-        key_id = d->key;
-        if (d->type == EP_VALUE) {
-            if (tlen < 14)
-                return pb_fail(r->err, PB_ERR_CORRUPT, off,
-                               "value record is %u bytes, shorter than the 34 bytes of a value header", size);
-            if ((size_t)pb_le16(tail + 2) > tlen - 14)
-                return pb_fail(r->err, PB_ERR_CORRUPT, off,
-                               "value record claims %u data bytes, but only %zu bytes of the record follow",
-                               pb_le16(tail + 2), tlen - 14);
-        } else if (tlen > 0 && tail[0] != 0) {
-            size_t n = 0;
-            while (n < tlen && tail[n])
-                n++;
-            if ((st = pb_spans_dynamic_kind(r->fold, pb_str_make((const char *)tail, n, 0), d->key, &key_id)) !=
-                PB_OK)
-                return st;
-        }
-        if (e_ns < r->begin_ns) {
+        if ((st = block_kind(r, d, q, size, off, &key_id)) != PB_OK)
+            return st;
+        if (e_ns < r->begin_ns)
             r->dropped++;
-        } else if (sel) {
-            if (b_ns < r->begin_ns)
-                b_ns = r->begin_ns;
-            if (e_ns < b_ns) {
-                if (!r->warned_backwards) {
-                    char msg[200];
-                    snprintf(msg, sizeof msg,
-                             "block record at byte %llu ends before it begins; given length 0 (further such "
-                             "records are not reported)", (unsigned long long)off);
-                    warn(r, msg);
-                    r->warned_backwards = 1;
-                }
-                e_ns = b_ns;
-            }
-            if (d->type == EP_VALUE) {
-                /* name: the value descriptor's own name */
-                size_t nlen;
-                const char *np = pb_spans_kind_name(r->fold, key_id, &nlen);
-                if ((st = value_comment(r, tid, b_ns, np, nlen, tail, tlen)) != PB_OK)
-                    return st;
-            }
-            if ((st = pb_spans_span(r->fold, key_id, b_ns, e_ns, off)) != PB_OK)
-                return st;
-        }
+        else if (sel && (st = fold_block(r, tid, d, key_id, b_ns, e_ns, q, size, off)) != PB_OK)
+            return st;
         r->s->p += 2 + (size_t)size;
     }
+    return PB_OK;
+}
+
+static pb_status read_thread(ep_rd *r, uint32_t index)
+{
+    uint64_t tid = 0, cs_kept = 0;
+    int sel = 0;
+    pb_status st;
+    char key[96];
+    if ((st = thread_head(r, index, &tid, &sel)) != PB_OK || (st = context_switches(r, tid, &cs_kept)) != PB_OK ||
+        (st = blocks(r, tid, sel)) != PB_OK)
+        return st;
     if (sel) {
         snprintf(key, sizeof key, "thread_%llu_context_switches", (unsigned long long)tid);
         if (pb_emit_attribute_u64(r->sink, key, cs_kept))
@@ -882,6 +952,34 @@ trailing: {
     }
 }
 
+/* after the last record: the warnings about the file as a whole, and the
+ * error for a --thread that matched none */
+static pb_status read_end(ep_rd *r)
+{
+    const pb_options *opt = r->opt;
+    if (r->records != r->blocks_count) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "the header counts %llu blocks and context switches, the file holds %llu",
+                 (unsigned long long)r->blocks_count, (unsigned long long)r->records);
+        warn(r, msg);
+    }
+    if (r->dropped) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "%llu block%s ended before profiling began and %s dropped (as the real reader does)",
+                 (unsigned long long)r->dropped, r->dropped == 1 ? "" : "s", r->dropped == 1 ? "was" : "were");
+        warn(r, msg);
+    }
+    if (opt->have_thread && !r->matched) {
+        if (opt->thread_name)
+            return pb_fail(r->err, PB_ERR_UNSUPPORTED, pb_src_offset(r->s),
+                           "no thread named or numbered \"%.100s\" in this file (threads: %s)", opt->thread_name,
+                           r->threads_seen);
+        return pb_fail(r->err, PB_ERR_UNSUPPORTED, pb_src_offset(r->s), "no thread %llu in this file (threads: %s)",
+                       (unsigned long long)opt->thread_id, r->threads_seen);
+    }
+    return PB_OK;
+}
+
 /* everything the reader owns but its fold (which releases itself) */
 static void ep_cleanup(void *p)
 {
@@ -938,29 +1036,7 @@ static pb_status ep_read(pb_source *src, const pb_options *opt, pb_sink *sink, p
     }
     if (r->version >= V(2, 1, 0) && (st = read_tail(r)) != PB_OK)
         goto done;
-    if (r->records != r->blocks_count) {
-        char msg[200];
-        snprintf(msg, sizeof msg, "the header counts %llu blocks and context switches, the file holds %llu",
-                 (unsigned long long)r->blocks_count, (unsigned long long)r->records);
-        warn(r, msg);
-    }
-    if (r->dropped) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "%llu block%s ended before profiling began and %s dropped (as the real reader does)",
-                 (unsigned long long)r->dropped, r->dropped == 1 ? "" : "s", r->dropped == 1 ? "was" : "were");
-        warn(r, msg);
-    }
-    if (opt->have_thread && !r->matched) {
-        if (opt->thread_name)
-            st = pb_fail(err, PB_ERR_UNSUPPORTED, pb_src_offset(src),
-                         "no thread named or numbered \"%.100s\" in this file (threads: %s)", opt->thread_name,
-                         r->threads_seen);
-        else
-            st = pb_fail(err, PB_ERR_UNSUPPORTED, pb_src_offset(src), "no thread %llu in this file (threads: %s)",
-                         (unsigned long long)opt->thread_id, r->threads_seen);
-        goto done;
-    }
-    st = PB_OK;
+    st = read_end(r);
 done:
     if (st == PB_ERR_TRUNCATED && opt->salvage && r->records > 0) {
         /* salvage: fold the blocks read so far; the open thread is closed

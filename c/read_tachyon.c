@@ -258,10 +258,19 @@ static size_t status_text(unsigned status, char *buf, size_t cap)
     size_t n = 0;
     unsigned k;
     buf[0] = '\0';
-    for (k = 0; k < 8; k++)
-        if (status & (1u << k))
-            n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? "," : "", names[k]);
-    return n;
+    for (k = 0; k < 8; k++) {
+        size_t l;
+        if (!(status & (1u << k)))
+            continue;
+        l = strlen(names[k]);
+        if (n + (n != 0) + l >= cap)
+            break; /* the 8 names and their commas take 72 bytes */
+        if (n)
+            buf[n++] = ',';
+        memcpy(buf + n, names[k], l + 1);
+        n += l;
+    }
+    return n; /* once per sample (pprof, StatProfiler output): no snprintf */
 }
 
 /* CPython 3.15's opcode names, 0..254 (opcode.opname with the specialised
@@ -325,7 +334,23 @@ static pb_str opcode_name(const tr *r, unsigned op, char *buf, size_t cap)
 {
     if (op < 255 && r->layout == PB_TACH_315 && r->pyver[0] == 3 && r->pyver[1] == 15 && py315_opnames[op])
         return pb_str_c(py315_opnames[op]);
-    snprintf(buf, cap, "<%u>", op);
+    {
+        /* "<N>", as snprintf(buf, cap, "<%u>", op) writes it (cap >= 16),
+         * without snprintf: this runs once per sample */
+        char t[12];
+        size_t k = sizeof t, n = 0;
+        do {
+            t[--k] = (char)('0' + op % 10);
+            op /= 10;
+        } while (op && k);
+        if (cap < 16)
+            return pb_str_c("");
+        buf[n++] = '<';
+        memcpy(buf + n, t + k, sizeof t - k);
+        n += sizeof t - k;
+        buf[n++] = '>';
+        buf[n] = '\0';
+    }
     return pb_str_c(buf);
 }
 

@@ -83,6 +83,7 @@ struct pb_nytprof_writer {
     int failed;
 
     int level;
+    int level_auto;         /* level is the default's: a foreign stream gets FOREIGN_LEVEL */
     int do_fsync;
     uint32_t max_line;
     void (*warn)(void *ud, const char *msg);
@@ -575,6 +576,10 @@ static int w_attribute(pb_nytprof_writer *w, const pb_chunk *c, unsigned char ta
                               CHUNK_FMT ": ticks_per_sec is \"%s\"; nytprofhtml needs a non-zero number",
                               CHUNK_ARGS(w, c->tag), num);
             w->have_tps = 1;
+        } else if (key_is(k, "source_format")) {
+            /* a foreign stream, seen before the binary part starts */
+            if (w->level_auto && !w->binary_started && !w->deflating)
+                w->level = PB_NYTPROF_WRITER_FOREIGN_LEVEL;
         } else if (key_is(k, "nv_size") && !(v->len == 1 && v->ptr[0] == '8')) {
             return w_fail(w, PB_ERR_UNSUPPORTED,
                           CHUNK_FMT ": nv_size is \"%.*s\"; this writer stores NVs as 8-byte doubles",
@@ -654,6 +659,147 @@ static inline void put_timed(pb_nytprof_writer *w, unsigned char t, const pb_chu
     put_u32s(w, c->u, k);
 }
 
+/* a held-back "Compressed at level" COMMENT goes out before this chunk: as
+ * it is, or naming our level, when a START_DEFLATE follows it (dropped with
+ * it at level 0), else as it is */
+static int w_pending(pb_nytprof_writer *w, pb_tag tag)
+{
+    if (tag != PB_T_START_DEFLATE)
+        return write_pending(w);
+    w->has_pending = 0;
+    if (w->level > 0 && !w->deflating) {
+        long lv = -1;
+        pb_str t = pb_str_make(w->pending, w->pending_len, 0);
+        is_compressed_comment(&t, &lv);
+        return lv == w->level ? put_comment_text(w, w->pending, w->pending_len) : put_compressed_comment(w);
+    }
+    /* level 0 (or already deflating): the comment goes with the START_DEFLATE */
+    return 0;
+}
+
+/* line numbers that would make nytprofhtml size arrays past reason; the
+ * records on a file need its fid defined (SUB_CALLERS fid 0 is NYTProf's
+ * "xsub" marker) */
+static int check_line_fid(pb_nytprof_writer *w, const pb_chunk *c)
+{
+    pb_tag tag = c->tag;
+    uint64_t line = 0;
+    switch (tag) {
+    case PB_T_TIME_LINE: case PB_T_TIME_BLOCK: case PB_T_SRC_LINE: case PB_T_SUB_CALLERS: case PB_T_SUB_ENTRY:
+        line = c->u[1];
+        break;
+    case PB_T_SUB_INFO:
+        line = c->u[1] > c->u[2] ? c->u[1] : c->u[2];
+        break;
+    default:
+        break;
+    }
+    if (line > w->max_line)
+        return w_fail(w, PB_ERR_LIMIT,
+                      CHUNK_FMT ": line %llu is past max_line (%lu): nytprofhtml and nytprofcalls size "
+                      "per-line tables by the highest line",
+                      CHUNK_ARGS(w, tag), (unsigned long long)line, (unsigned long)w->max_line);
+    if ((tag == PB_T_TIME_LINE || tag == PB_T_TIME_BLOCK || tag == PB_T_SUB_INFO ||
+         (tag == PB_T_SUB_CALLERS && c->u[0] != 0)) && !fid_defined(w, c->u[0]))
+        return undefined_fid(w, c, c->u[0]);
+    return 0;
+}
+
+static int w_version(pb_nytprof_writer *w, const pb_chunk *c)
+{
+    char line[64];
+    int n;
+    if (w->seen_version)
+        return w_fail(w, PB_ERR_CORRUPT, CHUNK_FMT ": a second VERSION chunk", CHUNK_ARGS(w, c->tag));
+    if (c->u[0] != 5)
+        return w_fail(w, PB_ERR_UNSUPPORTED, CHUNK_FMT ": NYTProf format %lu.%lu; this writer writes major version 5",
+                      CHUNK_ARGS(w, c->tag), (unsigned long)c->u[0], (unsigned long)c->u[1]);
+    w->seen_version = 1;
+    n = snprintf(line, sizeof line, "NYTProf %lu %lu\n", (unsigned long)c->u[0], (unsigned long)c->u[1]);
+    return put_bytes(w, line, (size_t)n);
+}
+
+/* the records with strings (REC_ROOM bytes of room made) */
+static int w_string_record(pb_nytprof_writer *w, const pb_chunk *c)
+{
+    switch (c->tag) {
+    case PB_T_NEW_FID:
+        return define_fid(w, c->u[0], c) < 0 ? -1 : put_head_str(w, '@', c, 6, &c->s[0], "file name");
+    case PB_T_SRC_LINE:
+        return put_head_str(w, 'S', c, 2, &c->s[0], "source text");
+    case PB_T_SUB_INFO:
+        if (put_head_str(w, 's', c, 1, &c->s[0], "sub name") < 0 || room(w, 10) < 0)
+            return -1;
+        put_u32s(w, c->u + 1, 2);
+        return 0;
+    case PB_T_SUB_CALLERS:
+        if (c->u[2])
+            w->have_calls = 1;
+        if (put_head_str(w, 'c', c, 2, &c->s[1], "caller name") < 0 || room(w, REC_ROOM) < 0)
+            return -1;
+        put_u32(w, c->u[2]);
+        put_nvs(w, c->n, 3);
+        put_u32(w, c->u[3]);
+        return put_str(w, &c->s[0], "called sub name", c->tag);
+    case PB_T_SUB_RETURN:
+        put_tag(w, '<');
+        put_u32(w, c->u[0]);
+        put_nvs(w, c->n, 2);
+        return put_str(w, &c->s[0], "sub name", c->tag);
+    default:
+        return 0;
+    }
+}
+
+/* one chunk, checked, with REC_ROOM bytes of room made */
+static int w_record(pb_nytprof_writer *w, const pb_chunk *c)
+{
+    switch (c->tag) {
+    case PB_T_VERSION:
+        return w_version(w, c);
+    case PB_T_COMMENT:
+        return w_comment(w, c);
+    case PB_T_ATTRIBUTE:
+        return w_attribute(w, c, ':');
+    case PB_T_OPTION:
+        return w_attribute(w, c, '!');
+    case PB_T_START_DEFLATE:
+        /* level 0 drops it; a second one (or one after we started on our own) too */
+        return w->level > 0 && !w->deflating ? start_deflate(w) : 0;
+    case PB_T_PID_START:
+        if (!w->have_pid_start || c->n[0] < w->first_start)
+            w->first_start = c->n[0];
+        w->have_pid_start = 1;
+        put_tag(w, 'P');
+        put_u32s(w, c->u, 2);
+        put_nv(w, c->n[0]);
+        return 0;
+    case PB_T_PID_END:
+        if (!w->have_pid_end || c->n[0] > w->last_end)
+            w->last_end = c->n[0];
+        w->have_pid_end = 1;
+        put_tag(w, 'p');
+        put_u32(w, c->u[0]);
+        put_nv(w, c->n[0]);
+        return 0;
+    case PB_T_TIME_LINE:
+        put_timed(w, '+', c, 2);
+        return 0;
+    case PB_T_TIME_BLOCK:
+        put_timed(w, '*', c, 4);
+        return 0;
+    case PB_T_DISCOUNT:
+        put_tag(w, '-');
+        return 0;
+    case PB_T_SUB_ENTRY:
+        put_tag(w, '>');
+        put_u32s(w, c->u, 2);
+        return 0;
+    default:
+        return w_string_record(w, c);
+    }
+}
+
 static int w_chunk(pb_sink *self, const pb_chunk *c)
 {
     pb_nytprof_writer *w = (pb_nytprof_writer *)self->ctx;
@@ -675,147 +821,12 @@ static int w_chunk(pb_sink *self, const pb_chunk *c)
     if (!w->seen_version && tag != PB_T_VERSION)
         return w_fail(w, PB_ERR_CORRUPT, CHUNK_FMT ": the stream must start with a VERSION chunk",
                       CHUNK_ARGS(w, tag));
-    if (w->has_pending) {
-        if (tag == PB_T_START_DEFLATE) {
-            w->has_pending = 0;
-            if (w->level > 0 && !w->deflating) {
-                long lv = -1;
-                pb_str t = pb_str_make(w->pending, w->pending_len, 0);
-                is_compressed_comment(&t, &lv);
-                if ((lv == w->level ? put_comment_text(w, w->pending, w->pending_len)
-                                    : put_compressed_comment(w)) < 0)
-                    return -1;
-            }
-            /* level 0 (or already deflating): the comment goes with the START_DEFLATE */
-        } else if (write_pending(w) < 0) {
-            return -1;
-        }
-    }
+    if (w->has_pending && w_pending(w, tag) < 0)
+        return -1;
     if (!w->binary_started && tag > PB_T_START_DEFLATE && begin_binary(w, c) < 0)
         return 1;
-    if (room(w, REC_ROOM) < 0)
+    if (room(w, REC_ROOM) < 0 || check_line_fid(w, c) < 0 || w_record(w, c) < 0)
         return 1;
-    {
-        /* line numbers that would make nytprofhtml size arrays past reason */
-        uint64_t line = 0;
-        switch (tag) {
-        case PB_T_TIME_LINE: case PB_T_TIME_BLOCK: case PB_T_SRC_LINE: case PB_T_SUB_CALLERS: case PB_T_SUB_ENTRY:
-            line = c->u[1];
-            break;
-        case PB_T_SUB_INFO:
-            line = c->u[1] > c->u[2] ? c->u[1] : c->u[2];
-            break;
-        default:
-            break;
-        }
-        if (line > w->max_line)
-            return w_fail(w, PB_ERR_LIMIT,
-                          CHUNK_FMT ": line %llu is past max_line (%lu): nytprofhtml and nytprofcalls size "
-                          "per-line tables by the highest line",
-                          CHUNK_ARGS(w, tag), (unsigned long long)line, (unsigned long)w->max_line);
-    }
-    /* the records on a file need its fid defined (SUB_CALLERS fid 0 is
-     * NYTProf's "xsub" marker) */
-    if ((tag == PB_T_TIME_LINE || tag == PB_T_TIME_BLOCK || tag == PB_T_SUB_INFO ||
-         (tag == PB_T_SUB_CALLERS && c->u[0] != 0)) && !fid_defined(w, c->u[0]))
-        return undefined_fid(w, c, c->u[0]);
-
-    switch (tag) {
-    case PB_T_VERSION:
-        if (w->seen_version)
-            return w_fail(w, PB_ERR_CORRUPT, CHUNK_FMT ": a second VERSION chunk", CHUNK_ARGS(w, tag));
-        if (c->u[0] != 5)
-            return w_fail(w, PB_ERR_UNSUPPORTED,
-                          CHUNK_FMT ": NYTProf format %lu.%lu; this writer writes major version 5",
-                          CHUNK_ARGS(w, tag), (unsigned long)c->u[0], (unsigned long)c->u[1]);
-        w->seen_version = 1;
-        {
-            char line[64];
-            int n = snprintf(line, sizeof line, "NYTProf %lu %lu\n", (unsigned long)c->u[0], (unsigned long)c->u[1]);
-            if (put_bytes(w, line, (size_t)n) < 0)
-                return 1;
-        }
-        break;
-    case PB_T_COMMENT:
-        if (w_comment(w, c) < 0)
-            return 1;
-        break;
-    case PB_T_ATTRIBUTE:
-        if (w_attribute(w, c, ':') < 0)
-            return 1;
-        break;
-    case PB_T_OPTION:
-        if (w_attribute(w, c, '!') < 0)
-            return 1;
-        break;
-    case PB_T_START_DEFLATE:
-        /* level 0 drops it; a second one (or one after we started on our own) too */
-        if (w->level > 0 && !w->deflating && start_deflate(w) < 0)
-            return 1;
-        break;
-    case PB_T_PID_START:
-        if (!w->have_pid_start || c->n[0] < w->first_start)
-            w->first_start = c->n[0];
-        w->have_pid_start = 1;
-        put_tag(w, 'P');
-        put_u32s(w, c->u, 2);
-        put_nv(w, c->n[0]);
-        break;
-    case PB_T_PID_END:
-        if (!w->have_pid_end || c->n[0] > w->last_end)
-            w->last_end = c->n[0];
-        w->have_pid_end = 1;
-        put_tag(w, 'p');
-        put_u32(w, c->u[0]);
-        put_nv(w, c->n[0]);
-        break;
-    case PB_T_NEW_FID:
-        if (define_fid(w, c->u[0], c) < 0 || put_head_str(w, '@', c, 6, &c->s[0], "file name") < 0)
-            return 1;
-        break;
-    case PB_T_TIME_LINE:
-        put_timed(w, '+', c, 2);
-        break;
-    case PB_T_TIME_BLOCK:
-        put_timed(w, '*', c, 4);
-        break;
-    case PB_T_DISCOUNT:
-        put_tag(w, '-');
-        break;
-    case PB_T_SRC_LINE:
-        if (put_head_str(w, 'S', c, 2, &c->s[0], "source text") < 0)
-            return 1;
-        break;
-    case PB_T_SUB_INFO:
-        if (put_head_str(w, 's', c, 1, &c->s[0], "sub name") < 0 || room(w, 10) < 0)
-            return 1;
-        put_u32s(w, c->u + 1, 2);
-        break;
-    case PB_T_SUB_CALLERS:
-        if (c->u[2])
-            w->have_calls = 1;
-        if (put_head_str(w, 'c', c, 2, &c->s[1], "caller name") < 0 || room(w, REC_ROOM) < 0)
-            return 1;
-        put_u32(w, c->u[2]);
-        put_nvs(w, c->n, 3);
-        put_u32(w, c->u[3]);
-        if (put_str(w, &c->s[0], "called sub name", tag) < 0)
-            return 1;
-        break;
-    case PB_T_SUB_ENTRY:
-        put_tag(w, '>');
-        put_u32s(w, c->u, 2);
-        break;
-    case PB_T_SUB_RETURN:
-        put_tag(w, '<');
-        put_u32(w, c->u[0]);
-        put_nvs(w, c->n, 2);
-        if (put_str(w, &c->s[0], "sub name", tag) < 0)
-            return 1;
-        break;
-    case PB_TAG_COUNT:
-        break;
-    }
     w->chunk_no++;
     return w->failed;
 }
@@ -825,7 +836,7 @@ static int w_chunk(pb_sink *self, const pb_chunk *c)
 void pb_nytprof_writer_opts_init(pb_nytprof_writer_opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->compress_level = PB_NYTPROF_WRITER_DEFAULT_LEVEL;
+    o->compress_level = PB_NYTPROF_WRITER_AUTO_LEVEL;
 }
 
 /* decoders' warnings (sink->warn) go to the caller's callback */
@@ -845,7 +856,7 @@ static pb_nytprof_writer *new_writer(const pb_nytprof_writer_opts *o, const char
         o = &def;
     }
     pb_error_init(err, "nytprof-writer", path);
-    if (o->compress_level < 0 || o->compress_level > 9) {
+    if ((o->compress_level < 0 && o->compress_level != PB_NYTPROF_WRITER_AUTO_LEVEL) || o->compress_level > 9) {
         pb_fail_nooff(err, PB_ERR_UNSUPPORTED, "compress level %d is not 0..9", o->compress_level);
         return NULL;
     }
@@ -857,7 +868,8 @@ static pb_nytprof_writer *new_writer(const pb_nytprof_writer_opts *o, const char
     }
     pb_error_init(&w->err, "nytprof-writer", path);
     w->dest.err = w->err;
-    w->level = o->compress_level;
+    w->level_auto = o->compress_level == PB_NYTPROF_WRITER_AUTO_LEVEL;
+    w->level = w->level_auto ? PB_NYTPROF_WRITER_DEFAULT_LEVEL : o->compress_level;
     w->max_line = o->max_line ? o->max_line : PB_DEFAULT_MAX_LINE;
     w->do_fsync = o->fsync;
     w->warn = o->warn;

@@ -5,7 +5,11 @@
  * pb_nytprof_writer_sink(); every chunk becomes the bytes NYTProf itself would
  * write for it (the NYTProf file format spec, sections 2-4).
  *
- * Compression:
+ * Compression (level PB_NYTPROF_WRITER_AUTO_LEVEL, the default: 6, the
+ * profiler's own, for a NYTProf stream; 1 for a foreign one, a stream with
+ * ATTRIBUTE source_format before its first binary chunk: converted profiles
+ * are long runs of small records, which level 6 takes about five times as
+ * long as level 1 to compress, for a file about 1.5 times smaller):
  *   level > 0  START_DEFLATE in the input starts the zlib stream ('z', then
  *              RFC1950 zlib, windowBits 15, memLevel 9, up to EOF).  When the
  *              input has none (foreign decoders never send one), the writer
@@ -61,10 +65,12 @@
 #include "chunk.h"
 #include "error.h"
 
-#define PB_NYTPROF_WRITER_DEFAULT_LEVEL 6
+#define PB_NYTPROF_WRITER_DEFAULT_LEVEL 6  /* NYTProf's own */
+#define PB_NYTPROF_WRITER_FOREIGN_LEVEL 1  /* a converted profile's, when none is asked */
+#define PB_NYTPROF_WRITER_AUTO_LEVEL (-1)  /* the one of those two the stream calls for */
 
 typedef struct {
-    int compress_level;  /* 0 (plain) .. 9; default 6 */
+    int compress_level;  /* 0 (plain) .. 9; default PB_NYTPROF_WRITER_AUTO_LEVEL (above) */
     int fsync;           /* 1: fsync the temp file before the rename */
     uint32_t max_line;   /* highest line number written (0: PB_DEFAULT_MAX_LINE); a chunk past it
                             is a limit error: nytprofhtml and nytprofcalls size per-line arrays by

@@ -111,6 +111,7 @@ struct pb_pprof {
     pb_sample_facts facts;   /* weight_ns: span time (EasyProfiler) or a merge's ns */
     int base;                /* diff: the samples now coming are the base's */
     uint32_t tag_op, tag_status; /* the next sample's tags (sample_tags), string indices, 0: none */
+    uint32_t last_op, last_status; /* the last tags interned (0: none yet) */
     uint64_t ts_min, ts_max;
     pbuf msg, sub, sub2;
 };
@@ -240,14 +241,29 @@ static pb_status pp_thread(pb_sample_sink *self, uint64_t key, uint32_t pid, uin
     return PB_OK;
 }
 
+/* str_id, first trying the string *last names (a sample's tags are mostly
+ * its predecessor's); *last becomes the id */
+static int str_id_last(pb_pprof *p, pb_str s, uint32_t *last, uint32_t *id)
+{
+    if (*last && pb_strtab_len(&p->strs, *last) == s.len &&
+        memcmp(pb_strtab_ptr(&p->strs, *last), s.ptr, s.len) == 0) {
+        *id = *last;
+        return 0;
+    }
+    if (str_id(p, s.ptr, s.len, id) < 0)
+        return -1;
+    *last = *id;
+    return 0;
+}
+
 /* what the source records about the next sample: its labels opcode and
  * thread_status (samples.h) */
 static pb_status pp_sample_tags(pb_sample_sink *self, pb_str op, pb_str status)
 {
     pb_pprof *p = (pb_pprof *)self->ctx;
     p->tag_op = p->tag_status = 0;
-    if ((op.len && str_id(p, op.ptr, op.len, &p->tag_op) < 0) ||
-        (status.len && str_id(p, status.ptr, status.len, &p->tag_status) < 0))
+    if ((op.len && str_id_last(p, op, &p->last_op, &p->tag_op) < 0) ||
+        (status.len && str_id_last(p, status, &p->last_status, &p->tag_status) < 0))
         return OOM(p);
     return PB_OK;
 }

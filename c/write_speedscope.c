@@ -54,6 +54,9 @@ struct pb_speedscope {
     char *namebuf;
     size_t cnamebuf;
     pb_sample_facts facts; /* weight_ns: weights are ns already */
+    uint64_t last_key;     /* the thread get_thread() found last (spans come thread by thread) */
+    uint32_t last_ti;
+    int have_last;
 };
 
 #define NONE UINT32_MAX
@@ -113,11 +116,17 @@ static pb_status get_thread(pb_speedscope *s, uint64_t key, const char *label, u
     size_t j;
     s_thread *t;
     uint32_t i;
+    if (!label && s->have_last && s->last_key == key) {
+        *ti = s->last_ti;
+        return PB_OK;
+    }
     if (pb_index_reserve(&s->tix, s->nthreads, h_thread, s) < 0)
         return S_OOM(s);
     PB_INDEX_FIND(&s->tix, pb_mix64(key), j, i, s->threads[i].key == key);
     if (i != PB_INDEX_NONE) {
-        *ti = i;
+        *ti = s->last_ti = i;
+        s->last_key = key;
+        s->have_last = 1;
         if (label)
             snprintf(s->threads[i].label, sizeof s->threads[i].label, "%s", label);
         return PB_OK;
@@ -132,7 +141,9 @@ static pb_status get_thread(pb_speedscope *s, uint64_t key, const char *label, u
         snprintf(t->label, sizeof t->label, "%s", label);
     else
         snprintf(t->label, sizeof t->label, "%llu", (unsigned long long)key);
-    *ti = (uint32_t)s->nthreads++;
+    *ti = s->last_ti = (uint32_t)s->nthreads++;
+    s->last_key = key;
+    s->have_last = 1;
     pb_index_set(&s->tix, j, *ti);
     return PB_OK;
 }
@@ -230,11 +241,140 @@ static int cmp_span(const void *a, const void *b)
     return x->seq > y->seq ? -1 : x->seq < y->seq; /* completion order: the parent came last */
 }
 
+/* Sort a thread's spans by cmp_span (a total order: seq is unique, so the
+ * result is the same whatever the method).  Spans come in completion order:
+ * a span is out of place by the number of spans nested in it, which the
+ * nesting limit bounds, so insertion sort is linear here; on spans that
+ * overlap without nesting (a corrupt file) it would not be, so past a budget
+ * of moves it leaves the rest to qsort. */
+static void sort_spans(s_span *a, size_t n)
+{
+    size_t i, budget = 64 * n + 4096;
+    for (i = 1; i < n; i++) {
+        s_span x = a[i];
+        size_t j = i;
+        while (j > 0 && cmp_span(&a[j - 1], &x) > 0) {
+            j--;
+            if (budget-- == 0) {
+                qsort(a, n, sizeof *a, cmp_span);
+                return;
+            }
+        }
+        if (j < i) {
+            memmove(a + j + 1, a + j, (i - j) * sizeof *a);
+            a[j] = x;
+        }
+    }
+}
+
+/* JSON text through a buffer of our own: the events and samples are
+ * millions of short items, too many for a fprintf each */
+typedef struct {
+    FILE *o;
+    size_t n;
+    char b[1 << 16];
+} s_out;
+
+static void so_flush(s_out *w)
+{
+    if (w->n)
+        fwrite(w->b, 1, w->n, w->o); /* a failed write: ferror() at finish */
+    w->n = 0;
+}
+
+/* room for n more bytes (n well below the buffer's size) */
+static inline char *so_room(s_out *w, size_t n)
+{
+    if (sizeof w->b - w->n < n)
+        so_flush(w);
+    return w->b + w->n;
+}
+
+static inline void so_lit(s_out *w, const char *s, size_t n)
+{
+    memcpy(so_room(w, n), s, n);
+    w->n += n;
+}
+#define SO_LIT(w, s) so_lit((w), (s), sizeof(s) - 1)
+
+static const char so_digits[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+/* v's decimal digits, written backwards ending at e (32-bit steps where they do) */
+static inline void so_digits_back(char *e, uint64_t v)
+{
+    while (v >= UINT64_C(100000000)) {
+        uint32_t r = (uint32_t)(v % UINT64_C(100000000)), i;
+        v /= UINT64_C(100000000);
+        for (i = 0; i < 4; i++) {
+            e -= 2;
+            memcpy(e, so_digits + 2 * (r % 100), 2);
+            r /= 100;
+        }
+    }
+    {
+        uint32_t u = (uint32_t)v;
+        while (u >= 100) {
+            e -= 2;
+            memcpy(e, so_digits + 2 * (u % 100), 2);
+            u /= 100;
+        }
+        if (u >= 10) {
+            e -= 2;
+            memcpy(e, so_digits + 2 * u, 2);
+        } else {
+            *--e = (char)('0' + u);
+        }
+    }
+}
+
+static inline unsigned so_ndigits(uint64_t v)
+{
+    unsigned n = 1;
+    while (v >= 10000) {
+        v /= 10000;
+        n += 4;
+    }
+    return n + (v >= 10) + (v >= 100) + (v >= 1000);
+}
+
+static inline void so_u64(s_out *w, uint64_t v)
+{
+    unsigned n = so_ndigits(v);
+    char *d = so_room(w, 20);
+    so_digits_back(d + n, v);
+    w->n += n;
+}
+
+/* one event: ,{"type":"O","frame":F,"at":T} (no comma before the first),
+ * at most 1 + 20 + 10 + 6 + 20 + 1 bytes */
+static void so_event(s_out *w, int first, char type, uint32_t frame, uint64_t at)
+{
+    char *d = so_room(w, 64), *e = d;
+    unsigned n;
+    if (!first)
+        *e++ = ',';
+    memcpy(e, "{\"type\":\"O\",\"frame\":", 20);
+    e[9] = type;
+    e += 20;
+    n = so_ndigits(frame);
+    so_digits_back(e + n, frame);
+    e += n;
+    memcpy(e, ",\"at\":", 6);
+    e += 6;
+    n = so_ndigits(at);
+    so_digits_back(e + n, at);
+    e += n;
+    *e++ = '}';
+    w->n += (size_t)(e - d);
+}
+
 /* an evented profile: open and close events in time order, properly nested
  * (a span that would outlast its parent is cut at the parent's end) */
-static pb_status write_events(pb_speedscope *s, s_thread *th)
+static pb_status write_events(pb_speedscope *s, s_thread *th, s_out *w)
 {
-    FILE *o = s->out;
     size_t i, sp = 0;
     uint64_t lo, hi;
     int first = 1;
@@ -243,21 +383,23 @@ static pb_status write_events(pb_speedscope *s, s_thread *th)
         uint32_t frame;
     } *stack = NULL;
     size_t cstack = 0;
-    qsort(th->spans, th->nspans, sizeof *th->spans, cmp_span);
+    sort_spans(th->spans, th->nspans);
     lo = th->spans[0].begin;
     hi = lo;
     for (i = 0; i < th->nspans; i++)
         if (th->spans[i].end > hi)
             hi = th->spans[i].end;
-    fprintf(o, ",\"unit\":\"nanoseconds\",\"startValue\":%llu,\"endValue\":%llu,\"events\":[",
-            (unsigned long long)lo, (unsigned long long)hi);
+    SO_LIT(w, ",\"unit\":\"nanoseconds\",\"startValue\":");
+    so_u64(w, lo);
+    SO_LIT(w, ",\"endValue\":");
+    so_u64(w, hi);
+    SO_LIT(w, ",\"events\":[");
     for (i = 0; i <= th->nspans; i++) {
         const s_span *x = i < th->nspans ? &th->spans[i] : NULL;
         uint64_t end;
         while (sp && (!x || stack[sp - 1].end <= x->begin)) {
             sp--;
-            fprintf(o, "%s{\"type\":\"C\",\"frame\":%u,\"at\":%llu}", first ? "" : ",", stack[sp].frame,
-                    (unsigned long long)stack[sp].end);
+            so_event(w, first, 'C', stack[sp].frame, stack[sp].end);
             first = 0;
         }
         if (!x)
@@ -270,12 +412,11 @@ static pb_status write_events(pb_speedscope *s, s_thread *th)
         stack[sp].end = end;
         stack[sp].frame = x->frame;
         sp++;
-        fprintf(o, "%s{\"type\":\"O\",\"frame\":%u,\"at\":%llu}", first ? "" : ",", x->frame,
-                (unsigned long long)x->begin);
+        so_event(w, first, 'O', x->frame, x->begin);
         first = 0;
     }
     free(stack);
-    fputc(']', o);
+    SO_LIT(w, "]");
     return PB_OK;
 }
 
@@ -288,6 +429,7 @@ static pb_status sc_finish(pb_sample_sink *self)
     FILE *o = s->out;
     size_t i;
     uint32_t k, d;
+    s_out *w;
     uint64_t unit = s->facts.weight_ns ? 1 : s->facts.interval_ns; /* ns per unit of weight; 0: counts */
     pb_str t = str_of(s->title, strlen(s->title));
     for (i = 0; i < s->nthreads; i++) {
@@ -316,6 +458,11 @@ static pb_status sc_finish(pb_sample_sink *self)
         fputc('}', o);
     }
     fputs("]},\"profiles\":[", o);
+    w = (s_out *)malloc(sizeof *w);
+    if (!w)
+        return S_OOM(s);
+    w->o = o;
+    w->n = 0;
     for (i = 0; i < s->nthreads; i++) {
         const s_thread *th = &s->threads[i];
         char nm[48];
@@ -326,8 +473,12 @@ static pb_status sc_finish(pb_sample_sink *self)
             pb_status st;
             fputs(i ? ",{\"type\":\"evented\",\"name\":" : "{\"type\":\"evented\",\"name\":", o);
             pb_json_str(o, &l);
-            if ((st = write_events(s, (s_thread *)th)) != PB_OK)
+            st = write_events(s, (s_thread *)th, w);
+            so_flush(w);
+            if (st != PB_OK) {
+                free(w);
                 return st;
+            }
             fputc('}', o);
             continue;
         }
@@ -337,17 +488,27 @@ static pb_status sc_finish(pb_sample_sink *self)
                 (unsigned long long)(th->total * (unit ? unit : 1)));
         for (k = th->first; k != NONE; k = s->stacks[k].next) {
             const s_stack *st = &s->stacks[k];
-            fputs(k == th->first ? "[" : ",[", o);
-            for (d = 0; d < st->depth; d++)
-                fprintf(o, d ? ",%u" : "%u", s->pool[st->off + d]);
-            fputc(']', o);
+            if (k == th->first)
+                SO_LIT(w, "[");
+            else
+                SO_LIT(w, ",[");
+            for (d = 0; d < st->depth; d++) {
+                if (d)
+                    SO_LIT(w, ",");
+                so_u64(w, s->pool[st->off + d]);
+            }
+            SO_LIT(w, "]");
         }
-        fputs("],\"weights\":[", o);
-        for (k = th->first; k != NONE; k = s->stacks[k].next)
-            fprintf(o, k == th->first ? "%llu" : ",%llu",
-                    (unsigned long long)(s->stacks[k].weight * (unit ? unit : 1)));
-        fputs("]}", o);
+        SO_LIT(w, "],\"weights\":[");
+        for (k = th->first; k != NONE; k = s->stacks[k].next) {
+            if (k != th->first)
+                SO_LIT(w, ",");
+            so_u64(w, s->stacks[k].weight * (unit ? unit : 1));
+        }
+        SO_LIT(w, "]}");
+        so_flush(w);
     }
+    free(w);
     fputs("]}\n", o);
     if (ferror(o) || fflush(o) != 0)
         return pb_fail_write(s->err, "the speedscope file", errno);

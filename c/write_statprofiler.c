@@ -63,12 +63,14 @@ static size_t vlen(uint32_t v)
 {
     return v < (1u << 7) ? 1 : v < (1u << 14) ? 2 : v < (1u << 21) ? 3 : v < (1u << 28) ? 4 : 5;
 }
-static size_t venc(unsigned char *o, uint32_t v)
+/* most significant group first, the high bit set on all but the last byte */
+static inline size_t venc(unsigned char *o, uint32_t v)
 {
-    size_t n = vlen(v), i;
-    for (i = 0; i < n; i++) {
-        unsigned shift = (unsigned)(7 * (n - 1 - i));
-        o[i] = (unsigned char)(((v >> shift) & 0x7f) | (i + 1 < n ? 0x80 : 0));
+    size_t n = vlen(v), i = n - 1;
+    o[i] = (unsigned char)(v & 0x7f);
+    while (i-- > 0) {
+        v >>= 7;
+        o[i] = (unsigned char)((v & 0x7f) | 0x80);
     }
     return n;
 }
@@ -167,6 +169,11 @@ static pb_status w_packet(pb_spw *w)
 /* append bytes to the logical stream, cutting packets at 32000 */
 static pb_status w_put(pb_spw *w, const unsigned char *p, size_t n)
 {
+    if (n < PB_SP_PACKET_MAX - w->len) { /* fits, short of filling the packet */
+        memcpy(w->buf + w->len, p, n);
+        w->len += n;
+        return PB_OK;
+    }
     while (n) {
         size_t room = PB_SP_PACKET_MAX - w->len, k = n < room ? n : room;
         pb_status st;
@@ -453,10 +460,32 @@ pb_status pb_spw_start_sample(pb_spw *w, uint32_t weight, pb_str op_name)
     return PB_OK;
 }
 
+/* a string at q, as w_string() puts it; returns the byte after it */
+static unsigned char *str_at(unsigned char *q, pb_str s)
+{
+    *q++ = s.utf8 ? 1 : 0;
+    q += venc(q, (uint32_t)s.len);
+    memcpy(q, s.ptr, s.len);
+    return q + s.len;
+}
+
 pb_status pb_spw_sub_frame(pb_spw *w, pb_str package, pb_str name, pb_str file, int32_t line, int32_t first_line)
 {
+    size_t payload = slen(package) + slen(name) + slen(file) + vlen((uint32_t)line) + vlen((uint32_t)first_line);
     CHECK("sub_frame", 1);
-    TRY(w_tag(w, 3, slen(package) + slen(name) + slen(file) + vlen((uint32_t)line) + vlen((uint32_t)first_line)));
+    if (payload <= UINT32_MAX && 6 + payload < PB_SP_PACKET_MAX - w->len) {
+        /* the whole record fits the packet, short of filling it: the bytes
+         * the calls below put, in one go (the bulk of a converted trace) */
+        unsigned char *q = w->buf + w->len;
+        *q++ = 3;
+        q += venc(q, (uint32_t)payload);
+        q = str_at(str_at(str_at(q, package), name), file);
+        q += venc(q, (uint32_t)line);
+        q += venc(q, (uint32_t)first_line);
+        w->len = (size_t)(q - w->buf);
+        return PB_OK;
+    }
+    TRY(w_tag(w, 3, payload));
     TRY(w_string(w, package));
     TRY(w_string(w, name));
     TRY(w_string(w, file));

@@ -1662,7 +1662,9 @@ without a Perl call per chunk (L<Devel::ProfileBridge::NYTProfWriter>
 explains what is written and refused).  Options: C<format> (skip
 detection), C<thread> (one thread only), C<sample_type> (pprof: the
 sample type to read), C<< compress => 0..9 >> (zlib
-level, default 6), C<< to => 'nytprof' >> (the default), C<< salvage => 1 >>
+level; default 6, NYTProf's own, for NYTProf input, and 1 for the other
+formats, whose long runs of small records level 6 takes about five times as
+long to compress for a file about a third smaller), C<< to => 'nytprof' >> (the default), C<< salvage => 1 >>
 (see L<Devel::ProfileBridge::ReadStream/salvage>: a truncated input still
 gives a valid nytprof.out of what came before the cut, with a warning;
 C<to =E<gt> 'nytprof'> only, other targets croak), and the limits.

@@ -436,12 +436,17 @@ static void s_new_fid(recorder *r, uint32_t fid, const char *name)
     s_chunk(r, &c);
 }
 
-/* a valid foreign-looking stream: no START_DEFLATE */
-static void s_valid(recorder *r)
+/* a valid foreign-looking stream: no START_DEFLATE; with ATTRIBUTE
+ * source_format = fmt after the header when fmt is not NULL */
+static void s_valid_as(recorder *r, const char *fmt)
 {
     pb_chunk c;
     memset(&c, 0, sizeof c);
     s_header(r, 1);
+    if (fmt) {
+        pb_chunk_attribute(&c, pb_str_c("source_format"), pb_str_c(fmt));
+        s_chunk(r, &c);
+    }
     pb_chunk_pid_start(&c, 42, 1, 1700000000.5);
     s_chunk(r, &c);
     s_new_fid(r, 1, "/tmp/x.pl");
@@ -472,6 +477,8 @@ static void s_valid(recorder *r)
     pb_chunk_pid_end(&c, 42, 1700000001.5);
     s_chunk(r, &c);
 }
+
+static void s_valid(recorder *r) { s_valid_as(r, NULL); }
 
 static int n_warnings;
 static void count_warning(void *ud, const char *msg)
@@ -858,6 +865,63 @@ static void sweep(const char *dir, const char *name)
     free(in);
 }
 
+/* the level named by the COMMENT before START_DEFLATE in a written stream:
+ * -1 when it has no START_DEFLATE (plain), -2 when it cannot be read back */
+static long written_level(const pb_membuf *mb)
+{
+    recorder back;
+    pb_error err;
+    long lv = -1;
+    size_t i;
+    rec_init(&back);
+    if (decode_into(mb->data, mb->len, "written", &back.sink, &err) != PB_OK)
+        lv = -2;
+    for (i = 1; lv == -1 && i < back.n; i++) {
+        pb_str t = rec_str(&back, i - 1, 0);
+        if (back.v[i].c.tag == PB_T_START_DEFLATE && back.v[i - 1].c.tag == PB_T_COMMENT && t.len > 20 &&
+            !memcmp(t.ptr, "Compressed at level ", 20))
+            lv = strtol(t.ptr + 20, NULL, 10);
+    }
+    rec_free(&back);
+    return lv;
+}
+
+/* the default level: NYTProf's 6 for a NYTProf stream, 1 once ATTRIBUTE
+ * source_format marks it foreign; a level asked for is kept either way */
+static void auto_level(void)
+{
+    static const struct {
+        const char *fmt;
+        int level;
+        long want;
+    } cases[] = {
+        {NULL, PB_NYTPROF_WRITER_AUTO_LEVEL, PB_NYTPROF_WRITER_DEFAULT_LEVEL},
+        {"easyprofiler", PB_NYTPROF_WRITER_AUTO_LEVEL, PB_NYTPROF_WRITER_FOREIGN_LEVEL},
+        {"easyprofiler", 6, 6},
+        {"tachyon", 9, 9},
+        {"tachyon", 0, -1},
+        {NULL, 1, 1},
+    };
+    size_t i;
+    ok(PB_NYTPROF_WRITER_DEFAULT_LEVEL == 6 && PB_NYTPROF_WRITER_FOREIGN_LEVEL == 1,
+       "default levels: 6 for NYTProf streams, 1 for foreign ones");
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        recorder r;
+        pb_membuf mb;
+        pb_error err;
+        pb_status st;
+        long got;
+        rec_init(&r);
+        s_valid_as(&r, cases[i].fmt);
+        st = write_rec(&r, cases[i].level, &mb, &err);
+        got = st == PB_OK ? written_level(&mb) : -3;
+        ok(got == cases[i].want, "%s stream at level %d: written at %ld (want %ld)",
+           cases[i].fmt ? cases[i].fmt : "NYTProf", cases[i].level, got, cases[i].want);
+        free(mb.data);
+        rec_free(&r);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : "t/data/nytprof";
@@ -892,6 +956,7 @@ int main(int argc, char **argv)
         round_trip(dir, names[i]);
     ok(nn >= 1, "found %zu NYTProf files in %s", nn, dir);
     checks();
+    auto_level();
     file_safety(dir);
     for (i = 0; i < nn; i++)
         sweep(dir, names[i]);

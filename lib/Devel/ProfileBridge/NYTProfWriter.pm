@@ -31,9 +31,8 @@ sub new {
     if (my @bad = sort keys %opts) {
         _usage($file, "unknown option '@bad' (known: file, compress)");
     }
-    $compress = 6 unless defined $compress;
-    _usage($file, "compress must be 0..9, not '$compress'") if $compress !~ /\A[0-9]\z/;
-    my $h = _open($file, $compress);
+    _usage($file, "compress must be 0..9, not '$compress'") if defined $compress && $compress !~ /\A[0-9]\z/;
+    my $h = _open($file, $compress // -1);    # -1: the writer's default (6, or 1 for a converted profile)
     return bless { h => $h, file => $file }, $class;
 }
 
@@ -106,7 +105,9 @@ produced by the C writer in F<c/write_nytprof.c>.
 
 =item new(file => $path, compress => $level)
 
-Starts writing.  C<compress> is the zlib level, 0 (none) to 9, default 6.
+Starts writing.  C<compress> is the zlib level, 0 (none) to 9; by
+default 6 (NYTProf's own), or 1 once an C<ATTRIBUTE source_format> chunk
+before the first binary chunk marks the stream as a converted profile.
 The data goes to a temporary file C<.NAME.XXXXXX> created with
 C<O_CREAT|O_EXCL> in the target's directory, which C<close> renames onto
 C<$path>: until then, and on any error, C<$path> is left as it was.  A
