@@ -293,14 +293,17 @@ for my $in (@files) {
 SKIP: {
     my $html = `which nytprofhtml 2>/dev/null`;
     chomp $html;
-    skip 'nytprofhtml not found', 4 unless $html && eval { require Devel::NYTProf::Data; 1 };
-    for my $in ("$d/cpu_inline.prof", "$d/labels.prof") {
+    skip 'nytprofhtml not found', 9 unless $html && eval { require Devel::NYTProf::Data; 1 };
+    for my $in ("$d/cpu_inline.prof", "$d/heap.prof", "$d/labels.prof") {
         (my $label = $in) =~ s{\A\Q$d/\E}{};
         my $out = "$tmp/$label.nytprof";
         my $dir = "$tmp/$label-html";
         { local $SIG{__WARN__} = sub { }; Devel::ProfileBridge::convert(in => $in, out => $out) }
         system("cd \"$tmp\" && \"$html\" -f \"$out\" -o \"$dir\" > \"$dir.out\" 2> \"$dir.err\"");
         is($? >> 8, 0, "$label: nytprofhtml renders the conversion");
+        # its stderr: progress lines only (no perl warning, no error)
+        my @noise = grep { /warn|error|uninitiali[sz]ed|line \d+\.?\z|not found|invalid/i } split /\n/, slurp("$dir.err");
+        is_deeply(\@noise, [], "$label: ... without a warning or an error");
         my (undef, undef, $cum) = parse_top(slurp("$in.top-flat.txt"));
         my $pages = join "\n", map { slurp($_) } glob("$dir/*.html");
         my ($svg) = grep { /flame|stack/i } glob("$dir/*.svg");
