@@ -274,7 +274,8 @@ if ($node) {
         chomp $bin;
         my $v = `'$go' version 2>/dev/null` =~ /(go[\d.]+)/ ? $1 : '?';
         $real{pprof} = -x $bin
-            ? { name => "go tool pprof -raw ($v)", cmd => sub { [$bin, '-raw', '-output', '/dev/null', $_[0]] } }
+            ? { name => "go tool pprof -raw ($v), once a round", shared => 1,
+                cmd => sub { [$bin, '-raw', '-output', '/dev/null', $_[0]] } }
             : { missing => "go tool -n pprof names no program ($bin)" };
     }
 }
@@ -396,10 +397,13 @@ for my $f (@files) {
         push @{ $m{'real:*'} }, $kb if $c->[0] eq 'real';
     };
     my ($real_cmd) = grep { $_->[0] eq 'real' && $ok{real} } @cmds;
+    # a real reader that takes minutes a run (go tool pprof on the large
+    # Go profile) runs once a round, as with --shared-real
+    my $shared = $shared_real || $real->{shared};
     for my $round (1 .. $runs) {
-        $rec->('real:shared', $real_cmd, $round) if $real_cmd && $shared_real;
+        $rec->('real:shared', $real_cmd, $round) if $real_cmd && $shared;
         for my $c (grep { $ok{ $_->[0] } && $_->[0] ne 'real' } @cmds) {
-            $rec->("real:$c->[0]", $real_cmd, $round) if $real_cmd && !$shared_real;
+            $rec->("real:$c->[0]", $real_cmd, $round) if $real_cmd && !$shared;
             $rec->($c->[0], $c, $round);
         }
     }
@@ -409,7 +413,7 @@ for my $f (@files) {
     # over all its runs on this file (shared, and for the n/a rows)
     my $rmed = sub {
         my ($key) = @_;
-        $key = 'real:*' if $shared_real || !$t{$key};
+        $key = 'real:*' if $shared || !$t{$key};
         return $t{$key} ? (median(@{ $t{$key} }), median(@{ $m{$key} }) / 1024) : ();
     };
     for my $t (@targets) {
