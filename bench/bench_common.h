@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include "pb.h"
+#include "formats.h"
 #include "../t/c/harness.h"
 
 #define BENCH_MAX_RUNS 64

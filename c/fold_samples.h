@@ -102,7 +102,7 @@ int pb_fold_sub_name_wide(const pb_frame *fr);
 /* ---- sampling decoders: replay a file into any pb_sample_sink ---------- */
 typedef pb_status (*pb_sample_decoder_fn)(pb_source *src, const pb_options *opt, pb_sample_sink *out,
                                           pb_error *err);
-/* the sample decoders: formats.h (included by pb.h) */
+/* the sample decoders: formats.h */
 /* NULL when the format has no sample decoder (c/formats.c) */
 pb_sample_decoder_fn pb_sample_decoder_for(pb_format f);
 

@@ -171,7 +171,4 @@ const char *pb_zlib_version(void);
 const char *pb_zstd_version(void);
 const char *pb_yajl_version(void); /* read_v8.c: the JSON parser of .cpuprofile files */
 
-/* the table of formats: the formats' ids, every decoder's entry points */
-#include "formats.h"
-
 #endif

@@ -14,6 +14,7 @@
 #include "present.h"
 #include "call_events.h"
 #include "util.h"
+#include "formats.h"
 
 /* files larger than this are not embedded (nytprofhtml holds them whole);
  * counted as bytes are read */

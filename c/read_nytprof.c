@@ -9,6 +9,7 @@
 #include <string.h>
 #include "nytp_codec.h"
 #include "pb.h"
+#include "formats.h"
 #include "reader.h"
 #include "util.h"
 

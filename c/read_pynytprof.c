@@ -54,6 +54,7 @@
 #include "nytp_codec.h"
 #include "nytp_records.h"
 #include "pb.h"
+#include "formats.h"
 #include "read_pynytprof.h"
 #include "reader.h"
 #include "model.h"

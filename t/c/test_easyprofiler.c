@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "pb.h"
+#include "formats.h"
 #include "tap.h"
 #include "harness.h"
 

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "pb.h"
+#include "formats.h"
 #include "collapsed.h"
 #include "tap.h"
 

@@ -19,6 +19,7 @@
 #include <string.h>
 #include "convert.h"
 #include "pb.h"
+#include "formats.h"
 #include "harness.h"
 
 static int t_n, t_fail;

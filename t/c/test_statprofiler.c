@@ -18,6 +18,7 @@
 #include <time.h>
 #include <snappy-c.h>
 #include "pb.h"
+#include "formats.h"
 #include "samples.h"
 #include "write_statprofiler.h"
 #include "harness.h"

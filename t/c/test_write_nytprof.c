@@ -29,6 +29,7 @@
 #include <zlib.h>
 #include "convert.h"
 #include "pb.h"
+#include "formats.h"
 #include "write_nytprof.h"
 #include "harness.h"
 #include "tap.h"
