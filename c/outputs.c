@@ -7,7 +7,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "collapsed.h"
+#include "write_collapsed.h"
 #include "convert.h"
 #include "convert_samples.h"
 #include "json_lines.h"

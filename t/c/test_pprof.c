@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "pb.h"
-#include "collapsed.h"
+#include "write_collapsed.h"
 #include "tap.h"
 
 /* the collapsed stacks of path (or of its bytes in memory) as a string */
