@@ -276,7 +276,7 @@ static const pb_format_row formats[PB_FMT_COUNT] = {
       PB_LIB_EVERY_FILE, "V8 .cpuprofile files", "js" },
     /* after every magic number: a sniffer that parses protobuf fields */
     { PB_FMT_PPROF, "pprof", "pprof", pb_pprof_sniff, pb_read_pprof, pb_read_pprof_samples,
-      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES | PB_READS_GZIP, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
       PB_LIB_BUILTIN, NULL, NULL },
     /* text: the last row, after every binary format; folded stacks name
      * any language's files */

@@ -96,8 +96,10 @@ enum {
     PB_YIELDS_STACKS = 2,  /* stacks with weights for the stack outputs (collapsed, pprof, speedscope, merge) */
     PB_YIELDS_SAMPLES = 4, /* real stack samples with frames and lines: StatProfiler output can carry them */
     PB_YIELDS_SPANS = 8,   /* timed spans (begin, end): speedscope's evented profiles */
-    PB_YIELDS_NS_WEIGHTS = 16 /* its stacks' weights are ns already, not samples (ATTRIBUTE source_format
-                               * names the format: samples.h, pb_sample_facts_take) */
+    PB_YIELDS_NS_WEIGHTS = 16, /* its stacks' weights are ns already, not samples (ATTRIBUTE source_format
+                                * names the format: samples.h, pb_sample_facts_take) */
+    PB_READS_GZIP = 32        /* its decoder reads a gzip-compressed file itself (source.c's gzip view):
+                               * the Perl API makes no inflated copy of one (_format_rows' reads_gzip) */
 };
 
 typedef struct {

@@ -1201,6 +1201,7 @@ pbxs__format_rows()
             if (row->library_note)
                 (void)hv_stores(hv, "library_note", newSVpv(row->library_note, 0));
             (void)hv_stores(hv, "runs", newSViv(row->run_chunks != NULL));
+            (void)hv_stores(hv, "reads_gzip", newSViv(!!(row->yields & PB_READS_GZIP)));
             if (row->run_what)
                 (void)hv_stores(hv, "run_what", newSVpv(row->run_what, 0));
             av_push(av, newRV_noinc((SV *)hv));

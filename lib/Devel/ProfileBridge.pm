@@ -22,6 +22,8 @@ my @LIMITS = qw(max_decompressed_bytes max_record_size max_stack_depth max_strin
 my @FORMATS = @{ _format_rows() };
 my @TARGETS = @{ _targets() };
 my %TARGET = map { $_->{name} => $_ } @TARGETS;
+# the formats whose decoders read a gzip-compressed file themselves
+my %READS_GZIP = map { $_->{name} => 1 } grep { $_->{reads_gzip} } @FORMATS;
 
 # the names of the targets that can $what (convert, merge, diff), in order
 sub _targets_for {
@@ -150,8 +152,8 @@ sub _check_not_input {
 # Every decoder reads a file it can open twice and seek in (detection, then
 # the decoder; Tachyon's tables sit at the end).  Standard input ("-"), a FIFO
 # or a device is read once, into an unlinked temporary file; a gzip-compressed
-# profile (magic 1f 8b: no profile format starts so) but pprof's (which the C
-# core inflates itself) is inflated into one,
+# profile (magic 1f 8b: no profile format starts so) but one whose decoder
+# inflates it itself (the row's reads_gzip) is inflated into one,
 # bounded by max_decompressed_bytes.  Returns (path to read, guard, name the
 # user gave); errors about the temporary file are re-thrown with that name.
 sub _input {
@@ -167,9 +169,9 @@ sub _input {
         my $n = read $peek, my $magic, 2;
         close $peek;
         return ($file, undef, $file) unless defined $n && $n == 2 && $magic eq "\x1f\x8b";
-        # pprof's profile.proto is gzipped by every writer: the C core reads
-        # the gzip member itself (twice, read_pprof.c), no copy needed
-        return ($file, undef, $file) if (_detect($file)->{format} // '') eq 'pprof';
+        # a format gzipped by every writer: its decoder reads the gzip member
+        # itself (through source.c), no copy needed
+        return ($file, undef, $file) if $READS_GZIP{ _detect($file)->{format} // '' };
     }
     require File::Temp;
     require File::Basename;
