@@ -252,37 +252,93 @@ static int sniff_folded(const unsigned char *p, size_t len, uint64_t file_size, 
     return 1;
 }
 
+/* ---- what conversions lose of each format (pb_loss, formats.h) ----------- */
+static const pb_loss no_losses[] = { { NULL, NULL, NULL, 0, NULL } };
+/* a chunk format: stack outputs keep subs and their time */
+static const pb_loss chunk_losses[] = {
+    { "statement (line) timings", "chunks:TIME_LINE", NULL, PB_LOSS_STACKS | PB_LOSS_LATE,
+      "*=stack outputs carry subs, not lines" },
+    { "caller -> callee call counts", "chunks:SUB_CALLERS", NULL, PB_LOSS_STACKS | PB_LOSS_LATE,
+      "*=stack outputs carry time, not call counts" },
+    { NULL, NULL, NULL, 0, NULL }
+};
+static const pb_loss easyprofiler_losses[] = {
+    { "value records (EASY_VALUE)", "comments:value *", NULL, 0,
+      "comments=kept as COMMENT chunks; nytprofhtml does not show them\n*=dropped" },
+    { "bookmarks", "keys:bookmark_#_pos_ns", NULL, 0, "attributes=kept as ATTRIBUTEs only\n*=dropped" },
+    { "context switches", "sum:thread_*_context_switches", NULL, 0, "*=only their count per thread survives" },
+    { NULL, NULL, NULL, 0, NULL }
+};
+static const pb_loss tachyon_losses[] = {
+    { "samples with thread-state flags (GIL held, on CPU, GC, exception)", "status:sample_status_counts",
+      "thread_status", 0,
+      "attributes=only their histogram survives (ATTRIBUTE sample_status_counts); {to_keep}\n*=dropped; {keepers}" },
+    /* --opcodes files: the instruction of each sample's innermost frame */
+    { "samples with an opcode (the instruction executing, --opcodes)", "attr:opcode_samples", "opcode", 0,
+      "*=dropped; {keepers}" },
+    /* what the profiler itself could not sample: no output can hold it */
+    { "samples the profiler failed to take (CPython's error_rate: % of its attempts)", "pct:profile_error_rate", NULL,
+      0, "attributes=not in the profile; the rate is kept as ATTRIBUTE profile_error_rate\n"
+         "*=not in the profile; only {where:attributes} keeps the rate (ATTRIBUTE profile_error_rate)" },
+    { "samples the profiler missed (CPython's missed_samples: % of the samples the run's length expects)",
+      "pct:profile_missed_samples", NULL, 0,
+      "attributes=sampling gaps are not in the profile; the rate is kept as ATTRIBUTE profile_missed_samples\n"
+      "*=sampling gaps are not in the profile; only {where:attributes} keeps the rate (ATTRIBUTE "
+      "profile_missed_samples)" },
+    { "line numbers (the samples' lines)", "chunks:TIME_LINE", "lines", PB_LOSS_STACKS | PB_LOSS_LATE,
+      "*=stacks are per sub; lines are lost" },
+    { NULL, NULL, NULL, 0, NULL }
+};
+static const pb_loss statprofiler_losses[] = {
+    { "op names (one per sample)", "sum:thread_#_samples", "op_names", 0, "*=kept only by {to}" },
+    { "section start/end events", "comments:statprofiler section start*|statprofiler section end*", "sections", 0,
+      "comments=kept as COMMENT chunks\n*=dropped" },
+    { "metadata entries", "keys:metadata:*", "metadata", 0, "attributes=kept as ATTRIBUTEs\n*=dropped" },
+    { "line numbers (the samples' lines)", "chunks:TIME_LINE", "lines", PB_LOSS_STACKS | PB_LOSS_LATE,
+      "*=stacks are per sub; lines are lost" },
+    { NULL, NULL, NULL, 0, NULL }
+};
+/* (program), (idle) and (garbage collector) stay frames of their own in every target */
+static const pb_loss v8_losses[] = {
+    { "column numbers of frames (callFrame.columnNumber)", "attr:v8_column_frames", NULL, 0,
+      "*=no target has columns; the line (lineNumber + 1) is kept" },
+    { "per-line hit counts (positionTicks entries)", "attr:v8_position_ticks", NULL, 0,
+      "*=a frame carries its function's line; the lines inside it are dropped" },
+    { NULL, NULL, NULL, 0, NULL }
+};
+
 /* ---- THE table (indexed by pb_format) ------------------------------------ */
 static const pb_format_row formats[PB_FMT_COUNT] = {
-    { PB_FMT_UNKNOWN, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL },
+    { PB_FMT_UNKNOWN, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL },
     { PB_FMT_NYTPROF, "nytprof", "NYTProf", sniff_nytprof, pb_read_nytprof, pb_read_nytprof_samples,
-      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS, "zlib", NULL, NULL, NULL, NULL, NULL, NULL, PB_LIB_BUILTIN, NULL, NULL },
+      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS, "zlib", NULL, NULL, NULL, NULL, NULL, NULL, PB_LIB_BUILTIN, NULL, NULL,
+      chunk_losses },
     { PB_FMT_PYNYTPROF, "pynytprof", "Pynytprof", sniff_pynytprof, pb_read_pynytprof, pb_read_pynytprof_samples,
       PB_YIELDS_CHUNKS | PB_YIELDS_STACKS, NULL, NULL, NULL, NULL, NULL, NULL, NULL, PB_LIB_BUILTIN, NULL,
-      "python" },
+      "python", chunk_losses },
     { PB_FMT_EASYPROFILER, "easyprofiler", "EasyProfiler", sniff_easyprofiler, pb_read_easyprofiler,
       pb_read_easyprofiler_stacks, PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SPANS | PB_YIELDS_NS_WEIGHTS,
-      NULL, NULL, NULL, NULL, NULL, NULL, NULL, PB_LIB_BUILTIN, NULL, "c" },
+      NULL, NULL, NULL, NULL, NULL, NULL, NULL, PB_LIB_BUILTIN, NULL, "c", easyprofiler_losses },
     { PB_FMT_TACHYON, "tachyon", "Tachyon", sniff_tachyon, pb_read_tachyon, pb_read_tachyon_samples,
       PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, "zstd", NULL, NULL, NULL, NULL, NULL, NULL,
-      PB_LIB_SOME_FILES, "compressed Tachyon files", "python" },
+      PB_LIB_SOME_FILES, "compressed Tachyon files", "python", tachyon_losses },
     { PB_FMT_STATPROFILER, "statprofiler", "StatProfiler", sniff_statprofiler, pb_read_statprofiler,
       pb_read_statprofiler_samples, PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, "snappy",
       pb_statprofiler_run, pb_statprofiler_free_list, pb_read_statprofiler_files, statprofiler_run_stacks,
       pb_statprofiler_expand, "Devel::StatProfiler traces", PB_LIB_EVERY_FILE, "StatProfiler traces",
-      "perl" },
+      "perl", statprofiler_losses },
     { PB_FMT_V8, "v8", "V8 .cpuprofile", sniff_v8, pb_read_v8, pb_read_v8_samples,
       PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, "yajl", NULL, NULL, NULL, NULL, NULL, NULL,
-      PB_LIB_EVERY_FILE, "V8 .cpuprofile files", "js" },
+      PB_LIB_EVERY_FILE, "V8 .cpuprofile files", "js", v8_losses },
     /* after every magic number: a sniffer that parses protobuf fields */
     { PB_FMT_PPROF, "pprof", "pprof", pb_pprof_sniff, pb_read_pprof, pb_read_pprof_samples,
       PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES | PB_READS_GZIP, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-      PB_LIB_BUILTIN, NULL, NULL },
+      PB_LIB_BUILTIN, NULL, NULL, no_losses },
     /* text: the last row, after every binary format; folded stacks name
      * any language's files */
     { PB_FMT_FOLDED, "folded", "folded stacks", sniff_folded, pb_read_folded, pb_read_folded_samples,
       PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-      PB_LIB_BUILTIN, NULL, "any" },
+      PB_LIB_BUILTIN, NULL, "any", no_losses },
 };
 
 const pb_format_row *pb_format_get(pb_format f)

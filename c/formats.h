@@ -102,6 +102,34 @@ enum {
                                * the Perl API makes no inflated copy of one (_format_rows' reads_gzip) */
 };
 
+/* What a conversion cannot carry of a format's files (losses() in the Perl
+ * API, which counts and words them: Devel::ProfileBridge::_losses_of).  A
+ * row lists its own rules; pb_losses_common (outputs.h) those of every
+ * format.  Notes are "tag=text" alternatives, one per line: the first tag
+ * the target keeps (pb_target.keeps, whole or in part) words it, "*" is the
+ * default.  In a text: {how} the matched tag's how; {keepers} the targets
+ * that keep the fact whole ("--to A keeps them (how)", "--to A (how) and
+ * --to B (how) keep them"), {to_keep} the same without how, {to} their
+ * --to list; {where:TAG} how the targets that keep TAG keep it; {attr:NAME}
+ * the input's ATTRIBUTE NAME. */
+typedef struct {
+    const char *what;   /* what is lost: "bookmarks" (NULL ends a list) */
+    /* how the input counts it: "attr:NAME" (an ATTRIBUTE's value), "pct:NAME"
+     * (a positive % value), "sum:GLOB" / "keys:GLOB" (the sum of / the number
+     * of ATTRIBUTEs whose key matches; * any text, # digits), "status:NAME"
+     * (the samples of a "k:count,..." histogram with k != 0),
+     * "comments:GLOB|GLOB" (COMMENTs that start so), "chunks:TAG" */
+    const char *count;
+    const char *fact;   /* a target that keeps it whole has no such loss; NULL: none does */
+    unsigned flags;     /* PB_LOSS_* */
+    const char *notes;
+} pb_loss;
+
+enum {
+    PB_LOSS_STACKS = 1, /* only the stack outputs (targets that consume stacks) lose it */
+    PB_LOSS_LATE = 2    /* listed after the common rules that are not late */
+};
+
 typedef struct {
     pb_format format;
     const char *name;   /* as in the API, the CLI and error messages: "tachyon" */
@@ -139,6 +167,8 @@ typedef struct {
      * "perl"): which files the presentation filter embeds (present.c); NULL
      * for NYTProf itself */
     const char *language;
+    /* what a conversion cannot carry of its files ({ NULL } ends it) */
+    const pb_loss *losses;
 } pb_format_row;
 
 enum { PB_LIB_BUILTIN = 0, PB_LIB_SOME_FILES, PB_LIB_EVERY_FILE };
