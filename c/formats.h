@@ -98,8 +98,10 @@ enum {
     PB_YIELDS_SPANS = 8,   /* timed spans (begin, end): speedscope's evented profiles */
     PB_YIELDS_NS_WEIGHTS = 16, /* its stacks' weights are ns already, not samples (ATTRIBUTE source_format
                                 * names the format: samples.h, pb_sample_facts_take) */
-    PB_READS_GZIP = 32        /* its decoder reads a gzip-compressed file itself (source.c's gzip view):
+    PB_READS_GZIP = 32,       /* its decoder reads a gzip-compressed file itself (source.c's gzip view):
                                * the Perl API makes no inflated copy of one (_format_rows' reads_gzip) */
+    PB_NO_SUB_LINES = 64      /* its subs come without definition lines: the presentation filter finds
+                               * them in the embedded source (def lines, present.c) */
 };
 
 /* What a conversion cannot carry of a format's files (losses() in the Perl
@@ -169,6 +171,10 @@ typedef struct {
     const char *language;
     /* what a conversion cannot carry of its files ({ NULL } ends it) */
     const pb_loss *losses;
+    /* the words of its header comment that its sniffer looks for ("Generated
+     * by <title>"), or NULL: the presentation filter rewords them ("Written by
+     * <title>, converted by ...") so that a converted file does not pass for one */
+    const char *banner;
 } pb_format_row;
 
 enum { PB_LIB_BUILTIN = 0, PB_LIB_SOME_FILES, PB_LIB_EVERY_FILE };
