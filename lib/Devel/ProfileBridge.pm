@@ -91,7 +91,7 @@ sub _check_opts {
         _usage("$what: progress must be a code reference");
     }
     if (defined $opts->{thread} && !length $opts->{thread}) {
-        _usage("$what: thread must be a thread id (or an EasyProfiler thread name), not ''");
+        _usage("$what: thread must be a thread id (or, where the format names its threads, a thread name), not ''");
     }
     for my $k (@LIMITS) {
         next unless defined $opts->{$k};
