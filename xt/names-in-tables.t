@@ -20,6 +20,17 @@ my @tgts = qw(collapsed pprof speedscope statprofiler dump);
 my %weak = map { $_ => 1 } qw(folded collapsed dump);
 # file => [ line regex, reason ]
 my %EXCEPT = (
+    # the public names of the dump target: the CLI's command and the API's call
+    'bin/profbridge' => [ [ qr/\bcmd_dump\b|\A(?:unless \$about|sub cmd_dump|Devel::ProfileBridge::dump_json)/,
+        'the CLI command "profbridge dump" (dump_json)' ] ],
+    'lib/Devel/ProfileBridge.pm' => [ [ qr/dump_json|\A_write\('dump'/, 'the public dump_json(): the dump target by name' ] ],
+    # Devel::ProfileBridge::StatProfilerWriter is that writer's own public
+    # API (Internals.pod, "THE TABLE OF TARGETS"), its XS and its errors
+    'lib/Devel/ProfileBridge/StatProfilerWriter.pm' => [ [ qr/statprofiler-writer/, 'StatProfilerWriter API' ] ],
+    # left to do: the dump's file driver (pb_convert_json_lines) belongs in a
+    # c/write_dump.c, apart from the JSON escaper json_lines.c shares
+    'c/json_lines.c' => [ [ qr/"dump"/, 'LEFT TO DO: the dump writer lives in json_lines.c' ] ],
+    'xs/ProfileBridge.xs' => [ [ qr/write_statprofiler\.h|statprofiler-writer/, 'StatProfilerWriter API' ] ],
 );
 sub strip_c {
     my ($s) = @_;
