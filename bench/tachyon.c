@@ -21,7 +21,7 @@
 #include "bench_common.h"
 #include <sys/resource.h>
 #include "fold_samples.h"
-#include "collapsed.h"
+#include "write_collapsed.h"
 
 int main(int argc, char **argv)
 {

@@ -753,7 +753,7 @@ pb_status pb_spans_span(pb_spans *f, uint32_t key, uint64_t begin_ns, uint64_t e
         return pb_fail(f->err, PB_ERR_LIMIT, offset,
                        f->max_depth < PB_SPANS_MAX_DEPTH
                            ? "block nesting is %u levels deep, more than max_stack_depth (%u)"
-                           : "block nesting is %u levels deep; the limit is %u (EasyProfiler's reader stops at 254)",
+                           : "block nesting is %u levels deep; the limit is %u, where the profiler's own reader stops",
                        height, f->max_depth);
     if (pb_grow((void **)&f->top, &f->top_cap, f->ntop + 1, sizeof *f->top))
         return oom(f, offset);

@@ -96,8 +96,40 @@ enum {
     PB_YIELDS_STACKS = 2,  /* stacks with weights for the stack outputs (collapsed, pprof, speedscope, merge) */
     PB_YIELDS_SAMPLES = 4, /* real stack samples with frames and lines: StatProfiler output can carry them */
     PB_YIELDS_SPANS = 8,   /* timed spans (begin, end): speedscope's evented profiles */
-    PB_YIELDS_NS_WEIGHTS = 16 /* its stacks' weights are ns already, not samples (ATTRIBUTE source_format
-                               * names the format: samples.h, pb_sample_facts_take) */
+    PB_YIELDS_NS_WEIGHTS = 16, /* its stacks' weights are ns already, not samples (ATTRIBUTE source_format
+                                * names the format: samples.h, pb_sample_facts_take) */
+    PB_READS_GZIP = 32,       /* its decoder reads a gzip-compressed file itself (source.c's gzip view):
+                               * the Perl API makes no inflated copy of one (_format_rows' reads_gzip) */
+    PB_NO_SUB_LINES = 64      /* its subs come without definition lines: the presentation filter finds
+                               * them in the embedded source (def lines, present.c) */
+};
+
+/* What a conversion cannot carry of a format's files (losses() in the Perl
+ * API, which counts and words them: Devel::ProfileBridge::_losses_of).  A
+ * row lists its own rules; pb_losses_common (outputs.h) those of every
+ * format.  Notes are "tag=text" alternatives, one per line: the first tag
+ * the target keeps (pb_target.keeps, whole or in part) words it, "*" is the
+ * default.  In a text: {how} the matched tag's how; {keepers} the targets
+ * that keep the fact whole ("--to A keeps them (how)", "--to A (how) and
+ * --to B (how) keep them"), {to_keep} the same without how, {to} their
+ * --to list; {where:TAG} how the targets that keep TAG keep it; {attr:NAME}
+ * the input's ATTRIBUTE NAME. */
+typedef struct {
+    const char *what;   /* what is lost: "bookmarks" (NULL ends a list) */
+    /* how the input counts it: "attr:NAME" (an ATTRIBUTE's value), "pct:NAME"
+     * (a positive % value), "sum:GLOB" / "keys:GLOB" (the sum of / the number
+     * of ATTRIBUTEs whose key matches; * any text, # digits), "status:NAME"
+     * (the samples of a "k:count,..." histogram with k != 0),
+     * "comments:GLOB|GLOB" (COMMENTs that start so), "chunks:TAG" */
+    const char *count;
+    const char *fact;   /* a target that keeps it whole has no such loss; NULL: none does */
+    unsigned flags;     /* PB_LOSS_* */
+    const char *notes;
+} pb_loss;
+
+enum {
+    PB_LOSS_STACKS = 1, /* only the stack outputs (targets that consume stacks) lose it */
+    PB_LOSS_LATE = 2    /* listed after the common rules that are not late */
 };
 
 typedef struct {
@@ -137,6 +169,12 @@ typedef struct {
      * "perl"): which files the presentation filter embeds (present.c); NULL
      * for NYTProf itself */
     const char *language;
+    /* what a conversion cannot carry of its files ({ NULL } ends it) */
+    const pb_loss *losses;
+    /* the words of its header comment that its sniffer looks for ("Generated
+     * by <title>"), or NULL: the presentation filter rewords them ("Written by
+     * <title>, converted by ...") so that a converted file does not pass for one */
+    const char *banner;
 } pb_format_row;
 
 enum { PB_LIB_BUILTIN = 0, PB_LIB_SOME_FILES, PB_LIB_EVERY_FILE };

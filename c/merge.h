@@ -4,7 +4,7 @@
  * through chunk_stacks.c; a StatProfiler run counts as one input) is decoded through the sample
  * driver (formats.c) into ONE consumer: the fold that writes
  * nytprof.out (fold_samples.h, through present.h), the collapsed writer
- * (collapsed.h), the pprof writer (write_pprof.h) or the speedscope writer
+ * (write_collapsed.h), the pprof writer (write_pprof.h) or the speedscope writer
  * (write_speedscope.h).  Between them sits a
  * sample sink that
  *   - puts every weight in nanoseconds: a sample stands for its input's

@@ -7,7 +7,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "collapsed.h"
+#include "write_collapsed.h"
 #include "convert.h"
 #include "convert_samples.h"
 #include "json_lines.h"
@@ -88,19 +88,33 @@ static pb_status dump_convert(pb_write_req *rq, pb_error *err)
 static const pb_target targets[] = {
     { "nytprof", "nytprof output", PB_YIELDS_CHUNKS,
       PB_TO_CONVERT | PB_TO_DEFAULT | PB_TO_STDOUT | PB_TO_COMPRESS | PB_TO_SOURCE | PB_TO_SALVAGE, NULL, NULL,
-      CHUNKS(nytprof), NULL, NULL },
+      CHUNKS(nytprof), NULL, NULL,
+      "attributes=nytprof.out;comments;lines;~wall_clock=ATTRIBUTE run_wall_clock_sec" },
     { "collapsed", "collapsed output", PB_YIELDS_STACKS,
       PB_TO_CONVERT | PB_TO_DIFF_DEFAULT | PB_TO_STDOUT | PB_TO_MERGE_STDOUT, NULL, "the output is empty",
-      STACKS(collapsed), NULL, collapsed_diff },
+      STACKS(collapsed), NULL, collapsed_diff, "" },
     { "statprofiler", "StatProfiler output", PB_YIELDS_SAMPLES, PB_TO_CONVERT | PB_TO_FILES, "snappy",
-      "the trace holds none", OWN, statprofiler_convert, NULL },
+      "the trace holds none", OWN, statprofiler_convert, NULL,
+      "opcode=op name;op_names;sections;metadata;lines;wall_clock" },
     { "pprof", "pprof output", PB_YIELDS_STACKS, PB_TO_CONVERT | PB_TO_STDOUT | PB_TO_MERGE_STDOUT, NULL,
-      "the output is empty", STACKS(pprof), NULL, pprof_diff },
+      "the output is empty", STACKS(pprof), NULL, pprof_diff,
+      "thread_status=label thread_status;opcode=label opcode;lines;~wall_clock=duration_nanos" },
     { "speedscope", "speedscope output", PB_YIELDS_STACKS, PB_TO_CONVERT | PB_TO_STDOUT | PB_TO_MERGE_STDOUT, NULL,
-      "the output is empty", STACKS(speedscope), NULL, NULL },
-    { "dump", "dump", PB_YIELDS_CHUNKS, PB_TO_STDOUT, NULL, NULL, OWN, dump_convert, NULL },
+      "the output is empty", STACKS(speedscope), NULL, NULL, "" },
+    { "dump", "dump", PB_YIELDS_CHUNKS, PB_TO_STDOUT, NULL, NULL, OWN, dump_convert, NULL, "" },
 };
 #define N_TARGETS (sizeof targets / sizeof targets[0])
+
+/* what every format's files lose (outputs.h), around each row's own rules */
+const pb_loss pb_losses_common[] = {
+    /* sampled input: reports count samples x interval, not the clock */
+    { "the run's wall-clock length, s", "attr:run_wall_clock_sec", "wall_clock", 0,
+      "wall_clock=reports show the sampled time, {attr:sampled_time_sec} s (samples x interval); the wall clock is "
+      "{how}\n*=reports show the sampled time, {attr:sampled_time_sec} s (samples x interval); dropped" },
+    { "embedded source lines", "chunks:SRC_LINE", NULL, PB_LOSS_STACKS | PB_LOSS_LATE,
+      "*=no stack output carries source" },
+    { NULL, NULL, NULL, 0, NULL }
+};
 
 const pb_target *pb_target_at(size_t i) { return i < N_TARGETS ? &targets[i] : NULL; }
 

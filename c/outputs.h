@@ -81,6 +81,10 @@ struct pb_target {
     pb_status (*convert)(pb_write_req *rq, pb_error *err);
     /* the difference of in[0] (before) and in[1] (after); NULL: none */
     pb_status (*diff)(pb_write_req *rq, pb_error *err);
+    /* what it keeps of an input, for losses() (pb_loss, formats.h): tags
+     * separated by ';', each "fact" or "fact=how" (kept whole: the input
+     * loses nothing of it) or "~fact=how" (kept in part: a note may say how) */
+    const char *keeps;
 };
 
 /* the rows in order (NULL past the last), and by name (NULL: none) */
@@ -95,6 +99,9 @@ pb_status pb_write(const pb_target *t, pb_write_mode mode, pb_write_req *rq, pb_
 void pb_write_req_init(pb_write_req *rq);
 /* free rq's names */
 void pb_write_free(pb_write_req *rq);
+
+/* what every format's files lose (pb_loss, formats.h; { NULL } ends it) */
+extern const pb_loss pb_losses_common[];
 
 /* the diff of the pprof row (pb_merge_diff, merge.h) */
 pb_status pb_diff_pprof(const char *before, const char *after, const pb_options *opt, const char *out_path,

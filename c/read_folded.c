@@ -2,7 +2,7 @@
  * input of flamegraph.pl, written by the stackcollapse-*.pl scripts,
  * inferno, py-spy --format raw, rbspy, nytprofcalls, CPython's
  * `python -m profiling.sampling replay --collapsed` and our own
- * `--to collapsed` (collapsed.h).
+ * `--to collapsed` (write_collapsed.h).
  *
  * One stack per line, root first, frames separated by ';', then white space
  * and the stack's weight, an integer:

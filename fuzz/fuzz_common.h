@@ -44,7 +44,7 @@
 #include "write_nytprof.h"
 #include "present.h"
 #include "fold_samples.h"
-#include "collapsed.h"
+#include "write_collapsed.h"
 #include "write_pprof.h"
 #include "write_speedscope.h"
 #include "convert.h"

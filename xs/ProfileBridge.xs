@@ -979,6 +979,24 @@ static void floor_pattern(const UV *w, pb_tag *pat, size_t n)
     }
 }
 
+/* a list of loss rules (pb_loss, formats.h) as [ { what, count, fact,
+ * stacks, late, notes } ] for losses() */
+static SV *losses_rv(pTHX_ const pb_loss *l)
+{
+    AV *av = newAV();
+    for (; l && l->what; l++) {
+        HV *hv = newHV();
+        (void)hv_stores(hv, "what", newSVpv(l->what, 0));
+        (void)hv_stores(hv, "count", newSVpv(l->count, 0));
+        (void)hv_stores(hv, "fact", l->fact ? newSVpv(l->fact, 0) : newSV(0));
+        (void)hv_stores(hv, "stacks", newSViv(!!(l->flags & PB_LOSS_STACKS)));
+        (void)hv_stores(hv, "late", newSViv(!!(l->flags & PB_LOSS_LATE)));
+        (void)hv_stores(hv, "notes", newSVpv(l->notes, 0));
+        av_push(av, newRV_noinc((SV *)hv));
+    }
+    return newRV_noinc((SV *)av);
+}
+
 MODULE = Devel::ProfileBridge    PACKAGE = Devel::ProfileBridge    PREFIX = pbxs_
 
 PROTOTYPES: DISABLE
@@ -1159,9 +1177,18 @@ pbxs__targets()
             (void)hv_stores(hv, "files", newSViv(!!(t->flags & PB_TO_FILES)));
             (void)hv_stores(hv, "library", t->library ? newSVpv(t->library, 0) : newSV(0));
             (void)hv_stores(hv, "empty", t->empty ? newSVpv(t->empty, 0) : newSV(0));
+            (void)hv_stores(hv, "keeps", newSVpv(t->keeps ? t->keeps : "", 0));
             av_push(av, newRV_noinc((SV *)hv));
         }
         RETVAL = newRV_noinc((SV *)av);
+    OUTPUT:
+        RETVAL
+
+SV *
+pbxs__common_losses()
+    CODE:
+        /* what every format's files lose (c/outputs.c) */
+        RETVAL = losses_rv(aTHX_ pb_losses_common);
     OUTPUT:
         RETVAL
 
@@ -1201,6 +1228,8 @@ pbxs__format_rows()
             if (row->library_note)
                 (void)hv_stores(hv, "library_note", newSVpv(row->library_note, 0));
             (void)hv_stores(hv, "runs", newSViv(row->run_chunks != NULL));
+            (void)hv_stores(hv, "reads_gzip", newSViv(!!(row->yields & PB_READS_GZIP)));
+            (void)hv_stores(hv, "losses", losses_rv(aTHX_ row->losses));
             if (row->run_what)
                 (void)hv_stores(hv, "run_what", newSVpv(row->run_what, 0));
             av_push(av, newRV_noinc((SV *)hv));

@@ -22,6 +22,8 @@ my @LIMITS = qw(max_decompressed_bytes max_record_size max_stack_depth max_strin
 my @FORMATS = @{ _format_rows() };
 my @TARGETS = @{ _targets() };
 my %TARGET = map { $_->{name} => $_ } @TARGETS;
+# the formats whose decoders read a gzip-compressed file themselves
+my %READS_GZIP = map { $_->{name} => 1 } grep { $_->{reads_gzip} } @FORMATS;
 
 # the names of the targets that can $what (convert, merge, diff), in order
 sub _targets_for {
@@ -89,7 +91,7 @@ sub _check_opts {
         _usage("$what: progress must be a code reference");
     }
     if (defined $opts->{thread} && !length $opts->{thread}) {
-        _usage("$what: thread must be a thread id (or an EasyProfiler thread name), not ''");
+        _usage("$what: thread must be a thread id (or, where the format names its threads, a thread name), not ''");
     }
     for my $k (@LIMITS) {
         next unless defined $opts->{$k};
@@ -150,8 +152,8 @@ sub _check_not_input {
 # Every decoder reads a file it can open twice and seek in (detection, then
 # the decoder; Tachyon's tables sit at the end).  Standard input ("-"), a FIFO
 # or a device is read once, into an unlinked temporary file; a gzip-compressed
-# profile (magic 1f 8b: no profile format starts so) but pprof's (which the C
-# core inflates itself) is inflated into one,
+# profile (magic 1f 8b: no profile format starts so) but one whose decoder
+# inflates it itself (the row's reads_gzip) is inflated into one,
 # bounded by max_decompressed_bytes.  Returns (path to read, guard, name the
 # user gave); errors about the temporary file are re-thrown with that name.
 sub _input {
@@ -167,9 +169,9 @@ sub _input {
         my $n = read $peek, my $magic, 2;
         close $peek;
         return ($file, undef, $file) unless defined $n && $n == 2 && $magic eq "\x1f\x8b";
-        # pprof's profile.proto is gzipped by every writer: the C core reads
-        # the gzip member itself (twice, read_pprof.c), no copy needed
-        return ($file, undef, $file) if (_detect($file)->{format} // '') eq 'pprof';
+        # a format gzipped by every writer: its decoder reads the gzip member
+        # itself (through source.c), no copy needed
+        return ($file, undef, $file) if $READS_GZIP{ _detect($file)->{format} // '' };
     }
     require File::Temp;
     require File::Basename;
@@ -645,94 +647,107 @@ sub _info_losses {
     });
 }
 
-# losses() of a resolved input path
+# losses() of a resolved input path: the format row's loss rules and the
+# common ones (c/formats.c, c/outputs.c), counted in one read and worded for
+# the target's row (what it keeps)
 sub _losses_of {
     my ($path, $to, %opts) = @_;
-    my (%a, %n);
-    my $stacks_only = $to =~ /\A(?:collapsed|pprof|speedscope)\z/;
     require Devel::ProfileBridge::ReadStream;
-    my $fmt;
-    {
-        $fmt = _detect($path)->{format} // '';
-        &Devel::ProfileBridge::ReadStream::for_chunks({
-            ATTRIBUTE => sub {
-                my (undef, $k, $v) = @_;
-                if    ($k =~ /\Abookmark_\d+_pos_ns\z/)    { $n{bookmarks}++ }
-                elsif ($k =~ /\Athread_.*_context_switches\z/) { $n{context_switches} += $v }
-                elsif ($k =~ /\Ametadata:/)                { $n{metadata}++ }
-                elsif ($k =~ /\Athread_\d+_samples\z/)     { $n{samples} += $v }
-                else                                       { $a{$k} = $v }
-            },
-            COMMENT => sub {
-                if    ($_[1] =~ /\Avalue /)                        { $n{values}++ }
-                elsif ($_[1] =~ /\Astatprofiler section (?:start|end)/) { $n{sections}++ }
-            },
-            TIME_LINE   => sub { $n{lines}++ },
-            SUB_CALLERS => sub { $n{edges}++ },
-            SRC_LINE    => sub { $n{src}++ },
-        }, filename => $path, quiet => 1, %opts);
+    my $fmt = _detect($path)->{format} // '';
+    my ($row) = grep { $_->{name} eq $fmt } @FORMATS;
+    my @own = $row ? @{ $row->{losses} } : ();
+    my @common = @{ _common_losses() };
+    my @rules = ((grep { !$_->{late} } @own, @common), (grep { $_->{late} } @own), (grep { $_->{late} } @common));
+    my (%a, %n, @attr_counts, @comment_counts, %chunk_counts);
+    for my $i (0 .. $#rules) {
+        my ($kind, $arg) = split /:/, $rules[$i]{count}, 2;
+        if ($kind eq 'sum' || $kind eq 'keys') { push @attr_counts, [ $i, $kind eq 'sum', _loss_glob($arg) ] }
+        elsif ($kind eq 'comments') { push @comment_counts, [ $i, _loss_glob($arg) ] }
+        elsif ($kind eq 'chunks')   { push @{ $chunk_counts{$arg} }, $i }
     }
+    my %cb = (
+        ATTRIBUTE => sub {
+            my (undef, $k, $v) = @_;
+            $a{$k} = $v;
+            $_->[1] ? ($n{ $_->[0] } += $v) : $n{ $_->[0] }++ for grep { $k =~ $_->[2] } @attr_counts;
+        },
+        COMMENT => sub { $n{ $_->[0] }++ for grep { $_[1] =~ $_->[1] } @comment_counts },
+    );
+    for my $tag (keys %chunk_counts) {
+        my @i = @{ $chunk_counts{$tag} };
+        $cb{$tag} = sub { $n{$_}++ for @i };
+    }
+    &Devel::ProfileBridge::ReadStream::for_chunks(\%cb, filename => $path, quiet => 1, %opts);
+    my $t = $TARGET{$to};
+    my $keeps = _keeps($t);
+    my $stack_output = grep { $_ eq 'stacks' } @{ $t->{consumes} };
     my @l;
-    my $add = sub { my ($what, $count, $note) = @_; push @l, { what => $what, count => $count, note => $note } if $count };
-    if ($fmt eq 'tachyon') {
-        my $st = 0;
-        for (split /,/, $a{sample_status_counts} // '') { my ($k, $c) = split /:/; $st += $c if $k }
-        # pprof carries them as sample labels (thread_status), StatProfiler has no place for them
-        $add->('samples with thread-state flags (GIL held, on CPU, GC, exception)', $st,
-            $to eq 'nytprof' ? 'only their histogram survives (ATTRIBUTE sample_status_counts); --to pprof keeps them'
-                             : 'dropped; --to pprof keeps them (label thread_status)') if $to ne 'pprof';
-        # --opcodes files: the instruction of each sample's innermost frame
-        $add->('samples with an opcode (the instruction executing, --opcodes)', $a{opcode_samples} // 0,
-            'dropped; --to pprof (label opcode) and --to statprofiler (op name) keep them')
-            if $to !~ /\A(?:pprof|statprofiler)\z/;
-        # what the profiler itself could not sample: no output can hold it
-        my $pct = sub { my $v = $a{ $_[0] }; defined $v && $v =~ /\A[0-9.eE+-]+\z/ && $v > 0 ? "$v%" : 0 };
-        $add->('samples the profiler failed to take (CPython\'s error_rate: % of its attempts)',
-            $pct->('profile_error_rate'),
-            'not in the profile; ' . ($to eq 'nytprof' ? 'the rate is kept as ATTRIBUTE profile_error_rate'
-                                                         : 'only nytprof.out keeps the rate (ATTRIBUTE profile_error_rate)'));
-        $add->('samples the profiler missed (CPython\'s missed_samples: % of the samples the run\'s length expects)',
-            $pct->('profile_missed_samples'),
-            'sampling gaps are not in the profile; ' . ($to eq 'nytprof'
-                ? 'the rate is kept as ATTRIBUTE profile_missed_samples'
-                : 'only nytprof.out keeps the rate (ATTRIBUTE profile_missed_samples)'));
+    for my $i (0 .. $#rules) {
+        my $r = $rules[$i];
+        next if $r->{stacks} && !$stack_output;
+        next if defined $r->{fact} && $keeps->{ $r->{fact} } && $keeps->{ $r->{fact} }{whole};
+        my ($kind, $arg) = split /:/, $r->{count}, 2;
+        my $count = $kind eq 'attr' ? $a{$arg} // 0
+            : $kind eq 'pct' ? do { my $v = $a{$arg}; defined $v && $v =~ /\A[0-9.eE+-]+\z/ && $v > 0 ? "$v%" : 0 }
+            : $kind eq 'status' ? do {
+                my $st = 0;
+                for (split /,/, $a{$arg} // '') { my ($k, $c) = split /:/; $st += $c if $k }
+                $st;
+            }
+            : $n{$i} // 0;
+        next unless $count;
+        push @l, { what => $r->{what}, count => $count, note => _loss_note($r, $keeps, \%a) };
     }
-    elsif ($fmt eq 'easyprofiler') {
-        $add->('value records (EASY_VALUE)', $n{values},
-            $to eq 'nytprof' ? 'kept as COMMENT chunks; nytprofhtml does not show them' : 'dropped');
-        $add->('bookmarks', $n{bookmarks}, $to eq 'nytprof' ? 'kept as ATTRIBUTEs only' : 'dropped');
-        $add->('context switches', $n{context_switches}, 'only their count per thread survives');
-    }
-    elsif ($fmt eq 'statprofiler') {
-        $add->('op names (one per sample)', $n{samples}, 'kept only by --to statprofiler') if $to ne 'statprofiler';
-        $add->('section start/end events', $n{sections}, $to eq 'nytprof' ? 'kept as COMMENT chunks' : 'dropped')
-            if $to ne 'statprofiler';
-        $add->('metadata entries', $n{metadata}, $to eq 'nytprof' ? 'kept as ATTRIBUTEs' : 'dropped')
-            if $to ne 'statprofiler';
-    }
-    elsif ($fmt eq 'v8') {
-        # (program), (idle) and (garbage collector) stay frames of their own in every target
-        $add->('column numbers of frames (callFrame.columnNumber)', $a{v8_column_frames} // 0,
-            'no target has columns; the line (lineNumber + 1) is kept');
-        $add->('per-line hit counts (positionTicks entries)', $a{v8_position_ticks} // 0,
-            'a frame carries its function\'s line; the lines inside it are dropped');
-    }
-    if (defined $a{run_wall_clock_sec} && $to ne 'statprofiler') {
-        # sampled input: reports count samples x interval, not the clock
-        $add->('the run\'s wall-clock length, s', $a{run_wall_clock_sec},
-            "reports show the sampled time, $a{sampled_time_sec} s (samples x interval); "
-            . ($to eq 'nytprof' ? 'the wall clock is ATTRIBUTE run_wall_clock_sec'
-                : $to eq 'pprof' ? 'the wall clock is duration_nanos' : 'dropped'));
-    }
-    if ($stacks_only && $fmt =~ /\A(?:nytprof|pynytprof)\z/) {
-        $add->('statement (line) timings', $n{lines}, 'stack outputs carry subs, not lines');
-        $add->('caller -> callee call counts', $n{edges}, 'stack outputs carry time, not call counts');
-    }
-    if ($to =~ /\A(?:collapsed|speedscope)\z/ && $fmt =~ /\A(?:tachyon|statprofiler)\z/) {
-        $add->('line numbers (the samples\' lines)', $n{lines}, 'stacks are per sub; lines are lost');
-    }
-    $add->('embedded source lines', $n{src}, 'no stack output carries source') if $stacks_only;
     return \@l;
+}
+
+# a placeholder's text: {attr:NAME}, {where:TAG} or one of %$v
+sub _loss_fill {
+    my ($k, $arg, $v, $attrs) = @_;
+    return $attrs->{$arg} // '' if $k eq 'attr';
+    return join ' and ', map { _keeps($_)->{$arg}{how} // $_->{name} } grep { _keeps($_)->{$arg} } @TARGETS
+        if $k eq 'where';
+    return $v->{$k} // '';
+}
+
+# a count's key pattern: * any text, # digits, | alternatives; the whole text
+sub _loss_glob {
+    my $re = join '|', map { join '', map { $_ eq '*' ? '.*' : $_ eq '#' ? '\d+' : quotemeta } split /([*#])/ }
+        split /\|/, $_[0];
+    return qr/\A(?:$re)\z/s;
+}
+
+# what target row $t keeps: { fact => { whole => 0|1, how => text } }
+sub _keeps {
+    my ($t) = @_;
+    return $t->{_keeps} //= { map {
+        my ($part, $fact, $how) = /\A(~?)([^=]+)(?:=(.*))?\z/s;
+        ($fact => { whole => !$part, how => $how });
+    } grep { length } split /;/, $t->{keeps} };
+}
+
+# the note of rule $r for a target that keeps %$keeps: its first alternative
+# whose tag the target keeps, placeholders filled
+sub _loss_note {
+    my ($r, $keeps, $attrs) = @_;
+    my ($tag, $text);
+    for (split /\n/, $r->{notes}) {
+        ($tag, $text) = /\A([^=]+)=(.*)\z/s;
+        last if $tag eq '*' || $keeps->{$tag};
+    }
+    my @k = sort { $a->{name} cmp $b->{name} } grep {
+        my $kp = _keeps($_)->{ $r->{fact} // '' }; $kp && $kp->{whole} } @TARGETS;
+    my $how = sub { my $h = _keeps($_[0])->{ $r->{fact} }{how}; defined $h ? " ($h)" : '' };
+    my $to = join ' and ', map { "--to $_->{name}" } @k;
+    my %v = (
+        how => $tag ne '*' ? $keeps->{$tag}{how} // '' : '',
+        to => $to,
+        to_keep => $to . (@k == 1 ? ' keeps them' : ' keep them'),
+        keepers => @k == 1 ? "--to $k[0]{name} keeps them" . $how->($k[0])
+            : join(' and ', map { "--to $_->{name}" . $how->($_) } @k) . ' keep them',
+    );
+    $text =~ s/\{(\w+)(?::([^\}]*))?\}/_loss_fill($1, $2, \%v, $attrs)/ge;
+    return $text;
 }
 
 sub diff {

@@ -18,7 +18,7 @@
 #include <unistd.h>
 #include "pb.h"
 #include "formats.h"
-#include "collapsed.h"
+#include "write_collapsed.h"
 #include "tap.h"
 
 /* the collapsed stacks of path (or of its bytes in memory) as a string */

@@ -18,7 +18,7 @@
 #include <zstd.h>
 #include "pb.h"
 #include "fold_samples.h"
-#include "collapsed.h"
+#include "write_collapsed.h"
 #include "tap.h"
 #include "harness.h"
 

@@ -1,8 +1,8 @@
-/* collapsed.c - stack samples -> collapsed stacks (see collapsed.h). */
+/* write_collapsed.c - stack samples -> collapsed stacks (see write_collapsed.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "collapsed.h"
+#include "write_collapsed.h"
 #include "output.h"
 #include "model.h"
 #include "util.h"

@@ -1,4 +1,4 @@
-/* collapsed.h - stack samples -> collapsed stacks (flamegraph.pl input).
+/* write_collapsed.h - stack samples -> collapsed stacks (flamegraph.pl input).
  *
  * One line per distinct stack per thread:
  *     tid:<thread label>;<sub>;<sub>;...;<sub> <samples>
@@ -9,8 +9,8 @@
  * are dropped (as CPython does).  Memory grows with distinct stacks, never
  * with the number of samples.
  */
-#ifndef PB_COLLAPSED_H
-#define PB_COLLAPSED_H
+#ifndef PB_WRITE_COLLAPSED_H
+#define PB_WRITE_COLLAPSED_H
 
 #include <stdio.h>
 #include "fold_samples.h"
