@@ -755,3 +755,70 @@ void pb_fold_free(pb_fold *f)
     pb_sink_undefer(f->out, f);
     free(f);
 }
+
+/* ---- a sampling decoder's entry points ---------------------------------- */
+typedef struct {
+    const pb_fold_decoder *dec;
+    pb_options opt;
+    union { void *p; uint64_t u; long double d; } state[]; /* dec->size bytes */
+} decode_job;
+
+static void decode_job_free(void *p)
+{
+    decode_job *j = (decode_job *)p;
+    j->dec->free(j->state);
+    free(j);
+}
+
+static decode_job *decode_job_new(const pb_fold_decoder *dec, pb_source *src, const pb_options *opt,
+                                  pb_sink *sink, pb_error *err)
+{
+    decode_job *j = (decode_job *)malloc(sizeof *j + dec->size);
+    if (!j) {
+        pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
+        return NULL;
+    }
+    j->dec = dec;
+    pb_options_copy(&j->opt, opt);
+    memset(j->state, 0, dec->size);
+    dec->init(j->state, src, &j->opt, sink, err);
+    return j;
+}
+
+pb_status pb_fold_decode(pb_source *src, const pb_options *opt, pb_sink *sink, const pb_fold_decoder *dec,
+                         pb_error *err)
+{
+    pb_fold_config cfg = dec->cfg;
+    pb_fold *fold = NULL;
+    pb_status st = PB_OK;
+    decode_job *j = decode_job_new(dec, src, opt, sink, err);
+    if (!j)
+        return err->status;
+    pb_sink_defer(sink, decode_job_free, j);
+    if (dec->prepare)
+        st = dec->prepare(j->state, &cfg);
+    if (st == PB_OK && !(fold = pb_fold_new(&cfg, sink, err)))
+        st = err->status;
+    if (st == PB_OK)
+        st = dec->run(j->state, pb_fold_sample_sink(fold));
+    pb_fold_free(fold);
+    pb_sink_undefer(sink, j);
+    decode_job_free(j);
+    return st;
+}
+
+pb_status pb_sample_decode(pb_source *src, const pb_options *opt, pb_sample_sink *out, const pb_fold_decoder *dec,
+                           pb_error *err)
+{
+    pb_fold_config cfg = dec->cfg;
+    pb_status st = PB_OK;
+    decode_job *j = decode_job_new(dec, src, opt, NULL, err);
+    if (!j)
+        return err->status;
+    if (dec->prepare)
+        st = dec->prepare(j->state, &cfg);
+    if (st == PB_OK)
+        st = dec->run(j->state, out);
+    decode_job_free(j);
+    return st;
+}

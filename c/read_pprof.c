@@ -1185,8 +1185,9 @@ static int sample_field(pr *r, const top *t)
 }
 
 /* ---- the decoder ------------------------------------------------------------------- */
-static void pr_free(pr *r)
+static void pr_free(void *p)
 {
+    pr *r = (pr *)p;
     size_t i;
     for (i = 0; i < r->nthreads; i++)
         PB_FREE_ALL(r->threads[i].label, r->threads[i].pid);
@@ -1196,9 +1197,10 @@ static void pr_free(pr *r)
     pb_index_free(&r->tloc);
 }
 
-static void pr_init(pr *r, pb_source *src, const pb_options *opt, pb_error *err)
+static void pr_init(void *p, pb_source *src, const pb_options *opt, pb_sink *warn_sink, pb_error *err)
 {
-    memset(r, 0, sizeof *r);
+    pr *r = (pr *)p;
+    (void)warn_sink;
     r->s = src;
     r->err = err;
     r->opt = opt;
@@ -1218,9 +1220,11 @@ static pb_status open_pass(pr *r)
 }
 
 /* pass 1: the tables (and the checks they allow) */
-static pb_status prepare(pr *r)
+static pb_status prepare(void *p, pb_fold_config *cfg)
 {
+    pr *r = (pr *)p;
     pb_status st;
+    (void)cfg;
     if ((st = open_pass(r)) != PB_OK || (st = each_top(r, table_field)) != PB_OK)
         return st;
     if (r->nstr == 0)
@@ -1233,9 +1237,11 @@ static pb_status prepare(pr *r)
 }
 
 /* pass 2: the samples, into r->out */
-static pb_status run(pr *r)
+static pb_status run(void *p, pb_sample_sink *out)
 {
+    pr *r = (pr *)p;
     pb_status st;
+    r->out = out;
     if ((st = head_attributes(r)) != PB_OK || (st = each_top(r, sample_field)) != PB_OK)
         return st;
     if (r->opt->have_thread) {
@@ -1261,58 +1267,18 @@ static pb_status run(pr *r)
     return r->out->finish(r->out);
 }
 
-pb_status pb_read_pprof_samples(pb_source *src, const pb_options *opt_in, pb_sample_sink *out, pb_error *err)
+/* ticks: ns, or one unit of a count or size as 1 ns; nytprof.out's time is the sampled time */
+static const pb_fold_decoder pprof_decoder = {sizeof(pr), pr_init, prepare, run, pr_free,
+    {.source_format = "pprof", .ticks_per_sec = 1000000000u, .ticks_per_weight = 1, .sampled_spans = 1}};
+
+pb_status pb_read_pprof_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err)
 {
-    pr r;
-    pb_status st;
-    pb_options opt;
-    pb_options_copy(&opt, opt_in);
-    pr_init(&r, src, &opt, err);
-    r.out = out;
-    st = prepare(&r);
-    if (st == PB_OK)
-        st = run(&r);
-    pr_free(&r);
-    return st;
+    return pb_sample_decode(src, opt, out, &pprof_decoder, err);
 }
 
-static void pr_cleanup(void *p)
+pb_status pb_read_pprof(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
 {
-    pr_free((pr *)p);
-    free(p);
-}
-
-pb_status pb_read_pprof(pb_source *src, const pb_options *opt_in, pb_sink *sink, pb_error *err)
-{
-    pr *r;
-    pb_status st;
-    pb_options opt;
-    pb_fold_config cfg;
-    pb_fold *fold = NULL;
-    pb_options_copy(&opt, opt_in);
-    /* on the heap, so that a consumer that never returns can release it */
-    if (!(r = (pr *)malloc(sizeof *r)))
-        return pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
-    pr_init(r, src, &opt, err);
-    pb_sink_defer(sink, pr_cleanup, r);
-    st = prepare(r);
-    if (st == PB_OK) {
-        memset(&cfg, 0, sizeof cfg);
-        cfg.source_format = "pprof";
-        cfg.ticks_per_sec = 1000000000u; /* ns, or one unit of a count or size as 1 ns */
-        cfg.ticks_per_weight = 1;
-        cfg.sampled_spans = 1;           /* nytprof.out's time is the sampled time */
-        if (!(fold = pb_fold_new(&cfg, sink, err)))
-            st = err->status;
-    }
-    if (st == PB_OK) {
-        r->out = pb_fold_sample_sink(fold);
-        st = run(r);
-    }
-    pb_fold_free(fold);
-    pb_sink_undefer(sink, r);
-    pr_cleanup(r);
-    return st;
+    return pb_fold_decode(src, opt, sink, &pprof_decoder, err);
 }
 
 /* ---- detection ------------------------------------------------------------------------ */
