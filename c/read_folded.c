@@ -257,15 +257,7 @@ static void python_names(fr *r, const char *file, size_t flen, const char *func,
     }
     memcpy(r->buf2, file + b, e - b);
     pf->package = pb_str_make(r->buf2, e - b, u8);
-    w = e - b;
-    for (i = 0; i < fnlen; i++) {
-        if (func[i] == '.') {
-            r->buf2[w++] = ':';
-            r->buf2[w++] = ':';
-        } else {
-            r->buf2[w++] = func[i];
-        }
-    }
+    w = e - b + pb_sep_to_colons(r->buf2 + (e - b), func, fnlen, '.');
     pf->name = pb_str_make(r->buf2 + (e - b), w - (e - b), u8);
 }
 
