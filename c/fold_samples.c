@@ -706,35 +706,6 @@ done:
     return st;
 }
 
-static void fold_cleanup(void *p) { pb_fold_free((pb_fold *)p); }
-
-static const pb_sample_sink sink_calls = {.attribute = ss_attribute, .frame = ss_frame, .thread = ss_thread, .sample = ss_sample, .note = ss_note, .finish = ss_finish};
-
-pb_fold *pb_fold_new(const pb_fold_config *cfg, pb_sink *out, pb_error *err)
-{
-    pb_fold *f = (pb_fold *)pb_new_zeroed(sizeof *f, err);
-    if (!f)
-        return NULL;
-    f->cfg = *cfg;
-    if (!f->cfg.ticks_per_sec)
-        f->cfg.ticks_per_sec = 1000000;
-    f->out = out;
-    f->err = err;
-    pb_model_init(&f->m, out, err, "out of memory while folding samples");
-    pb_sample_sink_init(&f->ss, &sink_calls, f, err, out ? out->cleanups : NULL);
-    if (f->cfg.ticks_per_weight > (uint64_t)INT32_MAX) {
-        pb_fail(err, PB_ERR_UNSUPPORTED, 0,
-                "sample interval of %llu ticks does not fit NYTProf's 32-bit tick counts",
-                (unsigned long long)f->cfg.ticks_per_weight);
-        free(f);
-        return NULL;
-    }
-    pb_sink_defer(out, fold_cleanup, f);
-    return f;
-}
-
-pb_sample_sink *pb_fold_sample_sink(pb_fold *f) { return &f->ss; }
-
 void pb_fold_free(pb_fold *f)
 {
     size_t i;
@@ -746,15 +717,37 @@ void pb_fold_free(pb_fold *f)
     }
     PB_FREE_ALL(f->frames, f->self_w, f->calls, f->nthread, f->threads, f->namebuf, f->filebuf, f->fin_total,
                 f->fin_byorder);
-    pb_model_free(&f->m);
-    pb_index_free(&f->tframes);
-    pb_mtrie_free(&f->nodes);
-    pb_index_free(&f->tthreads);
-    pb_mwalk_free(&f->walk);
-    pb_callev_free(&f->cev);
+    pb_model_free_fold(&f->m, &f->nodes, &f->walk, &f->cev);
+    PB_INDEX_FREE_ALL(&f->tframes, &f->tthreads);
     pb_sink_undefer(f->out, f);
     free(f);
 }
+
+static void fold_cleanup(void *p) { pb_fold_free((pb_fold *)p); }
+
+static const pb_sample_sink sink_calls = {.attribute = ss_attribute, .frame = ss_frame, .thread = ss_thread, .sample = ss_sample, .note = ss_note, .finish = ss_finish};
+
+pb_fold *pb_fold_new(const pb_fold_config *cfg, pb_sink *out, pb_error *err)
+{
+    pb_fold *f;
+    if (cfg->ticks_per_weight > (uint64_t)INT32_MAX) {
+        pb_fail(err, PB_ERR_UNSUPPORTED, 0, "sample interval of %llu ticks does not fit NYTProf's 32-bit tick counts",
+                (unsigned long long)cfg->ticks_per_weight);
+        return NULL;
+    }
+    if (!(f = (pb_fold *)pb_new_zeroed(sizeof *f, err)))
+        return NULL;
+    f->cfg = *cfg;
+    f->cfg.ticks_per_sec = cfg->ticks_per_sec ? cfg->ticks_per_sec : 1000000;
+    f->out = out;
+    f->err = err;
+    pb_model_init(&f->m, out, err, "out of memory while folding samples");
+    pb_sample_sink_init(&f->ss, &sink_calls, f, err, out ? out->cleanups : NULL);
+    pb_sink_defer(out, fold_cleanup, f);
+    return f;
+}
+
+pb_sample_sink *pb_fold_sample_sink(pb_fold *f) { return &f->ss; }
 
 /* ---- a sampling decoder's entry points ---------------------------------- */
 typedef struct {
