@@ -239,8 +239,7 @@ static pb_status get_thread(pb_fold *f, uint64_t key, uint32_t *idx)
         return PB_OK;
     if (pb_grow((void **)&f->threads, &f->cthreads, f->nthreads + 1, sizeof *f->threads) < 0)
         return OOM(f);
-    t = &f->threads[f->nthreads];
-    memset(t, 0, sizeof *t);
+    t = (f_thread *)memset(&f->threads[f->nthreads], 0, sizeof *t);
     t->key = key;
     t->pid = (uint32_t)f->nthreads + 1;
     if ((st = get_node(f, NONE, (uint32_t)f->nthreads, (uint32_t)f->nthreads, &t->root, &added)) != PB_OK)
