@@ -76,14 +76,8 @@ pb_status pb_convert_stacks(const char *in, pb_format fmt, const pb_options *opt
 pb_status pb_convert_stacks_n(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
                               const pb_stack_output *o, uint64_t *samples, pb_error *err)
 {
-    stacks_args a;
-    pb_status st;
-    a.in = in;
-    a.fmt = fmt;
-    a.opt = opt;
-    a.o = o;
-    a.samples = 0;
-    st = pb_output_with(out_path, o->name, stacks_write, &a, err);
+    stacks_args a = {.in = in, .fmt = fmt, .opt = opt, .o = o, .samples = 0};
+    pb_status st = pb_output_with(out_path, o->name, stacks_write, &a, err);
     if (samples)
         *samples = a.samples;
     return st;

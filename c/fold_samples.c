@@ -239,8 +239,7 @@ static pb_status get_thread(pb_fold *f, uint64_t key, uint32_t *idx)
         return PB_OK;
     if (pb_grow((void **)&f->threads, &f->cthreads, f->nthreads + 1, sizeof *f->threads) < 0)
         return OOM(f);
-    t = &f->threads[f->nthreads];
-    memset(t, 0, sizeof *t);
+    t = (f_thread *)memset(&f->threads[f->nthreads], 0, sizeof *t);
     t->key = key;
     t->pid = (uint32_t)f->nthreads + 1;
     if ((st = get_node(f, NONE, (uint32_t)f->nthreads, (uint32_t)f->nthreads, &t->root, &added)) != PB_OK)
@@ -706,35 +705,6 @@ done:
     return st;
 }
 
-static void fold_cleanup(void *p) { pb_fold_free((pb_fold *)p); }
-
-static const pb_sample_sink sink_calls = {.attribute = ss_attribute, .frame = ss_frame, .thread = ss_thread, .sample = ss_sample, .note = ss_note, .finish = ss_finish};
-
-pb_fold *pb_fold_new(const pb_fold_config *cfg, pb_sink *out, pb_error *err)
-{
-    pb_fold *f = (pb_fold *)pb_new_zeroed(sizeof *f, err);
-    if (!f)
-        return NULL;
-    f->cfg = *cfg;
-    if (!f->cfg.ticks_per_sec)
-        f->cfg.ticks_per_sec = 1000000;
-    f->out = out;
-    f->err = err;
-    pb_model_init(&f->m, out, err, "out of memory while folding samples");
-    pb_sample_sink_init(&f->ss, &sink_calls, f, err, out ? out->cleanups : NULL);
-    if (f->cfg.ticks_per_weight > (uint64_t)INT32_MAX) {
-        pb_fail(err, PB_ERR_UNSUPPORTED, 0,
-                "sample interval of %llu ticks does not fit NYTProf's 32-bit tick counts",
-                (unsigned long long)f->cfg.ticks_per_weight);
-        free(f);
-        return NULL;
-    }
-    pb_sink_defer(out, fold_cleanup, f);
-    return f;
-}
-
-pb_sample_sink *pb_fold_sample_sink(pb_fold *f) { return &f->ss; }
-
 void pb_fold_free(pb_fold *f)
 {
     size_t i;
@@ -746,12 +716,101 @@ void pb_fold_free(pb_fold *f)
     }
     PB_FREE_ALL(f->frames, f->self_w, f->calls, f->nthread, f->threads, f->namebuf, f->filebuf, f->fin_total,
                 f->fin_byorder);
-    pb_model_free(&f->m);
-    pb_index_free(&f->tframes);
-    pb_mtrie_free(&f->nodes);
-    pb_index_free(&f->tthreads);
-    pb_mwalk_free(&f->walk);
-    pb_callev_free(&f->cev);
+    pb_model_free_fold(&f->m, &f->nodes, &f->walk, &f->cev);
+    PB_INDEX_FREE_ALL(&f->tframes, &f->tthreads);
     pb_sink_undefer(f->out, f);
     free(f);
+}
+
+static void fold_cleanup(void *p) { pb_fold_free((pb_fold *)p); }
+
+static const pb_sample_sink sink_calls = {.attribute = ss_attribute, .frame = ss_frame, .thread = ss_thread, .sample = ss_sample, .note = ss_note, .finish = ss_finish};
+
+pb_fold *pb_fold_new(const pb_fold_config *cfg, pb_sink *out, pb_error *err)
+{
+    pb_fold *f;
+    if (cfg->ticks_per_weight > (uint64_t)INT32_MAX) {
+        pb_fail(err, PB_ERR_UNSUPPORTED, 0, "sample interval of %llu ticks does not fit NYTProf's 32-bit tick counts",
+                (unsigned long long)cfg->ticks_per_weight);
+        return NULL;
+    }
+    if (!(f = (pb_fold *)pb_new_zeroed(sizeof *f, err)))
+        return NULL;
+    f->cfg = *cfg;
+    f->cfg.ticks_per_sec = cfg->ticks_per_sec ? cfg->ticks_per_sec : 1000000;
+    f->out = out;
+    f->err = err;
+    pb_model_init(&f->m, out, err, "out of memory while folding samples");
+    pb_sample_sink_init(&f->ss, &sink_calls, f, err, out ? out->cleanups : NULL);
+    pb_sink_defer(out, fold_cleanup, f);
+    return f;
+}
+
+pb_sample_sink *pb_fold_sample_sink(pb_fold *f) { return &f->ss; }
+
+/* ---- a sampling decoder's entry points ---------------------------------- */
+typedef struct {
+    const pb_fold_decoder *dec;
+    pb_options opt;
+    union { void *p; uint64_t u; long double d; } state[]; /* dec->size bytes */
+} decode_job;
+
+static void decode_job_free(void *p)
+{
+    decode_job *j = (decode_job *)p;
+    j->dec->free(j->state);
+    free(j);
+}
+
+static decode_job *decode_job_new(const pb_fold_decoder *dec, pb_source *src, const pb_options *opt,
+                                  pb_sink *sink, pb_error *err)
+{
+    decode_job *j = (decode_job *)malloc(sizeof *j + dec->size);
+    if (!j) {
+        pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
+        return NULL;
+    }
+    j->dec = dec;
+    pb_options_copy(&j->opt, opt);
+    memset(j->state, 0, dec->size);
+    dec->init(j->state, src, &j->opt, sink, err);
+    return j;
+}
+
+pb_status pb_fold_decode(pb_source *src, const pb_options *opt, pb_sink *sink, const pb_fold_decoder *dec,
+                         pb_error *err)
+{
+    pb_fold_config cfg = dec->cfg;
+    pb_fold *fold = NULL;
+    pb_status st = PB_OK;
+    decode_job *j = decode_job_new(dec, src, opt, sink, err);
+    if (!j)
+        return err->status;
+    pb_sink_defer(sink, decode_job_free, j);
+    if (dec->prepare)
+        st = dec->prepare(j->state, &cfg);
+    if (st == PB_OK && !(fold = pb_fold_new(&cfg, sink, err)))
+        st = err->status;
+    if (st == PB_OK)
+        st = dec->run(j->state, pb_fold_sample_sink(fold));
+    pb_fold_free(fold);
+    pb_sink_undefer(sink, j);
+    decode_job_free(j);
+    return st;
+}
+
+pb_status pb_sample_decode(pb_source *src, const pb_options *opt, pb_sample_sink *out, const pb_fold_decoder *dec,
+                           pb_error *err)
+{
+    pb_fold_config cfg = dec->cfg;
+    pb_status st = PB_OK;
+    decode_job *j = decode_job_new(dec, src, opt, NULL, err);
+    if (!j)
+        return err->status;
+    if (dec->prepare)
+        st = dec->prepare(j->state, &cfg);
+    if (st == PB_OK)
+        st = dec->run(j->state, out);
+    decode_job_free(j);
+    return st;
 }

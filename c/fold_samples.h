@@ -99,6 +99,32 @@ size_t pb_frame_shown_name(const pb_frame *fr, char *buf, size_t cap);
 /* 1 when the name pb_fold_sub_name builds is beyond ASCII (UTF-8 then) */
 int pb_fold_sub_name_wide(const pb_frame *fr);
 
+/* ---- a sampling decoder's two entry points, one call each ---------------- */
+/* What a sampling decoder (read_<format>.c) gives pb_fold_decode and
+ * pb_sample_decode: its state (size bytes, allocated zeroed and freed by
+ * them) and the calls on it.  init: opt is a copy that lives as long as the
+ * state; sink is the chunk sink for warnings (a salvage), NULL when decoding
+ * to samples only.  prepare (optional): a first pass before any sample; it
+ * may fill cfg (the interval read from the file).  run: replay the samples
+ * into out, and finish it.  cfg: the fold's configuration (pb_fold_decode). */
+typedef struct {
+    size_t size;
+    void (*init)(void *state, pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
+    pb_status (*prepare)(void *state, pb_fold_config *cfg);
+    pb_status (*run)(void *state, pb_sample_sink *out);
+    void (*free)(void *state);
+    pb_fold_config cfg;
+} pb_fold_decoder;
+
+/* pb_read_<format>: decode src into a fold writing NYTProf chunks to sink.
+ * The state lives on the heap and is registered with sink, so that a
+ * consumer that never returns can release it. */
+pb_status pb_fold_decode(pb_source *src, const pb_options *opt, pb_sink *sink, const pb_fold_decoder *dec,
+                         pb_error *err);
+/* pb_read_<format>_samples: decode src into any sample sink */
+pb_status pb_sample_decode(pb_source *src, const pb_options *opt, pb_sample_sink *out, const pb_fold_decoder *dec,
+                           pb_error *err);
+
 /* ---- sampling decoders: replay a file into any pb_sample_sink ---------- */
 typedef pb_status (*pb_sample_decoder_fn)(pb_source *src, const pb_options *opt, pb_sample_sink *out,
                                           pb_error *err);

@@ -169,10 +169,7 @@ void pb_spans_free(pb_spans *f)
     PB_FREE_ALL(f->kinds, f->dyn_kind, f->def_kind, f->info_sent, f->package, f->sub_of_kind, f->kind_of_sub, f->top, f->pool, f->scratch, f->edge_pos,
                 f->edge_stamp, f->ce_w, f->ppool, f->pscratch, f->path_pos, f->path_stamp, f->pre_of,
                 f->pre_stamp, f->root_path, f->chain, f->sub_frame);
-    pb_model_free(&f->m);
-    pb_mtrie_free(&f->paths);
-    pb_mwalk_free(&f->walk);
-    pb_callev_free(&f->cev);
+    pb_model_free_fold(&f->m, &f->paths, &f->walk, &f->cev);
     pb_sink_undefer(f->sink, f);
     free(f);
 }

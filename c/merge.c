@@ -700,12 +700,7 @@ static void collect_pipes(m_worker *wk, size_t nw, const pb_options *opt, uint64
 {
     size_t open_n = nw, i;
     struct pollfd *pf = (struct pollfd *)calloc(nw, sizeof *pf);
-    m_progress prog;
-    prog.wk = wk;
-    prog.nw = nw;
-    prog.opt = opt;
-    prog.total = total;
-    prog.last = 0;
+    m_progress prog = {.wk = wk, .nw = nw, .opt = opt, .total = total, .last = 0};
     for (i = 0; i < nw; i++)
         if (wk[i].fd < 0)
             open_n--;

@@ -462,3 +462,11 @@ pb_status pb_model_time_lines_slow(pb_model *m, uint64_t units, uint64_t ticks_p
     } while (units);
     return PB_OK;
 }
+
+void pb_model_free_fold(pb_model *m, pb_mtrie *trie, pb_mwalk *walk, pb_callev *cev)
+{
+    pb_model_free(m);
+    pb_mtrie_free(trie);
+    pb_mwalk_free(walk);
+    pb_callev_free(cev);
+}

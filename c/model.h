@@ -339,4 +339,8 @@ static inline pb_status pb_model_time_lines(pb_model *m, uint64_t units, uint64_
     return pb_model_time_lines_slow(m, units, ticks_per_unit, negative, at_least_one, fid, line);
 }
 
+/* A fold's model in one call: the model, the stack trie, the walk over it
+ * and the call events replayed from it (fold_samples.c, fold_spans.c) */
+void pb_model_free_fold(pb_model *m, pb_mtrie *trie, pb_mwalk *walk, pb_callev *cev);
+
 #endif

@@ -87,3 +87,12 @@ const char *pb_zstd_version(void)
     return "";
 #endif
 }
+
+pb_status pb_decoder_done(pb_sink *sink, void (*cleanup)(void *), void *state, pb_status st, pb_error *err)
+{
+    pb_sink_undefer(sink, state);
+    cleanup(state);
+    if (st == PB_ERR_ABORT && err->status == PB_OK)
+        err->status = PB_ERR_ABORT;
+    return st;
+}

@@ -18,11 +18,7 @@
 #include "write_statprofiler.h"
 
 /* ---- the writer entries ---------------------------------------------------- */
-static void *collapsed_open(FILE *fp, const char *title, pb_error *werr)
-{
-    (void)title;
-    return pb_collapse_new(fp, werr);
-}
+static void *collapsed_open(FILE *fp, const char *t, pb_error *werr) { return (void)t, pb_collapse_new(fp, werr); }
 static pb_sample_sink *collapsed_sink(void *w) { return pb_collapse_sample_sink((pb_collapse *)w); }
 static void collapsed_free(void *w) { pb_collapse_free((pb_collapse *)w); }
 static pb_status collapsed_diff(pb_write_req *rq, pb_error *err)
@@ -30,11 +26,7 @@ static pb_status collapsed_diff(pb_write_req *rq, pb_error *err)
     return pb_convert_diff_collapsed(rq->in[0], rq->in[1], rq->opt, rq->out, err);
 }
 
-static void *pprof_open(FILE *fp, const char *title, pb_error *werr)
-{
-    (void)title;
-    return pb_pprof_new(fp, werr);
-}
+static void *pprof_open(FILE *fp, const char *t, pb_error *werr) { return (void)t, pb_pprof_new(fp, werr); }
 static pb_sample_sink *pprof_sink(void *w) { return pb_pprof_sample_sink((pb_pprof *)w); }
 static void pprof_free(void *w) { pb_pprof_free((pb_pprof *)w); }
 static pb_status pprof_diff(pb_write_req *rq, pb_error *err)

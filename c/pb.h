@@ -144,6 +144,11 @@ pb_status pb_salvage_warn(pb_error *err, pb_sink *sink, const char *done_fmt, ..
 #endif
     ;
 
+/* A chunk decoder's last step: release its state (registered on sink with
+ * pb_sink_defer) with cleanup, and when st is PB_ERR_ABORT (the consumer
+ * stopped) see that err says so.  Returns st. */
+pb_status pb_decoder_done(pb_sink *sink, void (*cleanup)(void *), void *state, pb_status st, pb_error *err);
+
 /* ---- decoding --------------------------------------------------------- */
 typedef pb_status (*pb_decoder_fn)(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 /* NULL when there is no decoder for f in this build */

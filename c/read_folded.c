@@ -257,15 +257,7 @@ static void python_names(fr *r, const char *file, size_t flen, const char *func,
     }
     memcpy(r->buf2, file + b, e - b);
     pf->package = pb_str_make(r->buf2, e - b, u8);
-    w = e - b;
-    for (i = 0; i < fnlen; i++) {
-        if (func[i] == '.') {
-            r->buf2[w++] = ':';
-            r->buf2[w++] = ':';
-        } else {
-            r->buf2[w++] = func[i];
-        }
-    }
+    w = e - b + pb_sep_to_colons(r->buf2 + (e - b), func, fnlen, '.');
     pf->name = pb_str_make(r->buf2 + (e - b), w - (e - b), u8);
 }
 
@@ -497,9 +489,11 @@ static pb_status header(fr *r)
     return r->out->attribute(r->out, "basetime", pb_str_c(buf));
 }
 
-static pb_status run(fr *r)
+static pb_status run(void *p, pb_sample_sink *out)
 {
+    fr *r = (fr *)p;
     pb_status st;
+    r->out = out;
     if ((st = header(r)) != PB_OK)
         return st;
     for (;;) {
@@ -524,30 +518,21 @@ static pb_status run(fr *r)
     return r->out->finish(r->out);
 }
 
-static void fr_init(fr *r, pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err)
+static void fr_init(void *p, pb_source *src, const pb_options *opt, pb_sink *warn_sink, pb_error *err)
 {
-    memset(r, 0, sizeof *r);
+    fr *r = (fr *)p;
+    (void)warn_sink;
     pb_options_copy(&r->opt, opt);
     r->s = src;
     r->err = err;
-    r->out = out;
 }
 
-static void fr_free(fr *r)
+static void fr_free(void *p)
 {
+    fr *r = (fr *)p;
     pb_strtab_free(&r->frames);
     pb_strtab_free(&r->threads);
     PB_FREE_ALL(r->sink_id, r->selected, r->ids, r->buf, r->buf2);
-}
-
-pb_status pb_read_folded_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err)
-{
-    fr r;
-    pb_status st;
-    fr_init(&r, src, opt, out, err);
-    st = run(&r);
-    fr_free(&r);
-    return st;
 }
 
 static uint32_t folded_fid_flags(void *ctx, pb_str file)
@@ -558,37 +543,17 @@ static uint32_t folded_fid_flags(void *ctx, pb_str file)
     return PB_FID_VIA_STMT | PB_FID_VIA_SUB;
 }
 
-static void fr_cleanup(void *p)
+/* a unit of weight shows as 1 µs (see the top) */
+static const pb_fold_decoder folded_decoder = {sizeof(fr), fr_init, NULL, run, fr_free,
+    {.source_format = "folded", .ticks_per_sec = 1000000, .ticks_per_weight = 1, .fid_flags = folded_fid_flags,
+     .sampled_spans = 1}};
+
+pb_status pb_read_folded_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err)
 {
-    fr_free((fr *)p);
-    free(p);
+    return pb_sample_decode(src, opt, out, &folded_decoder, err);
 }
 
 pb_status pb_read_folded(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
 {
-    fr *r;
-    pb_status st;
-    pb_fold_config cfg;
-    pb_fold *fold;
-    /* on the heap, so that a consumer that never returns can release it */
-    if (!(r = (fr *)malloc(sizeof *r)))
-        return pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
-    fr_init(r, src, opt, NULL, err);
-    pb_sink_defer(sink, fr_cleanup, r);
-    memset(&cfg, 0, sizeof cfg);
-    cfg.source_format = "folded";
-    cfg.ticks_per_sec = 1000000;
-    cfg.ticks_per_weight = 1; /* a unit of weight shows as 1 µs (see the top) */
-    cfg.fid_flags = folded_fid_flags;
-    cfg.sampled_spans = 1;
-    if (!(fold = pb_fold_new(&cfg, sink, err))) {
-        st = err->status;
-    } else {
-        r->out = pb_fold_sample_sink(fold);
-        st = run(r);
-    }
-    pb_fold_free(fold);
-    pb_sink_undefer(sink, r);
-    fr_cleanup(r);
-    return st;
+    return pb_fold_decode(src, opt, sink, &folded_decoder, err);
 }

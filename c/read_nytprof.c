@@ -462,11 +462,7 @@ done:
             st = pb_salvage_warn(err, sink, "%llu chunk%s", (unsigned long long)n, n == 1 ? "" : "s");
         }
     }
-    pb_sink_undefer(sink, r);
-    nyt_cleanup(r);
-    if (st == PB_ERR_ABORT && err->status == PB_OK)
-        err->status = PB_ERR_ABORT;
-    return st;
+    return pb_decoder_done(sink, nyt_cleanup, r, st, err);
 }
 
 /* the stacks of its call events (formats.h) */

@@ -360,6 +360,21 @@ static int read_value_type(pr *r, msg *m, p_vt *vt)
     return k;
 }
 
+/* -1 after the error when a table of n entries already holds max_frames */
+static int full(pr *r, uint64_t off, size_t n, const char *what)
+{
+    if (n < r->opt->max_frames)
+        return 0;
+    pb_fail(r->err, PB_ERR_LIMIT, off, "more than max_frames (%u) %s", r->opt->max_frames, what);
+    return -1;
+}
+
+/* append item (elem bytes) to the table *arr of *n entries (*cap allocated): 0, or -1 out of memory */
+static int push(pr *r, void **arr, size_t *n, size_t *cap, const void *item, size_t elem)
+{
+    return pb_append(arr, n, cap, item, 1, elem) < 0 ? (oom(r), -1) : 0;
+}
+
 static int read_function(pr *r, msg *m)
 {
     fld f;
@@ -378,16 +393,9 @@ static int read_function(pr *r, msg *m)
         default: break;
         }
     }
-    if (k < 0)
+    if (k < 0 || full(r, m->off, r->nfuncs, "functions") < 0)
         return -1;
-    if (r->nfuncs >= r->opt->max_frames) {
-        pb_fail(r->err, PB_ERR_LIMIT, m->off, "more than max_frames (%u) functions", r->opt->max_frames);
-        return -1;
-    }
-    if (pb_grow((void **)&r->funcs, &r->cfuncs, r->nfuncs + 1, sizeof *r->funcs) < 0)
-        return oom(r), -1;
-    r->funcs[r->nfuncs++] = fn;
-    return 0;
+    return push(r, (void **)&r->funcs, &r->nfuncs, &r->cfuncs, &fn, sizeof fn);
 }
 
 static int read_line(pr *r, msg *m, p_line *ln)
@@ -417,13 +425,8 @@ static int read_location(pr *r, msg *m)
     while ((k = msg_field(r, m, &f)) > 0) {
         if (f.field == 4) {
             msg lm;
-            if (want_wt(r, m, &f, WT_LEN) < 0)
+            if (want_wt(r, m, &f, WT_LEN) < 0 || full(r, msg_off(m), r->nlines, "location lines") < 0)
                 return -1;
-            if (r->nlines >= r->opt->max_frames) {
-                pb_fail(r->err, PB_ERR_LIMIT, msg_off(m), "more than max_frames (%u) location lines",
-                        r->opt->max_frames);
-                return -1;
-            }
             if (pb_grow((void **)&r->lines, &r->clines, r->nlines + 1, sizeof *r->lines) < 0)
                 return oom(r), -1;
             lm = sub_msg(m, &f, "Line");
@@ -442,16 +445,9 @@ static int read_location(pr *r, msg *m)
         else if (f.field == 3)
             lc.address = f.v;
     }
-    if (k < 0)
+    if (k < 0 || full(r, m->off, r->nlocs, "locations") < 0)
         return -1;
-    if (r->nlocs >= r->opt->max_frames) {
-        pb_fail(r->err, PB_ERR_LIMIT, m->off, "more than max_frames (%u) locations", r->opt->max_frames);
-        return -1;
-    }
-    if (pb_grow((void **)&r->locs, &r->clocs, r->nlocs + 1, sizeof *r->locs) < 0)
-        return oom(r), -1;
-    r->locs[r->nlocs++] = lc;
-    return 0;
+    return push(r, (void **)&r->locs, &r->nlocs, &r->clocs, &lc, sizeof lc);
 }
 
 static int read_mapping(pr *r, msg *m)
@@ -469,10 +465,7 @@ static int read_mapping(pr *r, msg *m)
     }
     if (k < 0)
         return -1;
-    if (pb_grow((void **)&r->maps, &r->cmaps, r->nmaps + 1, sizeof *r->maps) < 0)
-        return oom(r), -1;
-    r->maps[r->nmaps++] = mp;
-    return 0;
+    return push(r, (void **)&r->maps, &r->nmaps, &r->cmaps, &mp, sizeof mp);
 }
 
 static int add_comment(pr *r, uint64_t v, void *ctx)
@@ -480,10 +473,7 @@ static int add_comment(pr *r, uint64_t v, void *ctx)
     (void)ctx;
     if (r->ncomments >= 64)
         return 0; /* the first 64 are plenty for an attribute */
-    if (pb_grow((void **)&r->comments, &r->ccomments, r->ncomments + 1, sizeof *r->comments) < 0)
-        return oom(r), -1;
-    r->comments[r->ncomments++] = v;
-    return 0;
+    return push(r, (void **)&r->comments, &r->ncomments, &r->ccomments, &v, sizeof v);
 }
 
 /* ---- the top level: a stream of fields ------------------------------------------- */
@@ -567,10 +557,7 @@ static int table_field(pr *r, const top *t)
             r->have_period_type = 1;
             return 0;
         }
-        if (pb_grow((void **)&r->types, &r->ctypes, r->ntypes + 1, sizeof *r->types) < 0)
-            return oom(r), -1;
-        r->types[r->ntypes++] = vt;
-        return 0;
+        return push(r, (void **)&r->types, &r->ntypes, &r->ctypes, &vt, sizeof vt);
     }
     case 3: return top_payload(r, t, "Mapping", &m) < 0 ? -1 : read_mapping(r, &m);
     case 4: return top_payload(r, t, "Location", &m) < 0 ? -1 : read_location(r, &m);
@@ -615,34 +602,42 @@ static pb_status each_top(pr *r, int (*fn)(pr *r, const top *t))
 }
 
 /* ---- after pass 1: indexes, checks, the sample type ---------------------------- */
-static uint32_t h_func(const void *c, uint32_t i) { return pb_mix64(((const pr *)c)->funcs[i].id); }
-static uint32_t h_loc(const void *c, uint32_t i) { return pb_mix64(((const pr *)c)->locs[i].id); }
+static uint64_t func_id(const pr *r, uint32_t i) { return r->funcs[i].id; }
+static uint64_t loc_id(const pr *r, uint32_t i) { return r->locs[i].id; }
+static uint32_t h_func(const void *c, uint32_t i) { return pb_mix64(func_id((const pr *)c, i)); }
+static uint32_t h_loc(const void *c, uint32_t i) { return pb_mix64(loc_id((const pr *)c, i)); }
+
+/* entry i into ix by its id; a second entry with the same id is corrupt */
+static pb_status index_one(pr *r, pb_index *ix, uint32_t i, uint32_t (*hash)(const void *, uint32_t),
+                           uint64_t (*id_of)(const pr *, uint32_t), const char *what)
+{
+    size_t k;
+    uint32_t id;
+    uint64_t want = id_of(r, i);
+    if (pb_index_reserve(ix, i, hash, r) < 0)
+        return oom(r);
+    PB_INDEX_FIND(ix, pb_mix64(want), k, id, id_of(r, id) == want);
+    if (id != PB_INDEX_NONE)
+        return corrupt_at(r, 0, "two %s have the id %llu", what, (unsigned long long)want);
+    pb_index_set(ix, k, i);
+    return PB_OK;
+}
 
 static pb_status index_ids(pr *r)
 {
-    size_t i, k;
-    uint32_t id;
+    size_t i;
+    pb_status st;
     for (i = 0; i < r->nfuncs; i++) {
         const p_func *fn = &r->funcs[i];
         if (fn->name >= r->nstr || fn->sysname >= r->nstr || fn->file >= r->nstr)
             return corrupt_at(r, 0, "function %llu names a string past the string table's %zu",
                               (unsigned long long)fn->id, r->nstr);
-        if (pb_index_reserve(&r->tfunc, i, h_func, r) < 0)
-            return oom(r);
-        PB_INDEX_FIND(&r->tfunc, pb_mix64(fn->id), k, id, r->funcs[id].id == fn->id);
-        if (id != PB_INDEX_NONE)
-            return corrupt_at(r, 0, "two functions have the id %llu", (unsigned long long)fn->id);
-        pb_index_set(&r->tfunc, k, (uint32_t)i);
+        if ((st = index_one(r, &r->tfunc, (uint32_t)i, h_func, func_id, "functions")) != PB_OK)
+            return st;
     }
-    for (i = 0; i < r->nlocs; i++) {
-        const p_loc *lc = &r->locs[i];
-        if (pb_index_reserve(&r->tloc, i, h_loc, r) < 0)
-            return oom(r);
-        PB_INDEX_FIND(&r->tloc, pb_mix64(lc->id), k, id, r->locs[id].id == lc->id);
-        if (id != PB_INDEX_NONE)
-            return corrupt_at(r, 0, "two locations have the id %llu", (unsigned long long)lc->id);
-        pb_index_set(&r->tloc, k, (uint32_t)i);
-    }
+    for (i = 0; i < r->nlocs; i++)
+        if ((st = index_one(r, &r->tloc, (uint32_t)i, h_loc, loc_id, "locations")) != PB_OK)
+            return st;
     for (i = 0; i < r->ncomments; i++)
         if (r->comments[i] >= r->nstr)
             return corrupt_at(r, 0, "comment %zu is string %llu, past the string table's %zu", i,
@@ -853,14 +848,7 @@ static pb_status split_name(pr *r, const char *s, size_t len, pb_str *pkg, pb_st
     }
     if (pb_grow((void **)&r->pkgbuf, &r->cpkg, dot * 2 + 1, 1) < 0)
         return oom(r);
-    for (i = 0; i < dot; i++) {
-        if (s[i] == '/') {
-            r->pkgbuf[n++] = ':';
-            r->pkgbuf[n++] = ':';
-        } else {
-            r->pkgbuf[n++] = s[i];
-        }
-    }
+    n = pb_sep_to_colons(r->pkgbuf, s, dot, '/');
     *pkg = pb_str_make(r->pkgbuf, n, pb_has_high(r->pkgbuf, n));
     *name = pb_str_make(s + dot + 1, len - dot - 1, pb_has_high(s + dot + 1, len - dot - 1));
     return PB_OK;
@@ -960,10 +948,7 @@ static int take_loc(pr *r, uint64_t v, void *ctx)
                 r->opt->max_stack_depth);
         return -1;
     }
-    if (pb_grow((void **)&r->slocs, &r->cslocs, r->nslocs + 1, sizeof *r->slocs) < 0)
-        return oom(r), -1;
-    r->slocs[r->nslocs++] = v;
-    return 0;
+    return push(r, (void **)&r->slocs, &r->nslocs, &r->cslocs, &v, sizeof v);
 }
 
 static int take_value(pr *r, uint64_t v, void *ctx)
@@ -1185,8 +1170,9 @@ static int sample_field(pr *r, const top *t)
 }
 
 /* ---- the decoder ------------------------------------------------------------------- */
-static void pr_free(pr *r)
+static void pr_free(void *p)
 {
+    pr *r = (pr *)p;
     size_t i;
     for (i = 0; i < r->nthreads; i++)
         PB_FREE_ALL(r->threads[i].label, r->threads[i].pid);
@@ -1196,9 +1182,10 @@ static void pr_free(pr *r)
     pb_index_free(&r->tloc);
 }
 
-static void pr_init(pr *r, pb_source *src, const pb_options *opt, pb_error *err)
+static void pr_init(void *p, pb_source *src, const pb_options *opt, pb_sink *warn_sink, pb_error *err)
 {
-    memset(r, 0, sizeof *r);
+    pr *r = (pr *)p;
+    (void)warn_sink;
     r->s = src;
     r->err = err;
     r->opt = opt;
@@ -1218,9 +1205,11 @@ static pb_status open_pass(pr *r)
 }
 
 /* pass 1: the tables (and the checks they allow) */
-static pb_status prepare(pr *r)
+static pb_status prepare(void *p, pb_fold_config *cfg)
 {
+    pr *r = (pr *)p;
     pb_status st;
+    (void)cfg;
     if ((st = open_pass(r)) != PB_OK || (st = each_top(r, table_field)) != PB_OK)
         return st;
     if (r->nstr == 0)
@@ -1233,9 +1222,11 @@ static pb_status prepare(pr *r)
 }
 
 /* pass 2: the samples, into r->out */
-static pb_status run(pr *r)
+static pb_status run(void *p, pb_sample_sink *out)
 {
+    pr *r = (pr *)p;
     pb_status st;
+    r->out = out;
     if ((st = head_attributes(r)) != PB_OK || (st = each_top(r, sample_field)) != PB_OK)
         return st;
     if (r->opt->have_thread) {
@@ -1261,58 +1252,18 @@ static pb_status run(pr *r)
     return r->out->finish(r->out);
 }
 
-pb_status pb_read_pprof_samples(pb_source *src, const pb_options *opt_in, pb_sample_sink *out, pb_error *err)
+/* ticks: ns, or one unit of a count or size as 1 ns; nytprof.out's time is the sampled time */
+static const pb_fold_decoder pprof_decoder = {sizeof(pr), pr_init, prepare, run, pr_free,
+    {.source_format = "pprof", .ticks_per_sec = 1000000000u, .ticks_per_weight = 1, .sampled_spans = 1}};
+
+pb_status pb_read_pprof_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err)
 {
-    pr r;
-    pb_status st;
-    pb_options opt;
-    pb_options_copy(&opt, opt_in);
-    pr_init(&r, src, &opt, err);
-    r.out = out;
-    st = prepare(&r);
-    if (st == PB_OK)
-        st = run(&r);
-    pr_free(&r);
-    return st;
+    return pb_sample_decode(src, opt, out, &pprof_decoder, err);
 }
 
-static void pr_cleanup(void *p)
+pb_status pb_read_pprof(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
 {
-    pr_free((pr *)p);
-    free(p);
-}
-
-pb_status pb_read_pprof(pb_source *src, const pb_options *opt_in, pb_sink *sink, pb_error *err)
-{
-    pr *r;
-    pb_status st;
-    pb_options opt;
-    pb_fold_config cfg;
-    pb_fold *fold = NULL;
-    pb_options_copy(&opt, opt_in);
-    /* on the heap, so that a consumer that never returns can release it */
-    if (!(r = (pr *)malloc(sizeof *r)))
-        return pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
-    pr_init(r, src, &opt, err);
-    pb_sink_defer(sink, pr_cleanup, r);
-    st = prepare(r);
-    if (st == PB_OK) {
-        memset(&cfg, 0, sizeof cfg);
-        cfg.source_format = "pprof";
-        cfg.ticks_per_sec = 1000000000u; /* ns, or one unit of a count or size as 1 ns */
-        cfg.ticks_per_weight = 1;
-        cfg.sampled_spans = 1;           /* nytprof.out's time is the sampled time */
-        if (!(fold = pb_fold_new(&cfg, sink, err)))
-            st = err->status;
-    }
-    if (st == PB_OK) {
-        r->out = pb_fold_sample_sink(fold);
-        st = run(r);
-    }
-    pb_fold_free(fold);
-    pb_sink_undefer(sink, r);
-    pr_cleanup(r);
-    return st;
+    return pb_fold_decode(src, opt, sink, &pprof_decoder, err);
 }
 
 /* ---- detection ------------------------------------------------------------------------ */

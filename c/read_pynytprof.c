@@ -1486,11 +1486,7 @@ pb_status pb_read_pynytprof(pb_source *src, const pb_options *opt, pb_sink *sink
             err->status = st;
         }
     }
-    pb_sink_undefer(sink, r);
-    pyn_cleanup(r);
-    if (st == PB_ERR_ABORT && err->status == PB_OK)
-        err->status = PB_ERR_ABORT;
-    return st;
+    return pb_decoder_done(sink, pyn_cleanup, r, st, err);
 }
 
 /* the stacks of its call events (formats.h) */

@@ -1260,8 +1260,9 @@ static pb_status end_attributes(tr *r)
     return attr(r, "sample_status_counts", buf);
 }
 
-static void tr_free(tr *r)
+static void tr_free(void *p)
 {
+    tr *r = (tr *)p;
     size_t i;
     for (i = 0; i < r->nthreads; i++)
         PB_FREE_ALL(r->threads[i]->fidx, r->threads[i]->ids, r->threads[i]);
@@ -1269,9 +1270,11 @@ static void tr_free(tr *r)
     pb_index_free(&r->tix);
 }
 
-/* header + tables; leaves src at the start of the sample region */
-static pb_status prepare(tr *r)
+/* header + tables; leaves src at the start of the sample region; the fold's
+ * weight is the sampling interval */
+static pb_status prepare(void *p, pb_fold_config *cfg)
 {
+    tr *r = (tr *)p;
     pb_status st;
     uint64_t frames_end = 0;
     st = read_header(r);
@@ -1293,6 +1296,7 @@ static pb_status prepare(tr *r)
     if ((st = pb_src_seek(r->s, T_HEADER)) != PB_OK)
         return st;
     pb_src_set_limit(r->s, r->str_off);
+    cfg->ticks_per_weight = r->interval;
     return PB_OK;
 }
 
@@ -1316,10 +1320,12 @@ static pb_status salvage_end(tr *r)
                            r->blind ? " with unnamed frames \"<frame N>\" (the names were in the lost tables)" : "");
 }
 
-static pb_status run(tr *r)
+static pb_status run(void *p, pb_sample_sink *out)
 {
+    tr *r = (tr *)p;
     pb_status st;
     uint64_t bound = 0, lim = r->opt->max_decompressed_bytes;
+    r->out = out;
     if ((st = header_attributes(r)) != PB_OK)
         return st;
     if (r->compression == 1) {
@@ -1370,73 +1376,30 @@ static pb_status run(tr *r)
     return r->out->finish(r->out);
 }
 
-static void tr_init(tr *r, pb_source *src, const pb_options *opt, pb_error *err)
+static void tr_init(void *p, pb_source *src, const pb_options *opt, pb_sink *warn_sink, pb_error *err)
 {
-    memset(r, 0, sizeof *r);
+    tr *r = (tr *)p;
     r->s = src;
     r->err = err;
     pb_rd_init(&r->rd, src, err, "%s needs %zu more byte%s for its %s, only %zu left", opt->max_record_size);
     r->opt = opt;
+    r->warn_sink = warn_sink;
     r->app_frame = T_NONE;
     r->app_dist = UINT32_MAX;
     pb_budget_set(&r->budget, pb_statement_budget(opt, pb_src_size(src)));
     r->max_depth = opt->max_stack_depth && opt->max_stack_depth < T_MAX_DEPTH ? opt->max_stack_depth : T_MAX_DEPTH;
 }
 
-pb_status pb_read_tachyon_samples(pb_source *src, const pb_options *opt_in, pb_sample_sink *out, pb_error *err)
+/* nytprof.out's time is the sampled time; the weight: prepare() */
+static const pb_fold_decoder tachyon_decoder = {sizeof(tr), tr_init, prepare, run, tr_free,
+    {.source_format = "tachyon", .ticks_per_sec = 1000000, .fid_flags = tachyon_fid_flags, .sampled_spans = 1}};
+
+pb_status pb_read_tachyon_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err)
 {
-    tr r;
-    pb_status st;
-    pb_options opt;
-    pb_options_copy(&opt, opt_in);
-    tr_init(&r, src, &opt, err);
-    r.out = out;
-    st = prepare(&r);
-    if (st == PB_OK)
-        st = run(&r);
-    tr_free(&r);
-    return st;
+    return pb_sample_decode(src, opt, out, &tachyon_decoder, err);
 }
 
-static void tr_cleanup(void *p)
+pb_status pb_read_tachyon(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
 {
-    tr_free((tr *)p);
-    free(p);
-}
-
-pb_status pb_read_tachyon(pb_source *src, const pb_options *opt_in, pb_sink *sink, pb_error *err)
-{
-    tr *r;
-    pb_status st;
-    pb_options opt;
-    pb_fold_config cfg;
-    pb_fold *fold = NULL;
-    pb_options_copy(&opt, opt_in);
-    /* on the heap, so that a consumer that never returns can release it */
-    r = (tr *)malloc(sizeof *r);
-    if (!r)
-        return pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
-    tr_init(r, src, &opt, err);
-    r->warn_sink = sink;
-    pb_sink_defer(sink, tr_cleanup, r);
-    st = prepare(r);
-    if (st == PB_OK) {
-        memset(&cfg, 0, sizeof cfg);
-        cfg.source_format = "tachyon";
-        cfg.ticks_per_sec = 1000000;
-        cfg.ticks_per_weight = r->interval;
-        cfg.fid_flags = tachyon_fid_flags;
-        cfg.sampled_spans = 1; /* nytprof.out's time is the sampled time */
-        fold = pb_fold_new(&cfg, sink, err);
-        if (!fold)
-            st = err->status;
-    }
-    if (st == PB_OK) {
-        r->out = pb_fold_sample_sink(fold);
-        st = run(r);
-    }
-    pb_fold_free(fold);
-    pb_sink_undefer(sink, r);
-    tr_cleanup(r);
-    return st;
+    return pb_fold_decode(src, opt, sink, &tachyon_decoder, err);
 }

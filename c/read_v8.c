@@ -1033,9 +1033,12 @@ static pb_status check_shape(v8r *r)
     return PB_OK;
 }
 
-static pb_status run(v8r *r)
+static pb_status run(void *p, pb_sample_sink *out)
 {
-    pb_status st = pass1(r);
+    v8r *r = (v8r *)p;
+    pb_status st;
+    r->out = out;
+    st = pass1(r);
     if (st == PB_ERR_TRUNCATED && r->opt->salvage && r->nodes_closed && r->have_samples && r->have_deltas &&
         r->have_start) {
         r->lost = *r->err; /* salvage: the samples before the cut */
@@ -1054,8 +1057,9 @@ static pb_status run(v8r *r)
                            r->emitted == 1 ? "" : "s");
 }
 
-static void v8_free(v8r *r)
+static void v8_free(void *p)
 {
+    v8r *r = (v8r *)p;
     parser_free(&r->p1);
     parser_free(&r->cur[0]);
     parser_free(&r->cur[1]);
@@ -1064,65 +1068,31 @@ static void v8_free(v8r *r)
     memset(r, 0, sizeof *r);
 }
 
-static void v8_init(v8r *r, pb_source *src, const pb_options *opt, pb_error *err)
+/* into a fold (warn_sink given): timestamps in ns, the fold's ticks */
+static void v8_init(void *p, pb_source *src, const pb_options *opt, pb_sink *warn_sink, pb_error *err)
 {
-    memset(r, 0, sizeof *r);
+    v8r *r = (v8r *)p;
+    r->warn_sink = warn_sink;
+    r->ts_ns = warn_sink != NULL;
     r->s = src;
     r->opt = opt;
     r->err = err;
     r->last_node = V8_NONE;
 }
 
-pb_status pb_read_v8_samples(pb_source *src, const pb_options *opt_in, pb_sample_sink *out, pb_error *err)
+/* ticks: ns, the weights' unit */
+static const pb_fold_decoder v8_decoder = {sizeof(v8r), v8_init, NULL, run, v8_free,
+    {.source_format = "v8", .ticks_per_sec = 1000000000u, .ticks_per_weight = 1, .fid_flags = v8_fid_flags,
+     .sampled_spans = 1}};
+
+pb_status pb_read_v8_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err)
 {
-    v8r r;
-    pb_status st;
-    pb_options opt;
-    pb_options_copy(&opt, opt_in);
-    v8_init(&r, src, &opt, err);
-    r.out = out;
-    st = run(&r);
-    v8_free(&r);
-    return st;
+    return pb_sample_decode(src, opt, out, &v8_decoder, err);
 }
 
-static void v8_cleanup(void *p)
+pb_status pb_read_v8(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
 {
-    v8_free((v8r *)p);
-    free(p);
-}
-
-pb_status pb_read_v8(pb_source *src, const pb_options *opt_in, pb_sink *sink, pb_error *err)
-{
-    v8r *r;
-    pb_status st = PB_OK;
-    pb_options opt;
-    pb_fold_config cfg;
-    pb_fold *fold;
-    pb_options_copy(&opt, opt_in);
-    /* on the heap, so that a consumer that never returns can release it */
-    if (!(r = (v8r *)malloc(sizeof *r)))
-        return pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
-    v8_init(r, src, &opt, err);
-    r->warn_sink = sink;
-    r->ts_ns = 1;
-    pb_sink_defer(sink, v8_cleanup, r);
-    memset(&cfg, 0, sizeof cfg);
-    cfg.source_format = "v8";
-    cfg.ticks_per_sec = 1000000000u; /* ns: the weights' unit */
-    cfg.ticks_per_weight = 1;
-    cfg.sampled_spans = 1;
-    cfg.fid_flags = v8_fid_flags;
-    if (!(fold = pb_fold_new(&cfg, sink, err)))
-        st = err->status;
-    if (st == PB_OK) {
-        r->out = pb_fold_sample_sink(fold);
-        st = run(r);
-    }
-    pb_fold_free(fold);
-    pb_sink_undefer(sink, r);
-    v8_cleanup(r);
-    return st;
+    return pb_fold_decode(src, opt, sink, &v8_decoder, err);
 }
 
 #endif /* PB_HAVE_YAJL */

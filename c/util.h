@@ -185,6 +185,19 @@ static inline size_t pb_utf8_append(char *dst, size_t cap, size_t w, const char 
     return w;
 }
 
+/* Copy src[0..n) to dst (room for 2n bytes) with each sep byte written as
+ * "::" (a foreign package path as Perl's); returns the bytes written. */
+static inline size_t pb_sep_to_colons(char *dst, const char *src, size_t n, char sep)
+{
+    size_t i, w = 0;
+    for (i = 0; i < n; i++) {
+        if (src[i] == sep)
+            dst[w++] = ':';
+        dst[w++] = src[i] == sep ? ':' : src[i];
+    }
+    return w;
+}
+
 /* 1 if any byte of p is 0x80 or above */
 static inline int pb_has_high(const char *p, size_t n)
 {

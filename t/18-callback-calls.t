@@ -37,6 +37,15 @@ sub show { my $v = shift; return defined $v ? (ref $v ? ref $v : "$v") : 'undef'
 
 package Guard { sub new { my ($c, $log, $n) = @_; bless [ $log, $n ], $c } sub DESTROY { push @{ $_[0][0] }, "free $_[0][1]" } }
 
+# for_chunks on $small with a callback that records $see->(@_), then runs
+# $act on its own @_ (&$act; shares the array): what it recorded
+sub small_saw {
+    my ($fc, $see, $act) = @_;
+    my @saw;
+    $fc->(sub { push @saw, $see->(@_); &$act }, filename => $small);
+    return \@saw;
+}
+
 our ($pkgvar, $seen_dollar1);
 my %probe = (
     # \@_ kept: reified into a new array each time, holding the reused scalars
@@ -60,23 +69,13 @@ my %probe = (
     # @_ aliases the scalars: what a callback writes, the next sees until the reader sets it again
     'writing $_[n]' => sub {
         my ($fc) = @_;
-        my @saw;
-        $fc->(sub {
-            push @saw, join ',', map { show($_) } @_;
-            $_[$_] = "w$_" for 1 .. $#_;
-        }, filename => $small);
-        return \@saw;
+        return small_saw($fc, sub { join ',', map { show($_) } @_ }, sub { $_[$_] = "w$_" for 1 .. $#_ });
     },
     'shift, pop and @_ = ()' => sub {
         my ($fc) = @_;
-        my @saw;
         my $k = 0;
-        $fc->(sub {
-            push @saw, scalar(@_) . ':' . join ',', map { show($_) } @_;
-            if ($k % 3 == 0) { shift; shift } elsif ($k % 3 == 1) { pop } else { @_ = ('x') }
-            $k++;
-        }, filename => $small);
-        return \@saw;
+        return small_saw($fc, sub { scalar(@_) . ':' . join ',', map { show($_) } @_ },
+            sub { if ($k % 3 == 0) { shift; shift } elsif ($k % 3 == 1) { pop } else { @_ = ('x') } $k++ });
     },
     # lexicals and temporaries are freed after each call, before the next
     'scope left after each call' => sub {
