@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "json_lines.h"
-#include "output.h"
 #include "util.h"
 
 /* the letter of a short escape of cp (\" and \\ always, the others with
@@ -122,29 +121,4 @@ void pb_json_sink_init(pb_sink *sink, FILE *out)
     memset(sink, 0, sizeof *sink);
     sink->chunk = json_sink_chunk;
     sink->ctx = out;
-}
-
-typedef struct {
-    const char *in;
-    pb_format fmt;
-    const pb_options *opt;
-} json_args;
-
-static pb_status json_write(FILE *fp, void *ctx, pb_error *werr, pb_error *err)
-{
-    const json_args *a = (const json_args *)ctx;
-    pb_sink sink;
-    (void)werr;
-    pb_json_sink_init(&sink, fp);
-    return pb_decode_file(a->in, a->fmt, a->opt, &sink, err);
-}
-
-pb_status pb_convert_json_lines(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
-                                pb_error *err)
-{
-    json_args a;
-    a.in = in;
-    a.fmt = fmt;
-    a.opt = opt;
-    return pb_output_with(out_path, "dump", json_write, &a, err);
 }

@@ -11,6 +11,7 @@
 #include "convert.h"
 #include "convert_samples.h"
 #include "json_lines.h"
+#include "write_dump.h"
 #include "merge.h"
 #include "outputs.h"
 #include "write_pprof.h"

@@ -51,6 +51,7 @@
 #include "convert_samples.h"
 #include "merge.h"
 #include "json_lines.h"
+#include "write_dump.h"
 #include "write_statprofiler.h"
 #include "../t/c/harness.h"
 #include "fuzz_check.h"
