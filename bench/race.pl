@@ -112,13 +112,18 @@ my %pick = (
     statprofiler => qr/\.out\.[0-9a-f]{48}\.[0-9]{8}\z/,
     tachyon      => qr/\.bin\z/,
 );
+# --only WORD: the files whose "format/name" contains one of the words
+my $only_re = @only ? join('|', map { quotemeta } @only) : undef;
+sub wanted { !defined $only_re || ("$_[0]/" . basename($_[1])) =~ /$only_re/ }
 my @files;
 for my $fmt (-d $corpus ? sort keys %pick : ()) {
     push @files, map { [$fmt, $_] } grep { basename($_) =~ $pick{$fmt} && -f } sort glob("$corpus/$fmt/large/*");
 }
-# the V8 file, made here (bench/make-cpuprofile.js) once and kept in --tools
-if ($node) {
-    my $f = "$tools/v8/large/synthetic-${v8_mb}mb.cpuprofile";
+# the V8 file, made here (bench/make-cpuprofile.js) once and kept in --tools,
+# only when it is raced
+my $v8_file = "$tools/v8/large/synthetic-${v8_mb}mb.cpuprofile";
+if ($node && wanted(v8 => $v8_file)) {
+    my $f = $v8_file;
     if (!-s $f) {
         make_path(dirname($f));
         print STDERR "race.pl: making $f (node bench/make-cpuprofile.js, $v8_mb MB)\n";
@@ -127,10 +132,13 @@ if ($node) {
     }
     push @files, [v8 => $f];
 }
-# the large Go CPU profile: made once into the tools directory
-if (`which go 2>/dev/null`) {
-    my $n = 8750000;    # samples: about 50 MB gzipped
-    my $big = "$tools/pprof/large-cpu-$n.pb.gz";
+# the large Go CPU profile: made once into the tools directory, only when
+# it is raced
+my $pprof_n = 8750000;    # samples: about 50 MB gzipped
+my $pprof_file = "$tools/pprof/large-cpu-$pprof_n.pb.gz";
+if (wanted(pprof => $pprof_file) && `which go 2>/dev/null`) {
+    my $n = $pprof_n;
+    my $big = $pprof_file;
     if (!-s $big) {
         make_path("$tools/pprof");
         print STDERR "race.pl: making a large Go CPU profile in $big (go run t/data/pprof/gen_labels.go)\n";
@@ -140,10 +148,7 @@ if (`which go 2>/dev/null`) {
     }
     push @files, [pprof => $big] if -s $big;
 }
-if (@only) {
-    my $re = join '|', map { quotemeta } @only;
-    @files = grep { ("$_->[0]/" . basename($_->[1])) =~ /$re/ } @files;
-}
+@files = grep { wanted(@$_) } @files;
 die "race.pl: no large corpus files under $corpus/*/large\n" unless @files;
 # the real readers are found or built only for the formats raced (--only)
 my %raced = map { $_->[0] => 1 } @files;
