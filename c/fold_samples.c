@@ -59,6 +59,7 @@ struct pb_fold {
     pb_callev cev;
     int weight_ns;         /* weights are ns, not samples (merged profiles) */
     int have_ts;           /* some sample carried a timestamp */
+    char other_unit[96];   /* the weights are neither time nor samples: their unit ("bytes") */
 };
 
 #define OOM(f) pb_fail((f)->err, PB_ERR_LIMIT, 0, "out of memory while folding samples")
@@ -280,6 +281,12 @@ static pb_status ss_attribute(pb_sample_sink *self, const char *key, pb_str valu
     pb_status st;
     if (!strcmp(key, "sample_weight_unit"))
         f->weight_ns = value.len == 2 && !memcmp(value.ptr, "ns", 2); /* merge.h: weights are ns */
+    if (!strcmp(key, "sample_type")) {
+        char t[96];
+        pb_sample_attr_text(value, t, sizeof t);
+        if (pb_weight_kind_of(t, f->other_unit, sizeof f->other_unit) != PB_WEIGHT_OTHER)
+            f->other_unit[0] = '\0';
+    }
     if ((st = header(f)) != PB_OK)
         return st;
     return emit_attr(f, key, value);
@@ -623,6 +630,9 @@ static pb_status ss_finish(pb_sample_sink *self)
     if ((st = header(f)) != PB_OK)
         return st;
     if ((st = emit_attr(f, "cumulative_overhead_ticks", pb_str_c("0"))) != PB_OK)
+        return st;
+    /* weights that are not time (bytes, objects): what they are, for info */
+    if (f->other_unit[0] && (st = emit_attr(f, "sample_weight_other_unit", pb_str_c(f->other_unit))) != PB_OK)
         return st;
     if (f->cfg.sampled_spans && (st = span_attributes(f)) != PB_OK)
         return st;

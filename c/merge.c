@@ -45,6 +45,11 @@ typedef struct {
     pb_strtab labels;        /* thread labels -> */
     uint64_t *label_out;     /* (by label id) the consumer's thread */
     size_t clabel_out;
+    const char *const *in;   /* the inputs' names (for messages) */
+    pb_sample_facts facts;   /* this input's: what its weights are */
+    int have_interval;       /* this input gave sample_interval_us */
+    int unit_checked;        /* this input's unit was compared with the first's */
+    pb_units units;          /* the first input's unit: the others' must add to it */
 } merger;
 
 #define M_OOM(m) pb_fail((m)->err, PB_ERR_LIMIT, 0, "out of memory while merging profiles")
@@ -128,16 +133,32 @@ static pb_status map_label(merger *m, const char *label, uint64_t out, int *know
     return PB_OK;
 }
 
+/* input idx begins: its own scale, clock and units */
+static void mg_input(merger *m, uint32_t idx)
+{
+    m->input = idx;
+    m->scale = 1;
+    m->ts_base = 0;
+    memset(&m->facts, 0, sizeof m->facts);
+    m->have_interval = 0;
+    m->unit_checked = 0;
+}
+
 static pb_status mg_attribute(pb_sample_sink *self, const char *key, pb_str v)
 {
     merger *m = (merger *)self->ctx;
+    pb_sample_facts_take(&m->facts, key, v);
     if (!strcmp(key, "sample_interval_us")) {
         char b[32];
         m->scale = pb_interval_us_to_ns(strtoull(pb_sample_attr_text(v, b, sizeof b), NULL, 10));
         if (!m->scale)
             m->scale = 1;
+        m->have_interval = 1;
         return PB_OK; /* the merged weights are ns, whatever the interval */
     }
+    /* pprof's sample counts: a sample stands for the period (period_type a time) */
+    if (!m->have_interval && !m->facts.weight_ns && m->facts.kind == PB_WEIGHT_SAMPLES && m->facts.period_ns)
+        m->scale = m->facts.period_ns;
     if (m->input > 0 || !strcmp(key, "source_format") || !strcmp(key, "clock"))
         return PB_OK; /* the first input's facts head the result */
     return m->target->attribute(m->target, key, v);
@@ -166,6 +187,11 @@ static pb_status mg_sample(pb_sample_sink *self, uint64_t key, const uint32_t *i
     uint64_t out;
     int fresh;
     pb_status st;
+    if (!m->unit_checked) { /* weights of different units never add */
+        m->unit_checked = 1;
+        if ((st = pb_units_check(&m->units, &m->facts, m->in ? m->in[0] : NULL, m->err)) != PB_OK)
+            return st;
+    }
     if ((st = map_thread(m, key, &out, &fresh)) != PB_OK)
         return st;
     if (fresh) {
@@ -500,9 +526,7 @@ static pb_status replay(merger *m, spool_rd *r, size_t from, size_t to, uint32_t
             if (open_input || rd(r, &idx, sizeof idx) || idx != next)
                 BAD();
             open_input = 1;
-            m->input = (uint32_t)idx;
-            m->scale = 1;
-            m->ts_base = 0;
+            mg_input(m, (uint32_t)idx);
             break;
         }
         case R_DONE: {
@@ -909,6 +933,7 @@ static pb_status merge_into(merger *m, const char *const *in, size_t n, const pb
     pb_sample_sink_init(&m->ss, &merge_calls, m, err, m->target->cleanups);
     m->ss.next = m->target;
     m->err = err;
+    m->in = in;
     m->next_pid = 1;
     /* every weight is ns in the result */
     if ((st = m->target->attribute(m->target, "sample_weight_unit", pb_str_c("ns"))) != PB_OK)
@@ -919,9 +944,7 @@ static pb_status merge_into(merger *m, const char *const *in, size_t n, const pb
         return m->target->finish(m->target);
     }
     for (i = 0; i < n; i++) {
-        m->input = (uint32_t)i;
-        m->scale = 1;
-        m->ts_base = 0;
+        mg_input(m, (uint32_t)i);
         if (m->diff && (st = m->target->attribute(m->target, "diff_side", pb_str_c(i ? "after" : "before"))) != PB_OK)
             return st;
         st = pb_decode_samples_file(in[i], PB_FMT_UNKNOWN, opt, &m->ss, "a merge", err);

@@ -57,9 +57,52 @@ int pb_sample_facts_take(pb_sample_facts *f, const char *key, pb_str value)
     }
     else if (!strcmp(key, "sample_weight_unit"))
         f->weight_ns = !strcmp(b, "ns");
-    else
+    else {
+        if (!strcmp(key, "sample_type")) {
+            pb_sample_attr_text(value, f->sample_type, sizeof f->sample_type);
+            f->kind = pb_weight_kind_of(f->sample_type, b, sizeof b);
+        } else if (!strcmp(key, "period")) {
+            f->period_raw = strtoull(b, NULL, 10);
+        } else if (!strcmp(key, "period_type")) {
+            const char *slash = strrchr(b, '/');
+            f->period_unit_ns = pb_time_unit_ns(slash ? slash + 1 : b);
+        }
+        f->period_ns = f->period_unit_ns && f->period_raw <= UINT64_MAX / f->period_unit_ns
+                           ? f->period_raw * f->period_unit_ns
+                           : 0;
         return 0;
+    }
     return 1;
+}
+
+uint64_t pb_time_unit_ns(const char *u)
+{
+    if (!strcmp(u, "nanoseconds") || !strcmp(u, "ns"))
+        return 1;
+    if (!strcmp(u, "microseconds") || !strcmp(u, "us"))
+        return 1000;
+    if (!strcmp(u, "milliseconds") || !strcmp(u, "ms"))
+        return 1000000;
+    if (!strcmp(u, "seconds") || !strcmp(u, "s"))
+        return 1000000000;
+    return 0;
+}
+
+pb_weight_kind pb_weight_kind_of(const char *type_unit, char *unit, size_t cap)
+{
+    const char *slash = type_unit ? strrchr(type_unit, '/') : NULL;
+    const char *u = slash ? slash + 1 : "";
+    size_t tl = slash ? (size_t)(slash - type_unit) : type_unit ? strlen(type_unit) : 0;
+    if (!type_unit || !*type_unit || !strcmp(u, "samples") || (tl == 7 && !memcmp(type_unit, "samples", 7))) {
+        snprintf(unit, cap, "samples");
+        return PB_WEIGHT_SAMPLES;
+    }
+    if (pb_time_unit_ns(u)) {
+        snprintf(unit, cap, "ns");
+        return PB_WEIGHT_TIME;
+    }
+    snprintf(unit, cap, "%s", *u ? u : type_unit);
+    return PB_WEIGHT_OTHER;
 }
 
 pb_status pb_sample_noframe(pb_sample_sink *ss, const uint32_t **ids, uint32_t *depth)
@@ -114,3 +157,77 @@ pb_status pb_sample_pass_sample_tags(pb_sample_sink *ss, pb_str op, pb_str statu
     return ss->next->sample_tags ? ss->next->sample_tags(ss->next, op, status) : PB_OK;
 }
 pb_status pb_sample_pass_finish(pb_sample_sink *ss) { return ss->next->finish ? ss->next->finish(ss->next) : PB_OK; }
+
+pb_status pb_units_check(pb_units *u, const pb_sample_facts *f, const char *first, pb_error *err)
+{
+    char unit[96];
+    const char *type;
+    pb_weight_kind kind = f->weight_ns ? PB_WEIGHT_TIME : f->kind;
+    if (kind == PB_WEIGHT_TIME)
+        snprintf(unit, sizeof unit, "ns");
+    else
+        pb_weight_kind_of(f->sample_type, unit, sizeof unit);
+    type = f->sample_type[0] ? f->sample_type : unit;
+    if (kind == PB_WEIGHT_SAMPLES)
+        kind = PB_WEIGHT_TIME; /* samples x the interval: time */
+    if (!u->have) {
+        u->have = 1;
+        u->kind0 = kind;
+        snprintf(u->unit0, sizeof u->unit0, "%s", unit);
+        snprintf(u->type0, sizeof u->type0, "%s", type);
+        return PB_OK;
+    }
+    if (kind == u->kind0 && (kind == PB_WEIGHT_TIME || !strcmp(unit, u->unit0)))
+        return PB_OK;
+    return pb_fail_nooff(err, PB_ERR_USAGE,
+                         "its weights are %s (%s), those of %s are %s (%s): weights of different units never add "
+                         "(--sample-type picks another of a pprof profile's types)",
+                         unit, type, first ? first : "the first input", u->unit0, u->type0);
+}
+
+static pb_status uf_attribute(pb_sample_sink *self, const char *key, pb_str v)
+{
+    pb_units_filter *g = (pb_units_filter *)self->ctx;
+    pb_sample_facts_take(&g->facts, key, v);
+    return self->next->attribute(self->next, key, v);
+}
+
+static pb_status uf_sample(pb_sample_sink *self, uint64_t key, const uint32_t *ids, uint32_t depth, uint64_t weight,
+                           uint64_t ts)
+{
+    pb_units_filter *g = (pb_units_filter *)self->ctx;
+    pb_status st;
+    if (!g->checked) {
+        g->checked = 1;
+        if ((st = pb_units_check(&g->units, &g->facts, g->first, self->err)) != PB_OK)
+            return st;
+    }
+    return self->next->sample(self->next, key, ids, depth, weight, ts);
+}
+
+static pb_status uf_span(pb_sample_sink *self, uint64_t key, uint32_t frame, uint64_t b, uint64_t e)
+{
+    return self->next->span(self->next, key, frame, b, e);
+}
+
+static pb_status uf_finish(pb_sample_sink *self) { return self->next->finish(self->next); }
+
+void pb_units_filter_init(pb_units_filter *g, pb_sample_sink *next, const char *first, pb_error *err)
+{
+    static const pb_sample_sink calls = {.attribute = uf_attribute, .frame = pb_sample_pass_frame,
+        .thread = pb_sample_pass_thread, .sample = uf_sample, .note = pb_sample_pass_note, .finish = uf_finish};
+    memset(g, 0, sizeof *g);
+    pb_sample_sink_init(&g->ss, &calls, g, err, next->cleanups);
+    g->ss.next = next;
+    if (next->span)
+        g->ss.span = uf_span;
+    if (next->sample_tags)
+        g->ss.sample_tags = pb_sample_pass_sample_tags;
+    g->first = first;
+}
+
+void pb_units_filter_next_input(pb_units_filter *g)
+{
+    memset(&g->facts, 0, sizeof g->facts);
+    g->checked = 0;
+}

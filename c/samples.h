@@ -104,13 +104,36 @@ static inline void pb_sample_sink_init(pb_sample_sink *ss, const pb_sample_sink 
  * the epoch), profile_duration_sec, source_format (EasyProfiler's weights
  * are ns of span time), sample_weight_unit ("ns": a merged profile, see
  * merge.h).  Zero where not given. */
+typedef enum {
+    PB_WEIGHT_SAMPLES = 0, /* sample counts: ticks of the sampling interval (no sample_type, or type "samples") */
+    PB_WEIGHT_TIME,        /* a time unit: the decoder gives ns (sample_weight_unit ns) */
+    PB_WEIGHT_OTHER        /* anything else (bytes, a count of objects): never time */
+} pb_weight_kind;
+
 typedef struct {
     uint64_t interval_ns; /* sample_interval_us x 1000 */
     uint64_t basetime;
     uint64_t duration_ns; /* profile_duration_sec, when in (0, 1e9) s */
     int cpu;              /* the clock is CPU time */
     int weight_ns;        /* weights are ns, not sample counts */
+    /* sample_type ("type/unit", pprof's: the one the decoder reads), as
+     * text, what it counts (pb_weight_kind_of), and period x period_type
+     * in ns when that is a time (pprof's sampling interval) */
+    char sample_type[96];
+    pb_weight_kind kind;
+    uint64_t period_ns;
+    uint64_t period_raw, period_unit_ns;
 } pb_sample_facts;
+
+/* ns per unit of a time unit ("nanoseconds", "ns", "microseconds", "us",
+ * "milliseconds", "ms", "seconds", "s"); 0 for any other unit. */
+uint64_t pb_time_unit_ns(const char *unit);
+/* What the weights of sample type `type_unit` ("type/unit"; NULL or "":
+ * none, the weights are sample counts) are, and into unit (cap bytes) the
+ * word that names them in messages: "ns" (a time), "samples", or the
+ * type's own unit ("bytes", "count").  Two inputs' weights add only when
+ * both are time (ns, or samples x an interval) or both are the same unit. */
+pb_weight_kind pb_weight_kind_of(const char *type_unit, char *unit, size_t cap);
 
 /* Exact arithmetic where weights meet intervals (merge, pprof, speedscope,
  * the nytprof fold): *out = a x b, or *total += add, when the result stays
@@ -123,7 +146,37 @@ pb_status pb_checked_add(pb_error *err, uint64_t *total, uint64_t add, const cha
  * then refuse for any sample) */
 uint64_t pb_interval_us_to_ns(uint64_t us);
 
-/* Take one attribute into *f: 1 when the key is one of the above, else 0. */
+/* Weights of different units never add (merge, diff): each input's facts
+ * are checked, at its first sample, against the first input's.  Time (ns,
+ * or samples x an interval) adds to time; another unit (bytes, count) only
+ * to the same unit.  Zero the struct before the first input. */
+typedef struct {
+    int have;             /* the first input's unit is known */
+    pb_weight_kind kind0; /* PB_WEIGHT_TIME or PB_WEIGHT_OTHER */
+    char unit0[96], type0[96];
+} pb_units;
+/* PB_OK, or a usage error in err naming both units: "its weights are
+ * bytes (inuse_space/bytes), those of <first> are ns (cpu/nanoseconds):
+ * weights of different units never add ..." */
+pb_status pb_units_check(pb_units *u, const pb_sample_facts *f, const char *first, pb_error *err);
+
+/* A filter sink that runs pb_units_check for each input before its first
+ * sample, and passes every call to next: for a consumer that reads several
+ * inputs one after the other (the collapsed diff). */
+typedef struct {
+    pb_sample_sink ss;
+    pb_sample_facts facts;
+    pb_units units;
+    int checked;
+    const char *first;
+} pb_units_filter;
+void pb_units_filter_init(pb_units_filter *g, pb_sample_sink *next, const char *first, pb_error *err);
+/* the next input begins */
+void pb_units_filter_next_input(pb_units_filter *g);
+
+/* Take one attribute into *f: 1 when the key is one of the above, else 0
+ * (sample_type, period and period_type are recorded too, but give 0: other
+ * consumers may want them as well). */
 int pb_sample_facts_take(pb_sample_facts *f, const char *key, pb_str value);
 
 /* The attribute's value as a NUL-terminated string in buf (cut to cap - 1 bytes). */

@@ -362,13 +362,16 @@ pb_status pb_collapse_diff_files(const char *before, const char *after, const pb
 {
     pb_collapse *c;
     pb_status st;
+    pb_units_filter g; /* bytes and ns are never set side by side */
     pb_error_init(err, "profbridge", before);
     if (!(c = pb_collapse_diff_new(out, err)))
         return err->status;
-    st = pb_decode_samples_file(before, PB_FMT_UNKNOWN, opt, pb_collapse_sample_sink(c), "a diff", err);
+    pb_units_filter_init(&g, pb_collapse_sample_sink(c), before, err);
+    st = pb_decode_samples_file(before, PB_FMT_UNKNOWN, opt, &g.ss, "a diff", err);
     if (st == PB_OK) {
         pb_collapse_diff_side(c, 1);
-        st = pb_decode_samples_file(after, PB_FMT_UNKNOWN, opt, pb_collapse_sample_sink(c), "a diff", err);
+        pb_units_filter_next_input(&g);
+        st = pb_decode_samples_file(after, PB_FMT_UNKNOWN, opt, &g.ss, "a diff", err);
     }
     if (st == PB_OK)
         st = pb_collapse_diff_write(c);

@@ -627,7 +627,8 @@ typedef struct {
     uint64_t key;
     uint32_t pid;
     pb_spw *w;
-    uint64_t used; /* clock of the last write, for the fd pool */
+    uint64_t used;   /* clock of the last write, for the fd pool */
+    uint64_t rem_ns; /* ns weights: what the ticks written so far left over (< 1 µs) */
 } k_thread;
 
 typedef struct {
@@ -650,6 +651,8 @@ struct pb_spw_sink {
     spw_spares spares;
     pb_error member_err; /* the members' errors (one at a time: the first stops the sink) */
     pb_spw_header h;
+    pb_sample_facts facts; /* what the weights are: ns, samples, or neither */
+    int units_checked;
     k_frame *fr;
     size_t nfr, capfr;
     pb_strtab strs;
@@ -677,6 +680,7 @@ static pb_status k_attribute(pb_sample_sink *self, const char *key, pb_str v)
 {
     pb_spw_sink *k = (pb_spw_sink *)self->ctx;
     char buf[32];
+    pb_sample_facts_take(&k->facts, key, v);
     pb_sample_attr_text(v, buf, sizeof buf);
     if (!strcmp(key, "sample_interval_us") || !strcmp(key, "interval_us"))
         k->h.interval_us = (uint32_t)strtoul(buf, NULL, 10);
@@ -752,6 +756,33 @@ static pb_status k_use(pb_spw_sink *k, size_t ti)
 
 static uint32_t h_thread(const void *k, uint32_t i) { return pb_mix64(((const pb_spw_sink *)k)->th[i].key); }
 
+/* Before the first trace's header: what a tick is.  A StatProfiler record's
+ * weight counts ticks of the header's interval (µs), so ns weights (pprof
+ * and V8 times, EasyProfiler spans, a merge) are written as 1 µs ticks
+ * (interval 1), a sample count keeps its interval (sample_interval_us, or
+ * pprof's period), and weights that are neither (bytes, objects) have no
+ * place in the format: a usage error. */
+static pb_status k_units(pb_spw_sink *k)
+{
+    if (k->units_checked)
+        return PB_OK;
+    k->units_checked = 1;
+    if (k->facts.weight_ns) {
+        k->h.interval_us = 1;
+    } else if (k->facts.kind == PB_WEIGHT_OTHER) {
+        char unit[96];
+        pb_weight_kind_of(k->facts.sample_type, unit, sizeof unit);
+        return pb_fail_nooff(k->err, PB_ERR_USAGE,
+                             "the weights are %s (sample type %s), not samples or time: StatProfiler records hold "
+                             "ticks of a sampling interval (--sample-type picks another of the profile's types)",
+                             unit, k->facts.sample_type);
+    } else if (!k->h.interval_us && k->facts.period_ns >= 1000 && k->facts.period_ns % 1000 == 0 &&
+               k->facts.period_ns / 1000 <= UINT32_MAX) {
+        k->h.interval_us = (uint32_t)(k->facts.period_ns / 1000);
+    }
+    return PB_OK;
+}
+
 static k_thread *k_thread_get(pb_spw_sink *k, uint64_t key, uint32_t pid, pb_status *st)
 {
     size_t i, j;
@@ -761,6 +792,8 @@ static k_thread *k_thread_get(pb_spw_sink *k, uint64_t key, uint32_t pid, pb_sta
     char hex[49], *name;
     size_t ol = strlen(k->out);
     *st = PB_OK;
+    if ((*st = k_units(k)) != PB_OK)
+        return NULL;
     if (pb_index_reserve(&k->tab, k->nth, h_thread, k) < 0) {
         *st = k_oom(k);
         return NULL;
@@ -852,8 +885,20 @@ static pb_status k_sample(pb_sample_sink *self, uint64_t key, const uint32_t *id
     (void)ts;
     if (!t)
         return st;
-    if (weight > UINT32_MAX)
-        weight = UINT32_MAX;
+    if (k->facts.weight_ns) { /* ns -> 1 µs ticks; the sub-µs rest carried to the thread's next sample */
+        uint64_t ns = weight;
+        weight = ns / 1000u + (ns % 1000u + t->rem_ns) / 1000u;
+        t->rem_ns = (ns % 1000u + t->rem_ns) % 1000u;
+        if (weight > UINT32_MAX)
+            return pb_fail_nooff(k->err, PB_ERR_LIMIT,
+                                 "a sample of %llu ns (%llu ticks of 1 us) does not fit a StatProfiler record's "
+                                 "weight (at most %lu ticks)",
+                                 (unsigned long long)ns, (unsigned long long)weight, (unsigned long)UINT32_MAX);
+    } else if (weight > UINT32_MAX) {
+        return pb_fail_nooff(k->err, PB_ERR_LIMIT,
+                             "a sample of weight %llu does not fit a StatProfiler record's weight (at most %lu ticks)",
+                             (unsigned long long)weight, (unsigned long)UINT32_MAX);
+    }
     if (pb_spw_start_sample(t->w, (uint32_t)weight, pb_str_make(k->op ? k->op : "", k->oplen, 0)) != PB_OK)
         return k_writer_fail(k, t->w);
     k->oplen = 0;

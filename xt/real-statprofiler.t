@@ -11,7 +11,8 @@
 #   - StatProfiler -> StatProfiler round trips: the real reader's numbers for
 #     our copy equal its numbers for the original;
 #   - the StatProfilerWriter API: sub, xsub, main and eval frames, sections;
-#   - 1,000 short-lived threads -> 1,000 traces.
+#   - 1,000 short-lived threads -> 1,000 traces;
+#   - pprof and V8 (ns weights): weight x tick duration = the input's seconds.
 use strict;
 use warnings;
 use Test::More;
@@ -85,6 +86,29 @@ for my $t (sort grep { !/\.(?:json|jsonl)\z/ } glob("$data/statprofiler/*.out.*[
     is($r->{total_weight}, 5, 'API trace: weight 3 + 2');
     is_deeply($r->{frame_kinds}, { sub => 1, xsub => 1, main => 2, eval => 1 }, 'API trace: every frame kind');
     is($r->{num_section_events}, 2, 'API trace: the section start and end');
+}
+
+# ns weights (pprof, V8) are 1 µs ticks: the real reader's weight x tick
+# duration is the input's seconds (go tool pprof's total; a V8 file's
+# endTime - startTime - timeDeltas[0] µs)
+{
+    my $sec = sub { my $s = 0; $s += $_->{total_weight} * $_->{tick_duration} / 1e6 for @_; $s };
+    my ($top) = grep { /Total samples = / } do { open my $fh, '<', "$data/pprof/cpu_inline.prof.top-flat.txt" or die; <$fh> };
+    my ($ns) = $top =~ /Total samples = ([0-9]+)ns/;
+    mkdir "$tmp/ns";
+    my @files = Devel::ProfileBridge::convert(in => "$data/pprof/cpu_inline.prof", out => "$tmp/ns/pprof", to => 'statprofiler');
+    my @r = map { real($_) } @files;
+    ok(!grep({ $_->{error} || !$_->{file_ended} } @r), 'cpu_inline.prof: the real reader reads every trace');
+    is(sprintf('%.9f', $sec->(@r)), sprintf('%.9f', $ns / 1e9), "cpu_inline.prof: the real reader's seconds = go tool pprof's $ns ns");
+    for my $f (glob("$data/v8/*.cpuprofile"), "$data/crashers/statprofiler-writer/v8-long-sample-to-statprofiler.cpuprofile") {
+        (my $name = $f) =~ s{.*/}{};
+        my $p = $json->decode(do { local (@ARGV, $/) = $f; <> });
+        my $want = ($p->{endTime} - $p->{startTime} - $p->{timeDeltas}[0]) / 1e6;
+        my ($out) = Devel::ProfileBridge::convert(in => $f, out => "$tmp/ns/$name.sp", to => 'statprofiler');
+        my $r = real($out);
+        ok(!$r->{error} && $r->{file_ended}, "$name: read to its end") or diag $r->{error};
+        is(sprintf('%.6f', $sec->($r)), sprintf('%.6f', $want), "$name: the real reader's seconds = the profile's $want s");
+    }
 }
 
 # 1,000 threads

@@ -424,6 +424,17 @@ sub _info_of {
     _run_facts($info, $attr);
     # sampled input: the time reports show (samples x interval) and the run's wall clock
     defined $attr->{$_} and $info->{$_} = 0 + $attr->{$_} for qw(sampled_time_sec run_wall_clock_sec);
+    # weights that are neither time nor samples (a heap profile's bytes): shown as what they are
+    if (defined(my $unit = $attr->{sample_weight_other_unit})) {
+        delete @$info{qw(sampled_time_sec run_wall_clock_sec)};
+        my $sum = 0;
+        for my $t (@{ $info->{threads} }) {
+            next unless defined $t->{samples};
+            $sum += $t->{weight} = delete $t->{samples};
+        }
+        $info->{weight_unit} = $unit;
+        $info->{sampled_weight} = $sum;
+    }
     # pprof: every sample type ("type/unit"), and the one read
     $info->{sample_types} = [ split /,/, $attr->{sample_types} ] if defined $attr->{sample_types};
     $info->{sample_type} = $attr->{sample_type} if defined $attr->{sample_type};
@@ -1651,7 +1662,8 @@ reference with one hash per thread or process, in order of first sample:
 C<pid> and C<ppid> (as in C<PID_START>), C<id> (the thread id: Tachyon;
 the pid: StatProfiler), C<name> (EasyProfiler), C<samples> (sum of sample
 weights: Tachyon, StatProfiler), C<ns> (a merged profile's weight, in ns),
-C<spans> (EasyProfiler blocks).  From a Tachyon file's stats trailer, as
+C<spans> (EasyProfiler blocks), C<weight> (the sum of sample weights in
+C<weight_unit>, below, in place of C<samples>).  From a Tachyon file's stats trailer, as
 numbers in the units of CPython's C<get_info()>: C<duration_sec> (the run's
 length, s), C<sample_rate> (samples per second the profiler achieved),
 C<error_rate> and C<missed_samples> (both in percent: sampling attempts
@@ -1661,7 +1673,11 @@ Sampled input (Tachyon, StatProfiler) adds
 C<sampled_time_sec> (every thread's sample weights × the interval: the time
 the reports show) and, where samples carry timestamps (Tachyon),
 C<run_wall_clock_sec> (first sample to last, over all threads; see
-L</Times, weights and the Calls column>).
+L</Times, weights and the Calls column>).  Weights that are neither time
+nor samples (a pprof heap profile's C<inuse_space/bytes>, an
+C<alloc_objects/count>) are no time: C<weight_unit> (the sample type's
+unit: C<bytes>, C<count>) and C<sampled_weight> (every thread's weights
+summed, in that unit) replace C<sampled_time_sec>.
 
 =head2 chunk_counts($file, %options)
 
@@ -1701,7 +1717,17 @@ them.  Inside a name, C<;>, newline, carriage return and NUL (which would
 break the line format) are written as C<\x3B>, C<\x0A>, C<\x0D>,
 C<\x00>, and C<\> itself as C<\x5C> (so every C<\xNN> in a line is an
 escape: a reader that decodes them gets the names back exactly).  C<< to => 'statprofiler' >> writes Devel::StatProfiler records
-(sampled input only).
+(sampled input only).  A record's weight counts ticks of the trace's
+interval (C<tick_duration>, µs): weights in ns (pprof and V8 times,
+EasyProfiler spans, a merge) are written as 1 µs ticks (interval 1; the
+sub-µs rest of a sample carried to its thread's next one, so each trace's
+total is exact to the µs), sample counts keep their interval
+(C<sample_interval_us>, or pprof's C<period> when its C<period_type> is a
+time).  Weights that are neither (a pprof heap profile's C<bytes>, an
+C<alloc_objects/count>) are refused with a C<usage> error naming the unit
+(C<--sample-type> picks another); a sample of more than 4,294,967,295 ticks
+(a record's 32-bit weight: 71 minutes at 1 µs) is a C<limit> error, never
+cut.
 
 C<< to => 'pprof' >> writes pprof's C<profile.proto>
 (C<perftools.profiles.Profile>, gzipped), which C<go tool pprof>,
@@ -1770,7 +1796,13 @@ stands for its file's C<sample_interval_us>; EasyProfiler weights are ns
 already), so the result's totals are the sum of the parts whatever their
 intervals: nytprof.out ticks are ns (C<ticks_per_sec=1000000000>), collapsed
 weights are ns, pprof has the one sample type C<wall/nanoseconds>,
-speedscope profiles are in nanoseconds.  Relative file names are looked up beside every input.  Frames
+speedscope profiles are in nanoseconds.  Weights of different units never
+add: every input's weights are time (ns, or samples × their interval; a
+pprof C<samples/count> stands for its C<period>) or all are the same other
+unit (C<bytes>, C<count>: pprof heap profiles); otherwise a C<usage> error
+names both (C<pprof: usage: cpu.prof: its weights are ns (cpu/nanoseconds),
+those of heap.prof are bytes (inuse_space/bytes): ...>; the CLI exits 2),
+and C<sample_type> may pick comparable types.  Relative file names are looked up beside every input.  Frames
 are unified by name, file and line, so memory grows with distinct frames
 and stacks, not with the number of inputs; each input's threads stay
 separate threads (a pid already taken by an earlier input gets the next free
@@ -1810,7 +1842,9 @@ for L</merge(in =E<gt> [ $file, ... ], out =E<gt> $path, %options)>;
 C<go tool pprof -top> shows what grew and what shrank.  C<$path> C<-> is standard output; other
 paths are written through a temp file and renamed (L</OUTPUT FILES>).
 Options: C<thread>, C<pid>, C<progress>, the limits (applied to both
-inputs).  Every input format works (L</PERL PROFILES AS STACKS>).  Throws
+inputs).  Every input format works (L</PERL PROFILES AS STACKS>).  The two
+inputs' weights must be of one unit, as for C<merge> (a C<usage> error
+naming both otherwise).  Throws
 L<Devel::ProfileBridge::Error>: the failing input's error.
 
 =head2 losses($file, to => $target)
