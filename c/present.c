@@ -171,12 +171,12 @@ static int map_name(pb_present *p, int k, pb_str *s)
 }
 
 /* ---- source ----------------------------------------------------------------
- * The policy (present.h, "Source"): unless source_any, a candidate is
- * embedded only when it is a regular file whose resolved path (realpath:
- * every symlink followed) lies under an allowed directory, outside /proc,
- * /sys and /dev (and on no such pseudo file system), and whose name has an
- * extension of the input's language (Python and Perl: or none, with a "#!"
- * first line naming the interpreter).  Every file is read through one
+ * The policy (present.h, "Source"): a candidate is embedded only when it
+ * is a regular file whose resolved path (realpath: every symlink followed)
+ * lies outside /proc, /sys and /dev (and on no such pseudo file system);
+ * unless source_any, also under an allowed directory and with a name of
+ * an extension of the input's language (Python and Perl: or none, with a
+ * "#!" first line naming the interpreter).  Every file is read through one
  * descriptor with a byte cap counted as bytes arrive (st_size is 0 in
  * /proc), and a read error is reported. */
 enum { PB_LANG_NONE = 0, PB_LANG_PYTHON, PB_LANG_C, PB_LANG_PERL, PB_LANG_ANY, PB_LANG_JS };
@@ -281,6 +281,46 @@ static int system_path(const char *real)
     return path_under(real, "/proc") || path_under(real, "/sys") || path_under(real, "/dev");
 }
 
+/* the name as given, made absolute (from the working directory) with "."
+ * and ".." taken lexically, is under /proc, /sys or /dev: a name there is
+ * refused even when its realpath leaves (/proc/self/cwd/..., /dev/stdin,
+ * /proc/self/fd/N resolve to other files); 1 also when it cannot be told */
+static int system_name(const char *path)
+{
+    char buf[8192], *w;
+    const char *c = path;
+    size_t n = 0, len;
+    if (path[0] != '/') {
+        if (!getcwd(buf, sizeof buf))
+            return 1;
+        n = strlen(buf);
+    }
+    while (*c) {
+        while (*c == '/')
+            c++;
+        len = strcspn(c, "/");
+        if (!len)
+            break;
+        if (len == 1 && c[0] == '.') {
+        } else if (len == 2 && c[0] == '.' && c[1] == '.') {
+            while (n > 0 && buf[n - 1] != '/')
+                n--;
+            if (n > 0)
+                n--; /* the slash */
+        } else {
+            if (n + 1 + len + 1 > sizeof buf)
+                return 1;
+            buf[n++] = '/';
+            memcpy(buf + n, c, len);
+            n += len;
+        }
+        c += len;
+    }
+    buf[n] = '\0';
+    w = n ? buf : (char *)"/";
+    return system_path(w);
+}
+
 /* a pseudo file system whose files are not source (procfs mounted elsewhere, ...) */
 static int pseudo_fs(int fd)
 {
@@ -359,40 +399,36 @@ static int try_open(pb_present *p, long scope, struct stat *sb, int *fd)
     p->need_shebang = 0;
     if (stat(p->path, sb) != 0 || !S_ISREG(sb->st_mode))
         return 0;
-    if (p->source_any) {
-        if ((*fd = open(p->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
-            return 0;
-        if (fstat(*fd, sb) != 0 || !S_ISREG(sb->st_mode)) {
-            close(*fd);
-            *fd = -1;
-            return 0;
-        }
-        return 1;
-    }
-    if (!p->roots_resolved && resolve_roots(p) < 0)
+    if (!p->source_any && !p->roots_resolved && resolve_roots(p) < 0)
         return -1;
     if (!(real = realpath(p->path, NULL)))
         return errno == ENOMEM ? -1 : 0;
-    if (system_path(real)) {
+    /* never source, --source-any or not: /proc/self/environ holds the
+     * converting process's secrets, a device blocks or never ends */
+    if (system_path(real) || system_name(p->path)) {
         p->why = "in /proc, /sys or /dev";
         free(real);
         return 2;
     }
-    if (scope >= 0) {
-        ok = p->root_real[scope] && path_under(real, p->root_real[scope]);
+    if (p->source_any) { /* any directory, any name: only the checks above and below */
+        kind = 1;
     } else {
-        for (ok = 0, i = 0; i < p->nroots + 2 && !ok; i++)
-            ok = p->root_real[i] && path_under(real, p->root_real[i]);
-    }
-    if (!ok) {
-        p->why = "outside the allowed directories";
-        free(real);
-        return 2;
-    }
-    if ((kind = source_name(p->lang, real)) == 0) {
-        p->why = "not a source file name";
-        free(real);
-        return 2;
+        if (scope >= 0) {
+            ok = p->root_real[scope] && path_under(real, p->root_real[scope]);
+        } else {
+            for (ok = 0, i = 0; i < p->nroots + 2 && !ok; i++)
+                ok = p->root_real[i] && path_under(real, p->root_real[i]);
+        }
+        if (!ok) {
+            p->why = "outside the allowed directories";
+            free(real);
+            return 2;
+        }
+        if ((kind = source_name(p->lang, real)) == 0) {
+            p->why = "not a source file name";
+            free(real);
+            return 2;
+        }
     }
     *fd = open(real, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     free(real);
@@ -1153,7 +1189,10 @@ static void refused_warning(pb_present *p)
     snprintf(head, sizeof head, "convert: warning: the source of %u of %u files was not embedded%s: ", p->refused,
              p->refused + p->missing + p->embedded, p->source_any ? "" : " by the source policy");
     tail[0] = '\0';
-    if (!p->source_any)
+    if (p->source_any)
+        snprintf(tail, sizeof tail, "; even --source-any embeds only regular files on a disk file system, never "
+                                    "under /proc, /sys or /dev");
+    else
         snprintf(tail, sizeof tail,
                  "; only %s source files under the input's directory, the working directory or a --source-root are "
                  "embedded (--source-any: any file a trusted profile names)",

@@ -31,11 +31,12 @@
  *      prefix (else the name itself, a leading '/' dropped);
  *   3. in source_base (the input's directory): a relative name as it is, an
  *      absolute one by its base name (a profile copied beside its program).
- * Unless opt->source_any, a candidate is used only by the source policy:
- * a regular file whose realpath lies under an allowed directory (a source
+ * A candidate is used only by the source policy: a regular file not under
+ * /proc, /sys, /dev nor on a pseudo file system (fstatfs), whatever
+ * opt->source_any says; unless opt->source_any (which lifts the rest),
+ * whose realpath lies under an allowed directory (a source
  * root, the working directory, source_base; the last two not when "/"),
- * and, for a candidate built in a root or in source_base, under that one;
- * not under /proc, /sys, /dev nor on a pseudo file system (fstatfs); its
+ * and, for a candidate built in a root or in source_base, under that one; its
  * name with an extension of the stream's language (from ATTRIBUTE
  * source_format: tachyon, pynytprof -> Python; easyprofiler -> C/C++;
  * statprofiler -> Perl; merged -> any of them; other values -> none), or

@@ -4,7 +4,10 @@
 # only regular files that resolve (symlinks followed) under the input's
 # directory, the working directory or a --source-root, outside /proc, /sys
 # and /dev, with a source name of the input's language, are embedded.
-# --source-any (source_any => 1) embeds any regular file named.  Every
+# --source-any (source_any => 1) lifts the directory and name checks only:
+# it embeds any regular file named on a disk file system, never one under
+# /proc, /sys or /dev (the converting process's environment, devices),
+# whatever the name or symlink that leads there.  Every
 # check reads the embedded SRC_LINEs back from the nytprof.out.
 use strict;
 use warnings;
@@ -141,7 +144,8 @@ SKIP: {
     skip 'this user cannot read /etc/shadow', 1 unless -r '/etc/shadow';
     is($by->{'/etc/shadow'}, slurp_raw('/etc/shadow'), '--source-any embeds /etc/shadow (readable here)');
 }
-like($by->{'/proc/self/environ'} // '', qr/PB29_SECRET=environ-secret-/, '... /proc/self/environ');
+ok(!exists $by->{'/proc/self/environ'}, '... but never /proc/self/environ (the converting process\'s secrets)');
+ok(!grep({ /PB29_SECRET/ } values %$by), '... nor its text under any name');
 is($by->{"${up}etc/passwd"}, $passwd, "... ${up}etc/passwd");
 SKIP: {
     skip 'the working directory is not two levels below /', 1 unless $up eq '../../';
@@ -151,9 +155,41 @@ is($by->{'app.py'}, $passwd, '... the symlink app.py -> /etc/passwd');
 is($by->{"../$obase/secret.py"}, "SECRET_OUTSIDE = 1\n", '... a file outside the allowed directories');
 is($by->{'/srv/app/../o/secret.py'}, "SECRET_OUTSIDE = 1\n", '... a ../ name under --source-root');
 is($by->{'notes.txt'}, "NOTES_TXT\n", '... a file that is not Python');
-ok(!exists $by->{'/proc/self/pagemap'}, '... but not /proc/self/pagemap (st_size 0, endless): the 64 MiB cap counts bytes read');
-like($out, qr/^convert: warning: the source of 1 of $files files was not embedded: '\/proc\/self\/pagemap' \(larger than 64 MiB\)$/m,
-    '... which the warning names') or diag $out;
+ok(!exists $by->{'/proc/self/pagemap'}, '... nor /proc/self/pagemap');
+like($out, qr/^convert: warning: the source of 2 of $files files was not embedded: '\/proc\/self\/environ' \(in \/proc, \/sys or \/dev\), '\/proc\/self\/pagemap' \(in \/proc, \/sys or \/dev\); even --source-any embeds only regular files on a disk file system, never under \/proc, \/sys or \/dev$/m,
+    '... which the warning names, and why') or diag $out;
+
+# --source-any and system files by every road: a symlink of a source name
+# to /proc/self/environ, /dev/stdin (a regular file here: the test's own
+# input), /sys files, devices
+symlink '/proc/self/environ', "$tmp/in/env.py" or die "symlink: $!";
+symlink '/dev/zero', "$tmp/in/zero.py" or die "symlink: $!";
+my @sys = ('env.py', 'zero.py', '/proc/self/status', '/proc/version', '/sys/kernel/uevent_seqnum', '/dev/null',
+    '/dev/zero', '/dev/stdin', '/dev/fd/0', '/proc/self/fd/0', '/proc/self/cwd/in/good.py');
+spew_raw("$tmp/in/sys.bin", naming_files(@sys));
+{
+    my $pid = open my $fh, '-|';
+    die "fork: $!" unless defined $pid;
+    if (!$pid) {
+        open STDERR, '>&', \*STDOUT or die;
+        open STDIN, '<', "$tmp/in/good.py" or die; # a regular file as standard input
+        exec $^X, @inc, $bin, 'convert', 'in/sys.bin', '-o', "$tmp/sys.nytprof", '--source-any' or die "exec: $!";
+    }
+    local $/;
+    $out = <$fh> // '';
+    close $fh;
+    $rc = $? >> 8;
+}
+is($rc, 0, '--source-any naming /proc, /sys and /dev files: exit 0') or diag $out;
+$by = embedded("$tmp/sys.nytprof");
+my @leak = grep { $_ ne '/proc/self/cwd/in/good.py' } keys %$by;
+ok(!@leak, '... none of them embedded') or diag explain [ sort keys %$by ];
+ok(!grep({ /PB29_SECRET/ } values %$by), '... no environment text under any name');
+ok(!exists $by->{$_}, "... not $_") for '/proc/self/fd/0', '/dev/stdin', '/dev/fd/0';
+is($by->{'/proc/self/cwd/in/good.py'}, "def f():\n    return 1\n",
+    '... /proc/self/cwd/in/good.py: good.py found by its base name beside the input (as any absolute name is)');
+like($out, qr/^convert: warning: the source of [0-9]+ of [0-9]+ files was not embedded: '[^']+' \(in \/proc, \/sys or \/dev\)/m,
+    '... the warning says why') or diag $out;
 
 # the API option
 {
@@ -169,13 +205,11 @@ like($out, qr/^convert: warning: the source of 1 of $files files was not embedde
     ok(exists $by->{'good.py'} && grep(/by the source policy/, @w), '... and warns about what it kept out');
 }
 
-# a read error is reported, not taken for an empty file
 spew_raw("$tmp/in/mem.bin", naming_files('/proc/self/mem'));
 ($rc, $out) = run('convert', 'in/mem.bin', '-o', "$tmp/mem.nytprof", '--source-any');
 $by = embedded("$tmp/mem.nytprof");
-ok($rc == 0 && !keys %$by, '--source-any naming /proc/self/mem (EIO at offset 0): not embedded') or diag $out;
-like($out, qr/^convert: warning: cannot read the source of '\/proc\/self\/mem': .+ \(not embedded\)$/m,
-    '... and the read error is reported') or diag $out;
+ok($rc == 0 && !keys %$by, '--source-any naming /proc/self/mem: not embedded') or diag $out;
+like($out, qr/'\/proc\/self\/mem' \(in \/proc, \/sys or \/dev\)/m, '... kept out as a /proc file, never opened') or diag $out;
 
 # a name with control bytes is escaped in the warning
 spew_raw("$tmp/in/esc.bin", naming_files("/etc/\e]2;x\a.py"));

@@ -1487,8 +1487,16 @@ C<#!> line naming C<python> or C<perl>.  Files kept out are named in one
 warning with the reason
 (C<convert: warning: the source of N of M files was not embedded by the
 source policy: 'NAME' (outside the allowed directories), ...>).
-C<< source_any => 1 >> (C<--source-any>) lifts the policy for a profile
-you trust: any regular file it names is embedded.
+C<< source_any => 1 >> (C<--source-any>) lifts the directory and name
+checks for a profile you trust: any regular file it names is embedded,
+wherever it lies and whatever its name, but never one under C</proc>,
+C</sys> or C</dev> (by its name, C<.> and C<..> applied, or by its resolved
+path: C</proc/self/environ>, C</dev/stdin>, a symlink to either), nor one on
+a pseudo file system, nor anything that is not a regular file (a device, a
+FIFO): those hold the converting process's secrets or never end (the
+warning: C<... was not embedded: '/proc/self/environ' (in /proc, /sys or
+/dev); even --source-any embeds only regular files on a disk file system,
+never under /proc, /sys or /dev>).
 
 A file is read through one descriptor, at most 64 MiB counted as the bytes
 arrive (C<st_size> is 0 for C</proc> files); a larger one is not embedded,
@@ -1701,7 +1709,8 @@ gives a valid nytprof.out of what came before the cut, with a warning;
 C<to =E<gt> 'nytprof'> only, other targets croak), and the limits.
 For foreign input (L</NYTPROFHTML REPORTS>): C<< source => 0 >> embeds no
 source; C<< source_any => 1 >> embeds any regular file the profile names
-(no source policy, L</Source>); C<< source_root => $dir >> or C<< [ $dir, ... ] >> and
+(no directory or name check, but never a file under C</proc>, C</sys> or
+C</dev>, L</Source>); C<< source_root => $dir >> or C<< [ $dir, ... ] >> and
 C<< strip_prefix => $prefix >> or C<< [ ... ] >> say where to look for the
 profile's files (paths, no NUL; a bad one croaks).
 
