@@ -71,14 +71,53 @@ sub _fits {
     return length $v < length $max || length $v == length $max && $v le $max;
 }
 
+# "an ARRAY reference": what a reference is, never its address
+sub _ref_what {
+    my ($v) = @_;
+    require Scalar::Util;
+    my $r = ref $v;
+    return (Scalar::Util::blessed($v) ? "a $r object" : $r =~ /\A[AEIOU]/ ? "an $r reference" : "a $r reference");
+}
+
+# an object with its own string form (Path::Tiny, URI::file): taken as that string
+sub _stringy {
+    my ($v) = @_;
+    require Scalar::Util;
+    require overload;
+    return Scalar::Util::blessed($v) && overload::Method($v, '""');
+}
+
+# the references an option may be (every other option is a plain value: a
+# reference there is a usage error, never its "ARRAY(0x...)" text)
+my %OPT_REFS = (progress => { CODE => 1 }, callback => { CODE => 1 }, files => { ARRAY => 1 },
+    source_root => { ARRAY => 1 }, strip_prefix => { ARRAY => 1 }, in => { ARRAY => 1 },
+    out => { SCALAR => 1 }, output => { SCALAR => 1 });
+my %OPT_SHAPE = (progress => 'a code reference', callback => 'a code reference',
+    files => 'a list of files (an array reference), a directory or a template', source_root => 'a path or a list of paths',
+    strip_prefix => 'a prefix or a list of prefixes', in => 'a file name', out => 'a file name or a scalar reference',
+    output => 'a file name or a scalar reference', filename => 'a file name', before => 'a file name',
+    after => 'a file name');
+
 sub _check_opts {
     my ($what, $known, $opts) = @_;
+    require Scalar::Util;
     for my $k (keys %$opts) {
         next if $known->{$k};
         _usage("$what: unknown option '$k' (known: " . join(', ', sort keys %$known) . ")");
     }
-    for my $k (qw(filename in out output before after files)) {
+    for my $k (sort keys %$opts) {
+        my $v = $opts->{$k};
+        next unless ref $v;
+        next if _stringy($v);
+        next if $OPT_REFS{$k} && $OPT_REFS{$k}{ ref $v } && !Scalar::Util::blessed($v);
+        _usage("$what: $k must be " . ($OPT_SHAPE{$k} // 'a plain value (a string or a number)') . ', not '
+            . _ref_what($v));
+    }
+    for my $k (qw(filename in out output before after files source_root strip_prefix)) {
         next unless defined $opts->{$k};
+        for my $e (ref $opts->{$k} eq 'ARRAY' ? @{ $opts->{$k} } : ()) {
+            _usage("$what: $k must hold file names, not " . _ref_what($e)) if ref $e && !_stringy($e);
+        }
         _check_path($what, $k, $_) for ref $opts->{$k} eq 'ARRAY' ? @{ $opts->{$k} } : $opts->{$k};
     }
     if (defined $opts->{pid} && !_fits($opts->{pid}, '4294967295')) {
@@ -130,6 +169,10 @@ our $COPY_LIMIT = 64 * 1024**2;
 # read or write another file (a usage error instead)
 sub _check_path {
     my ($what, $k, $v) = @_;
+    if (ref $v && !($k =~ /\A(?:out|output)\z/ && ref $v eq 'SCALAR') && !_stringy($v)) {
+        require Scalar::Util;
+        _usage("$what: $k must be a path (a string), not " . _ref_what($v));
+    }
     return unless defined $v && !ref $v && index($v, "\0") >= 0;
     _usage("$what: $k contains a NUL byte, which no file name can hold");
 }
@@ -481,6 +524,7 @@ sub dump_json {
     my ($file, %opts) = @_;
     _check_path('dump_json', 'the file name', $file);
     _check_opts('dump_json', { map { $_ => 1 } qw(format thread pid sample_type salvage output progress), @LIMITS }, \%opts);
+    return _out_scalar('output', \%opts, sub { dump_json($file, %{ $_[0] }) }) if ref $opts{output} eq 'SCALAR';
     _check_not_input('dump_json', $opts{output}, $file);
     _with_input($file, \%opts, sub {
         _write('dump', 'convert', [ $_[0] ], $opts{format}, _xs_opts(\%opts),
@@ -494,6 +538,26 @@ my %CONVERT_OPTS = map { $_ => 1 } qw(in out format thread pid sample_type compr
 
 sub convert { return _convert_impl(undef, @_) }
 
+# out => \$buffer (output => for dump_json): the writer writes a temporary
+# file, whose bytes then become the scalar's value (its old value stays when
+# the call fails); $code gets the options with that file as out
+sub _out_scalar {
+    my ($key, $opts, $code) = @_;
+    my $ref = $opts->{$key};
+    return $code->($opts) unless ref $ref eq 'SCALAR';
+    require File::Temp;
+    my $dir = File::Temp->newdir('profbridge-out-XXXXXX', TMPDIR => 1);
+    my $guard = Devel::ProfileBridge::_TempGuard->new($dir, "$dir", "$dir/out");
+    my @r = $code->({ %$opts, $key => "$dir/out" });
+    open my $fh, '<:raw', "$dir/out" or Devel::ProfileBridge::Error->throw(format => 'profbridge', class => 'io',
+        file => "$dir/out", message => "cannot read the output back into the scalar: $!");
+    local $/;
+    my $bytes = <$fh>;
+    close $fh;
+    $$ref = $bytes // '';
+    return wantarray ? @r : $r[0];
+}
+
 # convert, and what the conversion could not carry (losses), from one read of
 # the input (a FIFO or standard input can be read only once): (\@losses, @convert's)
 sub _convert_report {
@@ -505,12 +569,18 @@ sub _convert_report {
 sub _convert_impl {
     my ($report, %opts) = @_;
     _check_opts('convert', \%CONVERT_OPTS, \%opts);
+    _usage('convert: in must be a path (a string), not ' . _ref_what($opts{in})) if ref $opts{in} && !_stringy($opts{in});
     for my $k (qw(in out)) {
-        next if defined $opts{$k} && length $opts{$k};
+        next if defined $opts{$k} && (ref $opts{$k} || length $opts{$k});
         _usage("convert: $k => PATH is required");
     }
     my $to = defined $opts{to} ? $opts{to} : _default_target('convert');
     my $t = $TARGET{$to};
+    if (ref $opts{out} eq 'SCALAR') {
+        _usage("convert: out => \\\$scalar takes one file's bytes: to => '$to' writes a file per thread (give a path)")
+            if $t && $t->{files};
+        return _out_scalar('out', \%opts, sub { _convert_impl($report, %{ $_[0] }) });
+    }
     if ($opts{salvage} && !($t && $t->{salvage})) {
         # the stack and StatProfiler writers do not finish a cut stream
         _usage("convert: salvage => 1 is for " . join(', ', map { "to => '$_'" } _targets_for('salvage'))
@@ -537,7 +607,7 @@ sub _convert_impl {
         $x->{source_base} = '.';
     }
     my $level = defined $opts{compress} ? $opts{compress} : -1;
-    if ($t && $t->{compress} && ($level !~ /\A-?[0-9]\z/ || $level > 9)) {
+    if ($t && $t->{compress} && defined $opts{compress} && $level !~ /\A[0-9]\z/) {
         _usage("convert: compress must be 0..9, not '$level'");
     }
     if (!$t || !$t->{convert}) {
@@ -587,7 +657,7 @@ sub merge {
     if (!@in || grep { !defined || !length || ref } @in) {
         _usage('merge: in => [ FILE, ... ] (one or more paths) is required');
     }
-    if (!defined $opts{out} || !length $opts{out}) {
+    if (!defined $opts{out} || !ref $opts{out} && !length $opts{out}) {
         _usage('merge: out => PATH is required');
     }
     if (grep({ $_ eq '-' } @in) > 1) {
@@ -598,9 +668,10 @@ sub merge {
         _usage("merge: to => '$to' is not supported (known: " . join(', ', _targets_for('merge')) . ")");
     }
     my $level = defined $opts{compress} ? $opts{compress} : -1;
-    if ($level !~ /\A-?[0-9]\z/ || $level > 9) {
+    if (defined $opts{compress} && $level !~ /\A[0-9]\z/) {
         _usage("merge: compress must be 0..9, not '$level'");
     }
+    return _out_scalar('out', \%opts, sub { merge(%{ $_[0] }) }) if ref $opts{out} eq 'SCALAR';
     my $x = _xs_opts(\%opts);
     for my $k (qw(source_root strip_prefix)) {
         next unless defined $opts{$k};
@@ -635,6 +706,7 @@ sub losses {
     my ($file, %opts) = @_;
     my $to = delete $opts{to} // _default_target('convert');
     _check_path('losses', 'the file name', $file);
+    _usage('losses: to must be a target name, not ' . _ref_what($to)) if ref $to && !_stringy($to);
     _check_opts('losses', { map { $_ => 1 } qw(format thread pid sample_type salvage progress), @LIMITS }, \%opts);
     _usage("losses: to => '$to' is not a target (known: " . join(', ', _targets_for('convert')) . ")")
         unless $TARGET{$to} && $TARGET{$to}{convert};
@@ -765,7 +837,7 @@ sub diff {
     my (%opts) = @_;
     _check_opts('diff', { map { $_ => 1 } qw(before after out to thread pid sample_type progress), @LIMITS }, \%opts);
     for my $k (qw(before after out)) {
-        next if defined $opts{$k} && length $opts{$k};
+        next if defined $opts{$k} && (ref $opts{$k} || length $opts{$k});
         _usage("diff: $k => PATH is required");
     }
     my $to = defined $opts{to} ? $opts{to} : _default_target('diff');
@@ -775,6 +847,7 @@ sub diff {
     if ($opts{before} eq '-' && $opts{after} eq '-') {
         _usage("diff: standard input can be read only once (before and after are both '-')");
     }
+    return _out_scalar('out', \%opts, sub { diff(%{ $_[0] }) }) if ref $opts{out} eq 'SCALAR';
     my $x = _xs_opts(\%opts);
     _check_not_input('diff', $opts{out}, @opts{qw(before after)});
     return _with_input($opts{before}, \%opts, sub {
@@ -1977,6 +2050,14 @@ is written in place and never replaced (a FIFO waits for its reader).
 is standard output, for C<dump_json> and C<convert> to C<nytprof> and
 C<collapsed>.
 
+=item a scalar reference (C<< out => \$buffer >>; C<< output => \$buffer >> for C<dump_json>)
+
+receives the bytes a file would get (C<convert>, C<merge>, C<diff>,
+C<dump_json>; written through a temporary file in C<$TMPDIR>, removed
+after): C<$buffer> is set when the call succeeds and left as it was when it
+fails.  A target that writes a file per thread (C<statprofiler>) refuses it
+with a C<usage> error.  Any other reference is a C<usage> error.
+
 =item a StatProfiler run (C<< to => 'statprofiler' >> with several threads)
 
 is written into a private temporary directory next to C<out> and its
@@ -2087,7 +2168,16 @@ writers add C<usage> for calls out of order and handles that are not
 theirs.  A bad option or argument throws the same object with class
 C<usage> and format C<profbridge>, one line
 C<profbridge: usage: convert: compress must be 0..9, not '12'> (B<profbridge>
-exits 1 on it, as on its own usage errors; 2 on every other error).  An
+exits 1 on it, as on its own usage errors; 2 on every other error, a usage
+error that names a file included: inputs whose weights do not add).
+Every argument is checked the same way: a reference where a path or a
+value belongs (C<< in => [ $file ] >>, C<< filename => $fh >>,
+C<< thread => [ 1 ] >>, a writer's names and numbers) is a C<usage> error
+saying what it is (C<profbridge: usage: convert: in must be a path (a
+string), not an ARRAY reference>), never read as its C<ARRAY(0x...)> text;
+an object with its own string form (a path object) is taken as that
+string.  C<compress> is 0..9 (the default is the writer's own: leave it
+out).  An
 output that cannot be written says so with the system's reason
 (C<collapsed: io: OUT: cannot write the collapsed stacks: No space left on
 device>).  Control bytes in a message or a file name (which a profile

@@ -25,12 +25,16 @@ sub new {
     my ($class, %opts) = @_;
     my $file = delete $opts{file};
     my $compress = delete $opts{compress};
+    _usage(undef, 'file must be a path (a string), not ' . Devel::ProfileBridge::_ref_what($file))
+        if ref $file && !Devel::ProfileBridge::_stringy($file);
+    $file = "$file" if defined $file;
     _usage($file, 'new needs file => PATH') if !defined $file || !length $file;
     _usage(do { (my $f = $file) =~ s/\0/\\0/g; $f }, 'file => PATH contains a NUL byte, which no file name can hold')
         if !ref $file && index($file, "\0") >= 0;
     if (my @bad = sort keys %opts) {
         _usage($file, "unknown option '@bad' (known: file, compress)");
     }
+    _usage($file, 'compress must be 0..9, not ' . Devel::ProfileBridge::_ref_what($compress)) if ref $compress;
     _usage($file, "compress must be 0..9, not '$compress'") if defined $compress && $compress !~ /\A[0-9]\z/;
     my $h = _open($file, $compress // -1);    # -1: the writer's default (6, or 1 for a converted profile)
     return bless { h => $h, file => $file }, $class;
@@ -55,6 +59,11 @@ sub _named {
 sub write_chunk {
     my $self = shift;
     _check($self);
+    for my $i (grep { ref $_[$_] } 0 .. $#_) { # a value, never a reference's "ARRAY(0x...)" text
+        next if Devel::ProfileBridge::_stringy($_[$i]);
+        _usage($self->{file}, 'write_chunk: argument ' . ($i + 1) . ' is ' . Devel::ProfileBridge::_ref_what($_[$i])
+            . ', not a value');
+    }
     _write($self->{h}, @_);    # throws on misuse or when the writer failed
     return $self;
 }

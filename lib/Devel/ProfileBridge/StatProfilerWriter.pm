@@ -30,13 +30,25 @@ sub _check {
     _usage(undef, 'not a writer made by Devel::ProfileBridge::StatProfilerWriter->new (a forged or copied object is refused)');
 }
 
+# a string argument: a reference (but an object with its own string form) is refused
+sub _str {
+    my ($file, $what, $v) = @_;
+    return $v unless ref $v;
+    return "$v" if Devel::ProfileBridge::_stringy($v);
+    _usage($file, "$what must be a string, not " . Devel::ProfileBridge::_ref_what($v));
+}
+
 sub new {
     my ($class, %arg) = @_;
     my $file = delete $arg{file};
+    _usage(undef, 'file must be a path (a string), not ' . Devel::ProfileBridge::_ref_what($file))
+        if ref $file && !Devel::ProfileBridge::_stringy($file);
+    $file = "$file" if defined $file;
     _usage($file, 'new needs file => PATH') unless defined $file && length $file;
     _usage(do { (my $f = $file) =~ s/\0/\\0/g; $f }, 'file => PATH contains a NUL byte, which no file name can hold')
         if !ref $file && index($file, "\0") >= 0;
     my $pv = delete $arg{perl_version} // $DEFAULT{perl_version};
+    $pv = _str($file, 'perl_version', $pv) if ref $pv && ref \$pv ne 'VSTRING';
     $pv = sprintf '%vd', $pv if ref \$pv eq 'VSTRING';
     $pv =~ s/^v//;
     my ($rev, $ver, $sub) = $pv =~ /^(\d+)\.(\d+)(?:\.(\d+))?$/
@@ -44,11 +56,13 @@ sub new {
     my $interval = delete $arg{interval_us} // $DEFAULT{interval_us};
     my $depth = delete $arg{depth} // $DEFAULT{depth};
     for ([interval_us => $interval], [depth => $depth]) {
+        _usage($file, "$_->[0] must be a positive integer, not " . Devel::ProfileBridge::_ref_what($_->[1])) if ref $_->[1];
         _usage($file, "$_->[0] must be a positive integer, not '$_->[1]'")
             unless $_->[1] =~ /^\d+$/ && $_->[1] > 0 && $_->[1] <= 0xFFFFFFFF;
     }
     my $meta = delete $arg{metadata} // {};
     _usage($file, 'metadata must be a hash reference') unless ref $meta eq 'HASH';
+    _str($file, "metadata value of '$_'", $meta->{$_}) for sort keys %$meta;
     _usage($file, 'unknown option(s) ' . join(', ', sort keys %arg)) if %arg;
 
     my $h = _xs_open($file, $rev, $ver, $sub // 0, $interval, $depth);
@@ -65,6 +79,7 @@ sub CLONE_SKIP { 1 }
 sub _int {
     my ($self, $what, $v) = @_;
     _check($self);
+    _usage($self->{file}, "$what must be an integer, not " . Devel::ProfileBridge::_ref_what($v)) if ref $v;
     _usage($self->{file}, "$what must be an integer, not '" . ($v // 'undef') . "'")
         unless defined $v && $v =~ /^-?\d+$/;
     return $v;
@@ -75,14 +90,15 @@ sub start_sample {
     _check($self);
     $weight = $self->_int('weight', $weight // 1);
     _usage($self->{file}, 'weight must be >= 0') if $weight < 0;
-    _xs_start_sample($self->{h}, $weight, $op_name // '');
+    _xs_start_sample($self->{h}, $weight, _str($self->{file}, 'op_name', $op_name // ''));
     return $self;
 }
 
 sub sub_frame {
     my ($self, $package, $name, $file, $line, $first_line) = @_;
     _check($self);
-    _xs_sub_frame($self->{h}, $package // 'main', $name // '__ANON__', $file // '',
+    _xs_sub_frame($self->{h}, _str($self->{file}, 'package', $package // 'main'),
+        _str($self->{file}, 'name', $name // '__ANON__'), _str($self->{file}, 'file', $file // ''),
         $self->_int('line', $line // 0), $self->_int('first_line', $first_line // -1));
     return $self;
 }
@@ -90,21 +106,21 @@ sub sub_frame {
 sub xsub_frame {
     my ($self, $package, $name) = @_;
     _check($self);
-    _xs_xsub_frame($self->{h}, $package // 'main', $name // '');
+    _xs_xsub_frame($self->{h}, _str($self->{file}, 'package', $package // 'main'), _str($self->{file}, 'name', $name // ''));
     return $self;
 }
 
 sub main_frame {
     my ($self, $file, $line) = @_;
     _check($self);
-    _xs_main_frame($self->{h}, $file // '', $self->_int('line', $line // 0));
+    _xs_main_frame($self->{h}, _str($self->{file}, 'file', $file // ''), $self->_int('line', $line // 0));
     return $self;
 }
 
 sub eval_frame {
     my ($self, $file, $line) = @_;
     _check($self);
-    _xs_eval_frame($self->{h}, $file // '', $self->_int('line', $line // 0));
+    _xs_eval_frame($self->{h}, _str($self->{file}, 'file', $file // ''), $self->_int('line', $line // 0));
     return $self;
 }
 
@@ -113,7 +129,7 @@ sub eval_source {
     _check($self);
     $n = $self->_int('eval number', $n);
     _usage($self->{file}, 'eval number must be >= 0') if $n < 0;
-    _xs_eval_source($self->{h}, $text // '', $n);
+    _xs_eval_source($self->{h}, _str($self->{file}, 'eval source', $text // ''), $n);
     return $self;
 }
 
@@ -128,14 +144,14 @@ sub end_sample {
 sub section_start {
     my ($self, $name) = @_;
     _check($self);
-    _xs_section_start($self->{h}, $name // '');
+    _xs_section_start($self->{h}, _str($self->{file}, 'section name', $name // ''));
     return $self;
 }
 
 sub section_end {
     my ($self, $name) = @_;
     _check($self);
-    _xs_section_end($self->{h}, $name // '');
+    _xs_section_end($self->{h}, _str($self->{file}, 'section name', $name // ''));
     return $self;
 }
 
@@ -143,7 +159,7 @@ sub metadata {
     my ($self, $key, $value) = @_;
     _check($self);
     _usage($self->{file}, 'metadata needs a key') unless defined $key;
-    _xs_metadata($self->{h}, $key, $value // '');
+    _xs_metadata($self->{h}, _str($self->{file}, 'metadata key', $key), _str($self->{file}, 'metadata value', $value // ''));
     return $self;
 }
 
