@@ -181,7 +181,7 @@ pb_status pb_units_check(pb_units *u, const pb_sample_facts *f, const char *firs
         return PB_OK;
     return pb_fail_nooff(err, PB_ERR_USAGE,
                          "its weights are %s (%s), those of %s are %s (%s): weights of different units never add "
-                         "(--sample-type picks another of a pprof profile's types)",
+                         "(--sample-type picks another of a profile's sample types)",
                          unit, type, first ? first : "the first input", u->unit0, u->type0);
 }
 
