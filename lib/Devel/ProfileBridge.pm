@@ -250,7 +250,7 @@ sub _input {
                 message => "holds more than max_decompressed_bytes ($limit) bytes to copy to a temporary file")
                 if $total + $n > $limit;
             $total += $n;
-            print {$out} $buf or Devel::ProfileBridge::Error->throw(format => 'profbridge', class => 'io',
+            _write_all($out, $buf) or Devel::ProfileBridge::Error->throw(format => 'profbridge', class => 'io',
                 file => $name, message => "cannot spool to a temporary file: $!");
         }
         close $fh unless $file eq '-';
@@ -275,6 +275,20 @@ sub _input {
     return $finish->("$name (gunzipped)");
 }
 
+# all of $buf to $fh, unbuffered: a full disk is seen here, with its errno,
+# and a handle dropped on the error path has nothing left to flush (a
+# buffered one warned "unable to close filehandle" as the error unwound)
+sub _write_all {
+    my ($fh, $buf) = @_;
+    my $off = 0;
+    while ($off < length $buf) {
+        my $n = syswrite $fh, $buf, length($buf) - $off, $off;
+        return 0 unless defined $n;
+        $off += $n;
+    }
+    return 1;
+}
+
 sub _gunzip {
     my ($from, $to_path, $name, $limit) = @_;
     require IO::Uncompress::Gunzip;
@@ -292,7 +306,7 @@ sub _gunzip {
         $total += $n;
         Devel::ProfileBridge::Error->throw(format => 'gzip', class => 'limit', file => $name,
             message => "inflates to more than max_decompressed_bytes ($limit)") if $total > $limit;
-        print {$to} $buf or Devel::ProfileBridge::Error->throw(format => 'gzip', class => 'io', file => $name,
+        _write_all($to, $buf) or Devel::ProfileBridge::Error->throw(format => 'gzip', class => 'io', file => $name,
             message => "cannot write a temporary file: $!");
     }
     my $hdr = $z->getHeaderInfo;
