@@ -2171,7 +2171,11 @@ Sums and products of weights and intervals (a sample's weight x the
 sampling interval, a thread's or stack's total) are exact: one that would
 not fit 63 bits (pprof's values are int64) throws a C<limit> error
 (C<pprof: limit: ...: a thread's sampled time of N x M ns does not fit 63
-bits>) for every target, as C<merge> does, instead of wrapping.
+bits>) for every target, as C<merge> does, instead of wrapping.  A
+StatProfiler record's weight is 32 bits: a sample of more than 4294967295
+ticks (1 µs ticks for ns weights: about 71 minutes in one sample) is a
+C<limit> error (C<statprofiler-writer: limit: OUT: a sample of N ns (M
+ticks of 1 us) does not fit a StatProfiler record's weight ...>), never cut.
 
 =head1 ERRORS
 
