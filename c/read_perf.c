@@ -660,6 +660,9 @@ static pb_status start_sample(pr *r, const ph *h)
             r->chosen = (int)e;
         r->other += !r->take;
     }
+    /* without a call chain, the sample's one frame is on its line */
+    if (h->rest_len && parse_frame(h->rest, h->rest_len, &f))
+        r->chain = 0;
     if (!r->take)
         return PB_OK;
     if (!r->announced && (st = announce(r, h)) != PB_OK)
@@ -672,12 +675,7 @@ static pb_status start_sample(pr *r, const ph *h)
     r->java = h->comm_len >= 4 && memcmp(h->comm, "java", 4) == 0;
     r->weight = h->have_period ? h->period : 1;
     r->ts = !h->have_time ? 0 : r->ts_ns ? h->time_ns : h->time_ns / 1000u;
-    /* without a call chain, the sample's one frame is on its line */
-    if (h->rest_len && parse_frame(h->rest, h->rest_len, &f) && f.have_dso) {
-        r->chain = 0;
-        return frame_line(r, &f, 0);
-    }
-    return PB_OK;
+    return r->chain ? PB_OK : frame_line(r, &f, 0);
 }
 
 /* ---- "# ..." lines ----------------------------------------------------------- */
@@ -918,7 +916,10 @@ int pb_perf_sniff(const unsigned char *p, size_t len, int whole)
             /* blank, or a comment before the first sample */
         } else if (headers && b > 0 && parse_frame(t + i, n, &f)) {
             /* a frame */
-        } else if (parse_header(t + i, n, &h) && (h.event || (h.have_tid && h.have_time))) {
+        } else if (t[i + b] != '{' && t[i + b] != '[' && t[i + b] != '<' && parse_header(t + i, n, &h) &&
+                   (h.have_tid || h.have_time) && (h.event || h.have_time)) {
+            /* a header: a tid or a time, and an event or a time (JSON's
+             * {"key": is no event) */
             headers++;
         } else {
             return 0;

@@ -190,6 +190,13 @@ SKIP: {
         . 'a->b, a frame with no dso, CRLF: as stackcollapse-perf.pl names them');
     spew($f, "perf 12 1.5: cpu-clock:\n\tffff f1 ([kernel.kallsyms])\n\nperf 12 1.6: cpu-clock:\n\tffff f1 ([kernel.kallsyms])\n\n");
     is(collapsed($f), "tid:perf-?/12;f1 2\n", 'no period printed: one per sample');
+    spew($f, "            perf 12 [000]     1.500000:     250000 cpu-clock:  ffff f1\n"
+        . "              dd 13 [001]     1.600000:     250000 cpu-clock:  ffff f2+0x3 ([kernel.kallsyms])\n"
+        . "perf 12 [000] 1.7: 1 sched:sched_switch: prev_comm=perf prev_pid=12 ==> next_comm=dd\n\tffff __schedule ([k])\n\n");
+    is(collapsed($f, sample_type => 'cpu-clock'), "tid:dd-?/13;f2 250000\ntid:perf-?/12;f1 250000\n",
+        'no call chains: the frame on the header line, with or without a dso; a comm that looks like an address');
+    is(collapsed($f, sample_type => 'sched:sched_switch'), "tid:perf-?/12;__schedule 1\n",
+        'a tracepoint\'s fields on its header line, its call chain under it');
     my %det = ("perf 12 1.5: 1 cpu-clock:\n\tffff f1 ([k])\n\n" => 'perf', "# ========\n# captured on : x\n" => 'perf',
         "a;b 12\n" => 'folded', "hello world\n" => undef, "perf 12 1.5: 1 cpu-clock:\nnot a frame\n" => undef,
         "            perf 12 [000]     1.500000:     250000 cpu-clock:  ffff f1 ([k])\n" => 'perf');
