@@ -2080,6 +2080,10 @@ longer than that.
 
 =back
 
+A fixed bound beside these: a C<perf script> file may name at most 1000
+distinct events (C<perf: limit: more than 1000 events in one file>); a real
+recording has a handful.
+
 Every limit is a positive integer: C<max_stack_depth>, C<max_strings>,
 C<max_frames> and C<max_line> (and C<pid>) at most 4294967295, the others
 at most 18446744073709551615; a value out of range is a C<usage> error,
