@@ -47,7 +47,7 @@
  * sum): ns for cpu-clock and task-clock (ATTRIBUTE sample_weight_unit ns,
  * clock cpu), a count of the event otherwise (cycles, instructions, page
  * faults: one count is shown as 1 ns, as pprof's counts are); 1 per sample
- * when -F printed no period.  A period of 0 carries nothing.
+ * when -F printed no period (shown as 1 µs: prepare()).  A period of 0 carries nothing.
  *
  * Threads: each distinct (comm, pid, tid) is a thread, labelled as
  * stackcollapse-perf.pl --tid labels it, "comm-pid/tid" (spaces in comm
@@ -85,7 +85,7 @@ typedef struct {
     pb_options opt;
     pb_error *err;
     pb_sample_sink *out;
-    int ts_ns;          /* timestamps to the sink in ns (the fold), else µs */
+    int ts_ns;          /* timestamps to the sink in ns (the fold's ticks), else µs */
     pb_strtab raw;      /* "symbol\1dso\1java" as printed (offset dropped) */
     uint32_t *raw_first, *raw_count; /* per raw entry: its ids in pool */
     size_t craw_first, craw_count;
@@ -855,6 +855,38 @@ static pb_status run(void *p, pb_sample_sink *out)
     return r->out->finish(r->out);
 }
 
+/* The fold's tick: ns, as a period is (cpu-clock, task-clock: ns; other
+ * events' counts shown as 1 ns each); where perf script printed no period
+ * (the first sample header in the first 64 KB says so) a sample is one
+ * unit, shown as 1 µs, as folded stacks' counts are. */
+static pb_status prepare(void *p, pb_fold_config *cfg)
+{
+    pr *r = (pr *)p;
+    pb_source *s = r->s;
+    size_t i = 0, len;
+    if (pb_src_need(s, 65536) < 0)
+        return r->err->status ? r->err->status : PB_ERR_IO;
+    len = pb_src_avail(s);
+    while (i < len) {
+        const char *t = (const char *)s->p + i, *nl = (const char *)memchr(t, '\n', len - i);
+        size_t n = nl ? (size_t)(nl - t) : len - i, b;
+        ph h;
+        for (b = 0; b < n && is_space((unsigned char)t[b]); b++)
+            ;
+        if (b < n && t[0] != '#') { /* the first sample's header */
+            if (parse_header(t, n, &h) && !h.have_period) {
+                cfg->ticks_per_sec = 1000000;
+                r->ts_ns = 0;
+            }
+            break;
+        }
+        if (!nl)
+            break;
+        i += n + 1;
+    }
+    return PB_OK;
+}
+
 static void pr_init(void *p, pb_source *src, const pb_options *opt, pb_sink *warn_sink, pb_error *err)
 {
     pr *r = (pr *)p;
@@ -876,8 +908,8 @@ static void pr_free(void *p)
     PB_FREE_ALL(r->raw_first, r->raw_count, r->pool, r->name_sink, r->selected, r->ids, r->buf, r->key_buf);
 }
 
-/* ticks: ns (cpu-clock, task-clock), or one count or sample as 1 ns */
-static const pb_fold_decoder perf_decoder = {sizeof(pr), pr_init, NULL, run, pr_free,
+/* ticks: ns (cpu-clock, task-clock), one count as 1 ns; see prepare() */
+static const pb_fold_decoder perf_decoder = {sizeof(pr), pr_init, prepare, run, pr_free,
     {.source_format = "perf", .ticks_per_sec = 1000000000u, .ticks_per_weight = 1, .sampled_spans = 1}};
 
 pb_status pb_read_perf_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err)

@@ -1187,7 +1187,9 @@ C<merge> adds them as time), a count of the event for any other event
 (cycles, instructions, page faults: shown as 1 ns per count, as pprof's
 counts are), 1 per sample when C<-F> printed no period; ATTRIBUTE
 C<sample_weight> says which.  In the chunks one unit is one tick at
-C<ticks_per_sec=1000000000>.  Sample times (C<secs.frac:>) are kept, in µs
+C<ticks_per_sec=1000000000>, or at C<ticks_per_sec=1000000> where no period
+is printed (a sample shows as 1 µs in C<nytprofhtml>, as a folded count
+does).  Sample times (C<secs.frac:>) are kept, in µs
 for the stack outputs.
 
 =item events
