@@ -246,6 +246,14 @@ static pb_status statprofiler_run_stacks(const char *const *paths, size_t n, con
 
 /* folded stacks (read_folded.c): text whose every line in the first 4 KB is
  * "frame;frame;... weight" (binary formats' rows come first) */
+static int sniff_perf(const unsigned char *p, size_t len, uint64_t file_size, pb_format_info *info)
+{
+    if (!pb_perf_sniff(p, len, len < 4096 || (file_size != UINT64_MAX && len >= file_size)))
+        return 0;
+    set_compression(info, 0, "none");
+    return 1;
+}
+
 static int sniff_folded(const unsigned char *p, size_t len, uint64_t file_size, pb_format_info *info)
 {
     int whole = len < 4096 || (file_size != UINT64_MAX && len >= file_size);
@@ -302,6 +310,11 @@ static const pb_loss statprofiler_losses[] = {
     { NULL, NULL, NULL, 0, NULL }
 };
 /* (program), (idle) and (garbage collector) stay frames of their own in every target */
+static const pb_loss perf_losses[] = {
+    { "samples of the file's other events (perf record -e a,b)", "attr:perf_other_event_samples", NULL, 0,
+      "*=only the event ATTRIBUTE sample_type names is read; --sample-type picks another" },
+    { NULL, NULL, NULL, 0, NULL }
+};
 static const pb_loss v8_losses[] = {
     { "column numbers of frames (callFrame.columnNumber)", "attr:v8_column_frames", NULL, 0,
       "*=no target has columns; the line (lineNumber + 1) is kept" },
@@ -337,6 +350,10 @@ static const pb_format_row formats[PB_FMT_COUNT] = {
     { PB_FMT_PPROF, "pprof", "pprof", pb_pprof_sniff, pb_read_pprof, pb_read_pprof_samples,
       PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES | PB_READS_GZIP, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
       PB_LIB_BUILTIN, NULL, NULL, no_losses, NULL },
+    /* text, after every binary format */
+    { PB_FMT_PERF, "perf", "perf script", sniff_perf, pb_read_perf, pb_read_perf_samples,
+      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+      PB_LIB_BUILTIN, NULL, "c", perf_losses, NULL },
     /* text: the last row, after every binary format; folded stacks name
      * any language's files */
     { PB_FMT_FOLDED, "folded", "folded stacks", sniff_folded, pb_read_folded, pb_read_folded_samples,

@@ -33,6 +33,7 @@ pb_status pb_read_tachyon(pb_source *src, const pb_options *opt, pb_sink *sink, 
 pb_status pb_read_statprofiler(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 pb_status pb_read_v8(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 pb_status pb_read_pprof(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
+pb_status pb_read_perf(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 pb_status pb_read_folded(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 
 /* ---- stack decoders -------------------------------------------------------
@@ -50,6 +51,9 @@ pb_status pb_read_folded(pb_source *src, const pb_options *opt, pb_sink *sink, p
  * thread keyed 0 (pid 1, label "main"), timestamps in µs.
  * pprof: a profile.proto's samples of one sample type (weights ns for a
  * time unit), threads from the thread/tid/pid labels.
+ * perf: `perf script` text, the samples of one event, weight the period
+ * (ns for cpu-clock/task-clock: sample_weight_unit=ns) or 1; thread keys 0..
+ * per (comm, pid, tid), pid = key + 1; timestamps µs.
  * folded: one sample per line, weight as written, timestamps 0; thread keys
  * 0.. by root frame (tid:, pid:, ...), pid = key + 1. */
 pb_status pb_read_tachyon_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
@@ -61,6 +65,7 @@ pb_status pb_read_statprofiler_samples(pb_source *src, const pb_options *opt, st
                                        pb_error *err);
 pb_status pb_read_v8_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
 pb_status pb_read_pprof_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
+pb_status pb_read_perf_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
 pb_status pb_read_folded_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
 
 /* ---- sniffers that live with their decoders --------------------------------
@@ -68,9 +73,12 @@ pb_status pb_read_folded_samples(pb_source *src, const pb_options *opt, struct p
  * read_folded.c: 1 when every non-blank line of p[0..len) is "stack
  * weight" (whole: p is the whole input, so its last line counts even
  * without a newline; else a line cut at len is only checked for NULs, and a
- * first line longer than len must be 16 or more frames). */
+ * first line longer than len must be 16 or more frames).
+ * read_perf.c: 1 when p[0..len) starts `perf script` text (a "# ========"
+ * header block, or sample headers and frame lines; whole as above). */
 int pb_pprof_sniff(const unsigned char *p, size_t len, uint64_t file_size, pb_format_info *info);
 int pb_folded_sniff(const unsigned char *p, size_t len, int whole);
+int pb_perf_sniff(const unsigned char *p, size_t len, int whole);
 
 /* c/chunk_stacks.c: the stacks of a chunk decoder's stream (call events),
  * for a format whose stacks are its chunks' (NYTProf, Pynytprof) */
@@ -86,6 +94,7 @@ enum {
     PB_FMT_STATPROFILER,
     PB_FMT_V8,
     PB_FMT_PPROF,
+    PB_FMT_PERF,   /* text */
     PB_FMT_FOLDED, /* text: the last row, after every binary format */
     PB_FMT_COUNT
 };

@@ -35,7 +35,7 @@ File::Find::find({ no_chdir => 1, wanted => sub {
 } }, $d);
 @inputs = sort @inputs;
 my %formats = map { (Devel::ProfileBridge::detect_format($_)->{format} => 1) } @inputs;
-is(join(',', sort keys %formats), 'easyprofiler,folded,nytprof,pprof,pynytprof,statprofiler,tachyon'
+is(join(',', sort keys %formats), 'easyprofiler,folded,nytprof,perf,pprof,pynytprof,statprofiler,tachyon'
     . (Devel::ProfileBridge::features()->{read}{v8} ? ',v8' : ''), 'every input format is here');
 
 # ---- readers that are not ours ----------------------------------------------

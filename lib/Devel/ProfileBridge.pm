@@ -1272,6 +1272,64 @@ There is nothing to salvage: a file cut short ends at its last line.
 
 =back
 
+=head2 perf script text (Linux perf)
+
+=over
+
+=item units
+
+A sample's weight is its period as C<perf script> prints it (what
+C<stackcollapse-perf.pl> and C<perf report> sum): ns of CPU time for
+C<cpu-clock> and C<task-clock> (ATTRIBUTE C<sample_weight_unit=ns>, so a
+C<merge> adds them as time), a count of the event for any other event
+(cycles, instructions, page faults: shown as 1 ns per count, as pprof's
+counts are), 1 per sample when C<-F> printed no period; ATTRIBUTE
+C<sample_weight> says which.  In the chunks one unit is one tick at
+C<ticks_per_sec=1000000000>, or at C<ticks_per_sec=1000000> where no period
+is printed (a sample shows as 1 µs in C<nytprofhtml>, as a folded count
+does).  Sample times (C<secs.frac:>) are kept, in µs
+for the stack outputs.
+
+=item events
+
+A file of several events (C<perf record -e a,b>) is read one event at a
+time: C<< sample_type => $event >> (C<--sample-type>), else the first event
+the C<# event :> lines of a C<perf script --header> block declare, else the
+first event met.  C<info> lists them all (C<sample_types>); ATTRIBUTE
+C<perf_other_event_samples> counts the samples left out.  An event with no
+samples in the file is an C<unsupported> error naming the file's events.
+
+=item names and threads
+
+Frames are named as C<stackcollapse-perf.pl> names them (its C<--tid>
+output is our collapsed output without the C<tid:> prefix;
+L<Devel::ProfileBridge::Formats/perf: Linux perf's perf script text> has the
+rules and the two differences), C++ and Rust names as perf demangles them.
+Each distinct comm, pid and tid is a thread labelled C<comm-pid/tid> (C<?>
+for a pid not printed); C<< thread => $tid >> takes a tid, C<< thread =>
+$name >> a label or a comm.
+
+=item attributes
+
+C<profiler> (C<perf script>), C<application> (the file name),
+C<basetime> (the file's modification time), C<sample_type>,
+C<sample_types>, C<sample_weight>, C<total_samples>, and from a
+C<--header> block C<cmdline> and C<perf_version>.
+
+=item errors and limits
+
+A line that is neither a sample's header, a frame under one, a blank line
+nor a C<#> line before the first sample, or that holds a control byte, is
+C<corrupt> at its byte, as is a sample without a period after samples with
+one (or the other way round); a line longer than C<max_record_size>, a
+sample with more frames than C<max_stack_depth>, more unique symbols than
+C<max_frames> or more threads than C<max_strings> is C<limit>.  Memory grows
+with the longest line, unique symbols, threads and events, never with the
+number of samples.  There is nothing to salvage: a file cut short ends at
+its last sample.
+
+=back
+
 =head2 V8 .cpuprofile (Node, Chrome DevTools)
 
 =over
@@ -2161,6 +2219,10 @@ instead, and the target is left untouched.  Raise it for generated sources
 longer than that.
 
 =back
+
+A fixed bound beside these: a C<perf script> file may name at most 1000
+distinct events (C<perf: limit: more than 1000 events in one file>); a real
+recording has a handful.
 
 Every limit is a positive integer: C<max_stack_depth>, C<max_strings>,
 C<max_frames> and C<max_line> (and C<pid>) at most 4294967295, the others

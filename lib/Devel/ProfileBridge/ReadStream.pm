@@ -112,13 +112,15 @@ C<statprofiler> or C<pprof>.
 =item thread => $id
 
 For formats that record threads (Tachyon, EasyProfiler, StatProfiler,
-pprof): only this thread (a numeric id, or an EasyProfiler thread name or a
-pprof C<thread> label).
+pprof, perf script): only this thread (a numeric id, or an EasyProfiler
+thread name, a pprof C<thread> label or a perf script comm).
 
 =item sample_type => $name
 
 pprof: the sample type to read (C<alloc_space>, C<samples>, ...; C<info>
 lists them), instead of the one C<default_sample_type> names, else the last.
+perf script text: the event to read (C<cpu-clock>, C<cycles:u>, ...),
+instead of the first one its header declares, else the first one met.
 Other formats ignore it.
 
 =item quiet => 1
