@@ -454,7 +454,15 @@ static pb_status line_thread(fr *r, const char *stack, size_t n, size_t *skip, u
     if (!*take)
         return PB_OK;
     r->any_selected = 1;
-    if ((st = r->out->thread(r->out, e, e + 1, 0, k ? label : NULL)) != PB_OK)
+    if (!pb_utf8_valid(label, k)) { /* the names' rule: a byte that is not UTF-8 as \xNN */
+        char shown[4 * sizeof label];
+        size_t w = pb_utf8_append(shown, sizeof shown - 1, 0, label, k, 1);
+        shown[w] = '\0';
+        st = r->out->thread(r->out, e, e + 1, 0, shown);
+    } else {
+        st = r->out->thread(r->out, e, e + 1, 0, k ? label : NULL);
+    }
+    if (st != PB_OK)
         return st;
     return r->out->thread_root ? r->out->thread_root(r->out, e, pb_str_make(stack, rl, 1)) : PB_OK;
 }

@@ -44,8 +44,9 @@ static uint32_t h_thread(const void *c, uint32_t i) { return pb_mix64(((const pb
 /* a frame the source wrote as a stack line's frame (pb_frame verbatim): its
  * text as it is, but for the bytes a line cannot hold (';', CR, LF, NUL) and
  * bytes that are not UTF-8 (pb_utf8_seq), as \xNN: the escape a folded-stacks
- * reader reads back as that byte ("\" stays, the text's own escapes with it) */
-static pb_status verbatim_name(pb_collapse *c, pb_str v, size_t *len)
+ * reader reads back as that byte ("\" stays, the text's own escapes with it).
+ * frames: several, their ';' kept (a thread's root frames). */
+static pb_status verbatim_name(pb_collapse *c, pb_str v, int frames, size_t *len)
 {
     static const char hex[] = "0123456789ABCDEF";
     size_t i = 0, w = 0, k;
@@ -54,7 +55,7 @@ static pb_status verbatim_name(pb_collapse *c, pb_str v, size_t *len)
     while (i < v.len) {
         unsigned char ch = (unsigned char)v.ptr[i];
         k = pb_utf8_seq(v.ptr, v.len, i);
-        if (k && !(k == 1 && ch != '\\' && C_ESCAPED(ch))) {
+        if (k && !(k == 1 && ch != '\\' && !(frames && ch == ';') && C_ESCAPED(ch))) {
             memcpy(c->namebuf + w, v.ptr + i, k);
             w += k;
             i += k;
@@ -77,7 +78,7 @@ static pb_status cs_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
     size_t need = 0;
     pb_status st;
     if (fr->verbatim.len) {
-        if ((st = verbatim_name(c, fr->verbatim, &need)) != PB_OK)
+        if ((st = verbatim_name(c, fr->verbatim, 0, &need)) != PB_OK)
             return st;
         if (pb_strtab_intern(&c->subs, c->namebuf, need, id) < 0)
             return C_OOM(c);
@@ -200,10 +201,13 @@ static pb_status cs_thread_root(pb_sample_sink *self, uint64_t key, pb_str root)
     pb_collapse *c = (pb_collapse *)self->ctx;
     uint32_t ti;
     pb_status st;
+    size_t n = 0;
     char *r;
     if ((st = get_thread(c, key, &ti)) != PB_OK)
         return st;
-    if (!(r = pb_memdup0(root.ptr ? root.ptr : "", root.len)))
+    if (root.len && (st = verbatim_name(c, root, 1, &n)) != PB_OK) /* as the frames: valid UTF-8 */
+        return st;
+    if (!(r = pb_memdup0(n ? c->namebuf : "", n)))
         return C_OOM(c);
     free(c->threads[ti].written);
     c->threads[ti].written = r;

@@ -301,6 +301,14 @@ SKIP: {
     &Devel::ProfileBridge::ReadStream::for_chunks({ SUB_INFO => sub { $subs{ $_[4] } = 1 } }, filename => $f, quiet => 1);
     is_deeply([ sort map { Encode::encode_utf8($_) } keys %subs ], [ 'main::RUNTIME', "main::caf\\xE9", "main::caf\xc3\xa9", 'main::x' ],
         '... and the same name in the chunks (nytprof.out)');
+    spew($f, "tid:caf\xe9;a 1\ntid:\xe6\x9d\xb1;b 2\n");
+    ok(quietly(sub { Devel::ProfileBridge::convert(in => $f, out => "$tmp/roots.out", to => 'collapsed') }),
+        'root frames that are UTF-8 and not');
+    is(slurp("$tmp/roots.out"), "tid:\xe6\x9d\xb1;b 2\ntid:caf\\xE9;a 1\n", '... written back by the same rule');
+    my @names;
+    &Devel::ProfileBridge::ReadStream::for_chunks({ ATTRIBUTE => sub { push @names, $_[2] if $_[1] =~ /\Athread_id_/ } },
+        filename => $f, quiet => 1);
+    is_deeply([ sort @names ], [ 'caf\xE9', "\xe6\x9d\xb1" ], '... and the thread names in the chunks likewise (UTF-8)');
 
     # a UTF-8 byte order mark is no part of the first frame
     spew($f, "\xEF\xBB\xBFa;b 5\r\na;c 2\r\n");
