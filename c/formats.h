@@ -50,8 +50,10 @@ pb_status pb_read_folded(pb_source *src, const pb_options *opt, pb_sink *sink, p
  * thread keyed 0 (pid 1, label "main"), timestamps in µs.
  * pprof: a profile.proto's samples of one sample type (weights ns for a
  * time unit), threads from the thread/tid/pid labels.
- * folded: one sample per line, weight as written, timestamps 0; thread keys
- * 0.. by root frame (tid:, pid:, ...), pid = key + 1. */
+ * folded: one sample per line, weight as written (two-column lines: the
+ * column the sample type picks), timestamps 0; thread keys 0.. by root
+ * frames (tid:, pid:, ...), pid = key + 1, each announced with its root
+ * frames as written (thread_root); frames carry their text (verbatim). */
 pb_status pb_read_tachyon_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
 pb_status pb_read_easyprofiler_stacks(pb_source *src, const pb_options *opt, struct pb_sample_sink *out,
                                       pb_error *err);

@@ -7,14 +7,23 @@
  * One stack per line, root first, frames separated by ';', then white space
  * and the stack's weight, an integer:
  *     tid:5081;threading.py:Thread.run:1161;multithread.py:sorter:30 1264
- * (LF or CRLF; the last line may lack its newline; blank lines are skipped.)
+ * (LF or CRLF; the last line may lack its newline; blank lines are skipped;
+ * a UTF-8 byte order mark at the start is skipped.)
+ *
+ * Two columns: "stack BEFORE AFTER" (difffolded.pl's and our diff's output,
+ * flamegraph.pl's differential input).  The first stack line decides (a line
+ * ending in two numbers has two, as flamegraph.pl reads it); every line then
+ * has as many.  The two are sample types "before/count" and "after/count"
+ * (ATTRIBUTEs sample_types, sample_type, as pprof's): --sample-type picks
+ * one, else AFTER (the last, as for pprof; flamegraph.pl's widths).
  *
  * Threads and processes: a line may start with root frames that name them,
  * as the tools write them: "pid:N" or py-spy's `process N:"cmd"`, then
  * "tid:N" (CPython, ours) or py-spy's "thread (0x...)".  Each distinct
- * root becomes a thread of the profile (keys 0.. in order of first use,
- * pid = key + 1), labelled by the thread's text ("5081"; "P/T" when a
- * process root comes first); lines without a root are one more thread.
+ * root (as written) becomes a thread of the profile (keys 0.. in order of
+ * first use, pid = key + 1), labelled by the thread's text ("5081"; "P/T"
+ * when a process root comes first); lines without a root are one more
+ * thread.
  *
  * Frames: "file:func:line" (CPython's shape: a line number of 1-9 digits
  * after the last ':', a non-empty file before the first ':', a non-empty
@@ -26,7 +35,14 @@
  * Perl's pkg::sub split at its last "::", a "<...>" name (CPython's <GC>,
  * <native>) a synthetic frame, anything else main::<name>; these have no
  * file.  \xHH in a frame is the byte HH (our collapsed writer escapes ';',
- * '\', CR, LF and NUL so).
+ * '\', CR, LF and NUL so).  Names are UTF-8 (as pprof's and V8's): a byte
+ * that starts no valid sequence reaches every output as \xNN.
+ *
+ * Round trip: each frame carries its text as written (pb_frame verbatim)
+ * and each thread its root frames as written (the sink's thread_root, ""
+ * for lines without), which the collapsed writer writes back as they are:
+ * folded in, folded out gives the input's own lines, weights summed per
+ * identical line.
  *
  * Weights: counts, taken as they are (a folded file does not say what
  * its numbers count: CPython's are samples, nytprofcalls' NYTProf ticks,
@@ -37,7 +53,8 @@
  *
  * Memory: the line being read (at most max_record_size bytes: longer is a
  * `limit` error), its frame ids (at most max_stack_depth), and one entry per
- * unique frame text (at most max_frames) and per thread.
+ * unique frame text (at most max_frames) and per thread (its root frames and
+ * label).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>

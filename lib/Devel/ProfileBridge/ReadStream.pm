@@ -119,7 +119,8 @@ pprof C<thread> label).
 
 pprof: the sample type to read (C<alloc_space>, C<samples>, ...; C<info>
 lists them), instead of the one C<default_sample_type> names, else the last.
-Other formats ignore it.
+Two-column (differential) folded stacks: C<before> or C<after> (the
+default).  Other formats ignore it.
 
 =item quiet => 1
 
