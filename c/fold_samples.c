@@ -270,7 +270,7 @@ static pb_status ss_thread(pb_sample_sink *self, uint64_t key, uint32_t pid, uin
         if (!t->label)
             return OOM(f);
         snprintf(key, sizeof key, "thread_id_%u", pid);
-        return emit_attr(f, key, pb_str_c(label));
+        return emit_attr(f, key, pb_str_make(label, strlen(label), pb_utf8_valid(label, strlen(label))));
     }
     return PB_OK;
 }

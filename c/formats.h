@@ -54,8 +54,10 @@ pb_status pb_read_folded(pb_source *src, const pb_options *opt, pb_sink *sink, p
  * perf: `perf script` text, the samples of one event, weight the period
  * (ns for cpu-clock/task-clock: sample_weight_unit=ns) or 1; thread keys 0..
  * per (comm, pid, tid), pid = key + 1; timestamps µs.
- * folded: one sample per line, weight as written, timestamps 0; thread keys
- * 0.. by root frame (tid:, pid:, ...), pid = key + 1. */
+ * folded: one sample per line, weight as written (two-column lines: the
+ * column the sample type picks), timestamps 0; thread keys 0.. by root
+ * frames (tid:, pid:, ...), pid = key + 1, each announced with its root
+ * frames as written (thread_root); frames carry their text (verbatim). */
 pb_status pb_read_tachyon_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
 pb_status pb_read_easyprofiler_stacks(pb_source *src, const pb_options *opt, struct pb_sample_sink *out,
                                       pb_error *err);

@@ -324,7 +324,8 @@ static pb_status sp_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
     unsigned char t = R_FRAME, k = (unsigned char)fr->kind;
     if (sp_put(w->fp, &t, 1) || sp_put(w->fp, &k, 1) || sp_str(w->fp, fr->package) || sp_str(w->fp, fr->name) ||
         sp_str(w->fp, fr->file) || sp_put(w->fp, &fr->line, sizeof fr->line) ||
-        sp_put(w->fp, &fr->first_line, sizeof fr->first_line) || sp_str(w->fp, fr->own))
+        sp_put(w->fp, &fr->first_line, sizeof fr->first_line) || sp_str(w->fp, fr->own) ||
+        sp_str(w->fp, fr->verbatim))
         return sp_io(self);
     *id = w->nframes++;
     return PB_OK;
@@ -490,8 +491,8 @@ static int worker(FILE *fp, int fd, const char *const *in, size_t from, size_t t
 /* reading a spool back */
 typedef struct {
     FILE *fp;
-    char *buf[4];
-    size_t cap[4];
+    char *buf[5];
+    size_t cap[5];
 } spool_rd;
 
 static int rd(spool_rd *r, void *p, size_t n) { return n == 0 || fread(p, 1, n, r->fp) == n ? 0 : -1; }
@@ -550,7 +551,7 @@ static pb_status replay(merger *m, spool_rd *r, size_t from, size_t to, uint32_t
             memset(&fr, 0, sizeof fr);
             if (rd(r, &kind, 1) || rd_str(r, 0, &fr.package) || rd_str(r, 1, &fr.name) || rd_str(r, 2, &fr.file) ||
                 rd(r, &fr.line, sizeof fr.line) || rd(r, &fr.first_line, sizeof fr.first_line) ||
-                rd_str(r, 3, &fr.own))
+                rd_str(r, 3, &fr.own) || rd_str(r, 4, &fr.verbatim))
                 BAD();
             fr.kind = (pb_frame_kind)kind;
             if (pb_grow((void **)map, cmap, (size_t)nf + 1, sizeof **map) < 0) {
@@ -919,7 +920,7 @@ static pb_status merge_jobs(merger *m, const char *const *in, size_t n, const pb
             close(wk[w].fd);
         free(wk[w].buf);
     }
-    PB_FREE_ALL(r.buf[0], r.buf[1], r.buf[2], r.buf[3], map, wk);
+    PB_FREE_ALL(r.buf[0], r.buf[1], r.buf[2], r.buf[3], r.buf[4], map, wk);
     return st;
 }
 

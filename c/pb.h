@@ -39,7 +39,8 @@ typedef struct {
 
     int salvage;                     /* deliver what came before a truncation, then warn */
 
-    const char *sample_type;         /* pprof: the sample type to read (NULL: the profile's default) */
+    const char *sample_type;         /* pprof, two-column folded stacks: the sample type to read (NULL: the
+                                      * profile's default) */
 
     /* writing nytprof.out from a foreign profile: where its source files are
      * (present.h); the arrays are the caller's for the call */

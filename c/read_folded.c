@@ -7,14 +7,23 @@
  * One stack per line, root first, frames separated by ';', then white space
  * and the stack's weight, an integer:
  *     tid:5081;threading.py:Thread.run:1161;multithread.py:sorter:30 1264
- * (LF or CRLF; the last line may lack its newline; blank lines are skipped.)
+ * (LF or CRLF; the last line may lack its newline; blank lines are skipped;
+ * a UTF-8 byte order mark at the start is skipped.)
+ *
+ * Two columns: "stack BEFORE AFTER" (difffolded.pl's and our diff's output,
+ * flamegraph.pl's differential input).  The first stack line decides (a line
+ * ending in two numbers has two, as flamegraph.pl reads it); every line then
+ * has as many.  The two are sample types "before/count" and "after/count"
+ * (ATTRIBUTEs sample_types, sample_type, as pprof's): --sample-type picks
+ * one, else AFTER (the last, as for pprof; flamegraph.pl's widths).
  *
  * Threads and processes: a line may start with root frames that name them,
  * as the tools write them: "pid:N" or py-spy's `process N:"cmd"`, then
  * "tid:N" (CPython, ours) or py-spy's "thread (0x...)".  Each distinct
- * root becomes a thread of the profile (keys 0.. in order of first use,
- * pid = key + 1), labelled by the thread's text ("5081"; "P/T" when a
- * process root comes first); lines without a root are one more thread.
+ * root (as written) becomes a thread of the profile (keys 0.. in order of
+ * first use, pid = key + 1), labelled by the thread's text ("5081"; "P/T"
+ * when a process root comes first); lines without a root are one more
+ * thread.
  *
  * Frames: "file:func:line" (CPython's shape: a line number of 1-9 digits
  * after the last ':', a non-empty file before the first ':', a non-empty
@@ -26,7 +35,14 @@
  * Perl's pkg::sub split at its last "::", a "<...>" name (CPython's <GC>,
  * <native>) a synthetic frame, anything else main::<name>; these have no
  * file.  \xHH in a frame is the byte HH (our collapsed writer escapes ';',
- * '\', CR, LF and NUL so).
+ * '\', CR, LF and NUL so).  Names are UTF-8 (as pprof's and V8's): a byte
+ * that starts no valid sequence reaches every output as \xNN.
+ *
+ * Round trip: each frame carries its text as written (pb_frame verbatim)
+ * and each thread its root frames as written (the sink's thread_root, ""
+ * for lines without), which the collapsed writer writes back as they are:
+ * folded in, folded out gives the input's own lines, weights summed per
+ * identical line.
  *
  * Weights: counts, taken as they are (a folded file does not say what
  * its numbers count: CPython's are samples, nytprofcalls' NYTProf ticks,
@@ -37,7 +53,8 @@
  *
  * Memory: the line being read (at most max_record_size bytes: longer is a
  * `limit` error), its frame ids (at most max_stack_depth), and one entry per
- * unique frame text (at most max_frames) and per thread.
+ * unique frame text (at most max_frames) and per thread (its root frames and
+ * label).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -56,9 +73,13 @@ typedef struct {
     pb_strtab frames;   /* frame texts as written (escapes and all) */
     uint32_t *sink_id;  /* per frames entry: its id in out */
     size_t csink;
-    pb_strtab threads;  /* thread labels: the key is the entry */
+    pb_strtab threads;  /* threads' root frames as written: the key is the entry */
+    pb_strtab labels;   /* the threads' labels ("5081", "7/1"; "" for no root), each once */
     unsigned char *selected; /* per thread: --thread takes it */
     size_t csel;
+    int columns;        /* weight columns per line: 0 before the first line, 1 or 2 */
+    int column;         /* two columns: the one read (0 BEFORE, 1 AFTER) */
+    uint64_t first_line; /* the first stack line's number (its columns rule) */
     int any_selected;
     uint32_t *ids;      /* the line's frame ids, innermost first */
     size_t cids;
@@ -93,6 +114,36 @@ static int split_weight(const char *p, size_t n, size_t *stack_len, uint64_t *w)
     *stack_len = k;
     *w = v;
     return 0;
+}
+
+/* The line's weights: one column, or two (the differential form
+ * "stack BEFORE AFTER" that difffolded.pl writes and flamegraph.pl reads:
+ * a line that ends in two numbers has two, as flamegraph.pl takes it).
+ * *cols = 1 or 2, w[0] BEFORE and w[1] AFTER (one column: both the one);
+ * split_weight's -1 and -2 otherwise. */
+static int split_weights(const char *p, size_t n, size_t *stack_len, uint64_t w[2], int *cols)
+{
+    size_t sl2;
+    uint64_t v;
+    int rc = split_weight(p, n, stack_len, &w[1]);
+    if (rc < 0)
+        return rc;
+    *cols = 1;
+    w[0] = w[1];
+    if ((rc = split_weight(p, *stack_len, &sl2, &v)) == -2)
+        return -2;
+    if (rc == 0 && sl2 > 0) {
+        *cols = 2;
+        w[0] = v;
+        *stack_len = sl2;
+    }
+    return 0;
+}
+
+/* a UTF-8 byte order mark: skipped where the input starts */
+static size_t bom_len(const unsigned char *p, size_t n)
+{
+    return n >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF ? 3 : 0;
 }
 
 /* 1 when the n bytes at p are a folded line (blank lines are not) */
@@ -133,13 +184,13 @@ static int long_first_line(const unsigned char *p, size_t n)
 
 int pb_folded_sniff(const unsigned char *p, size_t len, int whole)
 {
-    size_t i = 0, good = 0;
+    size_t i = bom_len(p, len), good = 0;
     while (i < len) {
         const unsigned char *nl = (const unsigned char *)memchr(p + i, '\n', len - i);
         size_t n = nl ? (size_t)(nl - (p + i)) : len - i;
         int blank = n == 0 || (n == 1 && p[i] == '\r');
         if (!nl && !whole) /* a line cut where the view ends */
-            return good > 0 ? !memchr(p + i, 0, n) : i == 0 && long_first_line(p, n);
+            return good > 0 ? !memchr(p + i, 0, n) : i == bom_len(p, len) && long_first_line(p + i, n);
         if (!blank) {
             if (!line_shape(p + i, n))
                 return 0;
@@ -266,7 +317,10 @@ static void describe(fr *r, const char *t, size_t n, pb_frame *pf)
 {
     size_t c1, c2, k;
     int32_t line;
-    int u8 = pb_utf8_valid(t, n); /* else Latin-1 (nytprofcalls prints such names so), upgraded downstream */
+    /* names are UTF-8, as every other reader declares them: a byte that
+     * starts no valid sequence (util.h, pb_utf8_seq) reaches every output as
+     * \xNN (pb_utf8_append), the escape this reader reads back as the byte */
+    const int u8 = 1;
     memset(pf, 0, sizeof *pf);
     pf->kind = PB_FRAME_SUB;
     pf->first_line = -1;
@@ -317,6 +371,7 @@ static pb_status frame_id(fr *r, const char *t, size_t n, size_t at, uint32_t *i
         return F_OOM(r);
     u = unescape(r, t, n);
     describe(r, r->buf, u, &pf);
+    pf.verbatim = pb_str_make(t, n, 1); /* the collapsed writer writes it back as it is */
     if ((st = r->out->frame(r->out, &pf, id)) != PB_OK)
         return st;
     r->sink_id[e] = *id;
@@ -380,15 +435,17 @@ static int thread_selected(const fr *r, const char *label, size_t n)
 
 /* the thread of the line's root frames (stack[0..*skip)), announced to the
  * sink when new; *skip = bytes of root frames and their ';'; *take = 0 when
- * --thread leaves it out */
+ * --thread leaves it out.  Threads are told apart by their root frames as
+ * written (the round trip writes them back so). */
 static pb_status line_thread(fr *r, const char *stack, size_t n, size_t *skip, uint64_t *key, int *take)
 {
     const char *lab[2] = {NULL, NULL};
-    size_t llen[2] = {0, 0}, at = 0, k;
+    size_t llen[2] = {0, 0}, at = 0, k, rl;
     int which;
     char label[512];
-    uint32_t e;
+    uint32_t e, li;
     int found;
+    pb_status st;
     for (which = 1; which >= 0; which--) {
         const char *semi = (const char *)memchr(stack + at, ';', n - at);
         size_t fl = semi ? (size_t)(semi - (stack + at)) : n - at;
@@ -396,23 +453,35 @@ static pb_status line_thread(fr *r, const char *stack, size_t n, size_t *skip, u
             at += fl + (semi ? 1 : 0);
     }
     *skip = at;
-    k = (size_t)snprintf(label, sizeof label, "%.*s%s%.*s", (int)(llen[1] < 200 ? llen[1] : 200),
-                         lab[1] ? lab[1] : "", lab[1] && lab[0] ? "/" : "", (int)(llen[0] < 200 ? llen[0] : 200),
-                         lab[0] ? lab[0] : "");
-    if ((found = pb_strtab_intern(&r->threads, label, k, &e)) < 0)
+    rl = at && stack[at - 1] == ';' ? at - 1 : at; /* the root frames without their last ';' */
+    if ((found = pb_strtab_intern(&r->threads, stack, rl, &e)) < 0)
         return F_OOM(r);
     *key = e;
     if (found) {
         *take = r->selected[e];
         return PB_OK;
     }
-    if (pb_grow((void **)&r->selected, &r->csel, (size_t)e + 1, 1) < 0)
+    k = (size_t)snprintf(label, sizeof label, "%.*s%s%.*s", (int)(llen[1] < 200 ? llen[1] : 200),
+                         lab[1] ? lab[1] : "", lab[1] && lab[0] ? "/" : "", (int)(llen[0] < 200 ? llen[0] : 200),
+                         lab[0] ? lab[0] : "");
+    if (pb_strtab_intern(&r->labels, label, k, &li) < 0 ||
+        pb_grow((void **)&r->selected, &r->csel, (size_t)e + 1, 1) < 0)
         return F_OOM(r);
     *take = r->selected[e] = (unsigned char)thread_selected(r, label, k);
     if (!*take)
         return PB_OK;
     r->any_selected = 1;
-    return r->out->thread(r->out, e, e + 1, 0, k ? label : NULL);
+    if (!pb_utf8_valid(label, k)) { /* the names' rule: a byte that is not UTF-8 as \xNN */
+        char shown[4 * sizeof label];
+        size_t w = pb_utf8_append(shown, sizeof shown - 1, 0, label, k, 1);
+        shown[w] = '\0';
+        st = r->out->thread(r->out, e, e + 1, 0, shown);
+    } else {
+        st = r->out->thread(r->out, e, e + 1, 0, k ? label : NULL);
+    }
+    if (st != PB_OK)
+        return st;
+    return r->out->thread_root ? r->out->thread_root(r->out, e, pb_str_make(stack, rl, 1)) : PB_OK;
 }
 
 /* --thread named none of the file's threads */
@@ -422,32 +491,70 @@ static pb_status no_such_thread(fr *r)
     size_t n = 0;
     uint32_t i;
     list[0] = '\0';
-    for (i = 0; i < r->threads.n && n < sizeof list - 60; i++)
-        n += (size_t)snprintf(list + n, sizeof list - n, "%s%.40s", i ? ", " : "", pb_strtab_ptr(&r->threads, i));
+    for (i = 0; i < r->labels.n && n < sizeof list - 60; i++)
+        n += (size_t)snprintf(list + n, sizeof list - n, "%s%.40s", i ? ", " : "", pb_strtab_ptr(&r->labels, i));
     if (r->opt.thread_name)
         return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0, "no thread \"%.100s\" in this file (its threads: %s%s)",
-                       r->opt.thread_name, list, i < r->threads.n ? ", ..." : "");
+                       r->opt.thread_name, list, i < r->labels.n ? ", ..." : "");
     return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0, "no thread %llu in this file (its threads: %s%s)",
-                   (unsigned long long)r->opt.thread_id, list, i < r->threads.n ? ", ..." : "");
+                   (unsigned long long)r->opt.thread_id, list, i < r->labels.n ? ", ..." : "");
 }
 
 /* ---- lines ------------------------------------------------------------------ */
+/* The two-column form's sample types, picked as pprof's are (--sample-type
+ * NAME, else the last: AFTER, the column flamegraph.pl draws a
+ * differential graph's widths by), announced before the first stack. */
+static const char *const column_type[2] = {"before/count", "after/count"};
+
+static pb_status choose_column(fr *r, int cols)
+{
+    const char *want = r->opt.sample_type;
+    pb_status st;
+    r->columns = cols;
+    r->first_line = r->lineno;
+    if (cols == 1)
+        return PB_OK; /* one weight: no sample types (--sample-type is pprof's and this form's) */
+    r->column = 1;
+    if (want) {
+        size_t wl = strlen(want);
+        for (r->column = 1; r->column >= 0; r->column--)
+            if (!strncmp(column_type[r->column], want, wl) && column_type[r->column][wl] == '/')
+                break;
+        if (r->column < 0)
+            return pb_fail_nooff(r->err, PB_ERR_UNSUPPORTED,
+                           "no sample type \"%.100s\" in this file (its types: %s, %s: the two weight columns)", want,
+                           column_type[0], column_type[1]);
+    }
+    if ((st = r->out->attribute(r->out, "sample_types", pb_str_c("before/count,after/count"))) != PB_OK)
+        return st;
+    return r->out->attribute(r->out, "sample_type", pb_str_c(column_type[r->column]));
+}
+
 static pb_status one_line(fr *r, const char *p, size_t n)
 {
     size_t sl, skip, i, start, depth = 0;
-    uint64_t w, key;
+    uint64_t ws[2], w, key;
     pb_status st;
-    int rc, take;
+    int rc, take, cols;
     for (i = 0; i < n; i++)
         if ((unsigned char)p[i] < 0x20 && p[i] != '\t')
             return bad(r, i, "holds a control character (not a text line of folded stacks)");
-    if ((rc = split_weight(p, n, &sl, &w)) == -2)
+    if ((rc = split_weights(p, n, &sl, ws, &cols)) == -2)
         return pb_fail(r->err, PB_ERR_LIMIT, r->line_off + sl, "line %llu: its weight does not fit 63 bits",
                        (unsigned long long)r->lineno);
     if (rc < 0)
         return bad(r, n, "does not end in white space and a weight (an integer)");
     if (sl == 0)
         return bad(r, 0, "has a weight but no stack");
+    if (!r->columns && (st = choose_column(r, cols)) != PB_OK)
+        return st;
+    if (cols != r->columns)
+        return pb_fail(r->err, PB_ERR_CORRUPT, r->line_off + sl,
+                       "line %llu has %s weight column%s where line %llu has %s (the two-column form is "
+                       "\"stack BEFORE AFTER\" on every line)", (unsigned long long)r->lineno,
+                       cols == 2 ? "two" : "one", cols == 2 ? "s" : "", (unsigned long long)r->first_line,
+                       r->columns == 2 ? "two" : "one");
+    w = ws[r->column];
     if ((st = line_thread(r, p, sl, &skip, &key, &take)) != PB_OK || !take)
         return st;
     for (start = skip, i = skip; i <= sl && skip < sl; i++) {
@@ -493,9 +600,15 @@ static pb_status run(void *p, pb_sample_sink *out)
 {
     fr *r = (fr *)p;
     pb_status st;
+    int got;
     r->out = out;
     if ((st = header(r)) != PB_OK)
         return st;
+    /* a UTF-8 byte order mark (a Windows editor's) is no part of the first frame */
+    if ((got = pb_src_need(r->s, 3)) < 0)
+        return r->err->status ? r->err->status : PB_ERR_IO;
+    if (got > 0 && bom_len(r->s->p, pb_src_avail(r->s)))
+        r->s->p += 3;
     for (;;) {
         const char *p = NULL;
         size_t n = 0, i;
@@ -532,6 +645,7 @@ static void fr_free(void *p)
     fr *r = (fr *)p;
     pb_strtab_free(&r->frames);
     pb_strtab_free(&r->threads);
+    pb_strtab_free(&r->labels);
     PB_FREE_ALL(r->sink_id, r->selected, r->ids, r->buf, r->buf2);
 }
 

@@ -156,6 +156,10 @@ pb_status pb_sample_pass_sample_tags(pb_sample_sink *ss, pb_str op, pb_str statu
 {
     return ss->next->sample_tags ? ss->next->sample_tags(ss->next, op, status) : PB_OK;
 }
+pb_status pb_sample_pass_thread_root(pb_sample_sink *ss, uint64_t key, pb_str root)
+{
+    return ss->next->thread_root ? ss->next->thread_root(ss->next, key, root) : PB_OK;
+}
 pb_status pb_sample_pass_finish(pb_sample_sink *ss) { return ss->next->finish ? ss->next->finish(ss->next) : PB_OK; }
 
 pb_status pb_units_check(pb_units *u, const pb_sample_facts *f, const char *first, pb_error *err)

@@ -37,6 +37,11 @@ typedef struct {
                          * qualname ("Thread.run", "<module>"), EasyProfiler's block
                          * name ("leaf", "ns::C::f"); empty (len 0): package::name,
                          * as for Perl.  nytprof.out always shows package::name. */
+    pb_str verbatim;    /* the frame exactly as the source's own stack line wrote
+                         * it (folded stacks: "file.py:func:12", escapes and
+                         * all), written back unchanged by the collapsed writer
+                         * (a byte that is not UTF-8 as \xNN), so folded in,
+                         * folded out keeps the input's lines; len 0: none */
 } pb_frame;
 
 typedef struct pb_sample_sink pb_sample_sink;
@@ -74,6 +79,12 @@ struct pb_sample_sink {
      * ("has_gil,on_cpu,main_thread"; len 0: none).  Both stay valid only
      * during the call. */
     pb_status (*sample_tags)(pb_sample_sink *self, pb_str op, pb_str status);
+    /* Optional (NULL: not wanted): how the source's own stack lines name a
+     * thread, after thread() announced it: the root frames written before
+     * its stacks, exactly as written (folded stacks: "tid:5081",
+     * "pid:7;tid:1"; len 0: its lines have none).  The collapsed writer
+     * writes them instead of its "tid:<label>".  Valid only during the call. */
+    pb_status (*thread_root)(pb_sample_sink *self, uint64_t key, pb_str root);
     pb_error *err;
     void *ctx;
     /* Optional: the chunk consumer's cleanup table when these calls can
@@ -195,6 +206,7 @@ pb_status pb_sample_pass_frame(pb_sample_sink *ss, const pb_frame *fr, uint32_t 
 pb_status pb_sample_pass_thread(pb_sample_sink *ss, uint64_t key, uint32_t pid, uint32_t ppid, const char *label);
 pb_status pb_sample_pass_note(pb_sample_sink *ss, const char *kind, pb_str a, pb_str b, uint32_t n);
 pb_status pb_sample_pass_sample_tags(pb_sample_sink *ss, pb_str op, pb_str status);
+pb_status pb_sample_pass_thread_root(pb_sample_sink *ss, uint64_t key, pb_str root);
 pb_status pb_sample_pass_finish(pb_sample_sink *ss);
 
 /* attribute() and note() for a consumer that has no use for them */

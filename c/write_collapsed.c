@@ -18,6 +18,7 @@ typedef struct {
 typedef struct {
     uint64_t key;
     char *label;
+    char *written;  /* the source's root frames for it (thread_root), NULL: "tid:<label>" */
     uint32_t root;
     pb_stack_cursor cur; /* samples.h */
 } c_thread;
@@ -38,10 +39,52 @@ struct pb_collapse {
 static uint32_t h_node(const void *c, uint32_t i) { return ((const pb_collapse *)c)->nodes[i].h; }
 static uint32_t h_thread(const void *c, uint32_t i) { return pb_mix64(((const pb_collapse *)c)->threads[i].key); }
 
+#define C_ESCAPED(ch) ((ch) == ';' || (ch) == '\n' || (ch) == '\r' || (ch) == '\0' || (ch) == '\\')
+
+/* a frame the source wrote as a stack line's frame (pb_frame verbatim): its
+ * text as it is, but for the bytes a line cannot hold (';', CR, LF, NUL) and
+ * bytes that are not UTF-8 (pb_utf8_seq), as \xNN: the escape a folded-stacks
+ * reader reads back as that byte ("\" stays, the text's own escapes with it).
+ * frames: several, their ';' kept (a thread's root frames). */
+static pb_status verbatim_name(pb_collapse *c, pb_str v, int frames, size_t *len)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t i = 0, w = 0, k;
+    if (pb_grow((void **)&c->namebuf, &c->cnamebuf, 4 * v.len + 1, 1) < 0)
+        return C_OOM(c);
+    while (i < v.len) {
+        unsigned char ch = (unsigned char)v.ptr[i];
+        k = pb_utf8_seq(v.ptr, v.len, i);
+        if (k && !(k == 1 && ch != '\\' && !(frames && ch == ';') && C_ESCAPED(ch))) {
+            memcpy(c->namebuf + w, v.ptr + i, k);
+            w += k;
+            i += k;
+            continue;
+        }
+        c->namebuf[w++] = '\\';
+        c->namebuf[w++] = 'x';
+        c->namebuf[w++] = hex[ch >> 4];
+        c->namebuf[w++] = hex[ch & 15];
+        i++;
+    }
+    c->namebuf[w] = '\0';
+    *len = w;
+    return PB_OK;
+}
+
 static pb_status cs_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id)
 {
     pb_collapse *c = (pb_collapse *)self->ctx;
-    size_t need = pb_frame_shown_name(fr, NULL, 0) + 1;
+    size_t need = 0;
+    pb_status st;
+    if (fr->verbatim.len) {
+        if ((st = verbatim_name(c, fr->verbatim, 0, &need)) != PB_OK)
+            return st;
+        if (pb_strtab_intern(&c->subs, c->namebuf, need, id) < 0)
+            return C_OOM(c);
+        return PB_OK;
+    }
+    need = pb_frame_shown_name(fr, NULL, 0) + 1;
     if (pb_grow((void **)&c->namebuf, &c->cnamebuf, need, 1) < 0)
         return C_OOM(c);
     pb_frame_shown_name(fr, c->namebuf, need);
@@ -51,7 +94,6 @@ static pb_status cs_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
      * written as \xNN, so a crafted name can't add stacks; and "\" itself
      * as \x5C, so a literal "\x3B" in a name is not read back as an
      * escaped ";" (every \xNN in a line is an escape) */
-#define C_ESCAPED(ch) ((ch) == ';' || (ch) == '\n' || (ch) == '\r' || (ch) == '\0' || (ch) == '\\')
     {
         size_t k, extra = 0;
         for (k = 0; k < need; k++)
@@ -154,6 +196,24 @@ static pb_status cs_thread(pb_sample_sink *self, uint64_t key, uint32_t pid, uin
     return PB_OK;
 }
 
+static pb_status cs_thread_root(pb_sample_sink *self, uint64_t key, pb_str root)
+{
+    pb_collapse *c = (pb_collapse *)self->ctx;
+    uint32_t ti;
+    pb_status st;
+    size_t n = 0;
+    char *r;
+    if ((st = get_thread(c, key, &ti)) != PB_OK)
+        return st;
+    if (root.len && (st = verbatim_name(c, root, 1, &n)) != PB_OK) /* as the frames: valid UTF-8 */
+        return st;
+    if (!(r = pb_memdup0(n ? c->namebuf : "", n)))
+        return C_OOM(c);
+    free(c->threads[ti].written);
+    c->threads[ti].written = r;
+    return PB_OK;
+}
+
 static pb_status cs_sample(pb_sample_sink *self, uint64_t thread_key, const uint32_t *ids, uint32_t depth,
                            uint64_t weight, uint64_t timestamp)
 {
@@ -229,11 +289,12 @@ static pb_status write_lines(pb_collapse *c)
         if ((!n->count && !n->count2) || n->parent == NONE)
             continue;
         t = &c->threads[n->thread];
-        pre = c->diff ? 0 : 4 + strlen(t->label);
+        /* the line's root: none in diff mode, the source's own, or tid:<label> */
+        pre = c->diff ? 0 : t->written ? strlen(t->written) : 4 + strlen(t->label);
         len = pre;
         for (p = (uint32_t)i; c->nodes[p].parent != NONE; p = c->nodes[p].parent)
             len += 1 + pb_strtab_len(&c->subs, c->nodes[p].sub);
-        if (c->diff)
+        if (!pre)
             len--; /* no ';' before the first frame */
         text = (char *)malloc(len + 1);
         if (!text || pb_grow((void **)&lines, &clines, nlines + 1, sizeof *lines) < 0) {
@@ -250,7 +311,9 @@ static pb_status write_lines(pb_collapse *c)
             if (pos)
                 text[--pos] = ';';
         }
-        if (!c->diff) {
+        if (!c->diff && t->written) {
+            memcpy(text, t->written, pre);
+        } else if (!c->diff) {
             memcpy(text, "tid:", 4);
             memcpy(text + 4, t->label, strlen(t->label));
         }
@@ -301,7 +364,8 @@ void pb_collapse_diff_side(pb_collapse *c, int after) { c->side = after ? 1 : 0;
 pb_status pb_collapse_diff_write(pb_collapse *c) { return write_lines(c); }
 
 static const pb_sample_sink sink_calls = {.attribute = pb_sample_attribute_ignore, .frame = cs_frame,
-    .thread = cs_thread, .sample = cs_sample, .note = pb_sample_note_ignore, .finish = cs_finish};
+    .thread = cs_thread, .sample = cs_sample, .note = pb_sample_note_ignore, .finish = cs_finish,
+    .thread_root = cs_thread_root};
 
 pb_collapse *pb_collapse_new(FILE *out, pb_error *err)
 {
@@ -323,6 +387,7 @@ void pb_collapse_free(pb_collapse *c)
         return;
     for (i = 0; i < c->nthreads; i++) {
         free(c->threads[i].label);
+        free(c->threads[i].written);
         pb_stack_cursor_free(&c->threads[i].cur);
     }
     PB_FREE_ALL(c->nodes, c->threads, c->namebuf);

@@ -2,9 +2,13 @@
  *
  * One line per distinct stack per thread:
  *     tid:<thread label>;<sub>;<sub>;...;<sub> <samples>
- * subs root -> leaf, named exactly as the fold names them in SUB_INFO
- * (pb_fold_sub_name: package::name), the count being the summed sample
- * weight.  Lines are sorted by count (descending), then by text, as
+ * subs root -> leaf, named as the stack outputs show them
+ * (pb_frame_shown_name: the source tool's own name, else package::name),
+ * the count being the summed sample weight.  A frame with a verbatim text
+ * (folded stacks in) is written as that text, and a thread whose root frames
+ * the source gave (the sink's thread_root) starts its lines with them (or
+ * with nothing) instead of tid:<label>: folded in, folded out keeps the
+ * input's lines.  Lines are sorted by count (descending), then by text, as
  * CPython's CollapsedStackCollector sorts them.  Samples with an empty stack
  * are dropped (as CPython does).  Memory grows with distinct stacks, never
  * with the number of samples.

@@ -1,7 +1,8 @@
 #!perl
 # diff BEFORE AFTER --to collapsed: two weight columns per stack (the format
 # difffolded.pl writes), equal to the per-stack subtraction of our own
-# collapsed outputs; a file against itself differs nowhere; the real
+# collapsed outputs, and for folded inputs to their own text (read back: two
+# sample types); a file against itself differs nowhere; the real
 # flamegraph.pl (the copy Devel::NYTProf ships) draws it as a differential
 # flame graph.
 use strict;
@@ -57,6 +58,37 @@ for my $p (@pairs) {
         . scalar(keys %want) . ' stacks)');
     if ($before eq $after) {
         ok(!grep({ $_->[0] != $_->[1] } values %$got), "$label: a profile against itself differs nowhere");
+    }
+}
+
+# folded inputs: the truth is their text (a few lines of Perl: each stack
+# line's weight, root frames dropped as a diff merges threads), the frames as
+# written; the diff read back is the two sample types before/count and
+# after/count, each its input's stacks again
+{
+    my ($before, $after) = map { "$d/$_" } qw(folded/cpython315_replay.collapsed tachyon/real315/multithread_cpu_none.bin.collapsed.txt);
+    my %side;
+    for my $p ([ $before, 0 ], [ $after, 1 ]) {
+        for (split /\r?\n/, slurp($p->[0])) {
+            my ($s, $w) = /\A(.*?)[ \t]+(\d+)\z/ or next;
+            $s =~ s/\A(?:(?:pid:[^;]+|process \d+:[^;]*);)?(?:(?:tid:[^;]+|thread \([^;]*\));)?//;
+            $side{$p->[1]}{$s} += $w if $w;
+        }
+    }
+    my %want = map { ($_ => [ $side{0}{$_} // 0, $side{1}{$_} // 0 ]) } keys %{ { %{ $side{0} }, %{ $side{1} } } };
+    my $out = "$tmp/diff.folded";
+    ok(eval { Devel::ProfileBridge::diff(before => $before, after => $after, out => $out); 1 }, 'diff of two folded files')
+        or diag $@;
+    is_deeply(diff_lines($out), \%want, '... each line is the two files\' weights for that stack, frames as written ('
+        . scalar(keys %want) . ' stacks)');
+    my ($info) = Devel::ProfileBridge::info($out);
+    is_deeply($info->{sample_types}, [ 'before/count', 'after/count' ], 'the diff read back: two sample types');
+    for my $t ([ before => 0 ], [ after => 1 ]) {
+        Devel::ProfileBridge::convert(in => $out, out => "$tmp/side.folded", to => 'collapsed', sample_type => $t->[0]);
+        my %got;
+        for (split /\n/, slurp("$tmp/side.folded")) { my ($s, $w) = /\A(.*) (\d+)\z/ or next; $got{$s} += $w }
+        is_deeply(\%got, $side{ $t->[1] }, "... $t->[0]: the $t->[0] file's stacks and weights ("
+            . scalar(keys %{ $side{ $t->[1] } }) . ')');
     }
 }
 

@@ -1241,10 +1241,23 @@ C<< <frozen runpy> >> C<runpy>), its dots as C<::>
 a sub name as written, with no file: C<Pkg::sub> as it is, C<< <GC> >> and
 other C<< <...> >> names synthetic frames (the fake fid C<~>), anything else
 C<main::name>; the stack outputs show it unchanged.  C<\xHH> in a frame is
-the byte HH (how our collapsed output escapes C<;>, C<\>, CR, LF and NUL),
-so C<< to => 'collapsed' >> of our own collapsed file is the file, byte for
-byte.  A frame that is not valid UTF-8 is read as Latin-1 (C<nytprofcalls>
-prints a name of characters below 256 so).
+the byte HH (how our collapsed output escapes C<;>, C<\>, CR, LF and NUL).
+Names are UTF-8, as pprof's, V8's and StatProfiler's: a byte that does not
+start a valid UTF-8 sequence is C<\xNN> in every output (C<caf\xE9>, the
+same text in nytprof.out's sub name, pprof, speedscope and collapsed, which
+reads back as the byte), never Latin-1-upgraded.  A UTF-8 byte order mark at
+the start of the file is skipped.
+
+=item folded in, folded out
+
+C<< to => 'collapsed' >> of folded stacks gives the input's own lines: every
+frame exactly as written (CPython's C<file:func:line>, escapes and all; a
+byte that is not UTF-8 as C<\xNN>), each line's root frames as written
+(C<tid:5081>, C<pid:7;tid:1>, py-spy's; none where the line had none), the
+weights of identical lines summed, lines sorted by weight then text (as
+CPython sorts them: CPython's own files and ours come back byte for byte).
+A C<merge> or C<diff> of folded inputs keeps the frames as written (a merge
+names threads C<tid:LABEL>; a diff merges them).
 
 =item threads
 
@@ -1255,6 +1268,18 @@ first use), labelled C<T>, or C<P/T> with a process; lines without a root
 are one more thread.  C<< thread => $id >> takes the thread whose C<T> is
 that number (decimal or C<0x>), or whose whole label is that text.
 
+=item two columns (differential)
+
+C<frame;... BEFORE AFTER>, the form C<difffolded.pl> and our C<diff> write
+and C<flamegraph.pl> draws as a differential graph, is read as two sample
+types, C<before/count> and C<after/count> (ATTRIBUTEs C<sample_types> and
+C<sample_type>; C<info> lists them): C<< sample_type => 'before' >> reads
+the first column, C<'after'> (the default: the last, as for pprof, and the
+widths C<flamegraph.pl> draws) the second; another name is an
+C<unsupported> error.  The first stack line decides the form (a line that
+ends in two numbers has two columns, as C<flamegraph.pl> reads it); a later
+line with the other number of columns is C<corrupt>.
+
 =item attributes
 
 C<application> (the file name) and C<basetime> (the file's modification
@@ -1263,7 +1288,8 @@ time: a folded file holds no date).
 =item errors and limits
 
 A line that does not end in white space and a weight, starts with white
-space, holds a control byte or an empty frame is C<corrupt> at its byte; a
+space, holds a control byte or an empty frame, or has another number of
+weight columns than the first line, is C<corrupt> at its byte; a
 weight past 2^63-1, a line longer than C<max_record_size>, more frames than
 C<max_stack_depth> or more unique frames than C<max_frames> is C<limit>.
 Memory grows with the longest line, unique frames and threads, never with
@@ -1844,8 +1870,8 @@ limits).
 Decodes C<$file> in C and writes it as a real NYTProf file at C<$path>,
 without a Perl call per chunk (L<Devel::ProfileBridge::NYTProfWriter>
 explains what is written and refused).  Options: C<format> (skip
-detection), C<thread> (one thread only), C<sample_type> (pprof: the
-sample type to read), C<< compress => 0..9 >> (zlib
+detection), C<thread> (one thread only), C<sample_type> (pprof and
+two-column folded stacks: the sample type to read), C<< compress => 0..9 >> (zlib
 level; default 6, NYTProf's own, for NYTProf input, and 1 for the other
 formats, whose long runs of small records level 6 takes about five times as
 long to compress for a file about a third smaller), C<< to => 'nytprof' >> (the default), C<< salvage => 1 >>
@@ -1870,7 +1896,11 @@ the sum of its blocks' self times, as EasyProfiler's own reader computes
 them.  Inside a name, C<;>, newline, carriage return and NUL (which would
 break the line format) are written as C<\x3B>, C<\x0A>, C<\x0D>,
 C<\x00>, and C<\> itself as C<\x5C> (so every C<\xNN> in a line is an
-escape: a reader that decodes them gets the names back exactly).  C<< to => 'statprofiler' >> writes Devel::StatProfiler records
+escape: a reader that decodes them gets the names back exactly).  Folded
+stacks in give their own lines back: each frame and each line's root frames
+as the input wrote them (CPython's C<threading.py:Thread.run:1161>, no
+C<tid:> frame where the input had none), the weights of identical lines
+summed (L</Folded stacks>).  C<< to => 'statprofiler' >> writes Devel::StatProfiler records
 (sampled input only).  A record's weight counts ticks of the trace's
 interval (C<tick_duration>, µs): weights in ns (pprof and V8 times,
 EasyProfiler spans, a merge) are written as 1 µs ticks (interval 1; the

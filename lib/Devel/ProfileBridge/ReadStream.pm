@@ -121,7 +121,8 @@ pprof: the sample type to read (C<alloc_space>, C<samples>, ...; C<info>
 lists them), instead of the one C<default_sample_type> names, else the last.
 perf script text: the event to read (C<cpu-clock>, C<cycles:u>, ...),
 instead of the first one its header declares, else the first one met.
-Other formats ignore it.
+Two-column (differential) folded stacks: C<before> or C<after> (the
+default).  Other formats ignore it.
 
 =item quiet => 1
 
