@@ -13,7 +13,7 @@
  * Two columns: "stack BEFORE AFTER" (difffolded.pl's and our diff's output,
  * flamegraph.pl's differential input).  The first stack line decides (a line
  * ending in two numbers has two, as flamegraph.pl reads it); every line then
- * has as many.  The two are sample types "before/count" and "after/count"
+ * has as many.  The two are sample types "before/samples" and "after/samples"
  * (ATTRIBUTEs sample_types, sample_type, as pprof's): --sample-type picks
  * one, else AFTER (the last, as for pprof; flamegraph.pl's widths).
  *
@@ -504,7 +504,7 @@ static pb_status no_such_thread(fr *r)
 /* The two-column form's sample types, picked as pprof's are (--sample-type
  * NAME, else the last: AFTER, the column flamegraph.pl draws a
  * differential graph's widths by), announced before the first stack. */
-static const char *const column_type[2] = {"before/count", "after/count"};
+static const char *const column_type[2] = {"before/samples", "after/samples"};
 
 static pb_status choose_column(fr *r, int cols)
 {
@@ -525,7 +525,7 @@ static pb_status choose_column(fr *r, int cols)
                            "no sample type \"%.100s\" in this file (its types: %s, %s: the two weight columns)", want,
                            column_type[0], column_type[1]);
     }
-    if ((st = r->out->attribute(r->out, "sample_types", pb_str_c("before/count,after/count"))) != PB_OK)
+    if ((st = r->out->attribute(r->out, "sample_types", pb_str_c("before/samples,after/samples"))) != PB_OK)
         return st;
     return r->out->attribute(r->out, "sample_type", pb_str_c(column_type[r->column]));
 }

@@ -16,7 +16,7 @@
 #    functions (and its thread) with its weight;
 #  * merge (one process and two workers): every stack the sum of its parts;
 #  * the two-column (differential) form "stack BEFORE AFTER" as the two sample
-#    types before/count and after/count; a UTF-8 byte order mark; names that
+#    types before/samples and after/samples; a UTF-8 byte order mark; names that
 #    are not UTF-8;
 #  * detection by content, root frames (tid:, pid:, py-spy's process/thread),
 #    --thread, and the bad-input messages.
@@ -328,7 +328,7 @@ SKIP: {
 
 # ---- the two-column (differential) form: "stack BEFORE AFTER" -------------------
 # difffolded.pl's output and our diff's, flamegraph.pl's differential input:
-# two sample types, before/count and after/count (the default, as the last
+# two sample types, before/samples and after/samples (the default, as the last
 # type is pprof's and the widths flamegraph.pl draws)
 {
     my $f = "$tmp/two.folded";
@@ -341,9 +341,9 @@ SKIP: {
     }
     is(Devel::ProfileBridge::detect_format($f)->{format}, 'folded', 'two columns: detected as folded stacks');
     my ($info) = Devel::ProfileBridge::info($f);
-    is_deeply($info->{sample_types}, [ 'before/count', 'after/count' ], 'info lists the two sample types');
-    is($info->{sample_type}, 'after/count', '... and reads AFTER by default');
-    is((Devel::ProfileBridge::info($f, sample_type => 'before'))[0]{sample_type}, 'before/count',
+    is_deeply($info->{sample_types}, [ 'before/samples', 'after/samples' ], 'info lists the two sample types');
+    is($info->{sample_type}, 'after/samples', '... and reads AFTER by default');
+    is((Devel::ProfileBridge::info($f, sample_type => 'before'))[0]{sample_type}, 'before/samples',
         '... BEFORE with sample_type => before');
     for my $t ([ undef, 1 ], [ 'after', 1 ], [ 'before', 0 ]) {
         my ($type, $i) = @$t;

@@ -63,8 +63,8 @@ for my $p (@pairs) {
 
 # folded inputs: the truth is their text (a few lines of Perl: each stack
 # line's weight, root frames dropped as a diff merges threads), the frames as
-# written; the diff read back is the two sample types before/count and
-# after/count, each its input's stacks again
+# written; the diff read back is the two sample types before/samples and
+# after/samples, each its input's stacks again
 {
     my ($before, $after) = map { "$d/$_" } qw(folded/cpython315_replay.collapsed tachyon/real315/multithread_cpu_none.bin.collapsed.txt);
     my %side;
@@ -82,7 +82,7 @@ for my $p (@pairs) {
     is_deeply(diff_lines($out), \%want, '... each line is the two files\' weights for that stack, frames as written ('
         . scalar(keys %want) . ' stacks)');
     my ($info) = Devel::ProfileBridge::info($out);
-    is_deeply($info->{sample_types}, [ 'before/count', 'after/count' ], 'the diff read back: two sample types');
+    is_deeply($info->{sample_types}, [ 'before/samples', 'after/samples' ], 'the diff read back: two sample types');
     for my $t ([ before => 0 ], [ after => 1 ]) {
         Devel::ProfileBridge::convert(in => $out, out => "$tmp/side.folded", to => 'collapsed', sample_type => $t->[0]);
         my %got;

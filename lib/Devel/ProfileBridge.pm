@@ -1272,7 +1272,7 @@ that number (decimal or C<0x>), or whose whole label is that text.
 
 C<frame;... BEFORE AFTER>, the form C<difffolded.pl> and our C<diff> write
 and C<flamegraph.pl> draws as a differential graph, is read as two sample
-types, C<before/count> and C<after/count> (ATTRIBUTEs C<sample_types> and
+types, C<before/samples> and C<after/samples> (ATTRIBUTEs C<sample_types> and
 C<sample_type>; C<info> lists them): C<< sample_type => 'before' >> reads
 the first column, C<'after'> (the default: the last, as for pprof, and the
 widths C<flamegraph.pl> draws) the second; another name is an
