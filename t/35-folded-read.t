@@ -359,7 +359,7 @@ SKIP: {
     }
     ok(!quietly(sub { Devel::ProfileBridge::convert(in => $f, out => "$tmp/two.out", to => 'collapsed',
         sample_type => 'cpu') }), 'sample_type => cpu: none of them');
-    like($@, qr/^folded: unsupported: .*no sample type "cpu" in this file \(its types: before\/count, after\/count/,
+    like($@, qr/^folded: unsupported: .*no sample type "cpu" in this file \(its types: before\/samples, after\/samples/,
         '... says which there are');
 }
 
