@@ -113,7 +113,10 @@ no_secret($by, 'default');
 # ../../etc/passwd is /etc/passwd from two levels down (then it and ${up}etc/passwd
 # are one file of the profile); from further down it is not found
 my $files = $up eq '../../' ? 14 : 15;
-my $kept_out = 11;
+# the three secret.py files are Python sources outside the allowed
+# directories: left out without a word (a library of the language, which
+# nytprofhtml reads from disk), so the warning names 8
+my $kept_out = 8;
 like($out, qr/^convert: warning: the source of $kept_out of $files files was not embedded by the source policy: '\/etc\/shadow' \(outside the allowed directories\), '\/etc\/\/\.\/\.\/\.\.\/etc\/shadow' \(outside the allowed directories\), '\/proc\/self\/environ' \(in \/proc, \/sys or \/dev\), '\/proc\/self\/pagemap' \(in \/proc, \/sys or \/dev\), '\Q$up\Eetc\/passwd' \(outside the allowed directories\) and ${\ ($kept_out - 5)} more/m,
     'one warning names the files the policy kept out, and why') or diag $out;
 like($out, qr/only Python source files under the input's directory, the working directory or a --source-root are embedded \(--source-any: any file a trusted profile names\)$/m,

@@ -1472,8 +1472,12 @@ Tachyon and Pynytprof (Python) C<.py .pyw>; EasyProfiler (C/C++) C<.c .cc
 .psgi .cgi .al>; a merge (whose inputs' languages are not told apart) and
 folded stacks (written by any language's tools) any of these.  For Python
 and Perl a name without an extension is a script when its first line is a
-C<#!> line naming C<python> or C<perl>.  Files kept out are named in one
-warning with the reason
+C<#!> line naming C<python> or C<perl>.  A source file of the language
+outside the allowed directories (the language's standard library,
+site-packages, a system module: CPython's F<threading.py>) is left out
+without a warning: C<nytprofhtml> reads it from disk where it lies, as for a
+Perl profile made without C<savesrc>; C<--source-root DIR> embeds it.  Other
+files kept out are named in one warning with the reason
 (C<convert: warning: the source of N of M files was not embedded by the
 source policy: 'NAME' (outside the allowed directories), ...>).
 C<< source_any => 1 >> (C<--source-any>) lifts the policy for a profile
