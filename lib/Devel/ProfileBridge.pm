@@ -263,10 +263,13 @@ sub _gunzip {
 }
 
 # run $code on the resolved input; errors naming the temp file name the user's
+# (true while $code reads the inflated copy of a gzip-compressed input)
+our $_GUNZIPPED;
 sub _with_input {
     my ($file, $opts, $code) = @_;
     my ($path, $guard, $name) = _input($file, $opts);
     return $code->($path) unless $guard;
+    local $_GUNZIPPED = $name =~ / \(gunzipped\)\z/ ? 1 : 0;
     my @r;
     my $ok = eval { @r = $code->($path); 1 };
     die _renamed($@, { $path => $name }) unless $ok;
@@ -419,6 +422,13 @@ sub _info_of {
     my ($path, %opts) = @_;
     my $info = _detect($path, 1);
     my $facts = delete $info->{_facts};
+    # a gzip-compressed input read through its inflated copy: gzip, then
+    # whatever the format compresses inside
+    if ($_GUNZIPPED) {
+        my $inner = $info->{compression} // 'none';
+        $info->{compression} = $inner eq 'none' ? 'gzip' : "gzip+$inner";
+        $info->{compressed} = 1;
+    }
     my ($counts, $attr, $pids) = _count($path, $opts{format}, _xs_opts(\%opts), 1);
     $info->{threads} = _threads($attr, $pids);
     _run_facts($info, $attr);
@@ -1650,7 +1660,9 @@ cannot be read.
 
 C<detect_format> and C<chunk_counts> over one read of C<$file>: returns the
 two hash references.  A FIFO or standard input can be read only once, so
-C<profbridge info> uses this.  The first also holds C<threads>: an array
+C<profbridge info> uses this.  For a gzip-compressed C<$file> (inflated
+before it is read), C<compression> is C<gzip> (C<gzip+zstd> when the
+format compresses inside too) and C<compressed> 1.  The first also holds C<threads>: an array
 reference with one hash per thread or process, in order of first sample:
 C<pid> and C<ppid> (as in C<PID_START>), C<id> (the thread id: Tachyon;
 the pid: StatProfiler), C<name> (EasyProfiler), C<samples> (sum of sample
