@@ -10,6 +10,7 @@ use warnings;
 use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/lib";
+use NoteWarnings;    # the warnings these tests cause on purpose, as notes
 use Needs qw(zstd snappy);
 use Stacks qw(slurp stack_corpus convert_quietly weight_unit_ns folded_weights);
 use File::Temp qw(tempdir);

@@ -812,13 +812,27 @@ Devel::ProfileBridge - read Python, C++ and Perl profiles with Devel::NYTProf's 
 
 =head1 DESCRIPTION
 
-Devel::ProfileBridge reads profiles written by other profilers and presents
-each one as the chunk stream of L<Devel::NYTProf::ReadStream>, so that
-callbacks written for NYTProf work unchanged.  All decoding is done by
-plain C99 code (F<c/> in the distribution); this module and
-L<Devel::ProfileBridge::ReadStream> are the Perl interface.
+Devel::ProfileBridge lets you look at profiles from other languages and
+profilers with the tools you know from L<Devel::NYTProf>.  Give it a
+profile written by CPython's sampling profiler, EasyProfiler (C++),
+Devel::StatProfiler, Go's pprof, Node or Chrome (V8 C<.cpuprofile>),
+Pynytprof or any folded-stacks tool, and it either writes a real
+F<nytprof.out> that C<nytprofhtml> turns into its usual report (the
+program's source beside the numbers, a flame graph, call stacks), or
+converts it to collapsed stacks, pprof or speedscope.  From the shell
+that is L<profbridge>:
 
-Formats are recognised by their first bytes:
+  profbridge convert profile.bin -o profile.nytprof
+  nytprofhtml -f profile.nytprof
+
+From Perl, L</convert(in =E<gt> $file, out =E<gt> $path, %options)> does the
+same, and L<Devel::ProfileBridge::ReadStream>'s C<for_chunks> presents any
+of these files as the chunk stream of L<Devel::NYTProf::ReadStream>, so
+callbacks written for NYTProf work unchanged.  Decoding is done in plain C
+(F<c/> in the distribution), and every input is treated as untrusted
+(L</LIMITS>, L</ERRORS>).
+
+Formats are recognised by their content, never by the file's name:
 
 =over
 
@@ -830,23 +844,9 @@ Devel::NYTProf v5 files, plain or zlib-compressed after the C<z> tag
 =item tachyon
 
 CPython's sampling profiler binary files (C<python -m profiling.sampling
---binary>), format version 1, either byte order, plain or zstd-compressed
-(the format of CPython's C<Modules/_remote_debugging/binary_io.h>).  Both 64-byte header layouts that
-share version 1 are read: the pre-release one (u32 sample count at offset
-28) and the one Python 3.15.0 writes (CPython PR #153425: u64 sample count
-at 28, every later field 4 bytes further on), with the 32-bit field at
-offset 60 read as CPython 3.15.2's reader reads it: bits 0-2 the profiling
-mode + 1 (0 none; 1 wall, 2 cpu, 3 gil, 4 all, 5 exception; 6 and 7 are a
-C<corrupt> error at byte 60, as CPython refuses them), bit 3 "capture
-features recorded", bits 4-8 the features (C<all_threads> 1, C<native> 2,
-C<gc> 4, C<opcodes> 8, C<blocking> 16), higher bits ignored.  The layout is
-decided from the header's own consistency (reserved bytes 56..63 zero in
-the old layout, table offsets after the header, strings before frames,
-both before the footer); a header consistent in neither is a C<corrupt>
-error at byte 28.  The C<header_layout> attribute (C<3.14> or C<3.15>),
-C<profiling_mode> (C<wall>, C<cpu>, C<gil>, C<all>, C<exception>),
-C<capture_features> (e.g. C<all_threads,gc>) and C<profiling_mode_field>
-(the raw field) say which.
+--binary>), format version 1, either byte order, plain or zstd-compressed,
+from Python 3.15 and its pre-releases (L</Tachyon (CPython)> has the
+details of the header layouts).
 
 =item easyprofiler
 
@@ -865,6 +865,16 @@ Files written by Pynytprof in any of its four historical dialects (A:
 binary magic; B: banner and framed chunks; C: raw C<P> and a statement log;
 D: NYTProf tokens with fixed-width pids), none of which NYTProf itself can
 load.
+
+=item pprof
+
+Go's C<profile.proto> (C<runtime/pprof>, pprof-rs, Pyroscope and Parca
+exports), gzipped or not (L</pprof (Go and others)>).
+
+=item v8
+
+V8 C<.cpuprofile> JSON (C<node --cpu-prof>, Chrome DevTools), when this
+build has libyajl (L</V8 .cpuprofile (Node, Chrome DevTools)>).
 
 =item folded
 
@@ -896,6 +906,24 @@ and C<nytprofhtml>'s flame graph read (L</NYTPROFHTML REPORTS>).  No new
 tags are invented.
 
 =head2 Tachyon (CPython)
+
+The file is the format of CPython's
+C<Modules/_remote_debugging/binary_io.h>.  Both 64-byte header layouts that
+share version 1 are read: the pre-release one (u32 sample count at offset
+28) and the one Python 3.15.0 writes (CPython PR #153425: u64 sample count
+at 28, every later field 4 bytes further on), with the 32-bit field at
+offset 60 read as CPython 3.15.2's reader reads it: bits 0-2 the profiling
+mode + 1 (0 none; 1 wall, 2 cpu, 3 gil, 4 all, 5 exception; 6 and 7 are a
+C<corrupt> error at byte 60, as CPython refuses them), bit 3 "capture
+features recorded", bits 4-8 the features (C<all_threads> 1, C<native> 2,
+C<gc> 4, C<opcodes> 8, C<blocking> 16), higher bits ignored.  The layout is
+decided from the header's own consistency (reserved bytes 56..63 zero in
+the old layout, table offsets after the header, strings before frames,
+both before the footer); a header consistent in neither is a C<corrupt>
+error at byte 28.  The C<header_layout> attribute (C<3.14> or C<3.15>),
+C<profiling_mode> (C<wall>, C<cpu>, C<gil>, C<all>, C<exception>),
+C<capture_features> (e.g. C<all_threads,gc>) and C<profiling_mode_field>
+(the raw field) say which.
 
 =over
 
