@@ -47,6 +47,7 @@ struct pb_present {
     size_t sbuf_cap;
     uint32_t refused;
     uint32_t library;        /* source files of the language outside the allowed directories: no warning */
+    uint32_t missing_rel;    /* files not found that the profile names relatively (the program's own) */
     char refused_listed[PB_MISSING_LISTED][200];
     unsigned char *done;     /* per fid: 1 when its source was handled */
     size_t done_cap;
@@ -549,6 +550,8 @@ static void note_not_embedded(pb_present *p, const char *nm, size_t len, const c
     if (p->missing < PB_MISSING_LISTED)
         put_name(p->listed[p->missing], sizeof p->listed[0], nm, len);
     p->missing++;
+    if (!len || nm[0] != '/')
+        p->missing_rel++;
 }
 
 static int fwd(pb_present *p, const pb_chunk *c)
@@ -1149,6 +1152,12 @@ static void missing_warning(pb_present *p)
 {
     char head[160];
     if (!p->missing || !p->out->warn)
+        return;
+    /* the program's source was found and embedded, and what is missing is
+     * named by an absolute path of the recording machine (the interpreter's
+     * library, a system header there): not worth a warning, nytprofhtml
+     * shows those files as it shows a Perl profile's missing ones */
+    if (p->embedded && !p->missing_rel)
         return;
     snprintf(head, sizeof head, "convert: warning: the source of %u of %u files was not found (not embedded): ",
              p->missing, p->missing + p->embedded + p->refused + p->library);

@@ -273,4 +273,32 @@ SKIP: {
         '... all of them with --source-any') or diag explain [keys %$by];
 }
 
+# ---- no warning on the happy path (the README's example on any machine) -------
+# the program found and embedded; the interpreter's library named by an
+# absolute path that is not on this machine, and one that is but lies
+# outside the allowed directories: nothing to warn about
+{
+    spew_raw("$tmp/in/happy.bin", naming_files('good.py', '/nonexistent-pb29/lib/python3.11/threading.py', "$outside/secret.py"));
+    my ($rc, $out) = run('convert', 'in/happy.bin', '-o', "$tmp/happy.nytprof");
+    ok($rc == 0 && $out eq '', 'program found, library missing or outside: no warning') or diag $out;
+    is_deeply([ sort keys %{ embedded("$tmp/happy.nytprof") } ], ['good.py'], '... the program embedded');
+    # the program itself missing: the warning names what was not found
+    spew_raw("$tmp/in/sad.bin", naming_files('gone.py', '/nonexistent-pb29/lib/python3.11/threading.py'));
+    ($rc, $out) = run('convert', 'in/sad.bin', '-o', "$tmp/sad.nytprof");
+    like($out, qr/\Aconvert: warning: the source of 2 of 2 files was not found \(not embedded\): 'gone\.py', '\/nonexistent-pb29\/lib\/python3\.11\/threading\.py'; look in more places/,
+        'nothing found: one warning names the files and where to look');
+    spew_raw("$tmp/in/half.bin", naming_files('good.py', 'gone.py'));
+    ($rc, $out) = run('convert', 'in/half.bin', '-o', "$tmp/half.nytprof");
+    like($out, qr/\Aconvert: warning: the source of 1 of 2 files was not found \(not embedded\): 'gone\.py'/,
+        "a file the profile names relatively (the program's own) not found: a warning");
+}
+{
+    # the README's example itself, from the distribution's top directory
+    chdir "$FindBin::Bin/.." or die;
+    my ($rc, $out) = run('convert', 't/data/tachyon/cpu_recursion.bin', '-o', "$tmp/readme.nytprof");
+    chdir $tmp or die;
+    ok($rc == 0 && $out eq '', "the README's example prints nothing") or diag $out;
+}
+
+
 done_testing;

@@ -1529,7 +1529,12 @@ it: flags C<HAS_SRC|SAVE_SRC>, its size (the bytes read) and mtime, one C<SRC_LI
 (up to C<max_line> lines).  C<nytprofhtml> then shows the code beside the
 numbers and never compares a file on disk with the profile's date.  One
 warning names the files not found
-(C<convert: warning: the source of N of M files was not found ...>); each
+(C<convert: warning: the source of N of M files was not found ...>) when
+that hides the program: none of the profile's files was found, or one it
+names relatively (as the program was started: C<python app.py>) was not;
+absolute paths of the recording machine that are not here (its
+interpreter's library, system headers) beside a program that was found are
+left out without a word.  Each
 such file gets the flag C<IS_FAKE>, so that C<nytprofhtml> says on its page
 that no source code is available instead of warning "Unable to open" (it
 would look for any other file by its name).  C<< source => 0 >>
