@@ -80,7 +80,8 @@ static pb_status dump_convert(pb_write_req *rq, pb_error *err)
 #define OWN NULL, NULL, NULL, NULL, NULL
 static const pb_target targets[] = {
     { "nytprof", "nytprof output", PB_YIELDS_CHUNKS,
-      PB_TO_CONVERT | PB_TO_DEFAULT | PB_TO_STDOUT | PB_TO_COMPRESS | PB_TO_SOURCE | PB_TO_SALVAGE, NULL, NULL,
+      PB_TO_CONVERT | PB_TO_DEFAULT | PB_TO_STDOUT | PB_TO_COMPRESS | PB_TO_SOURCE | PB_TO_SALVAGE | PB_TO_BINARY,
+      NULL, NULL,
       CHUNKS(nytprof), NULL, NULL,
       "attributes=nytprof.out;comments;lines;~wall_clock=ATTRIBUTE run_wall_clock_sec" },
     { "collapsed", "collapsed output", PB_YIELDS_STACKS,
@@ -89,7 +90,7 @@ static const pb_target targets[] = {
     { "statprofiler", "StatProfiler output", PB_YIELDS_SAMPLES, PB_TO_CONVERT | PB_TO_FILES, "snappy",
       "the trace holds none", OWN, statprofiler_convert, NULL,
       "opcode=op name;op_names;sections;metadata;lines;wall_clock" },
-    { "pprof", "pprof output", PB_YIELDS_STACKS, PB_TO_CONVERT | PB_TO_STDOUT | PB_TO_MERGE_STDOUT, NULL,
+    { "pprof", "pprof output", PB_YIELDS_STACKS, PB_TO_CONVERT | PB_TO_STDOUT | PB_TO_MERGE_STDOUT | PB_TO_BINARY, NULL,
       "the output is empty", STACKS(pprof), NULL, pprof_diff,
       "thread_status=label thread_status;opcode=label opcode;lines;~wall_clock=duration_nanos" },
     { "speedscope", "speedscope output", PB_YIELDS_STACKS, PB_TO_CONVERT | PB_TO_STDOUT | PB_TO_MERGE_STDOUT, NULL,

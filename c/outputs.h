@@ -36,7 +36,8 @@ enum {
     PB_TO_COMPRESS = 32,    /* takes compress => 0..9 */
     PB_TO_SOURCE = 64,      /* takes the source options (source, source_any, source_root, strip_prefix) */
     PB_TO_SALVAGE = 128,    /* takes salvage => 1 (a cut stream is finished) */
-    PB_TO_FILES = 256       /* writes files of its own: convert returns their names */
+    PB_TO_FILES = 256,      /* writes files of its own: convert returns their names */
+    PB_TO_BINARY = 512      /* binary output: the CLI writes it to standard output only when not a terminal */
 };
 
 /* what is written (pb_write's mode) */

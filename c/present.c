@@ -46,6 +46,8 @@ struct pb_present {
     unsigned char *sbuf;     /* one source file, read whole */
     size_t sbuf_cap;
     uint32_t refused;
+    uint32_t library;        /* source files of the language outside the allowed directories: no warning */
+    uint32_t missing_rel;    /* files not found that the profile names relatively (the program's own) */
     char refused_listed[PB_MISSING_LISTED][200];
     unsigned char *done;     /* per fid: 1 when its source was handled */
     size_t done_cap;
@@ -384,6 +386,10 @@ static int set_path(pb_present *p, const char *dir, const char *rel, size_t rlen
     return 0;
 }
 
+/* why try_open left out a source file of the language outside the allowed
+ * directories (compared by address: not warned about) */
+static const char why_library[] = "a source file outside the allowed directories";
+
 /* Open p->path by the policy.  scope: the resolved directory the candidate
  * was built in (a source root, the input's directory), which it must not
  * leave; -1: any allowed directory (the name as given).  Returns 1 with
@@ -420,7 +426,10 @@ static int try_open(pb_present *p, long scope, struct stat *sb, int *fd)
                 ok = p->root_real[i] && path_under(real, p->root_real[i]);
         }
         if (!ok) {
-            p->why = "outside the allowed directories";
+            /* a file of the profile's language elsewhere (its standard library,
+             * site-packages, a system module) is left out quietly: nytprofhtml
+             * reads it from disk where it lies */
+            p->why = source_name(p->lang, real) > 0 ? why_library : "outside the allowed directories";
             free(real);
             return 2;
         }
@@ -561,6 +570,10 @@ static void put_name(char *dst, size_t cap, const char *s, size_t n)
 
 static void note_not_embedded(pb_present *p, const char *nm, size_t len, const char *why)
 {
+    if (why == why_library) {
+        p->library++;
+        return;
+    }
     if (why) {
         if (p->refused < PB_MISSING_LISTED) {
             char esc[sizeof p->listed[0]];
@@ -573,6 +586,8 @@ static void note_not_embedded(pb_present *p, const char *nm, size_t len, const c
     if (p->missing < PB_MISSING_LISTED)
         put_name(p->listed[p->missing], sizeof p->listed[0], nm, len);
     p->missing++;
+    if (!len || nm[0] != '/')
+        p->missing_rel++;
 }
 
 static int fwd(pb_present *p, const pb_chunk *c)
@@ -1174,8 +1189,14 @@ static void missing_warning(pb_present *p)
     char head[160];
     if (!p->missing || !p->out->warn)
         return;
+    /* the program's source was found and embedded, and what is missing is
+     * named by an absolute path of the recording machine (the interpreter's
+     * library, a system header there): not worth a warning, nytprofhtml
+     * shows those files as it shows a Perl profile's missing ones */
+    if (p->embedded && !p->missing_rel)
+        return;
     snprintf(head, sizeof head, "convert: warning: the source of %u of %u files was not found (not embedded): ",
-             p->missing, p->missing + p->embedded + p->refused);
+             p->missing, p->missing + p->embedded + p->refused + p->library);
     list_warning(p, head, p->missing, p->listed[0], sizeof p->listed[0], 1,
                  "; look in more places with --source-root DIR or --strip-prefix PREFIX");
 }
@@ -1187,7 +1208,7 @@ static void refused_warning(pb_present *p)
     if (!p->refused || !p->out->warn)
         return;
     snprintf(head, sizeof head, "convert: warning: the source of %u of %u files was not embedded%s: ", p->refused,
-             p->refused + p->missing + p->embedded, p->source_any ? "" : " by the source policy");
+             p->refused + p->missing + p->embedded + p->library, p->source_any ? "" : " by the source policy");
     tail[0] = '\0';
     if (p->source_any)
         snprintf(tail, sizeof tail, "; even --source-any embeds only regular files on a disk file system, never "

@@ -971,10 +971,10 @@ static pb_status read_end(ep_rd *r)
     }
     if (opt->have_thread && !r->matched) {
         if (opt->thread_name)
-            return pb_fail(r->err, PB_ERR_UNSUPPORTED, pb_src_offset(r->s),
+            return pb_fail_nooff(r->err, PB_ERR_UNSUPPORTED,
                            "no thread named or numbered \"%.100s\" in this file (threads: %s)", opt->thread_name,
                            r->threads_seen);
-        return pb_fail(r->err, PB_ERR_UNSUPPORTED, pb_src_offset(r->s), "no thread %llu in this file (threads: %s)",
+        return pb_fail_nooff(r->err, PB_ERR_UNSUPPORTED, "no thread %llu in this file (threads: %s)",
                        (unsigned long long)opt->thread_id, r->threads_seen);
     }
     return PB_OK;

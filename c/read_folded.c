@@ -494,9 +494,9 @@ static pb_status no_such_thread(fr *r)
     for (i = 0; i < r->labels.n && n < sizeof list - 60; i++)
         n += (size_t)snprintf(list + n, sizeof list - n, "%s%.40s", i ? ", " : "", pb_strtab_ptr(&r->labels, i));
     if (r->opt.thread_name)
-        return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0, "no thread \"%.100s\" in this file (its threads: %s%s)",
+        return pb_fail_nooff(r->err, PB_ERR_UNSUPPORTED, "no thread \"%.100s\" in this file (its threads: %s%s)",
                        r->opt.thread_name, list, i < r->labels.n ? ", ..." : "");
-    return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0, "no thread %llu in this file (its threads: %s%s)",
+    return pb_fail_nooff(r->err, PB_ERR_UNSUPPORTED, "no thread %llu in this file (its threads: %s%s)",
                    (unsigned long long)r->opt.thread_id, list, i < r->labels.n ? ", ..." : "");
 }
 

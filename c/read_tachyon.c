@@ -1364,10 +1364,10 @@ static pb_status run(void *p, pb_sample_sink *out)
                 n += (size_t)snprintf(list + n, sizeof list - n, "%s%llu", i ? ", " : "",
                                       (unsigned long long)r->threads[i]->tid);
             if (r->opt->thread_name) /* a name is not a thread id: never thread 0 */
-                return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0,
+                return pb_fail_nooff(r->err, PB_ERR_UNSUPPORTED,
                                "no thread \"%.100s\": Tachyon threads are numbered (its threads: %s%s)",
                                r->opt->thread_name, list, i < r->nthreads ? ", ..." : "");
-            return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0, "no thread %llu in this profile (its threads: %s%s)",
+            return pb_fail_nooff(r->err, PB_ERR_UNSUPPORTED, "no thread %llu in this profile (its threads: %s%s)",
                            (unsigned long long)r->opt->thread_id, list, i < r->nthreads ? ", ..." : "");
         }
     }

@@ -9,5 +9,5 @@ use_ok('Devel::ProfileBridge::NYTProfWriter');
 my $f = Devel::ProfileBridge::formats();
 is($f->{nytprof}, 1, 'the NYTProf decoder is built in');
 ok(exists $f->{$_}, "format $_ is known") for qw(pynytprof easyprofiler tachyon statprofiler);
-diag("decoders in this build: " . join(', ', grep { $f->{$_} } sort keys %$f));
+note("decoders in this build: " . join(', ', grep { $f->{$_} } sort keys %$f));
 done_testing;

@@ -10,6 +10,7 @@ use Test::More;
 use FindBin;
 use File::Temp qw(tempdir);
 use lib "$FindBin::Bin/lib";
+use NoteWarnings;    # the warnings these tests cause on purpose, as notes
 use RawFile qw(slurp_raw spew_raw);
 use TachyonFile qw(varint);
 use Devel::ProfileBridge ();
@@ -49,7 +50,8 @@ ok(eval { Devel::ProfileBridge::convert(in => $ok, out => "$tmp/ok.nytprof"); 1 
 ok(eval { Devel::ProfileBridge::convert(in => $huge, out => "$tmp/raised.nytprof", max_line => 2**31); 1 },
     'max_line => 2**31 lets line 2**31-1 through') or diag $@;
 
-my $rc = system($^X, '-Mblib', "$FindBin::Bin/../bin/profbridge", 'convert', $huge, '-o', "$tmp/cli.nytprof", '--max-line', 100);
-is($rc >> 8, 2, 'profbridge convert --max-line 100: exit 2 on line 2**31-1');
+my $err = `'$^X' -Mblib '$FindBin::Bin/../bin/profbridge' convert '$huge' -o '$tmp/cli.nytprof' --max-line 100 2>&1`;
+is($? >> 8, 2, 'profbridge convert --max-line 100: exit 2 on line 2**31-1');
+like($err, qr/\Anytprof-writer: limit: .*line 2147483647 is past max_line \(100\)/, '... saying so');
 
 done_testing();

@@ -128,7 +128,7 @@ for my $fmt (sort keys %inputs) {
     ($rc, $out, $err) = run_pb(undef, 'convert', "$tmp/zero.bin", '--to', 'collapsed', '-o', "$tmp/zero.txt");
     ok($rc == 0 && $err =~ /warning: .*no stack samples/, 'and for collapsed') or diag $err;
     my $e = eval { Devel::ProfileBridge::chunk_counts($inputs{tachyon}, thread => 'abc'); 1 } ? '' : $@;
-    like($e, qr/^tachyon: unsupported: no thread "abc": Tachyon threads are numbered \(its threads: \d+/,
+    like($e, qr/^tachyon: unsupported: \S+\.bin: no thread "abc": Tachyon threads are numbered \(its threads: \d+/,
         "thread => 'abc' on Tachyon is an error listing the threads, not thread 0");
     ($rc, $out, $err) = run_pb(undef, 'info', $inputs{tachyon}, '--thread', 'abc');
     ok($rc == 2 && $err =~ /no thread "abc"/, '--thread abc too') or diag $err;

@@ -98,10 +98,10 @@ SKIP: {
 
 # ---- the docs say so -----------------------------------------------------------------
 {
-    my $help = `'$^X' -Mblib '$FindBin::Bin/../bin/profbridge' help convert 2>&1`;
+    my $help = `'$^X' -Mblib '$FindBin::Bin/../bin/profbridge' --man 2>&1`;
     $help =~ s/\s+/ /g;
-    like($help, qr/modification time minus the run's length/, 'help convert: the date of a file without one');
-    unlike($help, qr/real date/, 'help convert: no "real date"');
+    like($help, qr/modification time minus the run's length/, 'profbridge --man: the date of a file without one');
+    unlike($help, qr/real date/, 'profbridge --man: no "real date"');
     my $readme = slurp_raw("$FindBin::Bin/../README.md");
     $readme =~ s/\s+/ /g;
     like($readme, qr/modification time minus the run's length/, 'README: where the demo\'s date comes from');

@@ -40,8 +40,10 @@ my $script = File::Spec->catfile('bin', 'profbridge');
 open my $fh, '<', $script or die "$script: $!";
 my $pod = do { local $/; <$fh> };
 my ($synopsis) = $pod =~ /^=head1 SYNOPSIS\n(.*?)^=head1/ms;
+# (--to a|b|c names each)
+my %to = map { $_ => 1 } map { split /\|/ } $synopsis =~ /--to ([a-z|]+)/g;
 for my $t (grep { $_->{convert} && !$_->{default} } @targets) {
-    like($synopsis, qr/--to \Q$t->{name}\E\b/, "SYNOPSIS: convert --to $t->{name}");
+    ok($to{ $t->{name} }, "SYNOPSIS: convert --to $t->{name}");
 }
 my ($merge_to) = $synopsis =~ /merge FILE\.\.\. .*?\[--to ([a-z|]+)\]/;
 is($merge_to, join('|', map { $_->{name} } grep { $_->{merge} } @targets), 'SYNOPSIS: merge --to lists the merge targets');

@@ -116,7 +116,10 @@ no_secret($by, 'default');
 # ../../etc/passwd is /etc/passwd from two levels down (then it and ${up}etc/passwd
 # are one file of the profile); from further down it is not found
 my $files = $up eq '../../' ? 14 : 15;
-my $kept_out = 11;
+# the three secret.py files are Python sources outside the allowed
+# directories: left out without a word (a library of the language, which
+# nytprofhtml reads from disk), so the warning names 8
+my $kept_out = 8;
 like($out, qr/^convert: warning: the source of $kept_out of $files files was not embedded by the source policy: '\/etc\/shadow' \(outside the allowed directories\), '\/etc\/\/\.\/\.\/\.\.\/etc\/shadow' \(outside the allowed directories\), '\/proc\/self\/environ' \(in \/proc, \/sys or \/dev\), '\/proc\/self\/pagemap' \(in \/proc, \/sys or \/dev\), '\Q$up\Eetc\/passwd' \(outside the allowed directories\) and ${\ ($kept_out - 5)} more/m,
     'one warning names the files the policy kept out, and why') or diag $out;
 like($out, qr/only Python source files under the input's directory, the working directory or a --source-root are embedded \(--source-any: any file a trusted profile names\)$/m,
@@ -303,5 +306,33 @@ SKIP: {
     ok($by->{'lnk.pl'} eq $passwd && $by->{'/etc/passwd'} eq $passwd && $by->{"../$obase/secret.pl"} eq "SECRET_OUTSIDE = 1\n",
         '... all of them with --source-any') or diag explain [keys %$by];
 }
+
+# ---- no warning on the happy path (the README's example on any machine) -------
+# the program found and embedded; the interpreter's library named by an
+# absolute path that is not on this machine, and one that is but lies
+# outside the allowed directories: nothing to warn about
+{
+    spew_raw("$tmp/in/happy.bin", naming_files('good.py', '/nonexistent-pb29/lib/python3.11/threading.py', "$outside/secret.py"));
+    my ($rc, $out) = run('convert', 'in/happy.bin', '-o', "$tmp/happy.nytprof");
+    ok($rc == 0 && $out eq '', 'program found, library missing or outside: no warning') or diag $out;
+    is_deeply([ sort keys %{ embedded("$tmp/happy.nytprof") } ], ['good.py'], '... the program embedded');
+    # the program itself missing: the warning names what was not found
+    spew_raw("$tmp/in/sad.bin", naming_files('gone.py', '/nonexistent-pb29/lib/python3.11/threading.py'));
+    ($rc, $out) = run('convert', 'in/sad.bin', '-o', "$tmp/sad.nytprof");
+    like($out, qr/\Aconvert: warning: the source of 2 of 2 files was not found \(not embedded\): 'gone\.py', '\/nonexistent-pb29\/lib\/python3\.11\/threading\.py'; look in more places/,
+        'nothing found: one warning names the files and where to look');
+    spew_raw("$tmp/in/half.bin", naming_files('good.py', 'gone.py'));
+    ($rc, $out) = run('convert', 'in/half.bin', '-o', "$tmp/half.nytprof");
+    like($out, qr/\Aconvert: warning: the source of 1 of 2 files was not found \(not embedded\): 'gone\.py'/,
+        "a file the profile names relatively (the program's own) not found: a warning");
+}
+{
+    # the README's example itself, from the distribution's top directory
+    chdir "$FindBin::Bin/.." or die;
+    my ($rc, $out) = run('convert', 't/data/tachyon/cpu_recursion.bin', '-o', "$tmp/readme.nytprof");
+    chdir $tmp or die;
+    ok($rc == 0 && $out eq '', "the README's example prints nothing") or diag $out;
+}
+
 
 done_testing;

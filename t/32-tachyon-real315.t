@@ -20,6 +20,7 @@ use Config;
 use File::Temp qw(tempdir);
 use FindBin;
 use lib "$FindBin::Bin/lib";
+use NoteWarnings;    # the warnings these tests cause on purpose, as notes
 use Needs qw(zstd);
 use Stacks qw(slurp go_for_pprof first_differences);
 use JSON::PP ();

@@ -25,6 +25,7 @@ use File::Spec;
 use File::Temp qw(tempdir);
 use FindBin;
 use lib "$FindBin::Bin/lib";
+use NoteWarnings;    # the warnings these tests cause on purpose, as notes
 use RawFile qw(slurp_raw spew_raw);
 use JSON::PP ();
 no warnings 'recursion';

@@ -12,6 +12,7 @@ use Test::More;
 use FindBin;
 use File::Temp qw(tempdir);
 use lib "$FindBin::Bin/lib";
+use NoteWarnings;    # the warnings these tests cause on purpose, as notes
 use RawFile qw(slurp_raw);
 use JSON::PP ();
 use Devel::ProfileBridge ();

@@ -16,6 +16,7 @@ use Test::More;
 use FindBin;
 use File::Temp qw(tempdir);
 use lib "$FindBin::Bin/lib";
+use NoteWarnings;    # the warnings these tests cause on purpose, as notes
 use Needs qw(snappy);    # skips the file when this build lacks one (Devel::ProfileBridge::features)
 use RawFile qw(slurp_raw);
 use JSON::PP ();

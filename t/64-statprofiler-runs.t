@@ -13,6 +13,7 @@ use FindBin;
 use File::Copy qw(copy);
 use File::Temp qw(tempdir);
 use lib "$FindBin::Bin/lib";
+use NoteWarnings;    # the warnings these tests cause on purpose, as notes
 use Needs qw(snappy);    # skips the file when this build lacks one (Devel::ProfileBridge::features)
 use RawFile qw(slurp_raw);
 use JSON::PP ();
@@ -91,8 +92,10 @@ is_deeply([ ticks(filename => $child) ], [ $weight{10491} * $iv, 1 ], "a child's
 my @pb = ($^X, '-Mblib', "$FindBin::Bin/../bin/profbridge");
 my $text = `@pb info '$dir'`;
 like($text, qr/^trace files: 5 /m, 'profbridge info DIR: the trace files');
-system(@pb, 'convert', $dir, '-o', "$tmp/cli.nytprof");
+my $warned = `@pb convert '$dir' -o '$tmp/cli.nytprof' 2>&1`;
 is($? >> 8, 0, 'profbridge convert RUN_DIR -o out: exit 0');
+like($warned, qr/\Aconvert: warning: the source of 1 of 1 files was not found \(not embedded\): 'fork\.pl'/,
+    '... one warning: the program is not beside the run');
 is_deeply([ ticks(filename => "$tmp/cli.nytprof") ], [ $want_ticks, 3 ], '... every process');
 my $err = `@pb convert '$dir' --pid 99 -o '$tmp/x.nytprof' 2>&1`;
 is($? >> 8, 2, 'profbridge convert --pid 99: exit 2');

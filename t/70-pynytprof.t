@@ -33,6 +33,7 @@ use warnings;
 use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/lib";
+use NoteWarnings;    # the warnings these tests cause on purpose, as notes
 use RawFile qw(slurp_raw);
 use File::Find;
 use File::Temp qw(tempdir);

@@ -8,6 +8,7 @@ use warnings;
 use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/lib";
+use NoteWarnings;    # the warnings these tests cause on purpose, as notes
 use Needs qw(zstd snappy);    # skips the file when this build lacks one (Devel::ProfileBridge::features)
 use File::Temp qw(tempdir);
 use Devel::ProfileBridge ();

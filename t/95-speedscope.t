@@ -10,6 +10,7 @@ use warnings;
 use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/lib";
+use NoteWarnings;    # the warnings these tests cause on purpose, as notes
 use Needs qw(zstd snappy);
 use Stacks qw(slurp stack_corpus convert_quietly weight_unit_ns folded_weights);
 use File::Temp qw(tempdir);
@@ -25,7 +26,7 @@ my $schema = $ENV{PB_SPEEDSCOPE_SCHEMA};
 my ($py) = grep { defined && -x && !system("$_ -c 'import jsonschema' 2>/dev/null") } '/usr/bin/python3',
     map { my $p = `which $_ 2>/dev/null`; chomp $p; $p || undef } 'python3';
 my $validate = $schema && -r $schema && $py;
-diag('no schema check: set PB_SPEEDSCOPE_SCHEMA to the speedscope package\'s file-format-schema.json'
+note('no schema check: set PB_SPEEDSCOPE_SCHEMA to the speedscope package\'s file-format-schema.json'
     . ' and install python3-jsonschema') unless $validate;
 
 my @corpus = stack_corpus($d);

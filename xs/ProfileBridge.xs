@@ -1175,6 +1175,7 @@ pbxs__targets()
             (void)hv_stores(hv, "source", newSViv(!!(t->flags & PB_TO_SOURCE)));
             (void)hv_stores(hv, "salvage", newSViv(!!(t->flags & PB_TO_SALVAGE)));
             (void)hv_stores(hv, "files", newSViv(!!(t->flags & PB_TO_FILES)));
+            (void)hv_stores(hv, "binary", newSViv(!!(t->flags & PB_TO_BINARY)));
             (void)hv_stores(hv, "library", t->library ? newSVpv(t->library, 0) : newSV(0));
             (void)hv_stores(hv, "empty", t->empty ? newSVpv(t->empty, 0) : newSV(0));
             (void)hv_stores(hv, "keeps", newSVpv(t->keeps ? t->keeps : "", 0));

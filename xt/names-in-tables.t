@@ -21,7 +21,7 @@ my %weak = map { $_ => 1 } qw(folded collapsed dump);
 # file => [ line regex, reason ]
 my %EXCEPT = (
     # the public names of the dump target: the CLI's command and the API's call
-    'bin/profbridge' => [ [ qr/\bcmd_dump\b|\A(?:unless \$about|sub cmd_dump|Devel::ProfileBridge::dump_json)/,
+    'bin/profbridge' => [ [ qr/\bcmd_dump\b|\A(?:unless \$about|sub cmd_dump|Devel::ProfileBridge::dump_json|my \@COMMANDS = )|\A(?:return )?(?:get_options|help_page|input_args|usage_error)\('dump[' ]/,
         'the CLI command "profbridge dump" (dump_json)' ] ],
     'lib/Devel/ProfileBridge.pm' => [ [ qr/dump_json|\A_write\('dump'/, 'the public dump_json(): the dump target by name' ] ],
     # Devel::ProfileBridge::StatProfilerWriter is that writer's own public

@@ -320,10 +320,13 @@ sub _gunzip {
 }
 
 # run $code on the resolved input; errors naming the temp file name the user's
+# (true while $code reads the inflated copy of a gzip-compressed input)
+our $_GUNZIPPED;
 sub _with_input {
     my ($file, $opts, $code) = @_;
     my ($path, $guard, $name) = _input($file, $opts);
     return $code->($path) unless $guard;
+    local $_GUNZIPPED = $name =~ / \(gunzipped\)\z/ ? 1 : 0;
     my @r;
     my $ok = eval { @r = $code->($path); 1 };
     die _renamed($@, { $path => $name }) unless $ok;
@@ -476,6 +479,13 @@ sub _info_of {
     my ($path, %opts) = @_;
     my $info = _detect($path, 1);
     my $facts = delete $info->{_facts};
+    # a gzip-compressed input read through its inflated copy: gzip, then
+    # whatever the format compresses inside
+    if ($_GUNZIPPED) {
+        my $inner = $info->{compression} // 'none';
+        $info->{compression} = $inner eq 'none' ? 'gzip' : "gzip+$inner";
+        $info->{compressed} = 1;
+    }
     my ($counts, $attr, $pids) = _count($path, $opts{format}, _xs_opts(\%opts), 1);
     $info->{threads} = _threads($attr, $pids);
     _run_facts($info, $attr);
@@ -900,13 +910,27 @@ Devel::ProfileBridge - read Python, C++ and Perl profiles with Devel::NYTProf's 
 
 =head1 DESCRIPTION
 
-Devel::ProfileBridge reads profiles written by other profilers and presents
-each one as the chunk stream of L<Devel::NYTProf::ReadStream>, so that
-callbacks written for NYTProf work unchanged.  All decoding is done by
-plain C99 code (F<c/> in the distribution); this module and
-L<Devel::ProfileBridge::ReadStream> are the Perl interface.
+Devel::ProfileBridge lets you look at profiles from other languages and
+profilers with the tools you know from L<Devel::NYTProf>.  Give it a
+profile written by CPython's sampling profiler, EasyProfiler (C++),
+Devel::StatProfiler, Go's pprof, Node or Chrome (V8 C<.cpuprofile>),
+Pynytprof or any folded-stacks tool, and it either writes a real
+F<nytprof.out> that C<nytprofhtml> turns into its usual report (the
+program's source beside the numbers, a flame graph, call stacks), or
+converts it to collapsed stacks, pprof or speedscope.  From the shell
+that is L<profbridge>:
 
-Formats are recognised by their first bytes:
+  profbridge convert profile.bin -o profile.nytprof
+  nytprofhtml -f profile.nytprof
+
+From Perl, L</convert(in =E<gt> $file, out =E<gt> $path, %options)> does the
+same, and L<Devel::ProfileBridge::ReadStream>'s C<for_chunks> presents any
+of these files as the chunk stream of L<Devel::NYTProf::ReadStream>, so
+callbacks written for NYTProf work unchanged.  Decoding is done in plain C
+(F<c/> in the distribution), and every input is treated as untrusted
+(L</LIMITS>, L</ERRORS>).
+
+Formats are recognised by their content, never by the file's name:
 
 =over
 
@@ -918,23 +942,9 @@ Devel::NYTProf v5 files, plain or zlib-compressed after the C<z> tag
 =item tachyon
 
 CPython's sampling profiler binary files (C<python -m profiling.sampling
---binary>), format version 1, either byte order, plain or zstd-compressed
-(the format of CPython's C<Modules/_remote_debugging/binary_io.h>).  Both 64-byte header layouts that
-share version 1 are read: the pre-release one (u32 sample count at offset
-28) and the one Python 3.15.0 writes (CPython PR #153425: u64 sample count
-at 28, every later field 4 bytes further on), with the 32-bit field at
-offset 60 read as CPython 3.15.2's reader reads it: bits 0-2 the profiling
-mode + 1 (0 none; 1 wall, 2 cpu, 3 gil, 4 all, 5 exception; 6 and 7 are a
-C<corrupt> error at byte 60, as CPython refuses them), bit 3 "capture
-features recorded", bits 4-8 the features (C<all_threads> 1, C<native> 2,
-C<gc> 4, C<opcodes> 8, C<blocking> 16), higher bits ignored.  The layout is
-decided from the header's own consistency (reserved bytes 56..63 zero in
-the old layout, table offsets after the header, strings before frames,
-both before the footer); a header consistent in neither is a C<corrupt>
-error at byte 28.  The C<header_layout> attribute (C<3.14> or C<3.15>),
-C<profiling_mode> (C<wall>, C<cpu>, C<gil>, C<all>, C<exception>),
-C<capture_features> (e.g. C<all_threads,gc>) and C<profiling_mode_field>
-(the raw field) say which.
+--binary>), format version 1, either byte order, plain or zstd-compressed,
+from Python 3.15 and its pre-releases (L</Tachyon (CPython)> has the
+details of the header layouts).
 
 =item easyprofiler
 
@@ -953,6 +963,16 @@ Files written by Pynytprof in any of its four historical dialects (A:
 binary magic; B: banner and framed chunks; C: raw C<P> and a statement log;
 D: NYTProf tokens with fixed-width pids), none of which NYTProf itself can
 load.
+
+=item pprof
+
+Go's C<profile.proto> (C<runtime/pprof>, pprof-rs, Pyroscope and Parca
+exports), gzipped or not (L</pprof (Go and others)>).
+
+=item v8
+
+V8 C<.cpuprofile> JSON (C<node --cpu-prof>, Chrome DevTools), when this
+build has libyajl (L</V8 .cpuprofile (Node, Chrome DevTools)>).
 
 =item folded
 
@@ -984,6 +1004,24 @@ and C<nytprofhtml>'s flame graph read (L</NYTPROFHTML REPORTS>).  No new
 tags are invented.
 
 =head2 Tachyon (CPython)
+
+The file is the format of CPython's
+C<Modules/_remote_debugging/binary_io.h>.  Both 64-byte header layouts that
+share version 1 are read: the pre-release one (u32 sample count at offset
+28) and the one Python 3.15.0 writes (CPython PR #153425: u64 sample count
+at 28, every later field 4 bytes further on), with the 32-bit field at
+offset 60 read as CPython 3.15.2's reader reads it: bits 0-2 the profiling
+mode + 1 (0 none; 1 wall, 2 cpu, 3 gil, 4 all, 5 exception; 6 and 7 are a
+C<corrupt> error at byte 60, as CPython refuses them), bit 3 "capture
+features recorded", bits 4-8 the features (C<all_threads> 1, C<native> 2,
+C<gc> 4, C<opcodes> 8, C<blocking> 16), higher bits ignored.  The layout is
+decided from the header's own consistency (reserved bytes 56..63 zero in
+the old layout, table offsets after the header, strings before frames,
+both before the footer); a header consistent in neither is a C<corrupt>
+error at byte 28.  The C<header_layout> attribute (C<3.14> or C<3.15>),
+C<profiling_mode> (C<wall>, C<cpu>, C<gil>, C<all>, C<exception>),
+C<capture_features> (e.g. C<all_threads,gc>) and C<profiling_mode_field>
+(the raw field) say which.
 
 =over
 
@@ -1654,8 +1692,12 @@ Tachyon and Pynytprof (Python) C<.py .pyw>; EasyProfiler (C/C++) C<.c .cc
 .psgi .cgi .al>; a merge (whose inputs' languages are not told apart) and
 folded stacks (written by any language's tools) any of these.  For Python
 and Perl a name without an extension is a script when its first line is a
-C<#!> line naming C<python> or C<perl>.  Files kept out are named in one
-warning with the reason
+C<#!> line naming C<python> or C<perl>.  A source file of the language
+outside the allowed directories (the language's standard library,
+site-packages, a system module: CPython's F<threading.py>) is left out
+without a warning: C<nytprofhtml> reads it from disk where it lies, as for a
+Perl profile made without C<savesrc>; C<--source-root DIR> embeds it.  Other
+files kept out are named in one warning with the reason
 (C<convert: warning: the source of N of M files was not embedded by the
 source policy: 'NAME' (outside the allowed directories), ...>).
 C<< source_any => 1 >> (C<--source-any>) lifts the directory and name
@@ -1677,7 +1719,12 @@ it: flags C<HAS_SRC|SAVE_SRC>, its size (the bytes read) and mtime, one C<SRC_LI
 (up to C<max_line> lines).  C<nytprofhtml> then shows the code beside the
 numbers and never compares a file on disk with the profile's date.  One
 warning names the files not found
-(C<convert: warning: the source of N of M files was not found ...>); each
+(C<convert: warning: the source of N of M files was not found ...>) when
+that hides the program: none of the profile's files was found, or one it
+names relatively (as the program was started: C<python app.py>) was not;
+absolute paths of the recording machine that are not here (its
+interpreter's library, system headers) beside a program that was found are
+left out without a word.  Each
 such file gets the flag C<IS_FAKE>, so that C<nytprofhtml> says on its page
 that no source code is available instead of warning "Unable to open" (it
 would look for any other file by its name).  C<< source => 0 >>
@@ -1836,7 +1883,9 @@ cannot be read.
 
 C<detect_format> and C<chunk_counts> over one read of C<$file>: returns the
 two hash references.  A FIFO or standard input can be read only once, so
-C<profbridge info> uses this.  The first also holds C<threads>: an array
+C<profbridge info> uses this.  For a gzip-compressed C<$file> (inflated
+before it is read), C<compression> is C<gzip> (C<gzip+zstd> when the
+format compresses inside too) and C<compressed> 1.  The first also holds C<threads>: an array
 reference with one hash per thread or process, in order of first sample:
 C<pid> and C<ppid> (as in C<PID_START>), C<id> (the thread id: Tachyon;
 the pid: StatProfiler), C<name> (EasyProfiler), C<samples> (sum of sample
