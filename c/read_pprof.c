@@ -57,6 +57,11 @@
  *           time_nanos (-> basetime), duration_nanos (-> profile_duration_sec),
  *           comment, drop_frames, keep_frames, application (the first
  *           mapping's file), total_samples.
+ *   for a sink that takes them (samples.h): every sample type (columns),
+ *           the mappings, each sample's values and labels as recorded
+ *           (sample_values; then samples of weight 0 whose other values
+ *           are not 0 are sent too), each frame's address, mapping and
+ *           place (inlined into the next outer frame) and system name.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>
