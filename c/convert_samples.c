@@ -31,7 +31,8 @@ static pb_status cnt_span(pb_sample_sink *self, uint64_t key, uint32_t frame, ui
 static const pb_sample_sink counting_calls = {.attribute = cnt_attribute, .frame = pb_sample_pass_frame,
     .thread = pb_sample_pass_thread, .sample = cnt_sample, .note = pb_sample_pass_note,
     .finish = pb_sample_pass_finish, .span = cnt_span, .sample_tags = pb_sample_pass_sample_tags,
-    .thread_root = pb_sample_pass_thread_root};
+    .thread_root = pb_sample_pass_thread_root,
+    .columns = pb_sample_pass_columns, .mapping = pb_sample_pass_mapping, .sample_values = pb_sample_pass_sample_values};
 
 pb_sample_sink *pb_counting_init(counting *c, pb_sample_sink *next)
 {
@@ -43,6 +44,8 @@ pb_sample_sink *pb_counting_init(counting *c, pb_sample_sink *next)
         c->ss.sample_tags = NULL; /* likewise: no tags are looked up for a sink that drops them */
     if (!next->thread_root)
         c->ss.thread_root = NULL;
+    if (!next->sample_values) /* and no value columns, mappings nor labels */
+        c->ss.columns = NULL, c->ss.mapping = NULL, c->ss.sample_values = NULL;
     c->samples = 0;
     return &c->ss;
 }

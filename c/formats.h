@@ -177,8 +177,9 @@ typedef struct {
     int library_use;
     const char *library_note;
     /* the language of the profiled program's source files ("python", "c",
-     * "perl"): which files the presentation filter embeds (present.c); NULL
-     * for NYTProf itself */
+     * "perl", "js", "go"; "any": folded stacks name any language's files):
+     * which files the presentation filter embeds (source_names below,
+     * present.c); NULL for NYTProf itself */
     const char *language;
     /* what a conversion cannot carry of its files ({ NULL } ends it) */
     const pb_loss *losses;
@@ -186,6 +187,15 @@ typedef struct {
      * by <title>"), or NULL: the presentation filter rewords them ("Written by
      * <title>, converted by ...") so that a converted file does not pass for one */
     const char *banner;
+    /* the profiled program's source files, which the presentation filter
+     * may embed (present.c, the source policy): what its warning calls them
+     * ("Python"), their names' extensions, space-separated (".py .pyw"),
+     * and the interpreter a "#!" first line names in a script without an
+     * extension ("python"; NULL: none).  NULL names: the row of the first
+     * format of the same `language` says; language "any": every row's. */
+    const char *source_what;
+    const char *source_names;
+    const char *source_shebang;
 } pb_format_row;
 
 enum { PB_LIB_BUILTIN = 0, PB_LIB_SOME_FILES, PB_LIB_EVERY_FILE };

@@ -39,7 +39,8 @@ struct pb_present {
     char *path;              /* candidate path */
     size_t path_cap;
     int source_any;          /* the policy lifted (present.h, "Source") */
-    int lang;                /* PB_LANG_*: from ATTRIBUTE source_format */
+    const pb_format_row *lang; /* whose source files are embedded: from ATTRIBUTE source_format */
+    int lang_any;              /* ... or every row's (lang_of) */
     int roots_resolved, need_shebang;
     char **root_real;        /* resolved: source roots, the working directory, the input's directory */
     const char *why;         /* why try_open refused */
@@ -181,17 +182,6 @@ static int map_name(pb_present *p, int k, pb_str *s)
  * "#!" first line naming the interpreter).  Every file is read through one
  * descriptor with a byte cap counted as bytes arrive (st_size is 0 in
  * /proc), and a read error is reported. */
-enum { PB_LANG_NONE = 0, PB_LANG_PYTHON, PB_LANG_C, PB_LANG_PERL, PB_LANG_ANY, PB_LANG_JS };
-
-static const char *const lang_name[] = {"this format's", "Python", "C/C++", "Perl", "Python, C/C++, Perl or JavaScript",
-                                        "JavaScript"};
-static const char *const py_ext[] = {"py", "pyw", NULL};
-static const char *const c_ext[] = {"c",   "cc",  "cp",  "cpp", "cxx", "c++", "C",   "CPP", "h",   "hh",  "hp",
-                                    "hpp", "hxx", "h++", "H",   "inl", "ipp", "tcc", "tpp", "ixx", "cppm", "cu",
-                                    "cuh", "m",   "mm",  NULL};
-static const char *const pl_ext[] = {"pl", "pm", "pmc", "t", "PL", "plx", "psgi", "cgi", "al", NULL};
-static const char *const js_ext[] = {"js", "mjs", "cjs", "jsx", "ts", "mts", "cts", "tsx", NULL};
-
 /* the row of source format fmt (NULL: none) */
 static const pb_format_row *row_of(pb_str fmt)
 {
@@ -210,63 +200,85 @@ static int no_sub_lines(pb_str fmt)
     return row && (row->yields & PB_NO_SUB_LINES);
 }
 
-static int lang_of(pb_str fmt)
+/* the row that lists the source files of format fmt's language: its own,
+ * or the first row of the same language that lists them; NULL: none.
+ * *any: the language is "any" (folded stacks), or fmt is a merge (its
+ * inputs' languages are not told apart): every row's files. */
+static const pb_format_row *lang_of(pb_str fmt, int *any)
 {
-    const pb_format_row *row;
-#define IS(s) (fmt.len == sizeof(s) - 1 && memcmp(fmt.ptr, s, fmt.len) == 0)
-    if (IS("merged")) /* merge: its inputs' languages are not told apart */
-        return PB_LANG_ANY;
-    /* the format's row says (c/formats.c) */
+    const pb_format_row *row, *r;
+    int f;
+    *any = fmt.len == 6 && memcmp(fmt.ptr, "merged", 6) == 0;
     row = row_of(fmt);
-    if (!row || !row->language)
-        return PB_LANG_NONE;
-    return !strcmp(row->language, "python") ? PB_LANG_PYTHON
-           : !strcmp(row->language, "c")    ? PB_LANG_C
-           : !strcmp(row->language, "perl") ? PB_LANG_PERL
-           : !strcmp(row->language, "js")   ? PB_LANG_JS
-           : !strcmp(row->language, "any")  ? PB_LANG_ANY
-                                            : PB_LANG_NONE;
-#undef IS
+    if (*any || !row || !row->language)
+        return NULL;
+    if (!strcmp(row->language, "any")) {
+        *any = 1;
+        return NULL;
+    }
+    for (f = 1; !row->source_names && (r = pb_format_get((pb_format)f)) != NULL; f++)
+        if (r->language && r->source_names && !strcmp(r->language, row->language))
+            return r;
+    return row->source_names ? row : NULL;
 }
 
-/* 1: the name's extension is the language's; -1: no extension, and the
- * language allows a "#!" script; 0: not source */
-static int source_name(int lang, const char *path)
+/* the rows whose source files p embeds, one at a time: *f from 1; NULL at the end */
+static const pb_format_row *next_lang_row(const pb_present *p, int *f)
 {
-    const char *bn = strrchr(path, '/'), *dot;
-    const char *const *lists[4] = {NULL, NULL, NULL, NULL}, *const *e;
-    int k;
-    bn = bn ? bn + 1 : path;
-    dot = strrchr(bn, '.');
-    if (!dot || dot == bn)
-        return lang == PB_LANG_PYTHON || lang == PB_LANG_PERL || lang == PB_LANG_JS || lang == PB_LANG_ANY ? -1 : 0;
-    if (lang == PB_LANG_PYTHON || lang == PB_LANG_ANY)
-        lists[0] = py_ext;
-    if (lang == PB_LANG_C || lang == PB_LANG_ANY)
-        lists[1] = c_ext;
-    if (lang == PB_LANG_PERL || lang == PB_LANG_ANY)
-        lists[2] = pl_ext;
-    if (lang == PB_LANG_JS || lang == PB_LANG_ANY)
-        lists[3] = js_ext;
-    for (k = 0; k < 4; k++)
-        for (e = lists[k]; e && *e; e++)
-            if (strcmp(dot + 1, *e) == 0)
-                return 1;
+    const pb_format_row *r;
+    if (!p->lang_any)
+        return (*f)++ == 1 ? p->lang : NULL;
+    while ((r = pb_format_get((pb_format)(*f)++)) != NULL)
+        if (r->source_names)
+            return r;
+    return NULL;
+}
+
+/* " ext " is a word of the space-separated list */
+static int ext_listed(const char *list, const char *ext)
+{
+    size_t n = strlen(ext);
+    const char *q = list;
+    while ((q = strstr(q, ext)) != NULL) {
+        if (q > list && q[-1] == '.' && (q[n] == ' ' || q[n] == '\0') && (q == list + 1 || q[-2] == ' '))
+            return 1;
+        q++;
+    }
     return 0;
 }
 
+/* 1: the name's extension is one of the language's; -1: no extension, and
+ * the language allows a "#!" script; 0: not source */
+static int source_name(const pb_present *p, const char *path)
+{
+    const char *bn = strrchr(path, '/'), *dot;
+    const pb_format_row *r;
+    int f = 1, script = 0;
+    bn = bn ? bn + 1 : path;
+    dot = strrchr(bn, '.');
+    while ((r = next_lang_row(p, &f)) != NULL) {
+        if (dot && dot != bn && dot[1] && ext_listed(r->source_names, dot + 1))
+            return 1;
+        script |= r->source_shebang != NULL;
+    }
+    return (!dot || dot == bn) && script ? -1 : 0;
+}
+
 /* a "#!" first line that names the language's interpreter */
-static int shebang_ok(int lang, const unsigned char *b, size_t n)
+static int shebang_ok(const pb_present *p, const unsigned char *b, size_t n)
 {
     const unsigned char *nl;
+    const pb_format_row *r;
     size_t len;
+    int f = 1;
     if (n < 2 || b[0] != '#' || b[1] != '!')
         return 0;
     nl = (const unsigned char *)memchr(b, '\n', n);
     len = nl ? (size_t)(nl - b) : n;
-    return ((lang == PB_LANG_PYTHON || lang == PB_LANG_ANY) && pb_memmem((const char *)b, len, "python", 6)) ||
-           ((lang == PB_LANG_PERL || lang == PB_LANG_ANY) && pb_memmem((const char *)b, len, "perl", 4)) ||
-           ((lang == PB_LANG_JS || lang == PB_LANG_ANY) && pb_memmem((const char *)b, len, "node", 4));
+    while ((r = next_lang_row(p, &f)) != NULL)
+        if (r->source_shebang && pb_memmem((const char *)b, len, r->source_shebang, strlen(r->source_shebang)))
+            return 1;
+    return 0;
 }
 
 /* path lies in dir (both resolved) */
@@ -429,11 +441,11 @@ static int try_open(pb_present *p, long scope, struct stat *sb, int *fd)
             /* a file of the profile's language elsewhere (its standard library,
              * site-packages, a system module) is left out quietly: nytprofhtml
              * reads it from disk where it lies */
-            p->why = source_name(p->lang, real) > 0 ? why_library : "outside the allowed directories";
+            p->why = source_name(p, real) > 0 ? why_library : "outside the allowed directories";
             free(real);
             return 2;
         }
-        if ((kind = source_name(p->lang, real)) == 0) {
+        if ((kind = source_name(p, real)) == 0) {
             p->why = "not a source file name";
             free(real);
             return 2;
@@ -658,7 +670,7 @@ static int new_fid(pb_present *p, const pb_chunk *c)
             goto nomem;
         if (rc == 1)
             why = "larger than 64 MiB";
-        else if (rc == 0 && p->need_shebang && !shebang_ok(p->lang, p->sbuf, n))
+        else if (rc == 0 && p->need_shebang && !shebang_ok(p, p->sbuf, n))
             why = "not a source file name";
         if (rc != 0 || why)
             found = 2;
@@ -1085,7 +1097,7 @@ static int present_chunk(pb_sink *self, const pb_chunk *c)
         if (c->tag == PB_T_ATTRIBUTE && c->s[0].len == 13 && memcmp(c->s[0].ptr, "source_format", 13) == 0) {
             p->active = 1;
             p->pyn = no_sub_lines(c->s[1]);
-            p->lang = lang_of(c->s[1]);
+            p->lang = lang_of(c->s[1], &p->lang_any);
         }
         return fwd(p, c);
     }
@@ -1204,12 +1216,27 @@ static void missing_warning(pb_present *p)
 /* the files the source policy kept out (present.h, "Source") */
 static void refused_warning(pb_present *p)
 {
-    char head[160], tail[256];
+    char head[160], tail[384], what[128];
+    const char *names[16];
+    const pb_format_row *r;
+    int f = 1, n = 0;
+    size_t len = 0;
     if (!p->refused || !p->out->warn)
         return;
     snprintf(head, sizeof head, "convert: warning: the source of %u of %u files was not embedded%s: ", p->refused,
              p->refused + p->missing + p->embedded + p->library, p->source_any ? "" : " by the source policy");
     tail[0] = '\0';
+    /* what the rows call their files: "Go", "Python, C/C++, ... or Go" */
+    what[0] = '\0';
+    while ((r = next_lang_row(p, &f)) != NULL && n < 16) {
+        int k, dup = 0;
+        for (k = 0; k < n && !dup; k++)
+            dup = !strcmp(names[k], r->source_what ? r->source_what : "");
+        if (!dup && r->source_what)
+            names[n++] = r->source_what;
+    }
+    for (f = 0; f < n && len < sizeof what; f++)
+        len += (size_t)snprintf(what + len, sizeof what - len, "%s%s", !f ? "" : f == n - 1 ? " or " : ", ", names[f]);
     if (p->source_any)
         snprintf(tail, sizeof tail, "; even --source-any embeds only regular files on a disk file system, never "
                                     "under /proc, /sys or /dev");
@@ -1217,7 +1244,7 @@ static void refused_warning(pb_present *p)
         snprintf(tail, sizeof tail,
                  "; only %s source files under the input's directory, the working directory or a --source-root are "
                  "embedded (--source-any: any file a trusted profile names)",
-                 lang_name[p->lang]);
+                 n ? what : "this format's");
     list_warning(p, head, p->refused, p->refused_listed[0], sizeof p->refused_listed[0], 0, tail);
 }
 

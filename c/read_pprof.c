@@ -57,6 +57,11 @@
  *           time_nanos (-> basetime), duration_nanos (-> profile_duration_sec),
  *           comment, drop_frames, keep_frames, application (the first
  *           mapping's file), total_samples.
+ *   for a sink that takes them (samples.h): every sample type (columns),
+ *           the mappings, each sample's values and labels as recorded
+ *           (sample_values; then samples of weight 0 whose other values
+ *           are not 0 are sent too), each frame's address, mapping and
+ *           place (inlined into the next outer frame) and system name.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>
@@ -94,8 +99,10 @@ typedef struct {
 } p_line;
 
 typedef struct {
-    uint64_t id;
-    uint32_t file;
+    uint64_t id, start, limit, offset;
+    uint32_t file, build_id; /* string indices */
+    unsigned flags;          /* PB_MAP_* (samples.h) */
+    uint32_t sink_id;        /* the sink's mapping id (0: none) */
 } p_map;
 
 typedef struct {
@@ -140,6 +147,10 @@ typedef struct {
     uint32_t vindex;
     uint64_t unit_ns;         /* ns per unit of weight (time units), 0: not a time */
     /* pass 2 */
+    int64_t *values;          /* the sample being read: its values (one per sample type) */
+    size_t cvalues;
+    pb_label *labels;         /* ... and its labels, for a sink that takes them (sample_values) */
+    size_t nlabels, clabels;
     uint32_t *ids;            /* sink ids of interned frames, per location line */
     size_t nids, cids;
     uint32_t *stack;          /* the sample being read: sink ids, innermost first */
@@ -454,14 +465,24 @@ static int read_mapping(pr *r, msg *m)
 {
     fld f;
     int k;
-    p_map mp = {0, 0};
+    p_map mp;
+    memset(&mp, 0, sizeof mp);
     while ((k = msg_field(r, m, &f)) > 0) {
-        if ((f.field == 1 || f.field == 5) && want_wt(r, m, &f, WT_VARINT) < 0)
+        if (f.field >= 1 && f.field <= 10 && want_wt(r, m, &f, WT_VARINT) < 0)
             return -1;
-        if (f.field == 1)
-            mp.id = f.v;
-        else if (f.field == 5)
-            mp.file = (uint32_t)(f.v > UINT32_MAX ? UINT32_MAX : f.v);
+        switch (f.field) {
+        case 1: mp.id = f.v; break;
+        case 2: mp.start = f.v; break;
+        case 3: mp.limit = f.v; break;
+        case 4: mp.offset = f.v; break;
+        case 5: mp.file = (uint32_t)(f.v > UINT32_MAX ? UINT32_MAX : f.v); break;
+        case 6: mp.build_id = (uint32_t)(f.v > UINT32_MAX ? UINT32_MAX : f.v); break;
+        case 7: mp.flags |= f.v ? PB_MAP_FUNCTIONS : 0; break;
+        case 8: mp.flags |= f.v ? PB_MAP_FILENAMES : 0; break;
+        case 9: mp.flags |= f.v ? PB_MAP_LINES : 0; break;
+        case 10: mp.flags |= f.v ? PB_MAP_INLINES : 0; break;
+        default: break;
+        }
     }
     if (k < 0)
         return -1;
@@ -643,7 +664,7 @@ static pb_status index_ids(pr *r)
             return corrupt_at(r, 0, "comment %zu is string %llu, past the string table's %zu", i,
                               (unsigned long long)r->comments[i], r->nstr);
     for (i = 0; i < r->nmaps; i++)
-        if (r->maps[i].file >= r->nstr)
+        if (r->maps[i].file >= r->nstr || r->maps[i].build_id >= r->nstr)
             return corrupt_at(r, 0, "mapping %llu names string %u, past the string table's %zu",
                               (unsigned long long)r->maps[i].id, r->maps[i].file, r->nstr);
     return PB_OK;
@@ -863,6 +884,14 @@ static const p_map *find_map(const pr *r, uint64_t id)
     return NULL;
 }
 
+/* where location lc puts its frames (samples.h): address, the sink's mapping */
+static void place(const pr *r, const p_loc *lc, pb_frame *fr)
+{
+    const p_map *mp = find_map(r, lc->mapping);
+    fr->address = lc->address;
+    fr->mapping = mp ? mp->sink_id : 0;
+}
+
 static pb_status intern_line(pr *r, const p_loc *lc, const p_line *ln, uint32_t *id)
 {
     pb_frame fr;
@@ -886,6 +915,10 @@ static pb_status intern_line(pr *r, const p_loc *lc, const p_line *ln, uint32_t 
     fr.file = pb_str_make(file, flen, pb_has_high(file, flen));
     fr.line = ln->line > 0 && ln->line <= INT32_MAX ? (int32_t)ln->line : 0;
     fr.first_line = fn->start_line > 0 && fn->start_line <= INT32_MAX ? (int32_t)fn->start_line : 0;
+    place(r, lc, &fr);
+    fr.place = ln != &r->lines[lc->line0 + lc->nlines - 1] ? PB_PLACE_INLINED : 0; /* not the last Line */
+    name = str_at(r, fn->sysname, &len);
+    fr.sys_name = pb_str_make(name, len, pb_has_high(name, len));
     return r->out->frame(r->out, &fr, id);
 }
 
@@ -904,6 +937,8 @@ static pb_status intern_address(pr *r, const p_loc *lc, uint32_t *id)
     fr.name = pb_str_c(buf);
     fr.own = fr.name;
     fr.file = pb_str_make(file, flen, pb_has_high(file, flen));
+    place(r, lc, &fr);
+    fr.place = PB_PLACE_ADDRESS;
     return r->out->frame(r->out, &fr, id);
 }
 
@@ -956,9 +991,31 @@ static int take_value(pr *r, uint64_t v, void *ctx)
     p_sample *sm = (p_sample *)ctx;
     if (sm->nvalues == r->vindex)
         sm->value = (int64_t)v;
+    if (sm->nvalues < r->ntypes)
+        r->values[sm->nvalues] = (int64_t)v;
     if (sm->nvalues < UINT32_MAX)
         sm->nvalues++;
     return 0;
+}
+
+/* a label as recorded, for a sink that takes them (checked by the caller) */
+static int keep_label(pr *r, uint64_t key, uint64_t str, uint64_t num, uint64_t unit, int is_num)
+{
+    pb_label lb;
+    size_t len;
+    const char *t;
+    if (key >= r->nstr || str >= r->nstr)
+        return 0; /* the caller's error */
+    memset(&lb, 0, sizeof lb);
+    t = str_at(r, (uint32_t)key, &len);
+    lb.key = pb_str_make(t, len, pb_has_high(t, len));
+    t = str_at(r, (uint32_t)str, &len);
+    lb.str = pb_str_make(t, len, pb_has_high(t, len));
+    t = str_at(r, (uint32_t)unit, &len);
+    lb.num_unit = pb_str_make(t, len, pb_has_high(t, len));
+    lb.num = (int64_t)num;
+    lb.is_num = is_num;
+    return push(r, (void **)&r->labels, &r->nlabels, &r->clabels, &lb, sizeof lb);
 }
 
 /* a label: thread / tid name the thread, pid the process */
@@ -966,7 +1023,7 @@ static int read_label(pr *r, msg *m, p_sample *sm)
 {
     fld f;
     int k, is_num = 0;
-    uint64_t key = 0, str = 0, num = 0;
+    uint64_t key = 0, str = 0, num = 0, unit = 0;
     size_t len;
     const char *kn;
     while ((k = msg_field(r, m, &f)) > 0) {
@@ -979,10 +1036,14 @@ static int read_label(pr *r, msg *m, p_sample *sm)
         else if (f.field == 3) {
             num = f.v;
             is_num = 1;
-        }
+        } else if (f.field == 4)
+            unit = f.v;
     }
     if (k < 0)
         return -1;
+    if (unit >= r->nstr || (r->out->sample_values && keep_label(r, key, str, num, unit, is_num) < 0))
+        return unit >= r->nstr ? (corrupt_at(r, m->off, "a label's num_unit is string %llu, past the string "
+                                             "table's %zu", (unsigned long long)unit, r->nstr), -1) : -1;
     if (key >= r->nstr || str >= r->nstr) {
         corrupt_at(r, m->off, "a label names string %llu, past the string table's %zu",
                    (unsigned long long)(key >= r->nstr ? key : str), r->nstr);
@@ -1010,6 +1071,7 @@ static int read_sample(pr *r, msg *m, p_sample *sm)
     memset(sm, 0, sizeof *sm);
     sm->thread_key = sm->pid_key = P_NONE;
     r->nslocs = 0;
+    r->nlabels = 0;
     while ((k = msg_field(r, m, &f)) > 0) {
         if (f.field == 1 && each_int(r, m, &f, take_loc, NULL) < 0)
             return -1;
@@ -1117,6 +1179,19 @@ static pb_status weight_of(pr *r, const msg *m, int64_t v, uint64_t *w)
     return PB_OK;
 }
 
+/* a sample whose weight is 0 still goes to a sink that takes all its values
+ * when one of them is not 0 */
+static int other_values(const pr *r)
+{
+    size_t i;
+    if (!r->out->sample_values)
+        return 0;
+    for (i = 0; i < r->ntypes; i++)
+        if (r->values[i])
+            return 1;
+    return 0;
+}
+
 static int sample_field(pr *r, const top *t)
 {
     msg m;
@@ -1132,7 +1207,7 @@ static int sample_field(pr *r, const top *t)
         weight_of(r, &m, sm.value, &w) != PB_OK)
         return -1;
     r->samples++;
-    if (w == 0)
+    if (w == 0 && !other_values(r))
         return 0;
     if (thread_of(r, &sm, &key, &sel) != PB_OK)
         return -1;
@@ -1161,11 +1236,14 @@ static int sample_field(pr *r, const top *t)
     }
     /* the fold splits a weight of more than INT32_MAX ticks into several
      * TIME_LINEs: the extra ones come out of max_statements */
-    if (pb_budget_take(&r->budget, pb_model_split_count(w, 1) - 1) < 0) {
+    if (w && pb_budget_take(&r->budget, pb_model_split_count(w, 1) - 1) < 0) {
         pb_fail(r->err, PB_ERR_LIMIT, m.off, "a sample of weight %llu needs more TIME_LINE chunks than the %llu left "
                 "of max_statements", (unsigned long long)w, (unsigned long long)r->budget.left);
         return -1;
     }
+    if (r->out->sample_values &&
+        r->out->sample_values(r->out, r->values, (uint32_t)r->ntypes, r->labels, (uint32_t)r->nlabels) != PB_OK)
+        return -1;
     return r->out->sample(r->out, key, r->stack, d, w, 0) == PB_OK ? 0 : -1;
 }
 
@@ -1177,7 +1255,7 @@ static void pr_free(void *p)
     for (i = 0; i < r->nthreads; i++)
         PB_FREE_ALL(r->threads[i].label, r->threads[i].pid);
     PB_FREE_ALL(r->arena, r->soff, r->funcs, r->locs, r->lines, r->maps, r->types, r->comments, r->ids, r->stack,
-                r->slocs, r->threads, r->pkgbuf, r->abuf, r->abuf2);
+                r->slocs, r->threads, r->pkgbuf, r->abuf, r->abuf2, r->values, r->labels);
     pb_index_free(&r->tfunc);
     pb_index_free(&r->tloc);
 }
@@ -1216,9 +1294,67 @@ static pb_status prepare(void *p, pb_fold_config *cfg)
         return corrupt_at(r, pb_src_offset(r->s), "the profile has no string table (string_table[0] must be \"\")");
     if ((st = index_ids(r)) != PB_OK || (st = choose_type(r)) != PB_OK)
         return st;
+    if (pb_grow((void **)&r->values, &r->cvalues, r->ntypes, sizeof *r->values) < 0)
+        return oom(r);
     if ((st = pb_src_rewind(r->s)) != PB_OK)
         return st;
     return open_pass(r);
+}
+
+/* for a sink that takes them (samples.h): every sample type, the period,
+ * the mappings */
+static pb_status columns_and_mappings(pr *r)
+{
+    pb_sample_columns c;
+    pb_str *names;
+    pb_mapping mp;
+    size_t i, len;
+    const char *t;
+    pb_status st = PB_OK;
+    if (!r->out->columns && !r->out->mapping)
+        return PB_OK;
+    if (r->out->columns) {
+        memset(&c, 0, sizeof c);
+        if (!(names = (pb_str *)calloc(r->ntypes * 2, sizeof *names)))
+            return oom(r);
+        for (i = 0; i < r->ntypes; i++) {
+            t = str_at(r, r->types[i].type, &len);
+            names[i] = pb_str_make(t, len, pb_has_high(t, len));
+            t = str_at(r, r->types[i].unit, &len);
+            names[r->ntypes + i] = pb_str_make(t, len, pb_has_high(t, len));
+        }
+        c.type = names;
+        c.unit = names + r->ntypes;
+        c.n = (uint32_t)r->ntypes;
+        /* --sample-type names the default; else the profile's own */
+        c.dflt = r->opt->sample_type || r->default_type > 0 ? r->vindex : UINT32_MAX;
+        if (r->have_period_type) {
+            t = str_at(r, r->period_type.type, &len);
+            c.period_type = pb_str_make(t, len, pb_has_high(t, len));
+            t = str_at(r, r->period_type.unit, &len);
+            c.period_unit = pb_str_make(t, len, pb_has_high(t, len));
+        }
+        c.period = r->period;
+        st = r->out->columns(r->out, &c);
+        free(names);
+        if (st != PB_OK)
+            return st;
+    }
+    for (i = 0; i < r->nmaps && r->out->mapping; i++) {
+        const p_map *m = &r->maps[i];
+        memset(&mp, 0, sizeof mp);
+        mp.start = m->start;
+        mp.limit = m->limit;
+        mp.offset = m->offset;
+        t = str_at(r, m->file, &len);
+        mp.file = pb_str_make(t, len, pb_has_high(t, len));
+        t = str_at(r, m->build_id, &len);
+        mp.build_id = pb_str_make(t, len, pb_has_high(t, len));
+        mp.flags = m->flags;
+        if ((st = r->out->mapping(r->out, &mp, &r->maps[i].sink_id)) != PB_OK)
+            return st;
+    }
+    return PB_OK;
 }
 
 /* pass 2: the samples, into r->out */
@@ -1227,7 +1363,8 @@ static pb_status run(void *p, pb_sample_sink *out)
     pr *r = (pr *)p;
     pb_status st;
     r->out = out;
-    if ((st = head_attributes(r)) != PB_OK || (st = each_top(r, sample_field)) != PB_OK)
+    if ((st = head_attributes(r)) != PB_OK || (st = columns_and_mappings(r)) != PB_OK ||
+        (st = each_top(r, sample_field)) != PB_OK)
         return st;
     if (r->opt->have_thread) {
         size_t i;

@@ -160,6 +160,23 @@ pb_status pb_sample_pass_thread_root(pb_sample_sink *ss, uint64_t key, pb_str ro
 {
     return ss->next->thread_root ? ss->next->thread_root(ss->next, key, root) : PB_OK;
 }
+pb_status pb_sample_pass_columns(pb_sample_sink *ss, const pb_sample_columns *c)
+{
+    return ss->next->columns ? ss->next->columns(ss->next, c) : PB_OK;
+}
+
+pb_status pb_sample_pass_mapping(pb_sample_sink *ss, const pb_mapping *m, uint32_t *id)
+{
+    *id = 0;
+    return ss->next->mapping ? ss->next->mapping(ss->next, m, id) : PB_OK;
+}
+
+pb_status pb_sample_pass_sample_values(pb_sample_sink *ss, const int64_t *values, uint32_t n, const pb_label *labels,
+                                       uint32_t nlabels)
+{
+    return ss->next->sample_values ? ss->next->sample_values(ss->next, values, n, labels, nlabels) : PB_OK;
+}
+
 pb_status pb_sample_pass_finish(pb_sample_sink *ss) { return ss->next->finish ? ss->next->finish(ss->next) : PB_OK; }
 
 pb_status pb_units_check(pb_units *u, const pb_sample_facts *f, const char *first, pb_error *err)

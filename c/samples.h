@@ -42,7 +42,49 @@ typedef struct {
                          * all), written back unchanged by the collapsed writer
                          * (a byte that is not UTF-8 as \xNN), so folded in,
                          * folded out keeps the input's lines; len 0: none */
+    /* Where the source's machine code puts it (pprof's Location; zero where
+     * not known, and every consumer but the pprof writer ignores them):
+     * address, mapping = an id from the sink's mapping() (0: none), and
+     * place, PB_PLACE_*. */
+    uint64_t address;
+    uint32_t mapping;
+    uint32_t place;
+    pb_str sys_name;    /* the source's system name of the function (pprof's
+                         * Function.system_name: a mangled C++ name); len 0: as shown */
 } pb_frame;
+enum {
+    PB_PLACE_INLINED = 1, /* inlined into the next outer frame of each stack it is in (the two are
+                           * Lines of one Location) */
+    PB_PLACE_ADDRESS = 2  /* the address is all the source knows (a Location without Lines): the
+                           * frame's name is its address */
+};
+
+/* A binary or library the samples' addresses lie in (pprof's Mapping) */
+typedef struct {
+    uint64_t start, limit, offset;
+    pb_str file, build_id;
+    unsigned flags; /* PB_MAP_*: what the profile resolved for it */
+} pb_mapping;
+enum { PB_MAP_FUNCTIONS = 1, PB_MAP_FILENAMES = 2, PB_MAP_LINES = 4, PB_MAP_INLINES = 8 };
+
+/* The value columns of a source that records several per sample (pprof's
+ * sample_type, "samples/count" beside "cpu/nanoseconds"; a heap profile's
+ * four), and what one period of its sampling is */
+typedef struct {
+    const pb_str *type, *unit; /* n each */
+    uint32_t n;
+    uint32_t dflt;             /* the default column (UINT32_MAX: none named) */
+    pb_str period_type, period_unit; /* len 0: none */
+    int64_t period;
+} pb_sample_columns;
+
+/* A sample's label as the source records it: a text, or a number with its
+ * unit (num_unit len 0: none) */
+typedef struct {
+    pb_str key, str, num_unit;
+    int64_t num;
+    int is_num;
+} pb_label;
 
 typedef struct pb_sample_sink pb_sample_sink;
 struct pb_sample_sink {
@@ -85,6 +127,18 @@ struct pb_sample_sink {
      * "pid:7;tid:1"; len 0: its lines have none).  The collapsed writer
      * writes them instead of its "tid:<label>".  Valid only during the call. */
     pb_status (*thread_root)(pb_sample_sink *self, uint64_t key, pb_str root);
+    /* Optional (NULL: not wanted), from a source with several value
+     * columns (pprof): columns() once before any sample; mapping() for each
+     * binary (*id: what frames' mapping then names, 1..); sample_values()
+     * just before each sample(): all its values, one per column, and its
+     * labels as recorded (the source's thread labels among them).  A source
+     * that offers them also sends the samples whose weight (the chosen
+     * column's value) is 0 when another of their values is not.  Every
+     * pointer stays valid only during the call. */
+    pb_status (*columns)(pb_sample_sink *self, const pb_sample_columns *c);
+    pb_status (*mapping)(pb_sample_sink *self, const pb_mapping *m, uint32_t *id);
+    pb_status (*sample_values)(pb_sample_sink *self, const int64_t *values, uint32_t n, const pb_label *labels,
+                               uint32_t nlabels);
     pb_error *err;
     void *ctx;
     /* Optional: the chunk consumer's cleanup table when these calls can
@@ -207,6 +261,10 @@ pb_status pb_sample_pass_thread(pb_sample_sink *ss, uint64_t key, uint32_t pid, 
 pb_status pb_sample_pass_note(pb_sample_sink *ss, const char *kind, pb_str a, pb_str b, uint32_t n);
 pb_status pb_sample_pass_sample_tags(pb_sample_sink *ss, pb_str op, pb_str status);
 pb_status pb_sample_pass_thread_root(pb_sample_sink *ss, uint64_t key, pb_str root);
+pb_status pb_sample_pass_columns(pb_sample_sink *ss, const pb_sample_columns *c);
+pb_status pb_sample_pass_mapping(pb_sample_sink *ss, const pb_mapping *m, uint32_t *id);
+pb_status pb_sample_pass_sample_values(pb_sample_sink *ss, const int64_t *values, uint32_t n, const pb_label *labels,
+                                       uint32_t nlabels);
 pb_status pb_sample_pass_finish(pb_sample_sink *ss);
 
 /* attribute() and note() for a consumer that has no use for them */

@@ -23,6 +23,16 @@
  * span of sample timestamps plus one interval, else the largest thread's
  * sampled time).
  *
+ * A source with value columns (pprof; samples.h: columns, mapping,
+ * sample_values) is written as it was: its sample types, default, period
+ * type and period; its mappings; one Location per distinct run of frames
+ * the source placed together (address, mapping, its inlined Lines); the
+ * function's system_name when the source gave one; each sample's values
+ * (summed per stack and label set) and its own labels instead of
+ * "thread" and "pid"; the comments, drop_frames and keep_frames
+ * (ATTRIBUTEs comment*, drop_frames, keep_frames); time_nanos and
+ * duration_nanos exactly (ATTRIBUTEs of the same names).
+ *
  * The message is encoded here (protobuf's wire format: varints, tags,
  * length-delimited fields; repeated scalars packed) and deflated with zlib
  * into gzip (RFC 1952).  Memory grows with distinct frames, stacks and

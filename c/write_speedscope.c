@@ -57,6 +57,12 @@ struct pb_speedscope {
     uint64_t last_key;     /* the thread get_thread() found last (spans come thread by thread) */
     uint32_t last_ti;
     int have_last;
+    /* the threads' names (ATTRIBUTE thread_<label>_name: EasyProfiler's
+     * "Main"): tlabels interns the labels, tname[label id] the name's id in
+     * strs + 1 (0: none), nuse[name id] how many threads have it */
+    pb_strtab tlabels;
+    uint32_t *tname, *nuse;
+    size_t ctname, cnuse;
 };
 
 #define NONE UINT32_MAX
@@ -74,7 +80,47 @@ static uint32_t h_stack(const void *s, uint32_t i) { return ((const pb_speedscop
 static pb_status sc_attribute(pb_sample_sink *self, const char *key, pb_str v)
 {
     pb_speedscope *s = (pb_speedscope *)self->ctx;
-    pb_sample_facts_take(&s->facts, key, v);
+    size_t kl = strlen(key), d;
+    uint32_t lid, nid;
+    if (pb_sample_facts_take(&s->facts, key, v))
+        return PB_OK;
+    /* thread_<label>_name: what the profile calls the thread */
+    for (d = 7; d < kl && key[d] >= '0' && key[d] <= '9'; d++)
+        ;
+    if (kl > 12 && !strncmp(key, "thread_", 7) && d > 7 && d < sizeof s->threads->label + 7 && !strcmp(key + d, "_name") &&
+        v.len) {
+        if (pb_strtab_intern(&s->tlabels, key + 7, d - 7, &lid) < 0 || pb_strtab_intern(&s->strs, v.ptr, v.len, &nid) < 0 ||
+            pb_grow_zero((void **)&s->tname, &s->ctname, (size_t)lid + 1, sizeof *s->tname) < 0)
+            return S_OOM(s);
+        s->tname[lid] = nid + 1;
+    }
+    return PB_OK;
+}
+
+/* the name of thread th's profile: its name (with its label when another
+ * thread has it too), else "thread <label>" */
+static pb_status thread_title(pb_speedscope *s, const s_thread *th, char *buf, size_t cap, int count)
+{
+    uint32_t lid, nid;
+    int found = pb_strtab_intern(&s->tlabels, th->label, strlen(th->label), &lid);
+    if (found < 0)
+        return S_OOM(s);
+    if (!found || lid >= s->ctname || !s->tname[lid]) {
+        if (!count)
+            snprintf(buf, cap, "thread %s", th->label);
+        return PB_OK;
+    }
+    nid = s->tname[lid] - 1;
+    if (count) {
+        if (pb_grow_zero((void **)&s->nuse, &s->cnuse, (size_t)nid + 1, sizeof *s->nuse) < 0)
+            return S_OOM(s);
+        s->nuse[nid]++;
+        return PB_OK;
+    }
+    if (s->nuse[nid] > 1)
+        snprintf(buf, cap, "%.*s (%s)", (int)pb_strtab_len(&s->strs, nid), pb_strtab_ptr(&s->strs, nid), th->label);
+    else
+        snprintf(buf, cap, "%.*s", (int)pb_strtab_len(&s->strs, nid), pb_strtab_ptr(&s->strs, nid));
     return PB_OK;
 }
 
@@ -463,11 +509,19 @@ static pb_status sc_finish(pb_sample_sink *self)
         return S_OOM(s);
     w->o = o;
     w->n = 0;
+    for (i = 0; i < s->nthreads; i++)
+        if (thread_title(s, &s->threads[i], NULL, 0, 1) != PB_OK) {
+            free(w);
+            return s->err->status;
+        }
     for (i = 0; i < s->nthreads; i++) {
         const s_thread *th = &s->threads[i];
-        char nm[48];
+        char nm[320];
         pb_str l;
-        snprintf(nm, sizeof nm, "thread %s", th->label);
+        if (thread_title(s, th, nm, sizeof nm, 0) != PB_OK) {
+            free(w);
+            return s->err->status;
+        }
         l = str_of(nm, strlen(nm));
         if (th->nspans) {
             pb_status st;
@@ -539,10 +593,11 @@ void pb_speedscope_free(pb_speedscope *s)
     if (!s)
         return;
     pb_strtab_free(&s->strs);
+    pb_strtab_free(&s->tlabels);
     free(s->frames);
     for (i = 0; i < s->nthreads; i++)
         free(s->threads[i].spans);
-    PB_FREE_ALL(s->threads, s->stacks, s->pool, s->path, s->namebuf, s->title);
+    PB_FREE_ALL(s->threads, s->stacks, s->pool, s->path, s->namebuf, s->title, s->tname, s->nuse);
     PB_INDEX_FREE_ALL(&s->fix, &s->tix, &s->six);
     free(s);
 }

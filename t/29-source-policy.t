@@ -335,4 +335,31 @@ SKIP: {
 }
 
 
+# pprof (Go names): the .go a Go profile names is embedded from a
+# --source-root with --strip-prefix (the prefix the profile recorded) and
+# from beside the input; a .py it names is not (not a Go source name)
+{
+    my $go_src = slurp_raw("$data/pprof/cpu_inline.go");
+    mkdir $_ for "$tmp/go", "$tmp/go/src", "$tmp/go2";
+    spew_raw("$tmp/go/cpu_inline.prof", slurp_raw("$data/pprof/cpu_inline.prof"));
+    spew_raw("$tmp/go/src/cpu_inline.go", $go_src);
+    ($rc, $out) = run('convert', 'go/cpu_inline.prof', '-o', "$tmp/go.nytprof", '--source-root', "$tmp/go/src",
+        '--strip-prefix', '/tmp/pprofgo');
+    $by = embedded("$tmp/go.nytprof");
+    is($by->{'/tmp/pprofgo/cpu_inline.go'}, $go_src, 'pprof: the .go is embedded from --source-root with --strip-prefix')
+        or diag $out, explain [keys %$by];
+    unlike($out, qr/cpu_inline\.go/, '... and no warning names it') or diag $out;
+    like($out, qr/only Go source files/, '... the warning about the Go runtime says Go') if $out =~ /not embedded/;
+    spew_raw("$tmp/go2/cpu_inline.prof", slurp_raw("$data/pprof/cpu_inline.prof"));
+    spew_raw("$tmp/go2/cpu_inline.go", $go_src);
+    ($rc, $out) = run('convert', 'go2/cpu_inline.prof', '-o', "$tmp/go2.nytprof");
+    $by = embedded("$tmp/go2.nytprof");
+    is($by->{'/tmp/pprofgo/cpu_inline.go'}, $go_src, '... and from beside the input') or diag $out, explain [keys %$by];
+    patched("$data/pprof/cpu_inline.pb", "$tmp/in/gopy.pb", '/tmp/pprofgo/cpu_inline.go' => 'good.py');
+    ($rc, $out) = run('convert', 'in/gopy.pb', '-o', "$tmp/gopy.nytprof");
+    $by = embedded("$tmp/gopy.nytprof");
+    ok(!grep({ /good\.py/ } keys %$by), '... a .py a pprof profile names is not') or diag $out, explain [keys %$by];
+    like($out, qr/good\.py' \(not a source file name\)/, '... as the warning says') or diag $out;
+}
+
 done_testing;

@@ -118,6 +118,77 @@ for my $in (@corpus) {
     }
 }
 
+# pprof in, pprof out (issue 35): every sample type with its name and unit,
+# the period type, mappings, labels, comments and inlined Lines come back:
+# go tool pprof -raw of the output is the input's, apart from ids (each id
+# replaced here by what it names; samples of one stack and label set summed)
+sub raw_named {
+    my ($file, @opt) = @_;
+    my @l = split /\n/, `"$go" tool pprof @opt -raw "$file" 2>&1`;
+    return "go tool pprof failed: @l[0 .. ($#l < 3 ? $#l : 3)]" if $?;
+    my (%loc, %map, @head, @samples, $sec, $cur);
+    for (@l) {
+        if (/^(Samples|Locations|Mappings):?$/) { $sec = $1; next }
+        if (!$sec) { push @head, $_; next }
+        if ($sec eq 'Mappings') { $map{$1} = $2 if /^(\d+): (.*)/; next }
+        if ($sec eq 'Locations') {
+            if (/^\s*(\d+): (.*)/) { $cur = $1; $loc{$cur} = $2 }
+            else { (my $t = $_) =~ s/^\s+//; $loc{$cur} .= " | $t" }
+            next;
+        }
+        push @samples, $_;
+    }
+    s/M=(\d+)/'M=' . ($map{$1} \/\/ "?$1")/e for values %loc;
+    my $types = shift @samples;
+    my (%sum, $s);
+    for (@samples) {
+        if (/^\s*(-?\d[-\d ]*): ([\d ]*)$/) {
+            my @v = split ' ', $1;
+            $s = { v => \@v, key => join(' ; ', map { $loc{$_} // "?$_" } split ' ', $2) . ' |' };
+            push @{ $sum{_order} }, $s;
+        } else {
+            (my $t = $_) =~ s/^\s+//;
+            $s->{key} .= " $t";
+        }
+    }
+    my %tot;
+    for my $x (@{ delete $sum{_order} || [] }) {
+        my $a = $tot{ $x->{key} } ||= [ (0) x @{ $x->{v} } ];
+        $a->[$_] += $x->{v}[$_] for 0 .. $#{ $x->{v} };
+    }
+    return join "\n", @head, "types: $types", map({ "$_ = @{ $tot{$_} }" } sort keys %tot), '';
+}
+for my $in (sort glob("$d/pprof/*.prof"), glob("$d/pprof/*.pb")) {
+    (my $label = $in) =~ s{.*/}{};
+    my $pb = "$tmp/rt.pb.gz";
+    unlink $pb;
+    ok(eval { Devel::ProfileBridge::convert(in => $in, out => $pb, to => 'pprof'); 1 }, "$label --to pprof")
+        or diag $@;
+    my ($want, $got) = (raw_named($in), raw_named($pb));
+    ok(scalar($want =~ /^types: \S/m), "$label: go tool pprof -raw reads the input");
+    is($got, $want, "$label: go tool pprof -raw of the output is the input's apart from ids");
+    # -sample_index lists the same types (its error names them)
+    my ($ti) = `"$go" tool pprof -sample_index=no_such_type -top "$in" 2>&1` =~ /must be one of: (\[.*\])/;
+    my ($to) = `"$go" tool pprof -sample_index=no_such_type -top "$pb" 2>&1` =~ /must be one of: (\[.*\])/;
+    ok(defined $ti, "$label: -sample_index names the input's types ($ti)");
+    is($to, $ti, "$label: -sample_index lists the same types for the output");
+}
+{
+    # --sample-type: the pprof target keeps every type and makes the one
+    # picked the default; a target that holds one value takes that one
+    my $pb = "$tmp/heap-alloc.pb.gz";
+    Devel::ProfileBridge::convert(in => "$d/pprof/heap.prof", out => $pb, to => 'pprof', sample_type => 'alloc_space');
+    like(`"$go" tool pprof -raw "$pb" 2>&1`,
+        qr{^alloc_objects/count alloc_space/bytes\[dflt\] inuse_objects/count inuse_space/bytes$}m,
+        'heap.prof --sample-type alloc_space --to pprof: four types, alloc_space the default');
+    like(`"$go" tool pprof -top "$pb" 2>&1`, qr/^Type: alloc_space$/m, '... which go tool pprof shows');
+    my $f = "$tmp/heap-alloc.folded";
+    Devel::ProfileBridge::convert(in => "$d/pprof/heap.prof", out => $f, to => 'collapsed', sample_type => 'alloc_space');
+    my $sum = 0;
+    $sum += $_ for values %{ folded_weights($f) };
+    is($sum, 5242880 + 393347 + 851968 + 4144 + 4307, '... and --to collapsed weighs by alloc_space alone');
+}
+
 # not a profile: nothing written
 {
     my $pb = "$tmp/none.pb.gz";

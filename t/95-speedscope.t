@@ -44,8 +44,23 @@ for my $in (@corpus) {
     my %want = %{ folded_weights($folded, thread => 1, unit => weight_unit_ns($in), utf8 => 1) };  # (JSON gives characters)
     my %got;
     my $frames = $j->{shared}{frames};
+    # a thread's profile is named as its profiler names it (EasyProfiler's
+    # "Main", as its own reader gives it; "Main (10342)" when two threads
+    # share it), else "thread <id>"
+    my %tid_of;
+    if ($label =~ /^easyprofiler/ && -e "$in.truth.json") {
+        my $t = JSON::PP->new->decode(slurp("$in.truth.json"));
+        my %named;
+        $named{ $_->{name} }++ for grep { length $_->{name} } @{ $t->{threads} };
+        $tid_of{ $named{ $_->{name} } > 1 ? "$_->{name} ($_->{thread_id})" : $_->{name} } = $_->{thread_id}
+            for grep { length $_->{name} } @{ $t->{threads} };
+        ok(!grep({ !exists $tid_of{ $_->{name} } && $_->{name} !~ /\Athread \d+\z/ } @{ $j->{profiles} }),
+            "$label: threads are named as EasyProfiler's reader names them ("
+            . join(', ', map { $_->{name} } @{ $j->{profiles} }) . ')');
+    }
     for my $p (@{ $j->{profiles} }) {
-        (my $t = $p->{name}) =~ s/\Athread //;
+        my $t = $tid_of{ $p->{name} } // $p->{name};
+        $t =~ s/\Athread //;
         if ($p->{type} eq 'evented') {
             # the time between events belongs to the open stack
             my (@open, $at);

@@ -1685,14 +1685,17 @@ input's directory, the working directory (neither when it is C</>) or a
 C<source_root>; a name looked up under a source root or beside the input
 must stay inside that directory.  Nothing under C</proc>, C</sys> or
 C</dev>, nor on such a pseudo file system (procfs, sysfs, debugfs, ...), is
-read.  The name must end in a source extension of the input's language:
+read.  The name must end in a source extension of the input's language
+(each format's row lists them, F<c/formats.c>):
 Tachyon and Pynytprof (Python) C<.py .pyw>; EasyProfiler (C/C++) C<.c .cc
 .cp .cpp .cxx .c++ .C .CPP .h .hh .hp .hpp .hxx .h++ .H .inl .ipp .tcc .tpp
 .ixx .cppm .cu .cuh .m .mm>; StatProfiler (Perl) C<.pl .pm .pmc .t .PL .plx
-.psgi .cgi .al>; a merge (whose inputs' languages are not told apart) and
-folded stacks (written by any language's tools) any of these.  For Python
-and Perl a name without an extension is a script when its first line is a
-C<#!> line naming C<python> or C<perl>.  A source file of the language
+.psgi .cgi .al>; V8 (JavaScript/TypeScript) C<.js .mjs .cjs .jsx .ts .mts
+.cts .tsx>; pprof (Go) C<.go>; a merge (whose inputs' languages are not
+told apart) and folded stacks (written by any language's tools) any of
+these.  For Python, Perl and JavaScript a name without an extension is a
+script when its first line is a C<#!> line naming C<python>, C<perl> or
+C<node>.  A source file of the language
 outside the allowed directories (the language's standard library,
 site-packages, a system module: CPython's F<threading.py>) is left out
 without a warning: C<nytprofhtml> reads it from disk where it lies, as for a
@@ -1920,7 +1923,8 @@ Decodes C<$file> in C and writes it as a real NYTProf file at C<$path>,
 without a Perl call per chunk (L<Devel::ProfileBridge::NYTProfWriter>
 explains what is written and refused).  Options: C<format> (skip
 detection), C<thread> (one thread only), C<sample_type> (pprof and
-two-column folded stacks: the sample type to read), C<< compress => 0..9 >> (zlib
+two-column folded stacks: the sample type to read; C<< to => 'pprof' >>
+keeps every type of a pprof input and makes this one the default), C<< compress => 0..9 >> (zlib
 level; default 6, NYTProf's own, for NYTProf input, and 1 for the other
 formats, whose long runs of small records level 6 takes about five times as
 long to compress for a file about a third smaller), C<< to => 'nytprof' >> (the default), C<< salvage => 1 >>
@@ -1977,14 +1981,24 @@ weight and weight × C<sample_interval_us>; C<period> is the interval.
 EasyProfiler input has C<wall/nanoseconds> only: the exclusive ns of the
 blocks on that stack (as for collapsed output).  C<time_nanos> is
 C<basetime>; C<duration_nanos> the profile's duration.  NYTProf and
-Pynytprof input: see L</PERL PROFILES AS STACKS>.  The message is
+Pynytprof input: see L</PERL PROFILES AS STACKS>.  pprof input comes back
+as it was: every sample type with its name and unit (C<samples/count>
+beside C<cpu/nanoseconds>; a heap profile's four), the default sample type
+(or the one C<sample_type> names), the period type and period, the
+mappings, each location's address and its inlined lines, the functions'
+system names, the samples' own labels (no C<thread> or C<pid> label is
+added), the comments, C<drop_frames>, C<keep_frames>, C<time_nanos> and
+C<duration_nanos>: C<go tool pprof -raw> of the output is the input's, ids
+aside (a merge or diff of pprof inputs writes the sample types above).  The message is
 encoded by F<c/write_pprof.c> (protobuf's wire format is a few varint and
 length rules; the profile is built in one pass, with no library to match
 versions with) and gzipped with zlib.
 
 C<< to => 'speedscope' >> writes speedscope's JSON file format (valid
 against the schema the C<speedscope> npm package publishes): one C<sampled>
-profile per thread (C<thread E<lt>idE<gt>>), its samples the thread's
+profile per thread (named as its profiler names it, EasyProfiler's
+C<Main>, with its id in parentheses when two threads share a name; else
+C<thread E<lt>idE<gt>>), its samples the thread's
 distinct stacks (root first) with their weights in nanoseconds (a sample's
 weight × C<sample_interval_us>; EasyProfiler's exclusive ns), and shared
 frames with the function's own name (L</NAMES IN EACH TARGET>), file and
