@@ -34,6 +34,7 @@ pb_status pb_read_statprofiler(pb_source *src, const pb_options *opt, pb_sink *s
 pb_status pb_read_v8(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 pb_status pb_read_pprof(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 pb_status pb_read_folded(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
+pb_status pb_read_speedscope(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 
 /* ---- stack decoders -------------------------------------------------------
  * Tachyon: thread keys are dense indices (0..) in order of first
@@ -51,7 +52,9 @@ pb_status pb_read_folded(pb_source *src, const pb_options *opt, pb_sink *sink, p
  * pprof: a profile.proto's samples of one sample type (weights ns for a
  * time unit), threads from the thread/tid/pid labels.
  * folded: one sample per line, weight as written, timestamps 0; thread keys
- * 0.. by root frame (tid:, pid:, ...), pid = key + 1. */
+ * 0.. by root frame (tid:, pid:, ...), pid = key + 1.
+ * speedscope: each profile a thread keyed by its index, pid = key + 1,
+ * label = its name; weights ns (time units) or as written (bytes, none). */
 pb_status pb_read_tachyon_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
 pb_status pb_read_easyprofiler_stacks(pb_source *src, const pb_options *opt, struct pb_sample_sink *out,
                                       pb_error *err);
@@ -62,6 +65,8 @@ pb_status pb_read_statprofiler_samples(pb_source *src, const pb_options *opt, st
 pb_status pb_read_v8_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
 pb_status pb_read_pprof_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
 pb_status pb_read_folded_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
+pb_status pb_read_speedscope_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out,
+                                     pb_error *err);
 
 /* ---- sniffers that live with their decoders --------------------------------
  * read_pprof.c: a pprof profile.proto (gzipped or not) starts p[0..len).
@@ -86,6 +91,7 @@ enum {
     PB_FMT_STATPROFILER,
     PB_FMT_V8,
     PB_FMT_PPROF,
+    PB_FMT_SPEEDSCOPE, /* JSON with its schema URL or shape */
     PB_FMT_FOLDED, /* text: the last row, after every binary format */
     PB_FMT_COUNT
 };
