@@ -237,8 +237,9 @@ static int sniff_v8(const unsigned char *p, size_t len, uint64_t file_size, pb_f
 }
 
 /* speedscope JSON: an object whose first 4 KB name speedscope's schema URL,
- * or hold "shared" with "frames" and "profiles" (the keys may come in any
- * order); info shows its exporter when the start names one */
+ * or hold "shared" with "frames" and "profiles", or "profiles" and a
+ * "sampled" or "evented" (the keys may come in any order); info shows its
+ * exporter when the start names one */
 static int sniff_speedscope(const unsigned char *p, size_t len, uint64_t file_size, pb_format_info *info)
 {
     static const char url[] = "\"https://www.speedscope.app/file-format-schema.json\"";
@@ -252,7 +253,8 @@ static int sniff_speedscope(const unsigned char *p, size_t len, uint64_t file_si
     if (i >= len || p[i] != '{')
         return 0;
     if (!has_substr(p, len, url) &&
-        !(has_substr(p, len, "\"shared\"") && has_substr(p, len, "\"frames\"") && has_substr(p, len, "\"profiles\"")))
+        !(has_substr(p, len, "\"shared\"") && has_substr(p, len, "\"frames\"") && has_substr(p, len, "\"profiles\"")) &&
+        !(has_substr(p, len, "\"profiles\"") && (has_substr(p, len, "\"sampled\"") || has_substr(p, len, "\"evented\""))))
         return 0;
     set_compression(info, 0, "none");
     for (e = p; e + 12 < p + len; e++)

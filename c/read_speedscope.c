@@ -1193,14 +1193,14 @@ static pb_status attributes(ssr *r, pb_status (*fn)(void *, const char *, pb_str
         snprintf(buf, sizeof buf, "%zu", i);
         if ((st = fn(ctx, key, pb_str_c(buf))) != PB_OK)
             return st;
-        snprintf(key, sizeof key, "thread_%zu_name", i);
+        snprintf(key, sizeof key, "thread_%zu_name", i + 1);
         if ((st = fn(ctx, key, pb_str_make(r->str + pr->name_at, pr->name_len, 1))) != PB_OK)
             return st;
-        snprintf(key, sizeof key, "thread_%zu_%s", i, pr->type == P_EVENTED ? "events" : "samples");
+        snprintf(key, sizeof key, "thread_%zu_%s", i + 1, pr->type == P_EVENTED ? "events" : "samples");
         snprintf(buf, sizeof buf, "%llu", (unsigned long long)pr->count[pr->type == P_EVENTED ? A_EVENTS : A_SAMPLES]);
         if ((st = fn(ctx, key, pb_str_c(buf))) != PB_OK)
             return st;
-        snprintf(key, sizeof key, "thread_%zu_unit", i);
+        snprintf(key, sizeof key, "thread_%zu_unit", i + 1);
         if ((st = fn(ctx, key, pb_str_c(unit_name(pr->unit)))) != PB_OK)
             return st;
     }
@@ -1334,7 +1334,7 @@ static pb_status spans_run(ssr *r, pb_sink *sink)
         if (!pr->selected)
             continue;
         memset(&th, 0, sizeof th);
-        th.tid = i;
+        th.tid = i + 1; /* as pid: info's thread_<pid>_* facts */
         th.pid = i + 1;
         r->cur = i;
         if ((st = prof_start_ns(r, i, &s)) != PB_OK)
