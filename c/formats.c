@@ -263,8 +263,8 @@ static int sniff_speedscope(const unsigned char *p, size_t len, uint64_t file_si
             while (v < p + len && (*v == ' ' || *v == ':'))
                 v++;
             if (v < p + len && *v == '"' && (end = memchr(v + 1, '"', (size_t)(p + len - v - 1))) != NULL &&
-                end - v - 1 < 100) {
-                char t[104];
+                end - v - 1 < 60) {
+                char t[64];
                 memcpy(t, v + 1, (size_t)(end - v - 1));
                 t[end - v - 1] = '\0';
                 pb_info_fact(info, "exporter", PB_FACT_TEXT, t, "");

@@ -62,7 +62,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <limits.h>
-#include <math.h>
 #include <stdarg.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -208,6 +207,11 @@ struct ssr {
 };
 
 static pb_status oom(ssr *r, uint64_t off) { return pb_fail(r->err, PB_ERR_LIMIT, off, "out of memory"); }
+
+/* without libm: |x| < lim (NaN fails), and x rounded half away from 0
+ * (|x| well inside int64) */
+static int within(double x, double lim) { return x > -lim && x < lim; }
+static int64_t round_i64(double x) { return x >= 0 ? (int64_t)(x + 0.5) : -(int64_t)(-x + 0.5); }
 
 #define P(x) ((ssp *)(x))
 
@@ -504,7 +508,7 @@ static int ss_close(void *ctx)
 }
 
 /* a non-negative integer frame index, or -1 */
-static int64_t index_of(double v) { return v >= 0 && v < 4294967295.0 && v == floor(v) ? (int64_t)v : -1; }
+static int64_t index_of(double v) { return v >= 0 && v < 4294967295.0 && v == (double)(int64_t)v ? (int64_t)v : -1; }
 
 static int ss_number(ssp *p, double v, int64_t iv, int integral)
 {
@@ -569,7 +573,7 @@ static int ss_number(ssp *p, double v, int64_t iv, int integral)
         return complain(p, PB_ERR_CORRUPT, "a frame's %s is a number, not a string", k == K_NAME ? "name" : "file");
     } else if (c == C_PROFILE && (k == K_START || k == K_END)) {
         ss_prof *pr = prof_now(p);
-        if (!isfinite(v) || fabs(v) > 9e15)
+        if (!within(v, 9e15))
             return complain(p, PB_ERR_CORRUPT, "a profile's %s is out of range", k == K_START ? "startValue" : "endValue");
         if (k == K_START)
             pr->start = v, pr->have_start = 1;
@@ -689,7 +693,7 @@ static int event_pass1(ssp *p)
     int64_t f = index_of(p->ev_frame);
     if (f < 0)
         return complain(p, PB_ERR_CORRUPT, "an event's frame is not a non-negative integer");
-    if (!isfinite(p->ev_at) || fabs(p->ev_at) > 9e15)
+    if (!within(p->ev_at, 9e15))
         return complain(p, PB_ERR_CORRUPT, "an event's at is out of range");
     if (pr->count[A_EVENTS] && p->ev_at < pr->last_at)
         return complain(p, PB_ERR_CORRUPT, "an event's at (%.17g) is before the previous event's (%.17g)", p->ev_at,
@@ -912,9 +916,9 @@ static pb_status sink_frame(ssr *r, uint32_t i, uint64_t off, uint32_t *id)
 static int to_ticks(const ssr *r, double v, int64_t *out)
 {
     double x = v * unit_factor(r->profs[r->cur].unit);
-    if (!isfinite(x) || fabs(x) > 4e18)
+    if (!within(x, 4e18))
         return -1;
-    *out = (int64_t)llround(x);
+    *out = round_i64(x);
     return 0;
 }
 
@@ -988,6 +992,9 @@ static int event_cursor(ssp *p)
         }
         if ((st = pb_spans_span(r->spans, fr->kind, r->open_at[r->nopen], (uint64_t)(t - r->base_ns), off)) != PB_OK)
             return 0;
+        /* nothing open: no later span can hold the ones before */
+        if (!r->nopen && (st = pb_spans_seal(r->spans)) != PB_OK)
+            return 0;
     }
     return 1;
 }
@@ -1029,9 +1036,9 @@ static pb_status prof_start_ns(ssr *r, uint32_t i, int64_t *out)
     if (pr->type == P_EVENTED && pr->count[A_EVENTS] && (!pr->have_start || pr->first_at < v))
         v = pr->first_at;
     v *= unit_factor(pr->unit);
-    if (!isfinite(v) || fabs(v) > 4e18)
+    if (!within(v, 4e18))
         return pb_fail(r->err, PB_ERR_CORRUPT, pr->off, "profile %u's startValue does not fit 63 bits of ns", i);
-    *out = (int64_t)llround(v);
+    *out = round_i64(v);
     return PB_OK;
 }
 

@@ -261,6 +261,29 @@ my $sm = "$d/speedscope/sampled_ms.speedscope.json";
         'self and inclusive weights over several blocks');
 }
 
+# ---- many top-level spans (the span fold seals them as the stack empties) ----
+{
+    my (@ev, $at);
+    $at = 0;
+    for my $i (0 .. 4999) {
+        my @f = map { ($i + $_) % 4 } 0 .. $i % 3;
+        push @ev, { type => 'O', frame => $_, at => $at += 3 } for @f;
+        push @ev, { type => 'C', frame => $_, at => $at += 2 } for reverse @f;
+    }
+    my $j = { '$schema' => 'https://www.speedscope.app/file-format-schema.json',
+        shared => { frames => [ map { { name => "s$_" } } 0 .. 3 ] },
+        profiles => [ { type => 'evented', name => 'tops', unit => 'nanoseconds', startValue => 0, endValue => $at,
+            events => \@ev } ] };
+    spew("$tmp/tops.json", JSON::PP->new->encode($j));
+    my $want = truth("$tmp/tops.json");
+    my ($calls, $excl) = calls_of("$tmp/tops.json");
+    is_deeply($calls->{1}, $want->{tops}{opens}, '5000 top-level span trees: calls = O events per frame');
+    is_deeply($excl->{1}, $want->{tops}{self}, '... exclusive ns per sub');
+    my %a;
+    &Devel::ProfileBridge::ReadStream::for_chunks({ ATTRIBUTE => sub { $a{ $_[1] } = $_[2] } }, filename => "$tmp/tops.json");
+    is($a{thread_1_top_level}, 5000, '... 5000 top-level spans');
+}
+
 # ---- bad input: "speedscope: <class>: <what> at byte N of F" ----------------
 {
     my $S = '"$schema":"https://www.speedscope.app/file-format-schema.json"';
