@@ -2,7 +2,10 @@
 # speedscope JSON input (issue 38): hand-written files for every feature of
 # speedscope 1.25's file-format-schema.json (t/data/speedscope/, each checked
 # against the schema when PB_SPEEDSCOPE_SCHEMA names it and python3 has
-# jsonschema), and our own --to speedscope output of every t/data profile.
+# jsonschema), speedscope's own export of some of them and of V8, folded
+# and our files (t/data/speedscope/exported/, made by speedscope 1.25.0's
+# importer and exporter: speedscope-export.js there), and our own
+# --to speedscope output of every t/data profile.
 # Truth: a few lines of independent code over the JSON (JSON::PP): per
 # profile and frame the self weight (innermost) and inclusive weight
 # (anywhere in the stack, once per sample); for evented profiles the time
@@ -28,7 +31,7 @@ use Devel::ProfileBridge::ReadStream ();
 
 my $d = "$FindBin::Bin/data";
 my $tmp = tempdir('pb36-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-my @files = glob("$d/speedscope/*.json");
+my @files = (glob("$d/speedscope/*.json"), glob("$d/speedscope/exported/*.json"));
 plan skip_all => 'no speedscope files' unless @files;
 
 sub spew { open my $fh, '>:raw', $_[0] or die "$_[0]: $!"; print $fh $_[1]; close $fh or die }
@@ -98,7 +101,10 @@ sub calls_of {
             $calls{$pid}{$n} += $count;
             $excl{$pid}{$n} += $excl;
         } }, filename => $file, %o);
-    for my $p (values %excl) { $_ = sprintf('%.0f', $_ * 1e9) for values %$p }
+    for my $p (values %excl) {
+        $_ = sprintf('%.0f', $_ * 1e9) for values %$p;
+        delete @$p{ grep { !$p->{$_} } keys %$p }; # (a caller only: no self time)
+    }
     return (\%calls, \%excl);
 }
 
@@ -148,6 +154,33 @@ for my $f (@files) {
     }
 }
 ok($feature{$_}, "the test files have $_ profiles") for qw(sampled evented nanoseconds microseconds milliseconds seconds bytes none);
+
+# ---- speedscope's own reading: its export of a file reads as the file ------
+# (speedscope exports every profile as evented; names and units are kept)
+for my $n (qw(sampled_ms evented_two_threads profiles_first bytes)) {
+    my ($orig, $exp) = ("$d/speedscope/$n.speedscope.json", "$d/speedscope/exported/$n.speedscope.json");
+    next unless -f $exp;
+    ok(convert_quietly($orig, { out => "$tmp/o.folded", to => 'collapsed' })
+        && convert_quietly($exp, { out => "$tmp/e.folded", to => 'collapsed' }), "$n: both read") or diag $@;
+    is_deeply(tables_of_collapsed("$tmp/e.folded"), tables_of_collapsed("$tmp/o.folded"),
+        "$n: speedscope's export reads as the file it imported (self and inclusive weights per frame and profile)");
+}
+SKIP: {
+    my $exp = "$d/speedscope/exported/ours_tachyon_multithread.speedscope.json";
+    my $in = "$d/tachyon/multithread.bin";
+    skip 'no Tachyon file', 1 unless -f $in && -f $exp;
+    my $unit = do { local $SIG{__WARN__} = sub { }; weight_unit_ns($in) };
+    convert_quietly($in, { out => "$tmp/o.folded", to => 'collapsed' });
+    convert_quietly($exp, { out => "$tmp/e.folded", to => 'collapsed' });
+    my $per_thread = sub {
+        my %t;
+        while (my ($k, $v) = each %{ $_[0] }) { my ($th, $s) = split /;/, $k, 2; $t{$th}{$s} += $v }
+        return [ sort map { JSON::PP->new->canonical->encode($_) } values %t ];
+    };
+    is_deeply($per_thread->(folded_weights("$tmp/e.folded", thread => 1, utf8 => 1)),
+        $per_thread->(folded_weights("$tmp/o.folded", thread => 1, unit => $unit, utf8 => 1)),
+        "speedscope's export of our --to speedscope of a Tachyon file: our collapsed output, thread by thread");
+}
 
 # ---- our --to speedscope read back equals our collapsed output ------------
 # every t/data profile with stacks (threads compared as tables: labels aside)
