@@ -35,8 +35,9 @@
  * anything else is `corrupt` at the event.  For the chunk stream, a file
  * whose chosen profiles are all evented goes through the span fold: each
  * O..C pair is one span, so SUB_CALLERS counts are the exact numbers of
- * O events and the times exact.  (Mixed files: the evented profiles as
- * samples; counts are then inferred as for any sampled profile.)
+ * O events and the times exact.  (Mixed files, and evented profiles that
+ * nest deeper than the span fold's PB_SPANS_MAX_DEPTH: the evented profiles
+ * as samples; counts are then inferred as for any sampled profile.)
  *
  * Frames: name as written (the stack outputs show it); file and line as
  * written (line 1-based, as speedscope shows it); col has no place in the
@@ -201,6 +202,7 @@ struct ssr {
     uint32_t cur;        /* pass 2's profile */
     int64_t last_ns;     /* pass 2: the previous event's time / the sampled clock */
     uint64_t col_frames, emitted;
+    size_t max_nest;     /* pass 1: the deepest nesting of O events */
     pb_spans *spans;     /* the evented chunk path */
     pb_sink *sink;
     ssp p1, c[2];
@@ -709,6 +711,8 @@ static int event_pass1(ssp *p)
         if (pb_grow((void **)&r->open, &r->copen, r->nopen + 1, sizeof *r->open) < 0)
             return complain(p, PB_ERR_LIMIT, "out of memory");
         r->open[r->nopen++] = (uint32_t)f;
+        if (r->nopen > r->max_nest)
+            r->max_nest = r->nopen;
         return 1;
     }
     if (!r->nopen)
@@ -1386,6 +1390,9 @@ pb_status pb_read_speedscope(pb_source *src, const pb_options *opt, pb_sink *sin
     st = pass1(r);
     if (st == PB_OK)
         st = choose(r, &all_evented);
+    /* deeper than the span fold nests: folded as samples */
+    if (r->max_nest > PB_SPANS_MAX_DEPTH)
+        all_evented = 0;
     if (st == PB_OK && all_evented) {
         st = spans_run(r, sink);
         if (st == PB_ERR_ABORT && err->status == PB_OK)

@@ -317,6 +317,21 @@ my $sm = "$d/speedscope/sampled_ms.speedscope.json";
     is($a{thread_1_top_level}, 5000, '... 5000 top-level spans');
 }
 
+# ---- deeper than the span fold's 254 levels: folded as samples ----------------
+{
+    my @ev = ((map { { type => 'O', frame => 0, at => $_ } } 0 .. 299), (map { { type => 'C', frame => 0, at => 300 + $_ } } 0 .. 299));
+    my $j = { '$schema' => 'https://www.speedscope.app/file-format-schema.json', shared => { frames => [ { name => 'rec' } ] },
+        profiles => [ { type => 'evented', name => 'deep', unit => 'nanoseconds', startValue => 0, endValue => 600, events => \@ev } ] };
+    spew("$tmp/deep.json", JSON::PP->new->encode($j));
+    my $want = truth("$tmp/deep.json");
+    ok(convert_quietly("$tmp/deep.json", { out => "$tmp/deep.folded", to => 'collapsed' }, { out => "$tmp/deep.nytprof" }),
+        '300 nested O events: converted to collapsed and nytprof') or diag $@;
+    is_deeply(tables_of_collapsed("$tmp/deep.folded")->{deep}, { self => $want->{deep}{self}, incl => $want->{deep}{incl} },
+        '... self and inclusive weight');
+    my (undef, $excl) = calls_of("$tmp/deep.json");
+    is_deeply($excl->{1}, $want->{deep}{self}, '... exclusive ns through the sample fold');
+}
+
 # ---- bad input: "speedscope: <class>: <what> at byte N of F" ----------------
 {
     my $S = '"$schema":"https://www.speedscope.app/file-format-schema.json"';

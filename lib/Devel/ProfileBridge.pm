@@ -2030,7 +2030,10 @@ Bytes one record or string may occupy.  Default 256 MiB.
 
 Frames in one stack sample or nesting depth (default 4096); entries in a
 string table (default 50 million); entries in a frame table (default 50
-million).
+million).  A speedscope file's C<max_frames> bounds its C<shared.frames> and its
+C<profiles> alike; C<max_stack_depth> a sample's stack and the nesting of
+an evented profile's C<O> events (deeper than 254 levels, the span fold's
+limit, such a profile is folded as samples).
 
 =item max_statements
 
