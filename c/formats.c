@@ -238,8 +238,9 @@ static int sniff_v8(const unsigned char *p, size_t len, uint64_t file_size, pb_f
 
 /* speedscope JSON: an object whose first 4 KB name speedscope's schema URL,
  * or hold "shared" with "frames" and "profiles", or "profiles" and a
- * "sampled" or "evented" (the keys may come in any order); info shows its
- * exporter when the start names one */
+ * profile's "sampled", "evented", "samples" or "events" with "frame" (the
+ * keys may come in any order); info shows its exporter when the start
+ * names one */
 static int sniff_speedscope(const unsigned char *p, size_t len, uint64_t file_size, pb_format_info *info)
 {
     static const char url[] = "\"https://www.speedscope.app/file-format-schema.json\"";
@@ -254,7 +255,9 @@ static int sniff_speedscope(const unsigned char *p, size_t len, uint64_t file_si
         return 0;
     if (!has_substr(p, len, url) &&
         !(has_substr(p, len, "\"shared\"") && has_substr(p, len, "\"frames\"") && has_substr(p, len, "\"profiles\"")) &&
-        !(has_substr(p, len, "\"profiles\"") && (has_substr(p, len, "\"sampled\"") || has_substr(p, len, "\"evented\""))))
+        !(has_substr(p, len, "\"profiles\"") &&
+          (has_substr(p, len, "\"sampled\"") || has_substr(p, len, "\"evented\"") ||
+           has_substr(p, len, "\"samples\"") || (has_substr(p, len, "\"events\"") && has_substr(p, len, "\"frame\"")))))
         return 0;
     set_compression(info, 0, "none");
     for (e = p; e + 12 < p + len; e++)

@@ -172,6 +172,7 @@ typedef struct {
     double *qw;
     size_t nqw, cqw;
     pb_status fail;
+    int sink_failed;     /* fail is a sink's status (its error already filled, or an abort) */
     char why[200];
 } ssp;
 
@@ -226,6 +227,16 @@ static int complain(ssp *p, pb_status st, const char *fmt, ...)
         p->fail = st;
         vsnprintf(p->why, sizeof p->why, fmt, ap);
         va_end(ap);
+    }
+    return 0;
+}
+
+/* a sink's failure inside a callback: its status kept, yajl told to stop */
+static int sink_fail(ssp *p, pb_status st)
+{
+    if (!p->fail) {
+        p->fail = st;
+        p->sink_failed = 1;
     }
     return 0;
 }
@@ -760,6 +771,8 @@ static pb_status parse_error(ssp *p, yajl_status ys, const unsigned char *b, siz
             return PB_OK;
         if (r->err->status) /* a sink's error, already filled */
             return r->err->status;
+        if (p->sink_failed) /* a consumer that stopped (PB_ERR_ABORT) */
+            return p->fail;
         return pb_fail(r->err, p->fail ? p->fail : PB_ERR_CORRUPT, off, "%s", p->why);
     }
     {
@@ -965,11 +978,11 @@ static int event_cursor(ssp *p)
             return complain(p, PB_ERR_LIMIT, "out of memory");
         for (i = r->nopen; i-- > 0;) {
             if ((st = sink_frame(r, r->open[i], off, &r->ids[d])) != PB_OK)
-                return 0;
+                return sink_fail(p, st);
             d++;
         }
         if ((st = emit(r, d, (uint64_t)(t - r->last_ns), off)) != PB_OK)
-            return 0;
+            return sink_fail(p, st);
     }
     r->last_ns = t;
     if (p->ev_type == 'O') {
@@ -992,13 +1005,13 @@ static int event_cursor(ssp *p)
             if ((st = pb_spans_kind(r->spans, pb_str_make(nm, nl, pb_utf8_valid(nm, nl)),
                                     pb_str_make(r->str + fr->file_at, fr->file_len, 1),
                                     fr->line > 0 ? (uint32_t)fr->line : 0, &fr->kind)) != PB_OK)
-                return 0;
+                return sink_fail(p, st);
         }
         if ((st = pb_spans_span(r->spans, fr->kind, r->open_at[r->nopen], (uint64_t)(t - r->base_ns), off)) != PB_OK)
-            return 0;
+            return sink_fail(p, st);
         /* nothing open: no later span can hold the ones before */
         if (!r->nopen && (st = pb_spans_seal(r->spans)) != PB_OK)
-            return 0;
+            return sink_fail(p, st);
     }
     return 1;
 }

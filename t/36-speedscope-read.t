@@ -307,7 +307,7 @@ my $sm = "$d/speedscope/sampled_ms.speedscope.json";
         shared => { frames => [ map { { name => "s$_" } } 0 .. 3 ] },
         profiles => [ { type => 'evented', name => 'tops', unit => 'nanoseconds', startValue => 0, endValue => $at,
             events => \@ev } ] };
-    spew("$tmp/tops.json", JSON::PP->new->encode($j));
+    spew("$tmp/tops.json", JSON::PP->new->canonical->encode($j));
     my $want = truth("$tmp/tops.json");
     my ($calls, $excl) = calls_of("$tmp/tops.json");
     is_deeply($calls->{1}, $want->{tops}{opens}, '5000 top-level span trees: calls = O events per frame');
@@ -322,7 +322,7 @@ my $sm = "$d/speedscope/sampled_ms.speedscope.json";
     my @ev = ((map { { type => 'O', frame => 0, at => $_ } } 0 .. 299), (map { { type => 'C', frame => 0, at => 300 + $_ } } 0 .. 299));
     my $j = { '$schema' => 'https://www.speedscope.app/file-format-schema.json', shared => { frames => [ { name => 'rec' } ] },
         profiles => [ { type => 'evented', name => 'deep', unit => 'nanoseconds', startValue => 0, endValue => 600, events => \@ev } ] };
-    spew("$tmp/deep.json", JSON::PP->new->encode($j));
+    spew("$tmp/deep.json", JSON::PP->new->canonical->encode($j));
     my $want = truth("$tmp/deep.json");
     ok(convert_quietly("$tmp/deep.json", { out => "$tmp/deep.folded", to => 'collapsed' }, { out => "$tmp/deep.nytprof" }),
         '300 nested O events: converted to collapsed and nytprof') or diag $@;
@@ -331,6 +331,15 @@ my $sm = "$d/speedscope/sampled_ms.speedscope.json";
     my (undef, $excl) = calls_of("$tmp/deep.json");
     is_deeply($excl->{1}, $want->{deep}{self}, '... exclusive ns through the sample fold');
 }
+
+# ---- detection: profiles first, a profile's keys in any order ----------------
+for my $t ('{"profiles":[{"events":[{"at":0,"frame":0,"type":"O"},{"at":1,"frame":0,"type":"C"}]',
+    '{"profiles":[{"samples":[[0]],"weights":[1]', '{"profiles":[{"type":"sampled"') {
+    spew("$tmp/det.json", $t . (' ' x 5000) . '}]}');
+    is(Devel::ProfileBridge::detect_format("$tmp/det.json")->{format}, 'speedscope', "detected: " . substr($t, 0, 30));
+}
+spew("$tmp/det.json", '{"profiles":[], "other": 1}');
+ok(!Devel::ProfileBridge::detect_format("$tmp/det.json")->{format}, 'an object with "profiles" alone is not speedscope');
 
 # ---- bad input: "speedscope: <class>: <what> at byte N of F" ----------------
 {
@@ -365,6 +374,20 @@ my $sm = "$d/speedscope/sampled_ms.speedscope.json";
         ok(!eval { Devel::ProfileBridge::convert(in => "$tmp/$name.json", out => "$tmp/bad.nytprof"); 1 },
             "... $name: refused by the chunk path too");
     }
+}
+
+# a consumer that stops inside an event (its error is the one reported), and
+# the fuzz finding where a stopped consumer gave "corrupt:" with no message
+{
+    for my $f ($ev, $sm) {
+        my $n = 0;
+        ok(!eval { Devel::ProfileBridge::ReadStream::for_chunks(sub { die "stop here\n" if $_[0] eq 'TIME_LINE' && ++$n == 3 },
+            filename => $f); 1 }, 'a callback that dies stops the read');
+        is($@, "stop here\n", '... with its own error');
+    }
+    my $c = "$d/crashers/speedscope/sink-stop-empty-message";
+    ok(!eval { Devel::ProfileBridge::convert(in => $c, out => "$tmp/c.nytprof"); 1 }, 'the fuzz finding: refused');
+    like($@, qr/^nytprof-writer: limit: .* past max_line/, '... by the writer\'s max_line, with its message');
 }
 
 # limits
