@@ -779,6 +779,51 @@ pb_status pb_spans_span(pb_spans *f, uint32_t key, uint64_t begin_ns, uint64_t e
     return time_line(f, r->excl, f->kinds[key].file, f->kinds[key].line, offset);
 }
 
+pb_status pb_spans_seal(pb_spans *f)
+{
+    size_t i;
+    pb_status st;
+    if (!f->in_thread || f->stacks)
+        return PB_OK;
+    for (i = 0; i < f->ntop; i++) {
+        const fs_root *x = &f->top[i];
+        uint32_t ed;
+        if ((st = get_edge(f, f->root_sub, x->sub, &ed, 0)) != PB_OK)
+            return st;
+        f->m.edges[ed].count++;
+        f->m.edges[ed].incl += x->incl;
+        f->m.edges[ed].excl += x->excl;
+    }
+    f->cur.top_level += f->ntop;
+    f->ntop = 0;
+    f->npool = 0;
+    /* the sealed roots' stack entries: one per distinct path */
+    if (f->nppool > 1) {
+        size_t p, nout = 0;
+        if (++f->pstamp == 0) {
+            memset(f->path_stamp, 0, f->paths.len * sizeof *f->path_stamp);
+            memset(f->pre_stamp, 0, f->paths.len * sizeof *f->pre_stamp);
+            f->pstamp = 1;
+        }
+        if (pb_grow((void **)&f->pscratch, &f->pscratch_cap, f->nppool, sizeof *f->pscratch))
+            return oom(f, 0);
+        for (p = 0; p < f->nppool; p++) {
+            uint32_t q = f->ppool[p].path;
+            if (f->path_stamp[q] == f->pstamp) {
+                f->pscratch[f->path_pos[q]].ns += f->ppool[p].ns;
+            } else {
+                f->path_stamp[q] = f->pstamp;
+                f->path_pos[q] = (uint32_t)nout;
+                f->pscratch[nout].path = q;
+                f->pscratch[nout++].ns = f->ppool[p].ns;
+            }
+        }
+        memcpy(f->ppool, f->pscratch, nout * sizeof *f->ppool);
+        f->nppool = nout;
+    }
+    return PB_OK;
+}
+
 pb_status pb_spans_thread_end(pb_spans *f)
 {
     pb_chunk c;
@@ -797,7 +842,7 @@ pb_status pb_spans_thread_end(pb_spans *f)
         f->m.edges[ed].incl += x->incl;
         f->m.edges[ed].excl += x->excl;
     }
-    f->cur.top_level = f->ntop;
+    f->cur.top_level += f->ntop;
     if ((st = flush_stacks(f)) != PB_OK)
         return st;
     f->ntop = 0;

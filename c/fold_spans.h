@@ -70,6 +70,13 @@ typedef struct {
 pb_status pb_spans_thread_begin(pb_spans *f, const pb_spans_thread *t);
 /* One span, in completion order; offset = where its record starts (errors). */
 pb_status pb_spans_span(pb_spans *f, uint32_t key, uint64_t begin_ns, uint64_t end_ns, uint64_t offset);
+/* Every span reported so far is final (a decoder whose spans nest by
+ * construction, speedscope's O/C events, calls it when its open stack
+ * empties): the current roots are booked as called by the thread's RUNTIME
+ * and released, so memory stays bounded by one root's subtree rather than
+ * growing with top-level spans.  Nothing happens while stacks are kept
+ * (pb_spans_set_stacks). */
+pb_status pb_spans_seal(pb_spans *f);
 /* Flush the thread: SUB_INFO, SUB_CALLERS, statistics ATTRIBUTEs, PID_END. */
 pb_status pb_spans_thread_end(pb_spans *f);
 

@@ -236,6 +236,47 @@ static int sniff_v8(const unsigned char *p, size_t len, uint64_t file_size, pb_f
     return 1;
 }
 
+/* speedscope JSON: an object whose first 4 KB name speedscope's schema URL,
+ * or hold "shared" with "frames" and "profiles", or "profiles" and a
+ * profile's "sampled", "evented", "samples" or "events" with "frame" (the
+ * keys may come in any order); info shows its exporter when the start
+ * names one */
+static int sniff_speedscope(const unsigned char *p, size_t len, uint64_t file_size, pb_format_info *info)
+{
+    static const char url[] = "\"https://www.speedscope.app/file-format-schema.json\"";
+    size_t i = 0;
+    const unsigned char *e;
+    (void)file_size;
+    if (len >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF)
+        i = 3;
+    while (i < len && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n'))
+        i++;
+    if (i >= len || p[i] != '{')
+        return 0;
+    if (!has_substr(p, len, url) &&
+        !(has_substr(p, len, "\"shared\"") && has_substr(p, len, "\"frames\"") && has_substr(p, len, "\"profiles\"")) &&
+        !(has_substr(p, len, "\"profiles\"") &&
+          (has_substr(p, len, "\"sampled\"") || has_substr(p, len, "\"evented\"") ||
+           has_substr(p, len, "\"samples\"") || (has_substr(p, len, "\"events\"") && has_substr(p, len, "\"frame\"")))))
+        return 0;
+    set_compression(info, 0, "none");
+    for (e = p; e + 12 < p + len; e++)
+        if (!memcmp(e, "\"exporter\"", 10)) {
+            const unsigned char *v = e + 10, *end;
+            while (v < p + len && (*v == ' ' || *v == ':'))
+                v++;
+            if (v < p + len && *v == '"' && (end = memchr(v + 1, '"', (size_t)(p + len - v - 1))) != NULL &&
+                end - v - 1 < 60) {
+                char t[64];
+                memcpy(t, v + 1, (size_t)(end - v - 1));
+                t[end - v - 1] = '\0';
+                pb_info_fact(info, "exporter", PB_FACT_TEXT, t, "");
+            }
+            break;
+        }
+    return 1;
+}
+
 /* a StatProfiler run's stacks, with the hooks a consumer offers (the
  * writer's: eval source, sections, op names) or none */
 static pb_status statprofiler_run_stacks(const char *const *paths, size_t n, const pb_options *opt,
@@ -332,6 +373,12 @@ static const pb_loss v8_losses[] = {
 #define JS_SOURCES ".js .mjs .cjs .jsx .ts .mts .cts .tsx"
 #define GO_SOURCES ".go"
 
+static const pb_loss speedscope_losses[] = {
+    { "column numbers of frames (col)", "attr:speedscope_column_frames", NULL, 0,
+      "*=no target has columns; the line is kept" },
+    { NULL, NULL, NULL, 0, NULL }
+};
+
 /* ---- THE table (indexed by pb_format) ------------------------------------ */
 static const pb_format_row formats[PB_FMT_COUNT] = {
     { PB_FMT_UNKNOWN, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL },
@@ -360,6 +407,10 @@ static const pb_format_row formats[PB_FMT_COUNT] = {
     { PB_FMT_PPROF, "pprof", "pprof", pb_pprof_sniff, pb_read_pprof, pb_read_pprof_samples,
       PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES | PB_READS_GZIP, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
       PB_LIB_BUILTIN, NULL, "go", no_losses, NULL, "Go", GO_SOURCES, NULL },
+    /* JSON, after V8's (whose keys it does not have) */
+    { PB_FMT_SPEEDSCOPE, "speedscope", "speedscope", sniff_speedscope, pb_read_speedscope,
+      pb_read_speedscope_samples, PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES | PB_YIELDS_SPANS, "yajl",
+      NULL, NULL, NULL, NULL, NULL, NULL, PB_LIB_EVERY_FILE, "speedscope files", "any", speedscope_losses, NULL, NULL, NULL, NULL },
     /* text, after every binary format */
     { PB_FMT_PERF, "perf", "perf script", sniff_perf, pb_read_perf, pb_read_perf_samples,
       PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, NULL, NULL, NULL, NULL, NULL, NULL, NULL,

@@ -35,6 +35,7 @@ pb_status pb_read_v8(pb_source *src, const pb_options *opt, pb_sink *sink, pb_er
 pb_status pb_read_pprof(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 pb_status pb_read_perf(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 pb_status pb_read_folded(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
+pb_status pb_read_speedscope(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 
 /* ---- stack decoders -------------------------------------------------------
  * Tachyon: thread keys are dense indices (0..) in order of first
@@ -57,7 +58,9 @@ pb_status pb_read_folded(pb_source *src, const pb_options *opt, pb_sink *sink, p
  * folded: one sample per line, weight as written (two-column lines: the
  * column the sample type picks), timestamps 0; thread keys 0.. by root
  * frames (tid:, pid:, ...), pid = key + 1, each announced with its root
- * frames as written (thread_root); frames carry their text (verbatim). */
+ * frames as written (thread_root); frames carry their text (verbatim).
+ * speedscope: each profile a thread keyed by its index, pid = key + 1,
+ * label = its name; weights ns (time units) or as written (bytes, none). */
 pb_status pb_read_tachyon_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
 pb_status pb_read_easyprofiler_stacks(pb_source *src, const pb_options *opt, struct pb_sample_sink *out,
                                       pb_error *err);
@@ -69,6 +72,8 @@ pb_status pb_read_v8_samples(pb_source *src, const pb_options *opt, struct pb_sa
 pb_status pb_read_pprof_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
 pb_status pb_read_perf_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
 pb_status pb_read_folded_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
+pb_status pb_read_speedscope_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out,
+                                     pb_error *err);
 
 /* ---- sniffers that live with their decoders --------------------------------
  * read_pprof.c: a pprof profile.proto (gzipped or not) starts p[0..len).
@@ -96,7 +101,8 @@ enum {
     PB_FMT_STATPROFILER,
     PB_FMT_V8,
     PB_FMT_PPROF,
-    PB_FMT_PERF,   /* text */
+    PB_FMT_SPEEDSCOPE, /* JSON with its schema URL or shape */
+    PB_FMT_PERF,       /* text */
     PB_FMT_FOLDED, /* text: the last row, after every binary format */
     PB_FMT_COUNT
 };

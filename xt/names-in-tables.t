@@ -3,7 +3,7 @@
 # target name outside c/outputs.[ch] and c/write_<target>.* (tests and POD
 # aside).  Reads the code lines (C and Perl comments and POD stripped) of
 # c/*.[ch], xs/*.xs, lib/**/*.pm and bin/profbridge; a name that is both a
-# format and a target (pprof, statprofiler) is allowed where either is.
+# format and a target (pprof, statprofiler, speedscope) is allowed where either is.
 # "folded", "collapsed" and "dump" are English words too: they count only as
 # names (a quoted string, an identifier part, a file name, an alternation).
 # `perl xt/names-in-tables.t` lists every line it finds; %EXCEPT says why a
@@ -15,7 +15,7 @@ use FindBin;
 use File::Find ();
 plan skip_all => 'author test: set RELEASE_TESTING=1' unless $ENV{RELEASE_TESTING} || $ENV{AUTHOR_TESTING};
 my $top = "$FindBin::Bin/..";
-my @fmts = qw(tachyon easyprofiler statprofiler pynytprof v8 pprof folded);
+my @fmts = qw(tachyon easyprofiler statprofiler pynytprof v8 pprof folded speedscope);
 my @tgts = qw(collapsed pprof speedscope statprofiler dump);
 my %weak = map { $_ => 1 } qw(folded collapsed dump);
 # file => [ line regex, reason ]

@@ -1838,6 +1838,33 @@ every thread and process is kept, each its own C<PID_START>/C<PID_END>
 span.  The attributes C<profiler>, C<profiler_version>,
 C<sample_interval_us> and C<clock> say where the data came from.
 
+=head2 speedscope JSON
+
+=over
+
+=item units
+
+C<ticks_per_sec=1000000000> (ns).  A profile in a time unit gives ns
+(each weight, each event's C<at> rounded to the nearest ns;
+C<sample_weight_unit=ns>); one in C<bytes> or C<none> gives its numbers as
+written, one tick each.  Profiles of units that do not add up are refused
+(C<unsupported>) unless C<thread> picks profiles of one kind.
+
+=item threads
+
+One per profile: key its index in C<profiles> (C<thread =E<gt> N>), pid
+index + 1, named by the profile's C<name> (C<thread =E<gt> NAME>).
+
+=item frames
+
+C<shared.frames>: the stack outputs show each frame's C<name> as written;
+the sub is the name split at its last C<::>, else C<main::>I<name>; file and
+line as written; C<col> is dropped (C<losses>).  Evented profiles alone
+are folded as spans (exact call counts: the C<O> events), sampled and
+mixed ones as samples.  L<Devel::ProfileBridge::Formats/speedscope>.
+
+=back
+
 =head1 FUNCTIONS
 
 =head2 for_chunks($callback, %options)
@@ -1852,7 +1879,8 @@ What this build can do, as a hash reference:
   {
     libraries => { zlib => '1.2.13', zstd => '1.5.4', snappy => 'yes' },
     read  => { nytprof => 1, pynytprof => 1, easyprofiler => 1, tachyon => 1,
-               'tachyon-zstd' => 1, statprofiler => 1, v8 => 1, pprof => 1, folded => 1 },
+               'tachyon-zstd' => 1, statprofiler => 1, v8 => 1, pprof => 1, folded => 1,
+               speedscope => 1 },
     write => { nytprof => 1, collapsed => 1, pprof => 1, speedscope => 1, dump => 1, statprofiler => 1 },
   }
 
@@ -2291,7 +2319,10 @@ Bytes one record or string may occupy.  Default 256 MiB.
 
 Frames in one stack sample or nesting depth (default 4096); entries in a
 string table (default 50 million); entries in a frame table (default 50
-million).
+million).  A speedscope file's C<max_frames> bounds its C<shared.frames> and its
+C<profiles> alike; C<max_stack_depth> a sample's stack and the nesting of
+an evented profile's C<O> events (deeper than 254 levels, the span fold's
+limit, such a profile is folded as samples).
 
 =item max_statements
 

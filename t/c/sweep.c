@@ -235,8 +235,10 @@ static int walk(const char *path)
         free(names);
     } else if (S_ISREG(st.st_mode)) {
         size_t l = strlen(path);
-        /* ground truth and sources are not profiles */
-        if ((l > 6 && !strcmp(path + l - 6, ".jsonl")) || (l > 5 && !strcmp(path + l - 5, ".json")) ||
+        /* ground truth and sources are not profiles (speedscope's files are
+         * JSON: *.speedscope.json) */
+        if ((l > 6 && !strcmp(path + l - 6, ".jsonl")) ||
+            (l > 5 && !strcmp(path + l - 5, ".json") && !(l > 16 && !strcmp(path + l - 16, ".speedscope.json"))) ||
             (l > 4 && !strcmp(path + l - 4, ".txt")))
             return 0;
         add_path(path);
