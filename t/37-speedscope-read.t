@@ -202,6 +202,22 @@ SKIP: {
             while (my ($k, $v) = each %$w) { my ($th, $s) = split /;/, $k, 2; $t{$th}{$s} += $v }
             return [ sort map { JSON::PP->new->canonical->encode($_) } values %t ];
         };
+        if ($label =~ m{\Afolded/}) {
+            # folded in, collapsed out keeps the input's own lines (its frames
+            # as written, no tid: root where it had none); speedscope carries
+            # names: compare by function name, threads summed
+            my %want;
+            for (split /\n/, Encode::decode('UTF-8', slurp("$tmp/o.folded"))) {
+                my ($s, $n) = /\A(.*) (\d+)\z/ or next;
+                my @f = grep { !/\A(?:tid|pid):/ } split /;/, $s;
+                s/\A.*?:(.+):\d+\z/$1/ for @f;
+                $want{ join ';', @f } += $n * $unit;
+            }
+            is_deeply(folded_weights("$tmp/b.folded", utf8 => 1), \%want,
+                "$label: read back = our collapsed output, by function name");
+            $n++;
+            next;
+        }
         my $unit_back = $unit;
         $unit_back = 1 if $unit != 1; # the speedscope file has ns
         is_deeply($per_thread->(folded_weights("$tmp/b.folded", thread => 1, utf8 => 1)),
