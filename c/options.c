@@ -25,6 +25,8 @@ void pb_options_resolve(pb_options *o)
         o->max_statements_by_size = 1;
     }
     if (!o->max_line) o->max_line = PB_DEFAULT_MAX_LINE;
+    if (!o->max_threads) o->max_threads = PB_DEFAULT_MAX_THREADS;
+    if (!o->max_string_bytes) o->max_string_bytes = PB_DEFAULT_MAX_STRING_BYTES;
 }
 
 uint64_t pb_statement_budget(const pb_options *o, uint64_t size)

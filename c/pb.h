@@ -29,6 +29,8 @@ typedef struct {
     int max_statements_by_size;      /* set by pb_options_resolve when max_statements was not given:
                                       * pb_statement_budget() then also bounds it by the input's size */
     uint32_t max_line;               /* writing nytprof.out: highest line number (nytprofhtml sizes arrays by it) */
+    uint32_t max_threads;            /* threads (and processes) of one profile: every reader, every target */
+    uint64_t max_string_bytes;       /* bytes of a string table held whole (pprof's), one string or all */
 
     /* selection */
     int have_thread;                 /* only this thread (sampling/span formats) */
@@ -69,6 +71,8 @@ void pb_options_to_source(const pb_options *opt, pb_source *src);
 #define PB_DEFAULT_MAX_FRAMES       50000000u
 #define PB_DEFAULT_MAX_STATEMENTS   (UINT64_C(1) << 28)
 #define PB_DEFAULT_MAX_LINE         (1u << 22)  /* 4,194,304 */
+#define PB_DEFAULT_MAX_THREADS      10000u
+#define PB_DEFAULT_MAX_STRING_BYTES (UINT64_C(32) << 20) /* 32 MiB */
 
 /* max_statements not given: no more than PB_STATEMENTS_PER_BYTE synthesised
  * chunks per byte of input, and never fewer than PB_STATEMENTS_FLOOR (a few
