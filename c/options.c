@@ -15,7 +15,10 @@ void pb_options_init(pb_options *o)
 
 void pb_options_resolve(pb_options *o)
 {
-    if (!o->max_decompressed_bytes) o->max_decompressed_bytes = PB_DEFAULT_MAX_DECOMPRESSED;
+    if (!o->max_decompressed_bytes) {
+        o->max_decompressed_bytes = PB_DEFAULT_MAX_DECOMPRESSED;
+        o->max_decompressed_by_size = 1;
+    }
     if (!o->max_record_size) o->max_record_size = PB_DEFAULT_MAX_RECORD;
     if (!o->max_stack_depth) o->max_stack_depth = PB_DEFAULT_MAX_STACK_DEPTH;
     if (!o->max_strings) o->max_strings = PB_DEFAULT_MAX_STRINGS;

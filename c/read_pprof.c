@@ -54,7 +54,7 @@
  *           ATTRIBUTE thread_<pid>_pid = the pid label), found through one
  *           pb_strtab; more than max_threads of them is a limit error.
  * Bounds before bytes are read: the string table (kept whole) at most
- * max_string_bytes in all; one Sample at most the bytes max_stack_depth
+ * max_string_bytes in all (each string and its NUL); one Sample at most the bytes max_stack_depth
  * location ids and 1 MiB of values and labels take (pass 1 checks).
  *   attributes: sample_types (all of them, "type/unit,..."), sample_type
  *           (the one read), default_sample_type, period, period_type,
@@ -576,7 +576,8 @@ static int table_field(pr *r, const top *t)
     case 5: return top_payload(r, t, "Function", &m) < 0 ? -1 : read_function(r, &m);
     case 6:
         /* the table is kept whole: bounded before its bytes are read (or inflated) */
-        if ((t->v > r->opt->max_string_bytes || r->narena + t->v > r->opt->max_string_bytes) && !past_end(r, t->v)) {
+        if ((t->v >= r->opt->max_string_bytes || r->narena + t->v + 1 > r->opt->max_string_bytes) &&
+            !past_end(r, t->v)) {
             pb_fail(r->err, PB_ERR_LIMIT, t->off, "a string_table entry of %llu bytes would take the string table "
                     "past max_string_bytes (%llu; %zu bytes held)", (unsigned long long)t->v,
                     (unsigned long long)r->opt->max_string_bytes, r->narena);
@@ -1240,6 +1241,18 @@ static pb_status open_pass(pr *r)
         return pb_rd_status(&r->rd);
     gz = pb_src_avail(r->s) >= 2 && r->s->p[0] == 0x1f && r->s->p[1] == 0x8b;
     r->gzip = gz;
+    if (gz && r->opt->max_decompressed_by_size && pb_src_size(r->s) != UINT64_MAX) {
+        /* no max_decompressed_bytes given: a .gz inflates to no more than
+         * PB_INFLATE_RATIO times its size (or PB_INFLATE_FLOOR) */
+        uint64_t size = pb_src_size(r->s), cap;
+        cap = size > UINT64_MAX / PB_INFLATE_RATIO ? UINT64_MAX : size * PB_INFLATE_RATIO;
+        if (cap < PB_INFLATE_FLOOR)
+            cap = PB_INFLATE_FLOOR;
+        if (cap < r->s->max_inflated) {
+            r->s->max_inflated = cap;
+            r->s->max_inflated_why = "64 MiB, or 64 times the .gz file's size, unless max_decompressed_bytes is given";
+        }
+    }
     return gz ? pb_src_start_gzip(r->s) : PB_OK;
 }
 

@@ -288,8 +288,9 @@ static int took_output(pb_source *s, size_t produced)
     s->end += produced;
     s->inflated += produced;
     if (s->max_inflated && s->inflated > s->max_inflated) {
-        pb_fail(s->err, PB_ERR_LIMIT, pb_src_offset(s),
-                "decompressed data exceeds max_decompressed_bytes (%llu)", (unsigned long long)s->max_inflated);
+        pb_fail(s->err, PB_ERR_LIMIT, pb_src_offset(s), "decompressed data exceeds max_decompressed_bytes (%llu%s%s)",
+                (unsigned long long)s->max_inflated, s->max_inflated_why ? ": " : "",
+                s->max_inflated_why ? s->max_inflated_why : "");
         return -1;
     }
     return 0;

@@ -59,6 +59,7 @@ typedef struct pb_source {
     int gz_between;          /* a gzip view: a member ended; another (or EOF) must follow */
     uint64_t inflated;       /* bytes produced by the current view */
     uint64_t max_inflated;   /* limit: max_decompressed_bytes (0: none) */
+    const char *max_inflated_why; /* how max_inflated was chosen, for its error (NULL: the option itself) */
     uint64_t max_window;     /* limit: largest single record (max_record_size) */
 
     pb_error *err;
