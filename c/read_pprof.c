@@ -130,7 +130,7 @@ typedef struct {
     size_t ntypes, ctypes;
     uint64_t *comments;
     size_t ncomments, ccomments;
-    pb_index tfunc, tloc;     /* by id */
+    pb_index tfunc, tloc, tmap; /* by id */
     int64_t time_nanos, duration_nanos, period, default_type, drop_frames, keep_frames;
     p_vt period_type;
     int have_period_type;
@@ -462,7 +462,7 @@ static int read_mapping(pr *r, msg *m)
         else if (f.field == 5)
             mp.file = (uint32_t)(f.v > UINT32_MAX ? UINT32_MAX : f.v);
     }
-    if (k < 0)
+    if (k < 0 || full(r, m->off, r->nmaps, "mappings") < 0)
         return -1;
     return push(r, (void **)&r->maps, &r->nmaps, &r->cmaps, &mp, sizeof mp);
 }
@@ -637,6 +637,8 @@ static uint64_t func_id(const pr *r, uint32_t i) { return r->funcs[i].id; }
 static uint64_t loc_id(const pr *r, uint32_t i) { return r->locs[i].id; }
 static uint32_t h_func(const void *c, uint32_t i) { return pb_mix64(func_id((const pr *)c, i)); }
 static uint32_t h_loc(const void *c, uint32_t i) { return pb_mix64(loc_id((const pr *)c, i)); }
+static uint64_t map_id(const pr *r, uint32_t i) { return r->maps[i].id; }
+static uint32_t h_map(const void *c, uint32_t i) { return pb_mix64(map_id((const pr *)c, i)); }
 
 /* entry i into ix by its id; a second entry with the same id is corrupt */
 static pb_status index_one(pr *r, pb_index *ix, uint32_t i, uint32_t (*hash)(const void *, uint32_t),
@@ -673,10 +675,20 @@ static pb_status index_ids(pr *r)
         if (r->comments[i] >= r->nstr)
             return corrupt_at(r, 0, "comment %zu is string %llu, past the string table's %zu", i,
                               (unsigned long long)r->comments[i], r->nstr);
-    for (i = 0; i < r->nmaps; i++)
+    for (i = 0; i < r->nmaps; i++) {
         if (r->maps[i].file >= r->nstr)
             return corrupt_at(r, 0, "mapping %llu names string %u, past the string table's %zu",
                               (unsigned long long)r->maps[i].id, r->maps[i].file, r->nstr);
+        {   /* a mapping id given twice: the first names it (as a scan found it) */
+            size_t k;
+            uint32_t id;
+            if (pb_index_reserve(&r->tmap, i, h_map, r) < 0)
+                return oom(r);
+            PB_INDEX_FIND(&r->tmap, pb_mix64(r->maps[i].id), k, id, r->maps[id].id == r->maps[i].id);
+            if (id == PB_INDEX_NONE)
+                pb_index_set(&r->tmap, k, (uint32_t)i);
+        }
+    }
     return PB_OK;
 }
 
@@ -887,11 +899,10 @@ static pb_status split_name(pr *r, const char *s, size_t len, pb_str *pkg, pb_st
 
 static const p_map *find_map(const pr *r, uint64_t id)
 {
-    size_t i;
-    for (i = 0; i < r->nmaps; i++) /* a handful: one per binary and library */
-        if (r->maps[i].id == id)
-            return &r->maps[i];
-    return NULL;
+    size_t k;
+    uint32_t i;
+    PB_INDEX_FIND(&r->tmap, pb_mix64(id), k, i, r->maps[i].id == id);
+    return i == PB_INDEX_NONE ? NULL : &r->maps[i];
 }
 
 static pb_status intern_line(pr *r, const p_loc *lc, const p_line *ln, uint32_t *id)
@@ -1220,6 +1231,7 @@ static void pr_free(void *p)
     pb_strtab_free(&r->threads);
     pb_index_free(&r->tfunc);
     pb_index_free(&r->tloc);
+    pb_index_free(&r->tmap);
 }
 
 static void pr_init(void *p, pb_source *src, const pb_options *opt, pb_sink *warn_sink, pb_error *err)
