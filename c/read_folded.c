@@ -83,14 +83,14 @@ static int split_weight(const char *p, size_t n, size_t *stack_len, uint64_t *w)
         k--;
     if (k == n || k == 0 || !is_space((unsigned char)p[k - 1]))
         return -1;
+    for (i = k; i > 0 && is_space((unsigned char)p[i - 1]); i--)
+        ;
+    *stack_len = i; /* set for -2 too: its error names the weight's offset */
     for (i = k; i < n; i++) {
         if (v > (UINT64_C(0x7FFFFFFFFFFFFFFF) - (uint64_t)(p[i] - '0')) / 10)
             return -2;
         v = v * 10 + (uint64_t)(p[i] - '0');
     }
-    while (k > 0 && is_space((unsigned char)p[k - 1]))
-        k--;
-    *stack_len = k;
     *w = v;
     return 0;
 }
