@@ -74,7 +74,7 @@ void pb_options_to_source(const pb_options *opt, pb_source *src);
 #define PB_DEFAULT_MAX_FRAMES       50000000u
 #define PB_DEFAULT_MAX_STATEMENTS   (UINT64_C(1) << 28)
 #define PB_DEFAULT_MAX_LINE         (1u << 22)  /* 4,194,304 */
-#define PB_DEFAULT_MAX_THREADS      10000u
+#define PB_DEFAULT_MAX_THREADS      4096u
 /* max_decompressed_bytes not given, for a file that is one compressed
  * stream: at most max(PB_INFLATE_FLOOR, PB_INFLATE_RATIO x its size) (real
  * profiles inflate 3-20 times; a bomb 1000 times) */

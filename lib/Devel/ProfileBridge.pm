@@ -2029,8 +2029,9 @@ Threads (and processes) of one profile, for every format and every
 target: the decoders of sampling and span formats, the fold into
 F<nytprof.out>, and every stack target (C<--to statprofiler> writes one
 trace file per thread, speedscope one profile per thread).  The thread
-past it is a C<limit> error (C<pprof: limit: more than max_threads (10000)
-threads ...>).  Default 10,000.
+past it is a C<limit> error (C<pprof: limit: more than max_threads (4096)
+threads ...>), before a target writes more files.  Default 4096 (real
+profiles have a few to a few hundred).
 
 =item max_statements
 
