@@ -238,6 +238,9 @@ static pb_status get_thread(pb_fold *f, uint64_t key, uint32_t *idx)
     PB_INDEX_FIND(&f->tthreads, h, k, i, f->threads[i].key == key);
     if ((*idx = i) != PB_INDEX_NONE)
         return PB_OK;
+    if (f->nthreads >= (f->cfg.max_threads ? f->cfg.max_threads : PB_DEFAULT_MAX_THREADS))
+        return pb_fail_nooff(f->err, PB_ERR_LIMIT, "more than max_threads (%u) threads",
+                             f->cfg.max_threads ? f->cfg.max_threads : PB_DEFAULT_MAX_THREADS);
     if (pb_grow((void **)&f->threads, &f->cthreads, f->nthreads + 1, sizeof *f->threads) < 0)
         return OOM(f);
     t = (f_thread *)memset(&f->threads[f->nthreads], 0, sizeof *t);
@@ -797,6 +800,7 @@ pb_status pb_fold_decode(pb_source *src, const pb_options *opt, pb_sink *sink, c
     if (!j)
         return err->status;
     pb_sink_defer(sink, decode_job_free, j);
+    cfg.max_threads = j->opt.max_threads;
     if (dec->prepare)
         st = dec->prepare(j->state, &cfg);
     if (st == PB_OK && !(fold = pb_fold_new(&cfg, sink, err)))

@@ -76,6 +76,8 @@ typedef struct {
      * 0: a span runs from the first timestamp to the last one + one weight
      * (at least the sampled time), as for merged profiles. */
     int sampled_spans;
+    /* threads at most (pb_options max_threads; 0: PB_DEFAULT_MAX_THREADS) */
+    uint32_t max_threads;
 } pb_fold_config;
 
 typedef struct pb_fold pb_fold;

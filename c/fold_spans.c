@@ -70,6 +70,7 @@ struct pb_spans {
     pb_error *err;
     uint32_t max_depth;
     uint32_t max_names;
+    uint32_t max_threads, nthreads; /* threads begun, at most max_threads */
 
     pb_model m;             /* strings, files and fids; subs and edges (per thread) */
 
@@ -154,6 +155,7 @@ pb_spans *pb_spans_new(pb_sink *sink, const pb_options *opt, pb_error *err)
     if (opt && opt->max_stack_depth && opt->max_stack_depth < f->max_depth)
         f->max_depth = opt->max_stack_depth;
     f->max_names = opt && opt->max_strings ? opt->max_strings : PB_DEFAULT_MAX_STRINGS;
+    f->max_threads = opt && opt->max_threads ? opt->max_threads : PB_DEFAULT_MAX_THREADS;
     memset(f->ecache, 0xff, sizeof f->ecache);
     pb_model_init(&f->m, sink, err, "out of memory while folding spans");
     f->m.quiet_abort = 1; /* the span decoder reports a stopped consumer itself */
@@ -363,6 +365,9 @@ pb_status pb_spans_thread_begin(pb_spans *f, const pb_spans_thread *t)
     uint32_t i;
     if (f->in_thread)
         return pb_fail(f->err, PB_ERR_CORRUPT, 0, "thread started inside a thread");
+    if (f->nthreads >= f->max_threads)
+        return pb_fail_nooff(f->err, PB_ERR_LIMIT, "more than max_threads (%u) threads", f->max_threads);
+    f->nthreads++;
     f->in_thread = 1;
     f->th = *t;
     free(f->package);

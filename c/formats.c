@@ -617,7 +617,7 @@ static pb_status drive_source(pb_source *src, pb_format fmt, const pb_options *o
     return st;
 }
 
-static pb_status drive_file(const char *path, pb_format fmt, const pb_options *opt, const target *t, pb_error *err)
+static pb_status drive_file_1(const char *path, pb_format fmt, const pb_options *opt, const target *t, pb_error *err)
 {
     pb_source src;
     pb_status st;
@@ -649,15 +649,35 @@ static pb_status drive_file(const char *path, pb_format fmt, const pb_options *o
     return st;
 }
 
+/* every stack target behind one max_threads filter (samples.h) */
+static pb_status drive_file(const char *path, pb_format fmt, const pb_options *opt, const target *t, pb_error *err)
+{
+    pb_thread_limit tl;
+    target lt = *t;
+    pb_status st;
+    if (!t->ss)
+        return drive_file_1(path, fmt, opt, t, err);
+    lt.ss = pb_thread_limit_init(&tl, t->ss, opt ? opt->max_threads : 0, err);
+    st = drive_file_1(path, fmt, opt, &lt, err);
+    pb_thread_limit_free(&tl);
+    return st;
+}
+
 static pb_status drive_mem(const void *data, size_t len, const char *name, pb_format fmt, const pb_options *opt,
                            const target *t, pb_error *err)
 {
+    pb_thread_limit tl;
+    target lt = *t;
     pb_source src;
     pb_status st;
     pb_error_init(err, fmt ? pb_format_name(fmt) : "profbridge", name);
+    if (t->ss)
+        lt.ss = pb_thread_limit_init(&tl, t->ss, opt ? opt->max_threads : 0, err);
     pb_src_open_mem(&src, data, len, err);
-    st = drive_source(&src, fmt, opt, t, err);
+    st = drive_source(&src, fmt, opt, &lt, err);
     pb_src_close(&src);
+    if (t->ss)
+        pb_thread_limit_free(&tl);
     return st;
 }
 

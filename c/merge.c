@@ -1011,6 +1011,7 @@ static pb_status merge_chunks(const pb_target *tg, const char *const *in, size_t
     cfg.ticks_per_weight = 1;
     cfg.sampled_spans = all_sampled(in, n);
     cfg.fid_flags = merged_fid_flags;
+    cfg.max_threads = opt ? opt->max_threads : 0;
     memset(&m, 0, sizeof m);
     if (!(fold = pb_fold_new(&cfg, sink, err))) {
         st = err->status ? err->status : PB_ERR_LIMIT;

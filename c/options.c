@@ -15,7 +15,10 @@ void pb_options_init(pb_options *o)
 
 void pb_options_resolve(pb_options *o)
 {
-    if (!o->max_decompressed_bytes) o->max_decompressed_bytes = PB_DEFAULT_MAX_DECOMPRESSED;
+    if (!o->max_decompressed_bytes) {
+        o->max_decompressed_bytes = PB_DEFAULT_MAX_DECOMPRESSED;
+        o->max_decompressed_by_size = 1;
+    }
     if (!o->max_record_size) o->max_record_size = PB_DEFAULT_MAX_RECORD;
     if (!o->max_stack_depth) o->max_stack_depth = PB_DEFAULT_MAX_STACK_DEPTH;
     if (!o->max_strings) o->max_strings = PB_DEFAULT_MAX_STRINGS;
@@ -25,6 +28,8 @@ void pb_options_resolve(pb_options *o)
         o->max_statements_by_size = 1;
     }
     if (!o->max_line) o->max_line = PB_DEFAULT_MAX_LINE;
+    if (!o->max_threads) o->max_threads = PB_DEFAULT_MAX_THREADS;
+    if (!o->max_string_bytes) o->max_string_bytes = PB_DEFAULT_MAX_STRING_BYTES;
 }
 
 uint64_t pb_statement_budget(const pb_options *o, uint64_t size)

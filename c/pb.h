@@ -21,6 +21,9 @@
 typedef struct {
     /* resource limits (0 = use the default below) */
     uint64_t max_decompressed_bytes; /* per compressed view */
+    int max_decompressed_by_size;    /* set by pb_options_resolve when it was not given: a decoder of a
+                                      * wholly compressed file (pprof's .gz) may then bound it by the
+                                      * file's size (PB_INFLATE_RATIO) */
     uint64_t max_record_size;        /* largest single record / string */
     uint32_t max_stack_depth;        /* frames in one sample / nesting depth */
     uint32_t max_strings;            /* string table entries, unique names */
@@ -29,6 +32,8 @@ typedef struct {
     int max_statements_by_size;      /* set by pb_options_resolve when max_statements was not given:
                                       * pb_statement_budget() then also bounds it by the input's size */
     uint32_t max_line;               /* writing nytprof.out: highest line number (nytprofhtml sizes arrays by it) */
+    uint32_t max_threads;            /* threads (and processes) of one profile: every reader, every target */
+    uint64_t max_string_bytes;       /* bytes of a string table held whole (pprof's), one string or all */
 
     /* selection */
     int have_thread;                 /* only this thread (sampling/span formats) */
@@ -70,6 +75,13 @@ void pb_options_to_source(const pb_options *opt, pb_source *src);
 #define PB_DEFAULT_MAX_FRAMES       50000000u
 #define PB_DEFAULT_MAX_STATEMENTS   (UINT64_C(1) << 28)
 #define PB_DEFAULT_MAX_LINE         (1u << 22)  /* 4,194,304 */
+#define PB_DEFAULT_MAX_THREADS      4096u
+/* max_decompressed_bytes not given, for a file that is one compressed
+ * stream: at most max(PB_INFLATE_FLOOR, PB_INFLATE_RATIO x its size) (real
+ * profiles inflate 3-20 times; a bomb 1000 times) */
+#define PB_INFLATE_RATIO            64u
+#define PB_INFLATE_FLOOR            (UINT64_C(64) << 20)
+#define PB_DEFAULT_MAX_STRING_BYTES (UINT64_C(32) << 20) /* 32 MiB */
 
 /* max_statements not given: no more than PB_STATEMENTS_PER_BYTE synthesised
  * chunks per byte of input, and never fewer than PB_STATEMENTS_FLOOR (a few

@@ -51,7 +51,11 @@
  *   threads: the labels thread / tid (string or number) name a sample's
  *           thread, pid its process; samples with none are thread "main".
  *           Keys are dense, in order of first appearance (pid = key + 1,
- *           ATTRIBUTE thread_<pid>_pid = the pid label).
+ *           ATTRIBUTE thread_<pid>_pid = the pid label), found through one
+ *           pb_strtab; more than max_threads of them is a limit error.
+ * Bounds before bytes are read: the string table (kept whole) at most
+ * max_string_bytes in all (each string and its NUL); one Sample at most the bytes max_stack_depth
+ * location ids and 1 MiB of values and labels take (pass 1 checks).
  *   attributes: sample_types (all of them, "type/unit,..."), sample_type
  *           (the one read), default_sample_type, period, period_type,
  *           time_nanos (-> basetime), duration_nanos (-> profile_duration_sec),
@@ -110,12 +114,6 @@ typedef struct {
 } p_vt;
 
 typedef struct {
-    char *label;  /* thread label text */
-    char *pid;    /* pid label text ("" none) */
-    int selected;
-} p_thread;
-
-typedef struct {
     pb_source *s;
     pb_error *err;
     pb_rd rd;
@@ -139,7 +137,7 @@ typedef struct {
     size_t ntypes, ctypes;
     uint64_t *comments;
     size_t ncomments, ccomments;
-    pb_index tfunc, tloc;     /* by id */
+    pb_index tfunc, tloc, tmap; /* by id */
     int64_t time_nanos, duration_nanos, period, default_type, drop_frames, keep_frames;
     p_vt period_type;
     int have_period_type;
@@ -157,12 +155,13 @@ typedef struct {
     size_t cstack;
     uint64_t *slocs;          /* its location ids */
     size_t nslocs, cslocs;
-    p_thread *threads;
-    size_t nthreads, cthreads;
+    pb_strtab threads;        /* "<thread label>\0<pid label>" of each thread: key = id, in order of first appearance */
+    unsigned char *tsel;      /* per thread: selected by --thread */
+    size_t ctsel;
     uint64_t samples;
     pb_budget budget;
-    char *pkgbuf, *abuf, *abuf2; /* scratch: a Go package as Perl's, cleaned copies */
-    size_t cpkg, cabuf, cabuf2;
+    char *pkgbuf, *abuf;      /* scratch: a Go package as Perl's, a cleaned copy */
+    size_t cpkg, cabuf;
 } pr;
 
 static pb_status oom(pr *r) { return pb_rd_oom(&r->rd); }
@@ -484,7 +483,7 @@ static int read_mapping(pr *r, msg *m)
         default: break;
         }
     }
-    if (k < 0)
+    if (k < 0 || full(r, m->off, r->nmaps, "mappings") < 0)
         return -1;
     return push(r, (void **)&r->maps, &r->nmaps, &r->cmaps, &mp, sizeof mp);
 }
@@ -553,7 +552,12 @@ static int top_field(pr *r, top *t)
 static int top_payload(pr *r, const top *t, const char *rec, msg *m)
 {
     r->rd.rec = rec;
-    if (t->v > SIZE_MAX - 1 || pb_rd_need(&r->rd, (size_t)t->v, "bytes") != PB_OK)
+    if (t->v > SIZE_MAX - 1) {
+        pb_fail(r->err, PB_ERR_TRUNCATED, pb_src_offset(r->s), "%s of %llu bytes runs past the end of the input", rec,
+                (unsigned long long)t->v);
+        return -1;
+    }
+    if (pb_rd_need(&r->rd, (size_t)t->v, "bytes") != PB_OK)
         return -1;
     m->start = m->p = r->s->p;
     m->end = r->s->p + t->v;
@@ -561,6 +565,14 @@ static int top_payload(pr *r, const top *t, const char *rec, msg *m)
     m->rec = rec;
     r->s->p += t->v;
     return 0;
+}
+
+/* 1 when n bytes from here run past the end of a plain input of known size
+ * (then truncated, which the read says, is the error rather than a limit) */
+static int past_end(pr *r, uint64_t n)
+{
+    uint64_t size = pb_src_size(r->s), at = pb_src_offset(r->s);
+    return !r->gzip && size != UINT64_MAX && (at > size || n > size - at);
 }
 
 static int table_field(pr *r, const top *t)
@@ -584,6 +596,14 @@ static int table_field(pr *r, const top *t)
     case 4: return top_payload(r, t, "Location", &m) < 0 ? -1 : read_location(r, &m);
     case 5: return top_payload(r, t, "Function", &m) < 0 ? -1 : read_function(r, &m);
     case 6:
+        /* the table is kept whole: bounded before its bytes are read (or inflated) */
+        if ((t->v >= r->opt->max_string_bytes || r->narena + t->v + 1 > r->opt->max_string_bytes) &&
+            !past_end(r, t->v)) {
+            pb_fail(r->err, PB_ERR_LIMIT, t->off, "a string_table entry of %llu bytes would take the string table "
+                    "past max_string_bytes (%llu; %zu bytes held)", (unsigned long long)t->v,
+                    (unsigned long long)r->opt->max_string_bytes, r->narena);
+            return -1;
+        }
         if (top_payload(r, t, "string_table entry", &m) < 0)
             return -1;
         return add_string(r, m.start, (size_t)(m.end - m.start)) == PB_OK ? 0 : -1;
@@ -606,6 +626,17 @@ static int table_field(pr *r, const top *t)
             return each_int(r, &m, &f, add_comment, NULL);
         }
     case 14: r->default_type = (int64_t)t->v; return 0;
+    case 2: {
+        /* a Sample: location ids (11 bytes each at most, unpacked), values, labels */
+        uint64_t most = (uint64_t)r->opt->max_stack_depth * 11 + (UINT64_C(1) << 20);
+        if (t->v > most && !past_end(r, t->v)) {
+            pb_fail(r->err, PB_ERR_LIMIT, t->off, "a Sample of %llu bytes: more than the %llu that max_stack_depth "
+                    "(%u) locations and 1 MiB of values and labels take", (unsigned long long)t->v,
+                    (unsigned long long)most, r->opt->max_stack_depth);
+            return -1;
+        }
+        break;
+    }
     default: break;
     }
     return t->wt == WT_LEN && pb_rd_skip(&r->rd, t->v, "bytes") != PB_OK ? -1 : 0;
@@ -627,6 +658,8 @@ static uint64_t func_id(const pr *r, uint32_t i) { return r->funcs[i].id; }
 static uint64_t loc_id(const pr *r, uint32_t i) { return r->locs[i].id; }
 static uint32_t h_func(const void *c, uint32_t i) { return pb_mix64(func_id((const pr *)c, i)); }
 static uint32_t h_loc(const void *c, uint32_t i) { return pb_mix64(loc_id((const pr *)c, i)); }
+static uint64_t map_id(const pr *r, uint32_t i) { return r->maps[i].id; }
+static uint32_t h_map(const void *c, uint32_t i) { return pb_mix64(map_id((const pr *)c, i)); }
 
 /* entry i into ix by its id; a second entry with the same id is corrupt */
 static pb_status index_one(pr *r, pb_index *ix, uint32_t i, uint32_t (*hash)(const void *, uint32_t),
@@ -663,10 +696,20 @@ static pb_status index_ids(pr *r)
         if (r->comments[i] >= r->nstr)
             return corrupt_at(r, 0, "comment %zu is string %llu, past the string table's %zu", i,
                               (unsigned long long)r->comments[i], r->nstr);
-    for (i = 0; i < r->nmaps; i++)
+    for (i = 0; i < r->nmaps; i++) {
         if (r->maps[i].file >= r->nstr || r->maps[i].build_id >= r->nstr)
             return corrupt_at(r, 0, "mapping %llu names string %u, past the string table's %zu",
                               (unsigned long long)r->maps[i].id, r->maps[i].file, r->nstr);
+        {   /* a mapping id given twice: the first names it (as a scan found it) */
+            size_t k;
+            uint32_t id;
+            if (pb_index_reserve(&r->tmap, i, h_map, r) < 0)
+                return oom(r);
+            PB_INDEX_FIND(&r->tmap, pb_mix64(r->maps[i].id), k, id, r->maps[id].id == r->maps[i].id);
+            if (id == PB_INDEX_NONE)
+                pb_index_set(&r->tmap, k, (uint32_t)i);
+        }
+    }
     return PB_OK;
 }
 
@@ -877,11 +920,10 @@ static pb_status split_name(pr *r, const char *s, size_t len, pb_str *pkg, pb_st
 
 static const p_map *find_map(const pr *r, uint64_t id)
 {
-    size_t i;
-    for (i = 0; i < r->nmaps; i++) /* a handful: one per binary and library */
-        if (r->maps[i].id == id)
-            return &r->maps[i];
-    return NULL;
+    size_t k;
+    uint32_t i;
+    PB_INDEX_FIND(&r->tmap, pb_mix64(id), k, i, r->maps[i].id == id);
+    return i == PB_INDEX_NONE ? NULL : &r->maps[i];
 }
 
 /* where location lc puts its frames (samples.h): address, the sink's mapping */
@@ -1121,48 +1163,59 @@ static int thread_selected(const pr *r, const char *label)
     return *label && !*end && v == r->opt->thread_id;
 }
 
-/* the thread key of a sample (dense, in order of first appearance) */
-static pb_status thread_of(pr *r, const p_sample *sm, uint32_t *key, int *selected)
+/* a thread's label and its pid label ("" none) */
+static const char *thread_label(const pr *r, uint32_t i, const char **pid)
+{
+    const char *t = pb_strtab_ptr(&r->threads, i);
+    *pid = t + strlen(t) + 1;
+    return t;
+}
+
+/* the thread key of a sample (dense, in order of first appearance), found
+ * through the one interner (pb_strtab: a hash index, never a scan) */
+static pb_status thread_of(pr *r, const p_sample *sm, uint64_t off, uint32_t *key, int *selected)
 {
     char tb[32], pb[32], attr_key[48];
     const char *t = label_text(r, sm->thread_key, sm->thread_is_num, sm->thread_num, tb, sizeof tb);
     const char *p = label_text(r, sm->pid_key, sm->pid_is_num, sm->pid_num, pb, sizeof pb);
-    size_t i;
+    size_t lt, lp;
+    uint32_t i;
+    int k;
     pb_status st;
-    p_thread *th;
     if (!t)
         t = "main";
     if (!p)
         p = "";
-    if (!(t = clean_copy(r, &r->abuf, &r->cabuf, t, strlen(t))) ||
-        !(p = clean_copy(r, &r->abuf2, &r->cabuf2, p, strlen(p))))
-        return r->err->status;
-    for (i = 0; i < r->nthreads; i++) /* few: one per thread label */
-        if (!strcmp(r->threads[i].label, t) && !strcmp(r->threads[i].pid, p))
-            break;
-    if (i == r->nthreads) {
-        if (r->nthreads >= UINT32_MAX - 1 ||
-            pb_grow((void **)&r->threads, &r->cthreads, r->nthreads + 1, sizeof *r->threads) < 0)
+    lt = strlen(t);
+    lp = strlen(p);
+    if (lt > SIZE_MAX / 2 - lp || pb_grow((void **)&r->abuf, &r->cabuf, lt + lp + 2, 1) < 0)
+        return oom(r);
+    memcpy(r->abuf, t, lt);
+    r->abuf[lt] = '\0';
+    memcpy(r->abuf + lt + 1, p, lp);
+    r->abuf[lt + 1 + lp] = '\0';
+    no_controls(r->abuf, lt);
+    no_controls(r->abuf + lt + 1, lp);
+    if ((k = pb_strtab_intern(&r->threads, r->abuf, lt + 1 + lp, &i)) < 0)
+        return oom(r);
+    if (k == 0) {
+        if (i >= r->opt->max_threads)
+            return pb_fail(r->err, PB_ERR_LIMIT, off, "more than max_threads (%u) threads (thread and tid labels)",
+                           r->opt->max_threads);
+        if (pb_grow((void **)&r->tsel, &r->ctsel, (size_t)i + 1, 1) < 0)
             return oom(r);
-        th = &r->threads[r->nthreads];
-        th->label = pb_memdup0(t, strlen(t));
-        th->pid = pb_memdup0(p, strlen(p));
-        if (!th->label || !th->pid) {
-            PB_FREE_ALL(th->label, th->pid);
-            return oom(r);
-        }
-        th->selected = thread_selected(r, t);
-        r->nthreads++;
-        if (th->selected) {
-            if ((st = r->out->thread(r->out, i, (uint32_t)i + 1, 0, t)) != PB_OK)
+        t = thread_label(r, i, &p);
+        r->tsel[i] = (unsigned char)thread_selected(r, t);
+        if (r->tsel[i]) {
+            if ((st = r->out->thread(r->out, i, i + 1, 0, t)) != PB_OK)
                 return st;
             snprintf(attr_key, sizeof attr_key, "thread_%u_pid", (unsigned)i + 1);
             if (*p && (st = attr(r, attr_key, p)) != PB_OK)
                 return st;
         }
     }
-    *key = (uint32_t)i;
-    *selected = r->threads[i].selected;
+    *key = i;
+    *selected = r->tsel[i];
     return PB_OK;
 }
 
@@ -1209,7 +1262,7 @@ static int sample_field(pr *r, const top *t)
     r->samples++;
     if (w == 0 && !other_values(r))
         return 0;
-    if (thread_of(r, &sm, &key, &sel) != PB_OK)
+    if (thread_of(r, &sm, m.off, &key, &sel) != PB_OK)
         return -1;
     if (!sel)
         return 0;
@@ -1251,13 +1304,12 @@ static int sample_field(pr *r, const top *t)
 static void pr_free(void *p)
 {
     pr *r = (pr *)p;
-    size_t i;
-    for (i = 0; i < r->nthreads; i++)
-        PB_FREE_ALL(r->threads[i].label, r->threads[i].pid);
     PB_FREE_ALL(r->arena, r->soff, r->funcs, r->locs, r->lines, r->maps, r->types, r->comments, r->ids, r->stack,
-                r->slocs, r->threads, r->pkgbuf, r->abuf, r->abuf2, r->values, r->labels);
+                r->slocs, r->tsel, r->pkgbuf, r->abuf, r->values, r->labels);
+    pb_strtab_free(&r->threads);
     pb_index_free(&r->tfunc);
     pb_index_free(&r->tloc);
+    pb_index_free(&r->tmap);
 }
 
 static void pr_init(void *p, pb_source *src, const pb_options *opt, pb_sink *warn_sink, pb_error *err)
@@ -1279,6 +1331,18 @@ static pb_status open_pass(pr *r)
         return pb_rd_status(&r->rd);
     gz = pb_src_avail(r->s) >= 2 && r->s->p[0] == 0x1f && r->s->p[1] == 0x8b;
     r->gzip = gz;
+    if (gz && r->opt->max_decompressed_by_size && pb_src_size(r->s) != UINT64_MAX) {
+        /* no max_decompressed_bytes given: a .gz inflates to no more than
+         * PB_INFLATE_RATIO times its size (or PB_INFLATE_FLOOR) */
+        uint64_t size = pb_src_size(r->s), cap;
+        cap = size > UINT64_MAX / PB_INFLATE_RATIO ? UINT64_MAX : size * PB_INFLATE_RATIO;
+        if (cap < PB_INFLATE_FLOOR)
+            cap = PB_INFLATE_FLOOR;
+        if (cap < r->s->max_inflated) {
+            r->s->max_inflated = cap;
+            r->s->max_inflated_why = "64 MiB, or 64 times the .gz file's size, unless max_decompressed_bytes is given";
+        }
+    }
     return gz ? pb_src_start_gzip(r->s) : PB_OK;
 }
 
@@ -1369,14 +1433,15 @@ static pb_status run(void *p, pb_sample_sink *out)
     if (r->opt->have_thread) {
         size_t i;
         int found = 0;
-        for (i = 0; i < r->nthreads; i++)
-            found |= r->threads[i].selected;
+        for (i = 0; i < r->threads.n; i++)
+            found |= r->tsel[i];
         if (!found) {
             char list[256];
             size_t n = 0;
             list[0] = '\0';
-            for (i = 0; i < r->nthreads && n < sizeof list - 40; i++)
-                n += (size_t)snprintf(list + n, sizeof list - n, "%s%.30s", i ? ", " : "", r->threads[i].label);
+            for (i = 0; i < r->threads.n && n < sizeof list - 40; i++)
+                n += (size_t)snprintf(list + n, sizeof list - n, "%s%.30s", i ? ", " : "",
+                                      pb_strtab_ptr(&r->threads, (uint32_t)i));
             if (r->opt->thread_name)
                 return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0, "no thread \"%.100s\" in this profile (its threads: %s)",
                                r->opt->thread_name, list);
@@ -1405,13 +1470,16 @@ pb_status pb_read_pprof(pb_source *src, const pb_options *opt, pb_sink *sink, pb
 
 /* ---- detection ------------------------------------------------------------------------ */
 /* 1 when m holds only well-formed protobuf fields (a field the prefix cuts
- * counts as well-formed); *nf: fields read */
-static int wire_ok(const unsigned char *p, size_t len, int depth, unsigned *nf)
+ * counts as well-formed); *nf: fields read, a top-level field whose header
+ * is whole but whose payload runs past the prefix counted too (*cut set:
+ * detection reads field headers, never needs whole fields) */
+static int wire_ok(const unsigned char *p, size_t len, int depth, unsigned *nf, int *cut)
 {
     msg m;
     m.start = m.p = p;
     m.end = p + len;
     *nf = 0;
+    *cut = 0;
     while (m.p < m.end) {
         uint64_t tag, v;
         unsigned wt;
@@ -1437,12 +1505,19 @@ static int wire_ok(const unsigned char *p, size_t len, int depth, unsigned *nf)
             m.p += n;
         } else if (wt == WT_LEN) {
             unsigned sub;
+            int subcut;
             if (msg_varint(&m, &v) < 0)
                 return depth == 0 && m.end - m.p < 10;
-            if (v > (uint64_t)(m.end - m.p))
-                return depth == 0; /* runs past the prefix: unchecked */
+            if (v > (uint64_t)(m.end - m.p)) {
+                /* runs past the prefix: its header counts (a length no 4 GiB input holds does not) */
+                if (depth != 0 || v >= (UINT64_C(1) << 32))
+                    return depth == 0;
+                (*nf)++;
+                *cut = 1;
+                return 1;
+            }
             /* a message field of a Profile: its own fields must parse */
-            if (depth == 0 && field != 6 && field != 13 && !wire_ok(m.p, (size_t)v, 1, &sub))
+            if (depth == 0 && field != 6 && field != 13 && !wire_ok(m.p, (size_t)v, 1, &sub, &subcut))
                 return 0;
             m.p += v;
         } else {
@@ -1455,16 +1530,19 @@ static int wire_ok(const unsigned char *p, size_t len, int depth, unsigned *nf)
 
 /* a Profile's first bytes: every field in them is one profile.proto has, of
  * its wire type, and the messages among them parse; at least 3 fields, or
- * the whole input */
+ * the whole input, or 2 when the second runs past the prefix (a first
+ * Sample of thousands of locations: Go writes sample_type, then samples) */
 static int profile_prefix(const unsigned char *p, size_t len, int whole)
 {
     unsigned nf;
-    if (len == 0 || !wire_ok(p, len, 0, &nf))
+    int cut;
+    if (len == 0 || !wire_ok(p, len, 0, &nf, &cut))
         return 0;
-    return nf >= 3 || (whole && nf >= 1);
+    return nf >= 3 || (whole && nf >= 1) || (cut && nf >= 2);
 }
 
-/* the start of a gzip member inflated into out: bytes produced */
+/* the start of the gzip members (one after another, as the reader takes
+ * them: source.c) inflated into out: bytes produced */
 static size_t gunzip_prefix(const unsigned char *p, size_t len, unsigned char *out, size_t cap, int *whole)
 {
     z_stream z;
@@ -1477,9 +1555,12 @@ static size_t gunzip_prefix(const unsigned char *p, size_t len, unsigned char *o
     z.avail_in = (uInt)len;
     z.next_out = out;
     z.avail_out = (uInt)cap;
-    rc = inflate(&z, Z_SYNC_FLUSH);
+    while ((rc = inflate(&z, Z_SYNC_FLUSH)) == Z_STREAM_END && z.avail_out && z.avail_in >= 2 && z.next_in[0] == 0x1f &&
+           z.next_in[1] == 0x8b && inflateReset(&z) == Z_OK)
+        ; /* the next member */
     n = cap - z.avail_out;
-    *whole = rc == Z_STREAM_END;
+    /* the whole input: the last member ended where the bytes given do */
+    *whole = rc == Z_STREAM_END && z.avail_in == 0;
     inflateEnd(&z);
     return n; /* what came before a data error, too: damage further on is the decoder's to report */
 }

@@ -1364,6 +1364,7 @@ static pb_status sp_fold_run(pb_source *src, const char *const *paths, size_t n,
     cfg.ticks_per_sec = 1000000;
     cfg.ticks_per_weight = interval;
     cfg.sampled_spans = 1; /* nytprof.out's time is the sampled time */
+    cfg.max_threads = o.max_threads;
     fold = pb_fold_new(&cfg, out, err);
     if (!fold) {
         rc = err->status ? err->status : PB_ERR_LIMIT;

@@ -180,6 +180,9 @@ struct v8r {
     int have_nodes, have_start, have_end;
     int64_t start_us, end_us;
     uint64_t nsamples, ndeltas;
+    uint64_t paired;      /* pass 2: (sample, delta) pairs read, checked against pass 1's counts */
+    struct stat st0;      /* the file before pass 1 (have_stat), compared after pass 2 */
+    int have_stat;
     int have_samples, have_deltas;
     uint64_t samples_at, deltas_at; /* where each array's key ends (0: unknown) */
     uint64_t pos_ticks;   /* positionTicks entries (per-line hits): not carried */
@@ -900,6 +903,7 @@ static pb_status pair_up(v8r *r, v8p *a, v8p *b, int64_t *ts, uint32_t *prev, in
         *prev = node;
         *prev_ts = *ts;
     }
+    r->paired += m;
     a->qhead += m;
     b->qhead += m;
     if (a->qhead == a->qn)
@@ -925,6 +929,22 @@ static pb_status pass2(v8r *r)
         if (st != PB_OK || a->qn == a->qhead || b->qn == b->qhead)
             break;
         st = pair_up(r, a, b, &ts, &prev, &prev_ts);
+    }
+    /* pass 2 read what pass 1 counted, or the file changed in between (a
+     * longer array leaves numbers queued; a shorter one pairs fewer) */
+    if (st == PB_OK && !r->salvaging && (r->paired != r->nsamples || a->qn != a->qhead || b->qn != b->qhead))
+        st = pb_fail(r->err, PB_ERR_CORRUPT, a->chunk_off,
+                     "the file changed while it was read: pass 1 counted %llu samples and timeDeltas, pass 2 "
+                     "paired %llu and the arrays no longer match", (unsigned long long)r->nsamples,
+                     (unsigned long long)r->paired);
+    /* the same counts, other numbers: the file's size, time or inode moved */
+    if (st == PB_OK && r->have_stat) {
+        struct stat now;
+        if (fstat(fileno(r->s->fp), &now) != 0 || now.st_size != r->st0.st_size || now.st_ino != r->st0.st_ino ||
+            now.st_mtim.tv_sec != r->st0.st_mtim.tv_sec || now.st_mtim.tv_nsec != r->st0.st_mtim.tv_nsec)
+            st = pb_fail(r->err, PB_ERR_CORRUPT, 0,
+                         "the file changed while it was read (its size or modification time moved between the "
+                         "two passes)");
     }
     /* the last sample lasts to endTime (salvaged: its end was cut off) */
     if (st == PB_OK && prev != V8_NONE && r->have_end && !r->salvaging)
@@ -1038,6 +1058,7 @@ static pb_status run(void *p, pb_sample_sink *out)
     v8r *r = (v8r *)p;
     pb_status st;
     r->out = out;
+    r->have_stat = r->s->fp && fstat(fileno(r->s->fp), &r->st0) == 0;
     st = pass1(r);
     if (st == PB_ERR_TRUNCATED && r->opt->salvage && r->nodes_closed && r->have_samples && r->have_deltas &&
         r->have_start) {

@@ -252,3 +252,75 @@ void pb_units_filter_next_input(pb_units_filter *g)
     memset(&g->facts, 0, sizeof g->facts);
     g->checked = 0;
 }
+
+/* ---- max_threads (samples.h) -------------------------------------------- */
+static uint32_t tl_hash_of(const void *ctx, uint32_t i) { return pb_mix64(((const pb_thread_limit *)ctx)->keys[i]); }
+
+static pb_status tl_check(pb_thread_limit *t, uint64_t key)
+{
+    size_t k;
+    uint32_t i;
+    if (t->n && key == t->last)
+        return PB_OK;
+    if (pb_index_reserve(&t->ix, t->n, tl_hash_of, t) < 0)
+        return pb_fail_nooff(t->ss.err, PB_ERR_LIMIT, "out of memory");
+    PB_INDEX_FIND(&t->ix, pb_mix64(key), k, i, t->keys[i] == key);
+    if (i == PB_INDEX_NONE) {
+        if (t->n >= t->max)
+            return pb_fail_nooff(t->ss.err, PB_ERR_LIMIT, "more than max_threads (%u) threads", t->max);
+        if (pb_grow((void **)&t->keys, &t->cap, t->n + 1, sizeof *t->keys) < 0)
+            return pb_fail_nooff(t->ss.err, PB_ERR_LIMIT, "out of memory");
+        t->keys[t->n] = key;
+        pb_index_set(&t->ix, k, (uint32_t)t->n++);
+    }
+    t->last = key;
+    return PB_OK;
+}
+
+static pb_status tl_attribute(pb_sample_sink *self, const char *key, pb_str v)
+{
+    return self->next->attribute ? self->next->attribute(self->next, key, v) : PB_OK;
+}
+static pb_status tl_thread(pb_sample_sink *self, uint64_t key, uint32_t pid, uint32_t ppid, const char *label)
+{
+    pb_status st = tl_check((pb_thread_limit *)self->ctx, key);
+    return st != PB_OK ? st : pb_sample_pass_thread(self, key, pid, ppid, label);
+}
+static pb_status tl_sample(pb_sample_sink *self, uint64_t key, const uint32_t *ids, uint32_t depth, uint64_t weight,
+                           uint64_t ts)
+{
+    pb_status st = tl_check((pb_thread_limit *)self->ctx, key);
+    return st != PB_OK ? st : self->next->sample(self->next, key, ids, depth, weight, ts);
+}
+static pb_status tl_span(pb_sample_sink *self, uint64_t key, uint32_t frame, uint64_t begin, uint64_t end)
+{
+    pb_status st = tl_check((pb_thread_limit *)self->ctx, key);
+    return st != PB_OK ? st : self->next->span(self->next, key, frame, begin, end);
+}
+static const pb_sample_sink thread_limit_calls = {.attribute = tl_attribute, .frame = pb_sample_pass_frame,
+    .thread = tl_thread, .sample = tl_sample, .note = pb_sample_pass_note, .finish = pb_sample_pass_finish,
+    .span = tl_span, .sample_tags = pb_sample_pass_sample_tags, .thread_root = pb_sample_pass_thread_root,
+    .columns = pb_sample_pass_columns, .mapping = pb_sample_pass_mapping, .sample_values = pb_sample_pass_sample_values};
+
+pb_sample_sink *pb_thread_limit_init(pb_thread_limit *t, pb_sample_sink *next, uint32_t max, pb_error *err)
+{
+    memset(t, 0, sizeof *t);
+    pb_sample_sink_init(&t->ss, &thread_limit_calls, t, err, next->cleanups);
+    t->ss.next = next;
+    t->max = max ? max : PB_DEFAULT_MAX_THREADS;
+    if (!next->span)
+        t->ss.span = NULL; /* not wanted downstream: the decoder must not fold spans for it */
+    if (!next->sample_tags)
+        t->ss.sample_tags = NULL;
+    if (!next->thread_root)
+        t->ss.thread_root = NULL;
+    if (!next->sample_values) /* the optional calls only where they are wanted, as pb_counting passes them */
+        t->ss.columns = NULL, t->ss.mapping = NULL, t->ss.sample_values = NULL;
+    return &t->ss;
+}
+
+void pb_thread_limit_free(pb_thread_limit *t)
+{
+    free(t->keys);
+    pb_index_free(&t->ix);
+}

@@ -267,6 +267,23 @@ pb_status pb_sample_pass_sample_values(pb_sample_sink *ss, const int64_t *values
                                        uint32_t nlabels);
 pb_status pb_sample_pass_finish(pb_sample_sink *ss);
 
+/* ---- max_threads for every stack target -----------------------------------
+ * A filter in front of a sample consumer (formats.c puts one before every
+ * stack target): the thread keys it sees, through one pb_index; the key
+ * past max threads is a `limit` error "more than max_threads (N) threads"
+ * (a target may write one file per thread: StatProfiler). */
+typedef struct {
+    pb_sample_sink ss;
+    uint32_t max;
+    uint64_t *keys;
+    size_t n, cap;
+    pb_index ix;
+    uint64_t last; /* the key of the previous call (most samples repeat it) */
+} pb_thread_limit;
+
+pb_sample_sink *pb_thread_limit_init(pb_thread_limit *t, pb_sample_sink *next, uint32_t max, pb_error *err);
+void pb_thread_limit_free(pb_thread_limit *t);
+
 /* attribute() and note() for a consumer that has no use for them */
 pb_status pb_sample_attribute_ignore(pb_sample_sink *self, const char *key, pb_str value);
 pb_status pb_sample_note_ignore(pb_sample_sink *self, const char *kind, pb_str a, pb_str b, uint32_t n);

@@ -288,8 +288,9 @@ static int took_output(pb_source *s, size_t produced)
     s->end += produced;
     s->inflated += produced;
     if (s->max_inflated && s->inflated > s->max_inflated) {
-        pb_fail(s->err, PB_ERR_LIMIT, pb_src_offset(s),
-                "decompressed data exceeds max_decompressed_bytes (%llu)", (unsigned long long)s->max_inflated);
+        pb_fail(s->err, PB_ERR_LIMIT, pb_src_offset(s), "decompressed data exceeds max_decompressed_bytes (%llu%s%s)",
+                (unsigned long long)s->max_inflated, s->max_inflated_why ? ": " : "",
+                s->max_inflated_why ? s->max_inflated_why : "");
         return -1;
     }
     return 0;
@@ -317,7 +318,9 @@ static int step_zlib(pb_source *s, size_t room)
         uint64_t at = raw_next(s);
         note_block(s, (z->data_type & 7) && at > 0 ? at - 1 : at);
     }
-    if (r == Z_STREAM_END) {
+    if (r == Z_STREAM_END && s->gz_members) {
+        s->gz_between = 1; /* another member, or the end of the input, follows */
+    } else if (r == Z_STREAM_END) {
         s->z_done = 1;
     } else if (r != Z_OK && r != Z_BUF_ERROR) {
         /* (Z_BUF_ERROR: no progress possible with this input: need more raw bytes) */
@@ -379,6 +382,24 @@ static int fill_view(pb_source *s, size_t n, int done_ends, const char *cut, int
         rr = refill_raw(s);
         if (rr < 0)
             return -1;
+        if (s->gz_between) {
+            /* after a gzip member: the end of the input, or the next member */
+            if (rr == 0) {
+                s->z_done = 1;
+                return 0;
+            }
+            if (s->rawbuf[s->rawoff] != 0x1f || (s->rawlen - s->rawoff > 1 && s->rawbuf[s->rawoff + 1] != 0x8b)) {
+                pb_fail(s->err, PB_ERR_CORRUPT, pb_src_offset(s) + (uint64_t)(s->end - s->p),
+                        "bytes after a gzip member (from byte %llu of the file) are not another gzip member",
+                        (unsigned long long)raw_next(s));
+                return -1;
+            }
+            if (inflateReset((z_stream *)s->zstate) != Z_OK) {
+                pb_fail(s->err, PB_ERR_LIMIT, pb_src_offset(s), "zlib inflateReset failed");
+                return -1;
+            }
+            s->gz_between = 0;
+        }
         if (rr == 0) {
             if (s->z_done)
                 return 0;
@@ -456,6 +477,7 @@ static pb_status begin_view(pb_source *s, uint64_t raw_end)
     s->base = s->p = s->end = s->buf;
     s->inflated = 0;
     s->z_done = 0;
+    s->gz_members = s->gz_between = 0;
     /* the first block begins where the compressed data does */
     s->blocks_on = 1;
     s->view_off = off0;
@@ -480,6 +502,10 @@ static pb_status start_inflate(pb_source *s, int wbits)
     }
     s->zstate = z;
     s->view = PB_VIEW_ZLIB;
+    if (wbits > 15) {
+        s->gz_members = 1;
+        s->blocks_on = 0; /* offsets in inflated bytes */
+    }
     return PB_OK;
 }
 
@@ -542,6 +568,7 @@ pb_status pb_src_rewind(pb_source *s)
     s->rawbuf = NULL;
     s->rawcap = s->rawlen = s->rawoff = 0;
     s->z_done = 0;
+    s->gz_members = s->gz_between = 0;
     s->inflated = 0;
     s->blocks_on = 0;
     s->nblk = s->blk_head = 0;

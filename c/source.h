@@ -55,8 +55,11 @@ typedef struct pb_source {
     unsigned char *rawbuf;   /* compressed input staging */
     size_t rawcap, rawlen, rawoff;
     int z_done;              /* the compressed stream reported its end */
+    int gz_members;          /* a gzip view: members follow one another to EOF (RFC 1952 2.2) */
+    int gz_between;          /* a gzip view: a member ended; another (or EOF) must follow */
     uint64_t inflated;       /* bytes produced by the current view */
     uint64_t max_inflated;   /* limit: max_decompressed_bytes (0: none) */
+    const char *max_inflated_why; /* how max_inflated was chosen, for its error (NULL: the option itself) */
     uint64_t max_window;     /* limit: largest single record (max_record_size) */
 
     pb_error *err;
@@ -117,9 +120,12 @@ int pb_src_at_eof(pb_source *s);
  * raw_end: raw offset where the compressed data stops (UINT64_MAX: to EOF). */
 pb_status pb_src_start_zlib(pb_source *s);
 pb_status pb_src_start_zstd(pb_source *s, uint64_t raw_end);
-/* A gzip member (RFC 1952: header, deflate data, CRC-32 and size trailer,
- * all checked by zlib) as the view, from the current position to EOF: the
- * zlib view with gzip's wrapper (pprof's profile.proto is gzipped). */
+/* The gzip members (RFC 1952: each a header, deflate data, CRC-32 and size
+ * trailer, all checked by zlib) from the current position to EOF as one
+ * view, as gzip -d and Go's gzip reader read them: the zlib view with
+ * gzip's wrapper (pprof's profile.proto is gzipped).  Bytes after a member
+ * that do not start another are a corrupt error, never ignored.  Offsets
+ * in errors count inflated bytes (the logical offset: no block mapping). */
 pb_status pb_src_start_gzip(pb_source *s);
 /* Back to the first byte of the input as plain data, any view ended (a
  * format whose tables may come after the records that use them is read

@@ -126,6 +126,8 @@ static void fill_options(pTHX_ HV *hv, pb_options *o)
     o->max_frames = opt_u32(aTHX_ hv, "max_frames");
     o->max_statements = (uint64_t)opt_uv(aTHX_ hv, "max_statements");
     o->max_line = opt_u32(aTHX_ hv, "max_line");
+    o->max_threads = opt_u32(aTHX_ hv, "max_threads");
+    o->max_string_bytes = (uint64_t)opt_uv(aTHX_ hv, "max_string_bytes");
     o->salvage = (int)opt_uv(aTHX_ hv, "salvage");
     o->jobs = (int)opt_uv(aTHX_ hv, "jobs");
     svp = hv_fetchs(hv, "progress", 0);

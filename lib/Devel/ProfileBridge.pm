@@ -13,8 +13,10 @@ use Devel::ProfileBridge::Error ();
 my %FOR_CHUNKS_OPTS = map { $_ => 1 } qw(
     filename format thread pid sample_type quiet callback salvage files progress
     max_decompressed_bytes max_record_size max_stack_depth max_strings max_frames max_statements max_line
+    max_threads max_string_bytes
 );
-my @LIMITS = qw(max_decompressed_bytes max_record_size max_stack_depth max_strings max_frames max_statements max_line);
+my @LIMITS = qw(max_decompressed_bytes max_record_size max_stack_depth max_strings max_frames max_statements max_line
+    max_threads max_string_bytes);
 
 # THE two tables, as the C core has them (c/formats.c, c/outputs.c): every
 # list of formats or targets below, and every rule about one, comes from
@@ -60,8 +62,8 @@ sub _usage {
 
 # the limits are 64-bit values in C, four of them 32-bit: a bigger one is
 # refused, never cut to its low bits
-my %LIMIT_MAX = ((map { $_ => '18446744073709551615' } qw(max_decompressed_bytes max_record_size max_statements)),
-    (map { $_ => '4294967295' } qw(max_stack_depth max_strings max_frames max_line)));
+my %LIMIT_MAX = ((map { $_ => '18446744073709551615' } qw(max_decompressed_bytes max_record_size max_statements
+    max_string_bytes)), (map { $_ => '4294967295' } qw(max_stack_depth max_strings max_frames max_line max_threads)));
 
 # a decimal string no greater than $max (also a string: no float rounding)
 sub _fits {
@@ -487,6 +489,10 @@ sub _info_of {
         $info->{compressed} = 1;
     }
     my ($counts, $attr, $pids) = _count($path, $opts{format}, _xs_opts(\%opts), 1);
+    # a file the decoder read but detection did not name is never shown with an empty format
+    Devel::ProfileBridge::Error->throw(format => 'profbridge', class => 'corrupt', file => $path, offset => 0,
+        message => 'not a profile this distribution recognises (detection named no format; --format NAME reads it '
+            . 'as one)') unless defined $info->{format} || defined $opts{format};
     $info->{threads} = _threads($attr, $pids);
     _run_facts($info, $attr);
     # sampled input: the time reports show (samples x interval) and the run's wall clock
@@ -2315,6 +2321,19 @@ larger profile on standard input.
 
 Bytes one record or string may occupy.  Default 256 MiB.
 
+=item max_string_bytes
+
+Bytes of a string table that a decoder must hold whole: pprof's
+C<string_table>, which Go writes after the samples that use it.  One
+string longer than this, or a table whose strings add up to more, is a
+C<limit> error (C<pprof: limit: a string_table entry of N bytes would take
+the string table past max_string_bytes (M) ...>) before its bytes are read
+or inflated.  Default 32 MiB (real profiles hold a few MB of names), so a
+small C<.gz> holding strings of hundreds of MiB stays within about 100 MB
+of memory.  In the same spirit, one pprof C<Sample> may occupy no more
+bytes than C<max_stack_depth> location ids and 1 MiB of values and labels
+(C<limit>), checked on the first pass before the sample is read.
+
 =item max_stack_depth, max_strings, max_frames
 
 Frames in one stack sample or nesting depth (default 4096); entries in a
@@ -2323,6 +2342,16 @@ million).  A speedscope file's C<max_frames> bounds its C<shared.frames> and its
 C<profiles> alike; C<max_stack_depth> a sample's stack and the nesting of
 an evented profile's C<O> events (deeper than 254 levels, the span fold's
 limit, such a profile is folded as samples).
+
+=item max_threads
+
+Threads (and processes) of one profile, for every format and every
+target: the decoders of sampling and span formats, the fold into
+F<nytprof.out>, and every stack target (C<--to statprofiler> writes one
+trace file per thread, speedscope one profile per thread).  The thread
+past it is a C<limit> error (C<pprof: limit: more than max_threads (4096)
+threads ...>), before a target writes more files.  Default 4096 (real
+profiles have a few to a few hundred).
 
 =item max_statements
 
@@ -2349,7 +2378,7 @@ distinct events (C<perf: limit: more than 1000 events in one file>); a real
 recording has a handful.
 
 Every limit is a positive integer: C<max_stack_depth>, C<max_strings>,
-C<max_frames> and C<max_line> (and C<pid>) at most 4294967295, the others
+C<max_frames>, C<max_line> and C<max_threads> (and C<pid>) at most 4294967295, the others
 at most 18446744073709551615; a value out of range is a C<usage> error,
 never cut to its low bits.
 
