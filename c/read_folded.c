@@ -491,8 +491,11 @@ static pb_status no_such_thread(fr *r)
     size_t n = 0;
     uint32_t i;
     list[0] = '\0';
-    for (i = 0; i < r->labels.n && n < sizeof list - 60; i++)
-        n += (size_t)snprintf(list + n, sizeof list - n, "%s%.40s", i ? ", " : "", pb_strtab_ptr(&r->labels, i));
+    for (i = 0; i < r->labels.n && n < sizeof list - 60; i++) {
+        const char *l = pb_strtab_ptr(&r->labels, i);
+        /* lines without root frames are one thread that no --thread names */
+        n += (size_t)snprintf(list + n, sizeof list - n, "%s%.40s", i ? ", " : "", *l ? l : "(lines without tid:)");
+    }
     if (r->opt.thread_name)
         return pb_fail_nooff(r->err, PB_ERR_UNSUPPORTED, "no thread \"%.100s\" in this file (its threads: %s%s)",
                        r->opt.thread_name, list, i < r->labels.n ? ", ..." : "");

@@ -839,9 +839,9 @@ static pb_status run(void *p, pb_sample_sink *out)
         for (i = 0; i < r->threads.n && n < sizeof tl - 60; i++)
             n += (size_t)snprintf(tl + n, sizeof tl - n, "%s%.40s", i ? ", " : "", pb_strtab_ptr(&r->threads, i));
         if (r->opt.thread_name)
-            return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0, "no thread \"%.100s\" in this file (its threads: %s%s)",
+            return pb_fail_nooff(r->err, PB_ERR_UNSUPPORTED, "no thread \"%.100s\" in this file (its threads: %s%s)",
                            r->opt.thread_name, tl, i < r->threads.n ? ", ..." : "");
-        return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0, "no thread %llu in this file (its threads: %s%s)",
+        return pb_fail_nooff(r->err, PB_ERR_UNSUPPORTED, "no thread %llu in this file (its threads: %s%s)",
                        (unsigned long long)r->opt.thread_id, tl, i < r->threads.n ? ", ..." : "");
     }
     if (r->events.n && (st = attr(r, "sample_types", list)) != PB_OK)

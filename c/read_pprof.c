@@ -1443,10 +1443,10 @@ static pb_status run(void *p, pb_sample_sink *out)
                 n += (size_t)snprintf(list + n, sizeof list - n, "%s%.30s", i ? ", " : "",
                                       pb_strtab_ptr(&r->threads, (uint32_t)i));
             if (r->opt->thread_name)
-                return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0, "no thread \"%.100s\" in this profile (its threads: %s)",
-                               r->opt->thread_name, list);
-            return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0, "no thread %llu in this profile (its threads: %s)",
-                           (unsigned long long)r->opt->thread_id, list);
+                return pb_fail_nooff(r->err, PB_ERR_UNSUPPORTED, "no thread \"%.100s\" in this profile (its threads: %s)",
+                                     r->opt->thread_name, list);
+            return pb_fail_nooff(r->err, PB_ERR_UNSUPPORTED, "no thread %llu in this profile (its threads: %s)",
+                                 (unsigned long long)r->opt->thread_id, list);
         }
     }
     if ((st = end_attributes(r)) != PB_OK)

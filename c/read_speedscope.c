@@ -1137,9 +1137,9 @@ static pb_status choose(ssr *r, int *all_evented)
             len += (size_t)snprintf(list + len, sizeof list - len, "%s%zu \"%.30s\"", i ? ", " : "", i,
                                     r->str + r->profs[i].name_at);
         if (r->opt->thread_name)
-            return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0, "no profile named \"%.100s\" in this file (profiles: %s)",
+            return pb_fail_nooff(r->err, PB_ERR_UNSUPPORTED, "no profile named \"%.100s\" in this file (profiles: %s)",
                            r->opt->thread_name, r->nprofs ? list : "none");
-        return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0, "no profile %llu in this file (profiles: %s)",
+        return pb_fail_nooff(r->err, PB_ERR_UNSUPPORTED, "no profile %llu in this file (profiles: %s)",
                        (unsigned long long)r->opt->thread_id, r->nprofs ? list : "none");
     }
     if (kinds > 1) {

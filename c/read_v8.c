@@ -1045,7 +1045,7 @@ static pb_status check_shape(v8r *r)
     if (!r->have_start)
         return pb_fail(r->err, PB_ERR_CORRUPT, 0, "no \"startTime\"");
     if (r->opt->have_thread && (r->opt->thread_name ? strcmp(r->opt->thread_name, "main") : r->opt->thread_id != 0))
-        return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0, "a .cpuprofile has one thread, 0 (\"main\")");
+        return pb_fail_nooff(r->err, PB_ERR_UNSUPPORTED, "a .cpuprofile has one thread, 0 (\"main\")");
     if (!r->s->mem && (!r->s->fp || pb_src_size(r->s) == UINT64_MAX))
         return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0,
                        "a .cpuprofile is read in two passes and this input cannot be read again (a pipe?): "

@@ -280,7 +280,7 @@ SKIP: {
     is(slurp("$tmp/roots.out"), "pid:7;tid:2;a 4\n", '--thread N takes the thread part of a process/thread label');
     ok(!quietly(sub { Devel::ProfileBridge::convert(in => $f, out => "$tmp/roots.out", to => 'collapsed', thread => 99) }),
         '--thread 99: none');
-    like($@, qr/^folded: unsupported: \S+roots\.folded: no thread 99 in this file \(its threads: 7\/1, 7\/2, 9\/0x1F, 1, \)/,
+    like($@, qr/^folded: unsupported: \S+roots\.folded: no thread 99 in this file \(its threads: 7\/1, 7\/2, 9\/0x1F, 1, \(lines without tid:\)\)/,
         '... says which threads there are');
     spew($f, "main::a;main::b 5");
     ok(quietly(sub { Devel::ProfileBridge::convert(in => $f, out => "$tmp/roots.out", to => 'collapsed') }),

@@ -187,7 +187,7 @@ SKIP: {
     my $one = collapsed("$d/rec_fork.perf", thread => $tids[1]);
     ok($one && $one !~ /\/\Q$tids[0]\E;/ && $one =~ /\/\Q$tids[1]\E;/, "--thread $tids[1] keeps that tid only");
     ok(!defined collapsed("$d/rec_fork.perf", thread => 1), '--thread 1: none');
-    like($@, qr/^perf: unsupported: no thread 1 in this file \(its threads: rec-\?\/\d+, rec-\?\/\d+\)/, '... says which');
+    like($@, qr/^perf: unsupported: \S+: no thread 1 in this file \(its threads: rec-\?\/\d+, rec-\?\/\d+\)/, '... says which');
     my $pidtid = collapsed("$d/rust_pidtid.perf");
     ok($pidtid =~ /\Atid:rs-(\d+)\/\d+;/m, 'pid/tid printed: threads labelled comm-pid/tid');
 }

@@ -257,7 +257,7 @@ my $sm = "$d/speedscope/sampled_ms.speedscope.json";
     is_deeply([ sort keys %{ tables_of_collapsed("$tmp/th.folded") } ], ['worker 1'], '... that profile only');
     ok(!eval { Devel::ProfileBridge::convert(in => $ev, out => "$tmp/th.folded", to => 'collapsed', thread => 7); 1 },
         '--thread 7: no such profile');
-    like($@, qr/^speedscope: unsupported: no profile 7 in this file \(profiles: 0 "worker 1", 1 "worker 2"\)/, '... the message');
+    like($@, qr/^speedscope: unsupported: \S+: no profile 7 in this file \(profiles: 0 "worker 1", 1 "worker 2"\)/, '... the message');
 
     # merge with a Tachyon file: the sum
     my $tach = "$d/tachyon/cpu_recursion.bin";
