@@ -74,7 +74,7 @@ eval { for_chunks { } filename => "$FindBin::Bin/data/no-such-file" };
 my $e = $@;
 isa_ok($e, 'Devel::ProfileBridge::Error');
 is($e->class, 'io', 'missing file: class io');
-like("$e", qr/\Aprofbridge: io: .*no-such-file: cannot open: /, 'missing file: message');
+like("$e", qr/\ADevel::ProfileBridge: io: .*no-such-file: cannot open: /, 'missing file: message');
 
 my $trunc = "$FindBin::Bin/../t/tmp-trunc-$$.out";
 {

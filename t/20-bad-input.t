@@ -77,7 +77,7 @@ sub is_error {
 
 my $hdr = "NYTProf 5 0\n:ticks_per_sec=10000000\n";
 is_error(spew_raw("$tmp/junk", "GIF89a not a profile"), 'corrupt',
-    qr/^profbridge: corrupt: not a profile this distribution recognises \(.*\); first bytes 47 49 46 38 at byte 0 of /,
+    qr/^Devel::ProfileBridge: corrupt: not a profile this distribution recognises \(.*\); first bytes 47 49 46 38 at byte 0 of /,
     'not a profile');
 is_error(spew_raw("$tmp/empty", ''), 'corrupt', qr/empty file/, 'empty file');
 is_error(spew_raw("$tmp/v4", "NYTProf 4 0\n"), 'unsupported',

@@ -106,7 +106,7 @@ subtest 'salvage is for the nytprof target only' => sub {
     for my $to (qw(collapsed statprofiler)) {
         my $out = "$tmp/refused.$to";
         my $ok = eval { Devel::ProfileBridge::convert(in => $cut, out => $out, to => $to, salvage => 1); 1 };
-        like($ok ? '' : "$@", qr/^profbridge: usage: convert: salvage => 1 is for to => 'nytprof'/, "to => '$to': refused");
+        like($ok ? '' : "$@", qr/^Devel::ProfileBridge: usage: convert: salvage => 1 is for to => 'nytprof'/, "to => '$to': refused");
         ok(!-e $out, "to => '$to': nothing written");
     }
     my $out = `$^X -Mblib bin/profbridge convert '$cut' --to collapsed -o '$tmp/refused.cli' --salvage 2>&1`;

@@ -203,7 +203,7 @@ subtest 'a length varint of 2^64-1' => sub {
         qr/\Approf: truncated: sample_type of 18446744073709551615 bytes runs past the end of the input at byte 11 of /,
         'the fuzzer\'s input, as pprof: truncated');
     like(err_of(sub { for_chunks(sub { }, filename => "$C/abort-fuzz-found") }),
-        qr/\Aprofbridge: corrupt: not a profile this distribution recognises/, '... detected: not a profile');
+        qr/\ADevel::ProfileBridge: corrupt: not a profile this distribution recognises/, '... detected: not a profile');
     # the same length on a Sample, on a skipped field, on a Location
     for my $f ([ 2, 'Sample' ], [ 99, 'unknown field' ], [ 4, 'Location' ]) {
         my $p = spew("len-$f->[0].pb", profile(samples => [ sample(100) ]) . varint($f->[0] * 8 + 2) . varint(2**64 - 1));

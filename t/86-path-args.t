@@ -32,10 +32,10 @@ sub dies_like {
 
 # ---- NUL in every path argument --------------------------------------------
 my $nulre = qr/NUL/;
-dies_like(sub { Devel::ProfileBridge::chunk_counts("$tach\0x") }, qr/\Aprofbridge: usage: chunk_counts: .*NUL byte/, 'chunk_counts');
-dies_like(sub { Devel::ProfileBridge::detect_format("$tach\0x") }, qr/\Aprofbridge: usage: detect_format: .*NUL byte/, 'detect_format');
-dies_like(sub { Devel::ProfileBridge::info("$tach\0x") }, qr/\Aprofbridge: usage: info: .*NUL byte/, 'info');
-dies_like(sub { Devel::ProfileBridge::losses("$tach\0x") }, qr/\Aprofbridge: usage: losses: .*NUL byte/, 'losses');
+dies_like(sub { Devel::ProfileBridge::chunk_counts("$tach\0x") }, qr/\ADevel::ProfileBridge: usage: chunk_counts: .*NUL byte/, 'chunk_counts');
+dies_like(sub { Devel::ProfileBridge::detect_format("$tach\0x") }, qr/\ADevel::ProfileBridge: usage: detect_format: .*NUL byte/, 'detect_format');
+dies_like(sub { Devel::ProfileBridge::info("$tach\0x") }, qr/\ADevel::ProfileBridge: usage: info: .*NUL byte/, 'info');
+dies_like(sub { Devel::ProfileBridge::losses("$tach\0x") }, qr/\ADevel::ProfileBridge: usage: losses: .*NUL byte/, 'losses');
 dies_like(sub { Devel::ProfileBridge::dump_json("$tach\0x", output => "$tmp/d.jsonl") }, $nulre, 'dump_json FILE');
 dies_like(sub { Devel::ProfileBridge::dump_json($tach, output => $nul) }, $nulre, 'dump_json output');
 dies_like(sub { for_chunks(sub { }, filename => "$tach\0x") }, $nulre, 'for_chunks filename');
@@ -49,7 +49,7 @@ dies_like(sub { Devel::ProfileBridge::merge(in => [$tach], out => $nul) }, $nulr
 dies_like(sub { Devel::ProfileBridge::merge(in => [$tach], out => "$tmp/m.nytprof", source_root => ["$tmp\0x"]) },
     $nulre, 'merge source_root');
 dies_like(sub { Devel::ProfileBridge::diff(before => $tach, after => "$tach\0x", out => "$tmp/d.folded") },
-    qr/\Aprofbridge: usage: diff: after contains a NUL byte/, "diff's after (once a diff of the file with itself)");
+    qr/\ADevel::ProfileBridge: usage: diff: after contains a NUL byte/, "diff's after (once a diff of the file with itself)");
 dies_like(sub { Devel::ProfileBridge::diff(before => "$tach\0x", after => $tach, out => "$tmp/d.folded") }, $nulre,
     "diff's before");
 dies_like(sub { Devel::ProfileBridge::diff(before => $tach, after => $tach, out => $nul) }, $nulre, "diff's out");

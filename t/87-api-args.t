@@ -74,23 +74,23 @@ sub nothing_written {
 }
 usage_ok("convert(to => 'statprofiler', out => \\\$buf)",
     sub { my $b; Devel::ProfileBridge::convert(in => $f, out => \$b, to => 'statprofiler') },
-    qr/^profbridge: usage: convert: out => \\\$scalar takes one file's bytes: to => 'statprofiler' writes a file per thread/);
+    qr/^Devel::ProfileBridge: usage: convert: out => \\\$scalar takes one file's bytes: to => 'statprofiler' writes a file per thread/);
 nothing_written();
 
 # references where paths and values belong
 my @cases = (
     [ 'convert(in => [$f])', sub { Devel::ProfileBridge::convert(in => [$f], out => 'x.out') },
-        qr/^profbridge: usage: convert: in must be a path \(a string\), not an ARRAY reference$/ ],
+        qr/^Devel::ProfileBridge: usage: convert: in must be a path \(a string\), not an ARRAY reference$/ ],
     [ 'for_chunks(filename => $fh)', sub { open my $fh, '<', $f or die; for_chunks(sub { }, filename => $fh) },
-        qr/^profbridge: usage: for_chunks: filename must be a file name, not a GLOB reference$/ ],
+        qr/^Devel::ProfileBridge: usage: for_chunks: filename must be a file name, not a GLOB reference$/ ],
     [ 'convert(out => [])', sub { Devel::ProfileBridge::convert(in => $f, out => []) },
         qr/out must be a file name or a scalar reference, not an ARRAY reference/ ],
     [ 'convert(compress => -1)', sub { Devel::ProfileBridge::convert(in => $f, out => 'x.out', compress => -1) },
-        qr/^profbridge: usage: convert: compress must be 0\.\.9, not '-1'$/ ],
+        qr/^Devel::ProfileBridge: usage: convert: compress must be 0\.\.9, not '-1'$/ ],
     [ 'convert(compress => -5)', sub { Devel::ProfileBridge::convert(in => $f, out => 'x.out', compress => -5) },
-        qr/^profbridge: usage: convert: compress must be 0\.\.9, not '-5'$/ ],
+        qr/^Devel::ProfileBridge: usage: convert: compress must be 0\.\.9, not '-5'$/ ],
     [ 'merge(compress => -1)', sub { Devel::ProfileBridge::merge(in => [$f], out => 'x.out', compress => -1) },
-        qr/^profbridge: usage: merge: compress must be 0\.\.9, not '-1'$/ ],
+        qr/^Devel::ProfileBridge: usage: merge: compress must be 0\.\.9, not '-1'$/ ],
     [ 'convert(thread => [1])', sub { Devel::ProfileBridge::convert(in => $f, out => 'x.out', thread => [1]) },
         qr/thread must be a plain value \(a string or a number\), not an ARRAY reference/ ],
     [ 'convert(to => {})', sub { Devel::ProfileBridge::convert(in => $f, out => 'x.out', to => {}) },
@@ -104,7 +104,7 @@ my @cases = (
     [ 'merge(jobs => [])', sub { Devel::ProfileBridge::merge(in => [$f], out => 'x.out', jobs => []) }, qr/jobs must be a plain value/ ],
     [ 'diff(before => [$f])', sub { Devel::ProfileBridge::diff(before => [$f], after => $f, out => 'd') },
         qr/diff: before must be a file name, not an ARRAY reference/ ],
-    [ 'info({})', sub { Devel::ProfileBridge::info({}) }, qr/^profbridge: usage: info: the file name must be a path \(a string\), not a HASH reference$/ ],
+    [ 'info({})', sub { Devel::ProfileBridge::info({}) }, qr/^Devel::ProfileBridge: usage: info: the file name must be a path \(a string\), not a HASH reference$/ ],
     [ 'detect_format([])', sub { Devel::ProfileBridge::detect_format([]) }, qr/detect_format: the file name must be a path/ ],
     [ 'chunk_counts(\"x")', sub { Devel::ProfileBridge::chunk_counts(\"x") }, qr/not a SCALAR reference/ ],
     [ 'losses(to => [])', sub { Devel::ProfileBridge::losses($f, to => []) }, qr/losses: to must be a target name, not an ARRAY reference/ ],

@@ -194,7 +194,7 @@ for my $in (sort glob("$d/pprof/*.prof"), glob("$d/pprof/*.pb")) {
     my $pb = "$tmp/none.pb.gz";
     ok(!eval { Devel::ProfileBridge::convert(in => "$d/tachyon/cpu_recursion.py", out => $pb, to => 'pprof'); 1 },
         'a Python program is no profile');
-    like($@, qr/^profbridge: corrupt: not a profile/, '... a corrupt error');
+    like($@, qr/^Devel::ProfileBridge: corrupt: not a profile/, '... a corrupt error');
     ok(!-e $pb, '... and no output file');
 }
 

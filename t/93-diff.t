@@ -128,7 +128,7 @@ SKIP: {
 # errors
 ok(!eval { Devel::ProfileBridge::diff(before => "$d/tachyon/cpu_recursion.py", after => "$d/tachyon/cpu_recursion.bin",
     out => "$tmp/x"); 1 }, 'a Python program is no profile to diff');
-like($@, qr/^profbridge: corrupt: not a profile/, '... a corrupt error');
+like($@, qr/^Devel::ProfileBridge: corrupt: not a profile/, '... a corrupt error');
 ok(!-e "$tmp/x", '... and no output');
 ok(!eval { Devel::ProfileBridge::diff(before => '-', after => '-', out => "$tmp/x"); 1 }, 'both inputs standard input');
 

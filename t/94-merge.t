@@ -104,7 +104,7 @@ SKIP: {
     is(sum(merged_stacks("$tmp/400.folded")), 400 * sum(parts($many[0])), '400 files, 2 workers: 400 times the weight');
     ok(!eval { Devel::ProfileBridge::merge(in => [ @in, "$d/tachyon/cpu_recursion.py" ], out => "$tmp/jx.folded",
         to => 'collapsed', jobs => 2); 1 }, 'a bad input in a worker');
-    like($@, qr{^profbridge: corrupt: not a profile this distribution recognises.* at byte 0 of \Q$d/tachyon/cpu_recursion.py\E},
+    like($@, qr{^Devel::ProfileBridge: corrupt: not a profile this distribution recognises.* at byte 0 of \Q$d/tachyon/cpu_recursion.py\E},
         "... gives the input's own error");
     ok(!-e "$tmp/jx.folded", '... and no output');
 }
@@ -112,7 +112,7 @@ SKIP: {
 # errors
 ok(!eval { Devel::ProfileBridge::merge(in => ["$d/tachyon/cpu_recursion.bin", "$d/tachyon/cpu_recursion.py"],
     out => "$tmp/bad.nytprof"); 1 }, 'an input that is no profile');
-like($@, qr/^profbridge: corrupt: not a profile/, '... a corrupt error');
+like($@, qr/^Devel::ProfileBridge: corrupt: not a profile/, '... a corrupt error');
 ok(!-e "$tmp/bad.nytprof", '... and no output');
 ok(!eval { Devel::ProfileBridge::merge(in => [], out => "$tmp/x"); 1 }, 'no inputs: croaks');
 

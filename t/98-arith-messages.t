@@ -109,7 +109,7 @@ subtest 'limits and pid are checked for range' => sub {
             "$k => $v refused");
         my $e = $@;
         is(ref $e && $e->class, 'usage', "$k => $v: a usage error");
-        like("$e", qr/^profbridge: usage: convert: \Q$k\E must be/, "$k => $v: names the option");
+        like("$e", qr/^Devel::ProfileBridge: usage: convert: \Q$k\E must be/, "$k => $v: names the option");
     }
     ok(eval { Devel::ProfileBridge::convert(in => $in, out => "$tmp/lim.out", to => 'collapsed',
         max_stack_depth => 4294967295, max_statements => '18446744073709551615'); 1 }, 'the largest values are taken')
@@ -134,7 +134,7 @@ subtest 'usage errors exit 1 with the profbridge: prefix' => sub {
         ok(!-e $o, "@$case[0..2]: nothing written");
     }
     ok(!eval { Devel::ProfileBridge::losses($in, to => 'bogus'); 1 }, "losses(to => 'bogus') refused");
-    like("$@", qr/^profbridge: usage: losses: to => 'bogus' is not a target/, 'losses: names the target');
+    like("$@", qr/^Devel::ProfileBridge: usage: losses: to => 'bogus' is not a target/, 'losses: names the target');
     ok(eval { Devel::ProfileBridge::losses($in, to => 'pprof'); 1 }, "losses(to => 'pprof') still works");
 };
 

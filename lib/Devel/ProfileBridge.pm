@@ -2188,7 +2188,7 @@ C<in>) also takes:
 read once, into a temporary copy (a private directory under C<$TMPDIR>),
 which the decoders then read.  The copy is at most C<max_decompressed_bytes>
 bytes (default 64 MiB for a copy: see L</LIMITS>), else a C<limit> error
-(C<profbridge: limit: standard input: holds more than max_decompressed_bytes
+(C<Devel::ProfileBridge: limit: standard input: holds more than max_decompressed_bytes
 (N) bytes ...>) as soon as the stream passes it.  The copy is removed when
 the call returns, on every error, when the process is killed by SIGINT,
 SIGTERM or SIGHUP whose disposition was the default (as output temp files
@@ -2399,14 +2399,16 @@ whose text is C<< <format>: <class>: <what> at byte <offset> of <file> >>;
 the class is C<truncated>, C<corrupt>, C<unsupported>, C<limit> or C<io>;
 writers add C<usage> for calls out of order and handles that are not
 theirs.  A bad option or argument throws the same object with class
-C<usage> and format C<profbridge>, one line
-C<profbridge: usage: convert: compress must be 0..9, not '12'> (B<profbridge>
+C<usage> and format C<profbridge>, one line that names the caller
+instead of a format: C<Devel::ProfileBridge: usage: convert: compress must
+be 0..9, not '12'> from the Perl API, C<profbridge: usage: ...> from the
+command (B<profbridge>
 exits 1 on it, as on its own usage errors; 2 on every other error, a usage
 error that names a file included: inputs whose weights do not add).
 Every argument is checked the same way: a reference where a path or a
 value belongs (C<< in => [ $file ] >>, C<< filename => $fh >>,
 C<< thread => [ 1 ] >>, a writer's names and numbers) is a C<usage> error
-saying what it is (C<profbridge: usage: convert: in must be a path (a
+saying what it is (C<Devel::ProfileBridge: usage: convert: in must be a path (a
 string), not an ARRAY reference>), never read as its C<ARRAY(0x...)> text;
 an object with its own string form (a path object) is taken as that
 string.  C<compress> is 0..9 (the default is the writer's own: leave it

@@ -4,8 +4,12 @@ use warnings;
 
 our $VERSION = '0.01';
 
+# Who raised an error that is not about a format (a bad option, a file that
+# cannot be opened): the Perl API by default, the CLI sets 'profbridge'.
+our $PROGRAM = 'Devel::ProfileBridge';
+
 use overload
-    '""'     => sub { $_[0]->{line} . "\n" },
+    '""'     => sub { $_[0]->line . "\n" },
     'bool'   => sub { 1 },
     fallback => 1;
 
@@ -14,7 +18,12 @@ sub class   { $_[0]->{class} }
 sub offset  { $_[0]->{offset} }
 sub file    { $_[0]->{file} }
 sub message { $_[0]->{message} }
-sub line    { $_[0]->{line} }
+sub line {
+    my ($e) = @_;
+    my $l = $e->{line};
+    $l =~ s/\Aprofbridge: /$PROGRAM: / if defined $e->{format} && $e->{format} eq 'profbridge';
+    return $l;
+}
 
 sub throw {
     my ($class, %f) = @_;
@@ -71,8 +80,12 @@ for example
 
 Errors that have no byte offset (the file cannot be opened) read
 C<< <format>: io: <file>: <what> >>, and those that name no file (a bad
-option: C<profbridge: usage: convert: compress must be 0..9, not '12'>)
-C<< <format>: <class>: <what> >>; a usage error names the file the caller
+option: C<Devel::ProfileBridge: usage: convert: compress must be 0..9, not '12'>)
+C<< <format>: <class>: <what> >>.  An error that is not about a format
+(a bad option, a file that cannot be opened or is no profile) has the
+format C<profbridge>; its line names the caller instead:
+C<Devel::ProfileBridge> from the Perl API, C<profbridge> from the command
+(which sets C<$Devel::ProfileBridge::Error::PROGRAM>); a usage error names the file the caller
 gave (a writer's C<file>).  In the line, control bytes of the
 message and the file name (C0, DEL, and C1 as UTF-8) are shown as C<\xHH>:
 a profile or a file name cannot drive the terminal or split the line.
