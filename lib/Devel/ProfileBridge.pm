@@ -975,8 +975,13 @@ range); events and values count as calls with zero time.
 
 =item names
 
-A descriptor (or run-time) name that contains C<::> is kept
-(C<ns::C::f(int)>).  Others go into package C<main>, whatever the thread:
+A descriptor (or run-time) name that has a package, a C<::> outside
+C<()>, C<< <> >> and C<{}>, is kept (C<ns::C::f(int)>, C<<
+ns::Box<std::pair<int, int>>::get() const >>).  Others go into package
+C<main>, whatever the thread (C<< operator<<(std::ostream&, const T&) >> is
+C<main::operator[[(std.ostream&, const T&)>, C<< biggest<std::string> >>
+is C<main::biggest[std.string]>: the C<std::> inside brackets is no
+package):
 block C<work_unit> is the sub C<main::work_unit> in every thread, so its
 calls, inclusive and exclusive time are the sums over the threads, as
 EasyProfiler's own per-name statistics are, and every block name is one
@@ -990,11 +995,17 @@ Threads stay apart by their own root sub C<E<lt>packageE<gt>::RUNTIME>,
 the package being C<main> for the thread named C<Main>,
 C<thread_E<lt>tidE<gt>> for an unnamed thread, else the thread name with
 non-word characters turned into C<_> (C<Worker_1::RUNTIME> for
-C<Worker 1>): it calls the thread's top-level blocks (C<SUB_CALLERS>) and
-is the outermost frame of each of the thread's stacks in the call events,
-so C<nytprofcalls> prints C<Worker_1::RUNTIME;main::worker.iteration;main::work_unit>
-and C<nytprofhtml>'s flame graph has one tower per thread.  With no calls
-of its own it is not in the report's list of subs.  C<merge> unifies subs
+C<Worker 1>): it calls the thread's top-level blocks (C<SUB_CALLERS>, at
+line 0 of the block's file: EasyProfiler does not record where the program
+entered a top-level block, and the block's own line holds the calls it
+makes) and is the outermost frame of each of the thread's stacks in the
+call events, so C<nytprofcalls> prints
+C<Worker_1::RUNTIME;main::worker.iteration;main::work_unit> and
+C<nytprofhtml>'s flame graph has one tower per thread.  The main thread's
+root is C<main::RUNTIME>, which, as in a Perl profile, calls the top-level
+blocks but is no frame: its stacks start at those blocks
+(C<main::Frame;main::middle>).  With no calls of its own a root is not in
+the report's list of subs.  C<merge> unifies subs
 by name in the same way (its stacks start at the blocks).
 
 =item threads
