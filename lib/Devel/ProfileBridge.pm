@@ -932,8 +932,10 @@ since boot), C<basetime> (wall-clock seconds: the file's modification time,
 written when profiling ended, minus the profile's duration from the stats
 trailer, else samples × interval; for a profile read from memory, the
 monotonic seconds), C<application>
-(the C<< <module> >> frame nearest the root, else the file name; sent at the
-end, when known), the stats trailer's figures in CPython's units when the
+(the file of the C<< <module> >> frame nearest the root that is not the
+profiler's own, i.e. the program, F</srv/app/prog.py>, not
+F<profiling/sampling/_sync_coordinator.py>: L<Devel::ProfileBridge::Formats/tachyon>;
+else the file name; sent at the end, when known), the stats trailer's figures in CPython's units when the
 file has one (every 3.15.2 file does): C<profile_duration_sec> (s) and
 C<profile_sample_rate> (Hz) always, C<profile_error_rate> (% of the
 profiler's sampling attempts that failed) and C<profile_missed_samples> (%
@@ -1012,8 +1014,12 @@ by name in the same way (its stacks start at the blocks).
 
 Each thread is one span with pid = its tid's low 32 bits and ppid = the
 file's pid (0 for the main thread); C<< thread => $name_or_tid >>.
-Attributes C<cpu_frequency>, C<pid>, C<thread_E<lt>tidE<gt>_name> (and
-C<_blocks>, C<_max_depth>, ...), C<bookmark_E<lt>iE<gt>_pos_ns/_text/_color>.
+Attributes C<application> (the source file of the first block descriptor:
+EasyProfiler registers a block when the program first runs it, so it is
+the program's, F<ep_basic.cpp>; the file records no program name; without
+descriptors the input's base name), C<cpu_frequency>, C<pid>,
+C<thread_E<lt>tidE<gt>_name> (and C<_blocks>, C<_max_depth>, ...),
+C<bookmark_E<lt>iE<gt>_pos_ns/_text/_color>.
 
 =item values
 
