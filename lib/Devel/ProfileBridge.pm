@@ -934,7 +934,8 @@ trailer, else samples × interval; for a profile read from memory, the
 monotonic seconds), C<application>
 (the file of the C<< <module> >> frame nearest the root that is not the
 profiler's own, i.e. the program, F</srv/app/prog.py>, not
-F<profiling/sampling/_sync_coordinator.py>: L<Devel::ProfileBridge::Formats/tachyon>;
+F<profiling/sampling/_sync_coordinator.py>, whose frames are dropped: see
+L<Devel::ProfileBridge::Formats>;
 else the file name; sent at the end, when known), the stats trailer's figures in CPython's units when the
 file has one (every 3.15.2 file does): C<profile_duration_sec> (s) and
 C<profile_sample_rate> (Hz) always, C<profile_error_rate> (% of the
