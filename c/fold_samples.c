@@ -59,6 +59,7 @@ struct pb_fold {
     pb_callev cev;
     int weight_ns;         /* weights are ns, not samples (merged profiles) */
     int have_ts;           /* some sample carried a timestamp */
+    char *app;             /* ATTRIBUTE application: the root sub's file when a frame's */
 };
 
 #define OOM(f) pb_fail((f)->err, PB_ERR_LIMIT, 0, "out of memory while folding samples")
@@ -154,7 +155,7 @@ static pb_status ss_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
     if ((st = header(f)) != PB_OK)
         return st;
     if (synthetic) {
-        const char *sf = f->cfg.synthetic_file ? f->cfg.synthetic_file : "~";
+        const char *sf = f->cfg.synthetic_file ? f->cfg.synthetic_file : PB_FOLD_SYNTHETIC_FILE;
         r = pb_model_file(&f->m, sf, strlen(sf), SYNTH_VARIANT, PB_FID_IS_FAKE | PB_FID_VIA_SUB, &file);
     } else {
         /* as valid UTF-8 (a Latin-1 name upgraded, bad bytes escaped: util.h) */
@@ -280,6 +281,11 @@ static pb_status ss_attribute(pb_sample_sink *self, const char *key, pb_str valu
     pb_status st;
     if (!strcmp(key, "sample_weight_unit"))
         f->weight_ns = value.len == 2 && !memcmp(value.ptr, "ns", 2); /* merge.h: weights are ns */
+    if (!strcmp(key, "application")) {
+        free(f->app);
+        if (!(f->app = pb_memdup0(value.ptr ? value.ptr : "", value.len)))
+            return OOM(f);
+    }
     if ((st = header(f)) != PB_OK)
         return st;
     return emit_attr(f, key, value);
@@ -645,7 +651,24 @@ static pb_status ss_finish(pb_sample_sink *self)
     }
     root_sub = i < f->m.nsubs ? (uint32_t)i : NONE;
     if (f->m.nfids && root_sub == NONE) {
-        pb_chunk_sub_info(&c, 1, 1, 1, pb_str_c(root));
+        /* in the program's file, as NYTProf puts main::RUNTIME in the
+         * script (ATTRIBUTE application, when a frame is of that file), else
+         * in fid 1 */
+        uint32_t root_fid = 0;
+        for (i = 0; f->app && i < f->m.nfiles; i++) {
+            const char *nm = pb_strtab_ptr(&f->m.str, f->m.files[i].name), *b = strrchr(nm, '/');
+            if (!f->m.files[i].fid || f->m.files[i].variant != 0)
+                continue;
+            if (!strcmp(nm, f->app)) {
+                root_fid = f->m.files[i].fid; /* the program's path */
+                break;
+            }
+            if (!root_fid && !strchr(f->app, '/') && b && !strcmp(b + 1, f->app))
+                root_fid = f->m.files[i].fid; /* its base name (pprof, V8) */
+        }
+        if (!root_fid)
+            root_fid = 1;
+        pb_chunk_sub_info(&c, root_fid, 1, 1, pb_str_c(root));
         if ((st = emit(f, &c)) != PB_OK)
             goto done;
     }
@@ -715,7 +738,7 @@ void pb_fold_free(pb_fold *f)
         pb_stack_cursor_free(&f->threads[i].cur);
     }
     PB_FREE_ALL(f->frames, f->self_w, f->calls, f->nthread, f->threads, f->namebuf, f->filebuf, f->fin_total,
-                f->fin_byorder);
+                f->fin_byorder, f->app);
     pb_model_free_fold(&f->m, &f->nodes, &f->walk, &f->cev);
     PB_INDEX_FREE_ALL(&f->tframes, &f->tthreads);
     pb_sink_undefer(f->out, f);

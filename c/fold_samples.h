@@ -63,7 +63,7 @@ typedef struct {
     uint64_t ticks_per_weight;   /* ticks one unit of sample weight stands for (sample interval);
                                   * must be <= INT32_MAX */
     const char *root_sub;        /* caller of outermost frames (NULL: "main::RUNTIME") */
-    const char *synthetic_file;  /* name of the fake fid of synthetic frames (NULL: "~") */
+    const char *synthetic_file;  /* name of the fake fid of synthetic frames (NULL: PB_FOLD_SYNTHETIC_FILE) */
     /* Optional: NEW_FID flags of a (non-synthetic) file.  NULL: VIA_STMT|VIA_SUB,
      * i.e. no saved source, so nytprofhtml reads the file from disk. */
     uint32_t (*fid_flags)(void *ctx, pb_str file);
@@ -79,6 +79,11 @@ typedef struct {
 } pb_fold_config;
 
 typedef struct pb_fold pb_fold;
+
+/* The fake file of synthetic frames (CPython's "~" frames <GC>, <native>;
+ * V8's (garbage collector), (idle), (program); main::(no frame)), as the
+ * report lists it: a name that says what it is */
+#define PB_FOLD_SYNTHETIC_FILE "(frames the profiler adds, no source)"
 
 /* NULL on out-of-memory (err filled).  The fold writes to out; nothing is
  * emitted before the first call through its sample sink. */

@@ -908,9 +908,12 @@ C<lib/pythonX.Y/>, else the base name), C<pkg/__init__.py> gives C<pkg>,
 C<< <frozen a.b> >> gives C<a::b>, other C<< <...> >> names give C<main>.
 The qualname's dots become C<::>: C<Class.method> in C<mod.py> is
 C<mod::Class::method>.  Synthetic frames (file C<~>: C<< <GC> >>,
-C<< <native> >>) share one fake fid named C<~> (flag IS_FAKE).  Real files
+C<< <native> >>) share one fake fid (flag IS_FAKE) whose name says what it
+is: C<(frames the profiler adds, no source)> (every format's synthetic frames are in it).  Real files
 get flags VIA_STMT|VIA_SUB; C<convert> embeds their source when it finds
-it (L</Source>).  Top-level frames are called by C<main::RUNTIME>.  These
+it (L</Source>).  Top-level frames are called by C<main::RUNTIME>, whose
+C<SUB_INFO> is in the program's file (C<application>), as NYTProf puts it
+in the script.  These
 sub names are what the chunks and nytprof.out carry; the stack outputs show
 CPython's own names (L</NAMES IN EACH TARGET>).
 
@@ -1073,7 +1076,7 @@ StatProfiler records at most C<stack_depth> frames (default 20) from the
 innermost; the main program's frame is added only when the limit leaves room.
 A sample with exactly C<stack_depth> frames whose outermost is not a main frame
 was cut there: it gets the pseudo-frame C<main::(truncated)> (a synthetic sub
-in the fake fid C<~>, line 0, called by C<main::RUNTIME>) outermost, in every
+in the fake fid C<(frames the profiler adds, no source)>, line 0, called by C<main::RUNTIME>) outermost, in every
 view (F<nytprof.out>, collapsed, pprof, speedscope), so the cut stacks hang
 under it instead of each becoming a root called "at" the first line of its
 outermost sub (which mixed made-up calls into that line's call site and showed
@@ -1085,7 +1088,7 @@ trace keep the stack as the file holds it.
 A sample that caught no Perl frame at all (the profiler fired outside any
 Perl code) counts, as C<Devel::StatProfiler::Reader> counts it: its weight
 is a C<TIME_LINE> and the exclusive time of the pseudo-sub
-C<main::(no frame)> (a synthetic sub in the fake fid C<~>, line 0, called
+C<main::(no frame)> (a synthetic sub in the fake fid of synthetic frames, line 0, called
 by C<main::RUNTIME>), a C<main::(no frame)> stack in collapsed output, and
 an empty sample again in StatProfiler records.  Totals therefore equal the
 real reader's total weight.  The same holds for a Tachyon sample with an
@@ -1159,7 +1162,7 @@ C<< <frozen runpy> >> C<runpy>), its dots as C<::>
 (C<threading::Thread::run>); the stack outputs show the function
 (C<Thread.run>).  Files named C<< <...> >> are fake fids.  Any other frame is
 a sub name as written, with no file: C<Pkg::sub> as it is, C<< <GC> >> and
-other C<< <...> >> names synthetic frames (the fake fid C<~>), anything else
+other C<< <...> >> names synthetic frames (the fake fid C<(frames the profiler adds, no source)>), anything else
 C<main::name>; the stack outputs show it unchanged.  C<\xHH> in a frame is
 the byte HH (how our collapsed output escapes C<;>, C<\>, CR, LF and NUL),
 so C<< to => 'collapsed' >> of our own collapsed file is the file, byte for
@@ -1212,15 +1215,15 @@ package from the url, L<Devel::ProfileBridge::Formats/v8>), file the url
 (C<file://> dropped), line C<lineNumber + 1>.  C<(root)> is not a frame:
 the outermost frames are called by C<main::RUNTIME>.  C<(program)>,
 C<(idle)>, C<(garbage collector)> and functions without a url are
-synthetic subs C<main::(program)> ... in the fake fid C<~>; their time is
+synthetic subs C<main::(program)> ... in the fake fid C<(frames the profiler adds, no source)>; their time is
 in the ATTRIBUTEs C<v8_program_ns>, C<v8_idle_ns>, C<v8_gc_ns>.  Collapsed,
 pprof and speedscope show V8's own names (C<fib>, C<(anonymous)>,
 C<(garbage collector)>).
 
 =item attributes
 
-C<application> (the first C<file:> script in node order; the profile does
-not name the program), C<basetime> (the file's mtime less the profile's
+C<application> (the base name of the first C<file:> script in node order,
+as C<node app.js> names it; the profile does not name the program), C<basetime> (the file's mtime less the profile's
 length: C<startTime> is a monotonic clock), C<profile_duration_sec>
 (C<endTime - startTime>), C<v8_nodes>, C<v8_samples>,
 C<v8_column_frames> and C<v8_position_ticks> (what no target carries:
@@ -1345,8 +1348,9 @@ C<default_sample_type>, C<period> and C<period_type>, C<time_nanos> and
 C<basetime> (its seconds: the date), C<duration_nanos> and
 C<profile_duration_sec>, C<clock> (C<cpu> for a C<cpu> sample type, else
 C<wall>, for time units), C<comment> (C<comment_1>, ...), C<drop_frames>,
-C<keep_frames>, and at the end C<application> (the first mapping's file:
-the program) and C<total_samples>.
+C<keep_frames>, and at the end C<application> (the base name of the first
+mapping's file, the program, as C<go tool pprof>'s C<File:> line shows it)
+and C<total_samples>.
 
 =back
 
