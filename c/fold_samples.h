@@ -9,18 +9,23 @@
  *   per thread, at its first sample: PID_START pid ppid t_first
  *             (sample timestamps: for weight > 1, that of the last sample;
  *             with config.sampled_spans PID_END = the last PID_START's
- *             time + the thread's sampled ticks, as NYTProf's reader adds
- *             up PID_END minus the last PID_START read; else last timestamp
- *             + ticks_per_weight)
+ *             time + the thread's share of the run's length (ATTRIBUTE
+ *             profile_duration_sec, else the timestamps' span; none, or
+ *             more than 9% below the sampled time: its sampled ticks), as
+ *             NYTProf's reader adds up PID_END minus the last PID_START
+ *             read; else last timestamp + ticks_per_weight)
  *   NEW_FID when a file is first used (dense fids 1..N, root->leaf order)
  *   TIME_LINE per sample call: ticks = weight x ticks_per_weight on the
  *             innermost frame's fid/line, in input order (a stream)
- *   at finish: ATTRIBUTE cumulative_overhead_ticks=0, sampled_time_sec (all
- *             threads' weights x ticks_per_weight, in s), run_wall_clock_sec
- *             (first timestamp to last + one weight, over all threads; only
- *             when samples carry timestamps), SUB_INFO for every sub
- *             used (+ root_sub on fid 1), then per thread in order of first
- *             sample: its SUB_CALLERS edges, then its PID_END.
+ *   at finish: ATTRIBUTE sampled_time_sec (all threads' weights x
+ *             ticks_per_weight, in s), run_wall_clock_sec (first timestamp
+ *             to last + one weight, over all threads; only when samples carry
+ *             timestamps), cumulative_overhead_ticks (the spans' sum minus
+ *             the sampled ticks: nytprofhtml's "for X (of Y)" is the sampled
+ *             time of the run's length), SUB_INFO for every sub used (+
+ *             root_sub on the fid of ATTRIBUTE application, else fid 1), then
+ *             per thread in order of first sample: its SUB_CALLERS edges,
+ *             then its PID_END.
  *
  * Sub names: package "::" name (frame's pb_str fields; an empty package
  * gives "main"); SUB_INFO lines = frame first_line when known, else the

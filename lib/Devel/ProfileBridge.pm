@@ -1551,14 +1551,28 @@ span durations in ns and real call counts.  Pynytprof input keeps the
 profiler's own line times and call counts.
 
 B<Sampled time is sampled time, in every view.>  For sampled input (Tachyon,
-StatProfiler) the profile is active for the sampled total: the sum over all
-threads (and processes) of sample weights × interval, what CPython's and
-StatProfiler's own reports count.  In F<nytprof.out> each thread's
-C<PID_START>..C<PID_END> span is its sampled time, so NYTProf's
-C<profiler_active> and C<profiler_duration> (which C<nytprofhtml> prints as
-"Profile of ... for X (of Y)") are that total, its flame graph's root is that
-many microseconds and its first level fills the width, and every percentage is
-a share of what the source tool counts.  The run's wall-clock length (first
+StatProfiler, V8, pprof, folded stacks) the profile is active for the
+sampled total: the sum over all threads (and processes) of sample weights ×
+interval, what CPython's and StatProfiler's own reports count.  In
+F<nytprof.out> NYTProf's C<profiler_active> (which C<nytprofhtml> prints as
+the X of "Profile of ... for X (of Y)") is that total, its flame graph's
+root is that many microseconds and its first level fills the width, and
+every percentage is a share of what the source tool counts.  Y
+(C<profiler_duration>) is the run's length where the source records it:
+Tachyon (C<duration_sec> of the stats trailer, every 3.15 file; else the
+first sample's timestamp to the last), pprof (C<duration_nanos>), V8
+(C<endTime - startTime>), so a 2.97 s run sampled for 511 ms reads "for
+511ms (of 2.97s)"; the threads' C<PID_START>..C<PID_END> spans add up to it
+and C<cumulative_overhead_ticks> is Y - X in ticks (negative when threads
+sampled in parallel hold more than the run).  Y is the sampled time too
+where the source records no run length (StatProfiler, whose samples are
+wall-clock ticks of one thread, and folded stacks), and where the threads'
+sampled time exceeds the run by more than 9% (NYTProf's reader warns
+beyond 10%: "The sum of the statement timings is ... of the total time
+profiling"); the run's length then stays in the ATTRIBUTEs
+C<profile_duration_sec> and C<run_wall_clock_sec>.  EasyProfiler's X and Y
+are the threads' spans added up (each spans the file's C<begin>..C<end>):
+for one thread the run's length.  The run's wall-clock length (first
 sample to last plus one interval, over all threads; Tachyon, whose samples
 carry timestamps) is kept as C<ATTRIBUTE run_wall_clock_sec>, beside
 C<sampled_time_sec>; C<info> prints both and the loss report names the wall
