@@ -648,7 +648,7 @@ static pb_status pid_ends(pb_fold *f, const uint32_t *by_order)
         if (t->end_ts > last)
             last = t->end_ts;
     }
-    if (f->cfg.sampled_spans && sampled) {
+    if (f->cfg.sampled_spans && !f->cfg.no_run_length && sampled) {
         if (f->facts.duration_ns)
             run = (uint64_t)((double)f->facts.duration_ns * tps / 1e9 + 0.5);
         else if (f->have_ts && last > first)

@@ -81,6 +81,8 @@ typedef struct {
      * 0: a span runs from the first timestamp to the last one + one weight
      * (at least the sampled time), as for merged profiles. */
     int sampled_spans;
+    int no_run_length;           /* with sampled_spans: the header's Y is the sampled time too (a
+                                  * merge: many runs have no one length) */
 } pb_fold_config;
 
 typedef struct pb_fold pb_fold;

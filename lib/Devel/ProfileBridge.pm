@@ -1566,7 +1566,8 @@ first sample's timestamp to the last), pprof (C<duration_nanos>), V8
 and C<cumulative_overhead_ticks> is Y - X in ticks (negative when threads
 sampled in parallel hold more than the run).  Y is the sampled time too
 where the source records no run length (StatProfiler, whose samples are
-wall-clock ticks of one thread, and folded stacks), and where the threads'
+wall-clock ticks of one thread, and folded stacks), in a C<merge> (many
+runs have no one length), and where the threads'
 sampled time exceeds the run by more than 9% (NYTProf's reader warns
 beyond 10%: "The sum of the statement timings is ... of the total time
 profiling"); the run's length then stays in the ATTRIBUTEs
