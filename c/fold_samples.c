@@ -60,6 +60,9 @@ struct pb_fold {
     int weight_ns;         /* weights are ns, not samples (merged profiles) */
     int have_ts;           /* some sample carried a timestamp */
     char other_unit[96];   /* the weights are neither time nor samples: their unit ("bytes") */
+    char *app;             /* ATTRIBUTE application: the root sub's file when a frame's */
+    pb_sample_facts facts; /* the header's facts: the run's length (profile_duration_sec) */
+    double *fin_end;       /* finish: each thread's PID_END time (s), by order */
 };
 
 #define OOM(f) pb_fail((f)->err, PB_ERR_LIMIT, 0, "out of memory while folding samples")
@@ -155,7 +158,7 @@ static pb_status ss_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
     if ((st = header(f)) != PB_OK)
         return st;
     if (synthetic) {
-        const char *sf = f->cfg.synthetic_file ? f->cfg.synthetic_file : "~";
+        const char *sf = f->cfg.synthetic_file ? f->cfg.synthetic_file : PB_FOLD_SYNTHETIC_FILE;
         r = pb_model_file(&f->m, sf, strlen(sf), SYNTH_VARIANT, PB_FID_IS_FAKE | PB_FID_VIA_SUB, &file);
     } else {
         /* as valid UTF-8 (a Latin-1 name upgraded, bad bytes escaped: util.h) */
@@ -289,6 +292,12 @@ static pb_status ss_attribute(pb_sample_sink *self, const char *key, pb_str valu
         pb_sample_attr_text(value, t, sizeof t);
         if (pb_weight_kind_of(t, f->other_unit, sizeof f->other_unit) != PB_WEIGHT_OTHER)
             f->other_unit[0] = '\0';
+    }
+    pb_sample_facts_take(&f->facts, key, value);
+    if (!strcmp(key, "application")) {
+        free(f->app);
+        if (!(f->app = pb_memdup0(value.ptr ? value.ptr : "", value.len)))
+            return OOM(f);
     }
     if ((st = header(f)) != PB_OK)
         return st;
@@ -614,6 +623,108 @@ static pb_status span_attributes(pb_fold *f)
     return emit_attr(f, "run_wall_clock_sec", pb_str_c(pb_fmt_double(buf, sizeof buf, (double)(last - first) / tps)));
 }
 
+/* Each thread's PID_END time (f->fin_end, by order of first sample) and
+ * ATTRIBUTE cumulative_overhead_ticks, so that nytprofhtml's header "for X
+ * (of Y)" reads X = profiler_active = the sampled time (all threads'
+ * samples x interval) and Y = profiler_duration = the run's length where
+ * the source records it (ATTRIBUTE profile_duration_sec: Tachyon's stats
+ * trailer, pprof's duration_nanos, V8's endTime - startTime; else, for
+ * samples with timestamps, the first to the last), else the sampled time
+ * too (also when the threads' sampled time exceeds the run's length by
+ * more than NYTProf's leeway, see below).  NYTProf's reader adds up PID_END
+ * minus the last PID_START it read
+ * (ours all come first, in order of first sample) as doubles in seconds:
+ * that sum is profiler_duration; profiler_active is it minus
+ * cumulative_overhead_ticks / ticks_per_sec (negative when threads sampled
+ * in parallel hold a little more time than the run lasted). */
+static pb_status pid_ends(pb_fold *f, const uint32_t *by_order)
+{
+    double tps = (double)f->cfg.ticks_per_sec, s0, dur = 0, act;
+    uint64_t last_start, sampled = 0, run = 0, cum = 0, placed = 0, first = UINT64_MAX, last = 0, exact = 0;
+    int64_t ov = 0;
+    uint32_t r;
+    char val[32];
+    last_start = f->started_threads && by_order[f->started_threads - 1] != NONE
+                     ? f->threads[by_order[f->started_threads - 1]].first_ts
+                     : 0;
+    s0 = (double)last_start / tps;
+    for (r = 0; r < f->started_threads; r++) {
+        const f_thread *t = by_order[r] != NONE ? &f->threads[by_order[r]] : NULL;
+        if (!t)
+            continue;
+        sampled += t->sampled;
+        if (t->first_ts < first)
+            first = t->first_ts;
+        if (t->end_ts > last)
+            last = t->end_ts;
+    }
+    if (f->cfg.sampled_spans && !f->cfg.no_run_length && sampled) {
+        if (f->facts.duration_ns)
+            run = (uint64_t)((double)f->facts.duration_ns * tps / 1e9 + 0.5);
+        else if (f->have_ts && last > first)
+            run = last - first;
+        /* NYTProf's reader warns when the statements' time exceeds
+         * profiler_duration by more than 10% ("The sum of the statement
+         * timings is ..."): threads sampled in parallel hold more time than
+         * the run lasted, and then Y stays the sampled time (the run's
+         * length is still ATTRIBUTE profile_duration_sec / run_wall_clock_sec) */
+        if ((double)sampled > (double)run * 1.09)
+            run = 0;
+    }
+    for (r = 0; r < f->started_threads; r++) {
+        const f_thread *t = by_order[r] != NONE ? &f->threads[by_order[r]] : NULL;
+        uint64_t end;
+        double e;
+        if (!t) {
+            f->fin_end[r] = 0;
+            continue;
+        }
+        end = t->end_ts > t->first_ts ? t->end_ts : t->first_ts + 1;
+        if (f->cfg.sampled_spans) {
+            /* the span is the thread's share of the run (or its sampled
+             * time), so the spans add up to the run's length */
+            uint64_t span = t->sampled;
+            if (run) {
+                cum += t->sampled;
+                span = (uint64_t)((double)run * ((double)cum / (double)sampled) + 0.5) - placed;
+                placed += span;
+            }
+            end = last_start + span;
+        } else if (t->first_ts + t->sampled > end) {
+            end = t->first_ts + t->sampled;
+        }
+        e = (double)end / tps;
+        if (f->cfg.sampled_spans) {
+            /* NYTProf sums the spans in seconds, as doubles: each end is
+             * raised by a few ulps until the running double sum is not below
+             * the exact one */
+            int k;
+            exact += end - last_start;
+            for (k = 0; k < 64 && (dur + (e - s0)) * tps < (double)exact; k++)
+                e = next_up(e);
+            dur += e - s0;
+        }
+        f->fin_end[r] = e;
+    }
+    if (f->cfg.sampled_spans && run) {
+        /* nytprofhtml hands flamegraph.pl profiler_active x ticks_per_sec as
+         * --total, which warns (and ignores it) when it falls short of the
+         * stacks' exact sum: the overhead is the largest that leaves
+         * profiler_active at least the sampled time, in the reader's own
+         * double arithmetic */
+        double want = dur * tps - (double)sampled;
+        ov = want >= 9.2e18 ? INT64_MAX : want <= -9.2e18 ? -INT64_MAX : (int64_t)want;
+        for (r = 0; r < 64; r++) {
+            act = dur - (double)ov / tps;
+            if (act * tps >= (double)sampled)
+                break;
+            ov--;
+        }
+    }
+    snprintf(val, sizeof val, "%lld", (long long)ov);
+    return emit_attr(f, "cumulative_overhead_ticks", pb_str_c(val));
+}
+
 static pb_status ss_finish(pb_sample_sink *self)
 {
     pb_fold *f = (pb_fold *)self->ctx;
@@ -623,16 +734,12 @@ static pb_status ss_finish(pb_sample_sink *self)
     size_t i;
     const char *root = f->cfg.root_sub ? f->cfg.root_sub : "main::RUNTIME";
     uint32_t root_sub;
-    uint64_t last_start, exact = 0;
-    double tps = (double)f->cfg.ticks_per_sec, s0, e, dur = 0;
     pb_mtime tm;
     tm.mul = (double)f->cfg.ticks_per_weight / (double)f->cfg.ticks_per_sec;
     tm.div = 1;
     tm.excl_signed = 0;
     f->m.root = pb_str_c(root);
     if ((st = header(f)) != PB_OK)
-        return st;
-    if ((st = emit_attr(f, "cumulative_overhead_ticks", pb_str_c("0"))) != PB_OK)
         return st;
     /* weights that are not time (bytes, objects): what they are, for info */
     if (f->other_unit[0] && (st = emit_attr(f, "sample_weight_other_unit", pb_str_c(f->other_unit))) != PB_OK)
@@ -641,13 +748,16 @@ static pb_status ss_finish(pb_sample_sink *self)
         return st;
     /* thread index by order of first sample (linear in threads) */
     by_order = f->fin_byorder = (uint32_t *)malloc((f->started_threads ? f->started_threads : 1) * sizeof *by_order);
-    if (!by_order)
+    f->fin_end = (double *)malloc((f->started_threads ? f->started_threads : 1) * sizeof *f->fin_end);
+    if (!by_order || !f->fin_end)
         return OOM(f);
     for (i = 0; i < f->started_threads; i++)
         by_order[i] = NONE;
     for (i = 0; i < f->nthreads; i++)
         if (f->threads[i].started && f->threads[i].order < f->started_threads)
             by_order[f->threads[i].order] = (uint32_t)i;
+    if ((st = pid_ends(f, by_order)) != PB_OK)
+        goto done;
     if ((st = call_events(f, by_order)) != PB_OK)
         goto done;
     /* SUB_INFO: the synthetic root, unless a frame already is that sub */
@@ -658,52 +768,41 @@ static pb_status ss_finish(pb_sample_sink *self)
     }
     root_sub = i < f->m.nsubs ? (uint32_t)i : NONE;
     if (f->m.nfids && root_sub == NONE) {
-        pb_chunk_sub_info(&c, 1, 1, 1, pb_str_c(root));
+        /* in the program's file, as NYTProf puts main::RUNTIME in the
+         * script (ATTRIBUTE application, when a frame is of that file), else
+         * in fid 1 */
+        uint32_t root_fid = 0;
+        for (i = 0; f->app && i < f->m.nfiles; i++) {
+            const char *nm = pb_strtab_ptr(&f->m.str, f->m.files[i].name), *b = strrchr(nm, '/');
+            if (!f->m.files[i].fid || f->m.files[i].variant != 0)
+                continue;
+            if (!strcmp(nm, f->app)) {
+                root_fid = f->m.files[i].fid; /* the program's path */
+                break;
+            }
+            if (!root_fid && !strchr(f->app, '/') && b && !strcmp(b + 1, f->app))
+                root_fid = f->m.files[i].fid; /* its base name (pprof, V8) */
+        }
+        if (!root_fid)
+            root_fid = 1;
+        pb_chunk_sub_info(&c, root_fid, 1, 1, pb_str_c(root));
         if ((st = emit(f, &c)) != PB_OK)
             goto done;
     }
     if ((st = pb_model_emit_sub_infos(&f->m, 1)) != PB_OK || (st = build_edges(f, root_sub)) != PB_OK)
         goto done;
-    /* NYTProf's reader adds up PID_END minus the last PID_START it read (all
-     * of ours come first, in order of first sample) */
-    last_start = f->started_threads && by_order[f->started_threads - 1] != NONE
-                     ? f->threads[by_order[f->started_threads - 1]].first_ts
-                     : 0;
-    s0 = (double)last_start / tps;
     /* per thread (in order of first sample): its edges, then PID_END */
     for (r = 0; r < f->started_threads; r++) {
         const f_thread *t = by_order[r] != NONE ? &f->threads[by_order[r]] : NULL;
         if ((st = pb_model_emit_sub_callers(&f->m, r, f->started_threads, &tm)) != PB_OK)
             goto done;
         if (t) {
-            uint64_t end = t->end_ts > t->first_ts ? t->end_ts : t->first_ts + 1;
             char key[48], val[24];
             snprintf(key, sizeof key, f->weight_ns ? "thread_%u_ns" : "thread_%u_samples", t->pid);
             snprintf(val, sizeof val, "%llu", (unsigned long long)t->weight);
             if ((st = emit_attr(f, key, pb_str_c(val))) != PB_OK)
                 goto done;
-            /* sampled input: the span is the time the samples stand for, so
-             * nytprofhtml's profiler_active (the sum of the spans) is the
-             * sampled total and its flame graph fills its width; without
-             * timestamps (StatProfiler) the same holds anyway */
-            if (f->cfg.sampled_spans)
-                end = last_start + t->sampled;
-            else if (t->first_ts + t->sampled > end)
-                end = t->first_ts + t->sampled;
-            e = (double)end / tps;
-            if (f->cfg.sampled_spans) {
-                /* NYTProf sums the spans in seconds, as doubles; nytprofhtml
-                 * hands flamegraph.pl that sum x ticks_per_sec as --total,
-                 * which warns (and ignores it) when it falls short of the
-                 * stacks' exact sum: so each end is raised by a few ulps
-                 * until the running double sum is not below the exact one */
-                int k;
-                exact += t->sampled;
-                for (k = 0; k < 64 && (dur + (e - s0)) * tps < (double)exact; k++)
-                    e = next_up(e);
-                dur += e - s0;
-            }
-            pb_chunk_pid_end(&c, t->pid, e);
+            pb_chunk_pid_end(&c, t->pid, f->fin_end[r]);
             if ((st = emit(f, &c)) != PB_OK)
                 goto done;
         }
@@ -711,6 +810,8 @@ static pb_status ss_finish(pb_sample_sink *self)
 done:
     free(f->fin_total);
     free(f->fin_byorder);
+    free(f->fin_end);
+    f->fin_end = NULL;
     pb_mwalk_free(&f->walk);
     pb_callev_free(&f->cev);
     f->fin_total = NULL;
@@ -728,7 +829,7 @@ void pb_fold_free(pb_fold *f)
         pb_stack_cursor_free(&f->threads[i].cur);
     }
     PB_FREE_ALL(f->frames, f->self_w, f->calls, f->nthread, f->threads, f->namebuf, f->filebuf, f->fin_total,
-                f->fin_byorder);
+                f->fin_byorder, f->app, f->fin_end);
     pb_model_free_fold(&f->m, &f->nodes, &f->walk, &f->cev);
     PB_INDEX_FREE_ALL(&f->tframes, &f->tthreads);
     pb_sink_undefer(f->out, f);

@@ -9,18 +9,23 @@
  *   per thread, at its first sample: PID_START pid ppid t_first
  *             (sample timestamps: for weight > 1, that of the last sample;
  *             with config.sampled_spans PID_END = the last PID_START's
- *             time + the thread's sampled ticks, as NYTProf's reader adds
- *             up PID_END minus the last PID_START read; else last timestamp
- *             + ticks_per_weight)
+ *             time + the thread's share of the run's length (ATTRIBUTE
+ *             profile_duration_sec, else the timestamps' span; none, or
+ *             more than 9% below the sampled time: its sampled ticks), as
+ *             NYTProf's reader adds up PID_END minus the last PID_START
+ *             read; else last timestamp + ticks_per_weight)
  *   NEW_FID when a file is first used (dense fids 1..N, root->leaf order)
  *   TIME_LINE per sample call: ticks = weight x ticks_per_weight on the
  *             innermost frame's fid/line, in input order (a stream)
- *   at finish: ATTRIBUTE cumulative_overhead_ticks=0, sampled_time_sec (all
- *             threads' weights x ticks_per_weight, in s), run_wall_clock_sec
- *             (first timestamp to last + one weight, over all threads; only
- *             when samples carry timestamps), SUB_INFO for every sub
- *             used (+ root_sub on fid 1), then per thread in order of first
- *             sample: its SUB_CALLERS edges, then its PID_END.
+ *   at finish: ATTRIBUTE sampled_time_sec (all threads' weights x
+ *             ticks_per_weight, in s), run_wall_clock_sec (first timestamp
+ *             to last + one weight, over all threads; only when samples carry
+ *             timestamps), cumulative_overhead_ticks (the spans' sum minus
+ *             the sampled ticks: nytprofhtml's "for X (of Y)" is the sampled
+ *             time of the run's length), SUB_INFO for every sub used (+
+ *             root_sub on the fid of ATTRIBUTE application, else fid 1), then
+ *             per thread in order of first sample: its SUB_CALLERS edges,
+ *             then its PID_END.
  *
  * Sub names: package "::" name (frame's pb_str fields; an empty package
  * gives "main"); SUB_INFO lines = frame first_line when known, else the
@@ -63,7 +68,7 @@ typedef struct {
     uint64_t ticks_per_weight;   /* ticks one unit of sample weight stands for (sample interval);
                                   * must be <= INT32_MAX */
     const char *root_sub;        /* caller of outermost frames (NULL: "main::RUNTIME") */
-    const char *synthetic_file;  /* name of the fake fid of synthetic frames (NULL: "~") */
+    const char *synthetic_file;  /* name of the fake fid of synthetic frames (NULL: PB_FOLD_SYNTHETIC_FILE) */
     /* Optional: NEW_FID flags of a (non-synthetic) file.  NULL: VIA_STMT|VIA_SUB,
      * i.e. no saved source, so nytprofhtml reads the file from disk. */
     uint32_t (*fid_flags)(void *ctx, pb_str file);
@@ -78,9 +83,16 @@ typedef struct {
     int sampled_spans;
     /* threads at most (pb_options max_threads; 0: PB_DEFAULT_MAX_THREADS) */
     uint32_t max_threads;
+    int no_run_length;           /* with sampled_spans: the header's Y is the sampled time too (a
+                                  * merge: many runs have no one length) */
 } pb_fold_config;
 
 typedef struct pb_fold pb_fold;
+
+/* The fake file of synthetic frames (CPython's "~" frames <GC>, <native>;
+ * V8's (garbage collector), (idle), (program); main::(no frame)), as the
+ * report lists it: a name that says what it is */
+#define PB_FOLD_SYNTHETIC_FILE "(frames the profiler adds, no source)"
 
 /* NULL on out-of-memory (err filled).  The fold writes to out; nothing is
  * emitted before the first call through its sample sink. */

@@ -24,6 +24,7 @@
 #include "fold_spans.h"
 #include "call_events.h"
 #include "model.h"
+#include "present.h"
 
 #define NONE PB_MODEL_NONE
 /* TIME_LINE chunks allowed for one span: 65536 x INT32_MAX ns is ~39 hours
@@ -281,7 +282,9 @@ static pb_status sub_for_kind(pb_spans *f, uint32_t key, uint32_t *sub, uint64_t
     k = &f->kinds[key];
     kn = pb_strtab_ptr(&f->m.str, k->name);
     kl = pb_strtab_len(&f->m.str, k->name);
-    if (kl >= 2 && strstr(kn, "::") != NULL && memchr(kn, '\0', kl) == NULL) {
+    /* a name with a package (a "::" outside brackets: not the std:: of
+     * "operator<<(std::ostream&, const T&)") is kept; others go into main */
+    if (kl >= 2 && memchr(kn, '\0', kl) == NULL && pb_name_package_end(kn, kl) != (size_t)-1) {
         st = block_sub(f, kn, kl, key, sub, off);
     } else {
         size_t need = pl + 2 + kl;
@@ -311,8 +314,11 @@ static pb_status sub_for_kind(pb_spans *f, uint32_t key, uint32_t *sub, uint64_t
     return st;
 }
 
-/* the thread's edge caller -> callee, at the caller's file and line (the
- * callee's for a call from the root) */
+/* the thread's edge caller -> callee, at the caller's file and line; a call
+ * from the root (a top-level block) at the callee's file and line 0: the
+ * source does not record where the program entered the block, and the
+ * block's own line already holds the calls it makes (nytprofhtml lists line
+ * 0 as "not associated with a specific line") */
 static pb_status get_edge(pb_spans *f, uint32_t caller, uint32_t callee, uint32_t *edge, uint64_t off)
 {
     const pb_msub *site = &f->m.subs[caller == f->root_sub ? callee : caller];
@@ -323,7 +329,7 @@ static pb_status get_edge(pb_spans *f, uint32_t caller, uint32_t callee, uint32_
         *edge = f->ecache[h].edge;
         return PB_OK;
     }
-    if (pb_model_edge(&f->m, 0, caller, site->file, site->first, callee, edge) < 0)
+    if (pb_model_edge(&f->m, 0, caller, site->file, caller == f->root_sub ? 0 : site->first, callee, edge) < 0)
         return oom(f, off);
     f->ecache[h].caller = caller;
     f->ecache[h].callee = callee;
@@ -629,9 +635,12 @@ static pb_status call_events(pb_spans *f)
         f->ce_w[f->ppool[i].path] += f->ppool[i].ns;
         any |= f->ppool[i].ns;
     }
-    /* the thread's stacks stand on its root sub (<package>::RUNTIME): block
-     * subs are shared by every thread, this frame keeps the threads apart */
-    if (any && (st = pb_callev_base(&f->cev, f->root_sub)) != PB_OK)
+    /* a named thread's stacks stand on its root sub (<package>::RUNTIME):
+     * block subs are shared by every thread, this frame keeps the threads
+     * apart; the main thread's root is NYTProf's main::RUNTIME, the caller of
+     * top-level code, which no Perl profile has as a frame of its own, so its
+     * stacks start at its top-level blocks */
+    if (any && strcmp(f->package, BLOCK_PACKAGE) != 0 && (st = pb_callev_base(&f->cev, f->root_sub)) != PB_OK)
         return st;
     pb_mwalk_reset(&f->walk);
     if ((st = pb_mtrie_replay(&f->paths, NONE, f->ce_w, 1, path_sub, NULL, &f->cev, &f->walk, f->err,
@@ -654,13 +663,13 @@ static pb_status sub_frame_id(pb_spans *f, uint32_t sub, uint32_t *id)
         const pb_msub *sb = &f->m.subs[sub];
         const pb_mfile *fl = sb->file == NONE ? NULL : &f->m.files[sb->file];
         const char *nm = pb_strtab_ptr(&f->m.str, sb->name);
-        size_t nl = pb_strtab_len(&f->m.str, sb->name), cut = 0, j;
+        size_t nl = pb_strtab_len(&f->m.str, sb->name), cut;
         pb_frame fr;
         pb_status st;
         memset(&fr, 0, sizeof fr);
-        for (j = 0; j + 1 < nl; j++)
-            if (nm[j] == ':' && nm[j + 1] == ':')
-                cut = j;
+        cut = pb_name_package_end(nm, nl);
+        if (cut == (size_t)-1)
+            cut = 0;
         fr.kind = PB_FRAME_SUB;
         fr.package = pb_str_make(nm, cut, pb_str_wide(nm, cut));
         fr.name = cut ? pb_str_make(nm + cut + 2, nl - cut - 2, pb_str_wide(nm + cut + 2, nl - cut - 2))

@@ -364,6 +364,14 @@ static const pb_loss v8_losses[] = {
     { NULL, NULL, NULL, 0, NULL }
 };
 
+/* ---- the profiler's own frames (pb_format_row.own_frames) ----------------
+ * CPython's sampling profiler runs the program from
+ * profiling/sampling/_sync_coordinator.py (<module>, main, _execute_script,
+ * _signal_readiness); its collectors drop every frame whose file name ends so
+ * (profiling.sampling.collector.filter_internal_frames), wherever it sits in
+ * the stack, and replay --collapsed, --pstats and the flame graph show none. */
+#define TACHYON_OWN_FRAMES "_sync_coordinator.py"
+
 /* ---- the source files each language's profiles name (source_names) ------ */
 #define PY_SOURCES ".py .pyw"
 #define C_SOURCES                                                                                                \
@@ -381,50 +389,66 @@ static const pb_loss speedscope_losses[] = {
 
 /* ---- THE table (indexed by pb_format) ------------------------------------ */
 static const pb_format_row formats[PB_FMT_COUNT] = {
-    { PB_FMT_UNKNOWN, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL },
+    { PB_FMT_UNKNOWN, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+      NULL },
     { PB_FMT_NYTPROF, "nytprof", "NYTProf", sniff_nytprof, pb_read_nytprof, pb_read_nytprof_samples,
       PB_YIELDS_CHUNKS | PB_YIELDS_STACKS, "zlib", NULL, NULL, NULL, NULL, NULL, NULL, PB_LIB_BUILTIN, NULL, NULL,
-      chunk_losses, NULL, NULL, NULL, NULL },
+      chunk_losses, NULL, NULL, NULL, NULL, NULL },
     { PB_FMT_PYNYTPROF, "pynytprof", "Pynytprof", sniff_pynytprof, pb_read_pynytprof, pb_read_pynytprof_samples,
       PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_NO_SUB_LINES, NULL, NULL, NULL, NULL, NULL, NULL, NULL, PB_LIB_BUILTIN, NULL,
-      "python", chunk_losses, PYNYTPROF_BANNER, "Python", PY_SOURCES, "python" },
+      "python", chunk_losses, PYNYTPROF_BANNER, "Python", PY_SOURCES, "python", NULL },
     { PB_FMT_EASYPROFILER, "easyprofiler", "EasyProfiler", sniff_easyprofiler, pb_read_easyprofiler,
       pb_read_easyprofiler_stacks, PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SPANS | PB_YIELDS_NS_WEIGHTS,
       NULL, NULL, NULL, NULL, NULL, NULL, NULL, PB_LIB_BUILTIN, NULL, "c", easyprofiler_losses, NULL, "C/C++",
-      C_SOURCES, NULL },
+      C_SOURCES, NULL, NULL },
     { PB_FMT_TACHYON, "tachyon", "Tachyon", sniff_tachyon, pb_read_tachyon, pb_read_tachyon_samples,
       PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, "zstd", NULL, NULL, NULL, NULL, NULL, NULL,
-      PB_LIB_SOME_FILES, "compressed Tachyon files", "python", tachyon_losses, NULL, "Python", PY_SOURCES, "python" },
+      PB_LIB_SOME_FILES, "compressed Tachyon files", "python", tachyon_losses, NULL, "Python", PY_SOURCES, "python",
+      TACHYON_OWN_FRAMES },
     { PB_FMT_STATPROFILER, "statprofiler", "StatProfiler", sniff_statprofiler, pb_read_statprofiler,
       pb_read_statprofiler_samples, PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, "snappy",
       pb_statprofiler_run, pb_statprofiler_free_list, pb_read_statprofiler_files, statprofiler_run_stacks,
       pb_statprofiler_expand, "Devel::StatProfiler traces", PB_LIB_EVERY_FILE, "StatProfiler traces",
-      "perl", statprofiler_losses, NULL, "Perl", PL_SOURCES, "perl" },
+      "perl", statprofiler_losses, NULL, "Perl", PL_SOURCES, "perl", NULL },
     { PB_FMT_V8, "v8", "V8 .cpuprofile", sniff_v8, pb_read_v8, pb_read_v8_samples,
       PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, "yajl", NULL, NULL, NULL, NULL, NULL, NULL,
-      PB_LIB_EVERY_FILE, "V8 .cpuprofile files", "js", v8_losses, NULL, "JavaScript/TypeScript", JS_SOURCES, "node" },
+      PB_LIB_EVERY_FILE, "V8 .cpuprofile files", "js", v8_losses, NULL, "JavaScript/TypeScript", JS_SOURCES, "node", NULL },
     /* after every magic number: a sniffer that parses protobuf fields */
     { PB_FMT_PPROF, "pprof", "pprof", pb_pprof_sniff, pb_read_pprof, pb_read_pprof_samples,
       PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES | PB_READS_GZIP, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-      PB_LIB_BUILTIN, NULL, "go", no_losses, NULL, "Go", GO_SOURCES, NULL },
+      PB_LIB_BUILTIN, NULL, "go", no_losses, NULL, "Go", GO_SOURCES, NULL, NULL },
     /* JSON, after V8's (whose keys it does not have) */
     { PB_FMT_SPEEDSCOPE, "speedscope", "speedscope", sniff_speedscope, pb_read_speedscope,
       pb_read_speedscope_samples, PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES | PB_YIELDS_SPANS, "yajl",
-      NULL, NULL, NULL, NULL, NULL, NULL, PB_LIB_EVERY_FILE, "speedscope files", "any", speedscope_losses, NULL, NULL, NULL, NULL },
+      NULL, NULL, NULL, NULL, NULL, NULL, PB_LIB_EVERY_FILE, "speedscope files", "any", speedscope_losses, NULL, NULL, NULL, NULL,
+      NULL },
     /* text, after every binary format */
     { PB_FMT_PERF, "perf", "perf script", sniff_perf, pb_read_perf, pb_read_perf_samples,
       PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-      PB_LIB_BUILTIN, NULL, "c", perf_losses, NULL, NULL, NULL, NULL },
+      PB_LIB_BUILTIN, NULL, "c", perf_losses, NULL, NULL, NULL, NULL, NULL },
     /* text: the last row, after every binary format; folded stacks name
      * any language's files */
     { PB_FMT_FOLDED, "folded", "folded stacks", sniff_folded, pb_read_folded, pb_read_folded_samples,
       PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-      PB_LIB_BUILTIN, NULL, "any", no_losses, NULL, NULL, NULL, NULL },
+      PB_LIB_BUILTIN, NULL, "any", no_losses, NULL, NULL, NULL, NULL, NULL },
 };
 
 const pb_format_row *pb_format_get(pb_format f)
 {
     return (f > PB_FMT_UNKNOWN && f < PB_FMT_COUNT) ? &formats[f] : NULL;
+}
+
+int pb_format_own_frame(const pb_format_row *row, const char *file, size_t len)
+{
+    const char *p = row ? row->own_frames : NULL;
+    while (p && *p) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        if (n && n <= len && memcmp(file + len - n, p, n) == 0)
+            return 1;
+        p = nl ? nl + 1 : NULL;
+    }
+    return 0;
 }
 
 const pb_format_row *pb_format_run_row(pb_format fmt)

@@ -202,11 +202,20 @@ typedef struct {
     const char *source_what;
     const char *source_names;
     const char *source_shebang;
+    /* the file names of the profiler's own frames, which the source tool's
+     * views drop wherever they sit in a stack (CPython's replay: the frames of
+     * profiling/sampling/_sync_coordinator.py, which runs the program): "\n"-
+     * separated suffixes of a frame's file name, or NULL.  Its decoder drops
+     * them from every stack (pb_format_own_frame) and never takes one for the
+     * program. */
+    const char *own_frames;
 } pb_format_row;
 
 enum { PB_LIB_BUILTIN = 0, PB_LIB_SOME_FILES, PB_LIB_EVERY_FILE };
 
 const pb_format_row *pb_format_get(pb_format f);
+/* 1 when a frame of file[0..len) is one of the profiler's own (row->own_frames) */
+int pb_format_own_frame(const pb_format_row *row, const char *file, size_t len);
 /* the row of fmt, or (PB_FMT_UNKNOWN) the first whose profiles may span
  * several files; NULL when that row has none */
 const pb_format_row *pb_format_run_row(pb_format fmt);

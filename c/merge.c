@@ -1010,6 +1010,7 @@ static pb_status merge_chunks(const pb_target *tg, const char *const *in, size_t
     cfg.ticks_per_sec = 1000000000u; /* ns: the merged weights' unit */
     cfg.ticks_per_weight = 1;
     cfg.sampled_spans = all_sampled(in, n);
+    cfg.no_run_length = 1; /* the inputs' runs have no one length: "for X (of X)" */
     cfg.fid_flags = merged_fid_flags;
     cfg.max_threads = opt ? opt->max_threads : 0;
     memset(&m, 0, sizeof m);

@@ -83,7 +83,7 @@ static const pb_target targets[] = {
       PB_TO_CONVERT | PB_TO_DEFAULT | PB_TO_STDOUT | PB_TO_COMPRESS | PB_TO_SOURCE | PB_TO_SALVAGE | PB_TO_BINARY,
       NULL, NULL,
       CHUNKS(nytprof), NULL, NULL,
-      "attributes=nytprof.out;comments;lines;~wall_clock=ATTRIBUTE run_wall_clock_sec" },
+      "attributes=nytprof.out;comments;lines;~wall_clock=ATTRIBUTE run_wall_clock_sec (the report's \"(of ...)\": the run's length)" },
     { "collapsed", "collapsed output", PB_YIELDS_STACKS,
       PB_TO_CONVERT | PB_TO_DIFF_DEFAULT | PB_TO_STDOUT | PB_TO_MERGE_STDOUT, NULL, "the output is empty",
       STACKS(collapsed), NULL, collapsed_diff, "" },

@@ -160,6 +160,31 @@ size_t pb_nytprof_name(const char *in, size_t len, char *out, size_t cap)
 #undef PUT
 }
 
+size_t pb_name_package_end(const char *in, size_t len)
+{
+    size_t i, at = (size_t)-1;
+    int angle = 0, paren = 0;
+    for (i = 0; i < len; i++) {
+        char ch = in[i];
+        if (ch == '<') {
+            if (!after_operator(in, i))
+                angle++;
+        } else if (ch == '>') {
+            if (angle > 0 && !after_operator(in, i))
+                angle--;
+        } else if (ch == '(' || ch == '{') {
+            paren++;
+        } else if ((ch == ')' || ch == '}') && paren > 0) {
+            paren--;
+        } else if (ch == ':' && i + 1 < len && in[i + 1] == ':') {
+            if (angle == 0 && paren == 0)
+                at = i;
+            i++;
+        }
+    }
+    return at;
+}
+
 static int map_name(pb_present *p, int k, pb_str *s)
 {
     const char *in = s->ptr ? s->ptr : "";

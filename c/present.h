@@ -84,5 +84,11 @@ void pb_present_free(pb_present *p);
 /* The mapping above.  Writes at most cap-1 bytes and a NUL into out (out may
  * be NULL when cap is 0); returns the full length, like snprintf. */
 size_t pb_nytprof_name(const char *in, size_t len, char *out, size_t cap);
+/* Where the package of name in[0..len) ends under the mapping above: the
+ * offset of its last "::" outside (), <> and {} ("ns::C::f(std::string)" ->
+ * 5; "operator<<(std::ostream&, const T&)" and "max<std::string>" have
+ * none: (size_t)-1), so a name whose every "::" is inside brackets is one
+ * without a package. */
+size_t pb_name_package_end(const char *in, size_t len);
 
 #endif

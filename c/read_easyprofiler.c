@@ -86,6 +86,7 @@ typedef struct {
     /* read_thread()'s name and package while it calls the sink */
     unsigned char *cur_name;
     char *cur_pkg;
+    char *app;        /* the first descriptor's file: the program (ATTRIBUTE application) */
 } ep_rd;
 
 /* n bytes for `what` (a whole record or its fixed part) */
@@ -422,8 +423,7 @@ static pb_status header_chunks(ep_rd *r, const char *vs)
         return PB_ERR_ABORT;
     if (pb_emit_attribute(r->sink, "ticks_per_sec", "1000000000") ||
         pb_emit_attribute(r->sink, "source_format", "easyprofiler") ||
-        pb_emit_attribute(r->sink, "source_format_version", vs) ||
-        (r->err->file[0] && pb_emit_attribute(r->sink, "application", r->err->file)))
+        pb_emit_attribute(r->sink, "source_format_version", vs))
         return PB_ERR_ABORT;
     if (r->s->fp) {
         /* the file carries no wall-clock time: basetime (NYTProf's $^T) is
@@ -555,11 +555,24 @@ static pb_status read_descriptors(ep_rd *r, uint32_t count)
                                 pb_str_make((const char *)p + 16 + name_len, fl, 0),
                                 line < 0 ? 0u : (uint32_t)line, &d->key)) != PB_OK)
             return st;
+        if (fl && !r->app && !(r->app = pb_memdup0((const char *)p + 16 + name_len, fl)))
+            return pb_fail(r->err, PB_ERR_LIMIT, off, "out of memory reading descriptors");
         d->present = 1;
         r->ndesc++;
         r->s->p += 2 + (size_t)size;
     }
     return PB_OK;
+}
+
+/* ATTRIBUTE application (nytprofhtml's "Profile of ..."): the file holds no
+ * program name; EasyProfiler registers a block descriptor when the program
+ * first runs that block, so the first descriptor's source file is the
+ * program's (ep_basic.cpp); without one, the input's base name */
+static pb_status application(ep_rd *r)
+{
+    const char *f = r->err->file, *b = strrchr(f, '/');
+    const char *app = r->app ? r->app : f[0] ? (b ? b + 1 : f) : "easyprofiler";
+    return pb_emit_attribute(r->sink, "application", app) ? PB_ERR_ABORT : PB_OK;
 }
 
 /* ---- threads --------------------------------------------------------------- */
@@ -984,7 +997,7 @@ static pb_status read_end(ep_rd *r)
 static void ep_cleanup(void *p)
 {
     ep_rd *r = (ep_rd *)p;
-    PB_FREE_ALL(r->desc, r->text.p, r->cur_name, r->cur_pkg, r);
+    PB_FREE_ALL(r->desc, r->text.p, r->cur_name, r->cur_pkg, r->app, r);
 }
 
 /* stacks: also hand the span stacks to this sample sink (collapsed output) */
@@ -1019,6 +1032,8 @@ static pb_status ep_read(pb_source *src, const pb_options *opt, pb_sink *sink, p
     if ((st = read_header(r)) != PB_OK)
         goto done;
     if ((st = read_descriptors(r, r->desc_count)) != PB_OK)
+        goto done;
+    if ((st = application(r)) != PB_OK)
         goto done;
     for (t = 0;; t++) {
         if (r->version >= V(2, 1, 0)) {

@@ -873,9 +873,21 @@ static pb_status end_attributes(pr *r)
 {
     pb_status st;
     char buf[32];
-    if (r->nmaps && r->maps[0].file)
-        st = attr_str(r, "application", r->maps[0].file);
-    else {
+    if (r->nmaps && r->maps[0].file) {
+        /* the main binary's base name, as go tool pprof's "File:" line (not
+         * the directory it was built in on the recording machine) */
+        size_t len, k;
+        const char *s = str_at(r, r->maps[0].file, &len);
+        char *t = clean_copy(r, &r->abuf, &r->cabuf, s, len);
+        if (!t)
+            return r->err->status;
+        for (k = len; k > 0 && t[k - 1] != '/'; k--)
+            ;
+        if (k == len)
+            k = 0; /* a name ending in '/': all of it */
+        st = r->out->attribute(r->out, "application",
+                               pb_str_make(t + k, len - k, pb_has_high(t + k, len - k) && pb_utf8_valid(t + k, len - k)));
+    } else {
         const char *f = r->err->file, *b = strrchr(f, '/');
         st = attr(r, "application", f[0] ? (b ? b + 1 : f) : "pprof");
     }

@@ -41,6 +41,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "pb.h"
+#include "formats.h"
 #include "read_tachyon.h"
 #include "reader.h"
 #include "util.h"
@@ -62,6 +63,7 @@ typedef struct {
     uint32_t file, func;
     int32_t line;
     unsigned char opcode;          /* T_NO_OPCODE: none recorded */
+    unsigned char own;             /* the profiler's own frame (its row's own_frames): dropped */
 } t_frame;
 
 typedef struct {
@@ -118,6 +120,9 @@ typedef struct {
     uint64_t hist[256];
     uint64_t op_samples;           /* samples whose innermost frame has an opcode */
     uint32_t app_frame, app_dist;
+    int any_own;                   /* some frame is the profiler's own (t_frame.own) */
+    uint32_t *kept;                /* a sample's ids without those */
+    size_t ckept;
     uint32_t max_depth;
     char *pkgbuf, *namebuf;
     size_t pkgcap, namecap;
@@ -561,6 +566,10 @@ static pb_status read_frames(tr *r, uint64_t *end)
         r->frames[r->nframes].file = v[0];
         r->frames[r->nframes].func = v[1];
         r->frames[r->nframes].line = pb_unzigzag32(v[2]);
+        r->frames[r->nframes].own = v[0] < r->nstr && pb_format_own_frame(pb_format_get(PB_FMT_TACHYON),
+                                                                          r->strbuf + r->strs[v[0]].at,
+                                                                          r->strs[v[0]].len);
+        r->any_own |= r->frames[r->nframes].own;
         r->nframes++;
     }
     *end = pb_src_offset(s);
@@ -1017,7 +1026,7 @@ static pb_status ids_for(tr *r, t_thread *t, uint32_t at, uint32_t n, uint64_t o
         return blind_ids(r, t, at, n);
     for (k = at; k < at + n; k++) {
         uint32_t fi = t->fidx[k], id = r->cache[fi];
-        if (id == T_NONE) {
+        if (id == T_NONE && !r->frames[fi].own) {
             const t_frame *fr = &r->frames[fi];
             if ((st = intern(r, fi, off, &id)) != PB_OK)
                 return st;
@@ -1062,6 +1071,17 @@ static pb_status emit_sample(tr *r, t_thread *t, uint64_t weight, uint64_t ts, u
                            "max_statements",
                            (unsigned long long)weight, (unsigned long long)r->interval, (unsigned long long)extra,
                            (unsigned long long)r->budget.left);
+    }
+    if (r->any_own && !r->blind && t->cap > t->start) {
+        /* without the profiler's own frames (the row's own_frames), as
+         * CPython's collectors see the stack */
+        uint32_t k, n = 0;
+        if (pb_grow((void **)&r->kept, &r->ckept, t->cap - t->start, sizeof *r->kept) < 0)
+            return oom(r);
+        for (k = t->start; k < t->cap; k++)
+            if (!r->frames[t->fidx[k]].own)
+                r->kept[n++] = t->ids[k];
+        return r->out->sample(r->out, t->index, r->kept, n, weight, ts);
     }
     return r->out->sample(r->out, t->index, t->ids ? t->ids + t->start : NULL, t->cap - t->start, weight, ts);
 }
@@ -1266,7 +1286,7 @@ static void tr_free(void *p)
     size_t i;
     for (i = 0; i < r->nthreads; i++)
         PB_FREE_ALL(r->threads[i]->fidx, r->threads[i]->ids, r->threads[i]);
-    PB_FREE_ALL(r->strbuf, r->strs, r->frames, r->cache, r->threads, r->pkgbuf, r->namebuf);
+    PB_FREE_ALL(r->strbuf, r->strs, r->frames, r->cache, r->threads, r->pkgbuf, r->namebuf, r->kept);
     pb_index_free(&r->tix);
 }
 

@@ -973,16 +973,25 @@ static pb_status attr_u64(v8r *r, const char *key, uint64_t v)
 }
 
 /* ATTRIBUTE application (nytprofhtml's "For ..."): the profile does not
- * name the program; the first script in node order with a file: url (node's
- * main module comes before the modules it loads), else "node" */
+ * name the program; the base name of the first script in node order with a
+ * file: url (node's main module comes before the modules it loads), else
+ * "node" */
 static pb_status application(v8r *r)
 {
     size_t i;
     for (i = 0; i < r->nnodes; i++) {
         const v8_node *n = &r->nodes[i];
         const char *u = r->str + n->url_at;
-        if (n->url_len > 7 && !memcmp(u, "file://", 7) && !memchr(u, '\n', n->url_len))
-            return r->out->attribute(r->out, "application", pb_str_make(u + 7, n->url_len - 7, 1));
+        if (n->url_len > 7 && !memcmp(u, "file://", 7) && !memchr(u, '\n', n->url_len)) {
+            /* its base name, as `node app.js` names it (not the directory
+             * of the recording machine) */
+            size_t k = n->url_len;
+            while (k > 7 && u[k - 1] != '/')
+                k--;
+            if (k == n->url_len)
+                k = 7;
+            return r->out->attribute(r->out, "application", pb_str_make(u + k, n->url_len - k, 1));
+        }
     }
     return r->out->attribute(r->out, "application", pb_str_c("node"));
 }

@@ -53,9 +53,13 @@ sub package_of {
     return $p;
 }
 
+# a name with a package keeps it: a "::" outside (), <> and {} (not the
+# std:: of "operator<<(std::ostream&, const T&)" or "max<std::string>")
 sub sub_name {
     my ($name) = @_;
-    return $name =~ /::/ ? $name : "main::$name";
+    (my $s = $name) =~ s/\s+//g;
+    1 while $s =~ s/\([^()]*\)|<[^<>]*>|\{[^{}]*\}//;
+    return $s =~ /::/ ? $name : "main::$name";
 }
 
 # Collect the chunk stream of one file into per-thread summaries.
@@ -357,7 +361,8 @@ SKIP: {
         for my $t (@{ $truth->{threads} }) {
             $roots{ package_of($t->{thread_id}, $t->{name}) . '::RUNTIME' } = 1 if $t->{by_name};
             for my $name (keys %{ $t->{by_name} || {} }) {
-                my $w = $want{ sub_name($name) } ||= [0, 0, 0];
+                # (the report shows names as nytprof_name maps them: operator[[)
+                my $w = $want{ Devel::ProfileBridge::nytprof_name(sub_name($name)) } ||= [0, 0, 0];
                 $w->[0] += $t->{by_name}{$name}{count};
                 $w->[1] += $t->{by_name}{$name}{total_ns};
                 $w->[2] += $t->{by_name}{$name}{self_ns};

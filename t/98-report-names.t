@@ -16,8 +16,10 @@
 #    are presented as sub names are);
 #  * nytprofcalls prints exactly our collapsed stacks of the nytprof.out (its
 #    unit, its "(eval 0)"), with the source's own total weight; for
-#    EasyProfiler, each thread's stacks under its own root sub
-#    (<package>::RUNTIME), weighing the thread's summed self ns of the truth;
+#    EasyProfiler, each named thread's stacks under its own root sub
+#    (<package>::RUNTIME), the main thread's on its top-level blocks (no
+#    main::RUNTIME frame, as in a Perl profile), weighing the thread's summed
+#    self ns of the truth;
 #  * merge gives a file the flags convert gives it (<frozen runpy>: IS_FAKE).
 # Here one file of each kind (frozen modules and lambdas, an empty profile,
 # missing sources, 29 EasyProfiler subs, a run, Pynytprof, NYTProf's own);
@@ -52,7 +54,7 @@ my @corpus = (
 our $ALL;    # xt/report-names-all.t: every file
 @corpus = grep {
     m{/(?:tachyon/multithread\.bin|real315/lambdas_classes_opcodes_zstd\.bin|real315/multithread_exception_none\.bin
-        |ep_threads\.prof|ep_open_block\.prof|statprofiler/multifile\.out\.[^/]*|B_ascii_FSDCE_670fbc8/recursion\.nytprof\.out
+        |ep_threads\.prof|ep_open_block\.prof|ep_cxx_names\.prof|statprofiler/multifile\.out\.[^/]*|B_ascii_FSDCE_670fbc8/recursion\.nytprof\.out
         |nytprof/synthetic-utf8\.nytprof\.out|v8/v8_mixed\.cpuprofile)\z}x
 } @corpus unless $ALL;
 
@@ -63,6 +65,14 @@ sub package_of {
     return "thread_$tid" if $name eq '';
     (my $p = $name) =~ s/[\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f]/_/g;
     return $p =~ /\A[0-9]/ ? "_$p" : $p;
+}
+
+# a C++ name with a package: a "::" outside (), <> and {} (not the std:: of
+# "operator<<(std::ostream&, const T&)" or "max<std::string>")
+sub has_package {
+    my ($s) = @_;
+    1 while $s =~ s/\([^()]*\)|<[^<>]*>|\{[^{}]*\}//;
+    return $s =~ /::/;
 }
 
 # the ground truth's sub names as nytprofhtml shows them: { name => exclusive
@@ -85,8 +95,10 @@ sub truth_names {
         for my $th (@{ $t->{threads} }) {
             $w{ name($_) } += $th->{by_name}{$_}{self_ns} for keys %{ $th->{by_name} };
             for (grep { $th->{by_name}{$_}{type} eq 'block' } keys %{ $th->{by_name} }) {
-                $ep_blocks{ name(/::/ ? $_ : "main::$_") } = 1;
-                $ep_roots{ package_of($th->{thread_id}, $th->{name}) . '::RUNTIME' } += $th->{by_name}{$_}{self_ns};
+                $ep_blocks{ name(has_package($_) ? $_ : "main::$_") } = 1;
+                # the main thread's stacks start at its top-level blocks
+                my $pkg = package_of($th->{thread_id}, $th->{name});
+                $ep_roots{ $pkg eq 'main' ? '(main thread)' : "${pkg}::RUNTIME" } += $th->{by_name}{$_}{self_ns};
             }
         }
         delete $ep_roots{$_} for grep { !$ep_roots{$_} } keys %ep_roots;
@@ -211,7 +223,8 @@ for my $in (@corpus) {
         . scalar(keys %$want) . ' stacks)');
     if (%ep_roots) {
         my %by_root;
-        $by_root{ (split /;/, $_)[0] } += $got->{$_} for keys %$got;
+        $by_root{ (split /;/, $_)[0] =~ /::RUNTIME\z/ ? (split /;/, $_)[0] : '(main thread)' } += $got->{$_}
+            for keys %$got;
         is_deeply(\%by_root, \%ep_roots, "$label: ... each of its " . scalar(keys %ep_roots)
             . " threads' stacks under its own root sub, weighing the thread's self ns");
     }

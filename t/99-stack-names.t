@@ -38,12 +38,17 @@ sub truth {
     my (%flat, @frames);
     if ($in =~ m{/real315/}) {
         my $t = $json->decode(slurp("$in.truth.json"));    # BinaryReader's replay: every stack, root first
+        # without the profiler's own frames, as CPython's collectors drop them
+        # (filter_internal_frames: files ending in _sync_coordinator.py; t/36)
+        my $own = sub { $t->{frames}[ $_[0] ][0] =~ /_sync_coordinator\.py\z/ };
         for my $s (@{ $t->{stacks} }) {
             my ($tid, $status, $w, $idx) = @$s;
+            $idx = [ grep { !$own->($_) } @$idx ];
             $flat{ @$idx ? $t->{frames}[ $idx->[-1] ][1] : 'main::(no frame)' } += $w;
         }
-        for my $f (@{ $t->{frames} }) {
-            push @frames, [ $f->[1], $f->[0] =~ s{\A.*/}{}r, $f->[2][0] ] if $f->[2] && $f->[0] ne '~';
+        for my $i (0 .. $#{ $t->{frames} }) {
+            my $f = $t->{frames}[$i];
+            push @frames, [ $f->[1], $f->[0] =~ s{\A.*/}{}r, $f->[2][0] ] if $f->[2] && $f->[0] ne '~' && !$own->($i);
         }
     } elsif ($in =~ m{/tachyon/}) {
         for (split /\n/, slurp("$in.collapsed.txt")) {    # CPython's reader: basename:qualname:line frames

@@ -1050,9 +1050,12 @@ C<lib/pythonX.Y/>, else the base name), C<pkg/__init__.py> gives C<pkg>,
 C<< <frozen a.b> >> gives C<a::b>, other C<< <...> >> names give C<main>.
 The qualname's dots become C<::>: C<Class.method> in C<mod.py> is
 C<mod::Class::method>.  Synthetic frames (file C<~>: C<< <GC> >>,
-C<< <native> >>) share one fake fid named C<~> (flag IS_FAKE).  Real files
+C<< <native> >>) share one fake fid (flag IS_FAKE) whose name says what it
+is: C<(frames the profiler adds, no source)> (every format's synthetic frames are in it).  Real files
 get flags VIA_STMT|VIA_SUB; C<convert> embeds their source when it finds
-it (L</Source>).  Top-level frames are called by C<main::RUNTIME>.  These
+it (L</Source>).  Top-level frames are called by C<main::RUNTIME>, whose
+C<SUB_INFO> is in the program's file (C<application>), as NYTProf puts it
+in the script.  These
 sub names are what the chunks and nytprof.out carry; the stack outputs show
 CPython's own names (L</NAMES IN EACH TARGET>).
 
@@ -1074,8 +1077,11 @@ since boot), C<basetime> (wall-clock seconds: the file's modification time,
 written when profiling ended, minus the profile's duration from the stats
 trailer, else samples × interval; for a profile read from memory, the
 monotonic seconds), C<application>
-(the C<< <module> >> frame nearest the root, else the file name; sent at the
-end, when known), the stats trailer's figures in CPython's units when the
+(the file of the C<< <module> >> frame nearest the root that is not the
+profiler's own, i.e. the program, F</srv/app/prog.py>, not
+F<profiling/sampling/_sync_coordinator.py>, whose frames are dropped: see
+L<Devel::ProfileBridge::Formats>;
+else the file name; sent at the end, when known), the stats trailer's figures in CPython's units when the
 file has one (every 3.15.2 file does): C<profile_duration_sec> (s) and
 C<profile_sample_rate> (Hz) always, C<profile_error_rate> (% of the
 profiler's sampling attempts that failed) and C<profile_missed_samples> (%
@@ -1117,8 +1123,13 @@ range); events and values count as calls with zero time.
 
 =item names
 
-A descriptor (or run-time) name that contains C<::> is kept
-(C<ns::C::f(int)>).  Others go into package C<main>, whatever the thread:
+A descriptor (or run-time) name that has a package, a C<::> outside
+C<()>, C<< <> >> and C<{}>, is kept (C<ns::C::f(int)>, C<<
+ns::Box<std::pair<int, int>>::get() const >>).  Others go into package
+C<main>, whatever the thread (C<< operator<<(std::ostream&, const T&) >> is
+C<main::operator[[(std.ostream&, const T&)>, C<< biggest<std::string> >>
+is C<main::biggest[std.string]>: the C<std::> inside brackets is no
+package):
 block C<work_unit> is the sub C<main::work_unit> in every thread, so its
 calls, inclusive and exclusive time are the sums over the threads, as
 EasyProfiler's own per-name statistics are, and every block name is one
@@ -1132,19 +1143,29 @@ Threads stay apart by their own root sub C<E<lt>packageE<gt>::RUNTIME>,
 the package being C<main> for the thread named C<Main>,
 C<thread_E<lt>tidE<gt>> for an unnamed thread, else the thread name with
 non-word characters turned into C<_> (C<Worker_1::RUNTIME> for
-C<Worker 1>): it calls the thread's top-level blocks (C<SUB_CALLERS>) and
-is the outermost frame of each of the thread's stacks in the call events,
-so C<nytprofcalls> prints C<Worker_1::RUNTIME;main::worker.iteration;main::work_unit>
-and C<nytprofhtml>'s flame graph has one tower per thread.  With no calls
-of its own it is not in the report's list of subs.  C<merge> unifies subs
+C<Worker 1>): it calls the thread's top-level blocks (C<SUB_CALLERS>, at
+line 0 of the block's file: EasyProfiler does not record where the program
+entered a top-level block, and the block's own line holds the calls it
+makes) and is the outermost frame of each of the thread's stacks in the
+call events, so C<nytprofcalls> prints
+C<Worker_1::RUNTIME;main::worker.iteration;main::work_unit> and
+C<nytprofhtml>'s flame graph has one tower per thread.  The main thread's
+root is C<main::RUNTIME>, which, as in a Perl profile, calls the top-level
+blocks but is no frame: its stacks start at those blocks
+(C<main::Frame;main::middle>).  With no calls of its own a root is not in
+the report's list of subs.  C<merge> unifies subs
 by name in the same way (its stacks start at the blocks).
 
 =item threads
 
 Each thread is one span with pid = its tid's low 32 bits and ppid = the
 file's pid (0 for the main thread); C<< thread => $name_or_tid >>.
-Attributes C<cpu_frequency>, C<pid>, C<thread_E<lt>tidE<gt>_name> (and
-C<_blocks>, C<_max_depth>, ...), C<bookmark_E<lt>iE<gt>_pos_ns/_text/_color>.
+Attributes C<application> (the source file of the first block descriptor:
+EasyProfiler registers a block when the program first runs it, so it is
+the program's, F<ep_basic.cpp>; the file records no program name; without
+descriptors the input's base name), C<cpu_frequency>, C<pid>,
+C<thread_E<lt>tidE<gt>_name> (and C<_blocks>, C<_max_depth>, ...),
+C<bookmark_E<lt>iE<gt>_pos_ns/_text/_color>.
 
 =item values
 
@@ -1197,7 +1218,7 @@ StatProfiler records at most C<stack_depth> frames (default 20) from the
 innermost; the main program's frame is added only when the limit leaves room.
 A sample with exactly C<stack_depth> frames whose outermost is not a main frame
 was cut there: it gets the pseudo-frame C<main::(truncated)> (a synthetic sub
-in the fake fid C<~>, line 0, called by C<main::RUNTIME>) outermost, in every
+in the fake fid C<(frames the profiler adds, no source)>, line 0, called by C<main::RUNTIME>) outermost, in every
 view (F<nytprof.out>, collapsed, pprof, speedscope), so the cut stacks hang
 under it instead of each becoming a root called "at" the first line of its
 outermost sub (which mixed made-up calls into that line's call site and showed
@@ -1209,7 +1230,7 @@ trace keep the stack as the file holds it.
 A sample that caught no Perl frame at all (the profiler fired outside any
 Perl code) counts, as C<Devel::StatProfiler::Reader> counts it: its weight
 is a C<TIME_LINE> and the exclusive time of the pseudo-sub
-C<main::(no frame)> (a synthetic sub in the fake fid C<~>, line 0, called
+C<main::(no frame)> (a synthetic sub in the fake fid of synthetic frames, line 0, called
 by C<main::RUNTIME>), a C<main::(no frame)> stack in collapsed output, and
 an empty sample again in StatProfiler records.  Totals therefore equal the
 real reader's total weight.  The same holds for a Tachyon sample with an
@@ -1283,7 +1304,7 @@ C<< <frozen runpy> >> C<runpy>), its dots as C<::>
 (C<threading::Thread::run>); the stack outputs show the function
 (C<Thread.run>).  Files named C<< <...> >> are fake fids.  Any other frame is
 a sub name as written, with no file: C<Pkg::sub> as it is, C<< <GC> >> and
-other C<< <...> >> names synthetic frames (the fake fid C<~>), anything else
+other C<< <...> >> names synthetic frames (the fake fid C<(frames the profiler adds, no source)>), anything else
 C<main::name>; the stack outputs show it unchanged.  C<\xHH> in a frame is
 the byte HH (how our collapsed output escapes C<;>, C<\>, CR, LF and NUL).
 Names are UTF-8, as pprof's, V8's and StatProfiler's: a byte that does not
@@ -1420,15 +1441,15 @@ package from the url, L<Devel::ProfileBridge::Formats/v8>), file the url
 (C<file://> dropped), line C<lineNumber + 1>.  C<(root)> is not a frame:
 the outermost frames are called by C<main::RUNTIME>.  C<(program)>,
 C<(idle)>, C<(garbage collector)> and functions without a url are
-synthetic subs C<main::(program)> ... in the fake fid C<~>; their time is
+synthetic subs C<main::(program)> ... in the fake fid C<(frames the profiler adds, no source)>; their time is
 in the ATTRIBUTEs C<v8_program_ns>, C<v8_idle_ns>, C<v8_gc_ns>.  Collapsed,
 pprof and speedscope show V8's own names (C<fib>, C<(anonymous)>,
 C<(garbage collector)>).
 
 =item attributes
 
-C<application> (the first C<file:> script in node order; the profile does
-not name the program), C<basetime> (the file's mtime less the profile's
+C<application> (the base name of the first C<file:> script in node order,
+as C<node app.js> names it; the profile does not name the program), C<basetime> (the file's mtime less the profile's
 length: C<startTime> is a monotonic clock), C<profile_duration_sec>
 (C<endTime - startTime>), C<v8_nodes>, C<v8_samples>,
 C<v8_column_frames> and C<v8_position_ticks> (what no target carries:
@@ -1553,8 +1574,9 @@ C<default_sample_type>, C<period> and C<period_type>, C<time_nanos> and
 C<basetime> (its seconds: the date), C<duration_nanos> and
 C<profile_duration_sec>, C<clock> (C<cpu> for a C<cpu> sample type, else
 C<wall>, for time units), C<comment> (C<comment_1>, ...), C<drop_frames>,
-C<keep_frames>, and at the end C<application> (the first mapping's file:
-the program) and C<total_samples>.
+C<keep_frames>, and at the end C<application> (the base name of the first
+mapping's file, the program, as C<go tool pprof>'s C<File:> line shows it)
+and C<total_samples>.
 
 =back
 
@@ -1775,14 +1797,29 @@ span durations in ns and real call counts.  Pynytprof input keeps the
 profiler's own line times and call counts.
 
 B<Sampled time is sampled time, in every view.>  For sampled input (Tachyon,
-StatProfiler) the profile is active for the sampled total: the sum over all
-threads (and processes) of sample weights × interval, what CPython's and
-StatProfiler's own reports count.  In F<nytprof.out> each thread's
-C<PID_START>..C<PID_END> span is its sampled time, so NYTProf's
-C<profiler_active> and C<profiler_duration> (which C<nytprofhtml> prints as
-"Profile of ... for X (of Y)") are that total, its flame graph's root is that
-many microseconds and its first level fills the width, and every percentage is
-a share of what the source tool counts.  The run's wall-clock length (first
+StatProfiler, V8, pprof, folded stacks) the profile is active for the
+sampled total: the sum over all threads (and processes) of sample weights ×
+interval, what CPython's and StatProfiler's own reports count.  In
+F<nytprof.out> NYTProf's C<profiler_active> (which C<nytprofhtml> prints as
+the X of "Profile of ... for X (of Y)") is that total, its flame graph's
+root is that many microseconds and its first level fills the width, and
+every percentage is a share of what the source tool counts.  Y
+(C<profiler_duration>) is the run's length where the source records it:
+Tachyon (C<duration_sec> of the stats trailer, every 3.15 file; else the
+first sample's timestamp to the last), pprof (C<duration_nanos>), V8
+(C<endTime - startTime>), so a 2.97 s run sampled for 511 ms reads "for
+511ms (of 2.97s)"; the threads' C<PID_START>..C<PID_END> spans add up to it
+and C<cumulative_overhead_ticks> is Y - X in ticks (negative when threads
+sampled in parallel hold more than the run).  Y is the sampled time too
+where the source records no run length (StatProfiler, whose samples are
+wall-clock ticks of one thread, and folded stacks), in a C<merge> (many
+runs have no one length), and where the threads'
+sampled time exceeds the run by more than 9% (NYTProf's reader warns
+beyond 10%: "The sum of the statement timings is ... of the total time
+profiling"); the run's length then stays in the ATTRIBUTEs
+C<profile_duration_sec> and C<run_wall_clock_sec>.  EasyProfiler's X and Y
+are the threads' spans added up (each spans the file's C<begin>..C<end>):
+for one thread the run's length.  The run's wall-clock length (first
 sample to last plus one interval, over all threads; Tachyon, whose samples
 carry timestamps) is kept as C<ATTRIBUTE run_wall_clock_sec>, beside
 C<sampled_time_sec>; C<info> prints both and the loss report names the wall
