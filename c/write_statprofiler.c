@@ -761,7 +761,7 @@ static uint32_t h_thread(const void *k, uint32_t i) { return pb_mix64(((const pb
  * and V8 times, EasyProfiler spans, a merge) are written as 1 µs ticks
  * (interval 1), a sample count keeps its interval (sample_interval_us, or
  * pprof's period), and weights that are neither (bytes, objects) have no
- * place in the format: a usage error. */
+ * place in the format: an unsupported error (the target cannot carry them). */
 static pb_status k_units(pb_spw_sink *k)
 {
     if (k->units_checked)
@@ -772,7 +772,7 @@ static pb_status k_units(pb_spw_sink *k)
     } else if (k->facts.kind == PB_WEIGHT_OTHER) {
         char unit[96];
         pb_weight_kind_of(k->facts.sample_type, unit, sizeof unit);
-        return pb_fail_nooff(k->err, PB_ERR_USAGE,
+        return pb_fail_nooff(k->err, PB_ERR_UNSUPPORTED,
                              "the weights are %s (sample type %s), not samples or time: StatProfiler records hold "
                              "ticks of a sampling interval (--sample-type picks another of the profile's types)",
                              unit, k->facts.sample_type);
@@ -1206,9 +1206,10 @@ pb_status pb_convert_statprofiler_n(const char *in, pb_format fmt, const pb_opti
     if (samples)
         *samples = c.samples;
     if (st != PB_OK && werr.status != PB_OK &&
-        (err->status == PB_OK || err->status == PB_ERR_ABORT || !err->message[0]))
+        (err->status == PB_OK || err->status == PB_ERR_ABORT || !err->message[0])) {
         *err = werr; /* the writer's reason (a decoder passes a sink's status on without a message) */
-    else if (st != PB_OK && err->status == PB_OK)
+        st = err->status;
+    } else if (st != PB_OK && err->status == PB_OK)
         pb_fail_nooff(err, st, "the StatProfiler writer failed");
     if (st == PB_OK && names_out) {
         const char *const *names;

@@ -2032,7 +2032,7 @@ sub-µs rest of a sample carried to its thread's next one, so each trace's
 total is exact to the µs), sample counts keep their interval
 (C<sample_interval_us>, or pprof's C<period> when its C<period_type> is a
 time).  Weights that are neither (a pprof heap profile's C<bytes>, an
-C<alloc_objects/count>) are refused with a C<usage> error naming the unit
+C<alloc_objects/count>) are refused with an C<unsupported> error naming the unit
 (C<--sample-type> picks another); a sample of more than 4,294,967,295 ticks
 (a record's 32-bit weight: 71 minutes at 1 µs) is a C<limit> error, never
 cut.
