@@ -742,7 +742,7 @@ static pb_status ss_finish(pb_sample_sink *self)
     if ((st = header(f)) != PB_OK)
         return st;
     /* weights that are not time (bytes, objects): what they are, for info */
-    if (f->other_unit[0] && (st = emit_attr(f, "sample_weight_other_unit", pb_str_c(f->other_unit))) != PB_OK)
+    if (f->other_unit[0] && !f->weight_ns && (st = emit_attr(f, "sample_weight_other_unit", pb_str_c(f->other_unit))) != PB_OK)
         return st;
     if (f->cfg.sampled_spans && (st = span_attributes(f)) != PB_OK)
         return st;

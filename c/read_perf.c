@@ -605,7 +605,11 @@ static pb_status announce(pr *r, const ph *h)
         const char *c = (const char *)memchr(h->event, ':', h->event_len);
         if (c)
             base = (size_t)(c - h->event);
-        snprintf(buf, sizeof buf, "%.*s", (int)(h->event_len > 200 ? 200 : h->event_len), h->event);
+        /* without a period each sample weighs 1: "EVENT/samples", so the
+         * weight reads as a sample count (samples.c pb_weight_kind_of), which
+         * adds to time as every sampled profile's does */
+        snprintf(buf, sizeof buf, "%.*s%s", (int)(h->event_len > 200 ? 200 : h->event_len), h->event,
+                 h->have_period ? "" : "/samples");
         if ((st = attr(r, "sample_type", buf)) != PB_OK)
             return st;
         ns = h->have_period && ((base == 9 && memcmp(h->event, "cpu-clock", 9) == 0) ||

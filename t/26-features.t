@@ -26,7 +26,7 @@ is($f->{read}{statprofiler}, $snappy ? 1 : 0, 'StatProfiler traces: as snappy is
 is($f->{write}{statprofiler}, $snappy ? 1 : 0, 'StatProfiler records: as snappy is there or not');
 
 my $version = `"$^X" -Mblib "$FindBin::Bin/../bin/profbridge" --version 2>&1`;
-like($version, qr/^libraries: zlib [\d.]+, zstd (?:[\d.]+|no \(compressed Tachyon files unsupported\)), snappy (?:yes|no \(StatProfiler traces unsupported\)), yajl (?:[\d.]+|no \(V8 \.cpuprofile files unsupported\))$/m,
+like($version, qr/^libraries: zlib [\d.]+, zstd (?:[\d.]+|no \(compressed Tachyon files unsupported\)), snappy (?:yes|no \(StatProfiler traces unsupported\)), yajl (?:[\d.]+|no \(V8 \.cpuprofile files and speedscope files unsupported\))$/m,
     'profbridge --version lists the libraries');
 
 # a compressed Tachyon file and a StatProfiler trace

@@ -451,7 +451,11 @@ sub features {
 
 # what a build without an optional library cannot read: { library => "compressed X files" }
 sub _library_notes {
-    return { map { $_->{library} => $_->{library_note} } grep { defined $_->{library_note} } @FORMATS };
+    my %notes; # every format a library serves, in the table's order: "V8 .cpuprofile files and speedscope files"
+    for (grep { defined $_->{library_note} } @FORMATS) {
+        push @{ $notes{ $_->{library} } }, $_->{library_note};
+    }
+    return { map { $_ => join ' and ', @{ $notes{$_} } } keys %notes };
 }
 
 sub detect_format {
