@@ -28,8 +28,12 @@ if (!$sweep && !$ENV{PB_SKIP_SWEEP}) {
     # the objects make built for the module (c/*.o, position-independent
     # code links into a program as well), when each is newer than its
     # source: compiling the core again costs more than the sweep itself
+    # (not when the module was built without a library: those objects
+    # refuse its files, which the sweep's own build reads)
     my @o = map { s/\.c\z/.o/r } @c;
-    @c = @o unless grep { !-e $o[$_] || -M $o[$_] > -M $c[$_] } 0 .. $#c;
+    my $lib = Devel::ProfileBridge::features()->{libraries};
+    @c = @o unless grep({ !defined $lib->{$_} } qw(zstd snappy yajl))
+        || grep { !-e $o[$_] || -M $o[$_] > -M $c[$_] } 0 .. $#c;
     my $cmd = join ' ', $Config{cc}, '-O2', '-std=c99', "-I$root/c", '-o', "$tmp/sweep",
         "$root/t/c/sweep.c", @c, '-lzstd', '-lsnappy', '-lyajl', '-lz', '-lpthread', '2>&1';
     my $out = `$cmd`;
