@@ -555,8 +555,11 @@ static pb_status read_descriptors(ep_rd *r, uint32_t count)
                                 pb_str_make((const char *)p + 16 + name_len, fl, 0),
                                 line < 0 ? 0u : (uint32_t)line, &d->key)) != PB_OK)
             return st;
-        if (fl && !r->app && !(r->app = pb_memdup0((const char *)p + 16 + name_len, fl)))
-            return pb_fail(r->err, PB_ERR_LIMIT, off, "out of memory reading descriptors");
+        if (fl && !r->app) {
+            if (!(r->app = pb_memdup0((const char *)p + 16 + name_len, fl)))
+                return pb_fail(r->err, PB_ERR_LIMIT, off, "out of memory reading descriptors");
+            pb_controls_to_spaces(r->app, fl); /* the ATTRIBUTE is one line */
+        }
         d->present = 1;
         r->ndesc++;
         r->s->p += 2 + (size_t)size;

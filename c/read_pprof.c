@@ -305,15 +305,6 @@ static msg sub_msg(const msg *m, const fld *f, const char *rec)
 }
 
 /* ---- strings ------------------------------------------------------------------ */
-/* control bytes as spaces: a name from the profile in an ATTRIBUTE (one
- * line of nytprof.out), a thread label or a message stays on its line */
-static void no_controls(char *t, size_t n)
-{
-    size_t i;
-    for (i = 0; i < n; i++)
-        if ((unsigned char)t[i] < 0x20 || t[i] == 0x7f)
-            t[i] = ' ';
-}
 
 /* a copy of n bytes into *buf (grown), controls made spaces, NUL after */
 static char *clean_copy(pr *r, char **buf, size_t *cap, const char *s, size_t n)
@@ -322,7 +313,7 @@ static char *clean_copy(pr *r, char **buf, size_t *cap, const char *s, size_t n)
         return oom(r), NULL;
     memcpy(*buf, s, n);
     (*buf)[n] = '\0';
-    no_controls(*buf, n);
+    pb_controls_to_spaces(*buf, n);
     return *buf;
 }
 
@@ -739,7 +730,7 @@ static void type_list(const pr *r, char *buf, size_t cap)
         n += (size_t)snprintf(buf + n, cap - n, "%s%.*s/%.*s", i ? "," : "", (int)(l1 > 200 ? 200 : l1), t,
                               (int)(l2 > 200 ? 200 : l2), u);
     }
-    no_controls(buf, strlen(buf));
+    pb_controls_to_spaces(buf, strlen(buf));
 }
 
 static pb_status choose_type(pr *r)
@@ -767,7 +758,7 @@ static pb_status choose_type(pr *r)
         if (i == r->ntypes) {
             char shown[128];
             snprintf(shown, sizeof shown, "%.100s", want);
-            no_controls(shown, strlen(shown));
+            pb_controls_to_spaces(shown, strlen(shown));
             want = shown;
             type_list(r, list, sizeof list);
             if (r->opt->sample_type)
@@ -813,7 +804,7 @@ static pb_status vt_attr(pr *r, const char *key, const p_vt *vt)
     size_t l1, l2;
     const char *t = str_at(r, vt->type, &l1), *u = str_at(r, vt->unit, &l2);
     snprintf(buf, sizeof buf, "%.*s/%.*s", (int)(l1 > 200 ? 200 : l1), t, (int)(l2 > 200 ? 200 : l2), u);
-    no_controls(buf, strlen(buf));
+    pb_controls_to_spaces(buf, strlen(buf));
     return attr(r, key, buf);
 }
 
@@ -1206,8 +1197,8 @@ static pb_status thread_of(pr *r, const p_sample *sm, uint64_t off, uint32_t *ke
     r->abuf[lt] = '\0';
     memcpy(r->abuf + lt + 1, p, lp);
     r->abuf[lt + 1 + lp] = '\0';
-    no_controls(r->abuf, lt);
-    no_controls(r->abuf + lt + 1, lp);
+    pb_controls_to_spaces(r->abuf, lt);
+    pb_controls_to_spaces(r->abuf + lt + 1, lp);
     if ((k = pb_strtab_intern(&r->threads, r->abuf, lt + 1 + lp, &i)) < 0)
         return oom(r);
     if (k == 0) {

@@ -1183,6 +1183,11 @@ static pb_status attributes(ssr *r, pb_status (*fn)(void *, const char *, pb_str
     size_t i;
     if ((st = fn(ctx, "source_format", pb_str_c("speedscope"))) != PB_OK)
         return st;
+    /* ATTRIBUTE values are one line each */
+    if (r->have_exporter)
+        pb_controls_to_spaces(r->str + r->exporter_at, r->exporter_len);
+    if (r->have_top_name)
+        pb_controls_to_spaces(r->str + r->top_name_at, r->top_name_len);
     if (r->have_exporter && (st = fn(ctx, "speedscope_exporter", pb_str_make(r->str + r->exporter_at,
                                                                               r->exporter_len, 1))) != PB_OK)
         return st;

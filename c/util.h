@@ -47,6 +47,16 @@ static inline int pb_grow_zero(void **p, size_t *cap, size_t need, size_t elem)
 }
 
 /* 64 -> 32 bit finaliser (MurmurHash3 fmix64) */
+/* control bytes as spaces: a name from a profile in an ATTRIBUTE value (one
+ * line of nytprof.out), a thread label or a message stays on its line */
+static inline void pb_controls_to_spaces(char *t, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if ((unsigned char)t[i] < 0x20 || t[i] == 0x7f)
+            t[i] = ' ';
+}
+
 static inline uint32_t pb_mix64(uint64_t x)
 {
     x ^= x >> 33;

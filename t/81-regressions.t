@@ -325,6 +325,19 @@ subtest 'sample-type-newline' => sub {
 };
 
 # every kept crasher, whatever its format, now ends cleanly
+# fuzz_easyprofiler (issue 34 round 3): the program's name is the first block
+# descriptor's file, which the file spells: a newline in it reached the
+# application ATTRIBUTE, which nytprof.out holds on one line
+subtest 'application-newline' => sub {
+    my @app;
+    eval {
+        for_chunks { my $tag = shift; push @app, $_[1] if $tag eq 'ATTRIBUTE' && $_[0] eq 'application' }
+        filename => "$C/easyprofiler/application-newline.prof", format => 'easyprofiler', salvage => 1;
+    };
+    is(scalar @app, 1, 'one application ATTRIBUTE before the file ends') or diag $@;
+    unlike($app[0] // '', qr/[\x00-\x1f\x7f]/, '... on one line: control bytes shown as spaces');
+};
+
 for my $f (sort grep { -f } glob("$C/*/*")) {
     ok(clean_end($f), "crasher $f ends in a clean error or decodes");
 }
