@@ -289,16 +289,49 @@ int main(int argc, char **argv)
         return 2;
     }
     {
-        /* one worker per core (-j N), files dealt round-robin */
+        /* one worker per core (-j N); each file goes to the worker with the
+         * least work so far, largest first (a file's work: its offsets times
+         * its size), so that one worker is not left with the heavy files */
         int w, status;
-        size_t k;
+        size_t k, j;
+        size_t *order = (size_t *)calloc(g_npaths + 1, sizeof *order);
+        int *owner = (int *)calloc(g_npaths + 1, sizeof *owner);
+        double *cost = (double *)calloc(g_npaths + 1, sizeof *cost), load[64] = {0};
+        if (!order || !owner || !cost) {
+            perror("calloc");
+            return 2;
+        }
+        if (jobs > 64)
+            jobs = 64;
+        for (k = 0; k < g_npaths; k++) {
+            struct stat st;
+            double sz = stat(g_paths[k], &st) == 0 ? (double)st.st_size : 0;
+            double offs = g_sample ? 2.0 * (double)g_sample : sz > 65536 ? 2.0 * (8192 + 4000) : 2.0 * sz;
+            cost[k] = offs * (sz + 1);
+            order[k] = k;
+        }
+        for (k = 1; k < g_npaths; k++) /* insertion sort, largest first: a few hundred files */
+            for (j = k; j > 0 && cost[order[j - 1]] < cost[order[j]]; j--) {
+                size_t t = order[j];
+                order[j] = order[j - 1];
+                order[j - 1] = t;
+            }
+        for (k = 0; k < g_npaths; k++) {
+            int best = 0;
+            for (w = 1; w < jobs; w++)
+                if (load[w] < load[best])
+                    best = w;
+            owner[order[k]] = best;
+            load[best] += cost[order[k]];
+        }
         for (w = 0; w < jobs; w++) {
             pid_t pid = fork();
             if (pid == 0) {
                 int f = 0;
                 rng_state = (seed ? seed : 1) + (unsigned long long)w * 7919u;
-                for (k = (size_t)w; k < g_npaths; k += (size_t)jobs)
-                    f += sweep_file(g_paths[k]);
+                for (k = 0; k < g_npaths; k++)
+                    if (owner[k] == w)
+                        f += sweep_file(g_paths[k]);
                 fflush(stdout);
                 _exit(f ? 1 : 0);
             }
@@ -310,6 +343,9 @@ int main(int argc, char **argv)
         while (wait(&status) > 0)
             if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
                 fails++;
+        free(order);
+        free(owner);
+        free(cost);
     }
     printf("%d passed, %d failed\n", fails ? 0 : 1, fails ? 1 : 0);
     printf("# %lu files, seed %llu\n", (unsigned long)g_npaths, seed);
