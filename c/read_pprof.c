@@ -706,20 +706,6 @@ static pb_status index_ids(pr *r)
 
 static const char *type_name(const pr *r, const p_vt *vt, size_t *len) { return str_at(r, vt->type, len); }
 
-/* ns per unit of a time unit, 0 for any other */
-static uint64_t unit_ns(const char *u)
-{
-    if (!strcmp(u, "nanoseconds") || !strcmp(u, "ns"))
-        return 1;
-    if (!strcmp(u, "microseconds") || !strcmp(u, "us"))
-        return 1000;
-    if (!strcmp(u, "milliseconds") || !strcmp(u, "ms"))
-        return 1000000;
-    if (!strcmp(u, "seconds") || !strcmp(u, "s"))
-        return 1000000000;
-    return 0;
-}
-
 /* "type/unit,..." of every sample type into buf */
 static void type_list(const pr *r, char *buf, size_t cap)
 {
@@ -768,7 +754,7 @@ static pb_status choose_type(pr *r)
         }
         r->vindex = (uint32_t)i;
     }
-    r->unit_ns = unit_ns(str_at(r, r->types[r->vindex].unit, &len));
+    r->unit_ns = pb_time_unit_ns(str_at(r, r->types[r->vindex].unit, &len)); /* samples.h */
     return PB_OK;
 }
 
