@@ -2,7 +2,7 @@
 # Bad input: the C sweep (t/c/sweep.c) over every file under t/data, every
 # format: a sample of 100 cuts and 100 one-byte flips per file here (a few
 # seconds); the exhaustive sweep (every offset of every file, sampled above
-# 64 KB) is xt/20-bad-input-sweep.t (RELEASE_TESTING=1, make xtest, CI, and
+# 64 KB and within a budget of decode work per file) is xt/20-bad-input-sweep.t (RELEASE_TESTING=1, make xtest, CI, and
 # under AddressSanitizer in make ctest-asan).  Then the named NYTProf cases.  Every error is a Devel::ProfileBridge::Error of a
 # known class naming the byte offset; nothing crashes or hangs.
 use strict;

@@ -1,8 +1,9 @@
 #!perl
 # The exhaustive bad-input sweep (author/release test): every file under
 # t/data cut at every offset and with one byte flipped at every offset
-# (files over 64 KB: their first and last 4 KB and 4,000 offsets between),
-# through t/c/sweep.c.  Every decode succeeds or fails with a classified
+# (files over 64 KB: their first and last 4 KB and 4,000 offsets between;
+# a file whose one decode sends millions of chunks: as many offsets as a
+# budget of 2^29 chunks per file allows, at least 256), through t/c/sweep.c.  Every decode succeeds or fails with a classified
 # error; nothing crashes, hangs or over-allocates.  make test runs a sample
 # of it (t/20-bad-input.t); CI also runs it under AddressSanitizer.
 use strict;

@@ -14,7 +14,17 @@
  * last N/4 bytes, the rest spread evenly, jittered): the quick run of
  * make test; the exhaustive run is xt/.
  *
- *   sweep [-s SEED] [-q] [-j JOBS] [-n N] PATH...   exit 0 when every file passed
+ * A budget of decode work per file (-b CHUNKS, default 2^29): a file whose
+ * intact decode sends c chunks (a failing decode counts the chunks it sent
+ * before failing) gets at most CHUNKS / (2 c) cut and flip offsets each,
+ * and never fewer than 256, picked as -n picks them.  Cost per decode is
+ * about the chunks it sends, so a file that expands a few KB into millions
+ * of chunks (a compressed NYTProf recursion, a fuzz input that runs to
+ * max_statements) no longer takes most of the sweep: under ASan in CI one
+ * such 3 KB file took longer than every other file together.  The files
+ * that are cheap per decode (all but a few) keep every offset.
+ *
+ *   sweep [-s SEED] [-q] [-j JOBS] [-n N] [-b CHUNKS] PATH...   exit 0 when every file passed
  */
 #define _DEFAULT_SOURCE
 #include <dirent.h>
@@ -37,6 +47,9 @@ static unsigned long g_checksum;
 static int g_quiet;
 static size_t g_sample; /* -n: offsets per file (0: all, or the 64 KB rule) */
 static unsigned long long g_decodes;
+static unsigned long long g_chunks;              /* chunks sent, all decodes */
+static unsigned long long g_budget = 1ULL << 29; /* -b: chunks per file, cut and flip together */
+#define SWEEP_MIN_OFFSETS 256
 
 static void on_alarm(int sig)
 {
@@ -50,6 +63,7 @@ static int touch_chunk(pb_sink *self, const pb_chunk *c)
 {
     (void)self;
     g_checksum = hx_touch(c, g_checksum) + (unsigned long)c->tag + c->u[0];
+    g_chunks++;
     return 0;
 }
 
@@ -101,6 +115,28 @@ static int check_one(const unsigned char *data, size_t len, const char *name, in
     return 0;
 }
 
+/* n offsets of a file of len > n bytes: the first and last n/4, the rest
+ * spread evenly over the middle, jittered (*k receives how many) */
+static size_t *pick_offsets(size_t len, size_t n, size_t *k_out)
+{
+    size_t k = 0, j, edge = n / 4;
+    size_t *offsets = (size_t *)malloc(n * sizeof *offsets);
+    if (!offsets) {
+        *k_out = 0;
+        return NULL;
+    }
+    for (j = 0; j < edge; j++)
+        offsets[k++] = j;
+    for (j = 0; j < edge; j++)
+        offsets[k++] = len - edge + j;
+    for (j = 0; k < n; j++) {
+        size_t span = len - 2 * edge, rest = n - 2 * edge;
+        offsets[k++] = edge + span * j / rest + (size_t)(rng() % (span / rest + 1));
+    }
+    *k_out = k;
+    return offsets;
+}
+
 static int sweep_file(const char *path)
 {
     FILE *fp = fopen(path, "rb");
@@ -110,7 +146,8 @@ static int sweep_file(const char *path)
     struct stat stt;
     pb_format_info info;
     int fails = 0;
-    unsigned long long before = g_decodes;
+    unsigned long long before = g_decodes, chunks0;
+    size_t cap;
     clock_t t0 = clock();
     if (!fp || fstat(fileno(fp), &stt) != 0) {
         fprintf(stderr, "FAIL cannot read %s\n", path);
@@ -139,20 +176,17 @@ static int sweep_file(const char *path)
     g_what = "intact";
     g_off = len;
     /* files under a directory named "bad" or "crashers" need not decode */
+    chunks0 = g_chunks;
     fails += check_one(data, len, path, strstr(path, "/crashers/") == NULL && strstr(path, "/bad/") == NULL);
+    chunks0 = g_chunks - chunks0 + 1;
+    cap = (size_t)(g_budget / (2 * chunks0));
+    if (cap < SWEEP_MIN_OFFSETS)
+        cap = SWEEP_MIN_OFFSETS;
 
     if (g_sample && len > g_sample) {
-        size_t k = 0, j, edge = g_sample / 4;
-        offsets = (size_t *)malloc(g_sample * sizeof *offsets);
-        for (j = 0; j < edge; j++)
-            offsets[k++] = j;
-        for (j = 0; j < edge; j++)
-            offsets[k++] = len - edge + j;
-        for (j = 0; k < g_sample; j++) {
-            size_t span = len - 2 * edge, rest = g_sample - 2 * edge;
-            offsets[k++] = edge + span * j / rest + (size_t)(rng() % (span / rest + 1));
-        }
-        n_offsets = k;
+        offsets = pick_offsets(len, g_sample, &n_offsets);
+    } else if (len > cap && cap < (len <= 64 * 1024 ? len : 4096 * 2 + 4000)) {
+        offsets = pick_offsets(len, cap, &n_offsets); /* the budget */
     } else if (len <= 64 * 1024) {
         n_offsets = len;
         offsets = (size_t *)malloc((n_offsets ? n_offsets : 1) * sizeof *offsets);
@@ -260,6 +294,8 @@ int main(int argc, char **argv)
             g_sample = (size_t)strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "-j") && i + 1 < argc)
             jobs = atoi(argv[++i]) > 0 ? atoi(argv[i]) : 1;
+        else if (!strcmp(argv[i], "-b") && i + 1 < argc)
+            g_budget = strtoull(argv[++i], NULL, 10) ? strtoull(argv[i], NULL, 10) : 1;
     }
     if (getenv("SWEEP_SEED"))
         seed = strtoull(getenv("SWEEP_SEED"), NULL, 10);
@@ -275,7 +311,7 @@ int main(int argc, char **argv)
 #endif
     signal(SIGALRM, on_alarm);
     for (i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-s") || !strcmp(argv[i], "-j") || !strcmp(argv[i], "-n")) {
+        if (!strcmp(argv[i], "-s") || !strcmp(argv[i], "-j") || !strcmp(argv[i], "-n") || !strcmp(argv[i], "-b")) {
             i++;
             continue;
         }
@@ -285,7 +321,7 @@ int main(int argc, char **argv)
         fails += walk(argv[i]);
     }
     if (!npaths) {
-        fprintf(stderr, "usage: sweep [-s SEED] [-q] [-j N] [-n N] PATH...\n");
+        fprintf(stderr, "usage: sweep [-s SEED] [-q] [-j N] [-n N] [-b CHUNKS] PATH...\n");
         return 2;
     }
     {
