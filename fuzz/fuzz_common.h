@@ -8,9 +8,10 @@
  *   2. when decoding succeeded and the writer accepted the stream, the bytes
  *      it wrote are decoded again with the NYTProf decoder, which must
  *      succeed (a writer that produces a file we cannot read is a finding);
- *   3. decoded again into a stack writer (every format has stacks:
- *      NYTProf and Pynytprof through chunk_stacks.c) -- collapsed, pprof or speedscope by
- *      the input's size -- writing to memory, and what it wrote must parse
+ *   3. written to a file and converted through the write driver users take
+ *      (pb_write, outputs.h) to a stack writer (every format has stacks:
+ *      NYTProf and Pynytprof through chunk_stacks.c) -- collapsed, pprof or
+ *      speedscope by the input's size -- and what it wrote must parse
  *      (fuzz_check.h: collapsed lines, pprof's protobuf, speedscope's JSON);
  *   4. decoded once more into a consumer that never returns: it longjmps out
  *      at a chunk picked from the input's bytes (or at the first warning),
@@ -24,9 +25,9 @@
  * bit 1 makes the writer compress (level 1) instead of writing plain.
  * Limits are lowered (FUZZ_* below) so that one input can neither take
  * seconds nor gigabytes; the defaults themselves are tested in t/80-limits.t.
- * The harnesses over files (fuzz_writers.c, fuzz_merge.c) use the file
- * helpers at the end: a private directory, and the check that it holds
- * nothing but what the harness put there.
+ * Step 3 and the harnesses over files (fuzz_writers.c, fuzz_merge.c) use
+ * the file helpers at the end: a private directory, and the check that it
+ * holds nothing but what the harness put there.
  * Plain C99 + POSIX + libFuzzer's entry point; links c/ only.
  */
 #ifndef FUZZ_COMMON_H
@@ -44,14 +45,7 @@
 #include "write_nytprof.h"
 #include "present.h"
 #include "fold_samples.h"
-#include "write_collapsed.h"
-#include "write_pprof.h"
-#include "write_speedscope.h"
-#include "convert.h"
-#include "convert_samples.h"
-#include "merge.h"
 #include "json_lines.h"
-#include "write_dump.h"
 #include "write_statprofiler.h"
 #include "../t/c/harness.h"
 #include "fuzz_check.h"
@@ -232,61 +226,6 @@ static inline void fuzz_convert(const uint8_t *data, size_t size, pb_format fmt,
     }
     fuzz_read_back(&mb);
     free(mb.data);
-}
-
-/* formats with stacks: the same bytes into a stack writer on a memory
- * stream; what it wrote must parse */
-static inline void fuzz_collapse(const uint8_t *data, size_t size, pb_format fmt)
-{
-    pb_options opt;
-    pb_error err;
-    pb_status st;
-    char *out = NULL;
-    size_t len = 0;
-    FILE *fp = open_memstream(&out, &len);
-    int which = (int)(size % 3);
-    if (!fp)
-        abort();
-    fuzz_options(&opt, size);
-    /* the stack-sample outputs by turn: collapsed, pprof, speedscope */
-    if (which == 0) {
-        st = pb_collapse_mem(data, size, "fuzz.in", fmt, &opt, fp, &err);
-        fuzz_check_error("collapse failed with a non-decode class", st, &err, 0);
-    } else if (which == 1) {
-        pb_pprof *pp = pb_pprof_new(fp, &err);
-        if (!pp)
-            abort();
-        st = pb_decode_samples_mem(data, size, "fuzz.in", fmt, &opt, pb_pprof_sample_sink(pp), "pprof", &err);
-        pb_pprof_free(pp);
-        fuzz_check_error("pprof failed with a non-decode class", st, &err, 0);
-    } else {
-        pb_speedscope *sc = pb_speedscope_new(fp, "fuzz", &err);
-        if (!sc)
-            abort();
-        st = pb_decode_samples_mem(data, size, "fuzz.in", fmt, &opt, pb_speedscope_sample_sink(sc), "speedscope",
-                                   &err);
-        pb_speedscope_free(sc);
-        fuzz_check_error("speedscope failed with a non-decode class", st, &err, 0);
-    }
-    if (fclose(fp) != 0)
-        abort();
-    if (st == PB_OK)
-        fuzz_parses(which == 0 ? "collapsed output" : which == 1 ? "pprof output" : "speedscope output",
-                    which == 0 ? fz_collapsed(out, len, 1) : which == 1 ? fz_pprof(out, len) : fz_json(out, len),
-                    out, len);
-    free(out);
-}
-
-/* libFuzzer's entry point: each harness defines it */
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* the whole of a harness for one format: fuzz_convert, then fuzz_collapse;
- * libFuzzer's return value */
-static inline int fuzz_format(const uint8_t *data, size_t size, pb_format fmt, int writer_must_accept)
-{
-    fuzz_convert(data, size, fmt, writer_must_accept);
-    fuzz_collapse(data, size, fmt);
-    return 0;
 }
 
 /* ---- the harnesses over files (fuzz_writers.c, fuzz_merge.c) ----------------
@@ -492,5 +431,45 @@ static inline void fuzz_target_done(const char *what, pb_status st, const pb_err
     fuzz_check_file(out, what, kind, ncounts);
     fuzz_dir_only(inputs, "a conversion (its temporary files)", err, st);
 }
+
+/* formats with stacks: the same bytes, as a file in the private directory,
+ * through the write driver (pb_write) into a stack writer -- collapsed,
+ * pprof or speedscope by the input's size -- as convert does; what it wrote
+ * must parse (fuzz_check.h: collapsed lines, pprof's protobuf, speedscope's
+ * JSON) and nothing else may be left */
+static inline void fuzz_collapse(const uint8_t *data, size_t size, pb_format fmt)
+{
+    static const char *const keep[] = {"in", NULL};
+    static const char *const to[] = {"collapsed", "pprof", "speedscope"};
+    static const int kind[] = {'c', 'p', 'j'};
+    char in[600], out[600];
+    const char *ins[1];
+    pb_options opt;
+    pb_error err;
+    pb_status st;
+    int which = (int)(size % 3);
+    fuzz_dir();
+    fuzz_path(in, sizeof in, "in");
+    fuzz_path(out, sizeof out, "out");
+    fuzz_spew(in, data, size);
+    fuzz_options(&opt, size);
+    ins[0] = in;
+    st = hx_write(to[which], PB_WRITE_CONVERT, ins, 1, fmt, &opt, out, -1, NULL, NULL, &err);
+    fuzz_target_done(to[which], st, &err, keep, out, kind[which], 1);
+    unlink(in);
+}
+
+/* libFuzzer's entry point: each harness defines it */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* the whole of a harness for one format: fuzz_convert, then fuzz_collapse;
+ * libFuzzer's return value */
+static inline int fuzz_format(const uint8_t *data, size_t size, pb_format fmt, int writer_must_accept)
+{
+    fuzz_convert(data, size, fmt, writer_must_accept);
+    fuzz_collapse(data, size, fmt);
+    return 0;
+}
+
 
 #endif

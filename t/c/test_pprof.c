@@ -19,6 +19,7 @@
 #include "pb.h"
 #include "formats.h"
 #include "write_collapsed.h"
+#include "harness.h"
 #include "tap.h"
 
 /* the collapsed stacks of path (or of its bytes in memory) as a string */
@@ -41,7 +42,19 @@ static char *collapse(const char *path, int from_mem, const pb_options *opt, pb_
         *st = pb_collapse_mem(buf, len, path, PB_FMT_UNKNOWN, opt, out, err);
         free(buf);
     } else {
-        *st = pb_collapse_file(path, PB_FMT_UNKNOWN, opt, out, err);
+        /* a file: through the write driver, as convert(to => 'collapsed') */
+        char tmp[] = "/tmp/test_pprof.XXXXXX";
+        int fd = mkstemp(tmp);
+        fclose(out);
+        if (fd < 0)
+            return NULL;
+        close(fd);
+        *st = hx_convert("collapsed", path, PB_FMT_UNKNOWN, opt, tmp, -1, err);
+        out = fopen(tmp, "rb");
+        unlink(tmp);
+        if (!out)
+            return NULL;
+        fseek(out, 0, SEEK_END);
     }
     n = ftell(out);
     text = malloc(n > 0 ? (size_t)n + 1 : 1);
