@@ -396,20 +396,7 @@ void pb_collapse_free(pb_collapse *c)
     free(c);
 }
 
-/* ---- running a profile through it (the driver in formats.c) ------------------ */
-pb_status pb_collapse_mem(const void *data, size_t len, const char *name, pb_format fmt, const pb_options *opt,
-                          FILE *out, pb_error *err)
-{
-    pb_collapse *c;
-    pb_status st;
-    pb_error_init(err, fmt ? pb_format_name(fmt) : "profbridge", name);
-    if (!(c = pb_collapse_new(out, err)))
-        return err->status;
-    st = pb_decode_samples_mem(data, len, name, fmt, opt, pb_collapse_sample_sink(c), "collapsed output", err);
-    pb_collapse_free(c);
-    return st;
-}
-
+/* ---- the collapsed row's diff (outputs.c) --------------------------------------- */
 pb_status pb_collapse_diff_files(const char *before, const char *after, const pb_options *opt, FILE *out,
                                  pb_error *err)
 {

@@ -26,13 +26,6 @@ pb_collapse *pb_collapse_new(FILE *out, pb_error *err);
 pb_sample_sink *pb_collapse_sample_sink(pb_collapse *c);
 void pb_collapse_free(pb_collapse *c);
 
-/* Decode a sampling profile in memory (fmt PB_FMT_UNKNOWN: detect) and
- * write its collapsed stacks to out.  opt may be NULL; opt->have_thread
- * selects one thread.  PB_ERR_UNSUPPORTED for formats without stack
- * samples.  (A file goes through pb_write, outputs.h.) */
-pb_status pb_collapse_mem(const void *data, size_t len, const char *name, pb_format fmt, const pb_options *opt,
-                          FILE *out, pb_error *err);
-
 /* Diff mode (difffolded.pl's input): both profiles' stacks, threads merged,
  * one line per stack "outer;...;inner BEFORE AFTER" (weights as above, 0
  * where a side lacks the stack), sorted by BEFORE + AFTER then text.  Feed

@@ -13,6 +13,8 @@
  *   hx_fail      the error line on stderr; 2, the exit status of a failed run
  *   hx_write     inputs to a target (a row of c/outputs.c) through the one
  *                write driver, pb_write: the path users take
+ *   hx_collapse_mem  a profile in memory (the C sources' memory view, which
+ *                no user path reads) through the collapsed writer to a stream
  */
 #ifndef PB_HARNESS_H
 #define PB_HARNESS_H
@@ -25,6 +27,7 @@
 #include "outputs.h"
 #include "pb.h"
 #include "samples.h"
+#include "write_collapsed.h"
 
 /* ---- building files ---------------------------------------------------- */
 typedef struct {
@@ -274,6 +277,20 @@ static inline pb_status hx_convert(const char *to, const char *in, pb_format fmt
                                    const char *out, int level, pb_error *err)
 {
     return hx_write(to, PB_WRITE_CONVERT, &in, 1, fmt, opt, out, level, NULL, NULL, err);
+}
+
+/* a profile in memory (fmt PB_FMT_UNKNOWN: detect) as collapsed stacks on out */
+static inline pb_status hx_collapse_mem(const void *data, size_t len, const char *name, pb_format fmt,
+                                        const pb_options *opt, FILE *out, pb_error *err)
+{
+    pb_collapse *c;
+    pb_status st;
+    pb_error_init(err, fmt ? pb_format_name(fmt) : "profbridge", name);
+    if (!(c = pb_collapse_new(out, err)))
+        return err->status;
+    st = pb_decode_samples_mem(data, len, name, fmt, opt, pb_collapse_sample_sink(c), "collapsed output", err);
+    pb_collapse_free(c);
+    return st;
 }
 
 #endif

@@ -39,7 +39,7 @@ static char *collapse(const char *path, int from_mem, const pb_options *opt, pb_
             len = fread(buf, 1, (size_t)sb.st_size, fp);
         if (fp)
             fclose(fp);
-        *st = pb_collapse_mem(buf, len, path, PB_FMT_UNKNOWN, opt, out, err);
+        *st = hx_collapse_mem(buf, len, path, PB_FMT_UNKNOWN, opt, out, err);
         free(buf);
     } else {
         /* a file: through the write driver, as convert(to => 'collapsed') */
@@ -184,12 +184,12 @@ int main(int argc, char **argv)
         FILE *out = tmpfile();
         if (fp)
             fclose(fp);
-        st = pb_collapse_mem(buf, n - 20, "cut.prof", PB_FMT_UNKNOWN, NULL, out, &err);
+        st = hx_collapse_mem(buf, n - 20, "cut.prof", PB_FMT_UNKNOWN, NULL, out, &err);
         pb_error_format(&err, msg, sizeof msg);
         ok(st == PB_ERR_TRUNCATED && !strncmp(msg, "pprof: truncated: ", 18) && strstr(msg, " of cut.prof"),
            "gzip cut short: %s", msg);
         buf[n - 6] ^= 0x55; /* the CRC-32 */
-        st = pb_collapse_mem(buf, n, "flip.prof", PB_FMT_UNKNOWN, NULL, out, &err);
+        st = hx_collapse_mem(buf, n, "flip.prof", PB_FMT_UNKNOWN, NULL, out, &err);
         pb_error_format(&err, msg, sizeof msg);
         ok(st == PB_ERR_CORRUPT && !strncmp(msg, "pprof: corrupt: ", 16), "gzip data damaged: %s", msg);
         fclose(out);

@@ -126,7 +126,7 @@ static char *collapse_mem(const unsigned char *data, size_t len, const pb_option
     FILE *f = open_memstream(&out, &olen);
     if (!f)
         return NULL;
-    *st = pb_collapse_mem(data, len, "mem", PB_FMT_UNKNOWN, opt, f, err);
+    *st = hx_collapse_mem(data, len, "mem", PB_FMT_UNKNOWN, opt, f, err);
     fclose(f);
     return out;
 }
