@@ -961,7 +961,7 @@ static void merger_free(merger *m)
 }
 
 /* every input is sampled (Tachyon, StatProfiler: a directory is a
- * StatProfiler run): the merged nytprof.out's time is then the sampled time
+ * StatProfiler run): the merged chunks' time is then the sampled time
  * too (fold_samples.h, sampled_spans) */
 static int all_sampled(const char *const *in, size_t n)
 {

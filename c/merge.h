@@ -33,17 +33,15 @@ pb_status pb_merge_inputs(const char *const *in, size_t n, const pb_options *opt
 
 /* Every input's samples through the merge layer above into target, then
  * target's finish().  diff (two inputs): AFTER's samples, and BEFORE's
- * negated, each marked as its side (ATTRIBUTE diff_side before/after; the
- * pprof writer labels BEFORE pprof::base=true, what pprof -diff_base
- * builds), weights in ns as above.  opt->jobs > 1 (not for a diff): the
- * inputs are decoded in that many worker processes.  Errors: the failing
- * input's decoder error. */
+ * negated, each marked as its side (ATTRIBUTE diff_side before/after, which
+ * a writer that diffs marks in its own way), weights in ns as above.
+ * opt->jobs > 1 (not for a diff): the inputs are decoded in that many
+ * worker processes.  Errors: the failing input's decoder error. */
 pb_status pb_merge_samples(const char *const *in, size_t n, const pb_options *opt, int diff, pb_sample_sink *target,
                            pb_error *err);
 
 /* The same folded into chunks (fold_samples.h, as "merged": weights in ns)
- * for sink, a chunk writer's (the nytprof.out target's presentation
- * filter). */
+ * for sink, a chunk writer's. */
 pb_status pb_merge_chunks(const char *const *in, size_t n, const pb_options *opt, pb_sink *sink, pb_error *err);
 
 #endif
