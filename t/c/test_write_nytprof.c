@@ -1,6 +1,6 @@
 /* test_write_nytprof - C tests of the NYTProf writer (c/write_nytprof.c) and
- * the C convert driver (c/convert.c).  Prints TAP; exit status 0 when all
- * pass.
+ * of the write driver pb_write (c/outputs.c) to nytprof.out.  Prints TAP;
+ * exit status 0 when all pass.
  *
  *   test_write_nytprof [DATA_DIR]     (default t/data/nytprof)
  *
