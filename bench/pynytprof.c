@@ -19,7 +19,6 @@
 #include "bench_common.h"
 #include <sys/resource.h>
 #include <unistd.h>
-#include "convert.h"
 
 int main(int argc, char **argv)
 {
@@ -46,7 +45,7 @@ int main(int argc, char **argv)
             st = pb_decode_file(file, PB_FMT_PYNYTPROF, NULL, &cs.sink, &err);
             chunks = bench_chunks(&cs);
         } else {
-            st = pb_convert_file(file, PB_FMT_PYNYTPROF, NULL, out, 6, &err);
+            st = hx_convert("nytprof", file, PB_FMT_PYNYTPROF, NULL, out, 6, &err); /* pb_write, as convert */
         }
         t[i] = bench_now() - t0;
         if (st != PB_OK) {

@@ -15,9 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "merge.h"
-#include "outputs.h"
 #include "model.h"
-#include "output.h"
 #include "util.h"
 #include "formats.h"
 
@@ -963,7 +961,7 @@ static void merger_free(merger *m)
 }
 
 /* every input is sampled (Tachyon, StatProfiler: a directory is a
- * StatProfiler run): the merged nytprof.out's time is then the sampled time
+ * StatProfiler run): the merged chunks' time is then the sampled time
  * too (fold_samples.h, sampled_spans) */
 static int all_sampled(const char *const *in, size_t n)
 {
@@ -992,19 +990,13 @@ static uint32_t merged_fid_flags(void *ctx, pb_str file)
     return PB_FID_VIA_STMT | PB_FID_VIA_SUB;
 }
 
-/* a chunk target (nytprof.out): every input's samples folded into its chunks */
-static pb_status merge_chunks(const pb_target *tg, const char *const *in, size_t n, const pb_write_req *rq,
-                              pb_error *err)
+/* every input's samples folded into chunks for sink (merge.h) */
+pb_status pb_merge_chunks(const char *const *in, size_t n, const pb_options *opt, pb_sink *sink, pb_error *err)
 {
     pb_fold *fold;
     pb_fold_config cfg;
     merger m;
-    pb_sink *sink;
-    const pb_options *opt;
     pb_status st;
-    void *h = tg->chunks_open(rq, in[0], 0, &sink, &opt, err);
-    if (!h)
-        return err->status;
     memset(&cfg, 0, sizeof cfg);
     cfg.source_format = "merged";
     cfg.ticks_per_sec = 1000000000u; /* ns: the merged weights' unit */
@@ -1022,32 +1014,19 @@ static pb_status merge_chunks(const pb_target *tg, const char *const *in, size_t
     }
     pb_fold_free(fold);
     merger_free(&m);
-    return tg->chunks_close(h, st, err);
+    return st;
 }
 
-typedef struct {
-    const char *const *in;
-    size_t n;
-    const pb_options *opt;
-    const pb_target *t;     /* a stack output (outputs.h) */
-    int diff;
-} merge_args;
-
-/* the consumer the target names, behind the merge layer, into fp */
-static pb_status merge_write(FILE *fp, void *ctx, pb_error *werr, pb_error *err)
+/* every input's samples, merged, into target (merge.h) */
+pb_status pb_merge_samples(const char *const *in, size_t n, const pb_options *opt, int diff, pb_sample_sink *target,
+                           pb_error *err)
 {
-    const merge_args *a = (const merge_args *)ctx;
     merger m;
     pb_status st;
-    const pb_target *o = a->t;
-    void *w;
     memset(&m, 0, sizeof m);
-    m.diff = a->diff;
-    if (!(w = o->open(fp, "merged profile", werr)))
-        return werr->status;
-    m.target = o->sink(w);
-    st = merge_into(&m, a->in, a->n, a->opt, err);
-    o->free(w);
+    m.diff = diff;
+    m.target = target;
+    st = merge_into(&m, in, n, opt, err);
     merger_free(&m);
     return st;
 }
@@ -1226,62 +1205,12 @@ out:
     return st;
 }
 
-pb_status pb_merge_files(const char *const *in, size_t n, const pb_options *opt, const char *to,
-                         const char *out_path, int compress_level, void (*warn)(void *ud, const char *msg),
-                         void *ud, pb_error *err)
+pb_status pb_merge_inputs(const char *const *in, size_t n, const pb_options *opt, const char ***keep, size_t *nkeep,
+                          pb_error *err)
 {
-    merge_args a;
-    const char **once = NULL;
-    size_t nonce = 0;
-    pb_status st;
-    const pb_target *t = pb_target_named(to);
-    pb_error_init(err, "merge", out_path);
+    *keep = NULL;
+    *nkeep = 0;
     if (!n)
         return pb_fail_nooff(err, PB_ERR_USAGE, "no profiles to merge");
-    if (!t || !pb_target_can(t, PB_WRITE_MERGE)) {
-        char list[256];
-        size_t i, len = 0;
-        list[0] = '\0';
-        for (i = 0; pb_target_at(i) && len < sizeof list; i++)
-            if (pb_target_can(pb_target_at(i), PB_WRITE_MERGE))
-                len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", len ? ", " : "", pb_target_at(i)->name);
-        return pb_fail_nooff(err, PB_ERR_USAGE, "cannot merge into '%s' (%s)", to, list);
-    }
-    if ((st = once_each(in, n, opt, &once, &nonce, err)) != PB_OK)
-        return st;
-    pb_error_init(err, "merge", out_path);
-    if (!t->open) {
-        pb_write_req rq;
-        pb_write_req_init(&rq);
-        rq.opt = opt;
-        rq.out = out_path;
-        rq.level = compress_level;
-        rq.warn = warn;
-        rq.ud = ud;
-        st = merge_chunks(t, once, nonce, &rq, err);
-    } else {
-        a.in = once;
-        a.n = nonce;
-        a.opt = opt;
-        a.t = t;
-        a.diff = 0;
-        st = pb_output_with(out_path, to, merge_write, &a, err);
-    }
-    free((void *)once);
-    return st;
-}
-
-pb_status pb_merge_diff(const pb_target *t, const char *before, const char *after, const pb_options *opt,
-                        const char *out_path, pb_error *err)
-{
-    merge_args a;
-    const char *in[2];
-    in[0] = before;
-    in[1] = after;
-    a.in = in;
-    a.n = 2;
-    a.opt = opt;
-    a.t = t;
-    a.diff = 1;
-    return pb_output_with(out_path, t->name, merge_write, &a, err);
+    return once_each(in, n, opt, keep, nkeep, err);
 }

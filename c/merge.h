@@ -2,10 +2,9 @@
  *
  * Every input (Tachyon, StatProfiler, EasyProfiler; NYTProf and Pynytprof
  * through chunk_stacks.c; a StatProfiler run counts as one input) is decoded through the sample
- * driver (formats.c) into ONE consumer: the fold that writes
- * nytprof.out (fold_samples.h, through present.h), the collapsed writer
- * (write_collapsed.h), the pprof writer (write_pprof.h) or the speedscope writer
- * (write_speedscope.h).  Between them sits a
+ * driver (formats.c) into ONE consumer, which the write driver (pb_write,
+ * outputs.h) hands in: a target's sample sink, or the fold into a chunk
+ * target's chunks.  This file names no target.  Between them sits a
  * sample sink that
  *   - puts every weight in nanoseconds: a sample stands for its input's
  *     sampling interval (ATTRIBUTE sample_interval_us), an EasyProfiler
@@ -23,23 +22,26 @@
 #define PB_MERGE_H
 
 #include "fold_samples.h"
-#include "outputs.h"
 
-/* to: "nytprof" (compress_level 0..9, -1 default), "collapsed", "pprof",
- * "speedscope".  out_path "-" is standard output for all but nytprof.  warn gets the
- * presentation filter's warnings (nytprof).  Errors: the failing input's
- * decoder error;
- * PB_ERR_USAGE for an unknown target or no inputs. */
-pb_status pb_merge_files(const char *const *in, size_t n, const pb_options *opt, const char *to,
-                         const char *out_path, int compress_level, void (*warn)(void *ud, const char *msg),
-                         void *ud, pb_error *err);
+/* The inputs a merge reads: in[0..n) without those whose every trace file
+ * another input stands for (a StatProfiler run and its members; see
+ * merge.c), *keep (free it) and *nkeep.  Errors (in err, whose format and
+ * file the caller set): PB_ERR_USAGE for no inputs, or an input that shares
+ * some but not all of its trace files with another. */
+pb_status pb_merge_inputs(const char *const *in, size_t n, const pb_options *opt, const char ***keep, size_t *nkeep,
+                          pb_error *err);
 
-/* The difference of two profiles through stack output t (outputs.h):
- * AFTER's samples, and BEFORE's negated, each marked as its side (pprof:
- * the label pprof::base=true, what pprof -diff_base builds), weights in ns
- * as above; `go tool pprof` shows the change (pb_diff_pprof, outputs.h). */
-pb_status pb_merge_diff(const pb_target *t, const char *before, const char *after, const pb_options *opt,
-                        const char *out_path, pb_error *err);
+/* Every input's samples through the merge layer above into target, then
+ * target's finish().  diff (two inputs): AFTER's samples, and BEFORE's
+ * negated, each marked as its side (ATTRIBUTE diff_side before/after, which
+ * a writer that diffs marks in its own way), weights in ns as above.
+ * opt->jobs > 1 (not for a diff): the inputs are decoded in that many
+ * worker processes.  Errors: the failing input's decoder error. */
+pb_status pb_merge_samples(const char *const *in, size_t n, const pb_options *opt, int diff, pb_sample_sink *target,
+                           pb_error *err);
 
+/* The same folded into chunks (fold_samples.h, as "merged": weights in ns)
+ * for sink, a chunk writer's. */
+pb_status pb_merge_chunks(const char *const *in, size_t n, const pb_options *opt, pb_sink *sink, pb_error *err);
 
 #endif

@@ -7,13 +7,13 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "write_collapsed.h"
-#include "convert.h"
-#include "convert_samples.h"
-#include "json_lines.h"
-#include "write_dump.h"
+#include "count_samples.h"
 #include "merge.h"
+#include "output.h"
 #include "outputs.h"
+#include "write_collapsed.h"
+#include "write_dump.h"
+#include "write_nytprof.h"
 #include "write_pprof.h"
 #include "write_speedscope.h"
 #include "write_statprofiler.h"
@@ -22,24 +22,20 @@
 static void *collapsed_open(FILE *fp, const char *t, pb_error *werr) { return (void)t, pb_collapse_new(fp, werr); }
 static pb_sample_sink *collapsed_sink(void *w) { return pb_collapse_sample_sink((pb_collapse *)w); }
 static void collapsed_free(void *w) { pb_collapse_free((pb_collapse *)w); }
-static pb_status collapsed_diff(pb_write_req *rq, pb_error *err)
+static pb_status collapsed_diff(FILE *fp, const char *before, const char *after, const pb_options *opt, pb_error *err)
 {
-    return pb_convert_diff_collapsed(rq->in[0], rq->in[1], rq->opt, rq->out, err);
+    return pb_collapse_diff_files(before, after, opt, fp, err);
 }
 
 static void *pprof_open(FILE *fp, const char *t, pb_error *werr) { return (void)t, pb_pprof_new(fp, werr); }
 static pb_sample_sink *pprof_sink(void *w) { return pb_pprof_sample_sink((pb_pprof *)w); }
 static void pprof_free(void *w) { pb_pprof_free((pb_pprof *)w); }
-static pb_status pprof_diff(pb_write_req *rq, pb_error *err)
-{
-    return pb_merge_diff(pb_target_named("pprof"), rq->in[0], rq->in[1], rq->opt, rq->out, err);
-}
 
 static void *speedscope_open(FILE *fp, const char *title, pb_error *werr) { return pb_speedscope_new(fp, title, werr); }
 static pb_sample_sink *speedscope_sink(void *w) { return pb_speedscope_sample_sink((pb_speedscope *)w); }
 static void speedscope_free(void *w) { pb_speedscope_free((pb_speedscope *)w); }
 
-/* nytprof.out: the writer behind the presentation filter (convert.h) */
+/* nytprof.out: the writer behind the presentation filter (write_nytprof.h) */
 static void *nytprof_open(const pb_write_req *rq, const char *input, int bare_is_dot, pb_sink **sink,
                           const pb_options **opt, pb_error *err)
 {
@@ -63,39 +59,49 @@ static pb_status nytprof_close(void *h, pb_status st, pb_error *err)
     return st;
 }
 
-static pb_status statprofiler_convert(pb_write_req *rq, pb_error *err)
+static pb_status statprofiler_files(pb_write_req *rq, pb_error *err)
 {
-    return pb_convert_statprofiler_n(rq->in[0], rq->fmt, rq->opt, rq->out, &rq->names, &rq->n_names, &rq->samples,
-                                     err);
+    return pb_statprofiler_write(rq->in[0], rq->fmt, rq->opt, rq->out, &rq->names, &rq->n_names, &rq->samples, err);
 }
 
-static pb_status dump_convert(pb_write_req *rq, pb_error *err)
-{
-    return pb_convert_json_lines(rq->in[0], rq->fmt, rq->opt, rq->out, err);
-}
+static void *dump_open(FILE *fp, const char *t, pb_error *werr) { return (void)t, pb_dump_new(fp, werr); }
+static pb_sink *dump_sink(void *w) { return (pb_sink *)w; }
+static void dump_free(void *w) { pb_dump_free((pb_sink *)w); }
 
 /* ---- THE table ------------------------------------------------------------- */
-#define STACKS(name) name##_open, name##_sink, name##_free, NULL, NULL
-#define CHUNKS(name) NULL, NULL, NULL, name##_open, name##_close
-#define OWN NULL, NULL, NULL, NULL, NULL
+/* a writer on an open stream that consumes samples */
+#define STACKS(name) .open = name##_open, .sink = name##_sink, .free = name##_free
 static const pb_target targets[] = {
-    { "nytprof", "nytprof output", PB_YIELDS_CHUNKS,
-      PB_TO_CONVERT | PB_TO_DEFAULT | PB_TO_STDOUT | PB_TO_COMPRESS | PB_TO_SOURCE | PB_TO_SALVAGE | PB_TO_BINARY,
-      NULL, NULL,
-      CHUNKS(nytprof), NULL, NULL,
-      "attributes=nytprof.out;comments;lines;~wall_clock=ATTRIBUTE run_wall_clock_sec (the report's \"(of ...)\": the run's length)" },
-    { "collapsed", "collapsed output", PB_YIELDS_STACKS,
-      PB_TO_CONVERT | PB_TO_DIFF_DEFAULT | PB_TO_STDOUT | PB_TO_MERGE_STDOUT, NULL, "the output is empty",
-      STACKS(collapsed), NULL, collapsed_diff, "" },
-    { "statprofiler", "StatProfiler output", PB_YIELDS_SAMPLES, PB_TO_CONVERT | PB_TO_FILES, "snappy",
-      "the trace holds none", OWN, statprofiler_convert, NULL,
-      "opcode=op name;op_names;sections;metadata;lines;wall_clock" },
-    { "pprof", "pprof output", PB_YIELDS_STACKS, PB_TO_CONVERT | PB_TO_STDOUT | PB_TO_MERGE_STDOUT | PB_TO_BINARY, NULL,
-      "the output is empty", STACKS(pprof), NULL, pprof_diff,
-      "thread_status=label thread_status;opcode=label opcode;lines;~wall_clock=duration_nanos" },
-    { "speedscope", "speedscope output", PB_YIELDS_STACKS, PB_TO_CONVERT | PB_TO_STDOUT | PB_TO_MERGE_STDOUT, NULL,
-      "the output is empty", STACKS(speedscope), NULL, NULL, "" },
-    { "dump", "dump", PB_YIELDS_CHUNKS, PB_TO_STDOUT, NULL, NULL, OWN, dump_convert, NULL, "" },
+    { .name = "nytprof", .what = "nytprof output", .consumes = PB_YIELDS_CHUNKS,
+      .flags = PB_TO_CONVERT | PB_TO_DEFAULT | PB_TO_STDOUT | PB_TO_COMPRESS | PB_TO_SOURCE | PB_TO_SALVAGE
+             | PB_TO_BINARY,
+      .chunks_open = nytprof_open, .chunks_close = nytprof_close,
+      .keeps = "attributes=nytprof.out;comments;lines;~wall_clock=ATTRIBUTE run_wall_clock_sec (the report's \"(of "
+               "...)\": the run's length)" },
+    { .name = "collapsed", .what = "collapsed output", .consumes = PB_YIELDS_STACKS,
+      .flags = PB_TO_CONVERT | PB_TO_DIFF_DEFAULT | PB_TO_STDOUT | PB_TO_MERGE_STDOUT,
+      .empty = "the output is empty",
+      STACKS(collapsed), .diff_write = collapsed_diff,
+      .keeps = "" },
+    { .name = "statprofiler", .what = "StatProfiler output", .consumes = PB_YIELDS_SAMPLES,
+      .flags = PB_TO_CONVERT | PB_TO_FILES, .library = "snappy",
+      .empty = "the trace holds none",
+      .files = statprofiler_files,
+      .keeps = "opcode=op name;op_names;sections;metadata;lines;wall_clock" },
+    { .name = "pprof", .what = "pprof output", .consumes = PB_YIELDS_STACKS,
+      .flags = PB_TO_CONVERT | PB_TO_STDOUT | PB_TO_MERGE_STDOUT | PB_TO_BINARY | PB_TO_DIFF,
+      .empty = "the output is empty",
+      STACKS(pprof),
+      .keeps = "thread_status=label thread_status;opcode=label opcode;lines;~wall_clock=duration_nanos" },
+    { .name = "speedscope", .what = "speedscope output", .consumes = PB_YIELDS_STACKS,
+      .flags = PB_TO_CONVERT | PB_TO_STDOUT | PB_TO_MERGE_STDOUT,
+      .empty = "the output is empty",
+      STACKS(speedscope),
+      .keeps = "" },
+    { .name = "dump", .what = "dump", .consumes = PB_YIELDS_CHUNKS,
+      .flags = PB_TO_STDOUT,
+      .open = dump_open, .chunk_sink = dump_sink, .free = dump_free,
+      .keeps = "" },
 };
 #define N_TARGETS (sizeof targets / sizeof targets[0])
 
@@ -124,9 +130,9 @@ const pb_target *pb_target_named(const char *name)
 int pb_target_can(const pb_target *t, pb_write_mode mode)
 {
     switch (mode) {
-    case PB_WRITE_CONVERT: return t->convert || t->open || t->chunks_open;
-    case PB_WRITE_MERGE: return t->open || t->chunks_open;
-    default: return t->diff != NULL;
+    case PB_WRITE_CONVERT: return t->files || t->open || t->chunks_open;
+    case PB_WRITE_MERGE: return (t->open && t->sink) || t->chunks_open;
+    default: return t->diff_write || ((t->flags & PB_TO_DIFF) && t->open && t->sink);
     }
 }
 
@@ -139,49 +145,113 @@ void pb_write_req_init(pb_write_req *rq)
 
 void pb_write_free(pb_write_req *rq)
 {
-    pb_convert_free_names(rq->names, rq->n_names);
+    size_t i;
+    for (i = 0; i < rq->n_names; i++)
+        free(rq->names[i]);
+    free(rq->names);
     rq->names = NULL;
     rq->n_names = 0;
 }
 
-/* a chunk writer: the input's chunks into its sink */
-static pb_status convert_chunks(const pb_target *t, pb_write_req *rq, pb_error *err)
+/* one write: what the producer reads (for merge: each input once) */
+typedef struct {
+    const pb_target *t;
+    pb_write_mode mode;
+    const char *const *in;
+    size_t n;
+    pb_format fmt;
+    const pb_options *opt;
+    uint64_t samples; /* out (convert to a sample writer): samples of weight > 0 written */
+} write_job;
+
+/* the producer: one input's decoder (convert) or the merge layer (merge.h)
+ * into a writer on the stream output.h opened */
+static pb_status stream_write(FILE *fp, void *ctx, pb_error *werr, pb_error *err)
+{
+    write_job *j = (write_job *)ctx;
+    const pb_target *t = j->t;
+    const char *title = "merged profile";
+    pb_counting c;
+    pb_status st;
+    void *w;
+    if (j->mode == PB_WRITE_CONVERT) {
+        const char *base = strrchr(j->in[0], '/');
+        title = base ? base + 1 : j->in[0];
+    }
+    if (!(w = t->open(fp, title, werr)))
+        return werr->status;
+    if (t->chunk_sink) {
+        st = pb_decode_file(j->in[0], j->fmt, j->opt, t->chunk_sink(w), err);
+    } else if (j->mode == PB_WRITE_CONVERT) {
+        st = pb_decode_samples_file(j->in[0], j->fmt, j->opt, pb_counting_init(&c, t->sink(w)), t->what, err);
+        j->samples = c.samples;
+    } else {
+        st = pb_merge_samples(j->in, j->n, j->opt, j->mode == PB_WRITE_DIFF, t->sink(w), err);
+    }
+    t->free(w);
+    return st;
+}
+
+/* a difference the target writes itself (its diff_write) on the stream */
+static pb_status diff_write(FILE *fp, void *ctx, pb_error *werr, pb_error *err)
+{
+    const write_job *j = (const write_job *)ctx;
+    (void)werr;
+    return j->t->diff_write(fp, j->in[0], j->in[1], j->opt, err);
+}
+
+/* a chunk writer that owns its file: the input's chunks (convert), or every
+ * input's samples folded into chunks (merge) */
+static pb_status chunks_write(const write_job *j, const pb_write_req *rq, pb_error *err)
 {
     pb_sink *sink;
     const pb_options *opt;
-    void *h = t->chunks_open(rq, rq->in[0], 1, &sink, &opt, err);
+    pb_status st;
+    void *h = j->t->chunks_open(rq, j->in[0], j->mode == PB_WRITE_CONVERT, &sink, &opt, err);
     if (!h)
         return err->status;
-    return t->chunks_close(h, pb_decode_file(rq->in[0], rq->fmt, opt, sink, err), err);
+    if (j->mode == PB_WRITE_CONVERT)
+        st = pb_decode_file(j->in[0], j->fmt, opt, sink, err);
+    else
+        st = pb_merge_chunks(j->in, j->n, opt, sink, err);
+    return j->t->chunks_close(h, st, err);
 }
 
 pb_status pb_write(const pb_target *t, pb_write_mode mode, pb_write_req *rq, pb_error *err)
 {
+    write_job j;
+    const char **once = NULL;
+    pb_status st;
     if (!pb_target_can(t, mode)) {
         pb_error_init(err, t->name, rq->out);
         return pb_fail_nooff(err, PB_ERR_USAGE, "%s cannot %s", t->name,
                              mode == PB_WRITE_MERGE ? "merge" : mode == PB_WRITE_DIFF ? "diff" : "convert");
     }
-    if (mode == PB_WRITE_MERGE)
-        return pb_merge_files(rq->in, rq->n, rq->opt, t->name, rq->out, rq->level, rq->warn, rq->ud, err);
-    if (mode == PB_WRITE_DIFF)
-        return t->diff(rq, err);
-    if (t->convert)
-        return t->convert(rq, err);
+    memset(&j, 0, sizeof j);
+    j.t = t;
+    j.mode = mode;
+    j.in = rq->in;
+    j.n = rq->n;
+    j.fmt = rq->fmt;
+    j.opt = rq->opt;
+    if (mode == PB_WRITE_DIFF && t->diff_write)
+        return pb_output_with(rq->out, "diff", diff_write, &j, err);
+    if (mode == PB_WRITE_MERGE) {
+        /* every trace file once (merge.h) */
+        pb_error_init(err, "merge", rq->out);
+        if ((st = pb_merge_inputs(rq->in, rq->n, rq->opt, &once, &j.n, err)) != PB_OK)
+            return st;
+        j.in = once;
+        pb_error_init(err, "merge", rq->out);
+    }
     if (t->chunks_open)
-        return convert_chunks(t, rq, err);
-    return pb_convert_stacks_n(rq->in[0], rq->fmt, rq->opt, rq->out, t, &rq->samples, err);
-}
-
-/* ---- the stack writers by name (convert_samples.h) --------------------------- */
-const pb_stack_output *pb_stack_output_named(const char *name)
-{
-    const pb_target *t = pb_target_named(name);
-    return t && t->open ? t : NULL;
-}
-
-pb_status pb_diff_pprof(const char *before, const char *after, const pb_options *opt, const char *out_path,
-                        pb_error *err)
-{
-    return pb_merge_diff(pb_target_named("pprof"), before, after, opt, out_path, err);
+        st = chunks_write(&j, rq, err);
+    else if (t->open)
+        st = pb_output_with(rq->out, t->name, stream_write, &j, err);
+    else
+        st = t->files(rq, err);
+    if (mode == PB_WRITE_CONVERT)
+        rq->samples = t->files ? rq->samples : j.samples;
+    free((void *)once);
+    return st;
 }

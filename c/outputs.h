@@ -8,13 +8,16 @@
  * rows, through Devel::ProfileBridge::_targets), go through pb_write() below.
  *
  * A writer entry is one of:
- *   - a stack writer on an open stream (open/sink/free): it consumes a sample
- *     sink; convert, merge and diff put the stream through output.h;
+ *   - a writer on an open stream (open/free, and sink for samples or
+ *     chunk_sink for chunks): pb_write opens the stream through output.h and
+ *     feeds the writer's sink from one input's decoder (convert), from the
+ *     merge layer (merge.h: merge, and a diff when the row says PB_TO_DIFF);
  *   - a chunk writer that owns its file (chunks_open/chunks_close): convert
  *     decodes the input's chunks into its sink, merge folds every input's
- *     samples into chunks for it;
- *   - a whole conversion (convert): anything else (files of its own).
- * diff, when a target has it, is its own entry.
+ *     samples into chunks for it (pb_merge_chunks);
+ *   - a writer of files of its own (files): one input's samples.
+ * diff, when not the merge layer's (PB_TO_DIFF), is the row's diff_write on
+ * the stream pb_write opens.
  *
  * Adding a target: a c/write_<target>.c with its writer, and one row
  * (Internals.pod, "ADDING AN OUTPUT").
@@ -37,7 +40,8 @@ enum {
     PB_TO_SOURCE = 64,      /* takes the source options (source, source_any, source_root, strip_prefix) */
     PB_TO_SALVAGE = 128,    /* takes salvage => 1 (a cut stream is finished) */
     PB_TO_FILES = 256,      /* writes files of its own: convert returns their names */
-    PB_TO_BINARY = 512      /* binary output: the CLI writes it to standard output only when not a terminal */
+    PB_TO_BINARY = 512,     /* binary output: the CLI writes it to standard output only when not a terminal */
+    PB_TO_DIFF = 1024       /* diffs through the merge layer (merge.h: each input marked as its side) */
 };
 
 /* what is written (pb_write's mode) */
@@ -68,9 +72,11 @@ struct pb_target {
     unsigned flags;       /* PB_TO_* */
     const char *library;  /* the optional library its writer needs ("snappy"), or NULL */
     const char *empty;    /* an input with no samples: the end of the warning ("the output is empty"); NULL: none */
-    /* a stack writer on an open stream (title: the input's base name) */
+    /* a writer on an open stream (title: the input's base name, or "merged
+     * profile"): it consumes samples (sink) or chunks (chunk_sink) */
     void *(*open)(FILE *fp, const char *title, pb_error *werr);
     pb_sample_sink *(*sink)(void *w);
+    pb_sink *(*chunk_sink)(void *w);
     void (*free)(void *w);
     /* a chunk writer that owns its file: *sink is what producers feed, *opt
      * the options they read with (input: the first input's path, for its
@@ -78,10 +84,12 @@ struct pb_target {
     void *(*chunks_open)(const pb_write_req *rq, const char *input, int bare_is_dot, pb_sink **sink,
                          const pb_options **opt, pb_error *err);
     pb_status (*chunks_close)(void *h, pb_status st, pb_error *err);
-    /* a whole conversion (NULL: the driver's, from the entries above) */
-    pb_status (*convert)(pb_write_req *rq, pb_error *err);
-    /* the difference of in[0] (before) and in[1] (after); NULL: none */
-    pb_status (*diff)(pb_write_req *rq, pb_error *err);
+    /* a writer of files of its own: rq's one input (names: the files written) */
+    pb_status (*files)(pb_write_req *rq, pb_error *err);
+    /* a difference of its own: before's and after's samples written to fp
+     * (output.h's stream, errors about it named "diff"); NULL: PB_TO_DIFF
+     * says whether the merge layer diffs into the stream writer */
+    pb_status (*diff_write)(FILE *fp, const char *before, const char *after, const pb_options *opt, pb_error *err);
     /* what it keeps of an input, for losses() (pb_loss, formats.h): tags
      * separated by ';', each "fact" or "fact=how" (kept whole: the input
      * loses nothing of it) or "~fact=how" (kept in part: a note may say how) */
@@ -94,8 +102,10 @@ const pb_target *pb_target_named(const char *name);
 /* what the target can be asked for */
 int pb_target_can(const pb_target *t, pb_write_mode mode);
 
-/* THE write driver: convert, merge or diff rq's inputs with t.  A target
- * that cannot do mode: PB_ERR_USAGE. */
+/* THE write driver, the only way from inputs to a target: convert, merge
+ * or diff rq's inputs with t (the API, the CLI, the C tests, fuzz
+ * harnesses and benches all come here).  A target that cannot do mode:
+ * PB_ERR_USAGE; merge with no inputs: PB_ERR_USAGE "no profiles to merge". */
 pb_status pb_write(const pb_target *t, pb_write_mode mode, pb_write_req *rq, pb_error *err);
 void pb_write_req_init(pb_write_req *rq);
 /* free rq's names */
@@ -103,9 +113,5 @@ void pb_write_free(pb_write_req *rq);
 
 /* what every format's files lose (pb_loss, formats.h; { NULL } ends it) */
 extern const pb_loss pb_losses_common[];
-
-/* the diff of the pprof row (pb_merge_diff, merge.h) */
-pb_status pb_diff_pprof(const char *before, const char *after, const pb_options *opt, const char *out_path,
-                        pb_error *err);
 
 #endif

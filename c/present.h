@@ -1,7 +1,7 @@
 /* present.h - a foreign profile's chunk stream made to read like a Perl one
  * in NYTProf's tools (nytprofhtml, nytprofcsv, nytprofcalls).
  *
- * A chunk filter that sits in front of the nytprof.out writer (convert.c).
+ * A chunk filter that sits in front of the nytprof.out writer (write_nytprof.c).
  * It stays out of the way until the stream names its source with
  * ATTRIBUTE source_format (every foreign decoder sends one early; a real
  * NYTProf file never does, so it passes through byte for byte).  From then:

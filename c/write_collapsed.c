@@ -396,32 +396,7 @@ void pb_collapse_free(pb_collapse *c)
     free(c);
 }
 
-/* ---- running a file through it (the driver in formats.c) --------------------- */
-pb_status pb_collapse_file(const char *path, pb_format fmt, const pb_options *opt, FILE *out, pb_error *err)
-{
-    pb_collapse *c;
-    pb_status st;
-    pb_error_init(err, fmt ? pb_format_name(fmt) : "profbridge", path);
-    if (!(c = pb_collapse_new(out, err)))
-        return err->status;
-    st = pb_decode_samples_file(path, fmt, opt, pb_collapse_sample_sink(c), "collapsed output", err);
-    pb_collapse_free(c);
-    return st;
-}
-
-pb_status pb_collapse_mem(const void *data, size_t len, const char *name, pb_format fmt, const pb_options *opt,
-                          FILE *out, pb_error *err)
-{
-    pb_collapse *c;
-    pb_status st;
-    pb_error_init(err, fmt ? pb_format_name(fmt) : "profbridge", name);
-    if (!(c = pb_collapse_new(out, err)))
-        return err->status;
-    st = pb_decode_samples_mem(data, len, name, fmt, opt, pb_collapse_sample_sink(c), "collapsed output", err);
-    pb_collapse_free(c);
-    return st;
-}
-
+/* ---- the collapsed row's diff (outputs.c) --------------------------------------- */
 pb_status pb_collapse_diff_files(const char *before, const char *after, const pb_options *opt, FILE *out,
                                  pb_error *err)
 {
@@ -442,26 +417,4 @@ pb_status pb_collapse_diff_files(const char *before, const char *after, const pb
         st = pb_collapse_diff_write(c);
     pb_collapse_free(c);
     return st;
-}
-
-typedef struct {
-    const char *before, *after;
-    const pb_options *opt;
-} diff_args;
-
-static pb_status diff_write(FILE *fp, void *ctx, pb_error *werr, pb_error *err)
-{
-    const diff_args *a = (const diff_args *)ctx;
-    (void)werr;
-    return pb_collapse_diff_files(a->before, a->after, a->opt, fp, err);
-}
-
-pb_status pb_convert_diff_collapsed(const char *before, const char *after, const pb_options *opt,
-                                    const char *out_path, pb_error *err)
-{
-    diff_args a;
-    a.before = before;
-    a.after = after;
-    a.opt = opt;
-    return pb_output_with(out_path, "diff", diff_write, &a, err);
 }

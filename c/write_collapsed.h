@@ -26,13 +26,6 @@ pb_collapse *pb_collapse_new(FILE *out, pb_error *err);
 pb_sample_sink *pb_collapse_sample_sink(pb_collapse *c);
 void pb_collapse_free(pb_collapse *c);
 
-/* Decode a sampling profile (fmt PB_FMT_UNKNOWN: detect) and write its
- * collapsed stacks to out.  opt may be NULL; opt->have_thread selects one
- * thread.  PB_ERR_UNSUPPORTED for formats without stack samples. */
-pb_status pb_collapse_file(const char *path, pb_format fmt, const pb_options *opt, FILE *out, pb_error *err);
-pb_status pb_collapse_mem(const void *data, size_t len, const char *name, pb_format fmt, const pb_options *opt,
-                          FILE *out, pb_error *err);
-
 /* Diff mode (difffolded.pl's input): both profiles' stacks, threads merged,
  * one line per stack "outer;...;inner BEFORE AFTER" (weights as above, 0
  * where a side lacks the stack), sorted by BEFORE + AFTER then text.  Feed
@@ -41,15 +34,10 @@ pb_status pb_collapse_mem(const void *data, size_t len, const char *name, pb_for
 pb_collapse *pb_collapse_diff_new(FILE *out, pb_error *err);
 void pb_collapse_diff_side(pb_collapse *c, int after);
 pb_status pb_collapse_diff_write(pb_collapse *c);
-/* The two files through the sample driver (formats.c) into out. */
+/* The two files through the sample driver (formats.c) into out: the
+ * collapsed row's diff (outputs.c; pb_write writes out through output.h:
+ * "-" is standard output, a file is written to a temp file and renamed). */
 pb_status pb_collapse_diff_files(const char *before, const char *after, const pb_options *opt, FILE *out,
                                  pb_error *err);
-
-/* The per-stack difference of two profiles as collapsed stacks with two
- * weight columns, "outer;...;inner BEFORE AFTER" (difffolded.pl's output,
- * flamegraph.pl's input), threads merged, to out_path through output.h
- * ("-": standard output; a file is written to a temp file and renamed). */
-pb_status pb_convert_diff_collapsed(const char *before, const char *after, const pb_options *opt,
-                                    const char *out_path, pb_error *err);
 
 #endif

@@ -2,13 +2,16 @@
 #ifndef PB_WRITE_DUMP_H
 #define PB_WRITE_DUMP_H
 
+#include <stdio.h>
 #include "pb.h"
 
-/* The chunk stream of in as JSON Lines (json_lines.h) to out_path, through
- * output.h: "-" is standard output; a file is written to a temp file and
- * renamed, so a failed dump leaves an existing output byte-identical.
- * Writer errors read "dump: io: ...". */
-pb_status pb_convert_json_lines(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
-                                pb_error *err);
+/* The dump writer on an open stream (its row in outputs.c; pb_write opens
+ * the stream through output.h: "-" is standard output, a file is written to
+ * a temp file and renamed, so a failed dump leaves an existing output
+ * byte-identical; writer errors read "dump: io: ..."): a chunk sink that
+ * writes each chunk as a line of JSON (json_lines.h) to out.  NULL on
+ * out-of-memory (werr filled). */
+pb_sink *pb_dump_new(FILE *out, pb_error *werr);
+void pb_dump_free(pb_sink *s);
 
 #endif

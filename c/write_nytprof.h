@@ -64,6 +64,7 @@
 #include <stddef.h>
 #include "chunk.h"
 #include "error.h"
+#include "present.h"
 
 #define PB_NYTPROF_WRITER_DEFAULT_LEVEL 6  /* NYTProf's own */
 #define PB_NYTPROF_WRITER_FOREIGN_LEVEL 1  /* a converted profile's, when none is asked */
@@ -126,5 +127,24 @@ void pb_nytprof_writer_abort(pb_nytprof_writer *w);
  * written out (after compression), for statistics. */
 uint64_t pb_nytprof_writer_bytes_in(const pb_nytprof_writer *w);
 uint64_t pb_nytprof_writer_bytes_out(const pb_nytprof_writer *w);
+
+/* The nytprof target (its row in outputs.c; convert and merge): the writer,
+ * and the presentation filter in front of it (present.h), whose sink the
+ * producer feeds.  open: the writer at out (compress_level -1: its default), opt
+ * copied into t->opt with source_base set to input's directory when opt has
+ * none (a bare name: "." when bare_is_dot, else none).  close: with the
+ * producer's status st, finish the filter and commit the file, or remove it
+ * and hand out the first error (the writer's own when it stopped the
+ * stream). */
+typedef struct {
+    pb_nytprof_writer *w;
+    pb_present *pr;
+    pb_options opt;
+    char *base;
+} pb_nytprof_target;
+pb_status pb_nytprof_target_open(pb_nytprof_target *t, const char *out, int compress_level, const pb_options *opt,
+                                 const char *input, int bare_is_dot, void (*warn)(void *ud, const char *msg),
+                                 void *ud, pb_error *err);
+pb_status pb_nytprof_target_close(pb_nytprof_target *t, pb_status st, pb_error *err);
 
 #endif

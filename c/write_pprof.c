@@ -174,7 +174,7 @@ static pb_status pp_attribute(pb_sample_sink *self, const char *key, pb_str v)
         return PB_OK;
     pb_sample_attr_text(v, buf, sizeof buf);
     if (!strcmp(key, "diff_side"))
-        p->base = strcmp(buf, "before") == 0; /* merge.h: pb_diff_pprof */
+        p->base = strcmp(buf, "before") == 0; /* merge.h: pb_merge_samples, a diff */
     else if (!strcmp(key, "time_nanos"))
         p->time_nanos = strtoull(buf, NULL, 10);
     else if (!strcmp(key, "duration_nanos"))

@@ -53,6 +53,6 @@ pb_sample_sink *pb_pprof_sample_sink(pb_pprof *p);
 uint64_t pb_pprof_samples(const pb_pprof *p);
 void pb_pprof_free(pb_pprof *p);
 
-/* A file to a pprof file: pb_convert_stacks (convert_samples.h). */
+/* A file to a pprof file: pb_write (outputs.h), the pprof row. */
 
 #endif

@@ -31,6 +31,6 @@ pb_speedscope *pb_speedscope_new(FILE *out, const char *name, pb_error *err);
 pb_sample_sink *pb_speedscope_sample_sink(pb_speedscope *s);
 void pb_speedscope_free(pb_speedscope *s);
 
-/* A file to a speedscope file: pb_convert_stacks (convert_samples.h). */
+/* A file to a speedscope file: pb_write (outputs.h), the speedscope row. */
 
 #endif

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "codecs.h"
-#include "convert_samples.h"
+#include "count_samples.h"
 #include "formats.h"
 #include "output.h"
 #include "model.h"
@@ -1149,14 +1149,8 @@ void pb_spw_sink_free(pb_spw_sink *k)
 }
 
 /* ---- a profile's samples to StatProfiler records (write_statprofiler.h) ---- */
-pb_status pb_convert_statprofiler(const char *in, pb_format fmt, const pb_options *opt_in, const char *out_path,
-                                  char ***names_out, size_t *n_out, pb_error *err)
-{
-    return pb_convert_statprofiler_n(in, fmt, opt_in, out_path, names_out, n_out, NULL, err);
-}
-
-pb_status pb_convert_statprofiler_n(const char *in, pb_format fmt, const pb_options *opt_in, const char *out_path,
-                                    char ***names_out, size_t *n_out, uint64_t *samples, pb_error *err)
+pb_status pb_statprofiler_write(const char *in, pb_format fmt, const pb_options *opt_in, const char *out_path,
+                                char ***names_out, size_t *n_out, uint64_t *samples, pb_error *err)
 {
     pb_counting c;
     pb_options opt;

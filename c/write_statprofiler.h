@@ -108,12 +108,11 @@ void pb_spw_sink_free(pb_spw_sink *k);
  * id>.00000001" per thread (pb_spw_sink_new).  StatProfiler inputs keep
  * their op names.  Each trace is written as "<name>_" and renamed when
  * complete; a failed conversion removes them.  On success names and n (may
- * be NULL) receive the files written: free with pb_convert_free_names()
- * (convert_samples.h); *samples (may be NULL) the samples of weight > 0
- * written (0 for an empty profile). */
-pb_status pb_convert_statprofiler(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
-                                  char ***names, size_t *n, pb_error *err);
-pb_status pb_convert_statprofiler_n(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
-                                    char ***names, size_t *n, uint64_t *samples, pb_error *err);
+ * be NULL) receive the files written (each and the array malloc'ed: the
+ * write driver's pb_write_free, outputs.h, frees them); *samples (may be
+ * NULL) the samples of weight > 0 written (0 for an empty profile).  The
+ * statprofiler row's writer (outputs.c): call it through pb_write. */
+pb_status pb_statprofiler_write(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
+                                char ***names, size_t *n, uint64_t *samples, pb_error *err);
 
 #endif

@@ -1,16 +1,18 @@
 /* fuzz_common.h - the whole path every harness drives (libFuzzer).
  *
  * One input is:
- *   1. decoded (format forced, or detected for fuzz_detect) straight into the
- *      NYTProf writer writing to memory -- so sampling decoders go through
+ *   1. written to a file in a private directory and converted (format forced,
+ *      or detected for fuzz_detect) to nytprof.out through the write driver
+ *      users take (pb_write, outputs.h) -- so sampling decoders go through
  *      fold_samples.c and EasyProfiler through fold_spans.c, and every chunk
- *      reaches write_nytprof.c;
- *   2. when decoding succeeded and the writer accepted the stream, the bytes
- *      it wrote are decoded again with the NYTProf decoder, which must
+ *      passes the presentation filter and reaches write_nytprof.c;
+ *   2. when decoding succeeded and the writer accepted the stream, the file
+ *      it wrote is decoded again with the NYTProf decoder, which must
  *      succeed (a writer that produces a file we cannot read is a finding);
- *   3. decoded again into a stack writer (every format has stacks:
- *      NYTProf and Pynytprof through chunk_stacks.c) -- collapsed, pprof or speedscope by
- *      the input's size -- writing to memory, and what it wrote must parse
+ *   3. written to a file and converted through the write driver users take
+ *      (pb_write, outputs.h) to a stack writer (every format has stacks:
+ *      NYTProf and Pynytprof through chunk_stacks.c) -- collapsed, pprof or
+ *      speedscope by the input's size -- and what it wrote must parse
  *      (fuzz_check.h: collapsed lines, pprof's protobuf, speedscope's JSON);
  *   4. decoded once more into a consumer that never returns: it longjmps out
  *      at a chunk picked from the input's bytes (or at the first warning),
@@ -21,12 +23,13 @@
  * Every failure must be a filled error record of a decode class.
  *
  * Variation without touching the bytes: size bit 0 turns on salvage, size
- * bit 1 makes the writer compress (level 1) instead of writing plain.
+ * bit 1 makes the writer compress (level 1) instead of writing plain.  A
+ * failure leaves no file behind (no output, no temporary).
  * Limits are lowered (FUZZ_* below) so that one input can neither take
  * seconds nor gigabytes; the defaults themselves are tested in t/80-limits.t.
- * The harnesses over files (fuzz_writers.c, fuzz_merge.c) use the file
- * helpers at the end: a private directory, and the check that it holds
- * nothing but what the harness put there.
+ * Steps 1 to 3 and the harnesses over files (fuzz_writers.c, fuzz_merge.c) use
+ * the file helpers at the end: a private directory, and the check that it
+ * holds nothing but what the harness put there.
  * Plain C99 + POSIX + libFuzzer's entry point; links c/ only.
  */
 #ifndef FUZZ_COMMON_H
@@ -44,14 +47,7 @@
 #include "write_nytprof.h"
 #include "present.h"
 #include "fold_samples.h"
-#include "write_collapsed.h"
-#include "write_pprof.h"
-#include "write_speedscope.h"
-#include "convert.h"
-#include "convert_samples.h"
-#include "merge.h"
 #include "json_lines.h"
-#include "write_dump.h"
 #include "write_statprofiler.h"
 #include "../t/c/harness.h"
 #include "fuzz_check.h"
@@ -173,120 +169,6 @@ static inline void fuzz_leave(const uint8_t *data, size_t size, pb_format fmt)
     pb_cleanups_run(&jumper.table);
     pb_src_close(&src);
     fuzz_sink_sum += jumper.sum;
-}
-
-/* writer_must_accept: a stream from a foreign decoder that decoded cleanly
- * must be one the writer accepts (the folds promise valid streams). */
-static inline void fuzz_convert(const uint8_t *data, size_t size, pb_format fmt, int writer_must_accept)
-{
-    pb_options opt;
-    pb_nytprof_writer_opts wo;
-    pb_nytprof_writer *w;
-    pb_present *pr;
-    pb_membuf mb;
-    pb_error err, werr;
-    pb_status st, cst;
-
-    fuzz_leave(data, size, fmt);
-    fuzz_options(&opt, size);
-    pb_nytprof_writer_opts_init(&wo);
-    wo.compress_level = (size & 2) ? 1 : 0;
-    wo.warn = fuzz_warn_ud;
-    memset(&mb, 0, sizeof mb);
-    w = pb_nytprof_writer_open_mem(&mb, &wo, &werr);
-    if (!w)
-        fuzz_die("cannot open the memory writer", &werr, werr.status);
-    /* through the presentation filter, as convert does (no file look-ups:
-     * names, call events rebuilt from edges) */
-    opt.no_source = 1;
-    pr = pb_present_new(pb_nytprof_writer_sink(w), &opt, &err);
-    if (!pr)
-        fuzz_die("cannot make the presentation filter", &err, err.status);
-    st = pb_decode_mem(data, size, "fuzz.in", fmt, &opt, pb_present_sink(pr), &err);
-    if (st == PB_OK)
-        st = pb_present_finish(pr);
-    pb_present_free(pr);
-    if (st == PB_ERR_ABORT && pb_nytprof_writer_failed(w)) {
-        /* the writer refused a chunk: its reason comes out of close() */
-        cst = pb_nytprof_writer_close(w, &werr);
-        if (cst == PB_OK)
-            fuzz_die("the writer failed but close() succeeded", &werr, cst);
-        /* the one refusal a valid stream may meet: a line past max_line
-         * (a documented limit that protects nytprofhtml, write_nytprof.h) */
-        if (writer_must_accept && !(cst == PB_ERR_LIMIT && strstr(werr.message, "max_line")))
-            fuzz_die("the writer refused a chunk of a foreign decoder's stream", &werr, cst);
-        fuzz_check_error("writer failed with a non-decode class", cst, &werr, 0);
-        return;
-    }
-    if (st != PB_OK) {
-        fuzz_check_error("decoder failed with a non-decode class", st, &err, 0);
-        pb_nytprof_writer_abort(w);
-        return;
-    }
-    cst = pb_nytprof_writer_close(w, &werr);
-    if (cst != PB_OK) {
-        if (writer_must_accept)
-            fuzz_die("the writer refused a stream that decoded cleanly", &werr, cst);
-        free(mb.data);
-        return;
-    }
-    fuzz_read_back(&mb);
-    free(mb.data);
-}
-
-/* formats with stacks: the same bytes into a stack writer on a memory
- * stream; what it wrote must parse */
-static inline void fuzz_collapse(const uint8_t *data, size_t size, pb_format fmt)
-{
-    pb_options opt;
-    pb_error err;
-    pb_status st;
-    char *out = NULL;
-    size_t len = 0;
-    FILE *fp = open_memstream(&out, &len);
-    int which = (int)(size % 3);
-    if (!fp)
-        abort();
-    fuzz_options(&opt, size);
-    /* the stack-sample outputs by turn: collapsed, pprof, speedscope */
-    if (which == 0) {
-        st = pb_collapse_mem(data, size, "fuzz.in", fmt, &opt, fp, &err);
-        fuzz_check_error("collapse failed with a non-decode class", st, &err, 0);
-    } else if (which == 1) {
-        pb_pprof *pp = pb_pprof_new(fp, &err);
-        if (!pp)
-            abort();
-        st = pb_decode_samples_mem(data, size, "fuzz.in", fmt, &opt, pb_pprof_sample_sink(pp), "pprof", &err);
-        pb_pprof_free(pp);
-        fuzz_check_error("pprof failed with a non-decode class", st, &err, 0);
-    } else {
-        pb_speedscope *sc = pb_speedscope_new(fp, "fuzz", &err);
-        if (!sc)
-            abort();
-        st = pb_decode_samples_mem(data, size, "fuzz.in", fmt, &opt, pb_speedscope_sample_sink(sc), "speedscope",
-                                   &err);
-        pb_speedscope_free(sc);
-        fuzz_check_error("speedscope failed with a non-decode class", st, &err, 0);
-    }
-    if (fclose(fp) != 0)
-        abort();
-    if (st == PB_OK)
-        fuzz_parses(which == 0 ? "collapsed output" : which == 1 ? "pprof output" : "speedscope output",
-                    which == 0 ? fz_collapsed(out, len, 1) : which == 1 ? fz_pprof(out, len) : fz_json(out, len),
-                    out, len);
-    free(out);
-}
-
-/* libFuzzer's entry point: each harness defines it */
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* the whole of a harness for one format: fuzz_convert, then fuzz_collapse;
- * libFuzzer's return value */
-static inline int fuzz_format(const uint8_t *data, size_t size, pb_format fmt, int writer_must_accept)
-{
-    fuzz_convert(data, size, fmt, writer_must_accept);
-    fuzz_collapse(data, size, fmt);
-    return 0;
 }
 
 /* ---- the harnesses over files (fuzz_writers.c, fuzz_merge.c) ----------------
@@ -492,5 +374,85 @@ static inline void fuzz_target_done(const char *what, pb_status st, const pb_err
     fuzz_check_file(out, what, kind, ncounts);
     fuzz_dir_only(inputs, "a conversion (its temporary files)", err, st);
 }
+
+/* steps 1 and 2: the bytes, as a file in the private directory, converted
+ * to nytprof.out through the write driver (pb_write, as convert does: the
+ * presentation filter, no source look-ups), which must read back.
+ * writer_must_accept: a stream from a foreign decoder that decoded cleanly
+ * must be one the writer accepts (the folds promise valid streams). */
+static inline void fuzz_convert(const uint8_t *data, size_t size, pb_format fmt, int writer_must_accept)
+{
+    static const char *const keep[] = {"in", NULL};
+    char in[600], out[600];
+    const char *ins[1];
+    pb_options opt;
+    pb_error err;
+    pb_status st;
+
+    fuzz_leave(data, size, fmt);
+    fuzz_dir();
+    fuzz_path(in, sizeof in, "in");
+    fuzz_path(out, sizeof out, "out");
+    fuzz_spew(in, data, size);
+    fuzz_options(&opt, size);
+    opt.no_source = 1;
+    ins[0] = in;
+    st = hx_write("nytprof", PB_WRITE_CONVERT, ins, 1, fmt, &opt, out, (size & 2) ? 1 : 0, fuzz_warn_ud, NULL, &err);
+    if (st != PB_OK) {
+        /* the writer's refusal comes out as its own error */
+        int by_writer = err.format && strcmp(err.format, "nytprof-writer") == 0;
+        /* the one refusal a valid stream may meet: a line past max_line
+         * (a documented limit that protects nytprofhtml, write_nytprof.h) */
+        if (by_writer && writer_must_accept && !(st == PB_ERR_LIMIT && strstr(err.message, "max_line")))
+            fuzz_die("the writer refused a foreign decoder's stream", &err, st);
+        fuzz_check_error(by_writer ? "writer failed with a non-decode class" : "decoder failed with a non-decode class",
+                         st, &err, 0);
+        fuzz_dir_only(keep, "a failed conversion to nytprof", &err, st);
+    } else {
+        fuzz_check_file(out, "nytprof output", 'n', 0);
+        fuzz_dir_only(keep, "a conversion to nytprof (its temporary files)", &err, st);
+    }
+    unlink(in);
+}
+
+/* formats with stacks: the same bytes, as a file in the private directory,
+ * through the write driver (pb_write) into a stack writer -- collapsed,
+ * pprof or speedscope by the input's size -- as convert does; what it wrote
+ * must parse (fuzz_check.h: collapsed lines, pprof's protobuf, speedscope's
+ * JSON) and nothing else may be left */
+static inline void fuzz_collapse(const uint8_t *data, size_t size, pb_format fmt)
+{
+    static const char *const keep[] = {"in", NULL};
+    static const char *const to[] = {"collapsed", "pprof", "speedscope"};
+    static const int kind[] = {'c', 'p', 'j'};
+    char in[600], out[600];
+    const char *ins[1];
+    pb_options opt;
+    pb_error err;
+    pb_status st;
+    int which = (int)(size % 3);
+    fuzz_dir();
+    fuzz_path(in, sizeof in, "in");
+    fuzz_path(out, sizeof out, "out");
+    fuzz_spew(in, data, size);
+    fuzz_options(&opt, size);
+    ins[0] = in;
+    st = hx_write(to[which], PB_WRITE_CONVERT, ins, 1, fmt, &opt, out, -1, NULL, NULL, &err);
+    fuzz_target_done(to[which], st, &err, keep, out, kind[which], 1);
+    unlink(in);
+}
+
+/* libFuzzer's entry point: each harness defines it */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* the whole of a harness for one format: fuzz_convert, then fuzz_collapse;
+ * libFuzzer's return value */
+static inline int fuzz_format(const uint8_t *data, size_t size, pb_format fmt, int writer_must_accept)
+{
+    fuzz_convert(data, size, fmt, writer_must_accept);
+    fuzz_collapse(data, size, fmt);
+    return 0;
+}
+
 
 #endif

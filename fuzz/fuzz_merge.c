@@ -1,11 +1,12 @@
-/* fuzz_merge.c - libFuzzer harness: merge and diff through the file drivers
- * (profbridge merge / diff, Devel::ProfileBridge::merge / diff).  The input
+/* fuzz_merge.c - libFuzzer harness: merge and diff through the one write
+ * driver (pb_write, outputs.h: profbridge merge / diff,
+ * Devel::ProfileBridge::merge / diff).  The input
  * is two profiles joined by FUZZ_SPLIT (fuzz/merge.dict; the seeds join
  * pairs of t/data profiles), or one profile taken twice; both are written to
  * files in a private directory (formats detected) and, by the input's size,
- *   merged to nytprof (with source look-ups), collapsed, pprof or speedscope
- *   (pb_merge_files), or diffed to pprof (pb_diff_pprof) or to two-column
- *   collapsed stacks (pb_convert_diff_collapsed).
+ *   merged to nytprof (with source look-ups), collapsed, pprof or speedscope,
+ *   or diffed to pprof (the merge layer's diff) or to two-column collapsed
+ *   stacks (the collapsed writer's own diff).
  * The checks are fuzz_writers.c's: a failure is of a decode class and
  * leaves no file; a success leaves its output, which parses.  Merge runs in
  * one process (jobs 0).  See fuzz_common.h. */
@@ -47,13 +48,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (which < 4) {
         if (which == 0)
             fuzz_source_options(&opt);
-        st = pb_merge_files(ins, 2, &opt, to[which], out, 0, fuzz_warn_ud, NULL, &err);
+        st = hx_write(to[which], PB_WRITE_MERGE, ins, 2, PB_FMT_UNKNOWN, &opt, out, 0, fuzz_warn_ud, NULL, &err);
         fuzz_target_done(to[which], st, &err, keep, out, kind[which], 1);
     } else if (which == 4) {
-        st = pb_diff_pprof(in1, in2, &opt, out, &err);
+        st = hx_write("pprof", PB_WRITE_DIFF, ins, 2, PB_FMT_UNKNOWN, &opt, out, -1, NULL, NULL, &err);
         fuzz_target_done("diff to pprof", st, &err, keep, out, 'p', 0);
     } else {
-        st = pb_convert_diff_collapsed(in1, in2, &opt, out, &err);
+        st = hx_write("collapsed", PB_WRITE_DIFF, ins, 2, PB_FMT_UNKNOWN, &opt, out, -1, NULL, NULL, &err);
         fuzz_target_done("diff to collapsed", st, &err, keep, out, 'c', 2);
     }
     unlink(in1);

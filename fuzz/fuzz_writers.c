@@ -1,14 +1,15 @@
-/* fuzz_writers.c - libFuzzer harness: every writer through the file drivers
- * users run (profbridge convert and dump, Devel::ProfileBridge::convert and
- * dump_json).  The input (format detected) is written to a file in a private
- * directory and converted, by the input's size, to one of
- *   nytprof      pb_convert_file: the presentation filter with source
- *                look-ups (fuzz_dir's src/), read back with our decoder
- *   collapsed    pb_convert_stacks: every line "<stack> <count>"
- *   pprof        pb_convert_stacks: gzip + protobuf, references checked
- *   speedscope   pb_convert_stacks: strict JSON
- *   statprofiler pb_convert_statprofiler: each trace read back with our reader
- *   dump         pb_convert_json_lines: every line strict JSON
+/* fuzz_writers.c - libFuzzer harness: every writer through the one write
+ * driver users run (pb_write, outputs.h: profbridge convert and dump,
+ * Devel::ProfileBridge::convert and dump_json).  The input (format detected)
+ * is written to a file in a private directory and converted, by the input's
+ * size, to one of
+ *   nytprof      the presentation filter with source look-ups (fuzz_dir's
+ *                src/), read back with our decoder
+ *   collapsed    every line "<stack> <count>"
+ *   pprof        gzip + protobuf, references checked
+ *   speedscope   strict JSON
+ *   statprofiler each trace read back with our reader
+ *   dump         every line strict JSON
  * A failure must be of a decode class and leave no file in the directory
  * (no output, no temporary); a success leaves exactly its outputs, which
  * parse.  Size bit 0 turns on salvage (nytprof and dump, the targets that
@@ -20,6 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const char *const keep[] = {"in", NULL};
     static const char *const stacks[] = {"collapsed", "pprof", "speedscope"};
     char in[600], out[600];
+    const char *ins[1];
     pb_options opt;
     pb_error err;
     pb_status st;
@@ -29,36 +31,38 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_path(out, sizeof out, "out");
     fuzz_spew(in, data, size);
     fuzz_options(&opt, size);
+    ins[0] = in;
     if (which == 0) {
         fuzz_source_options(&opt);
-        st = pb_convert_file(in, PB_FMT_UNKNOWN, &opt, out, (size & 4) ? 1 : 0, &err);
+        st = hx_write("nytprof", PB_WRITE_CONVERT, ins, 1, PB_FMT_UNKNOWN, &opt, out, (size & 4) ? 1 : 0, NULL, NULL,
+                      &err);
         /* a stream the decoder delivered cleanly may still meet the
          * writer's documented limits (a line past max_line): a limit error */
         fuzz_target_done("convert to nytprof", st, &err, keep, out, 'n', 0);
     } else if (which <= 3) {
         opt.salvage = 0;
-        st = pb_convert_stacks(in, PB_FMT_UNKNOWN, &opt, out, pb_stack_output_named(stacks[which - 1]), &err);
+        st = hx_convert(stacks[which - 1], in, PB_FMT_UNKNOWN, &opt, out, -1, &err);
         fuzz_target_done(stacks[which - 1], st, &err, keep, out, which == 1 ? 'c' : which == 2 ? 'p' : 'j', 1);
     } else if (which == 4) {
-        char **names = NULL;
-        size_t n = 0, i;
+        pb_write_req rq;
+        size_t i;
         opt.salvage = 0;
-        st = pb_convert_statprofiler(in, PB_FMT_UNKNOWN, &opt, out, &names, &n, &err);
+        st = hx_write("statprofiler", PB_WRITE_CONVERT, ins, 1, PB_FMT_UNKNOWN, &opt, out, -1, NULL, &rq, &err);
         if (st == PB_OK) {
-            if (n == 0) {
+            if (rq.n_names == 0) {
                 fprintf(stderr, "FUZZ FINDING: convert to statprofiler succeeded with no trace written\n");
                 abort();
             }
-            for (i = 0; i < n; i++)
-                fuzz_check_file(names[i], "a StatProfiler trace", 's', 0);
-            pb_convert_free_names(names, n);
+            for (i = 0; i < rq.n_names; i++)
+                fuzz_check_file(rq.names[i], "a StatProfiler trace", 's', 0);
             fuzz_dir_only(keep, "convert to statprofiler (its temporary files)", &err, st);
         } else {
             fuzz_check_error("convert to statprofiler", st, &err, 0);
             fuzz_dir_only(keep, "a failed convert to statprofiler", &err, st);
         }
+        pb_write_free(&rq);
     } else {
-        st = pb_convert_json_lines(in, PB_FMT_UNKNOWN, &opt, out, &err);
+        st = hx_convert("dump", in, PB_FMT_UNKNOWN, &opt, out, -1, &err);
         fuzz_target_done("dump (JSON Lines)", st, &err, keep, out, 'l', 0);
     }
     unlink(in);

@@ -1,29 +1,92 @@
 #!perl
 # diff BEFORE AFTER --to collapsed: two weight columns per stack (the format
-# difffolded.pl writes), equal to the per-stack subtraction of our own
-# collapsed outputs, and for folded inputs to their own text (read back: two
-# sample types); a file against itself differs nowhere; the real
-# flamegraph.pl (the copy Devel::NYTProf ships) draws it as a differential
-# flame graph.
+# difffolded.pl writes), each column its profile's stacks as the real tools
+# see them: CPython's own reader (Tachyon: *.collapsed.txt), the real
+# nytprofcalls (NYTProf), and, per leaf, EasyProfiler's fillTreesFromFile
+# (*.truth.json: each block's self time) and Devel::StatProfiler::Reader
+# (*.samples.jsonl: each sample's leaf sub); for folded inputs their own text
+# (read back: two sample types); a file against itself differs nowhere; the
+# real flamegraph.pl (the copy Devel::NYTProf ships) draws it as a
+# differential flame graph.
 use strict;
 use warnings;
 use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use Needs qw(zstd snappy);
-use Stacks qw(slurp folded_weights go_for_pprof);
+use Stacks qw(slurp go_for_pprof);
 use File::Temp qw(tempdir);
 use Config;
+use Encode ();
+use JSON::PP ();
 use Devel::ProfileBridge ();
+use Devel::ProfileBridge::ReadStream ();
 
 my $d = "$FindBin::Bin/data";
 my $tmp = tempdir('pb93-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 
-# our collapsed stacks, threads merged
-sub stacks {
-    Devel::ProfileBridge::convert(in => $_[0], out => "$tmp/s.folded", to => 'collapsed');
-    return folded_weights("$tmp/s.folded");
+my $nytprofcalls = `which nytprofcalls 2>/dev/null`;
+chomp $nytprofcalls;
+# nytprofcalls numbers sibling string evals 0 (its own normalisation): ours too, to compare
+sub eval0 { return $_[0] =~ s/\( (\w*eval)\s\d+ \) (?= \[ .+? :\d+ \] )/($1 0)/gxr }
+
+# what the real tools say of a profile's stacks, threads merged:
+# (stacks => { stack => weight }) or (leaves => { leaf sub => weight }), or
+# () when the tool is not there
+sub truth {
+    my ($f) = @_;
+    my %h;
+    if ($f =~ m{/tachyon/}) {
+        # CPython's collapsed stacks: tid;basename:func:lineno;... -> its function names
+        for (split /\n/, slurp("$f.collapsed.txt")) {
+            my ($stack, $n) = /\A(.*) (\d+)\z/ or next;
+            my (undef, @frames) = split /;/, $stack;
+            $h{ join ';', map { s/\A.*:(.*?):-?\d+\z/$1/r } @frames } += $n;
+        }
+        return (stacks => \%h);
+    }
+    if ($f =~ m{/nytprof/}) {
+        return () unless $nytprofcalls;
+        my %a;
+        &Devel::ProfileBridge::ReadStream::for_chunks({ ATTRIBUTE => sub { $a{ $_[1] } = $_[2] } }, filename => $f);
+        for (`"$nytprofcalls" "$f" 2>/dev/null`) {
+            my ($stack, $n) = /\A(.*) (\d+)\n?\z/ or next;
+            $h{ Encode::decode('UTF-8', $stack) } += $n * 1e9 / $a{ticks_per_sec} if $n;
+        }
+        return (stacks => \%h);
+    }
+    if ($f =~ m{/easyprofiler/}) {
+        my $t = JSON::PP->new->decode(slurp("$f.truth.json"));
+        for my $th (@{ $t->{threads} }) {
+            my $b = $th->{by_name};
+            $h{$_} += $b->{$_}{self_ns} for grep { ($b->{$_}{type} // 'block') eq 'block' && $b->{$_}{self_ns} } keys %$b;
+        }
+        return (leaves => \%h);
+    }
+    for (split /\n/, slurp("$f.samples.jsonl")) {    # StatProfiler: [weight, op, [[sub, file, line, kind, first], ...]]
+        my ($w, undef, $frames) = @{ JSON::PP->new->decode($_) };
+        $h{ $frames->[0][0] } += $w if @$frames && length $frames->[0][0];
+    }
+    return (leaves => \%h);
 }
+
+# one column of a diff as the truth has it: the stacks of weight > 0, or
+# the weight of the stacks each leaf of the truth ends (a leaf named
+# "Pkg::leaf" is the truth's "leaf")
+sub column {
+    my ($d, $side, $kind, $want) = @_;
+    my %c;
+    for my $s (keys %$d) {
+        my $w = $d->{$s}[$side] or next;
+        my $k = Encode::decode('UTF-8', $s);
+        if ($kind eq 'stacks') { $c{ eval0($k) } += $w; next }
+        my $leaf = (split /;/, $k)[-1];
+        my ($t) = grep { $leaf eq $_ || $leaf =~ /::\Q$_\E\z/ } sort { length $b <=> length $a } keys %$want;
+        $c{$t} += $w if defined $t;
+    }
+    return \%c;
+}
+
 sub diff_lines {
     my ($file) = @_;
     my %d;
@@ -52,10 +115,17 @@ for my $p (@pairs) {
         or diag $@;
     my $got = diff_lines($out);
     ok($got, "$label: one 'stack BEFORE AFTER' line per stack");
-    my ($b, $a) = (stacks($before), stacks($after));
-    my %want = map { ($_ => [ $b->{$_} // 0, $a->{$_} // 0 ]) } keys %{ { %$b, %$a } };
-    is_deeply($got, \%want, "$label: each line is the two profiles' weights for that stack ("
-        . scalar(keys %want) . ' stacks)');
+    for my $side ([ 0, $before ], [ 1, $after ]) {
+        (my $f = $side->[1]) =~ s{\Q$d/\E}{};
+        my ($kind, $want) = truth($side->[1]);
+      SKIP: {
+            skip "$f: no real tool to say its stacks", 1 unless $kind;
+            %$want = map { ($kind eq 'stacks' ? eval0($_) : $_) => $want->{$_} } keys %$want;
+            is_deeply(column($got, $side->[0], $kind, $want), $want,
+                "$label: column " . ($side->[0] + 1) . " is $f" . ($kind eq 'stacks' ? "'s stacks" : "'s weight per leaf")
+                . ' as the real tool reads it (' . scalar(keys %$want) . " $kind)");
+        }
+    }
     if ($before eq $after) {
         ok(!grep({ $_->[0] != $_->[1] } values %$got), "$label: a profile against itself differs nowhere");
     }
@@ -110,7 +180,7 @@ SKIP: {
     my ($before, $after) = ("$d/tachyon/deep_stack.bin", "$d/tachyon/cpu_recursion.bin");
     Devel::ProfileBridge::diff(before => $before, after => $after, out => "$tmp/d.pb.gz", to => 'pprof');
     my %want;
-    my ($b, $a) = (stacks($before), stacks($after));
+    my ($b, $a) = map { +{ truth($_) }->{stacks} } $before, $after;    # CPython's own reader
     $want{ (split /;/)[-1] } -= $b->{$_} * 1_000_000 for keys %$b;    # 1 ms samples, in ns
     $want{ (split /;/)[-1] } += $a->{$_} * 1_000_000 for keys %$a;
     delete @want{ grep { !$want{$_} } keys %want };

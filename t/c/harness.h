@@ -11,6 +11,10 @@
  *   hx_jumper    a consumer that leaves through longjmp, as a dying Perl
  *                callback does
  *   hx_fail      the error line on stderr; 2, the exit status of a failed run
+ *   hx_write     inputs to a target (a row of c/outputs.c) through the one
+ *                write driver, pb_write: the path users take
+ *   hx_collapse_mem  a profile in memory (the C sources' memory view, which
+ *                no user path reads) through the collapsed writer to a stream
  */
 #ifndef PB_HARNESS_H
 #define PB_HARNESS_H
@@ -20,8 +24,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "outputs.h"
 #include "pb.h"
 #include "samples.h"
+#include "write_collapsed.h"
 
 /* ---- building files ---------------------------------------------------- */
 typedef struct {
@@ -228,6 +234,63 @@ static inline int hx_fail(const pb_error *err)
     pb_error_format(err, line, sizeof line);
     fprintf(stderr, "%s\n", line);
     return 2;
+}
+
+/* ---- writing through the one driver (pb_write, outputs.h) --------------- */
+/* in[0..n) (fmt PB_FMT_UNKNOWN: detect) to the target named to, as mode
+ * (convert, merge, diff) at out ("-": standard output; stdout is flushed
+ * first), compress level 0..9 (-1: the writer's default).  rq, when not
+ * NULL, receives what was written (samples, names: pb_write_free it);
+ * warn as pb_write_req's. */
+static inline pb_status hx_write(const char *to, pb_write_mode mode, const char *const *in, size_t n, pb_format fmt,
+                                 const pb_options *opt, const char *out, int level,
+                                 void (*warn)(void *ud, const char *msg), pb_write_req *rq, pb_error *err)
+{
+    const pb_target *t = pb_target_named(to);
+    pb_write_req r;
+    pb_status st;
+    pb_write_req_init(&r);
+    if (rq)
+        *rq = r;
+    if (!t) {
+        pb_error_init(err, "harness", out);
+        return pb_fail_nooff(err, PB_ERR_USAGE, "no target named '%s'", to);
+    }
+    r.in = in;
+    r.n = n;
+    r.fmt = fmt;
+    r.opt = opt;
+    r.out = out;
+    r.level = level;
+    r.warn = warn;
+    if (strcmp(out, "-") == 0)
+        fflush(stdout);
+    st = pb_write(t, mode, &r, err);
+    if (rq)
+        *rq = r;
+    else
+        pb_write_free(&r);
+    return st;
+}
+/* one input converted */
+static inline pb_status hx_convert(const char *to, const char *in, pb_format fmt, const pb_options *opt,
+                                   const char *out, int level, pb_error *err)
+{
+    return hx_write(to, PB_WRITE_CONVERT, &in, 1, fmt, opt, out, level, NULL, NULL, err);
+}
+
+/* a profile in memory (fmt PB_FMT_UNKNOWN: detect) as collapsed stacks on out */
+static inline pb_status hx_collapse_mem(const void *data, size_t len, const char *name, pb_format fmt,
+                                        const pb_options *opt, FILE *out, pb_error *err)
+{
+    pb_collapse *c;
+    pb_status st;
+    pb_error_init(err, fmt ? pb_format_name(fmt) : "profbridge", name);
+    if (!(c = pb_collapse_new(out, err)))
+        return err->status;
+    st = pb_decode_samples_mem(data, len, name, fmt, opt, pb_collapse_sample_sink(c), "collapsed output", err);
+    pb_collapse_free(c);
+    return st;
 }
 
 #endif

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "convert.h"
+#include "harness.h"
 
 static void warn_cb(void *ud, const char *msg)
 {
@@ -69,7 +69,7 @@ int main(int argc, char **argv)
         return 1;
     }
     t0 = now();
-    st = pb_convert_file_warn(in, fmt, &opt, out, level, warn_cb, NULL, &err);
+    st = hx_write("nytprof", PB_WRITE_CONVERT, &in, 1, fmt, &opt, out, level, warn_cb, NULL, &err);
     if (st != PB_OK) {
         char buf[2048];
         pb_error_format(&err, buf, sizeof buf);

@@ -19,6 +19,7 @@
 #include "pb.h"
 #include "formats.h"
 #include "write_collapsed.h"
+#include "harness.h"
 #include "tap.h"
 
 /* the collapsed stacks of path (or of its bytes in memory) as a string */
@@ -38,10 +39,22 @@ static char *collapse(const char *path, int from_mem, const pb_options *opt, pb_
             len = fread(buf, 1, (size_t)sb.st_size, fp);
         if (fp)
             fclose(fp);
-        *st = pb_collapse_mem(buf, len, path, PB_FMT_UNKNOWN, opt, out, err);
+        *st = hx_collapse_mem(buf, len, path, PB_FMT_UNKNOWN, opt, out, err);
         free(buf);
     } else {
-        *st = pb_collapse_file(path, PB_FMT_UNKNOWN, opt, out, err);
+        /* a file: through the write driver, as convert(to => 'collapsed') */
+        char tmp[] = "/tmp/test_pprof.XXXXXX";
+        int fd = mkstemp(tmp);
+        fclose(out);
+        if (fd < 0)
+            return NULL;
+        close(fd);
+        *st = hx_convert("collapsed", path, PB_FMT_UNKNOWN, opt, tmp, -1, err);
+        out = fopen(tmp, "rb");
+        unlink(tmp);
+        if (!out)
+            return NULL;
+        fseek(out, 0, SEEK_END);
     }
     n = ftell(out);
     text = malloc(n > 0 ? (size_t)n + 1 : 1);
@@ -171,12 +184,12 @@ int main(int argc, char **argv)
         FILE *out = tmpfile();
         if (fp)
             fclose(fp);
-        st = pb_collapse_mem(buf, n - 20, "cut.prof", PB_FMT_UNKNOWN, NULL, out, &err);
+        st = hx_collapse_mem(buf, n - 20, "cut.prof", PB_FMT_UNKNOWN, NULL, out, &err);
         pb_error_format(&err, msg, sizeof msg);
         ok(st == PB_ERR_TRUNCATED && !strncmp(msg, "pprof: truncated: ", 18) && strstr(msg, " of cut.prof"),
            "gzip cut short: %s", msg);
         buf[n - 6] ^= 0x55; /* the CRC-32 */
-        st = pb_collapse_mem(buf, n, "flip.prof", PB_FMT_UNKNOWN, NULL, out, &err);
+        st = hx_collapse_mem(buf, n, "flip.prof", PB_FMT_UNKNOWN, NULL, out, &err);
         pb_error_format(&err, msg, sizeof msg);
         ok(st == PB_ERR_CORRUPT && !strncmp(msg, "pprof: corrupt: ", 16), "gzip data damaged: %s", msg);
         fclose(out);

@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "convert.h"
+#include "write_nytprof.h"
 #include "pb.h"
 #include "formats.h"
 #include "harness.h"
@@ -213,7 +213,7 @@ static void test_corpus(const char *dir)
         }
         /* convert and read back with the NYTProf decoder */
         snprintf(out, sizeof out, "/tmp/test_pynytprof.%d.nytprof.out", (int)i);
-        st = pb_convert_file(path, PB_FMT_UNKNOWN, NULL, out, 6, &err);
+        st = hx_convert("nytprof", path, PB_FMT_UNKNOWN, NULL, out, 6, &err);
         ok(st == PB_OK, "%s: converts to nytprof.out %s", cf->path, st == PB_OK ? "" : err.message);
         agg_init(&b);
         st = pb_decode_file(out, PB_FMT_NYTPROF, NULL, &b.sink, &err);

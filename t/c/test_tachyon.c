@@ -126,7 +126,7 @@ static char *collapse_mem(const unsigned char *data, size_t len, const pb_option
     FILE *f = open_memstream(&out, &olen);
     if (!f)
         return NULL;
-    *st = pb_collapse_mem(data, len, "mem", PB_FMT_UNKNOWN, opt, f, err);
+    *st = hx_collapse_mem(data, len, "mem", PB_FMT_UNKNOWN, opt, f, err);
     fclose(f);
     return out;
 }
@@ -721,7 +721,7 @@ int main(int argc, char **argv)
     size_t i;
     if (argc == 3 && strcmp(argv[1], "--collapse") == 0) {
         pb_error err;
-        pb_status st = pb_collapse_file(argv[2], PB_FMT_UNKNOWN, NULL, stdout, &err);
+        pb_status st = hx_convert("collapsed", argv[2], PB_FMT_UNKNOWN, NULL, "-", -1, &err);
         return st != PB_OK ? hx_fail(&err) : 0;
     }
     if (argc == 4 && strcmp(argv[1], "--swap") == 0) {

@@ -1,6 +1,6 @@
 /* test_write_nytprof - C tests of the NYTProf writer (c/write_nytprof.c) and
- * the C convert driver (c/convert.c).  Prints TAP; exit status 0 when all
- * pass.
+ * of the write driver pb_write (c/outputs.c) to nytprof.out.  Prints TAP;
+ * exit status 0 when all pass.
  *
  *   test_write_nytprof [DATA_DIR]     (default t/data/nytprof)
  *
@@ -8,7 +8,7 @@
  *    memory, the input's own compression) -> our reader again gives the
  *    identical chunk sequence, compared chunk by chunk; uncompressed inputs
  *    come back byte for byte, compressed ones with identical plain header and
- *    identical inflated data; pb_convert_file() writes the same bytes.
+ *    identical inflated data; pb_write (to nytprof) writes the same bytes.
  * 2. The writer's checks on synthetic streams, and that a failing file writer
  *    or conversion leaves the target as it was and no temp file.
  * 3. A light sweep: prefixes and one-byte flips of each input go through
@@ -27,7 +27,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
-#include "convert.h"
 #include "pb.h"
 #include "formats.h"
 #include "write_nytprof.h"
@@ -389,13 +388,13 @@ static void round_trip(const char *dir, const char *name)
         free(ia);
         free(ib);
     }
-    /* the file writer, through the C convert driver, writes the same bytes */
+    /* the file writer, through the write driver (pb_write), writes the same bytes */
     snprintf(out_path, sizeof out_path, "%s/%s", tmpdir, name);
-    st = pb_convert_file(path, PB_FMT_NYTPROF, NULL, out_path, level, &err);
+    st = hx_convert("nytprof", path, PB_FMT_NYTPROF, NULL, out_path, level, &err);
     {
         size_t fl = 0;
         unsigned char *fb = st == PB_OK ? hx_slurp(out_path, &fl) : NULL;
-        ok(fb && fl == mb.len && memcmp(fb, mb.data, fl) == 0, "%s: pb_convert_file writes the same bytes", name);
+        ok(fb && fl == mb.len && memcmp(fb, mb.data, fl) == 0, "%s: pb_write writes the same bytes", name);
         free(fb);
         unlink(out_path);
     }
@@ -761,7 +760,7 @@ static void file_safety(const char *dir)
         snprintf(in_copy, sizeof in_copy, "%s/truncated.in", tmpdir);
         spew(in_copy, in, n / 2);
         unlink(target);
-        st = pb_convert_file(in_copy, PB_FMT_UNKNOWN, NULL, target, 6, &err);
+        st = hx_convert("nytprof", in_copy, PB_FMT_UNKNOWN, NULL, target, 6, &err);
         {
             char m[2048];
             pb_error_format(&err, m, sizeof m);
@@ -770,14 +769,14 @@ static void file_safety(const char *dir)
         ok(st == PB_ERR_TRUNCATED && !file_exists(target) && dir_entries(tmpdir) == 1,
            "convert of a truncated input: truncated error, no target, no temp file");
         spew(target, old, sizeof old - 1);
-        st = pb_convert_file(in_copy, PB_FMT_UNKNOWN, NULL, target, 0, &err);
+        st = hx_convert("nytprof", in_copy, PB_FMT_UNKNOWN, NULL, target, 0, &err);
         got = hx_slurp(target, &gl);
         ok(st == PB_ERR_TRUNCATED && got && gl == sizeof old - 1 && !memcmp(got, old, gl) &&
                dir_entries(tmpdir) == 2,
            "convert of a truncated input over an existing target: target unchanged");
         free(got);
         /* convert succeeds over an existing target */
-        st = pb_convert_file(path, PB_FMT_UNKNOWN, NULL, target, 6, &err);
+        st = hx_convert("nytprof", path, PB_FMT_UNKNOWN, NULL, target, 6, &err);
         ok(st == PB_OK && file_exists(target) && dir_entries(tmpdir) == 2, "convert replaces an existing target");
         {
             struct stat sb;
@@ -790,10 +789,10 @@ static void file_safety(const char *dir)
         unlink(in_copy);
         unlink(target);
     }
-    st = pb_convert_file(path, PB_FMT_UNKNOWN, NULL, "/nonexistent-dir-pb/x.out", 6, &err);
+    st = hx_convert("nytprof", path, PB_FMT_UNKNOWN, NULL, "/nonexistent-dir-pb/x.out", 6, &err);
     ok(st == PB_ERR_IO, "an output directory that does not exist: io error");
     snprintf(path, sizeof path, "%s/no-such-input", tmpdir);
-    st = pb_convert_file(path, PB_FMT_UNKNOWN, NULL, target, 6, &err);
+    st = hx_convert("nytprof", path, PB_FMT_UNKNOWN, NULL, target, 6, &err);
     ok(st == PB_ERR_IO && !file_exists(target) && dir_entries(tmpdir) == 0, "a missing input: io error, nothing left");
 }
 
