@@ -14,7 +14,9 @@
 #include "write_dump.h"
 #include "merge.h"
 #include "outputs.h"
+#include "write_callgrind.h"
 #include "write_pprof.h"
+#include "write_pstats.h"
 #include "write_speedscope.h"
 #include "write_statprofiler.h"
 
@@ -63,6 +65,31 @@ static pb_status nytprof_close(void *h, pb_status st, pb_error *err)
     return st;
 }
 
+/* the call-graph targets: the input's chunks into a call graph (chunk_graph.h), written at the end */
+static void *cgraph_open(const pb_write_req *rq, const char *who, pb_cgraph_write_fn write, pb_sink **sink,
+                         const pb_options **opt, pb_error *err)
+{
+    pb_cgraph_target *t = pb_cgraph_target_open(rq->out, who, write, err);
+    if (t) {
+        *sink = &t->g.sink;
+        *opt = rq->opt;
+    }
+    return t;
+}
+static pb_status cgraph_close(void *h, pb_status st, pb_error *err) { return pb_cgraph_target_close(h, st, err); }
+static void *pstats_open(const pb_write_req *rq, const char *input, int bare_is_dot, pb_sink **sink,
+                         const pb_options **opt, pb_error *err)
+{
+    return (void)input, (void)bare_is_dot, cgraph_open(rq, "pstats", pb_pstats_write, sink, opt, err);
+}
+#define pstats_close cgraph_close
+static void *callgrind_open(const pb_write_req *rq, const char *input, int bare_is_dot, pb_sink **sink,
+                            const pb_options **opt, pb_error *err)
+{
+    return (void)input, (void)bare_is_dot, cgraph_open(rq, "callgrind", pb_callgrind_write, sink, opt, err);
+}
+#define callgrind_close cgraph_close
+
 static pb_status statprofiler_convert(pb_write_req *rq, pb_error *err)
 {
     return pb_convert_statprofiler_n(rq->in[0], rq->fmt, rq->opt, rq->out, &rq->names, &rq->n_names, &rq->samples,
@@ -95,6 +122,10 @@ static const pb_target targets[] = {
       "thread_status=label thread_status;opcode=label opcode;lines;~wall_clock=duration_nanos" },
     { "speedscope", "speedscope output", PB_YIELDS_STACKS, PB_TO_CONVERT | PB_TO_STDOUT | PB_TO_MERGE_STDOUT, NULL,
       "the output is empty", STACKS(speedscope), NULL, NULL, "" },
+    { "pstats", "pstats output", PB_YIELDS_CHUNKS, PB_TO_CONVERT | PB_TO_STDOUT | PB_TO_BINARY, NULL, NULL,
+      CHUNKS(pstats), NULL, NULL, "" },
+    { "callgrind", "callgrind output", PB_YIELDS_CHUNKS, PB_TO_CONVERT | PB_TO_STDOUT, NULL, NULL,
+      CHUNKS(callgrind), NULL, NULL, "" },
     { "dump", "dump", PB_YIELDS_CHUNKS, PB_TO_STDOUT, NULL, NULL, OWN, dump_convert, NULL, "" },
 };
 #define N_TARGETS (sizeof targets / sizeof targets[0])
