@@ -13,7 +13,8 @@
  * '(' n, int 'i', long 'l' in 15-bit digits, binary float 'g', str 'u'
  * UTF-8) of
  *     {(file, line, funcname): (cc, nc, tt, ct, {caller_key: edge})}
- * with one entry per sub of the graph (SUB_INFO's file and first line; a sub
+ * with one entry per sub of the graph (none: an unsupported error, for
+ * pstats.Stats refuses an empty dict) (SUB_INFO's file and first line; a sub
  * seen only as a caller: file "", line 0), every caller also a key.
  * funcname: for Python input (the format row's language) the function
  * without its module package ("threading::Thread::run" in threading.py ->
@@ -239,6 +240,10 @@ pb_status pb_pstats_write(const pb_cgraph *g, FILE *fp, pb_error *werr)
     pb_strtab *str = (pb_strtab *)&g->str; /* one more string: "" */
     pb_status st = PB_OK;
 
+    if (ns == 0) { /* pstats.Stats refuses an empty dict ("Cannot create or construct ...") */
+        st = pb_fail_nooff(werr, PB_ERR_UNSUPPORTED, "the profile has no subs: Python's pstats cannot load an empty one");
+        goto done;
+    }
     for (i = 0; i < ns; i++)
         fnlen += pb_strtab_len(&g->str, g->subs[i].name) + 1;
     if (!keys || !kh || !order || !first || !(fn = (char *)malloc(fnlen ? fnlen : 1)) ||
