@@ -25,10 +25,13 @@
  *                            outermost activation's), per call site
  *     totals: <total>       the sum of every sub's self cost
  * Costs are integers: seconds / unit, rounded once per sub and per edge.
- * A sub's inclusive cost as callgrind_annotate and KCachegrind compute it
- * is its self cost plus its calls' costs; with recursion (a call into a sub
- * already active further out) that may exceed the run, as in Valgrind's own
- * files.  A sub with no known file is in file "???" (callgrind_annotate's
+ * callgrind_annotate --inclusive=yes gives a sub that is called the sum of
+ * its incoming calls' costs (NYTProf's inclusive time: recursion counted
+ * once), and one never called its self cost plus its calls' costs; KCachegrind
+ * finds the cycles itself.  (A sub's self plus its outgoing calls may exceed
+ * the run under recursion, as in Valgrind's own
+ * files.)  Names are written as UTF-8 (a byte that is not: U+FFFD; control
+ * bytes as spaces).  A sub with no known file is in file "???" (callgrind_annotate's
  * word for it).
  */
 #include <errno.h>
@@ -52,16 +55,23 @@ static int by_caller_callee(const void *a, const void *b)
 
 static uint64_t units(double t, double unit) { return t > 0 ? (uint64_t)llround(t / unit) : 0; }
 
-/* a name on one line: newlines and other control bytes as spaces */
+/* a name on one line, UTF-8: control bytes as spaces, a byte that starts no
+ * UTF-8 sequence as U+FFFD (as the pstats writer does) */
 static void put_name(FILE *fp, pb_str s)
 {
     size_t i;
+    char *buf = NULL;
+    if (s.len == 0) {
+        fputs("???", fp);
+        return;
+    }
+    if (!pb_utf8_valid(s.ptr, s.len) && s.len < SIZE_MAX / 3 && (buf = (char *)malloc(s.len * 3 + 1)) != NULL)
+        s = pb_str_make(buf, pb_utf8_repair(buf, s.ptr, s.len), 1);
     for (i = 0; i < s.len; i++) {
         unsigned char c = (unsigned char)s.ptr[i];
         putc(c < 0x20 || c == 0x7f ? ' ' : c, fp);
     }
-    if (s.len == 0)
-        fputs("???", fp);
+    free(buf);
 }
 
 /* "<key>=(id) name" the first time, "<key>=(id)" after; ids 1.. */
