@@ -79,8 +79,10 @@ static int on_chunk(pb_sink *self, const pb_chunk *c)
     case PB_T_NEW_FID: {
         uint32_t fid = c->u[0], id;
         if (pb_strtab_intern(&g->str, c->s[0].ptr, c->s[0].len, &id) < 0 ||
-            pb_grow_zero((void **)&g->fid_name, &g->cfid, (size_t)fid + 1, sizeof *g->fid_name) < 0)
+            pb_grow_zero((void **)&g->fid_name, &g->cfid, (size_t)fid + 1, sizeof *g->fid_name) < 0 ||
+            pb_grow_zero((void **)&g->fid_flags, &g->cfflags, (size_t)fid + 1, sizeof *g->fid_flags) < 0)
             return oom(g);
+        g->fid_flags[fid] = c->u[3];
         if ((size_t)fid + 1 > g->nfid)
             g->nfid = (size_t)fid + 1;
         g->fid_name[fid] = id + 1;
@@ -148,7 +150,7 @@ void pb_cgraph_init(pb_cgraph *g)
 void pb_cgraph_free(pb_cgraph *g)
 {
     pb_strtab_free(&g->str);
-    PB_FREE_ALL(g->fid_name, g->sub_of_name, g->subs, g->edges);
+    PB_FREE_ALL(g->fid_name, g->fid_flags, g->sub_of_name, g->subs, g->edges);
     pb_index_free(&g->eix);
     memset(g, 0, sizeof *g);
 }

@@ -48,7 +48,8 @@ typedef struct {
     pb_sink sink;
     pb_strtab str;
     uint32_t *fid_name;     /* fid -> string id + 1 (0: none) */
-    size_t nfid, cfid;
+    uint32_t *fid_flags;    /* fid -> NEW_FID flags (PB_FID_*) */
+    size_t nfid, cfid, cfflags;
     uint32_t *sub_of_name;  /* string id -> sub id + 1 (0: none) */
     size_t cson;
     pb_cg_sub *subs;
@@ -71,6 +72,8 @@ void pb_cgraph_init(pb_cgraph *g);
 void pb_cgraph_free(pb_cgraph *g);
 /* 0 when the sink ran out of memory */
 static inline int pb_cgraph_ok(const pb_cgraph *g) { return !g->oom; }
+/* a file's NEW_FID flags (0 when unknown) */
+static inline uint32_t pb_cgraph_fid_flags(const pb_cgraph *g, uint32_t fid) { return fid < g->nfid ? g->fid_flags[fid] : 0; }
 /* a file's name by fid ("" when unknown) */
 pb_str pb_cgraph_file(const pb_cgraph *g, uint32_t fid);
 static inline pb_str pb_cgraph_name(const pb_cgraph *g, uint32_t sub) { return pb_strtab_str(&g->str, g->subs[sub].name); }

@@ -13,13 +13,14 @@
  * '(' n, int 'i', long 'l' in 15-bit digits, binary float 'g', str 'u'
  * UTF-8) of
  *     {(file, line, funcname): (cc, nc, tt, ct, {caller_key: edge})}
- * with one entry per sub of the graph (none: an unsupported error, for
+ * with one entry per sub of the graph (a synthetic frame's sub, line 0 in a
+ * fake file: ('~', 0, its name without "main::"), as pstats keys built-ins) (none: an unsupported error, for
  * pstats.Stats refuses an empty dict) (SUB_INFO's file and first line; a sub
  * seen only as a caller: file "", line 0), every caller also a key.
  * funcname: for Python input (the format row's language) the function
  * without its module package ("threading::Thread::run" in threading.py ->
- * "Thread.run", as CPython names it; a name without the module, such as
- * the samples' root main::RUNTIME, as it is); otherwise the sub's full name
+ * "Thread.run", as CPython names it; "main::f" of a frame with no module
+ * "f"; the samples' root main::RUNTIME as it is); otherwise the sub's full name
  * ("main::fib").  Two subs that would share a key keep their full names.
  *
  * Tracing input (exact):  nc = the sub's calls (the sum of its incoming
@@ -175,6 +176,11 @@ static size_t py_func(pb_str name, pb_str file, char *out)
                 break;
             }
     }
+    /* a frame without a module: the fold's empty package "main" (but not
+     * its root, main::RUNTIME, which no Python function is) */
+    if (start == name.ptr && name.len > 6 && memcmp(p, "main::", 6) == 0 &&
+        !(name.len == 13 && memcmp(p, "main::RUNTIME", 13) == 0))
+        start = p + 6;
     if (start == name.ptr) { /* not a function of the file's module (main::RUNTIME): as it is */
         memcpy(out, name.ptr, name.len);
         return name.len;
@@ -234,7 +240,7 @@ pb_status pb_pstats_write(const pb_cgraph *g, FILE *fp, pb_error *werr)
     uint32_t *order = (uint32_t *)malloc((ne ? ne : 1) * sizeof *order);
     size_t *first = (size_t *)malloc((ns + 1) * sizeof *first);
     char *fn = NULL;
-    uint32_t empty_file;
+    uint32_t empty_file, tilde_file; /* interned before any name is looked at: the arena may move */
     keyset ks = {keys, kh};
     pb_index kix = {NULL, 0};
     pb_strtab *str = (pb_strtab *)&g->str; /* one more string: "" */
@@ -247,7 +253,7 @@ pb_status pb_pstats_write(const pb_cgraph *g, FILE *fp, pb_error *werr)
     for (i = 0; i < ns; i++)
         fnlen += pb_strtab_len(&g->str, g->subs[i].name) + 1;
     if (!keys || !kh || !order || !first || !(fn = (char *)malloc(fnlen ? fnlen : 1)) ||
-        pb_strtab_intern(str, "", 0, &empty_file) < 0) {
+        pb_strtab_intern(str, "", 0, &empty_file) < 0 || pb_strtab_intern(str, "~", 1, &tilde_file) < 0) {
         st = pb_fail_nooff(werr, PB_ERR_LIMIT, "out of memory");
         goto done;
     }
@@ -259,10 +265,19 @@ pb_status pb_pstats_write(const pb_cgraph *g, FILE *fp, pb_error *werr)
         uint32_t id, fid;
         size_t slot;
         int pass;
-        if (!s->has_info || pb_strtab_intern(str, file.ptr, file.len, &fid) < 0)
-            fid = empty_file;
-        k->file = fid;
-        k->line = s->has_info ? s->line : 0;
+        if (s->has_info && s->line == 0 && (pb_cgraph_fid_flags(g, s->fid) & PB_FID_IS_FAKE)) {
+            /* a synthetic frame (<GC>, <native>): a built-in, as pstats has them */
+            k->file = tilde_file;
+            k->line = 0;
+            if (name.len > 6 && memcmp(name.ptr, "main::", 6) == 0)
+                name = pb_str_make(name.ptr + 6, name.len - 6, name.utf8);
+            file = pb_str_make("", 0, 0);
+        } else {
+            if (!s->has_info || pb_strtab_intern(str, file.ptr, file.len, &fid) < 0)
+                fid = empty_file;
+            k->file = fid;
+            k->line = s->has_info ? s->line : 0;
+        }
         for (pass = python ? 0 : 1; pass < 2; pass++) {
             k->func = fn + fo;
             k->flen = pass == 0 ? py_func(name, file, fn + fo) : (memcpy(fn + fo, name.ptr, name.len), name.len);
