@@ -9,11 +9,14 @@
  *   speedscope   pb_convert_stacks: strict JSON
  *   statprofiler pb_convert_statprofiler: each trace read back with our reader
  *   dump         pb_convert_json_lines: every line strict JSON
+ *   pstats       pb_write with its row: a marshal dict of pstats' shape
+ *   callgrind    pb_write with its row: the callgrind format
  * A failure must be of a decode class and leave no file in the directory
  * (no output, no temporary); a success leaves exactly its outputs, which
  * parse.  Size bit 0 turns on salvage (nytprof and dump, the targets that
  * take it), bit 2 compresses nytprof.out.  See fuzz_common.h. */
 #include "fuzz_common.h"
+#include "outputs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -23,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     pb_options opt;
     pb_error err;
     pb_status st;
-    int which = (int)((size >> 1) % 6);
+    int which = (int)((size >> 1) % 8);
     fuzz_dir();
     fuzz_path(in, sizeof in, "in");
     fuzz_path(out, sizeof out, "out");
@@ -57,6 +60,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fuzz_check_error("convert to statprofiler", st, &err, 0);
             fuzz_dir_only(keep, "a failed convert to statprofiler", &err, st);
         }
+    } else if (which >= 6) { /* the call-graph targets, through the one write driver */
+        const char *name = which == 6 ? "pstats" : "callgrind";
+        const char *const ins[] = {in};
+        pb_write_req rq;
+        pb_write_req_init(&rq);
+        opt.salvage = 0;
+        rq.in = ins;
+        rq.n = 1;
+        rq.opt = &opt;
+        rq.out = out;
+        st = pb_write(pb_target_named(name), PB_WRITE_CONVERT, &rq, &err);
+        pb_write_free(&rq);
+        fuzz_target_done(name, st, &err, keep, out, which == 6 ? 'y' : 'g', 0);
     } else {
         st = pb_convert_json_lines(in, PB_FMT_UNKNOWN, &opt, out, &err);
         fuzz_target_done("dump (JSON Lines)", st, &err, keep, out, 'l', 0);
