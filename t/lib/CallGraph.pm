@@ -65,6 +65,7 @@ sub run_of {
 sub our_graph {
     my ($in, %opt) = @_;
     my (%attr, %fid, %fake, %subs, %edges, %sites);
+    local $SIG{__WARN__} = sub { };    # a decoder's notes (EasyProfiler's "0 blocks"): the tests' stderr stays clean
     # names as Python reads them: bytes that are not UTF-8 as U+FFFD
     my $u = sub { utf8::is_utf8($_[0]) ? $_[0] : Encode::decode('UTF-8', $_[0]) };
     &Devel::ProfileBridge::ReadStream::for_chunks({
