@@ -35,7 +35,6 @@
  * word for it).
  */
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "write_callgrind.h"
@@ -53,7 +52,12 @@ static int by_caller_callee(const void *a, const void *b)
     return 0;
 }
 
-static uint64_t units(double t, double unit) { return t > 0 ? (uint64_t)llround(t / unit) : 0; }
+/* t seconds in units, rounded (no libm: the C tests link without it); saturated */
+static uint64_t units(double t, double unit)
+{
+    double x = t / unit + 0.5;
+    return x >= 1.0 ? (x < 18446744073709549568.0 ? (uint64_t)x : UINT64_MAX) : 0;
+}
 
 /* a name on one line, UTF-8: control bytes as spaces, a byte that starts no
  * UTF-8 sequence as U+FFFD (as the pstats writer does) */

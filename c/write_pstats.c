@@ -46,7 +46,6 @@
  * and no ("__sampled__",) key.
  */
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "write_pstats.h"
@@ -215,7 +214,12 @@ static int by_callee_caller(const void *a, const void *b)
     return 0;
 }
 
-static uint64_t units(double t, double unit) { return t > 0 ? (uint64_t)llround(t / unit) : 0; }
+/* t seconds in units, rounded (no libm: the C tests link without it); saturated */
+static uint64_t units(double t, double unit)
+{
+    double x = t / unit + 0.5;
+    return x >= 1.0 ? (x < 18446744073709549568.0 ? (uint64_t)x : UINT64_MAX) : 0;
+}
 
 static void w_key(mw *w, const pb_cgraph *g, const pkey *k, int *bad)
 {
