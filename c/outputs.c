@@ -11,10 +11,12 @@
 #include "merge.h"
 #include "output.h"
 #include "outputs.h"
+#include "write_callgrind.h"
 #include "write_collapsed.h"
 #include "write_dump.h"
 #include "write_nytprof.h"
 #include "write_pprof.h"
+#include "write_pstats.h"
 #include "write_speedscope.h"
 #include "write_statprofiler.h"
 
@@ -59,6 +61,31 @@ static pb_status nytprof_close(void *h, pb_status st, pb_error *err)
     return st;
 }
 
+/* the call-graph targets: the input's chunks into a call graph (chunk_graph.h), written at the end */
+static void *cgraph_open(const pb_write_req *rq, const char *who, pb_cgraph_write_fn write, pb_sink **sink,
+                         const pb_options **opt, pb_error *err)
+{
+    pb_cgraph_target *t = pb_cgraph_target_open(rq->out, who, write, err);
+    if (t) {
+        *sink = &t->g.sink;
+        *opt = rq->opt;
+    }
+    return t;
+}
+static pb_status cgraph_close(void *h, pb_status st, pb_error *err) { return pb_cgraph_target_close(h, st, err); }
+static void *pstats_open(const pb_write_req *rq, const char *input, int bare_is_dot, pb_sink **sink,
+                         const pb_options **opt, pb_error *err)
+{
+    return (void)input, (void)bare_is_dot, cgraph_open(rq, "pstats", pb_pstats_write, sink, opt, err);
+}
+#define pstats_close cgraph_close
+static void *callgrind_open(const pb_write_req *rq, const char *input, int bare_is_dot, pb_sink **sink,
+                            const pb_options **opt, pb_error *err)
+{
+    return (void)input, (void)bare_is_dot, cgraph_open(rq, "callgrind", pb_callgrind_write, sink, opt, err);
+}
+#define callgrind_close cgraph_close
+
 static pb_status statprofiler_files(pb_write_req *rq, pb_error *err)
 {
     return pb_statprofiler_write(rq->in[0], rq->fmt, rq->opt, rq->out, &rq->names, &rq->n_names, &rq->samples, err);
@@ -97,6 +124,14 @@ static const pb_target targets[] = {
       .flags = PB_TO_CONVERT | PB_TO_STDOUT | PB_TO_MERGE_STDOUT,
       .empty = "the output is empty",
       STACKS(speedscope),
+      .keeps = "" },
+    { .name = "pstats", .what = "pstats output", .consumes = PB_YIELDS_CHUNKS,
+      .flags = PB_TO_CONVERT | PB_TO_STDOUT | PB_TO_BINARY,
+      .chunks_open = pstats_open, .chunks_close = pstats_close,
+      .keeps = "" },
+    { .name = "callgrind", .what = "callgrind output", .consumes = PB_YIELDS_CHUNKS,
+      .flags = PB_TO_CONVERT | PB_TO_STDOUT,
+      .chunks_open = callgrind_open, .chunks_close = callgrind_close,
       .keeps = "" },
     { .name = "dump", .what = "dump", .consumes = PB_YIELDS_CHUNKS,
       .flags = PB_TO_STDOUT,

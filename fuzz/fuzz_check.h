@@ -12,6 +12,15 @@
  *                 in the table, ids of mappings, locations and functions are
  *                 non-zero and unique, every reference names one, every
  *                 sample has as many values as there are sample types
+ *   fz_pstats     one marshal value, as CPython's marshal.load reads it, of
+ *                 pstats' shape: a dict of (str, int, str) keys to
+ *                 (int, int, float, float, {key: int or (int, int, float,
+ *                 float)}), every string UTF-8, nothing after it
+ *   fz_callgrind  Valgrind's callgrind format as callgrind_annotate reads
+ *                 it: the header lines, then fl=/fn=/cfl=/cfn= names
+ *                 ("(id) name" once, "(id)" after, ids defined before use),
+ *                 "calls=N LINE" each followed by a cost line, cost lines
+ *                 "LINE COST", "totals: N" last, every line ended
  * Each returns NULL when the output parses, else what is wrong (static text).
  * Plain C99 and zlib; no allocation is left behind.
  */
@@ -559,6 +568,188 @@ static inline const char *fz_pprof(const void *data, size_t len)
                              : fz_pprof_message(out, n);
     inflateEnd(&z);
     free(out);
+    return why;
+}
+
+/* ---- pstats: marshal ------------------------------------------------------- */
+typedef struct {
+    const unsigned char *p, *end;
+} fz_ms;
+static inline int fz_ms_i32(fz_ms *m, int32_t *v)
+{
+    if (m->end - m->p < 4)
+        return 0;
+    *v = (int32_t)((uint32_t)m->p[0] | (uint32_t)m->p[1] << 8 | (uint32_t)m->p[2] << 16 | (uint32_t)m->p[3] << 24);
+    m->p += 4;
+    return 1;
+}
+/* UTF-8 as Python's decoder takes it (marshal: surrogates pass) */
+static inline int fz_ms_utf8(const unsigned char *p, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        unsigned char b = p[i];
+        size_t k, len = b < 0x80 ? 1 : b >= 0xC2 && b <= 0xDF ? 2 : b >= 0xE0 && b <= 0xEF ? 3 : b >= 0xF0 && b <= 0xF4 ? 4 : 0;
+        if (!len || n - i < len)
+            return 0;
+        for (k = 1; k < len; k++)
+            if ((p[i + k] & 0xC0) != 0x80)
+                return 0;
+        if ((b == 0xE0 && p[i + 1] < 0xA0) || (b == 0xF0 && p[i + 1] < 0x90) || (b == 0xF4 && p[i + 1] > 0x8F))
+            return 0;
+        i += len;
+    }
+    return 1;
+}
+/* one value of type t ('i' an int or long, 'f' a float, 's' a str, 'K' a
+ * (str, int, str) key, 'E' an edge: int or (int, int, float, float)) */
+static inline int fz_ms_value(fz_ms *m, int t)
+{
+    int32_t n;
+    unsigned char c;
+    if (m->p >= m->end)
+        return 0;
+    c = *m->p++;
+    switch (t) {
+    case 'i':
+        if (c == 'i')
+            return fz_ms_i32(m, &n);
+        if (c != 'l' || !fz_ms_i32(m, &n) || n <= 0 || n > 5 || m->end - m->p < 2 * n)
+            return 0;
+        m->p += 2 * n;
+        return m->p[-1] != 0 || m->p[-2] != 0; /* the top digit is not 0 */
+    case 'f':
+        if (c != 'g' || m->end - m->p < 8)
+            return 0;
+        m->p += 8;
+        return 1;
+    case 's':
+        if (c != 'u' || !fz_ms_i32(m, &n) || n < 0 || m->end - m->p < n || !fz_ms_utf8(m->p, (size_t)n))
+            return 0;
+        m->p += n;
+        return 1;
+    case 'K':
+        return c == '(' && fz_ms_i32(m, &n) && n == 3 && fz_ms_value(m, 's') && fz_ms_value(m, 'i') &&
+               fz_ms_value(m, 's');
+    default: /* 'E' */
+        if (c == 'i' || c == 'l')
+            return m->p--, fz_ms_value(m, 'i');
+        return c == '(' && fz_ms_i32(m, &n) && n == 4 && fz_ms_value(m, 'i') && fz_ms_value(m, 'i') &&
+               fz_ms_value(m, 'f') && fz_ms_value(m, 'f');
+    }
+}
+static inline const char *fz_pstats(const void *data, size_t len)
+{
+    fz_ms m;
+    int32_t n;
+    m.p = (const unsigned char *)data;
+    m.end = m.p + len;
+    if (len < 2 || *m.p++ != '{')
+        return "pstats: not a marshal dict";
+    while (m.p < m.end && *m.p != '0') {
+        if (!fz_ms_value(&m, 'K'))
+            return "pstats: a key is not (str, int, str)";
+        if (m.p >= m.end || *m.p++ != '(' || !fz_ms_i32(&m, &n) || n != 5 || !fz_ms_value(&m, 'i') ||
+            !fz_ms_value(&m, 'i') || !fz_ms_value(&m, 'f') || !fz_ms_value(&m, 'f') || m.p >= m.end ||
+            *m.p++ != '{')
+            return "pstats: a value is not (cc, nc, tt, ct, callers)";
+        while (m.p < m.end && *m.p != '0')
+            if (!fz_ms_value(&m, 'K') || !fz_ms_value(&m, 'E'))
+                return "pstats: a caller is not key: int or (nc, cc, tt, ct)";
+        if (m.p >= m.end)
+            return "pstats: a callers dict is not ended";
+        m.p++;
+    }
+    if (m.p >= m.end || ++m.p != m.end)
+        return "pstats: the dict is not ended, or bytes follow it";
+    return NULL;
+}
+
+/* ---- callgrind ------------------------------------------------------------- */
+static inline int fz_cg_num(const char **p, const char *e)
+{
+    const char *s = *p;
+    while (*p < e && **p >= '0' && **p <= '9')
+        (*p)++;
+    return *p > s;
+}
+static inline const char *fz_callgrind(const void *data, size_t len)
+{
+    static const char *const head[] = {"# callgrind format", "version: 1", "creator: ", "cmd: ", "positions: line",
+                                       "events: ", "summary: "};
+    const char *p = (const char *)data, *end = p + len;
+    unsigned char *fl_def = (unsigned char *)calloc(len + 1, 1), *fn_def = (unsigned char *)calloc(len + 1, 1);
+    const char *why = NULL;
+    size_t i = 0;
+    int after_calls = 0, totals = 0;
+    if (!fl_def || !fn_def) {
+        free(fl_def);
+        free(fn_def);
+        return NULL; /* out of memory: not a finding */
+    }
+    if (len == 0 || end[-1] != '\n')
+        why = "callgrind: not ended by a newline";
+    while (!why && p < end) {
+        const char *e = (const char *)memchr(p, '\n', (size_t)(end - p)), *q = p;
+        if (memchr(p, '\0', (size_t)(e - p)) || memchr(p, '\r', (size_t)(e - p))) {
+            why = "callgrind: a NUL or CR in a line";
+            break;
+        }
+        if (i < sizeof head / sizeof head[0]) {
+            if ((size_t)(e - p) < strlen(head[i]) || memcmp(p, head[i], strlen(head[i])) != 0)
+                why = "callgrind: a header line is missing";
+            i++;
+        } else if (totals) {
+            why = "callgrind: a line after totals";
+        } else if (p == e) {
+            ;
+        } else if (after_calls) {
+            if (!fz_cg_num(&q, e) || q >= e || *q++ != ' ' || !fz_cg_num(&q, e) || q != e)
+                why = "callgrind: calls= is not followed by a cost line";
+            after_calls = 0;
+        } else if (e - p > 6 && memcmp(p, "calls=", 6) == 0) {
+            q = p + 6;
+            if (!fz_cg_num(&q, e) || q >= e || *q++ != ' ' || !fz_cg_num(&q, e) || q != e)
+                why = "callgrind: a bad calls= line";
+            after_calls = 1;
+        } else if (e - p > 8 && memcmp(p, "totals: ", 8) == 0) {
+            q = p + 8;
+            if (!fz_cg_num(&q, e) || q != e)
+                why = "callgrind: a bad totals line";
+            totals = 1;
+        } else if (*p >= '0' && *p <= '9') {
+            if (!fz_cg_num(&q, e) || q >= e || *q++ != ' ' || !fz_cg_num(&q, e) || q != e)
+                why = "callgrind: a bad cost line";
+        } else {
+            int fn = (e - p > 3 && memcmp(p, "fn=", 3) == 0) || (e - p > 4 && memcmp(p, "cfn=", 4) == 0);
+            int fl = (e - p > 3 && memcmp(p, "fl=", 3) == 0) || (e - p > 4 && memcmp(p, "cfl=", 4) == 0);
+            size_t id = 0;
+            q = (const char *)memchr(p, '=', (size_t)(e - p));
+            if ((!fn && !fl) || !q || q + 1 >= e || q[1] != '(') {
+                why = "callgrind: an unknown line";
+                break;
+            }
+            for (q += 2; q < e && *q >= '0' && *q <= '9'; q++)
+                id = id * 10 + (size_t)(*q - '0');
+            if (q >= e || *q != ')' || id == 0 || id > len) {
+                why = "callgrind: a bad name id";
+                break;
+            }
+            q++;
+            if (q == e) {
+                if (!(fn ? fn_def : fl_def)[id])
+                    why = "callgrind: a name id used before it is defined";
+            } else if (*q != ' ' || q + 1 == e || (fn ? fn_def : fl_def)[id]) {
+                why = "callgrind: a name id defined twice, or without a name";
+            } else
+                (fn ? fn_def : fl_def)[id] = 1;
+        }
+        p = e + 1;
+    }
+    if (!why && (!totals || after_calls))
+        why = "callgrind: no totals line at the end";
+    free(fl_def);
+    free(fn_def);
     return why;
 }
 

@@ -315,6 +315,12 @@ static inline void fuzz_check_file(const char *path, const char *what, int kind,
     case 'l':
         why = fz_json_lines(out, len);
         break;
+    case 'y':
+        why = fz_pstats(out, len);
+        break;
+    case 'g':
+        why = fz_callgrind(out, len);
+        break;
     case 'n': { /* nytprof.out: our own NYTProf decoder reads it back */
         pb_membuf mb;
         mb.data = out;

@@ -10,6 +10,8 @@
  *   speedscope   strict JSON
  *   statprofiler each trace read back with our reader
  *   dump         every line strict JSON
+ *   pstats       a marshal dict of pstats' shape
+ *   callgrind    the callgrind format
  * A failure must be of a decode class and leave no file in the directory
  * (no output, no temporary); a success leaves exactly its outputs, which
  * parse.  Size bit 0 turns on salvage (nytprof and dump, the targets that
@@ -25,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     pb_options opt;
     pb_error err;
     pb_status st;
-    int which = (int)((size >> 1) % 6);
+    int which = (int)((size >> 1) % 8);
     fuzz_dir();
     fuzz_path(in, sizeof in, "in");
     fuzz_path(out, sizeof out, "out");
@@ -61,6 +63,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fuzz_dir_only(keep, "a failed convert to statprofiler", &err, st);
         }
         pb_write_free(&rq);
+    } else if (which >= 6) { /* the call-graph targets */
+        const char *name = which == 6 ? "pstats" : "callgrind";
+        opt.salvage = 0;
+        st = hx_convert(name, in, PB_FMT_UNKNOWN, &opt, out, -1, &err);
+        fuzz_target_done(name, st, &err, keep, out, which == 6 ? 'y' : 'g', 0);
     } else {
         st = hx_convert("dump", in, PB_FMT_UNKNOWN, &opt, out, -1, &err);
         fuzz_target_done("dump (JSON Lines)", st, &err, keep, out, 'l', 0);

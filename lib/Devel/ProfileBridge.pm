@@ -1928,7 +1928,8 @@ What this build can do, as a hash reference:
     read  => { nytprof => 1, pynytprof => 1, easyprofiler => 1, tachyon => 1,
                'tachyon-zstd' => 1, statprofiler => 1, v8 => 1, pprof => 1, folded => 1,
                speedscope => 1 },
-    write => { nytprof => 1, collapsed => 1, pprof => 1, speedscope => 1, dump => 1, statprofiler => 1 },
+    write => { nytprof => 1, collapsed => 1, pprof => 1, speedscope => 1, dump => 1, statprofiler => 1,
+               pstats => 1, callgrind => 1 },
   }
 
 zlib is required; libzstd and libsnappy are optional at build time
@@ -2082,6 +2083,10 @@ C<evented> profiles instead: an open and a close event per block at its real
 begin and end (ns), so speedscope's time-order view shows the capture as it
 ran (that form lists every block: its memory grows with the blocks).  Open it
 at L<https://www.speedscope.app> or in the npm package's F<index.html>.
+
+C<< to => 'pstats' >> writes the call graph as Python's C<pstats> file,
+C<< to => 'callgrind' >> as Valgrind's callgrind format, from every input;
+see L</CALL-GRAPH TARGETS>.
 
 A profile that holds no samples, timed statements or calls still converts,
 with a warning on standard error (C<nytprof-writer: warning: ...> or
@@ -2255,6 +2260,78 @@ is a C<corrupt> error (C<empty file: not a profile>), never an empty report.
 C<< pid => >> must be a number, and C<< thread => >> a thread id (or, for
 EasyProfiler, a thread name); a name where the format numbers its threads
 is an C<unsupported> error listing the threads, never thread 0.
+
+=head1 CALL-GRAPH TARGETS
+
+C<< to => 'pstats' >> (C<--to pstats>) and C<< to => 'callgrind' >>
+(C<--to callgrind>) write the profile's call graph: its subs and who
+called whom, with counts and times, from every input format.  Both read
+the input's chunk stream (C<SUB_INFO>, C<SUB_CALLERS>; a sampled or span
+format's as its fold makes them), so what they write is what C<for_chunks>
+delivers: a sub's calls are the sum of its C<SUB_CALLERS> counts, its
+exclusive and inclusive times the sums of their C<excl> and C<incl>
+(NYTProf's inclusive time counts a recursive sub's outermost call only).
+C<merge> writes them too.  Memory grows with subs and call edges.
+
+=head2 pstats
+
+One C<marshal> dump (the types of marshal version 2, which every Python 3
+reads) of C<< {(file, line, funcname): (cc, nc, tt, ct, callers)} >>, as
+C<python -m cProfile -o> writes it: C<pstats.Stats(path)> loads it (Python
+3.11 and 3.15; no C<("__sampled__",)> key), and so do snakeviz and
+gprof2dot.  One key per sub: its file and first line (a sub known only as a
+caller: C<("", 0, name)>; a synthetic frame such as C<< <GC> >>:
+C<('~', 0, '<GC>')>, as pstats keys built-ins); C<funcname> is the sub's
+name (C<main::fib>), for Python input the function as CPython names it
+(C<threading::Thread::run> in F<threading.py> is C<Thread.run>).  Names
+that are not UTF-8 get U+FFFD for each bad byte.  A profile without subs
+is refused (C<unsupported>): C<pstats.Stats> cannot load an empty one.
+
+=over
+
+=item tracing input (NYTProf, Pynytprof, EasyProfiler)
+
+Exact: C<nc> the sub's calls, C<cc> its primitive calls (C<nc> less the
+calls from itself; calls through mutual recursion count as primitive, for
+the chunks do not say which they were), C<tt> and C<ct> its exclusive and
+inclusive seconds; C<callers> per calling sub (call sites summed)
+C<(nc, cc, tt, ct)>, cProfile's order: the count (C<cc> 0 from itself), the
+edge's exclusive and inclusive seconds.
+
+=item sampled input (Tachyon, StatProfiler, pprof, V8, perf, folded, speedscope)
+
+The estimates CPython's own C<python -m profiling.sampling replay --pstats>
+makes of samples: C<cc> the samples in which the sub is the innermost frame,
+C<nc> those in which it is on the stack (once per sample, however deep it
+recurses), C<tt> = C<cc> x the interval, C<ct> = C<nc> x the interval, and
+per caller the number of samples in which that caller called it (each
+adjacency counted), a plain integer.  An input whose weights are time
+(pprof, V8, perf, speedscope, a merge) counts in ns instead of samples.
+On CPython 3.15's own files (F<t/data/tachyon/real315>) every function's
+direct samples and C<tt> equal those of C<replay --pstats -o> of the same
+file, with these differences: CPython keys a function once per I<executing>
+line (one function is several keys; ours is one key at its C<def> line),
+so its cumulative samples for a function that recurses through different
+lines add up to more than ours (ours lie between its largest key's and the
+sum); our outermost frames are called by C<main::RUNTIME> (a key of its
+own, all zero), CPython's by nothing; and CPython's file carries the
+C<("__sampled__",)> key that Python 3.11's pstats cannot load.
+
+=back
+
+=head2 callgrind
+
+Valgrind's Callgrind Format Specification, version 1, as
+C<callgrind_annotate> and KCachegrind read it: C<positions: line>, one
+event (C<ns>, or C<samples> for input counted in samples), C<fl=>/C<fn=>
+with name compression (C<(id) name> once, C<(id)> after), each sub's
+exclusive cost at its first line, and per call site C<cfl=>, C<cfn=>,
+C<calls=COUNT LINE> and the call's inclusive cost; C<summary:> and
+C<totals:> the sum of all exclusive costs.  C<callgrind_annotate
+--inclusive=no> shows each sub's exclusive time; C<--inclusive=yes> a
+called sub's incoming calls' costs (NYTProf's inclusive time) and an
+uncalled one's own cost plus its calls'.  Names are UTF-8 (a bad byte
+U+FFFD, control bytes as spaces); a sub with no known file is in C<???>.
 
 =head1 OUTPUT FILES
 
