@@ -152,6 +152,12 @@ static pb_status convert_chunks(const pb_target *t, pb_write_req *rq, pb_error *
     void *h = t->chunks_open(rq, rq->in[0], 1, &sink, &opt, err);
     if (!h)
         return err->status;
+    if (rq->chunk_tee) { /* the chunks pass it first (--report's loss counter) */
+        *rq->chunk_tee_next = sink;
+        rq->chunk_tee->cleanups = sink->cleanups;
+        sink = rq->chunk_tee;
+        rq->chunk_teed = 1;
+    }
     return t->chunks_close(h, pb_decode_file(rq->in[0], rq->fmt, opt, sink, err), err);
 }
 
