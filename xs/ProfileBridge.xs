@@ -9,6 +9,7 @@
 #if defined(__GLIBC__) || defined(__linux__)
 #include <malloc.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #endif
 #include "EXTERN.h"
 #include "perl.h"
@@ -1138,12 +1139,11 @@ pbxs__for_chunks(callback, file, format_sv, opts)
         LEAVE;
 
 void
-pbxs__count(file, format_sv, opts, facts = NULL, loss_format = NULL)
+pbxs__count(file, format_sv, opts, facts = NULL)
         const char *file
         SV *format_sv
         HV *opts
         SV *facts
-        SV *loss_format
     PREINIT:
         info_sink is;
         pb_options o;
@@ -1162,13 +1162,86 @@ pbxs__count(file, format_sv, opts, facts = NULL, loss_format = NULL)
             is.attrs = (HV *)sv_2mortal((SV *)newHV());
             is.pids = (AV *)sv_2mortal((SV *)newAV());
         }
-        /* profbridge info: the losses, counted in this same decode */
-        if (loss_format) {
-            is.lc = loss_count_new(aTHX_ loss_format, NULL);
+        if (pb_decode_file(file, fmt, &o, &is.cs.sink, &err) != PB_OK)
+            croak_pb(aTHX_ &err);
+        counts = newHV();
+        for (t = 0; t < PB_TAG_COUNT; t++)
+            if (is.cs.count[t])
+                (void)hv_store(counts, pb_tag_name[t], (I32)strlen(pb_tag_name[t]), newSVuv((UV)is.cs.count[t]), 0);
+        mXPUSHs(newRV_noinc((SV *)counts));
+        if (is.attrs) {
+            mXPUSHs(newRV_inc((SV *)is.attrs));
+            mXPUSHs(newRV_inc((SV *)is.pids));
+        }
+
+SV *
+pbxs__info_read(file, format_sv, opts, loss_to = NULL)
+        const char *file
+        SV *format_sv
+        HV *opts
+        SV *loss_to
+    PREINIT:
+        info_sink is;
+        pb_options o;
+        pb_error err;
+        pb_format fmt;
+        pb_format_info info;
+        pb_source src;
+        int from_src = 0;
+        struct stat sb;
+        HV *counts;
+        AV *r;
+        int t;
+    CODE:
+        /* profbridge info in one open and one decode: the format's facts
+         * sniffed from the head the decoder then reads on (a plain file of a
+         * format without runs, no progress display), its chunk counts,
+         * threads and (loss_to: a target) the losses of a conversion to it
+         * counted as the chunks go by.  [ \%info, \%counts, \%attrs,
+         * \@pids, \%losses | undef ] */
+        fmt = format_arg(aTHX_ format_sv);
+        fill_options(aTHX_ opts, &o);
+        pb_error_init(&err, fmt ? pb_format_name(fmt) : "profbridge", file);
+        if (!o.progress && stat(file, &sb) == 0 && S_ISREG(sb.st_mode) && pb_src_open_file(&src, file, &err) == PB_OK) {
+            size_t want = sb.st_size < 4096 ? (size_t)sb.st_size : 4096, n;
+            const pb_format_row *row;
+            from_src = pb_src_need(&src, want) >= 0;
+            n = pb_src_avail(&src) < want ? pb_src_avail(&src) : want;
+            if (from_src)
+                pb_detect_bytes_sized(src.p, n, (uint64_t)sb.st_size, &info);
+            row = from_src ? pb_format_get(fmt ? fmt : info.format) : NULL;
+            if (!row || row->run) { /* a run's files are found by name: pb_decode_file */
+                from_src = 0;
+                pb_src_close(&src);
+            }
+        }
+        if (!from_src) {
+            pb_error_init(&err, "profbridge", file);
+            if (pb_detect_file(file, &info, &err) != PB_OK)
+                croak_pb(aTHX_ &err);
+        }
+        r = (AV *)sv_2mortal((SV *)newAV());
+        av_push(r, newRV_noinc((SV *)info_hv(aTHX_ &info, 1)));
+        memset(&is, 0, sizeof is);
+        pb_count_sink_init(&is.cs);
+        is.cs.sink.chunk = info_chunk;
+        is.cs.sink.ctx = &is;
+        is.attrs = (HV *)sv_2mortal((SV *)newHV());
+        is.pids = (AV *)sv_2mortal((SV *)newAV());
+        if (loss_to && SvOK(loss_to) && !(info.name && strcmp(info.name, SvPV_nolen(loss_to)) == 0)) {
+            SV *lf = sv_2mortal(info.name ? newSVpv(info.name, 0) : newSVpvs(""));
+            is.lc = loss_count_new(aTHX_ lf, NULL);
             is.warnings = sv_2mortal(newSVpvs(""));
             is.cs.sink.warn = info_warn;
         }
-        if (pb_decode_file(file, fmt, &o, &is.cs.sink, &err) != PB_OK)
+        if (from_src) {
+            pb_status st;
+            pb_error_init(&err, fmt ? pb_format_name(fmt) : "profbridge", file);
+            st = pb_decode_source(&src, file, fmt, &o, &is.cs.sink, &err);
+            pb_src_close(&src);
+            if (st != PB_OK)
+                croak_pb(aTHX_ &err);
+        } else if (pb_decode_file(file, fmt, &o, &is.cs.sink, &err) != PB_OK)
             croak_pb(aTHX_ &err);
         if (is.warnings) {
             STRLEN len;
@@ -1183,18 +1256,13 @@ pbxs__count(file, format_sv, opts, facts = NULL, loss_format = NULL)
         for (t = 0; t < PB_TAG_COUNT; t++)
             if (is.cs.count[t])
                 (void)hv_store(counts, pb_tag_name[t], (I32)strlen(pb_tag_name[t]), newSVuv((UV)is.cs.count[t]), 0);
-        mXPUSHs(newRV_noinc((SV *)counts));
-        if (is.attrs) {
-            mXPUSHs(newRV_inc((SV *)is.attrs));
-            mXPUSHs(newRV_inc((SV *)is.pids));
-        }
-        if (is.lc) {
-            if (!is.attrs) {
-                XPUSHs(&PL_sv_undef);
-                XPUSHs(&PL_sv_undef);
-            }
-            mXPUSHs(loss_counts_rv(aTHX_ is.lc));
-        }
+        av_push(r, newRV_noinc((SV *)counts));
+        av_push(r, newRV_inc((SV *)is.attrs));
+        av_push(r, newRV_inc((SV *)is.pids));
+        av_push(r, is.lc ? loss_counts_rv(aTHX_ is.lc) : newSV(0));
+        RETVAL = newRV_inc((SV *)r);
+    OUTPUT:
+        RETVAL
 
 SV *
 pbxs__loss_counts(file, format_sv, opts, loss_format)
@@ -1329,14 +1397,6 @@ pbxs__targets()
             av_push(av, newRV_noinc((SV *)hv));
         }
         RETVAL = newRV_noinc((SV *)av);
-    OUTPUT:
-        RETVAL
-
-SV *
-pbxs__common_losses()
-    CODE:
-        /* what every format's files lose (c/outputs.c) */
-        RETVAL = losses_rv(aTHX_ pb_losses_common);
     OUTPUT:
         RETVAL
 

@@ -210,8 +210,9 @@ sub _input {
     } elsif (!-f _) {
         open $fh, '<:raw', $file or return ($file, undef, $file);
     } else {
-        open my $peek, '<:raw', $file or return ($file, undef, $file);
-        my $n = read $peek, my $magic, 2;
+        # two bytes, unbuffered: the decoder reads the file, not this peek
+        sysopen my $peek, $file, 0 or return ($file, undef, $file);
+        my $n = sysread $peek, my $magic, 2;
         close $peek;
         return ($file, undef, $file) unless defined $n && $n == 2 && $magic eq "\x1f\x8b";
         # a format gzipped by every writer: its decoder reads the gzip member
@@ -480,11 +481,13 @@ sub info {
     return _with_input($file, \%opts, sub { (_info_of($_[0], %opts))[0, 1] });
 }
 
-# info() of a resolved input path
+# info() of a resolved input path: one open and one decode (_info_read);
+# _losses_to => TARGET also counts, in that decode, what a conversion to
+# TARGET loses (c/losses.c)
 sub _info_of {
     my ($path, %opts) = @_;
     my $to_losses = delete $opts{_losses_to};
-    my $info = _detect($path, 1);
+    my ($info, $counts, $attr, $pids, $lc) = @{ _info_read($path, $opts{format}, _xs_opts(\%opts), $to_losses) };
     my $facts = delete $info->{_facts};
     # a gzip-compressed input read through its inflated copy: gzip, then
     # whatever the format compresses inside
@@ -493,10 +496,6 @@ sub _info_of {
         $info->{compression} = $inner eq 'none' ? 'gzip' : "gzip+$inner";
         $info->{compressed} = 1;
     }
-    # info's losses: counted in the same decode (c/losses.c), but none for
-    # the target's own format
-    my $lfmt = defined $to_losses && ($info->{format} // '') ne $to_losses ? $info->{format} // '' : undef;
-    my ($counts, $attr, $pids, $lc) = _count($path, $opts{format}, _xs_opts(\%opts), 1, $lfmt);
     # a file the decoder read but detection did not name is never shown with an empty format
     Devel::ProfileBridge::Error->throw(format => 'profbridge', class => 'corrupt', file => $path, offset => 0,
         message => 'not a profile this distribution recognises (detection named no format; --format NAME reads it '
@@ -519,7 +518,7 @@ sub _info_of {
     # pprof: every sample type ("type/unit"), and the one read
     $info->{sample_types} = [ split /,/, $attr->{sample_types} ] if defined $attr->{sample_types};
     $info->{sample_type} = $attr->{sample_type} if defined $attr->{sample_type};
-    return ($info, $counts, $facts, defined $lfmt ? _losses_worded($to_losses, $lc) : []);
+    return ($info, $counts, $facts, $lc ? _losses_worded($to_losses, $lc) : []);
 }
 
 # the run's facts the profiler recorded (Tachyon's stats trailer), under
