@@ -27,8 +27,10 @@ static int attr_slot(pb_loss_count *lc, const char *name, size_t len)
     for (i = 0; i < lc->nattr; i++)
         if (lc->attr[i].len == len && memcmp(lc->attr[i].name, name, len) == 0)
             return (int)i;
-    if (lc->nattr == PB_LOSS_ATTRS_MAX)
+    if (lc->nattr == PB_LOSS_ATTRS_MAX) {
+        lc->full = 1;
         return -1;
+    }
     lc->attr[lc->nattr].name = name;
     lc->attr[lc->nattr].len = len;
     lc->attr[lc->nattr].val = NULL;
@@ -53,8 +55,10 @@ static void add_rule(pb_loss_count *lc, const pb_loss *r)
 {
     size_t i, k = lc->n;
     const char *colon;
-    if (k == PB_LOSS_RULES_MAX)
+    if (k == PB_LOSS_RULES_MAX) {
+        lc->full = 1;
         return;
+    }
     lc->rule[k] = r;
     lc->kind[k] = K_NONE;
     lc->slot[k] = -1;

@@ -46,6 +46,7 @@ typedef struct {
     size_t nattr;
     uint64_t tags[PB_TAG_COUNT];         /* chunks per tag */
     int oom;              /* a value could not be kept: the counts are unreliable */
+    int full;             /* more rules or ATTRIBUTEs than the arrays hold (a table grew past them) */
 } pb_loss_count;
 
 /* own: the format's rules (NULL: none); common: every format's */

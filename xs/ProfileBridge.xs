@@ -1049,6 +1049,8 @@ static pb_loss_count *loss_count_new(pTHX_ SV *fmt_sv, pb_sink *next)
     Newxz(lc, 1, pb_loss_count);
     pb_loss_count_init(lc, row ? row->losses : NULL, pb_losses_common, next);
     SAVEDESTRUCTOR_X(loss_count_free_cb, lc);
+    if (lc->full)
+        croak("Devel::ProfileBridge: the loss rules outgrew PB_LOSS_RULES_MAX or PB_LOSS_ATTRS_MAX (c/losses.h)");
     return lc;
 }
 
@@ -1062,6 +1064,8 @@ static SV *loss_counts_rv(pTHX_ const pb_loss_count *lc)
     HV *attrs = newHV();
     size_t i;
     char buf[80];
+    if (lc->oom)
+        croak("Devel::ProfileBridge: out of memory counting the losses");
     for (i = 0; i < lc->n; i++) {
         const pb_loss *l = lc->rule[i];
         HV *r = newHV();

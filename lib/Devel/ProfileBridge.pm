@@ -2147,8 +2147,10 @@ What converting C<$file> to C<$target> (C<nytprof>, the default,
 C<collapsed>, C<pprof>, C<speedscope>, C<statprofiler>) cannot carry, so
 nothing is dropped silently: an array reference of
 C<< { what => ..., count => N, note => ... } >>, empty when nothing is
-lost.  It reads the file once (a C<for_chunks> pass over its text chunks
-and counts).  C<count> is a number of samples or records, or for what the
+lost.  It reads the file once, counting in C as the chunks go by (a
+StatProfiler root file counts its whole run, as C<convert> converts it);
+C<profbridge info> counts them in the decode that counts the chunks, and
+C<convert --report> to C<nytprof> in the decode that writes the output.  C<count> is a number of samples or records, or for what the
 profiler itself could not sample a percentage with a C<%> sign (Tachyon's
 C<error_rate> and C<missed_samples>, listed when above 0: no target can
 hold samples the profile never had; nytprof.out keeps the rates as
