@@ -532,6 +532,11 @@ void pb_detect_bytes(const unsigned char *p, size_t len, pb_format_info *info)
     detect(p, len, UINT64_MAX, info);
 }
 
+void pb_detect_bytes_sized(const unsigned char *p, size_t len, uint64_t file_size, pb_format_info *info)
+{
+    detect(p, len, file_size, info);
+}
+
 /* the row that claims path as a profile of several files (a directory, or a
  * StatProfiler root's first file): 1 (*paths filled), 0 none, -1 error */
 static int claim_run(const char *path, pb_format fmt, const pb_options *opt, const pb_format_row **rowp,

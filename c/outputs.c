@@ -245,6 +245,12 @@ static pb_status chunks_write(const write_job *j, const pb_write_req *rq, pb_err
     void *h = j->t->chunks_open(rq, j->in[0], j->mode == PB_WRITE_CONVERT, &sink, &opt, err);
     if (!h)
         return err->status;
+    if (rq->chunk_tee && j->mode == PB_WRITE_CONVERT) { /* the chunks pass it first (--report's loss counter) */
+        *rq->chunk_tee_next = sink;
+        rq->chunk_tee->cleanups = sink->cleanups;
+        sink = rq->chunk_tee;
+        rq->chunk_teed = 1;
+    }
     if (j->mode == PB_WRITE_CONVERT)
         st = pb_decode_file(j->in[0], j->fmt, opt, sink, err);
     else

@@ -58,6 +58,13 @@ typedef struct {
     int level;                      /* compress level 0..9, -1 the writer's default */
     void (*warn)(void *ud, const char *msg); /* the writer's non-fatal warnings (NULL drops them) */
     void *ud;
+    /* convert to a chunk writer: a sink that sees the input's chunks on
+     * their way and hands each on to *chunk_tee_next, which the driver sets
+     * to the writer's sink (losses.h's counter: --report counts in the one
+     * decode); NULL: none.  chunk_teed (out): it was used. */
+    pb_sink *chunk_tee;
+    pb_sink **chunk_tee_next;
+    int chunk_teed;
     /* out */
     uint64_t samples;               /* samples of weight > 0 (and spans) written, where counted */
     char **names;                   /* PB_TO_FILES: the files written (pb_write_free) */

@@ -143,6 +143,9 @@ pb_format pb_format_from_name(const char *name);
 
 /* Sniff the first bytes (as many as are there, up to 4096 is plenty). */
 void pb_detect_bytes(const unsigned char *p, size_t len, pb_format_info *info);
+/* ... of a file of file_size bytes (UINT64_MAX: unknown), as pb_detect_file
+ * sniffs its first up to 4096 */
+void pb_detect_bytes_sized(const unsigned char *p, size_t len, uint64_t file_size, pb_format_info *info);
 /* Open, sniff, close. PB_ERR_IO if the file can't be read. */
 pb_status pb_detect_file(const char *path, pb_format_info *info, pb_error *err);
 

@@ -9,6 +9,7 @@
 #if defined(__GLIBC__) || defined(__linux__)
 #include <malloc.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #endif
 #include "EXTERN.h"
 #include "perl.h"
@@ -20,6 +21,7 @@
 #include "write_nytprof.h"
 #include "present.h"
 #include "outputs.h"
+#include "losses.h"
 #include "write_statprofiler.h"
 #include "output.h"
 
@@ -913,13 +915,32 @@ typedef struct {
     pb_count_sink cs;
     HV *attrs;
     AV *pids;
+    pb_loss_count *lc; /* losses counted in the same pass (NULL: not asked) */
+    SV *warnings;      /* with lc: the decoder's warnings, said once it has succeeded */
 } info_sink;
+
+/* info's warnings wait for the decode's end: a file that fails says only its error */
+static void info_warn(pb_sink *self, const char *msg)
+{
+    info_sink *is = (info_sink *)self->ctx;
+    size_t cap = strlen(msg) * 4 + 1;
+    char *b = (char *)malloc(cap);
+    dTHX;
+    if (!b)
+        return;
+    pb_escape_controls(msg, b, cap); /* escaped here: the list is split at its newlines */
+    sv_catpv(is->warnings, b);
+    sv_catpvs(is->warnings, "\n");
+    free(b);
+}
 
 static int info_chunk(pb_sink *self, const pb_chunk *c)
 {
     dTHX;
     info_sink *is = (info_sink *)self->ctx;
     is->cs.count[c->tag]++;
+    if (is->lc)
+        pb_loss_count_chunk(is->lc, c);
     if (!is->attrs)
         return 0;
     if (c->tag == PB_T_ATTRIBUTE && HvUSEDKEYS(is->attrs) < 100000) {
@@ -997,6 +1018,76 @@ static SV *losses_rv(pTHX_ const pb_loss *l)
         av_push(av, newRV_noinc((SV *)hv));
     }
     return newRV_noinc((SV *)av);
+}
+
+/* a loss counter (losses.h) for the rules of the format named by fmt_sv
+ * (undef or "": the common rules only); freed with the scope */
+static void loss_count_free_cb(pTHX_ void *p)
+{
+    pb_loss_count_free((pb_loss_count *)p);
+    Safefree(p);
+}
+/* a decoder's warning from a pass that counts losses: said at once (as
+ * for_chunks says it) */
+static void loss_pass_warn(pb_sink *self, const char *msg)
+{
+    dTHX;
+    PERL_UNUSED_ARG(self);
+    ENTER;
+    warn_escaped(aTHX_ msg);
+    LEAVE;
+}
+
+static pb_loss_count *loss_count_new(pTHX_ SV *fmt_sv, pb_sink *next)
+{
+    pb_loss_count *lc;
+    const pb_format_row *row = NULL;
+    if (fmt_sv && SvOK(fmt_sv) && SvCUR(fmt_sv)) {
+        pb_format f = pb_format_from_name(SvPV_nolen(fmt_sv));
+        row = f != PB_FMT_UNKNOWN ? pb_format_get(f) : NULL;
+    }
+    Newxz(lc, 1, pb_loss_count);
+    pb_loss_count_init(lc, row ? row->losses : NULL, pb_losses_common, next);
+    SAVEDESTRUCTOR_X(loss_count_free_cb, lc);
+    if (lc->full)
+        croak("Devel::ProfileBridge: the loss rules outgrew PB_LOSS_RULES_MAX or PB_LOSS_ATTRS_MAX (c/losses.h)");
+    return lc;
+}
+
+/* what a loss counter counted: { rules => [ { what, fact, stacks, notes,
+ * count } in losses()'s order ], attrs => { NAME => value } (the
+ * ATTRIBUTEs the rules and their notes read) } */
+static SV *loss_counts_rv(pTHX_ const pb_loss_count *lc)
+{
+    HV *hv = newHV();
+    AV *rules = newAV();
+    HV *attrs = newHV();
+    size_t i;
+    char buf[80];
+    if (lc->oom)
+        croak("Devel::ProfileBridge: out of memory counting the losses");
+    for (i = 0; i < lc->n; i++) {
+        const pb_loss *l = lc->rule[i];
+        HV *r = newHV();
+        (void)hv_stores(r, "what", newSVpv(l->what, 0));
+        (void)hv_stores(r, "fact", l->fact ? newSVpv(l->fact, 0) : newSV(0));
+        (void)hv_stores(r, "stacks", newSViv(!!(l->flags & PB_LOSS_STACKS)));
+        (void)hv_stores(r, "notes", newSVpv(l->notes, 0));
+        {
+            const char *t = pb_loss_count_text(lc, i, buf, sizeof buf);
+            SV *n = !pb_loss_count_is_number(lc, i) ? newSVpv(t, 0)
+                    : t[strspn(t, "0123456789")] ? newSVnv(strtod(t, NULL)) : newSVuv((UV)strtoull(t, NULL, 10));
+            (void)hv_stores(r, "count", n);
+        }
+        av_push(rules, newRV_noinc((SV *)r));
+    }
+    for (i = 0; i < lc->nattr; i++)
+        if (lc->attr[i].val)
+            (void)hv_store(attrs, lc->attr[i].name, (I32)lc->attr[i].len,
+                           newSVpvn(lc->attr[i].val, lc->attr[i].vlen), 0);
+    (void)hv_stores(hv, "rules", newRV_noinc((SV *)rules));
+    (void)hv_stores(hv, "attrs", newRV_noinc((SV *)attrs));
+    return newRV_noinc((SV *)hv);
 }
 
 MODULE = Devel::ProfileBridge    PACKAGE = Devel::ProfileBridge    PREFIX = pbxs_
@@ -1087,8 +1178,121 @@ pbxs__count(file, format_sv, opts, facts = NULL)
             mXPUSHs(newRV_inc((SV *)is.pids));
         }
 
+SV *
+pbxs__info_read(file, format_sv, opts, loss_to = NULL)
+        const char *file
+        SV *format_sv
+        HV *opts
+        SV *loss_to
+    PREINIT:
+        info_sink is;
+        pb_options o;
+        pb_error err;
+        pb_format fmt;
+        pb_format_info info;
+        pb_source src;
+        int from_src = 0;
+        struct stat sb;
+        HV *counts;
+        AV *r;
+        int t;
+    CODE:
+        /* profbridge info in one open and one decode: the format's facts
+         * sniffed from the head the decoder then reads on (a plain file of a
+         * format without runs, no progress display), its chunk counts,
+         * threads and (loss_to: a target) the losses of a conversion to it
+         * counted as the chunks go by.  [ \%info, \%counts, \%attrs,
+         * \@pids, \%losses | undef ] */
+        fmt = format_arg(aTHX_ format_sv);
+        fill_options(aTHX_ opts, &o);
+        pb_error_init(&err, fmt ? pb_format_name(fmt) : "profbridge", file);
+        if (!o.progress && stat(file, &sb) == 0 && S_ISREG(sb.st_mode) && pb_src_open_file(&src, file, &err) == PB_OK) {
+            size_t want = sb.st_size < 4096 ? (size_t)sb.st_size : 4096, n;
+            const pb_format_row *row;
+            from_src = pb_src_need(&src, want) >= 0;
+            n = pb_src_avail(&src) < want ? pb_src_avail(&src) : want;
+            if (from_src)
+                pb_detect_bytes_sized(src.p, n, (uint64_t)sb.st_size, &info);
+            row = from_src ? pb_format_get(fmt ? fmt : info.format) : NULL;
+            if (!row || row->run) { /* a run's files are found by name: pb_decode_file */
+                from_src = 0;
+                pb_src_close(&src);
+            }
+        }
+        if (!from_src) {
+            pb_error_init(&err, "profbridge", file);
+            if (pb_detect_file(file, &info, &err) != PB_OK)
+                croak_pb(aTHX_ &err);
+        }
+        r = (AV *)sv_2mortal((SV *)newAV());
+        av_push(r, newRV_noinc((SV *)info_hv(aTHX_ &info, 1)));
+        memset(&is, 0, sizeof is);
+        pb_count_sink_init(&is.cs);
+        is.cs.sink.chunk = info_chunk;
+        is.cs.sink.ctx = &is;
+        is.attrs = (HV *)sv_2mortal((SV *)newHV());
+        is.pids = (AV *)sv_2mortal((SV *)newAV());
+        if (loss_to && SvOK(loss_to) && !(info.name && strcmp(info.name, SvPV_nolen(loss_to)) == 0)) {
+            SV *lf = sv_2mortal(info.name ? newSVpv(info.name, 0) : newSVpvs(""));
+            is.lc = loss_count_new(aTHX_ lf, NULL);
+            is.warnings = sv_2mortal(newSVpvs(""));
+            is.cs.sink.warn = info_warn;
+        }
+        if (from_src) {
+            pb_status st;
+            pb_error_init(&err, fmt ? pb_format_name(fmt) : "profbridge", file);
+            st = pb_decode_source(&src, file, fmt, &o, &is.cs.sink, &err);
+            pb_src_close(&src);
+            if (st != PB_OK)
+                croak_pb(aTHX_ &err);
+        } else if (pb_decode_file(file, fmt, &o, &is.cs.sink, &err) != PB_OK)
+            croak_pb(aTHX_ &err);
+        if (is.warnings) {
+            STRLEN len;
+            const char *p = SvPV(is.warnings, len), *end = p + len;
+            while (p < end) {
+                const char *nl = (const char *)memchr(p, '\n', (size_t)(end - p));
+                warn("%.*s\n", (int)(nl - p), p);
+                p = nl + 1;
+            }
+        }
+        counts = newHV();
+        for (t = 0; t < PB_TAG_COUNT; t++)
+            if (is.cs.count[t])
+                (void)hv_store(counts, pb_tag_name[t], (I32)strlen(pb_tag_name[t]), newSVuv((UV)is.cs.count[t]), 0);
+        av_push(r, newRV_noinc((SV *)counts));
+        av_push(r, newRV_inc((SV *)is.attrs));
+        av_push(r, newRV_inc((SV *)is.pids));
+        av_push(r, is.lc ? loss_counts_rv(aTHX_ is.lc) : newSV(0));
+        RETVAL = newRV_inc((SV *)r);
+    OUTPUT:
+        RETVAL
+
+SV *
+pbxs__loss_counts(file, format_sv, opts, loss_format)
+        const char *file
+        SV *format_sv
+        HV *opts
+        SV *loss_format
+    PREINIT:
+        pb_loss_count *lc;
+        pb_options o;
+        pb_error err;
+        pb_format fmt;
+    CODE:
+        /* losses() alone: one decode that only counts */
+        fmt = format_arg(aTHX_ format_sv);
+        fill_options(aTHX_ opts, &o);
+        lc = loss_count_new(aTHX_ loss_format, NULL);
+        lc->sink.warn = loss_pass_warn;
+        if (pb_decode_file(file, fmt, &o, &lc->sink, &err) != PB_OK)
+            croak_pb(aTHX_ &err);
+        RETVAL = loss_counts_rv(aTHX_ lc);
+    OUTPUT:
+        RETVAL
+
 void
-pbxs__write(to, mode, in, format_sv, opts, out, level)
+pbxs__write(to, mode, in, format_sv, opts, out, level, report = NULL)
         const char *to
         const char *mode
         AV *in
@@ -1096,7 +1300,9 @@ pbxs__write(to, mode, in, format_sv, opts, out, level)
         HV *opts
         const char *out
         int level
+        SV *report
     PREINIT:
+        pb_loss_count *lc = NULL;
         const pb_target *t;
         pb_write_mode m;
         pb_write_req rq;
@@ -1130,6 +1336,15 @@ pbxs__write(to, mode, in, format_sv, opts, out, level)
         rq.level = level;
         rq.warn = held_warn_cb;
         rq.ud = &hw;
+        /* convert --report: { format => NAME } gets the losses counted in
+         * this decode ({ counts => ... }) when the target's driver feeds a
+         * chunk writer (outputs.c); else the Perl side counts them apart */
+        if (report && SvROK(report) && SvTYPE(SvRV(report)) == SVt_PVHV) {
+            SV **f = hv_fetchs((HV *)SvRV(report), "format", 0);
+            lc = loss_count_new(aTHX_ f ? *f : NULL, NULL);
+            rq.chunk_tee = &lc->sink;
+            rq.chunk_tee_next = &lc->next;
+        }
         if (strcmp(out, "-") == 0)
             PerlIO_flush(PerlIO_stdout());
         held_warnings_init(aTHX_ &hw);
@@ -1137,6 +1352,8 @@ pbxs__write(to, mode, in, format_sv, opts, out, level)
         held_warnings_emit(aTHX_ &hw);
         if (st != PB_OK)
             croak_pb(aTHX_ &err);
+        if (lc && rq.chunk_teed)
+            (void)hv_stores((HV *)SvRV(report), "counts", loss_counts_rv(aTHX_ lc));
         EXTEND(SP, 1 + (SSize_t)rq.n_names);
         mPUSHu((UV)rq.samples);
         for (i = 0; i < (SSize_t)rq.n_names; i++)
@@ -1184,14 +1401,6 @@ pbxs__targets()
             av_push(av, newRV_noinc((SV *)hv));
         }
         RETVAL = newRV_noinc((SV *)av);
-    OUTPUT:
-        RETVAL
-
-SV *
-pbxs__common_losses()
-    CODE:
-        /* what every format's files lose (c/outputs.c) */
-        RETVAL = losses_rv(aTHX_ pb_losses_common);
     OUTPUT:
         RETVAL
 

@@ -210,8 +210,9 @@ sub _input {
     } elsif (!-f _) {
         open $fh, '<:raw', $file or return ($file, undef, $file);
     } else {
-        open my $peek, '<:raw', $file or return ($file, undef, $file);
-        my $n = read $peek, my $magic, 2;
+        # two bytes, unbuffered: the decoder reads the file, not this peek
+        sysopen my $peek, $file, 0 or return ($file, undef, $file);
+        my $n = sysread $peek, my $magic, 2;
         close $peek;
         return ($file, undef, $file) unless defined $n && $n == 2 && $magic eq "\x1f\x8b";
         # a format gzipped by every writer: its decoder reads the gzip member
@@ -480,10 +481,13 @@ sub info {
     return _with_input($file, \%opts, sub { (_info_of($_[0], %opts))[0, 1] });
 }
 
-# info() of a resolved input path
+# info() of a resolved input path: one open and one decode (_info_read);
+# _losses_to => TARGET also counts, in that decode, what a conversion to
+# TARGET loses (c/losses.c)
 sub _info_of {
     my ($path, %opts) = @_;
-    my $info = _detect($path, 1);
+    my $to_losses = delete $opts{_losses_to};
+    my ($info, $counts, $attr, $pids, $lc) = @{ _info_read($path, $opts{format}, _xs_opts(\%opts), $to_losses) };
     my $facts = delete $info->{_facts};
     # a gzip-compressed input read through its inflated copy: gzip, then
     # whatever the format compresses inside
@@ -492,7 +496,6 @@ sub _info_of {
         $info->{compression} = $inner eq 'none' ? 'gzip' : "gzip+$inner";
         $info->{compressed} = 1;
     }
-    my ($counts, $attr, $pids) = _count($path, $opts{format}, _xs_opts(\%opts), 1);
     # a file the decoder read but detection did not name is never shown with an empty format
     Devel::ProfileBridge::Error->throw(format => 'profbridge', class => 'corrupt', file => $path, offset => 0,
         message => 'not a profile this distribution recognises (detection named no format; --format NAME reads it '
@@ -515,7 +518,7 @@ sub _info_of {
     # pprof: every sample type ("type/unit"), and the one read
     $info->{sample_types} = [ split /,/, $attr->{sample_types} ] if defined $attr->{sample_types};
     $info->{sample_type} = $attr->{sample_type} if defined $attr->{sample_type};
-    return ($info, $counts, $facts);
+    return ($info, $counts, $facts, $lc ? _losses_worded($to_losses, $lc) : []);
 }
 
 # the run's facts the profiler recorded (Tachyon's stats trailer), under
@@ -652,12 +655,18 @@ sub _convert_impl {
     _check_not_input('convert', $opts{out}, $opts{in});
     return _with_input($opts{in}, \%opts, sub {
         my ($in) = @_;
-        my ($samples, @names) = _write($to, 'convert', [$in], $opts{format}, $x, $opts{out}, $level);
+        # --report: the losses counted in this decode where the target's
+        # driver can (a chunk writer), else in one more decode that only counts
+        my $lc = $report ? { format => _detect($in)->{format} // '' } : undef;
+        my ($samples, @names) = _write($to, 'convert', [$in], $opts{format}, $x, $opts{out}, $level, $lc);
         # an empty profile is said so for every sample target
         warn "$to: warning: " . Devel::ProfileBridge::Error::_esc($opts{in})
             . " holds no stack samples: $t->{empty}\n" if defined $t->{empty} && !$samples;
         my @r = $t->{files} ? @names : (1);
-        @$report = @{ _losses_of($in, $to, %lopts) } if $report;
+        if ($report) {
+            @$report = @{ $lc->{counts} ? _losses_worded($to, $lc->{counts})
+                : _losses_worded($to, _loss_counts($in, $lopts{format}, _xs_opts(\%lopts), $lc->{format})) };
+        }
         return @r;
     });
 }
@@ -754,66 +763,36 @@ sub _info_losses {
     my ($file, %opts) = @_;
     _check_opts('info', { map { $_ => 1 } qw(format thread pid sample_type salvage progress), @LIMITS }, \%opts);
     return _with_input($file, \%opts, sub {
-        my ($info, $counts, $facts) = _info_of($_[0], %opts);
-        my %l = %opts;
-        delete $l{progress};
-        # what the default target (nytprof.out) cannot carry of a foreign profile
-        my $to = _default_target('convert');
-        my $l = ($info->{format} // '') eq $to ? [] : eval { _losses_of($_[0], $to, %l) };
+        # what the default target (nytprof.out) cannot carry of a foreign
+        # profile, counted in the decode that counts the chunks
+        my ($info, $counts, $facts, $l) = _info_of($_[0], %opts, _losses_to => _default_target('convert'));
         return ($info, $counts, $l, $facts);
     });
 }
 
 # losses() of a resolved input path: the format row's loss rules and the
-# common ones (c/formats.c, c/outputs.c), counted in one read and worded for
-# the target's row (what it keeps)
+# common ones (c/formats.c, c/outputs.c), counted in C in one decode that
+# only counts (c/losses.c), worded here
 sub _losses_of {
     my ($path, $to, %opts) = @_;
-    require Devel::ProfileBridge::ReadStream;
     my $fmt = _detect($path)->{format} // '';
-    my ($row) = grep { $_->{name} eq $fmt } @FORMATS;
-    my @own = $row ? @{ $row->{losses} } : ();
-    my @common = @{ _common_losses() };
-    my @rules = ((grep { !$_->{late} } @own, @common), (grep { $_->{late} } @own), (grep { $_->{late} } @common));
-    my (%a, %n, @attr_counts, @comment_counts, %chunk_counts);
-    for my $i (0 .. $#rules) {
-        my ($kind, $arg) = split /:/, $rules[$i]{count}, 2;
-        if ($kind eq 'sum' || $kind eq 'keys') { push @attr_counts, [ $i, $kind eq 'sum', _loss_glob($arg) ] }
-        elsif ($kind eq 'comments') { push @comment_counts, [ $i, _loss_glob($arg) ] }
-        elsif ($kind eq 'chunks')   { push @{ $chunk_counts{$arg} }, $i }
-    }
-    my %cb = (
-        ATTRIBUTE => sub {
-            my (undef, $k, $v) = @_;
-            $a{$k} = $v;
-            $_->[1] ? ($n{ $_->[0] } += $v) : $n{ $_->[0] }++ for grep { $k =~ $_->[2] } @attr_counts;
-        },
-        COMMENT => sub { $n{ $_->[0] }++ for grep { $_[1] =~ $_->[1] } @comment_counts },
-    );
-    for my $tag (keys %chunk_counts) {
-        my @i = @{ $chunk_counts{$tag} };
-        $cb{$tag} = sub { $n{$_}++ for @i };
-    }
-    &Devel::ProfileBridge::ReadStream::for_chunks(\%cb, filename => $path, quiet => 1, %opts);
+    return _losses_worded($to, _loss_counts($path, $opts{format}, _xs_opts(\%opts), $fmt));
+}
+
+# the losses of the counts c/losses.c made ({ rules => [ { what, fact,
+# stacks, notes, count } ], attrs => { NAME => value } }), worded for the
+# target's row (what it keeps): [ { what, count, note } ]
+sub _losses_worded {
+    my ($to, $lc) = @_;
     my $t = $TARGET{$to};
     my $keeps = _keeps($t);
     my $stack_output = grep { $_ eq 'stacks' } @{ $t->{consumes} };
     my @l;
-    for my $i (0 .. $#rules) {
-        my $r = $rules[$i];
+    for my $r (@{ $lc->{rules} }) {
         next if $r->{stacks} && !$stack_output;
         next if defined $r->{fact} && $keeps->{ $r->{fact} } && $keeps->{ $r->{fact} }{whole};
-        my ($kind, $arg) = split /:/, $r->{count}, 2;
-        my $count = $kind eq 'attr' ? $a{$arg} // 0
-            : $kind eq 'pct' ? do { my $v = $a{$arg}; defined $v && $v =~ /\A[0-9.eE+-]+\z/ && $v > 0 ? "$v%" : 0 }
-            : $kind eq 'status' ? do {
-                my $st = 0;
-                for (split /,/, $a{$arg} // '') { my ($k, $c) = split /:/; $st += $c if $k }
-                $st;
-            }
-            : $n{$i} // 0;
-        next unless $count;
-        push @l, { what => $r->{what}, count => $count, note => _loss_note($r, $keeps, \%a) };
+        next unless $r->{count};
+        push @l, { what => $r->{what}, count => $r->{count}, note => _loss_note($r, $keeps, $lc->{attrs}) };
     }
     return \@l;
 }
@@ -825,13 +804,6 @@ sub _loss_fill {
     return join ' and ', map { _keeps($_)->{$arg}{how} // $_->{name} } grep { _keeps($_)->{$arg} } @TARGETS
         if $k eq 'where';
     return $v->{$k} // '';
-}
-
-# a count's key pattern: * any text, # digits, | alternatives; the whole text
-sub _loss_glob {
-    my $re = join '|', map { join '', map { $_ eq '*' ? '.*' : $_ eq '#' ? '\d+' : quotemeta } split /([*#])/ }
-        split /\|/, $_[0];
-    return qr/\A(?:$re)\z/s;
 }
 
 # what target row $t keeps: { fact => { whole => 0|1, how => text } }
@@ -2180,8 +2152,10 @@ What converting C<$file> to C<$target> (C<nytprof>, the default,
 C<collapsed>, C<pprof>, C<speedscope>, C<statprofiler>) cannot carry, so
 nothing is dropped silently: an array reference of
 C<< { what => ..., count => N, note => ... } >>, empty when nothing is
-lost.  It reads the file once (a C<for_chunks> pass over its text chunks
-and counts).  C<count> is a number of samples or records, or for what the
+lost.  It reads the file once, counting in C as the chunks go by (a
+StatProfiler root file counts its whole run, as C<convert> converts it);
+C<profbridge info> counts them in the decode that counts the chunks, and
+C<convert --report> to C<nytprof> in the decode that writes the output.  C<count> is a number of samples or records, or for what the
 profiler itself could not sample a percentage with a C<%> sign (Tachyon's
 C<error_rate> and C<missed_samples>, listed when above 0: no target can
 hold samples the profile never had; nytprof.out keeps the rates as

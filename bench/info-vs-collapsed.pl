@@ -1,0 +1,118 @@
+#!/usr/bin/perl
+# bench/info-vs-collapsed.pl - what `profbridge info` costs against
+# `profbridge convert --to collapsed` of the same file, in one run.
+#
+#   perl bench/info-vs-collapsed.pl [--runs N] [--corpus DIR] [--tools DIR] [--only WORD]...
+#
+# Run from the distribution root after "perl Makefile.PL && make".  The
+# files: every large corpus file (CORPUS/<format>/large/, as bench/race.pl
+# picks them) and a Go CPU profile of about 50 MB made here once with
+# t/data/pprof/gen_labels.go (8,750,000 samples; `go` needed) into --tools
+# DIR (default $PB_BENCH_TOOLS or $TMPDIR/pb-bench-tools, the file
+# bench/race.pl makes and reuses).
+#
+# info reads its input once: its chunk counts, threads and the losses of a
+# conversion to nytprof.out come from one decode (c/losses.c counts the
+# losses as the chunks go by), so it should cost about what one conversion
+# costs.  Method: each command runs once untimed (it must succeed; it warms
+# the page cache), then N rounds (default 5) of info then collapsed, so load
+# on the machine falls on both alike.  Printed per file: the medians of
+# each's CPU seconds (user + sys of the whole process, from times()) and
+# wall seconds, and info/collapsed as the median of the rounds' CPU ratios.
+use strict;
+use warnings;
+use Getopt::Long;
+use Config;
+use Cwd qw(abs_path);
+use File::Basename qw(basename);
+use File::Path qw(make_path);
+use File::Temp qw(tempdir);
+use Time::HiRes qw(time);
+
+my $runs = 5;
+my $corpus = $ENV{CORPUS} // '../shared/corpus';
+my $tools = $ENV{PB_BENCH_TOOLS} // ($ENV{TMPDIR} // '/tmp') . '/pb-bench-tools';
+my @only;
+GetOptions('runs=i' => \$runs, 'corpus=s' => \$corpus, 'tools=s' => \$tools, 'only=s' => \@only)
+    or die "usage: $0 [--runs N] [--corpus DIR] [--tools DIR] [--only WORD]...\n";
+$runs = 1 if $runs < 1;
+die "info-vs-collapsed.pl: run it from the distribution root after 'perl Makefile.PL && make' (no blib/)\n"
+    unless -d 'blib/arch' && -f 'bin/profbridge';
+
+my %pick = (
+    nytprof      => qr/\.nytprof\.out\z/,
+    pynytprof    => qr/\.nytprof\.out\z/,
+    easyprofiler => qr/\.prof\z/,
+    statprofiler => qr/\.out\.[0-9a-f]{48}\.[0-9]{8}\z/,
+    tachyon      => qr/\.bin\z/,
+);
+my $only_re = @only ? join('|', map { quotemeta } @only) : undef;
+sub wanted { !defined $only_re || ("$_[0]/" . basename($_[1])) =~ /$only_re/ }
+my @files;
+for my $fmt (sort keys %pick) {
+    next unless -d "$corpus/$fmt/large";
+    push @files, map { [ $fmt, $_ ] } grep { basename($_) =~ $pick{$fmt} && -f } sort glob("$corpus/$fmt/large/*");
+}
+my $pprof_n = 8750000;
+my $big = "$tools/pprof/large-cpu-$pprof_n.pb.gz";
+if (wanted(pprof => $big) && `which go 2>/dev/null`) {
+    if (!-s $big) {
+        make_path("$tools/pprof");
+        print STDERR "info-vs-collapsed.pl: making $big (go run t/data/pprof/gen_labels.go)\n";
+        system('go', 'run', 't/data/pprof/gen_labels.go', "$big.tmp", $pprof_n, 1, 20000, 0) == 0
+            && rename("$big.tmp", $big)
+            or print STDERR "info-vs-collapsed.pl: could not make $big\n";
+    }
+    push @files, [ pprof => $big ] if -s $big;
+}
+@files = grep { wanted(@$_) } @files;
+die "info-vs-collapsed.pl: no files (no $corpus/*/large, and no Go profile)\n" unless @files;
+
+my $tmp = tempdir('pb-info-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+my @pb = ($Config{perlpath}, '-Mblib', 'bin/profbridge');
+
+# one whole process: (CPU seconds of it, wall seconds); dies when it fails
+sub timed {
+    my (@cmd) = @_;
+    my @t0 = times;
+    my $w0 = time;
+    my $pid = fork // die "fork: $!\n";
+    if (!$pid) {
+        open STDOUT, '>', '/dev/null' or die;
+        open STDERR, '>', "$tmp/err" or die;
+        exec @cmd or die "exec: $!\n";
+    }
+    waitpid $pid, 0;
+    my $rc = $?;
+    my $wall = time - $w0;
+    my @t1 = times;
+    die "info-vs-collapsed.pl: failed ($rc): @cmd\n" if $rc;
+    return ($t1[2] + $t1[3] - $t0[2] - $t0[3], $wall);
+}
+
+sub median {
+    my @v = sort { $a <=> $b } @_;
+    return @v % 2 ? $v[$#v / 2] : ($v[@v / 2 - 1] + $v[@v / 2]) / 2;
+}
+
+printf "%-46s %9s %9s %9s %9s %12s\n", 'file', 'info cpu', 'coll cpu', 'info wall', 'coll wall', 'info/coll';
+for my $f (@files) {
+    my ($fmt, $path) = @$f;
+    my @info = (@pb, 'info', $path);
+    my @coll = (@pb, 'convert', $path, '--to', 'collapsed', '-o', "$tmp/out.txt");
+    timed(@info);
+    timed(@coll);
+    my (@ic, @iw, @cc, @cw, @r);
+    for (1 .. $runs) {
+        my ($c1, $w1) = timed(@info);
+        my ($c2, $w2) = timed(@coll);
+        push @ic, $c1;
+        push @iw, $w1;
+        push @cc, $c2;
+        push @cw, $w2;
+        push @r, $c2 > 0 ? $c1 / $c2 : 0;
+    }
+    unlink "$tmp/out.txt";
+    printf "%-46s %9.2f %9.2f %9.2f %9.2f %11.2fx\n", "$fmt/" . basename($path), median(@ic), median(@cc),
+        median(@iw), median(@cw), median(@r);
+}

@@ -1,0 +1,148 @@
+#!perl
+# info and convert --report read their input once: the losses are counted in
+# the decode that counts the chunks (info) or feeds the writer (--report to
+# nytprof.out), in C (c/losses.c).  The counts are checked against each
+# profiler's own reader (the files' ground truth), also when the input comes
+# through a pipe that can be read only once.
+use strict;
+use warnings;
+use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use Needs qw(zstd snappy);
+use Stacks qw(slurp);
+use File::Temp qw(tempdir);
+use Config;
+use JSON::PP ();
+
+my $d = "$FindBin::Bin/data";
+my $root = "$FindBin::Bin/..";
+my $tmp = tempdir('pb99l-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+my @inc = map { "-I$_" } grep { -d } "$root/blib/lib", "$root/blib/arch";
+my $pb = join ' ', map { "'$_'" } $Config{perlpath}, @inc, "$root/bin/profbridge";
+sub truth { JSON::PP->new->decode(slurp("$_[0].truth.json")) }
+
+# run a shell command line; (stdout, stderr, exit status)
+sub run {
+    my ($cmd) = @_;
+    system("$cmd >'$tmp/out' 2>'$tmp/err'");
+    my $rc = $? >> 8;
+    return (scalar slurp("$tmp/out"), scalar slurp("$tmp/err"), $rc);
+}
+
+# the "not carried to TARGET:" list of info's stdout or --report's stderr: { what => count }
+sub losses_of {
+    my ($text, $to) = @_;
+    my %l;
+    my ($block) = $text =~ /^not carried to \Q$to\E:\n((?:  .*\n)*)/m or return undef;
+    for (split /\n/, $block) {
+        /\A  (.*): (\S+) \(/ or next;
+        $l{$1} = $2;
+    }
+    return \%l;
+}
+
+sub count_of {
+    my ($l, $re) = @_;
+    my @k = grep { $_ =~ $re } keys %{ $l || {} };
+    return @k == 1 ? $l->{ $k[0] } : undef;
+}
+
+# the tags of a NYTProf reader's dump (one JSON array per chunk, tag first)
+sub dump_tags {
+    my ($f) = @_;
+    my %n;
+    open my $fh, '<', $f or die "$f: $!";
+    while (<$fh>) { $n{$1}++ if /\A\["([A-Z_]+)"/ }
+    return \%n;
+}
+
+# EasyProfiler: value records, as EasyProfiler's own reader counts them
+my $ep = "$d/easyprofiler/ep_values.prof";
+my $values = 0;
+$values += @{ $_->{values} } for @{ truth($ep)->{threads} };
+{
+    my ($out, $err, $rc) = run("$pb info '$ep'");
+    is($rc, 0, 'info ep_values.prof');
+    is(count_of(losses_of($out, 'nytprof'), qr/^value records/), $values,
+        "info: the $values value records of EasyProfiler's reader, from the one decode");
+    my ($chunks) = $out =~ /^chunks:\s+(\d+)/m;
+    ok($chunks, "info counts the chunks ($chunks)");
+
+    # through a pipe, which can be read only once: the same counts
+    my ($pout, $perr, $prc) = run("cat '$ep' | $pb info -");
+    is($prc, 0, 'info - (a pipe)') or diag $perr;
+    is(count_of(losses_of($pout, 'nytprof'), qr/^value records/), $values, '... the same value records');
+    is(($pout =~ /^chunks:\s+(\d+)/m)[0], $chunks, '... and the same chunk count');
+    (my $a = $out) =~ s/^file:.*\n//m;
+    (my $b = $pout) =~ s/^file:.*\n//m;
+    is($b, $a, '... and the same report');
+
+    # gzip-compressed, through the pipe
+    system("gzip -c '$ep' > '$tmp/ep.prof.gz'") == 0 or die "gzip: $?";
+    my ($gout, $gerr, $grc) = run("cat '$tmp/ep.prof.gz' | $pb info -");
+    is($grc, 0, 'info - (gzip through a pipe)') or diag $gerr;
+    is(count_of(losses_of($gout, 'nytprof'), qr/^value records/), $values, '... the same value records');
+
+    ($out, $err, $rc) = run("cat '$ep' | $pb convert - --to collapsed -o '$tmp/ep.folded' --report");
+    is($rc, 0, 'convert - --report (a pipe)');
+    is(count_of(losses_of($err, 'collapsed'), qr/^value records/), $values, '... reports the value records');
+    ($out, $err, $rc) = run("cat '$ep' | $pb convert - -o '$tmp/ep.nytprof' --report");
+    is($rc, 0, 'convert - --report to nytprof.out (a pipe; counted as the writer reads)');
+    is(count_of(losses_of($err, 'nytprof'), qr/^value records/), $values, '... reports the value records');
+}
+
+# StatProfiler: op names (one per sample: the weight) and section events, as
+# Devel::StatProfiler's reader counts them
+{
+    my ($f) = glob "$d/statprofiler/sections_meta.out.*[0-9a-f]";
+    my $t = truth($f);
+    for my $to (qw(nytprof collapsed)) {
+        my ($out, $err, $rc) = run("$pb convert '$f' --to $to -o '$tmp/sm.$to' --report");
+        is($rc, 0, "sections_meta --report --to $to");
+        my $l = losses_of($err, $to);
+        is(count_of($l, qr/^op names/), $t->{total_weight}, "... op names of every sample ($t->{total_weight})");
+        is(count_of($l, qr/^section/), $t->{num_section_events}, "... every section event ($t->{num_section_events})");
+    }
+    my ($out) = run("$pb info '$f'");
+    is(count_of(losses_of($out, 'nytprof'), qr/^op names/), $t->{total_weight}, 'info: the same op names');
+}
+
+# Tachyon: samples with thread-state flags, as CPython's reader counts them
+{
+    my $f = "$d/tachyon/async_tasks.bin";
+    my $h = truth($f)->{status_byte_histogram};
+    my $flagged = 0;
+    $flagged += $h->{$_} for grep { $_ } keys %$h;
+    my ($out) = run("$pb info '$f'");
+    is(count_of(losses_of($out, 'nytprof'), qr/thread-state flags/), $flagged,
+        "info async_tasks.bin: $flagged samples with thread-state flags");
+}
+
+# NYTProf to a stack output: its line timings and call counts, as NYTProf's
+# own reader lists the chunks (the .chunks.jsonl dump)
+{
+    my $f = "$d/nytprof/recursion.nytprof.out";
+    my $tags = dump_tags("$f.chunks.jsonl");
+    my ($out, $err, $rc) = run("$pb convert '$f' --to collapsed -o '$tmp/r.folded' --report");
+    is($rc, 0, 'recursion.nytprof.out --report --to collapsed');
+    my $l = losses_of($err, 'collapsed');
+    is(count_of($l, qr/^statement/), $tags->{TIME_LINE}, "... every TIME_LINE of NYTProf's reader ($tags->{TIME_LINE})");
+    is(count_of($l, qr/call counts/), $tags->{SUB_CALLERS}, "... every SUB_CALLERS ($tags->{SUB_CALLERS})");
+}
+
+# one decode: a decoder's warning is said once by info and by convert --report
+{
+    my $f = "$d/easyprofiler/ep_open_block.prof";
+    my ($out, $err, $rc) = run("$pb info '$f'");
+    is($rc, 0, 'info ep_open_block.prof');
+    my @w = $err =~ /the file has 0 blocks/g;
+    is(scalar @w, 1, '... warns once');
+    ($out, $err, $rc) = run("$pb convert '$f' -o '$tmp/ob.nytprof' --report");
+    is($rc, 0, 'convert --report ep_open_block.prof');
+    @w = $err =~ /the file has 0 blocks/g;
+    is(scalar @w, 1, '... warns once (one decode)');
+    like($err, qr/^not carried to nytprof: nothing$/m, '... and reports');
+}
+
+done_testing;
