@@ -1209,8 +1209,12 @@ static pb_status fast_array(v8r *r, int which, uint64_t at, uint64_t *end, int *
             pb_json_ints_free(&c);
             return oom(r, at);
         }
+        int64_t last = -1;
         while (k == PB_JSON_INTS_VALUE && (k = pb_json_ints_next(&c, &v)) == PB_JSON_INTS_VALUE) {
             n++;
+            if (v == last) /* runs of one node are common */
+                continue;
+            last = v;
             if (v >= 0 && v < (int64_t)V8_SEEN_IDS)
                 r->seen[v >> 6] |= UINT64_C(1) << (v & 63);
             else
@@ -1402,7 +1406,7 @@ static pb_status pass2_fast(v8r *r, int sums)
         kb = pb_json_ints_next(&b, &d);
         if (ka != PB_JSON_INTS_VALUE || kb != PB_JSON_INTS_VALUE)
             break;
-        node = node_of(r, id);
+        node = r->dense && id >= 0 && (uint64_t)id < r->ndense ? r->dense[id] : node_of(r, id);
         /* what pass 1 saw holds, or the file changed */
         if (node == V8_NONE || ++k > r->nsamples || d <= -V8_DELTA_MAX || d >= V8_DELTA_MAX ||
             ts + d < 0 || ts + d >= V8_TIME_MAX) {

@@ -152,7 +152,10 @@ struct pb_sample_sink {
      * weight summed, in the order of its first sample and with that
      * sample's timestamp (the V8 reader does).  0, the default: every
      * sample, in order, with its own timestamp (the fold, a timeline, a
-     * writer of sample records).  A pass-through filter copies its next's. */
+     * writer of sample records).  A pass-through filter copies its next's.
+     * (pprof's writer takes a duration from the first and last timestamps
+     * only for weights that are sample counts: a decoder that sums sends
+     * ns weights, ATTRIBUTE sample_weight_unit=ns.) */
     int sums_stacks;
     /* Set by pb_sample_sink_init and pb_sample_noframe (below) only. */
     uint32_t noframe;
