@@ -234,6 +234,8 @@ struct v8r {
     pb_error lost;
     /* the fast path (see the top) */
     uint64_t arr_at[2];   /* where the '[' of samples (0) and timeDeltas (1) is */
+    uint64_t arr_end[2];  /* skimmed: the byte after the first ']' after it */
+    int skim, skim_open, skim_which; /* pass 1 only finds each array's end (sums) */
     int arr_fast[2];      /* read by the integer reader in pass 1 */
     uint64_t *seen;       /* node ids sampled, a bitmap of V8_SEEN_IDS */
     int big_ids, big_times;
@@ -1272,11 +1274,31 @@ static pb_status pass1_fast(v8r *r, int *other)
         if (skip_to > off)
             i = skip_to - off >= n ? n : (size_t)(skip_to - off);
         while (i < n && st == PB_OK) {
+            if (r->skim_open) { /* a skimmed array: to its first ']', which pass 2 checks is its end */
+                const unsigned char *q = (const unsigned char *)memchr(b + i, ']', n - i);
+                if (!q) {
+                    i = n;
+                    break;
+                }
+                i = (size_t)(q - b) + 1;
+                r->skim_open = 0;
+                r->arr_end[r->skim_which] = off + i;
+                continue;
+            }
             j = i + scan_to_array(&sc, b + i, n - i);
             if (j > i)
                 st = feed(pp, b + i, j - i, off + i);
             if (st != PB_OK || j == n)
                 break;
+            if (r->skim) {
+                r->arr_at[sc.which] = off + j;
+                r->arr_fast[sc.which] = 1;
+                r->skim_open = 1;
+                r->skim_which = sc.which;
+                st = feed(pp, (const unsigned char *)"[]", 2, off + j);
+                i = j + 1;
+                continue;
+            }
             if ((st = fast_array(r, sc.which, off + j, &end, other)) != PB_OK || *other)
                 break;
             st = feed(pp, (const unsigned char *)"[]", 2, off + j);
@@ -1285,6 +1307,8 @@ static pb_status pass1_fast(v8r *r, int *other)
         }
         r->s->p += n;
     }
+    if (r->skim_open)
+        *other = 1; /* the input ends inside an array */
     if (st == PB_OK && !*other && got < 0)
         st = r->err->status ? r->err->status : PB_ERR_IO;
     if (st == PB_OK && !*other) {
@@ -1300,12 +1324,38 @@ static pb_status pass1_fast(v8r *r, int *other)
     return st;
 }
 
+/* 1 when the stack of node i has no cycle and is within max_stack_depth
+ * (dep: each node's depth, UINT32_MAX where not known yet) */
+static int stack_ok(v8r *r, uint32_t *dep, uint32_t i)
+{
+    size_t len = 0;
+    uint32_t d;
+    while (i != V8_NONE && dep[i] == UINT32_MAX) {
+        if (pb_grow((void **)&r->ids, &r->cids, len + 1, sizeof *r->ids) < 0)
+            return 0;
+        r->ids[len++] = i;
+        dep[i] = UINT32_MAX - 1; /* on this walk */
+        i = r->nodes[i].parent;
+    }
+    if (i != V8_NONE && dep[i] == UINT32_MAX - 1) /* a cycle */
+        return 0;
+    d = i == V8_NONE ? 0 : dep[i];
+    while (len) {
+        i = r->ids[--len];
+        d += r->nodes[i].kind != N_ROOT;
+        dep[i] = d;
+        if (d > r->opt->max_stack_depth)
+            return 0;
+    }
+    return 1;
+}
+
 /* after pass 1 of the fast path and build_tree: 1 when pass 2 cannot fail
  * (as the general path's would not), else 0: the general path then reads */
 static int fast_ok(v8r *r)
 {
     uint32_t *dep = NULL;
-    size_t w, nw = V8_SEEN_IDS / 64u, len;
+    size_t w, nw = V8_SEEN_IDS / 64u;
     int ok = 1;
     if (!r->arr_fast[0] || !r->arr_fast[1] || r->big_ids || r->big_times || r->nsamples != r->ndeltas)
         return 0;
@@ -1322,36 +1372,13 @@ static int fast_ok(v8r *r)
         uint64_t bits = r->seen[w];
         while (bits && ok) {
             int64_t id = (int64_t)(w * 64u) + __builtin_ctzll(bits);
-            uint32_t i = node_of(r, id), d;
+            uint32_t i = node_of(r, id);
             bits &= bits - 1;
             if (i == V8_NONE) {
                 ok = 0;
                 break;
             }
-            len = 0;
-            while (i != V8_NONE && dep[i] == UINT32_MAX) {
-                if (pb_grow((void **)&r->ids, &r->cids, len + 1, sizeof *r->ids) < 0) {
-                    ok = 0;
-                    break;
-                }
-                r->ids[len++] = i;
-                dep[i] = UINT32_MAX - 1; /* on this walk */
-                i = r->nodes[i].parent;
-            }
-            if (!ok || (i != V8_NONE && dep[i] == UINT32_MAX - 1)) { /* a cycle */
-                ok = 0;
-                break;
-            }
-            d = i == V8_NONE ? 0 : dep[i];
-            while (len) {
-                i = r->ids[--len];
-                d += r->nodes[i].kind != N_ROOT;
-                dep[i] = d;
-                if (d > r->opt->max_stack_depth) {
-                    ok = 0;
-                    break;
-                }
-            }
+            ok = stack_ok(r, dep, i);
         }
     }
     free(dep);
@@ -1381,8 +1408,9 @@ static pb_status changed(v8r *r, uint64_t off, const pb_json_ints *c)
 }
 
 /* pass 2 of the fast path: both arrays in lockstep; sums: weights summed
- * per node, each node's stack sent once at the end */
-static pb_status pass2_fast(v8r *r, int sums)
+ * per node (send_sums sends them).  Skimmed arrays (other given): what
+ * pass 1 did not check is checked here, and anything amiss is *other */
+static pb_status pass2_fast(v8r *r, int sums, int *other)
 {
     pb_json_ints a, b;
     pb_status st = PB_OK;
@@ -1390,8 +1418,7 @@ static pb_status pass2_fast(v8r *r, int sums)
     int64_t id, d, ts = r->start_us, prev_ts = 0;
     uint32_t prev = V8_NONE, run = V8_NONE; /* sums: the node of the run of samples being added up */
     int64_t run_ts = 0, run_w = 0;
-    uint64_t k = 0;
-    size_t i;
+    uint64_t k = 0, tot = 0;
     if (v8_ints_open(r, &a, r->arr_at[0]) < 0)
         return oom(r, r->arr_at[0]);
     if (v8_ints_open(r, &b, r->arr_at[1]) < 0) {
@@ -1408,12 +1435,17 @@ static pb_status pass2_fast(v8r *r, int sums)
             break;
         node = r->dense && id >= 0 && (uint64_t)id < r->ndense ? r->dense[id] : node_of(r, id);
         /* what pass 1 saw holds, or the file changed */
-        if (node == V8_NONE || ++k > r->nsamples || d <= -V8_DELTA_MAX || d >= V8_DELTA_MAX ||
+        if (node == V8_NONE || (++k > r->nsamples && !other) || d <= -V8_DELTA_MAX || d >= V8_DELTA_MAX ||
             ts + d < 0 || ts + d >= V8_TIME_MAX) {
-            st = changed(r, pb_json_ints_offset(&a), NULL);
+            if (other)
+                *other = 1;
+            else
+                st = changed(r, pb_json_ints_offset(&a), NULL);
             break;
         }
         ts += d;
+        if (d > 0 && prev != V8_NONE)
+            tot += (uint64_t)d;
         if (prev != V8_NONE && d > 0) {
             if (!sums) {
                 if ((st = emit(r, prev, prev_ts, d, pb_json_ints_offset(&a))) != PB_OK)
@@ -1431,10 +1463,21 @@ static pb_status pass2_fast(v8r *r, int sums)
         prev = node;
         prev_ts = ts;
     }
-    if (st == PB_OK && (ka != PB_JSON_INTS_END || kb != PB_JSON_INTS_END || k != r->nsamples))
+    if (other && !*other) {
+        /* each array ends where pass 1 skimmed it to, the two together;
+         * the weights, the last's too, within 2^51 µs */
+        if (ka != PB_JSON_INTS_END || kb != PB_JSON_INTS_END || pb_json_ints_offset(&a) != r->arr_end[0] ||
+            pb_json_ints_offset(&b) != r->arr_end[1] || tot >= (uint64_t)V8_TIME_MAX / 2u ||
+            (r->have_end && (r->end_us < 0 || r->end_us >= V8_TIME_MAX || r->end_us - ts >= V8_TIME_MAX / 2)))
+            *other = 1;
+        r->nsamples = r->ndeltas = k;
+    }
+    if (st == PB_OK && !other && (ka != PB_JSON_INTS_END || kb != PB_JSON_INTS_END || k != r->nsamples))
         st = changed(r, pb_json_ints_offset(ka != PB_JSON_INTS_END ? &a : &b), ka != PB_JSON_INTS_END ? &a : &b);
     pb_json_ints_free(&a);
     pb_json_ints_free(&b);
+    if (other && *other)
+        return st;
     if (st == PB_OK && r->have_stat) {
         struct stat now;
         if (fstat(fileno(r->s->fp), &now) != 0 || now.st_size != r->st0.st_size || now.st_ino != r->st0.st_ino ||
@@ -1459,13 +1502,33 @@ static pb_status pass2_fast(v8r *r, int sums)
     }
     if (st == PB_OK && run != V8_NONE)
         st = add_weight(r, run, run_ts, run_w);
-    if (st == PB_OK && sums) {
-        uint64_t e = r->emitted;
-        for (i = 0; i < r->norder && st == PB_OK; i++)
-            st = emit(r, r->order[i], r->nodes[r->order[i]].t0, (int64_t)r->nodes[r->order[i]].w, 0);
-        r->emitted = e;
-    }
     return st;
+}
+
+/* the sums: each node's stack once, in the order of the nodes' first samples */
+static pb_status send_sums(v8r *r)
+{
+    pb_status st = PB_OK;
+    uint64_t e = r->emitted;
+    size_t i;
+    for (i = 0; i < r->norder && st == PB_OK; i++)
+        st = emit(r, r->order[i], r->nodes[r->order[i]].t0, (int64_t)r->nodes[r->order[i]].w, 0);
+    r->emitted = e;
+    return st;
+}
+
+/* skimmed: the stacks of the nodes with weight, acyclic and within max_stack_depth */
+static int sums_ok(v8r *r)
+{
+    uint32_t *dep = (uint32_t *)malloc((r->nnodes ? r->nnodes : 1) * sizeof *dep);
+    size_t i;
+    int ok = dep != NULL;
+    for (i = 0; ok && i < r->nnodes; i++)
+        dep[i] = UINT32_MAX;
+    for (i = 0; ok && i < r->norder; i++)
+        ok = stack_ok(r, dep, r->order[i]);
+    free(dep);
+    return ok;
 }
 
 static void v8_free(void *p);
@@ -1491,7 +1554,22 @@ static pb_status run(void *p, pb_sample_sink *out)
     if (r->s->view == PB_VIEW_PLAIN && pb_src_offset(r->s) == 0 &&
         (r->s->mem || (r->s->fp && pb_src_size(r->s) != UINT64_MAX))) {
         int other = 0;
+        /* a consumer of sums: pass 1 only skims the arrays (to their first
+         * ']'), pass 2 reads and checks them, and nothing reaches the sink
+         * before both passes found nothing amiss */
+        r->skim = !r->ts_ns && out->sums_stacks;
         st = pass1_fast(r, &other);
+        if (r->skim) {
+            if (st == PB_OK && !other && check_shape(r) == PB_OK && build_tree(r) == PB_OK &&
+                (st = pass2_fast(r, 1, &other)) == PB_OK && !other && sums_ok(r)) {
+                if ((st = head_attributes(r)) != PB_OK || (st = send_sums(r)) != PB_OK ||
+                    (st = tail_attributes(r)) != PB_OK)
+                    return st;
+                return r->out->finish(r->out);
+            }
+            st = PB_OK; /* any error: the general path says it */
+            other = 1;
+        }
         if (st == PB_OK && !other) {
             if ((st = check_shape(r)) != PB_OK || (st = build_tree(r)) != PB_OK)
                 return st;
@@ -1499,8 +1577,8 @@ static pb_status run(void *p, pb_sample_sink *out)
                 /* sums: what the last sample adds stays within 2^51 µs too */
                 int sums = !r->ts_ns && out->sums_stacks && r->dpos < (uint64_t)V8_TIME_MAX / 2u &&
                            (!r->have_end || r->end_us - (r->start_us + r->dsum) < V8_TIME_MAX / 2);
-                if ((st = head_attributes(r)) != PB_OK || (st = pass2_fast(r, sums)) != PB_OK ||
-                    (st = tail_attributes(r)) != PB_OK)
+                if ((st = head_attributes(r)) != PB_OK || (st = pass2_fast(r, sums, NULL)) != PB_OK ||
+                    (sums && (st = send_sums(r)) != PB_OK) || (st = tail_attributes(r)) != PB_OK)
                     return st;
                 return r->out->finish(r->out);
             }
