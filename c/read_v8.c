@@ -48,11 +48,16 @@
  * for a file that changed.  A consumer that only sums stacks (the sink's
  * sums_stacks, samples.h) gets each node's stack once, with its weight
  * summed per node, at the end, in the order of the nodes' first samples;
- * any other (the fold, a timeline) every sample in order with its time, the
- * stacks built once per node (a bounded cache).  Anything the fast path does
- * not take - an array the strict reader does not accept (a fraction, a
- * number past 18 digits, the file cut inside it: its error is yajl's), a
- * sample that pass 2 would refuse, an escaped key, a pipe - sends the whole
+ * for it pass 1 only skims each array to its first ']' (memchr) and pass 2
+ * makes every check (the strict form, each array ending at that ']', the
+ * ids, the times, the stacks): the sink hears nothing before both passes
+ * are through, so anything amiss can still take the general path.  Any
+ * other consumer (the fold, a timeline) gets every sample in order with its
+ * time, the stacks built once per node (a bounded cache).  Anything the
+ * fast path does not take - an array the strict reader does not accept (a
+ * fraction, a number past 18 digits, the file cut inside it: its error is
+ * yajl's), a sample that pass 2 would refuse, node ids from 2^22, times
+ * from 2^52 µs or deltas from 2^40, an escaped key, a pipe - sends the whole
  * input through the path below from its first byte, so every error and
  * every output is that path's.
  *
