@@ -33,7 +33,35 @@
  *
  * Bounded memory.  The nodes are kept (one per unique stack node: the
  * profile's frames); samples and timeDeltas are two parallel arrays that
- * can hold 100 MB between them and are never held.  Pass 1 parses the whole
+ * can hold 100 MB between them and are never held.
+ *
+ * The fast path (a file or a memory block: input that can be read again).
+ * Pass 1 feeds yajl the document except the two arrays: a scanner of the
+ * bytes fed (strings, nesting) finds the "samples" and "timeDeltas" keys of
+ * the top object, and each array is read by json_ints.h's strict integer
+ * reader instead (yajl is handed "[]" in its place), which counts it and
+ * notes what pass 2 could trip on: the node ids sampled (a bitmap), the
+ * range of the running timestamp, the largest delta.  After pass 1 those are
+ * checked against the tree (every id a node, every sampled stack acyclic and
+ * within max_stack_depth, every time within 2^52 µs); pass 2 then reads the
+ * two arrays in lockstep with two more integer readers and cannot fail but
+ * for a file that changed.  A consumer that only sums stacks (the sink's
+ * sums_stacks, samples.h) gets each node's stack once, with its weight
+ * summed per node, at the end, in the order of the nodes' first samples;
+ * for it pass 1 only skims each array to its first ']' (memchr) and pass 2
+ * makes every check (the strict form, each array ending at that ']', the
+ * ids, the times, the stacks): the sink hears nothing before both passes
+ * are through, so anything amiss can still take the general path.  Any
+ * other consumer (the fold, a timeline) gets every sample in order with its
+ * time, the stacks built once per node (a bounded cache).  Anything the
+ * fast path does not take - an array the strict reader does not accept (a
+ * fraction, a number past 18 digits, the file cut inside it: its error is
+ * yajl's), a sample that pass 2 would refuse, node ids from 2^22, times
+ * from 2^52 µs or deltas from 2^40, an escaped key, a pipe - sends the whole
+ * input through the path below from its first byte, so every error and
+ * every output is that path's.
+ *
+ * The general path.  Pass 1 parses the whole
  * file once with yajl's push parser, keeping the nodes and startTime/endTime,
  * counting the two arrays and noting where each starts (the byte after its
  * key, from the key pointer yajl hands over when the key lies in the block
@@ -61,6 +89,7 @@
 #include <unistd.h>
 #include "codecs.h"
 #include "fold_samples.h"
+#include "json_ints.h"
 #include "pb.h"
 #include "reader.h"
 #include "samples.h"
@@ -109,6 +138,10 @@ pb_status pb_read_v8(pb_source *src, const pb_options *opt, pb_sink *sink, pb_er
 #define V8_NONE UINT32_MAX
 #define V8_MAX_NEST 512u /* JSON nesting: a cpuprofile needs 5 levels */
 #define V8_CTX 16u       /* levels whose context is kept; deeper is skipped */
+#define V8_SEEN_IDS (1u << 22)   /* the fast path: sampled node ids below this (a 512 KB bitmap) */
+#define V8_TIME_MAX (INT64_C(1) << 52) /* the fast path: µs times and sums below this (ns below 2^62) */
+#define V8_DELTA_MAX (INT64_C(1) << 40)
+#define V8_STACK_CACHE (1u << 20) /* frame ids of the stacks kept per node (4 MB) */
 
 /* what a key names, in the map it is in */
 enum { K_OTHER, K_NODES, K_SAMPLES, K_DELTAS, K_START, K_END, K_ID, K_CALLFRAME, K_CHILDREN, K_PARENT,
@@ -126,6 +159,9 @@ typedef struct {
     uint32_t name_len, url_len;
     int32_t line, col; /* 0-based as in the JSON, -1 none */
     unsigned char kind, have_id, have_frame;
+    uint32_t stack_at, stack_len; /* its stack in the cache (stack_at V8_NONE: not there) */
+    uint64_t w;        /* the fast path's sums: weight in µs, */
+    int64_t t0;        /* and when its first sample began */
 } v8_node;
 
 typedef struct {
@@ -201,6 +237,19 @@ struct v8r {
      * arrays: the samples both arrays still pair, then the cut as a warning */
     int nodes_closed, salvaging;
     pb_error lost;
+    /* the fast path (see the top) */
+    uint64_t arr_at[2];   /* where the '[' of samples (0) and timeDeltas (1) is */
+    uint64_t arr_end[2];  /* skimmed: the byte after the first ']' after it */
+    int skim, skim_open, skim_which; /* pass 1 only finds each array's end (sums) */
+    int arr_fast[2];      /* read by the integer reader in pass 1 */
+    uint64_t *seen;       /* node ids sampled, a bitmap of V8_SEEN_IDS */
+    int big_ids, big_times;
+    int64_t dsum, dmin, dmax; /* the running sum of timeDeltas, its least and largest */
+    uint64_t dpos;        /* the sum of the positive deltas after the first (weights, µs) */
+    uint32_t *pool;       /* the stacks of nodes, frame ids innermost first */
+    size_t npool, cpool;
+    uint32_t *order;      /* sums: the nodes in the order of their first samples */
+    size_t norder, corder;
 };
 
 static const char *const synth_names[3] = { "(program)", "(idle)", "(garbage collector)" };
@@ -322,6 +371,7 @@ static int new_node(v8p *p)
     memset(n, 0, sizeof *n);
     n->parent = V8_NONE;
     n->frame = V8_NONE;
+    n->stack_at = V8_NONE;
     n->line = n->col = -1;
     return 1;
 }
@@ -866,13 +916,24 @@ static pb_status emit(v8r *r, uint32_t node, int64_t ts, int64_t w, uint64_t off
     if ((uint64_t)w > UINT64_MAX / 1000u / 4u)
         return pb_fail(r->err, PB_ERR_CORRUPT, off, "a sample lasts %lld µs, past any profile's length", (long long)w);
     wns = (uint64_t)w * 1000u;
-    if (node != r->last_node) { /* runs of one node are common: its stack is walked once */
-        if ((st = stack_of(r, node, &r->last_depth, off)) != PB_OK)
-            return st;
-        r->last_node = node;
+    if (n->stack_at != V8_NONE) { /* built before */
+        depth = n->stack_len;
+        ids = r->pool + n->stack_at;
+    } else {
+        if (node != r->last_node) { /* runs of one node are common: its stack is walked once */
+            if ((st = stack_of(r, node, &r->last_depth, off)) != PB_OK)
+                return st;
+            r->last_node = node;
+            /* kept for the node's next samples while the cache has room */
+            if (r->npool + r->last_depth <= V8_STACK_CACHE &&
+                pb_append((void **)&r->pool, &r->npool, &r->cpool, r->ids, r->last_depth, sizeof *r->ids) == 0) {
+                n->stack_at = (uint32_t)(r->npool - r->last_depth);
+                n->stack_len = r->last_depth;
+            }
+        }
+        depth = r->last_depth;
+        ids = r->ids;
     }
-    depth = r->last_depth;
-    ids = r->ids;
     if (n->kind >= N_SYNTH && n->kind < N_SYNTH + 3)
         r->synth_ns[n->kind - N_SYNTH] += wns;
     /* the fold (ns ticks) takes a sample's last tick; a stack sink its start, µs */
@@ -1062,12 +1123,476 @@ static pb_status check_shape(v8r *r)
     return PB_OK;
 }
 
+/* ---- the fast path (see the top) ------------------------------------------- */
+/* the bytes fed to yajl in pass 1, scanned for the top object's "samples"
+ * and "timeDeltas" keys: where the array of one begins */
+typedef struct {
+    unsigned depth;
+    int in_str, esc, capture, pending, which, seen_top, top_obj;
+    unsigned char key[12];
+    unsigned klen;
+    int kbad;
+} v8scan;
+
+/* the index of the '[' of samples or timeDeltas (s->which: 0, 1) in b[0 .. n), or n */
+static size_t scan_to_array(v8scan *s, const unsigned char *b, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        unsigned char ch = b[i];
+        if (s->in_str) {
+            if (s->esc)
+                s->esc = 0;
+            else if (ch == '\\')
+                s->esc = s->kbad = 1; /* an escaped key is left to yajl */
+            else if (ch == '"')
+                s->in_str = 0, s->pending = s->capture, s->capture = 0;
+            else if (s->capture && s->klen < sizeof s->key)
+                s->key[s->klen++] = ch;
+            else
+                s->kbad = 1;
+            continue;
+        }
+        switch (ch) {
+        case ' ': case '\t': case '\n': case '\r':
+            break;
+        case '"':
+            s->in_str = 1;
+            s->pending = 0;
+            s->capture = s->depth == 1 && s->top_obj;
+            s->klen = 0;
+            s->kbad = 0;
+            break;
+        case ':':
+            s->pending = s->pending == 1 && !s->kbad && ((s->klen == 7 && !memcmp(s->key, "samples", 7) && (s->which = 0, 1)) ||
+                                                         (s->klen == 10 && !memcmp(s->key, "timeDeltas", 10) && (s->which = 1, 1)))
+                         ? 2 : 0;
+            break;
+        case '[':
+            if (s->pending == 2) {
+                s->pending = 0;
+                return i;
+            }
+            s->depth++;
+            break;
+        case '{':
+            if (!s->depth && !s->seen_top)
+                s->top_obj = 1;
+            s->seen_top = 1;
+            s->depth++;
+            s->pending = 0;
+            break;
+        case '}': case ']':
+            if (s->depth)
+                s->depth--;
+            s->pending = 0;
+            break;
+        default:
+            s->pending = 0;
+        }
+    }
+    return n;
+}
+
+static int v8_ints_open(v8r *r, pb_json_ints *c, uint64_t at)
+{
+    return pb_json_ints_open(c, r->s->mem, r->s->mem_len, r->s->mem ? -1 : fileno(r->s->fp), pb_src_size(r->s), at);
+}
+
+/* pass 1: the array (which: 0 samples, 1 timeDeltas) whose '[' is at byte
+ * at, counted and noted; *end: the byte after its ']'; *other: not the
+ * strict form (nothing else is said) */
+static pb_status fast_array(v8r *r, int which, uint64_t at, uint64_t *end, int *other)
+{
+    pb_json_ints c;
+    int64_t v;
+    int k;
+    uint64_t n = 0;
+    if (v8_ints_open(r, &c, at) < 0)
+        return oom(r, at);
+    k = pb_json_ints_begin(&c);
+    if (which == 0) {
+        if (!r->seen && !(r->seen = (uint64_t *)calloc(V8_SEEN_IDS / 64u, sizeof *r->seen))) {
+            pb_json_ints_free(&c);
+            return oom(r, at);
+        }
+        int64_t last = -1;
+        while (k == PB_JSON_INTS_VALUE && (k = pb_json_ints_next(&c, &v)) == PB_JSON_INTS_VALUE) {
+            n++;
+            if (v == last) /* runs of one node are common */
+                continue;
+            last = v;
+            if (v >= 0 && v < (int64_t)V8_SEEN_IDS)
+                r->seen[v >> 6] |= UINT64_C(1) << (v & 63);
+            else
+                r->big_ids = 1;
+        }
+        r->nsamples = n;
+    } else {
+        int64_t sum = 0, lo = 0, hi = 0;
+        uint64_t pos = 0;
+        while (k == PB_JSON_INTS_VALUE && (k = pb_json_ints_next(&c, &v)) == PB_JSON_INTS_VALUE) {
+            if (v <= -V8_DELTA_MAX || v >= V8_DELTA_MAX || sum <= -V8_TIME_MAX || sum >= V8_TIME_MAX) {
+                r->big_times = 1;
+                v = 0;
+            }
+            sum += v;
+            if (sum < lo)
+                lo = sum;
+            if (sum > hi)
+                hi = sum;
+            if (v > 0 && n && pos < (uint64_t)V8_TIME_MAX)
+                pos += (uint64_t)v;
+            n++;
+        }
+        r->ndeltas = n;
+        r->dsum = sum, r->dmin = lo, r->dmax = hi, r->dpos = pos;
+    }
+    *end = pb_json_ints_offset(&c);
+    pb_json_ints_free(&c);
+    if (k != PB_JSON_INTS_END) {
+        *other = 1;
+        return PB_OK;
+    }
+    r->arr_at[which] = at;
+    r->arr_fast[which] = 1;
+    return PB_OK;
+}
+
+/* pass 1 of the fast path: as pass1, the arrays read by fast_array */
+static pb_status pass1_fast(v8r *r, int *other)
+{
+    v8p *pp = &r->p1;
+    v8scan sc;
+    pb_status st;
+    int got;
+    uint64_t skip_to = 0; /* the bytes before it are an array's, read */
+    memset(&sc, 0, sizeof sc);
+    if ((st = parser_new(r, pp, 0)) != PB_OK)
+        return st;
+    while (st == PB_OK && !*other && (got = pb_src_need(r->s, 1)) > 0) {
+        size_t i = 0, j, n = pb_src_avail(r->s);
+        const unsigned char *b = r->s->p;
+        uint64_t off = pb_src_offset(r->s), end = 0;
+        if (n > V8_BLOCK) /* the blocks of pass1, so yajl's errors fall where they do there */
+            n = V8_BLOCK;
+        if (skip_to > off)
+            i = skip_to - off >= n ? n : (size_t)(skip_to - off);
+        while (i < n && st == PB_OK) {
+            if (r->skim_open) { /* a skimmed array: to its first ']', which pass 2 checks is its end */
+                const unsigned char *q = (const unsigned char *)memchr(b + i, ']', n - i);
+                if (!q) {
+                    i = n;
+                    break;
+                }
+                i = (size_t)(q - b) + 1;
+                r->skim_open = 0;
+                r->arr_end[r->skim_which] = off + i;
+                continue;
+            }
+            j = i + scan_to_array(&sc, b + i, n - i);
+            if (j > i)
+                st = feed(pp, b + i, j - i, off + i);
+            if (st != PB_OK || j == n)
+                break;
+            if (r->skim) {
+                r->arr_at[sc.which] = off + j;
+                r->arr_fast[sc.which] = 1;
+                r->skim_open = 1;
+                r->skim_which = sc.which;
+                st = feed(pp, (const unsigned char *)"[]", 2, off + j);
+                i = j + 1;
+                continue;
+            }
+            if ((st = fast_array(r, sc.which, off + j, &end, other)) != PB_OK || *other)
+                break;
+            st = feed(pp, (const unsigned char *)"[]", 2, off + j);
+            skip_to = end;
+            i = skip_to - off >= n ? n : (size_t)(skip_to - off);
+        }
+        r->s->p += n;
+    }
+    if (r->skim_open)
+        *other = 1; /* the input ends inside an array */
+    if (st == PB_OK && !*other && got < 0)
+        st = r->err->status ? r->err->status : PB_ERR_IO;
+    if (st == PB_OK && !*other) {
+        uint64_t end = pb_src_offset(r->s);
+        st = feed(pp, NULL, 0, end);
+        if (st == PB_ERR_CORRUPT && pp->depth > 0 && !pp->fail) {
+            r->err->status = PB_OK;
+            st = pb_fail(r->err, PB_ERR_TRUNCATED, end, "the JSON object ends before it is closed (%u level%s open)",
+                         pp->depth, pp->depth == 1 ? "" : "s");
+        }
+    }
+    parser_free(pp);
+    return st;
+}
+
+/* 1 when the stack of node i has no cycle and is within max_stack_depth
+ * (dep: each node's depth, UINT32_MAX where not known yet) */
+static int stack_ok(v8r *r, uint32_t *dep, uint32_t i)
+{
+    size_t len = 0;
+    uint32_t d;
+    while (i != V8_NONE && dep[i] == UINT32_MAX) {
+        if (pb_grow((void **)&r->ids, &r->cids, len + 1, sizeof *r->ids) < 0)
+            return 0;
+        r->ids[len++] = i;
+        dep[i] = UINT32_MAX - 1; /* on this walk */
+        i = r->nodes[i].parent;
+    }
+    if (i != V8_NONE && dep[i] == UINT32_MAX - 1) /* a cycle */
+        return 0;
+    d = i == V8_NONE ? 0 : dep[i];
+    while (len) {
+        i = r->ids[--len];
+        d += r->nodes[i].kind != N_ROOT;
+        dep[i] = d;
+        if (d > r->opt->max_stack_depth)
+            return 0;
+    }
+    return 1;
+}
+
+/* after pass 1 of the fast path and build_tree: 1 when pass 2 cannot fail
+ * (as the general path's would not), else 0: the general path then reads */
+static int fast_ok(v8r *r)
+{
+    uint32_t *dep = NULL;
+    size_t w, nw = V8_SEEN_IDS / 64u;
+    int ok = 1;
+    if (!r->arr_fast[0] || !r->arr_fast[1] || r->big_ids || r->big_times || r->nsamples != r->ndeltas)
+        return 0;
+    /* every running time (from startTime) and endTime in [0, 2^52) µs */
+    if (r->start_us < 0 || r->start_us >= V8_TIME_MAX || r->start_us + r->dmin < 0 ||
+        r->start_us + r->dmax >= V8_TIME_MAX || (r->have_end && (r->end_us < 0 || r->end_us >= V8_TIME_MAX)))
+        return 0;
+    if (!r->nnodes || !(dep = (uint32_t *)malloc(r->nnodes * sizeof *dep)))
+        return 0;
+    for (w = 0; w < r->nnodes; w++)
+        dep[w] = UINT32_MAX; /* not yet known */
+    /* every sampled id a node's; its stack acyclic, within max_stack_depth */
+    for (w = 0; w < nw && ok; w++) {
+        uint64_t bits = r->seen[w];
+        while (bits && ok) {
+            int64_t id = (int64_t)(w * 64u) + __builtin_ctzll(bits);
+            uint32_t i = node_of(r, id);
+            bits &= bits - 1;
+            if (i == V8_NONE) {
+                ok = 0;
+                break;
+            }
+            ok = stack_ok(r, dep, i);
+        }
+    }
+    free(dep);
+    return ok;
+}
+
+/* the fast path's sums: weight w µs (> 0) of a sample of node i that began at ts */
+static pb_status add_weight(v8r *r, uint32_t i, int64_t ts, int64_t w)
+{
+    v8_node *n = &r->nodes[i];
+    if (!n->w) {
+        if (pb_grow((void **)&r->order, &r->corder, r->norder + 1, sizeof *r->order) < 0)
+            return oom(r, 0);
+        r->order[r->norder++] = i;
+        n->t0 = ts;
+    }
+    n->w += (uint64_t)w;
+    return PB_OK;
+}
+
+static pb_status changed(v8r *r, uint64_t off, const pb_json_ints *c)
+{
+    if (c && c->io_errno)
+        return pb_fail(r->err, PB_ERR_IO, off, "cannot read the input again: %s", strerror(c->io_errno));
+    return pb_fail(r->err, PB_ERR_CORRUPT, off, "the file changed while it was read: pass 2 does not read the "
+                   "samples and timeDeltas pass 1 counted (%llu)", (unsigned long long)r->nsamples);
+}
+
+/* pass 2 of the fast path: both arrays in lockstep; sums: weights summed
+ * per node (send_sums sends them).  Skimmed arrays (other given): what
+ * pass 1 did not check is checked here, and anything amiss is *other */
+static pb_status pass2_fast(v8r *r, int sums, int *other)
+{
+    pb_json_ints a, b;
+    pb_status st = PB_OK;
+    int ka, kb;
+    int64_t id, d, ts = r->start_us, prev_ts = 0;
+    uint32_t prev = V8_NONE, run = V8_NONE; /* sums: the node of the run of samples being added up */
+    int64_t run_ts = 0, run_w = 0;
+    uint64_t k = 0, tot = 0;
+    if (v8_ints_open(r, &a, r->arr_at[0]) < 0)
+        return oom(r, r->arr_at[0]);
+    if (v8_ints_open(r, &b, r->arr_at[1]) < 0) {
+        pb_json_ints_free(&a);
+        return oom(r, r->arr_at[1]);
+    }
+    ka = pb_json_ints_begin(&a);
+    kb = pb_json_ints_begin(&b);
+    while (ka == PB_JSON_INTS_VALUE && kb == PB_JSON_INTS_VALUE) {
+        uint32_t node;
+        ka = pb_json_ints_next(&a, &id);
+        kb = pb_json_ints_next(&b, &d);
+        if (ka != PB_JSON_INTS_VALUE || kb != PB_JSON_INTS_VALUE)
+            break;
+        node = r->dense && id >= 0 && (uint64_t)id < r->ndense ? r->dense[id] : node_of(r, id);
+        /* what pass 1 saw holds, or the file changed */
+        if (node == V8_NONE || (++k > r->nsamples && !other) || d <= -V8_DELTA_MAX || d >= V8_DELTA_MAX ||
+            ts + d < 0 || ts + d >= V8_TIME_MAX) {
+            if (other)
+                *other = 1;
+            else
+                st = changed(r, pb_json_ints_offset(&a), NULL);
+            break;
+        }
+        ts += d;
+        if (d > 0 && prev != V8_NONE)
+            tot += (uint64_t)d;
+        if (prev != V8_NONE && d > 0) {
+            if (!sums) {
+                if ((st = emit(r, prev, prev_ts, d, pb_json_ints_offset(&a))) != PB_OK)
+                    break;
+            } else if (prev == run) {
+                run_w += d;
+                r->emitted++;
+            } else {
+                if (run != V8_NONE && (st = add_weight(r, run, run_ts, run_w)) != PB_OK)
+                    break;
+                run = prev, run_ts = prev_ts, run_w = d;
+                r->emitted++;
+            }
+        }
+        prev = node;
+        prev_ts = ts;
+    }
+    if (other && !*other) {
+        /* each array ends where pass 1 skimmed it to, the two together;
+         * the weights, the last's too, within 2^51 µs */
+        if (ka != PB_JSON_INTS_END || kb != PB_JSON_INTS_END || pb_json_ints_offset(&a) != r->arr_end[0] ||
+            pb_json_ints_offset(&b) != r->arr_end[1] || tot >= (uint64_t)V8_TIME_MAX / 2u ||
+            (r->have_end && (r->end_us < 0 || r->end_us >= V8_TIME_MAX || r->end_us - ts >= V8_TIME_MAX / 2)))
+            *other = 1;
+        r->nsamples = r->ndeltas = k;
+    }
+    if (st == PB_OK && !other && (ka != PB_JSON_INTS_END || kb != PB_JSON_INTS_END || k != r->nsamples))
+        st = changed(r, pb_json_ints_offset(ka != PB_JSON_INTS_END ? &a : &b), ka != PB_JSON_INTS_END ? &a : &b);
+    pb_json_ints_free(&a);
+    pb_json_ints_free(&b);
+    if (other && *other)
+        return st;
+    if (st == PB_OK && r->have_stat) {
+        struct stat now;
+        if (fstat(fileno(r->s->fp), &now) != 0 || now.st_size != r->st0.st_size || now.st_ino != r->st0.st_ino ||
+            now.st_mtim.tv_sec != r->st0.st_mtim.tv_sec || now.st_mtim.tv_nsec != r->st0.st_mtim.tv_nsec)
+            st = pb_fail(r->err, PB_ERR_CORRUPT, 0,
+                         "the file changed while it was read (its size or modification time moved between the "
+                         "two passes)");
+    }
+    /* the last sample lasts to endTime */
+    if (st == PB_OK && prev != V8_NONE && r->have_end && r->end_us > prev_ts) {
+        if (!sums) {
+            st = emit(r, prev, prev_ts, r->end_us - prev_ts, pb_src_offset(r->s));
+        } else if (prev == run) {
+            run_w += r->end_us - prev_ts;
+            r->emitted++;
+        } else {
+            if (run != V8_NONE)
+                st = add_weight(r, run, run_ts, run_w);
+            run = prev, run_ts = prev_ts, run_w = r->end_us - prev_ts;
+            r->emitted++;
+        }
+    }
+    if (st == PB_OK && run != V8_NONE)
+        st = add_weight(r, run, run_ts, run_w);
+    return st;
+}
+
+/* the sums: each node's stack once, in the order of the nodes' first samples */
+static pb_status send_sums(v8r *r)
+{
+    pb_status st = PB_OK;
+    uint64_t e = r->emitted;
+    size_t i;
+    for (i = 0; i < r->norder && st == PB_OK; i++)
+        st = emit(r, r->order[i], r->nodes[r->order[i]].t0, (int64_t)r->nodes[r->order[i]].w, 0);
+    r->emitted = e;
+    return st;
+}
+
+/* skimmed: the stacks of the nodes with weight, acyclic and within max_stack_depth */
+static int sums_ok(v8r *r)
+{
+    uint32_t *dep = (uint32_t *)malloc((r->nnodes ? r->nnodes : 1) * sizeof *dep);
+    size_t i;
+    int ok = dep != NULL;
+    for (i = 0; ok && i < r->nnodes; i++)
+        dep[i] = UINT32_MAX;
+    for (i = 0; ok && i < r->norder; i++)
+        ok = stack_ok(r, dep, r->order[i]);
+    free(dep);
+    return ok;
+}
+
+static void v8_free(void *p);
+
+/* the fast path left: back to the state before pass 1, the input at its start */
+static pb_status v8_restart(v8r *r)
+{
+    v8r keep = *r;
+    r->err->status = PB_OK;
+    v8_free(r);
+    r->s = keep.s, r->opt = keep.opt, r->err = keep.err, r->out = keep.out, r->warn_sink = keep.warn_sink;
+    r->ts_ns = keep.ts_ns, r->have_stat = keep.have_stat, r->st0 = keep.st0;
+    r->last_node = V8_NONE;
+    return pb_src_rewind(r->s);
+}
+
 static pb_status run(void *p, pb_sample_sink *out)
 {
     v8r *r = (v8r *)p;
     pb_status st;
     r->out = out;
     r->have_stat = r->s->fp && fstat(fileno(r->s->fp), &r->st0) == 0;
+    if (r->s->view == PB_VIEW_PLAIN && pb_src_offset(r->s) == 0 &&
+        (r->s->mem || (r->s->fp && pb_src_size(r->s) != UINT64_MAX))) {
+        int other = 0;
+        /* a consumer of sums: pass 1 only skims the arrays (to their first
+         * ']'), pass 2 reads and checks them, and nothing reaches the sink
+         * before both passes found nothing amiss */
+        r->skim = !r->ts_ns && out->sums_stacks;
+        st = pass1_fast(r, &other);
+        if (r->skim) {
+            if (st == PB_OK && !other && check_shape(r) == PB_OK && build_tree(r) == PB_OK &&
+                (st = pass2_fast(r, 1, &other)) == PB_OK && !other && sums_ok(r)) {
+                if ((st = head_attributes(r)) != PB_OK || (st = send_sums(r)) != PB_OK ||
+                    (st = tail_attributes(r)) != PB_OK)
+                    return st;
+                return r->out->finish(r->out);
+            }
+            st = PB_OK; /* any error: the general path says it */
+            other = 1;
+        }
+        if (st == PB_OK && !other) {
+            if ((st = check_shape(r)) != PB_OK || (st = build_tree(r)) != PB_OK)
+                return st;
+            if (fast_ok(r)) {
+                /* sums: what the last sample adds stays within 2^51 µs too */
+                int sums = !r->ts_ns && out->sums_stacks && r->dpos < (uint64_t)V8_TIME_MAX / 2u &&
+                           (!r->have_end || r->end_us - (r->start_us + r->dsum) < V8_TIME_MAX / 2);
+                if ((st = head_attributes(r)) != PB_OK || (st = pass2_fast(r, sums, NULL)) != PB_OK ||
+                    (sums && (st = send_sums(r)) != PB_OK) || (st = tail_attributes(r)) != PB_OK)
+                    return st;
+                return r->out->finish(r->out);
+            }
+        } else if (st != PB_OK && !(st == PB_ERR_TRUNCATED && r->opt->salvage)) {
+            return st;
+        }
+        if ((st = v8_restart(r)) != PB_OK) /* the general path, from the first byte */
+            return st;
+    }
     st = pass1(r);
     if (st == PB_ERR_TRUNCATED && r->opt->salvage && r->nodes_closed && r->have_samples && r->have_deltas &&
         r->have_start) {
@@ -1094,7 +1619,7 @@ static void v8_free(void *p)
     parser_free(&r->cur[0]);
     parser_free(&r->cur[1]);
     pb_index_free(&r->ix);
-    PB_FREE_ALL(r->nodes, r->edges, r->str, r->ids, r->pkg, r->dense);
+    PB_FREE_ALL(r->nodes, r->edges, r->str, r->ids, r->pkg, r->dense, r->seen, r->pool, r->order);
     memset(r, 0, sizeof *r);
 }
 

@@ -307,6 +307,7 @@ pb_sample_sink *pb_thread_limit_init(pb_thread_limit *t, pb_sample_sink *next, u
     memset(t, 0, sizeof *t);
     pb_sample_sink_init(&t->ss, &thread_limit_calls, t, err, next->cleanups);
     t->ss.next = next;
+    t->ss.sums_stacks = next->sums_stacks;
     t->max = max ? max : PB_DEFAULT_MAX_THREADS;
     if (!next->span)
         t->ss.span = NULL; /* not wanted downstream: the decoder must not fold spans for it */

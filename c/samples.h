@@ -144,6 +144,19 @@ struct pb_sample_sink {
     /* Optional: the chunk consumer's cleanup table when these calls can
      * reach one that may never return (see pb_cleanups in chunk.h). */
     pb_cleanups *cleanups;
+    /* Set (1) in its table by a consumer whose result depends only on each
+     * distinct stack's summed weight and on the order stacks are first
+     * seen: never on a sample's timestamp, on how many samples there were,
+     * or on their order otherwise (the collapsed, pprof and speedscope
+     * writers).  A decoder may then hand over each distinct stack once, its
+     * weight summed, in the order of its first sample and with that
+     * sample's timestamp (the V8 reader does).  0, the default: every
+     * sample, in order, with its own timestamp (the fold, a timeline, a
+     * writer of sample records).  A pass-through filter copies its next's.
+     * (pprof's writer takes a duration from the first and last timestamps
+     * only for weights that are sample counts: a decoder that sums sends
+     * ns weights, ATTRIBUTE sample_weight_unit=ns.) */
+    int sums_stacks;
     /* Set by pb_sample_sink_init and pb_sample_noframe (below) only. */
     uint32_t noframe;
     /* A filter's downstream sink, for the pb_sample_pass_* calls below (NULL

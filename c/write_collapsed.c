@@ -363,7 +363,7 @@ void pb_collapse_diff_side(pb_collapse *c, int after) { c->side = after ? 1 : 0;
 
 pb_status pb_collapse_diff_write(pb_collapse *c) { return write_lines(c); }
 
-static const pb_sample_sink sink_calls = {.attribute = pb_sample_attribute_ignore, .frame = cs_frame,
+static const pb_sample_sink sink_calls = {.sums_stacks = 1, .attribute = pb_sample_attribute_ignore, .frame = cs_frame,
     .thread = cs_thread, .sample = cs_sample, .note = pb_sample_note_ignore, .finish = cs_finish,
     .thread_root = cs_thread_root};
 

@@ -811,7 +811,7 @@ static pb_status pp_finish(pb_sample_sink *self)
     return gzip_out(p);
 }
 
-static const pb_sample_sink sink_calls = {.attribute = pp_attribute, .frame = pp_frame, .thread = pp_thread,
+static const pb_sample_sink sink_calls = {.sums_stacks = 1, .attribute = pp_attribute, .frame = pp_frame, .thread = pp_thread,
     .sample = pp_sample, .note = pb_sample_note_ignore, .finish = pp_finish, .sample_tags = pp_sample_tags,
     .columns = pp_columns, .mapping = pp_mapping, .sample_values = pp_sample_values};
 

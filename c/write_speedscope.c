@@ -569,7 +569,7 @@ static pb_status sc_finish(pb_sample_sink *self)
     return PB_OK;
 }
 
-static const pb_sample_sink sink_calls = {.attribute = sc_attribute, .frame = sc_frame, .thread = sc_thread, .sample = sc_sample, .note = pb_sample_note_ignore, .finish = sc_finish, .span = sc_span};
+static const pb_sample_sink sink_calls = {.sums_stacks = 1, .attribute = sc_attribute, .frame = sc_frame, .thread = sc_thread, .sample = sc_sample, .note = pb_sample_note_ignore, .finish = sc_finish, .span = sc_span};
 
 pb_speedscope *pb_speedscope_new(FILE *out, const char *name, pb_error *err)
 {

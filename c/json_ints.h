@@ -1,0 +1,73 @@
+/* json_ints.h - a strict reader of one JSON array of integers, for the
+ * large number arrays of JSON profiles (a V8 .cpuprofile's samples and
+ * timeDeltas): a JSON parser would hand each number over through a callback
+ * after lexing it into a buffer; this reads them straight from the bytes.
+ *
+ * It reads a memory block, or a file descriptor with pread (its own 64 KB
+ * window, so several readers can walk one file at once), from a byte offset
+ * where the array's '[' is (white space before it is skipped).  It accepts
+ * only what it can read fast and exactly: '[', integers of at most 18 digits
+ * (JSON's form: an optional '-', no leading zero) separated by ',' and the
+ * four JSON white space bytes, ']'.  Anything else - a fraction, an
+ * exponent, a longer number, another value, the input ending inside the
+ * array - is not an error here but PB_JSON_INTS_OTHER: the caller then
+ * reads the array with its JSON parser, which says exactly what is wrong and
+ * where.  Every read is bounds-checked; memory is the window only.  Plain
+ * C99 + POSIX pread, no Perl. */
+#ifndef PB_JSON_INTS_H
+#define PB_JSON_INTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PB_JSON_INTS_WINDOW 65536u
+
+enum {
+    PB_JSON_INTS_VALUE = 1, /* *v holds the next integer */
+    PB_JSON_INTS_END = 0,   /* the array's ']' was read */
+    PB_JSON_INTS_OTHER = -1, /* not the strict form above (or the input ended): read it another way */
+    PB_JSON_INTS_IO = -2    /* the file could not be read: errno in io_errno */
+};
+
+typedef struct {
+    const unsigned char *p, *end; /* unread bytes of the window */
+    const unsigned char *win;     /* the window's first byte, at offset base */
+    uint64_t base;
+    const unsigned char *mem;     /* a memory block (its whole length is the window), or */
+    int fd;                       /* a file read with pread, to size bytes */
+    uint64_t size;
+    unsigned char *buf;           /* the file's window (PB_JSON_INTS_WINDOW + a little) */
+    int eof;                      /* nothing past end */
+    int first;                    /* the next element is the array's first */
+    int io_errno;
+} pb_json_ints;
+
+/* A reader of mem (len bytes), or of the file fd of size bytes when mem is
+ * NULL, at byte offset at.  0, or -1 when out of memory. */
+int pb_json_ints_open(pb_json_ints *c, const unsigned char *mem, size_t len, int fd, uint64_t size, uint64_t at);
+void pb_json_ints_free(pb_json_ints *c);
+/* white space, then the array's '[': PB_JSON_INTS_VALUE when it is there */
+int pb_json_ints_begin(pb_json_ints *c);
+/* the next element: PB_JSON_INTS_VALUE (*v), _END, _OTHER or _IO */
+int pb_json_ints_next_any(pb_json_ints *c, int64_t *v);
+static inline int pb_json_ints_next(pb_json_ints *c, int64_t *v)
+{
+    /* the common case inline: ",digits" with room for any number in the window */
+    const unsigned char *q = c->p;
+    if (c->end - q > 24 && q[0] == ',' && q[1] >= '1' && q[1] <= '9' && !c->first) {
+        uint64_t x = (uint64_t)(q[1] - '0');
+        unsigned n = 1;
+        for (q += 2; n < 18 && *q >= '0' && *q <= '9'; n++, q++)
+            x = x * 10u + (uint64_t)(*q - '0');
+        if (*q == ',' || *q == ']' || *q == ' ' || *q == '\n' || *q == '\r' || *q == '\t') {
+            c->p = q;
+            *v = (int64_t)x;
+            return PB_JSON_INTS_VALUE;
+        }
+    }
+    return pb_json_ints_next_any(c, v);
+}
+/* the offset of the next byte to read */
+static inline uint64_t pb_json_ints_offset(const pb_json_ints *c) { return c->base + (uint64_t)(c->p - c->win); }
+
+#endif
