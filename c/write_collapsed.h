@@ -36,10 +36,11 @@ pb_status pb_collapse_mem(const void *data, size_t len, const char *name, pb_for
 /* Diff mode (difffolded.pl's input): both profiles' stacks, threads merged,
  * one line per stack "outer;...;inner BEFORE AFTER" (weights as above, 0
  * where a side lacks the stack), sorted by BEFORE + AFTER then text.  Feed
- * BEFORE, call pb_collapse_diff_side(c, 1), feed AFTER, then
- * pb_collapse_diff_write() (the decoders' finish() writes nothing). */
+ * BEFORE, call pb_collapse_diff_side(c, 1) (PB_OK, or PB_ERR_LIMIT when a
+ * stack's weight passes 64 bits), feed AFTER, then pb_collapse_diff_write()
+ * (the decoders' finish() writes nothing). */
 pb_collapse *pb_collapse_diff_new(FILE *out, pb_error *err);
-void pb_collapse_diff_side(pb_collapse *c, int after);
+pb_status pb_collapse_diff_side(pb_collapse *c, int after);
 pb_status pb_collapse_diff_write(pb_collapse *c);
 /* The two files through the sample driver (formats.c) into out. */
 pb_status pb_collapse_diff_files(const char *before, const char *after, const pb_options *opt, FILE *out,
