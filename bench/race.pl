@@ -50,6 +50,11 @@
 #   speedscope    profbridge convert FILE --to speedscope
 #   statprofiler  profbridge convert FILE --to statprofiler (StatProfiler
 #                 records; Tachyon and StatProfiler input only, else "n/a")
+# and the file's floor (bench/floor.c, built here with cc): its bytes read
+# and decompressed as its format stores them (gzip for pprof, NYTProf's zlib
+# part, Tachyon's zstd region, StatProfiler's snappy packets; EasyProfiler:
+# the bytes alone) or, for JSON, parsed by yajl with no callbacks; nothing
+# done with them.  It runs once a round, and "x floor" is ours / floor.
 #
 # Method: each command is run once untimed (a probe: it must succeed, and it
 # warms the page cache), then N rounds (default 5).  A round runs, for each
@@ -103,6 +108,16 @@ my $tmp = tempdir('pb-race-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 my $perl = $Config{perlpath};
 my $timebin = '/usr/bin/time';
 die "race.pl: $timebin (GNU time) is needed for the peak RSS: apt-get install time\n" unless -x $timebin;
+
+# the floor of each file (bench/floor.c): its bytes read and decompressed
+# (JSON: parsed by yajl, no callbacks), nothing done with them; one run of
+# it in each round beside ours, and ours / floor printed per target
+my %floor_kind = (pprof => 'gzip', nytprof => 'nytprof', pynytprof => 'nytprof', statprofiler => 'snappy',
+    tachyon => 'zstd', v8 => 'json', easyprofiler => 'read');
+my $floor_bin = "$tmp/floor";
+undef $floor_bin if system($ENV{CC} || 'cc', '-O2', '-std=c99', '-o', $floor_bin, 'bench/floor.c', '-lz', '-lzstd',
+    '-lsnappy', '-lyajl') != 0;
+print STDERR "race.pl: bench/floor.c did not build: no floor column\n" unless $floor_bin;
 
 # ---- the large corpus files ----------------------------------------------------------------
 my %pick = (
@@ -360,7 +375,7 @@ my $line = '-' x 100;
 printf "Race of the real readers, medians of %d rounds; %s\n", $runs, $shared_real
     ? 'a round: the real reader once, then each of our targets'
     : 'a round: the real reader before each of our targets (ratio: against those paired runs)';
-printf "%-13s %8s %8s %8s %9s %9s   %s\n", 'target', 'ours s', 'real s', 'ratio', 'ours MB', 'real MB', '';
+printf "%-13s %8s %8s %8s %9s %9s %8s\n", 'target', 'ours s', 'real s', 'ratio', 'ours MB', 'real MB', 'x floor';
 
 for my $f (@files) {
     my ($fmt, $file) = @$f;
@@ -383,6 +398,7 @@ for my $f (@files) {
         my ($name, $mk) = @$t;
         push @cmds, [$name => sub { $mk->($file, $work) }];
     }
+    push @cmds, [floor => sub { [$floor_bin, '-n', 1, $floor_kind{$fmt} // 'read', $file] }] if $floor_bin;
     for my $c (@cmds) {
         remove_tree($work); make_path($work);
         my ($dt, $x) = run_one($c->[1]->(), $file);
@@ -408,12 +424,15 @@ for my $f (@files) {
     for my $round (1 .. $runs) {
         $rec->('real:shared', $real_cmd, $round) if $real_cmd && $shared;
         for my $c (grep { $ok{ $_->[0] } && $_->[0] ne 'real' } @cmds) {
+            if ($c->[0] eq 'floor') { $rec->(floor => $c, $round); next }
             $rec->("real:$c->[0]", $real_cmd, $round) if $real_cmd && !$shared;
             $rec->($c->[0], $c, $round);
         }
     }
     $real->{cleanup}->() if $real->{cleanup} && !$real->{missing};
     my $theirs = $real->{missing} ? 'missing' : $ok{real} ? undef : 'refused';
+    my $fl = $ok{floor} ? median(@{ $t{floor} }) : undef;
+    my $xf = sub { defined $fl && $fl > 0 ? sprintf('%7.1fx', $_[0] / $fl) : '-' };
     # the real reader's medians: over its runs paired with this target, or
     # over all its runs on this file (shared, and for the n/a rows)
     my $rmed = sub {
@@ -432,11 +451,14 @@ for my $f (@files) {
         }
         my ($ot, $om) = (median(@{ $t{$name} }), median(@{ $m{$name} }) / 1024);
         if ($theirs) {
-            printf "%-13s %8.3f %8s %8s %9.1f %9s\n", $name, $ot, $theirs, '-', $om, '-';
+            printf "%-13s %8.3f %8s %8s %9.1f %9s %8s\n", $name, $ot, $theirs, '-', $om, '-', $xf->($ot);
         } else {
-            printf "%-13s %8.3f %8.3f %7.2fx %9.1f %9.1f\n", $name, $ot, $rt, $ot / $rt, $om, $rm;
+            printf "%-13s %8.3f %8.3f %7.2fx %9.1f %9.1f %8s\n", $name, $ot, $rt, $ot / $rt, $om, $rm, $xf->($ot);
         }
     }
+    printf "  floor (bench/floor.c %s: the bytes read%s): %.3f s, peak %.1f MB\n", $floor_kind{$fmt} // 'read',
+        ($floor_kind{$fmt} // 'read') eq 'json' ? ' and parsed' : ($floor_kind{$fmt} // 'read') eq 'read' ? ''
+            : ' and decompressed', $fl, median(@{ $m{floor} }) / 1024 if defined $fl;
     print "  real reader refused the file: $why{real}\n" if !$real->{missing} && !$ok{real};
     # each target against our own collapsed output of the same file (issue 30: within 1.3x)
     if ($ok{collapsed}) {

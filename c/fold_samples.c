@@ -5,6 +5,7 @@
 #include "fold_samples.h"
 #include "call_events.h"
 #include "model.h"
+#include "stack_table.h"
 #include "util.h"
 
 #define NONE PB_MODEL_NONE
@@ -49,6 +50,7 @@ struct pb_fold {
     uint32_t *nthread;     /* its thread */
     size_t cself, ccalls, cnthread;
     f_thread *threads; size_t nthreads, cthreads; pb_index tthreads;
+    pb_stack_table stacks; /* (thread, ids) -> its leaf node, once walked */
     char *namebuf; size_t cnamebuf;
     char *filebuf; size_t cfilebuf;
     /* finish()'s working memory, here so that pb_fold_free() releases it
@@ -351,6 +353,7 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
     pb_status st;
     uint32_t ti, j, m;
     f_thread *t;
+    pb_stack_head *h;
     uint64_t tpw = f->cfg.ticks_per_weight;
     if ((st = header(f)) != PB_OK)
         return st;
@@ -373,7 +376,21 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
     /* m: the outermost frames in common with the previous sample of this thread */
     if (pb_stack_cursor_begin(&t->cur, ids, depth, &m) < 0)
         return OOM(f);
-    for (j = m; j < depth; j++) {
+    /* a stack seen before: its nodes from m on are its leaf's ancestors,
+     * no probe for them (the path stays the sample's, root first) */
+    if ((h = pb_stack_table_find(&f->stacks, ti, ids, depth)) != NULL) {
+        uint32_t node = h->val;
+        for (j = depth; j-- > m;) {
+            t->cur.path[j] = node;
+            if (j > m || j >= t->cur.depth ||
+                f->frames[ids[depth - 1 - j]].sub != f->frames[t->cur.prev[t->cur.depth - 1 - j]].sub)
+                f->calls[node]++;
+            node = f->nodes.n[node].parent;
+        }
+    } else if (f->stacks.oom) {
+        return OOM(f);
+    }
+    for (j = h ? depth : m; j < depth; j++) {
         uint32_t frame = ids[depth - 1 - j];
         uint32_t parent = j ? t->cur.path[j - 1] : t->root;
         if (frame >= f->nframes)
@@ -390,6 +407,8 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
             f->frames[frame].sub != f->frames[t->cur.prev[t->cur.depth - 1 - j]].sub)
             f->calls[node]++;
     }
+    if (!h && pb_stack_table_add(&f->stacks, ti, ids, depth, t->cur.path[depth - 1], 0) < 0)
+        return OOM(f);
     pb_stack_cursor_end(&t->cur, ids, depth);
     if (depth) {
         /* ticks = weight x interval, in TIME_LINEs of at most INT32_MAX
@@ -828,6 +847,7 @@ void pb_fold_free(pb_fold *f)
         free(f->threads[i].label);
         pb_stack_cursor_free(&f->threads[i].cur);
     }
+    pb_stack_table_free(&f->stacks);
     PB_FREE_ALL(f->frames, f->self_w, f->calls, f->nthread, f->threads, f->namebuf, f->filebuf, f->fin_total,
                 f->fin_byorder, f->app, f->fin_end);
     pb_model_free_fold(&f->m, &f->nodes, &f->walk, &f->cev);

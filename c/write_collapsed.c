@@ -5,6 +5,7 @@
 #include "write_collapsed.h"
 #include "output.h"
 #include "model.h"
+#include "stack_table.h"
 #include "util.h"
 
 #define NONE UINT32_MAX
@@ -30,6 +31,7 @@ struct pb_collapse {
     pb_strtab subs;     /* the frames' names as written (ids: the frame ids) */
     c_node *nodes; size_t nnodes, cnodes; pb_index tnodes; /* every node, roots too */
     c_thread *threads; size_t nthreads, cthreads; pb_index tthreads;
+    pb_stack_table stacks; /* (thread, ids) -> its leaf node, once walked */
     char *namebuf; size_t cnamebuf;
     int diff, side;     /* diff mode (pb_collapse_diff_new): which input is being read */
 };
@@ -214,13 +216,17 @@ static pb_status cs_thread_root(pb_sample_sink *self, uint64_t key, pb_str root)
     return PB_OK;
 }
 
+static pb_status walk(pb_collapse *c, c_thread *t, uint32_t ti, const uint32_t *ids, uint32_t depth);
+
 static pb_status cs_sample(pb_sample_sink *self, uint64_t thread_key, const uint32_t *ids, uint32_t depth,
                            uint64_t weight, uint64_t timestamp)
 {
     pb_collapse *c = (pb_collapse *)self->ctx;
-    uint32_t ti, m, j;
+    uint32_t ti, leaf;
     c_thread *t;
+    pb_stack_head *h;
     pb_status st;
+    int r;
     (void)timestamp;
     if ((st = pb_sample_noframe(self, &ids, &depth)) != PB_OK) /* samples.h */
         return st;
@@ -229,6 +235,31 @@ static pb_status cs_sample(pb_sample_sink *self, uint64_t thread_key, const uint
     if ((st = get_thread(c, thread_key, &ti)) != PB_OK)
         return st;
     t = &c->threads[ti];
+    /* a stack seen before: its weight summed in the table, no walk (the
+     * cursor keeps the last walked sample and its path, still true for each
+     * other); flush() moves the sums to the nodes */
+    if ((h = pb_stack_table_find(&c->stacks, ti, ids, depth)) != NULL)
+        return pb_checked_add(c->err, &h->sum, weight, "a stack's weight", "");
+    if (c->stacks.oom)
+        return C_OOM(c);
+    if ((st = walk(c, t, ti, ids, depth)) != PB_OK)
+        return st;
+    leaf = t->cur.path[depth - 1];
+    if ((r = pb_stack_table_add(&c->stacks, ti, ids, depth, leaf, weight)) < 0)
+        return C_OOM(c);
+    if (r == 1)
+        return PB_OK;
+    /* not kept (the table is full): on its node; exact sums (a merge's
+     * weights are ns: they can reach 2^63) */
+    return pb_checked_add(c->err, c->side ? &c->nodes[leaf].count2 : &c->nodes[leaf].count, weight,
+                          "a stack's weight", "");
+}
+
+/* the trie nodes of a stack not seen before: t->cur.path */
+static pb_status walk(pb_collapse *c, c_thread *t, uint32_t ti, const uint32_t *ids, uint32_t depth)
+{
+    uint32_t m, j;
+    pb_status st;
     if (pb_stack_cursor_begin(&t->cur, ids, depth, &m) < 0)
         return C_OOM(c);
     for (j = m; j < depth; j++) {
@@ -248,9 +279,23 @@ static pb_status cs_sample(pb_sample_sink *self, uint64_t thread_key, const uint
         t->cur.path[j] = node;
     }
     pb_stack_cursor_end(&t->cur, ids, depth);
-    /* exact sums (a merge's weights are ns: they can reach 2^63) */
-    return pb_checked_add(c->err, c->side ? &c->nodes[t->cur.path[depth - 1]].count2 : &c->nodes[t->cur.path[depth - 1]].count,
-                          weight, "a stack's weight", "");
+    return PB_OK;
+}
+
+/* the table's sums onto their leaves (before the lines, and when a diff's
+ * side changes) */
+static pb_status flush(pb_collapse *c)
+{
+    size_t off = 0;
+    pb_stack_head *h;
+    pb_status st;
+    while ((h = pb_stack_table_next(&c->stacks, &off)) != NULL) {
+        if (h->sum && (st = pb_checked_add(c->err, c->side ? &c->nodes[h->val].count2 : &c->nodes[h->val].count,
+                                           h->sum, "a stack's weight", "")) != PB_OK)
+            return st;
+        h->sum = 0;
+    }
+    return PB_OK;
 }
 
 typedef struct {
@@ -280,6 +325,8 @@ static pb_status write_lines(pb_collapse *c)
     c_line *lines = NULL;
     size_t nlines = 0, clines = 0, i;
     pb_status st = PB_OK;
+    if ((st = flush(c)) != PB_OK)
+        return st;
     for (i = 0; i < c->nnodes; i++) {
         const c_node *n = &c->nodes[i];
         const c_thread *t;
@@ -359,7 +406,12 @@ pb_collapse *pb_collapse_diff_new(FILE *out, pb_error *err)
     return c;
 }
 
-void pb_collapse_diff_side(pb_collapse *c, int after) { c->side = after ? 1 : 0; }
+pb_status pb_collapse_diff_side(pb_collapse *c, int after)
+{
+    pb_status st = flush(c); /* the sums so far are the side's before */
+    c->side = after ? 1 : 0;
+    return st;
+}
 
 pb_status pb_collapse_diff_write(pb_collapse *c) { return write_lines(c); }
 
@@ -392,6 +444,7 @@ void pb_collapse_free(pb_collapse *c)
     }
     PB_FREE_ALL(c->nodes, c->threads, c->namebuf);
     pb_strtab_free(&c->subs);
+    pb_stack_table_free(&c->stacks);
     PB_INDEX_FREE_ALL(&c->tnodes, &c->tthreads);
     free(c);
 }
@@ -409,10 +462,11 @@ pb_status pb_collapse_diff_files(const char *before, const char *after, const pb
     pb_units_filter_init(&g, pb_collapse_sample_sink(c), before, err);
     st = pb_decode_samples_file(before, PB_FMT_UNKNOWN, opt, &g.ss, "a diff", err);
     if (st == PB_OK) {
-        pb_collapse_diff_side(c, 1);
+        st = pb_collapse_diff_side(c, 1);
         pb_units_filter_next_input(&g);
-        st = pb_decode_samples_file(after, PB_FMT_UNKNOWN, opt, &g.ss, "a diff", err);
     }
+    if (st == PB_OK)
+        st = pb_decode_samples_file(after, PB_FMT_UNKNOWN, opt, &g.ss, "a diff", err);
     if (st == PB_OK)
         st = pb_collapse_diff_write(c);
     pb_collapse_free(c);

@@ -29,10 +29,11 @@ void pb_collapse_free(pb_collapse *c);
 /* Diff mode (difffolded.pl's input): both profiles' stacks, threads merged,
  * one line per stack "outer;...;inner BEFORE AFTER" (weights as above, 0
  * where a side lacks the stack), sorted by BEFORE + AFTER then text.  Feed
- * BEFORE, call pb_collapse_diff_side(c, 1), feed AFTER, then
- * pb_collapse_diff_write() (the decoders' finish() writes nothing). */
+ * BEFORE, call pb_collapse_diff_side(c, 1) (PB_OK, or PB_ERR_LIMIT when a
+ * stack's weight passes 64 bits), feed AFTER, then pb_collapse_diff_write()
+ * (the decoders' finish() writes nothing). */
 pb_collapse *pb_collapse_diff_new(FILE *out, pb_error *err);
-void pb_collapse_diff_side(pb_collapse *c, int after);
+pb_status pb_collapse_diff_side(pb_collapse *c, int after);
 pb_status pb_collapse_diff_write(pb_collapse *c);
 /* The two files through the sample driver (formats.c) into out: the
  * collapsed row's diff (outputs.c; pb_write writes out through output.h:

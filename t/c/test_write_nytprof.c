@@ -903,8 +903,8 @@ static void auto_level(void)
         {NULL, 1, 1},
     };
     size_t i;
-    ok(PB_NYTPROF_WRITER_DEFAULT_LEVEL == 6 && PB_NYTPROF_WRITER_FOREIGN_LEVEL == 1,
-       "default levels: 6 for NYTProf streams, 1 for foreign ones");
+    ok(PB_NYTPROF_WRITER_DEFAULT_LEVEL == 3 && PB_NYTPROF_WRITER_FOREIGN_LEVEL == 1,
+       "default levels: 3 for NYTProf streams, 1 for foreign ones");
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         recorder r;
         pb_membuf mb;
