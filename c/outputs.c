@@ -237,7 +237,7 @@ static pb_status diff_write(FILE *fp, void *ctx, pb_error *werr, pb_error *err)
 
 /* a chunk writer that owns its file: the input's chunks (convert), or every
  * input's samples folded into chunks (merge) */
-static pb_status chunks_write(const write_job *j, const pb_write_req *rq, pb_error *err)
+static pb_status chunks_write(const write_job *j, pb_write_req *rq, pb_error *err)
 {
     pb_sink *sink;
     const pb_options *opt;
