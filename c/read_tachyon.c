@@ -766,16 +766,16 @@ static const char *find_root(const char *f, size_t len, size_t *after)
 }
 
 /* Python module path of a file name, as a Perl package (see the top). */
-static int python_package(tr *r, const char *f, size_t len, size_t *out_len)
+int pb_python_package(char **pkgbuf, size_t *pkgcap, const char *f, size_t len, size_t *out_len)
 {
     size_t n = 0, after = 0, b;
     const char *rest;
     size_t rlen;
     if (len == 0 || (f[0] == '<' && f[len - 1] == '>')) {
         if (len > 9 && memcmp(f, "<frozen ", 8) == 0) {
-            if (put_colons(&r->pkgbuf, &r->pkgcap, &n, f + 8, len - 9, 0) < 0)
+            if (put_colons(pkgbuf, pkgcap, &n, f + 8, len - 9, 0) < 0)
                 return -1;
-        } else if (put(&r->pkgbuf, &r->pkgcap, &n, "main", 4) < 0) {
+        } else if (put(pkgbuf, pkgcap, &n, "main", 4) < 0) {
             return -1;
         }
         *out_len = n;
@@ -810,13 +810,18 @@ static int python_package(tr *r, const char *f, size_t len, size_t *out_len)
         }
     }
     if (rlen == 0) {
-        if (put(&r->pkgbuf, &r->pkgcap, &n, "main", 4) < 0)
+        if (put(pkgbuf, pkgcap, &n, "main", 4) < 0)
             return -1;
-    } else if (put_colons(&r->pkgbuf, &r->pkgcap, &n, rest, rlen, 1) < 0) {
+    } else if (put_colons(pkgbuf, pkgcap, &n, rest, rlen, 1) < 0) {
         return -1;
     }
     *out_len = n;
     return 0;
+}
+
+int pb_python_colons(char **buf, size_t *cap, size_t *n, const char *p, size_t len, int path)
+{
+    return put_colons(buf, cap, n, p, len, path);
 }
 
 static uint32_t tachyon_fid_flags(void *ctx, pb_str file)
@@ -850,7 +855,7 @@ static pb_status intern(tr *r, uint32_t fi, uint64_t off, uint32_t *id)
         pf.name = pb_str_make(func, fnlen, 1);
     } else {
         pf.kind = PB_FRAME_SUB;
-        if (python_package(r, file, flen, &plen) < 0 ||
+        if (pb_python_package(&r->pkgbuf, &r->pkgcap, file, flen, &plen) < 0 ||
             put_colons(&r->namebuf, &r->namecap, &nlen, func, fnlen, 0) < 0)
             return oom(r);
         if (nlen == 0 && put(&r->namebuf, &r->namecap, &nlen, "__ANON__", 8) < 0)

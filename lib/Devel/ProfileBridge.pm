@@ -512,6 +512,15 @@ sub _info_of {
         $info->{weight_unit} = $unit;
         $info->{sampled_weight} = $sum;
     }
+    # a call graph (pstats, callgrind): exact or sampled, what wrote it, and its cost's unit; no stacks
+    if (defined(my $g = $attr->{call_graph})) {
+        $info->{call_graph} = $g;
+        $info->{graph_producer} = $attr->{pstats_producer} // $attr->{graph_producer} if defined($attr->{pstats_producer} // $attr->{graph_producer});
+        $info->{graph_total_sec} = delete $info->{sampled_time_sec} if defined $info->{sampled_time_sec};
+        delete $info->{run_wall_clock_sec};
+        $info->{graph_targets} = Devel::ProfileBridge::_graph_targets();
+        for (qw(graph_cost_unit graph_events graph_event)) { $info->{$_} = $attr->{$_} if defined $attr->{$_} }
+    }
     # pprof: every sample type ("type/unit"), and the one read
     $info->{sample_types} = [ split /,/, $attr->{sample_types} ] if defined $attr->{sample_types};
     $info->{sample_type} = $attr->{sample_type} if defined $attr->{sample_type};
@@ -1984,6 +1993,12 @@ nor samples (a pprof heap profile's C<inuse_space/bytes>, an
 C<alloc_objects/count>) are no time: C<weight_unit> (the sample type's
 unit: C<bytes>, C<count>) and C<sampled_weight> (every thread's weights
 summed, in that unit) replace C<sampled_time_sec>.
+A call graph (pstats, callgrind: no stacks) adds C<call_graph> (C<exact>
+for a tracing profiler's counts, C<sampled> for CPython 3.15's C<replay
+--pstats> of samples), C<graph_producer> (what wrote it: C<cProfile>, C<the
+profile module>, ...), C<graph_total_sec> (the functions' own times
+summed, s) in place of C<sampled_time_sec>, and C<graph_targets> (the C<--to>
+targets that carry a call graph: stack targets refuse it).
 
 =head2 chunk_counts($file, %options)
 
