@@ -432,6 +432,10 @@ static const pb_format_row formats[PB_FMT_COUNT] = {
     { PB_FMT_PERF, "perf", "perf script", sniff_perf, pb_read_perf, pb_read_perf_samples,
       PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
       PB_LIB_BUILTIN, NULL, "c", perf_losses, NULL, NULL, NULL, NULL, NULL },
+    /* text */
+    { .format = PB_FMT_CALLGRIND, .name = "callgrind", .title = "callgrind", .sniff = pb_callgrind_sniff,
+      .chunks = pb_read_callgrind, .stacks = pb_read_callgrind_samples, .yields = PB_YIELDS_CHUNKS | PB_YIELDS_GRAPH,
+      .library_use = PB_LIB_BUILTIN, .language = "c", .losses = no_losses },
     /* text: the last row, after every binary format; folded stacks name
      * any language's files */
     { PB_FMT_FOLDED, "folded", "folded stacks", sniff_folded, pb_read_folded, pb_read_folded_samples,

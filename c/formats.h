@@ -37,6 +37,7 @@ pb_status pb_read_perf(pb_source *src, const pb_options *opt, pb_sink *sink, pb_
 pb_status pb_read_folded(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 pb_status pb_read_speedscope(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 pb_status pb_read_pstats(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
+pb_status pb_read_callgrind(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 
 /* ---- stack decoders -------------------------------------------------------
  * Tachyon: thread keys are dense indices (0..) in order of first
@@ -79,6 +80,10 @@ pb_status pb_read_speedscope_samples(pb_source *src, const pb_options *opt, stru
  * (samples.h) on thread key 0 (pid 1), no samples; pstats: costs in ns
  * (sample_weight_unit=ns), ATTRIBUTE call_graph "exact" or "sampled". */
 pb_status pb_read_pstats_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
+/* callgrind: thread keys = its thread: values (pid = key + 1), costs in
+ * units of the event read (ATTRIBUTE graph_cost_unit; not time) */
+pb_status pb_read_callgrind_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out,
+                                    pb_error *err);
 
 /* ---- sniffers that live with their decoders --------------------------------
  * read_pprof.c: a pprof profile.proto (gzipped or not) starts p[0..len).
@@ -93,6 +98,8 @@ int pb_folded_sniff(const unsigned char *p, size_t len, int whole);
 int pb_perf_sniff(const unsigned char *p, size_t len, int whole);
 /* read_pstats.c: a marshal dict whose first key is a pstats key */
 int pb_pstats_sniff(const unsigned char *p, size_t len, uint64_t file_size, pb_format_info *info);
+/* read_callgrind.c: "# callgrind format" or a callgrind header line first */
+int pb_callgrind_sniff(const unsigned char *p, size_t len, uint64_t file_size, pb_format_info *info);
 
 /* c/chunk_stacks.c: the stacks of a chunk decoder's stream (call events),
  * for a format whose stacks are its chunks' (NYTProf, Pynytprof) */
@@ -111,6 +118,7 @@ enum {
     PB_FMT_SPEEDSCOPE, /* JSON with its schema URL or shape */
     PB_FMT_PSTATS,     /* a marshal dict of a shape */
     PB_FMT_PERF,       /* text */
+    PB_FMT_CALLGRIND,  /* text */
     PB_FMT_FOLDED, /* text: the last row, after every binary format */
     PB_FMT_COUNT
 };

@@ -519,7 +519,7 @@ sub _info_of {
         $info->{graph_total_sec} = delete $info->{sampled_time_sec} if defined $info->{sampled_time_sec};
         delete $info->{run_wall_clock_sec};
         $info->{graph_targets} = Devel::ProfileBridge::_graph_targets();
-        for (qw(graph_cost_unit graph_events graph_event)) { $info->{$_} = $attr->{$_} if defined $attr->{$_} }
+        for (qw(graph_cost_unit graph_events graph_event graph_total)) { $info->{$_} = $attr->{$_} if defined $attr->{$_} }
     }
     # pprof: every sample type ("type/unit"), and the one read
     $info->{sample_types} = [ split /,/, $attr->{sample_types} ] if defined $attr->{sample_types};
@@ -1998,7 +1998,11 @@ for a tracing profiler's counts, C<sampled> for CPython 3.15's C<replay
 --pstats> of samples), C<graph_producer> (what wrote it: C<cProfile>, C<the
 profile module>, ...), C<graph_total_sec> (the functions' own times
 summed, s) in place of C<sampled_time_sec>, and C<graph_targets> (the C<--to>
-targets that carry a call graph: stack targets refuse it).
+targets that carry a call graph: stack targets refuse it).  A callgrind file
+adds C<graph_events> (its events, comma-separated), C<graph_event> and
+C<graph_cost_unit> (the event read: C<sample_type> picks it, default the
+first; an instruction count is no time, and nytprofhtml's "seconds" are
+that many units / 1e9) and C<graph_total> (its C<summary:> for that event).
 
 =head2 chunk_counts($file, %options)
 
