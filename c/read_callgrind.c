@@ -13,7 +13,9 @@
  * same position of the previous cost line), "*" (the same), decimal or
  * 0x hex.  A calls= line is followed by the call's cost line: the call
  * site's position and the callee's inclusive cost, which is not the
- * caller's own.
+ * caller's own (after calls=0, as callgrind_annotate reads it, the caller's
+ * own cost: go tool pprof -callgrind writes calls=0 with the callee's
+ * inclusive cost).
  *
  * The event read: opt->sample_type (the CLI's --sample-type / --event, the
  * API's sample_type / event), else the first of "events:".  Functions are
@@ -68,7 +70,7 @@ typedef struct {
     uint64_t thread;
     uint32_t file, name, obj;
     uint32_t frame; /* the sink's, NONE until flushed */
-    uint64_t self, incl, calls;
+    uint64_t self, in_incl, out_incl, calls; /* in_incl: the calls into it; out_incl: self + its calls' */
     int called;
 } cg_fn;
 /* a statement: (function, file, line) */
@@ -173,8 +175,12 @@ static pb_status name_of(cg *r, cg_ids *t, const char *p, size_t n, uint32_t *ou
         num = num * 10 + (uint64_t)(p[i++] - '0');
         digits = 1;
     }
-    if (!digits || i >= n || p[i] != ')')
-        return bad(r, "a compressed name is not \"(id)\" or \"(id) name\"");
+    if (!digits || i >= n || p[i] != ')') {
+        /* not "(id)": a name that starts with "(" ("(eval 3)[x.pm:170]"), as callgrind_annotate reads it */
+        if (pb_strtab_intern(&r->str, p, n, out) < 0)
+            return OOM(r);
+        return PB_OK;
+    }
     i++;
     while (i < n && (p[i] == ' ' || p[i] == '\t'))
         i++;
@@ -553,18 +559,18 @@ static pb_status body_line(cg *r, const char *p, size_t n)
             if (r->fn[callee].obj == NONE || r->fn[callee].obj == r->ob)
                 r->fn[callee].obj = r->cob != NONE ? r->cob : r->ob;
             r->fn[callee].calls += r->pending_calls;
-            if (r->fn[callee].incl > UINT64_MAX - cost || r->fn[fn].incl > UINT64_MAX - cost)
+            if (r->fn[callee].in_incl > UINT64_MAX - cost || r->fn[fn].out_incl > UINT64_MAX - cost)
                 return pb_fail(r->err, PB_ERR_LIMIT, r->line_off, "an inclusive cost does not fit 64 bits");
-            r->fn[callee].incl += cost;
-            r->fn[fn].incl += cost; /* the caller's, used when it is never called */
+            r->fn[callee].in_incl += cost;
+            r->fn[fn].out_incl += cost; /* the caller's, used when it is never called */
             r->cfl = NONE;
             r->cob = NONE;
             return add_call(r, fn, callee, line, r->pending_calls, cost);
         }
-        if (r->fn[fn].self > UINT64_MAX - cost || r->fn[fn].incl > UINT64_MAX - cost)
+        if (r->fn[fn].self > UINT64_MAX - cost || r->fn[fn].out_incl > UINT64_MAX - cost)
             return pb_fail(r->err, PB_ERR_LIMIT, r->line_off, "a function's cost does not fit 64 bits");
         r->fn[fn].self += cost;
-        r->fn[fn].incl += cost;
+        r->fn[fn].out_incl += cost;
         return add_line(r, fn, r->fi != NONE ? r->fi : r->fl, line, cost);
     }
     if (r->in_call)
@@ -607,7 +613,11 @@ static pb_status body_line(cg *r, const char *p, size_t n)
             return bad(r, "calls= without a cfn=");
         if (!parse_u64(p, n, &i, &r->pending_calls))
             return bad(r, "calls= count is not a number");
-        r->in_call = 1;
+        /* calls=0 (go tool pprof writes it): callgrind_annotate reads the
+         * next cost line as the caller's own cost, and so do we */
+        r->in_call = r->pending_calls > 0;
+        if (!r->in_call)
+            r->cfl = r->cob = NONE;
         return PB_OK;
     }
     {
@@ -722,7 +732,7 @@ static pb_status flush(cg *r)
         g.frame = f->frame;
         g.nc = g.cc = f->calls;
         g.excl = f->self;
-        g.incl = f->incl;
+        g.incl = f->called ? f->in_incl : f->out_incl;
         if (r->out->graph_func && (st = r->out->graph_func(r->out, f->thread, &g)) != PB_OK)
             return st;
     }
