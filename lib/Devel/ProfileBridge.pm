@@ -2435,7 +2435,12 @@ longer than that.
 
 A fixed bound beside these: a C<perf script> file may name at most 1000
 distinct events (C<perf: limit: more than 1000 events in one file>); a real
-recording has a handful.
+recording has a handful.  A pstats file's marshal objects may nest at most 200 deep (C<pstats:
+limit: marshal objects nested more than 200 deep>; a pstats dict needs
+five levels, a code object's constants a few more), and a long integer
+may have at most 100000 digits; a reference must name an object already
+begun (C<corrupt>).  A callgrind file may name at most 64 events and two
+position kinds; its lines are at most C<max_record_size> bytes.
 
 Every limit is a positive integer: C<max_stack_depth>, C<max_strings>,
 C<max_frames>, C<max_line> and C<max_threads> (and C<pid>) at most 4294967295, the others
