@@ -189,7 +189,7 @@ EOF`;
     like $info->{graph_targets}, qr/--to nytprof/, 'info: the targets that carry a call graph';
     my ($p) = Devel::ProfileBridge::info("$d/profile-3.11.prof");
     is $p->{graph_producer}, 'the profile module', 'the profile module (callers are counts)';
-    for my $to (qw(collapsed pprof speedscope)) {
+    for my $to (qw(collapsed pprof speedscope statprofiler)) {
         my $out = "$tmp/out.$to";
         my $err = `$^X -I$FindBin::Bin/../blib/lib -I$FindBin::Bin/../blib/arch $FindBin::Bin/../bin/profbridge convert --to $to -o $out $f 2>&1`;
         is $? >> 8, 2, "--to $to: exit 2";
