@@ -23,7 +23,7 @@
  * CPython 3.15's sampled pstats (a ("__sampled__",): True key) keys by the
  * executing line: there every key of one file and func name is one sub
  * (joined, the first line seen its line), and ATTRIBUTE call_graph says
- * "sampled" (else "exact").  Memory: the objects marked for reference
+ * "sampled" (else "exact"), graph_producer what wrote it.  Memory: the objects marked for reference
  * (keys and their strings: O(functions)) and one entry at a time.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -34,7 +34,7 @@
 #include "fold_samples.h"
 #include "formats.h"
 #include "model.h"
-#include "read_tachyon.h"
+#include "python.h"
 #include "reader.h"
 
 #define PSTATS_MAX_DEPTH 200
@@ -766,7 +766,7 @@ static pb_status ps_run(void *p, pb_sample_sink *out)
     if ((st = flush(r)) != PB_OK)
         return st;
     if ((st = out->attribute(out, "call_graph", pb_str_c(r->sampled ? "sampled" : "exact"))) != PB_OK ||
-        (st = out->attribute(out, "pstats_producer",
+        (st = out->attribute(out, "graph_producer",
                              pb_str_c(r->sampled ? "CPython's sampling profiler (replay --pstats)"
                                       : r->plain_counts ? "the profile module"
                                                         : "cProfile"))) != PB_OK)

@@ -44,13 +44,4 @@ const char *pb_tachyon_mode_name(uint32_t mode_field);
  * "opcodes", "blocking"; NULL past them */
 const char *pb_tachyon_capture_name(unsigned k);
 
-/* Python names as Perl's, shared by the Python readers (Tachyon, pstats):
- * the package of a source file name ("a/b/c.py" -> "c", ".../lib/python3.11/
- * json/decoder.py" -> "json::decoder", "<frozen a.b>" -> "a::b", "<string>"
- * -> "main"; read_tachyon.c's top) into *pkgbuf (grown), its length in
- * *out_len; and a qualname appended with "." as "::" (path: "/" too).
- * 0, or -1 when out of memory. */
-int pb_python_package(char **pkgbuf, size_t *pkgcap, const char *f, size_t len, size_t *out_len);
-int pb_python_colons(char **buf, size_t *cap, size_t *n, const char *p, size_t len, int path);
-
 #endif

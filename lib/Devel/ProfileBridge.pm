@@ -515,7 +515,7 @@ sub _info_of {
     # a call graph (pstats, callgrind): exact or sampled, what wrote it, and its cost's unit; no stacks
     if (defined(my $g = $attr->{call_graph})) {
         $info->{call_graph} = $g;
-        $info->{graph_producer} = $attr->{pstats_producer} // $attr->{graph_producer} if defined($attr->{pstats_producer} // $attr->{graph_producer});
+        $info->{graph_producer} = $attr->{graph_producer} if defined $attr->{graph_producer};
         $info->{graph_total_sec} = delete $info->{sampled_time_sec} if defined $info->{sampled_time_sec};
         delete $info->{run_wall_clock_sec};
         $info->{graph_targets} = Devel::ProfileBridge::_graph_targets();
