@@ -670,37 +670,32 @@ static pb_status graph_finish(pb_fold *f, const uint32_t *by_order)
                 return st;
         }
         if (g->cc != g->nc) {
-            char *k2 = NULL;
+            /* (the key in the fold's own buffer: a consumer that never returns leaks nothing) */
             size_t kl = nm.len + 48;
             snprintf(val, sizeof val, "%llu", (unsigned long long)g->cc);
-            if (!(k2 = (char *)malloc(kl)))
+            if (pb_grow((void **)&f->namebuf, &f->cnamebuf, kl, 1) < 0)
                 return OOM(f);
-            snprintf(k2, kl, "primitive_calls %u %.*s", pid, (int)nm.len, nm.ptr);
-            st = emit_attr(f, k2, pb_str_c(val));
-            free(k2);
-            if (st != PB_OK)
+            snprintf(f->namebuf, kl, "primitive_calls %u %.*s", pid, (int)nm.len, nm.ptr);
+            if ((st = emit_attr(f, f->namebuf, pb_str_c(val))) != PB_OK)
                 return st;
         }
     }
     for (i = 0; i < n; i++) {
         const pb_medge *e = &f->m.edges[i];
         pb_str a, b;
-        char *k2;
         size_t kl;
         if (f->ecc[i] == e->count || e->caller == NONE)
             continue;
         a = pb_model_sub_name(&f->m, e->callee);
         b = pb_model_sub_name(&f->m, e->caller);
         kl = a.len + b.len + 48;
-        if (!(k2 = (char *)malloc(kl)))
+        if (pb_grow((void **)&f->namebuf, &f->cnamebuf, kl, 1) < 0)
             return OOM(f);
         snprintf(key, sizeof key, "%llu", (unsigned long long)f->ecc[i]);
-        snprintf(k2, kl, "primitive_calls %u %.*s <- %.*s",
+        snprintf(f->namebuf, kl, "primitive_calls %u %.*s <- %.*s",
                  by_order[e->thread] != NONE ? f->threads[by_order[e->thread]].pid : e->thread + 1, (int)a.len, a.ptr,
                  (int)b.len, b.ptr);
-        st = emit_attr(f, k2, pb_str_c(key));
-        free(k2);
-        if (st != PB_OK)
+        if ((st = emit_attr(f, f->namebuf, pb_str_c(key))) != PB_OK)
             return st;
     }
     return PB_OK;

@@ -107,6 +107,7 @@ typedef struct {
     uint32_t ob, fl, fi, fnid, cob, cfl, cfn; /* string ids, NONE */
     uint32_t cur;                             /* current function (cg_fn index), NONE */
     int64_t last[CG_MAX_POS];
+    uint64_t *ncallers; /* flush: per function, its caller edges */
     uint64_t pending_calls;
     int in_call;
 } cg;
@@ -692,7 +693,7 @@ static pb_status flush(cg *r)
     pb_status st;
     char buf[CG_MAX_EVENTS * 50];
     size_t w = 0;
-    uint64_t *ncallers = NULL;
+    uint64_t *ncallers;
     uint64_t last_thread = UINT64_MAX;
     if ((st = attr(r, "call_graph", "exact")) != PB_OK)
         return st;
@@ -746,7 +747,8 @@ static pb_status flush(cg *r)
             return st;
     }
     /* a callee with one caller edge: its own cost is that edge's */
-    if (r->nfn && !(ncallers = (uint64_t *)calloc(r->nfn, sizeof *ncallers)))
+    /* (in the state: a consumer that never returns leaks nothing) */
+    if (!(ncallers = r->ncallers = (uint64_t *)calloc(r->nfn ? r->nfn : 1, sizeof *ncallers)))
         return OOM(r);
     for (i = 0; i < r->ncl; i++)
         ncallers[r->cl[i].callee]++;
@@ -761,12 +763,9 @@ static pb_status flush(cg *r)
         e.incl = c->incl;
         if (ncallers[c->callee] == 1 && c->count == r->fn[c->callee].calls)
             e.excl = r->fn[c->callee].self;
-        if (r->out->graph_edge && (st = r->out->graph_edge(r->out, r->fn[c->callee].thread, &e)) != PB_OK) {
-            free(ncallers);
+        if (r->out->graph_edge && (st = r->out->graph_edge(r->out, r->fn[c->callee].thread, &e)) != PB_OK)
             return st;
-        }
     }
-    free(ncallers);
     return PB_OK;
 }
 
@@ -790,7 +789,7 @@ static void cg_free(void *p)
 {
     cg *r = &((cg_state *)p)->r;
     pb_strtab_free(&r->str);
-    PB_FREE_ALL(r->files.e, r->fns.e, r->objs.e, r->fn, r->ln, r->cl);
+    PB_FREE_ALL(r->files.e, r->fns.e, r->objs.e, r->fn, r->ln, r->cl, r->ncallers);
     PB_INDEX_FREE_ALL(&r->files.ix, &r->fns.ix, &r->objs.ix, &r->tfn, &r->tln, &r->tcl);
 }
 
