@@ -111,6 +111,35 @@ for my $file (@files) {
     }
 }
 
+# the round trip through nytprofcg: what we read of its output is what
+# Devel::NYTProf holds of the profile it came from (per sub: the calls, and
+# its exclusive time as nytprofcg writes it, int(s x 1e6) Ticks)
+SKIP: {
+    eval { require Devel::NYTProf::Data; 1 } or skip 'Devel::NYTProf is not installed', 2;
+    my $orig = "$FindBin::Bin/data/nytprof/recursion.nytprof.out";
+    my $p = do { local $SIG{__WARN__} = sub { }; Devel::NYTProf::Data->new({ filename => $orig, quiet => 1 }) };
+    my (%self, %calls);
+    Devel::ProfileBridge::ReadStream::for_chunks(sub {
+        my ($tag, @a) = @_;
+        return unless $tag eq 'SUB_CALLERS';
+        $self{ $a[7] } += $a[4];
+        $calls{ $a[7] } += $a[2];
+    }, filename => "$d/nytprofcg-recursion.callgrind", quiet => 1);
+    my ($bad, $n) = (0, 0);
+    for my $si (values %{ $p->subname_subinfo_map }) {
+        my $name = $si->subname;
+        next unless $si->calls;
+        $n++;
+        my $want = int($si->excl_time * 1_000_000);
+        my $got = sprintf '%.0f', ($self{$name} // 0) * 1e9;
+        my $c = $calls{$name} // 0;
+        next if $got == $want && $c == $si->calls;
+        diag "nytprofcg round trip: $name: self $got calls $c; NYTProf: $want, " . $si->calls . ' calls' if $bad++ < 5;
+    }
+    ok $n > 5, "nytprofcg round trip: $n subs";
+    is $bad, 0, 'nytprofcg round trip: every sub\'s calls and exclusive time equal NYTProf\'s own';
+}
+
 # callgrind_annotate here and now
 SKIP: {
     my $ca = `which callgrind_annotate 2>/dev/null`;
