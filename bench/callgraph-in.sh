@@ -9,9 +9,15 @@
 # and Python's pstats.Stats(path).  Wall time, CPU time and peak RSS of
 # each.  Run from the distribution root after "make":
 #   sh bench/callgraph-in.sh [SIZE_MB] [NFUNC]
-# Memory: ours grows with the functions, lines and edges, not with the
-# file (the callgrind file repeats its blocks: twice the size, the same
-# peak RSS).
+# Memory: ours grows with the functions, their lines and the call edges,
+# never with the cost lines (each round of fn= blocks repeats the same
+# functions and lines; its calls go to other callees, so edges grow).
+# Measured on a loaded 2-core VM (eight jobs at once), 102 MB callgrind
+# (20,000 functions, about 12 rounds): ours 19.5 s wall / 6.2 s CPU, peak
+# RSS 204 MB; callgrind_annotate --inclusive=yes 196 s wall / 65.8 s CPU,
+# 1363 MB: 10x faster in a seventh of the memory.  pstats of 100,000
+# functions (16 MB): ours 2.45 s wall / 0.97 s CPU, 135 MB; Python 3.11's
+# pstats.Stats(path) 4.6 s wall / 1.75 s CPU, 119 MB.
 set -eu
 size_mb=${1:-100}
 nfunc=${2:-100000}
