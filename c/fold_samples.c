@@ -32,6 +32,13 @@ typedef struct {
     pb_stack_cursor cur; /* the previous sample and its trie path (samples.h) */
 } f_thread;
 
+/* a function of a call-graph source, per thread: its totals as the source counted them */
+typedef struct {
+    uint32_t thread, sub, frame;
+    uint64_t nc, cc, excl, incl;
+    uint64_t snc, sexcl, sincl, over; /* finish: its edges' sums; incl to move to reci */
+} g_func;
+
 struct pb_fold {
     pb_sample_sink ss;
     pb_fold_config cfg;
@@ -65,6 +72,10 @@ struct pb_fold {
     char *app;             /* ATTRIBUTE application: the root sub's file when a frame's */
     pb_sample_facts facts; /* the header's facts: the run's length (profile_duration_sec) */
     double *fin_end;       /* finish: each thread's PID_END time (s), by order */
+    /* a call-graph source (graph_func/graph_edge/graph_line, samples.h) */
+    g_func *gf; size_t ngf, cgf; pb_index tgf;
+    uint64_t *ecc; size_t cecc, necc; /* per model edge: its primitive calls */
+    int graph_lines;       /* the source gave line costs */
 };
 
 #define OOM(f) pb_fail((f)->err, PB_ERR_LIMIT, 0, "out of memory while folding samples")
@@ -102,6 +113,8 @@ static pb_status header(pb_fold *f)
     if ((st = emit_attr(f, "ticks_per_sec", pb_str_c(buf))) != PB_OK)
         return st;
     /* the stream carries call events (SUB_RETURN), as NYTProf's calls=1 */
+    if (f->cfg.call_graph)
+        return PB_OK;
     pb_chunk_option(&c, pb_str_c("calls"), pb_str_c("1"));
     return emit(f, &c);
 }
@@ -346,6 +359,20 @@ static pb_status use_frame(pb_fold *f, uint32_t id)
     return PB_OK;
 }
 
+/* a thread's first sample (or call-graph fact): PID_START */
+static pb_status start_thread(pb_fold *f, f_thread *t, uint64_t weight, uint64_t timestamp)
+{
+    pb_chunk c;
+    uint64_t tpw = f->cfg.ticks_per_weight;
+    t->started = 1;
+    t->order = f->started_threads++;
+    /* a weight > 1 sample carries the timestamp of the last of its samples */
+    t->first_ts = weight > 1 && tpw && (weight - 1) <= timestamp / tpw ? timestamp - (weight - 1) * tpw : timestamp;
+    t->end_ts = t->first_ts;
+    pb_chunk_pid_start(&c, t->pid, t->ppid, (double)t->first_ts / (double)f->cfg.ticks_per_sec);
+    return emit(f, &c);
+}
+
 static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint32_t *ids, uint32_t depth,
                            uint64_t weight, uint64_t timestamp)
 {
@@ -360,17 +387,8 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
     if ((st = get_thread(f, thread_key, &ti)) != PB_OK)
         return st;
     t = &f->threads[ti];
-    if (!t->started) {
-        pb_chunk c;
-        t->started = 1;
-        t->order = f->started_threads++;
-        /* a weight > 1 sample carries the timestamp of the last of its samples */
-        t->first_ts = weight > 1 && tpw && (weight - 1) <= timestamp / tpw ? timestamp - (weight - 1) * tpw : timestamp;
-        t->end_ts = t->first_ts;
-        pb_chunk_pid_start(&c, t->pid, t->ppid, (double)t->first_ts / (double)f->cfg.ticks_per_sec);
-        if ((st = emit(f, &c)) != PB_OK)
-            return st;
-    }
+    if (!t->started && (st = start_thread(f, t, weight, timestamp)) != PB_OK)
+        return st;
     if ((st = pb_sample_noframe(self, &ids, &depth)) != PB_OK) /* samples.h */
         return st;
     /* m: the outermost frames in common with the previous sample of this thread */
@@ -454,6 +472,252 @@ static double next_up(double x)
     u++;
     memcpy(&x, &u, sizeof x);
     return x;
+}
+
+/* ---- call-graph input (samples.h, pb_graph_*) ------------------------------
+ * A call-graph source's functions and edges go straight into the model: each
+ * edge is a SUB_CALLERS edge with the source's count, incl and excl; what a
+ * function's totals hold beyond its edges' sums (a function called from
+ * outside the profile) is an edge from the root sub.  Recursion: where its
+ * edges' incl add up to more than the function's (cProfile counts an edge's
+ * incl per caller-callee pair), the excess moves to the edges' reci, the
+ * self-edges' first, then those with recursive calls, so that the edges'
+ * incl add up to the function's, as NYTProf's own.  Primitive calls (cc)
+ * that differ from the calls are ATTRIBUTEs "primitive_calls PID SUB" and
+ * "primitive_calls PID SUB <- CALLER". */
+static uint32_t gf_hash(uint32_t thread, uint32_t sub) { return pb_mix64(((uint64_t)thread << 32) | sub); }
+static uint32_t gf_hash_of(const void *ctx, uint32_t id)
+{
+    const g_func *g = &((const pb_fold *)ctx)->gf[id];
+    return gf_hash(g->thread, g->sub);
+}
+
+/* ecc as long as the model's edges, new ones 0 */
+static int grow_ecc(pb_fold *f)
+{
+    if (pb_grow((void **)&f->ecc, &f->cecc, f->m.nedges ? f->m.nedges : 1, sizeof *f->ecc) < 0)
+        return -1;
+    while (f->necc < f->m.nedges)
+        f->ecc[f->necc++] = 0;
+    return 0;
+}
+
+/* the g_func of (thread order, sub), added when new */
+static pb_status graph_fn_of(pb_fold *f, uint32_t thread, uint32_t sub, uint32_t frame, uint32_t *idx)
+{
+    size_t k;
+    uint32_t i;
+    if (pb_index_reserve(&f->tgf, f->ngf, gf_hash_of, f) < 0)
+        return OOM(f);
+    PB_INDEX_FIND(&f->tgf, gf_hash(thread, sub), k, i, f->gf[i].thread == thread && f->gf[i].sub == sub);
+    if (i == PB_INDEX_NONE) {
+        if (pb_grow((void **)&f->gf, &f->cgf, f->ngf + 1, sizeof *f->gf) < 0)
+            return OOM(f);
+        memset(&f->gf[f->ngf], 0, sizeof *f->gf);
+        f->gf[f->ngf].thread = thread;
+        f->gf[f->ngf].sub = sub;
+        f->gf[f->ngf].frame = frame;
+        pb_index_set(&f->tgf, k, (uint32_t)f->ngf);
+        i = (uint32_t)f->ngf++;
+    }
+    *idx = i;
+    return PB_OK;
+}
+
+/* the started thread of key, and the frame checked */
+static pb_status graph_thread(pb_fold *f, uint64_t key, uint32_t frame, f_thread **tp)
+{
+    uint32_t ti;
+    pb_status st;
+    if ((st = header(f)) != PB_OK || (st = get_thread(f, key, &ti)) != PB_OK)
+        return st;
+    *tp = &f->threads[ti];
+    if (!(*tp)->started && (st = start_thread(f, *tp, 0, 0)) != PB_OK)
+        return st;
+    if (frame >= f->nframes)
+        return pb_fail(f->err, PB_ERR_CORRUPT, 0, "call graph uses frame id %u, only %zu interned", frame, f->nframes);
+    return use_frame(f, frame);
+}
+
+static pb_status ss_graph_func(pb_sample_sink *self, uint64_t key, const pb_graph_func *g)
+{
+    pb_fold *f = (pb_fold *)self->ctx;
+    f_thread *t;
+    uint32_t i = 0;
+    uint64_t ticks;
+    pb_status st;
+    if ((st = graph_thread(f, key, g->frame, &t)) != PB_OK ||
+        (st = graph_fn_of(f, t->order, f->frames[g->frame].sub, g->frame, &i)) != PB_OK)
+        return st;
+    f->gf[i].nc += g->nc;
+    f->gf[i].cc += g->cc;
+    f->gf[i].excl += g->excl;
+    f->gf[i].incl += g->incl;
+    if ((st = pb_checked_mul(f->err, g->excl, f->cfg.ticks_per_weight, "a function's cost", "ticks", &ticks)) != PB_OK ||
+        (st = pb_checked_add(f->err, &t->sampled, ticks, "a thread's cost", "ticks")) != PB_OK)
+        return st;
+    t->weight += g->excl;
+    return PB_OK;
+}
+
+static pb_status ss_graph_edge(pb_sample_sink *self, uint64_t key, const pb_graph_edge *g)
+{
+    pb_fold *f = (pb_fold *)self->ctx;
+    f_thread *t;
+    uint32_t e, file, line, caller = NONE, callee;
+    pb_medge *me;
+    pb_status st;
+    if ((st = graph_thread(f, key, g->callee, &t)) != PB_OK)
+        return st;
+    callee = f->frames[g->callee].sub;
+    if (g->caller == PB_GRAPH_ROOT) {
+        file = f->m.subs[callee].file;
+        line = pb_model_sub_first(&f->m.subs[callee]);
+    } else {
+        if (g->caller >= f->nframes)
+            return pb_fail(f->err, PB_ERR_CORRUPT, 0, "call graph uses frame id %u, only %zu interned", g->caller,
+                           f->nframes);
+        if ((st = use_frame(f, g->caller)) != PB_OK)
+            return st;
+        caller = f->frames[g->caller].sub;
+        file = f->frames[g->caller].file;
+        line = g->line ? g->line : f->frames[g->caller].line;
+        if ((st = pb_model_fid(&f->m, file, &e)) != PB_OK)
+            return st;
+    }
+    if (pb_model_edge(&f->m, t->order, caller, file, line, callee, &e) < 0 || grow_ecc(f) < 0)
+        return OOM(f);
+    me = &f->m.edges[e];
+    me->count += g->nc;
+    me->incl += g->incl;
+    me->excl += g->excl;
+    f->ecc[e] += g->cc;
+    if (g->cc < g->nc && me->rec_depth < 1)
+        me->rec_depth = 1;
+    return PB_OK;
+}
+
+static pb_status ss_graph_line(pb_sample_sink *self, uint64_t key, uint32_t frame, uint32_t line, uint64_t cost)
+{
+    pb_fold *f = (pb_fold *)self->ctx;
+    f_thread *t;
+    const f_frame *fr;
+    pb_status st;
+    uint64_t n;
+    if ((st = graph_thread(f, key, frame, &t)) != PB_OK)
+        return st;
+    f->graph_lines = 1;
+    fr = &f->frames[frame];
+    pb_model_sub_line(&f->m, fr->sub, line);
+    n = pb_model_split_count(cost, f->cfg.ticks_per_weight);
+    if (n > PB_FOLD_MAX_SPLIT)
+        return pb_fail_nooff(f->err, PB_ERR_LIMIT, "a line's cost of %llu x %llu ticks would need %llu TIME_LINE chunks",
+                             (unsigned long long)cost, (unsigned long long)f->cfg.ticks_per_weight,
+                             (unsigned long long)n);
+    return pb_model_time_lines(&f->m, cost, f->cfg.ticks_per_weight, 0, 0, f->m.files[fr->file].fid, line);
+}
+
+/* finish: the root edges, reci, the def-line statements, primitive calls */
+static pb_status graph_finish(pb_fold *f, const uint32_t *by_order)
+{
+    size_t i, n = f->m.nedges;
+    int pass;
+    pb_status st;
+    char key[64], val[24];
+    if (!f->ngf)
+        return PB_OK;
+    if (grow_ecc(f) < 0)
+        return OOM(f);
+    for (i = 0; i < n; i++) {
+        const pb_medge *e = &f->m.edges[i];
+        uint32_t k;
+        size_t slot;
+        PB_INDEX_FIND(&f->tgf, gf_hash(e->thread, e->callee), slot, k,
+                      f->gf[k].thread == e->thread && f->gf[k].sub == e->callee);
+        if (k == PB_INDEX_NONE)
+            continue;
+        f->gf[k].snc += e->count;
+        f->gf[k].sexcl += e->excl;
+        f->gf[k].sincl += e->incl;
+    }
+    for (i = 0; i < f->ngf; i++)
+        f->gf[i].over = f->gf[i].sincl > f->gf[i].incl ? f->gf[i].sincl - f->gf[i].incl : 0;
+    /* the excess incl to reci: self-edges, then edges with recursive calls, then any */
+    for (pass = 0; pass < 3; pass++) {
+        for (i = 0; i < n; i++) {
+            pb_medge *e = &f->m.edges[i];
+            uint32_t k;
+            size_t slot;
+            uint64_t mv;
+            if (pass == 0 && e->caller != e->callee)
+                continue;
+            if (pass == 1 && !(f->ecc[i] < e->count))
+                continue;
+            PB_INDEX_FIND(&f->tgf, gf_hash(e->thread, e->callee), slot, k,
+                          f->gf[k].thread == e->thread && f->gf[k].sub == e->callee);
+            if (k == PB_INDEX_NONE || !f->gf[k].over)
+                continue;
+            mv = e->incl < f->gf[k].over ? e->incl : f->gf[k].over;
+            e->incl -= mv;
+            e->reci += mv;
+            f->gf[k].over -= mv;
+        }
+    }
+    for (i = 0; i < f->ngf; i++) {
+        g_func *g = &f->gf[i];
+        const pb_msub *s = &f->m.subs[g->sub];
+        uint32_t e;
+        pb_str nm = pb_model_sub_name(&f->m, g->sub);
+        uint32_t pid = by_order[g->thread] != NONE ? f->threads[by_order[g->thread]].pid : g->thread + 1;
+        if (g->nc > g->snc || g->excl > g->sexcl || g->incl > g->sincl) {
+            /* called from outside the profile (or more than its edges say) */
+            if (pb_model_edge(&f->m, g->thread, NONE, s->file, pb_model_sub_first(s), g->sub, &e) < 0 ||
+                grow_ecc(f) < 0)
+                return OOM(f);
+            f->m.edges[e].count += g->nc > g->snc ? g->nc - g->snc : 0;
+            f->m.edges[e].excl += g->excl > g->sexcl ? g->excl - g->sexcl : 0;
+            f->m.edges[e].incl += g->incl > g->sincl ? g->incl - g->sincl : 0;
+        }
+        if (!f->graph_lines) {
+            /* its own cost on its def line */
+            const f_frame *fr = &f->frames[g->frame];
+            if (pb_model_split_count(g->excl, f->cfg.ticks_per_weight) > PB_FOLD_MAX_SPLIT)
+                return pb_fail_nooff(f->err, PB_ERR_LIMIT, "a function's cost of %llu x %llu ticks is too large",
+                                     (unsigned long long)g->excl, (unsigned long long)f->cfg.ticks_per_weight);
+            if ((st = pb_model_time_lines(&f->m, g->excl, f->cfg.ticks_per_weight, 0, 0, f->m.files[fr->file].fid,
+                                          fr->line)) != PB_OK)
+                return st;
+        }
+        if (g->cc != g->nc) {
+            /* (the key in the fold's own buffer: a consumer that never returns leaks nothing) */
+            size_t kl = nm.len + 48;
+            snprintf(val, sizeof val, "%llu", (unsigned long long)g->cc);
+            if (pb_grow((void **)&f->namebuf, &f->cnamebuf, kl, 1) < 0)
+                return OOM(f);
+            snprintf(f->namebuf, kl, "primitive_calls %u %.*s", pid, (int)nm.len, nm.ptr);
+            if ((st = emit_attr(f, f->namebuf, pb_str_c(val))) != PB_OK)
+                return st;
+        }
+    }
+    for (i = 0; i < n; i++) {
+        const pb_medge *e = &f->m.edges[i];
+        pb_str a, b;
+        size_t kl;
+        if (f->ecc[i] == e->count || e->caller == NONE)
+            continue;
+        a = pb_model_sub_name(&f->m, e->callee);
+        b = pb_model_sub_name(&f->m, e->caller);
+        kl = a.len + b.len + 48;
+        if (pb_grow((void **)&f->namebuf, &f->cnamebuf, kl, 1) < 0)
+            return OOM(f);
+        snprintf(key, sizeof key, "%llu", (unsigned long long)f->ecc[i]);
+        snprintf(f->namebuf, kl, "primitive_calls %u %.*s <- %.*s",
+                 by_order[e->thread] != NONE ? f->threads[by_order[e->thread]].pid : e->thread + 1, (int)a.len, a.ptr,
+                 (int)b.len, b.ptr);
+        if ((st = emit_attr(f, f->namebuf, pb_str_c(key))) != PB_OK)
+            return st;
+    }
+    return PB_OK;
 }
 
 /* ---- finish: SUB_INFO, SUB_CALLERS, PID_END ------------------------------ */
@@ -808,7 +1072,8 @@ static pb_status ss_finish(pb_sample_sink *self)
         if ((st = emit(f, &c)) != PB_OK)
             goto done;
     }
-    if ((st = pb_model_emit_sub_infos(&f->m, 1)) != PB_OK || (st = build_edges(f, root_sub)) != PB_OK)
+    if ((st = graph_finish(f, by_order)) != PB_OK || (st = pb_model_emit_sub_infos(&f->m, 1)) != PB_OK ||
+        (st = build_edges(f, root_sub)) != PB_OK)
         goto done;
     /* per thread (in order of first sample): its edges, then PID_END */
     for (r = 0; r < f->started_threads; r++) {
@@ -849,16 +1114,18 @@ void pb_fold_free(pb_fold *f)
     }
     pb_stack_table_free(&f->stacks);
     PB_FREE_ALL(f->frames, f->self_w, f->calls, f->nthread, f->threads, f->namebuf, f->filebuf, f->fin_total,
-                f->fin_byorder, f->app, f->fin_end);
+                f->fin_byorder, f->app, f->fin_end, f->gf, f->ecc);
     pb_model_free_fold(&f->m, &f->nodes, &f->walk, &f->cev);
-    PB_INDEX_FREE_ALL(&f->tframes, &f->tthreads);
+    PB_INDEX_FREE_ALL(&f->tframes, &f->tthreads, &f->tgf);
     pb_sink_undefer(f->out, f);
     free(f);
 }
 
 static void fold_cleanup(void *p) { pb_fold_free((pb_fold *)p); }
 
-static const pb_sample_sink sink_calls = {.attribute = ss_attribute, .frame = ss_frame, .thread = ss_thread, .sample = ss_sample, .note = ss_note, .finish = ss_finish};
+static const pb_sample_sink sink_calls = {.attribute = ss_attribute, .frame = ss_frame, .thread = ss_thread,
+    .sample = ss_sample, .note = ss_note, .finish = ss_finish, .graph_func = ss_graph_func,
+    .graph_edge = ss_graph_edge, .graph_line = ss_graph_line};
 
 pb_fold *pb_fold_new(const pb_fold_config *cfg, pb_sink *out, pb_error *err)
 {

@@ -85,6 +85,8 @@ typedef struct {
     uint32_t max_threads;
     int no_run_length;           /* with sampled_spans: the header's Y is the sampled time too (a
                                   * merge: many runs have no one length) */
+    int call_graph;              /* a call-graph source (PB_YIELDS_GRAPH): no OPTION calls=1 (there are
+                                  * no call events, so nytprofhtml draws no empty flame graph) */
 } pb_fold_config;
 
 typedef struct pb_fold pb_fold;

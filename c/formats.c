@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include "fold_samples.h"
 #include "formats.h"
+#include "outputs.h"
 #include "reader.h"
 #include "read_pynytprof.h"
 #include "read_statprofiler.h"
@@ -422,10 +423,19 @@ static const pb_format_row formats[PB_FMT_COUNT] = {
       pb_read_speedscope_samples, PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES | PB_YIELDS_SPANS, "yajl",
       NULL, NULL, NULL, NULL, NULL, NULL, PB_LIB_EVERY_FILE, "speedscope files", "any", speedscope_losses, NULL, NULL, NULL, NULL,
       NULL },
+    /* a marshal dict ('{' then a tuple: never JSON) */
+    { .format = PB_FMT_PSTATS, .name = "pstats", .title = "pstats", .sniff = pb_pstats_sniff,
+      .chunks = pb_read_pstats, .stacks = pb_read_pstats_samples, .yields = PB_YIELDS_CHUNKS | PB_YIELDS_GRAPH,
+      .library_use = PB_LIB_BUILTIN, .language = "python", .losses = no_losses, .source_what = "Python",
+      .source_names = PY_SOURCES, .source_shebang = "python" },
     /* text, after every binary format */
     { PB_FMT_PERF, "perf", "perf script", sniff_perf, pb_read_perf, pb_read_perf_samples,
       PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
       PB_LIB_BUILTIN, NULL, "c", perf_losses, NULL, NULL, NULL, NULL, NULL },
+    /* text */
+    { .format = PB_FMT_CALLGRIND, .name = "callgrind", .title = "callgrind", .sniff = pb_callgrind_sniff,
+      .chunks = pb_read_callgrind, .stacks = pb_read_callgrind_samples, .yields = PB_YIELDS_CHUNKS | PB_YIELDS_GRAPH,
+      .library_use = PB_LIB_BUILTIN, .language = "c", .losses = no_losses },
     /* text: the last row, after every binary format; folded stacks name
      * any language's files */
     { PB_FMT_FOLDED, "folded", "folded stacks", sniff_folded, pb_read_folded, pb_read_folded_samples,
@@ -610,6 +620,22 @@ pb_status pb_detect_source(pb_source *src, pb_format *format, pb_error *err)
     return PB_OK;
 }
 
+/* the targets that carry a call graph: nytprof.out (chunks) and those that
+ * take one (consumes PB_YIELDS_GRAPH), as "--to a, --to b" */
+const char *pb_graph_targets(char *buf, size_t cap)
+{
+    size_t i, n = 0;
+    const pb_target *t;
+    buf[0] = '\0';
+    for (i = 0; (t = pb_target_at(i)) != NULL; i++) {
+        if (!(t->flags & PB_TO_CONVERT) || !(t->consumes & (PB_YIELDS_CHUNKS | PB_YIELDS_GRAPH)))
+            continue;
+        if (n < cap)
+            n += (size_t)snprintf(buf + n, cap - n, "%s--to %s", n ? ", " : "", t->name);
+    }
+    return buf;
+}
+
 /* ---- the one driver ------------------------------------------------------
  * A target is a chunk sink or a sample sink (what: the output named in the
  * error for a format without stacks; extra: what the sample consumer offers
@@ -636,6 +662,13 @@ static pb_status drive_source(pb_source *src, pb_format fmt, const pb_options *o
     src->format = err->format;
     if (t->ss && !row->stacks)
         return pb_fail(err, PB_ERR_UNSUPPORTED, 0, "%s profiles have no stacks for %s", row->name, t->what);
+    if (t->ss && (row->yields & PB_YIELDS_GRAPH) && !(row->yields & PB_YIELDS_STACKS) && !t->ss->graph_func) {
+        /* a call graph has no stacks: a stack target never invents them */
+        char list[256];
+        return pb_fail(err, PB_ERR_UNSUPPORTED, 0,
+                       "%s files are a call graph, not stacks: %s needs stacks; convert it to a target that carries "
+                       "a call graph: %s", row->name, t->what, pb_graph_targets(list, sizeof list));
+    }
     if (!t->ss && !row->chunks)
         return pb_fail(err, PB_ERR_UNSUPPORTED, 0, "%s files are recognised but not yet supported by this version (%s)",
                        row->name, PB_VERSION_STRING);

@@ -36,6 +36,8 @@ pb_status pb_read_pprof(pb_source *src, const pb_options *opt, pb_sink *sink, pb
 pb_status pb_read_perf(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 pb_status pb_read_folded(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 pb_status pb_read_speedscope(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
+pb_status pb_read_pstats(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
+pb_status pb_read_callgrind(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 
 /* ---- stack decoders -------------------------------------------------------
  * Tachyon: thread keys are dense indices (0..) in order of first
@@ -74,6 +76,14 @@ pb_status pb_read_perf_samples(pb_source *src, const pb_options *opt, struct pb_
 pb_status pb_read_folded_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
 pb_status pb_read_speedscope_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out,
                                      pb_error *err);
+/* call-graph decoders (PB_YIELDS_GRAPH): frames, then graph_func/graph_edge
+ * (samples.h) on thread key 0 (pid 1), no samples; pstats: costs in ns
+ * (sample_weight_unit=ns), ATTRIBUTE call_graph "exact" or "sampled". */
+pb_status pb_read_pstats_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
+/* callgrind: thread keys = its thread: values (pid = key + 1), costs in
+ * units of the event read (ATTRIBUTE graph_cost_unit; not time) */
+pb_status pb_read_callgrind_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out,
+                                    pb_error *err);
 
 /* ---- sniffers that live with their decoders --------------------------------
  * read_pprof.c: a pprof profile.proto (gzipped or not) starts p[0..len).
@@ -86,6 +96,10 @@ pb_status pb_read_speedscope_samples(pb_source *src, const pb_options *opt, stru
 int pb_pprof_sniff(const unsigned char *p, size_t len, uint64_t file_size, pb_format_info *info);
 int pb_folded_sniff(const unsigned char *p, size_t len, int whole);
 int pb_perf_sniff(const unsigned char *p, size_t len, int whole);
+/* read_pstats.c: a marshal dict whose first key is a pstats key */
+int pb_pstats_sniff(const unsigned char *p, size_t len, uint64_t file_size, pb_format_info *info);
+/* read_callgrind.c: "# callgrind format" or a callgrind header line first */
+int pb_callgrind_sniff(const unsigned char *p, size_t len, uint64_t file_size, pb_format_info *info);
 
 /* c/chunk_stacks.c: the stacks of a chunk decoder's stream (call events),
  * for a format whose stacks are its chunks' (NYTProf, Pynytprof) */
@@ -102,7 +116,9 @@ enum {
     PB_FMT_V8,
     PB_FMT_PPROF,
     PB_FMT_SPEEDSCOPE, /* JSON with its schema URL or shape */
+    PB_FMT_PSTATS,     /* a marshal dict of a shape */
     PB_FMT_PERF,       /* text */
+    PB_FMT_CALLGRIND,  /* text */
     PB_FMT_FOLDED, /* text: the last row, after every binary format */
     PB_FMT_COUNT
 };
@@ -117,8 +133,12 @@ enum {
                                 * names the format: samples.h, pb_sample_facts_take) */
     PB_READS_GZIP = 32,       /* its decoder reads a gzip-compressed file itself (source.c's gzip view):
                                * the Perl API makes no inflated copy of one (_format_rows' reads_gzip) */
-    PB_NO_SUB_LINES = 64      /* its subs come without definition lines: the presentation filter finds
+    PB_NO_SUB_LINES = 64,     /* its subs come without definition lines: the presentation filter finds
                                * them in the embedded source (def lines, present.c) */
+    PB_YIELDS_GRAPH = 128     /* a call graph with exact counts (pstats, callgrind: the graph_* calls of
+                               * the sample sink, samples.h); without PB_YIELDS_STACKS it has no stacks,
+                               * and a stack target refuses it.  In a target's consumes: it takes a call
+                               * graph as well (its sink has graph_func) */
 };
 
 /* What a conversion cannot carry of a format's files (losses() in the Perl
@@ -225,6 +245,8 @@ const pb_format_row *pb_format_run_row(pb_format fmt);
  * last, by `last` ("NYTProf, Tachyon or StatProfiler"), into buf (cut to
  * cap). */
 const char *pb_format_list(unsigned yields, int titles, const char *last, char *buf, size_t cap);
+/* the targets that carry a call graph ("--to nytprof, --to pstats"), into buf */
+const char *pb_graph_targets(char *buf, size_t cap);
 
 /* pb_decode_samples_file (fold_samples.h) with the consumer's extra for the
  * format's run decoder (see run_stacks above).  With an extra and a format

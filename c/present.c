@@ -57,6 +57,7 @@ struct pb_present {
     /* call stacks for a stream that has call edges but no call events */
     double ticks_per_sec;
     int saw_return, calls_option; /* calls_option: -1 none seen, else its value */
+    int call_graph;               /* ATTRIBUTE call_graph: a call graph (pstats, callgrind), no stacks to invent */
     char **sub;                  /* sub names (mapped), by id */
     size_t *sub_len;
     size_t nsubs, csubs, csub_len;
@@ -900,7 +901,9 @@ static void pe_place(pb_present *p, pb_chunk *c)
  * call; a sub already on the stack is recursion and stays folded into its
  * outer frame.  A sub's own weight is its exclusive time (the sum over its
  * callers) times its share; when those add up to more than the run lasted,
- * all are scaled down to fit it. */
+ * all are scaled down to fit it.  Not for a call graph (ATTRIBUTE call_graph:
+ * pstats, callgrind): a stack output refuses it, and nytprofhtml draws no
+ * flame graph of stacks it never had. */
 #define PE_MAX_DEPTH 256
 #define PE_MAX_NODES 50000
 
@@ -1109,6 +1112,8 @@ static int present_chunk(pb_sink *self, const pb_chunk *c)
         snprintf(b, sizeof b, "%.*s", (int)(c->s[1].len < 31 ? c->s[1].len : 31), c->s[1].ptr);
         p->basetime = strtod(b, NULL);
     }
+    if (c->tag == PB_T_ATTRIBUTE && c->s[0].len == 10 && memcmp(c->s[0].ptr, "call_graph", 10) == 0)
+        p->call_graph = 1;
     if (c->tag == PB_T_PID_END && c->n[0] > p->t_end)
         p->t_end = c->n[0];
     if (c->tag == PB_T_OPTION && c->s[0].len == 5 && memcmp(c->s[0].ptr, "calls", 5) == 0)
@@ -1279,7 +1284,7 @@ pb_status pb_present_finish(pb_present *p)
     pb_chunk c;
     if (p->active && !p->saw_return) {
         /* call events from call edges (Pynytprof), or no claim to have them */
-        int have = p->nedges > 0 && p->ticks_per_sec > 0;
+        int have = p->nedges > 0 && p->ticks_per_sec > 0 && !p->call_graph; /* graphs are not stacks */
         if (have && (st = edge_stacks(p)) != PB_OK)
             return st;
         have = have && p->cev.emitted > 0;

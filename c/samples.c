@@ -179,6 +179,22 @@ pb_status pb_sample_pass_sample_values(pb_sample_sink *ss, const int64_t *values
 
 pb_status pb_sample_pass_finish(pb_sample_sink *ss) { return ss->next->finish ? ss->next->finish(ss->next) : PB_OK; }
 
+pb_status pb_sample_pass_graph_func(pb_sample_sink *ss, uint64_t thread_key, const pb_graph_func *g)
+{
+    return ss->next->graph_func ? ss->next->graph_func(ss->next, thread_key, g) : PB_OK;
+}
+
+pb_status pb_sample_pass_graph_edge(pb_sample_sink *ss, uint64_t thread_key, const pb_graph_edge *g)
+{
+    return ss->next->graph_edge ? ss->next->graph_edge(ss->next, thread_key, g) : PB_OK;
+}
+
+pb_status pb_sample_pass_graph_line(pb_sample_sink *ss, uint64_t thread_key, uint32_t frame, uint32_t line,
+                                    uint64_t cost)
+{
+    return ss->next->graph_line ? ss->next->graph_line(ss->next, thread_key, frame, line, cost) : PB_OK;
+}
+
 pb_status pb_units_check(pb_units *u, const pb_sample_facts *f, const char *first, pb_error *err)
 {
     char unit[96];
@@ -297,10 +313,16 @@ static pb_status tl_span(pb_sample_sink *self, uint64_t key, uint32_t frame, uin
     pb_status st = tl_check((pb_thread_limit *)self->ctx, key);
     return st != PB_OK ? st : self->next->span(self->next, key, frame, begin, end);
 }
+static pb_status tl_graph_func(pb_sample_sink *self, uint64_t key, const pb_graph_func *g)
+{
+    pb_status st = tl_check((pb_thread_limit *)self->ctx, key);
+    return st != PB_OK ? st : pb_sample_pass_graph_func(self, key, g);
+}
 static const pb_sample_sink thread_limit_calls = {.attribute = tl_attribute, .frame = pb_sample_pass_frame,
     .thread = tl_thread, .sample = tl_sample, .note = pb_sample_pass_note, .finish = pb_sample_pass_finish,
     .span = tl_span, .sample_tags = pb_sample_pass_sample_tags, .thread_root = pb_sample_pass_thread_root,
-    .columns = pb_sample_pass_columns, .mapping = pb_sample_pass_mapping, .sample_values = pb_sample_pass_sample_values};
+    .columns = pb_sample_pass_columns, .mapping = pb_sample_pass_mapping, .sample_values = pb_sample_pass_sample_values,
+    .graph_func = tl_graph_func, .graph_edge = pb_sample_pass_graph_edge, .graph_line = pb_sample_pass_graph_line};
 
 pb_sample_sink *pb_thread_limit_init(pb_thread_limit *t, pb_sample_sink *next, uint32_t max, pb_error *err)
 {
@@ -317,6 +339,8 @@ pb_sample_sink *pb_thread_limit_init(pb_thread_limit *t, pb_sample_sink *next, u
         t->ss.thread_root = NULL;
     if (!next->sample_values) /* the optional calls only where they are wanted, as pb_counting passes them */
         t->ss.columns = NULL, t->ss.mapping = NULL, t->ss.sample_values = NULL;
+    if (!next->graph_func) /* a stack consumer: a call-graph source is refused for it (formats.c) */
+        t->ss.graph_func = NULL, t->ss.graph_edge = NULL, t->ss.graph_line = NULL;
     return &t->ss;
 }
 

@@ -86,6 +86,26 @@ typedef struct {
     int is_num;
 } pb_label;
 
+/* ---- call graphs: exact facts of a tracing profiler (pstats, callgrind) ----
+ * A call-graph source has no stacks: it reports, per thread, each
+ * function's totals and each caller edge's, as the profiler counted them.
+ * Costs are in the source's weight unit (as sample weights: ns when the
+ * source says sample_weight_unit=ns, else what ATTRIBUTE graph_cost_unit
+ * names: "Ir" instructions are not time). */
+#define PB_GRAPH_ROOT UINT32_MAX /* an edge's caller: called from outside the profile */
+typedef struct {
+    uint32_t frame;     /* the function: a frame id (its file, its def line as line) */
+    uint64_t nc, cc;    /* calls; primitive calls (those not made while it was already running) */
+    uint64_t excl, incl; /* its own cost; with its callees' (outermost activations only) */
+} pb_graph_func;
+typedef struct {
+    uint32_t caller;    /* frame id, or PB_GRAPH_ROOT */
+    uint32_t callee;    /* frame id */
+    uint32_t line;      /* the call site's line in the caller (0: not known) */
+    uint64_t nc, cc;    /* calls on this edge; those of them that were primitive */
+    uint64_t excl, incl; /* the callee's own cost in these calls; with its callees' */
+} pb_graph_edge;
+
 typedef struct pb_sample_sink pb_sample_sink;
 struct pb_sample_sink {
     /* Header facts, before any sample: an ATTRIBUTE-style key/value. */
@@ -139,6 +159,17 @@ struct pb_sample_sink {
     pb_status (*mapping)(pb_sample_sink *self, const pb_mapping *m, uint32_t *id);
     pb_status (*sample_values)(pb_sample_sink *self, const int64_t *values, uint32_t n, const pb_label *labels,
                                uint32_t nlabels);
+    /* Optional (NULL: the consumer takes stacks only, and a call-graph
+     * source is refused for it: formats.c), from a call-graph source
+     * (PB_YIELDS_GRAPH, formats.h), after thread() and the frames they
+     * name, in any order: graph_func() once per (thread, function),
+     * graph_edge() once per (thread, caller, callee, call-site line),
+     * graph_line() per (thread, function, line) with the cost spent on
+     * that line where the source knows it (else the fold puts a function's
+     * excl on its def line).  No sample() is called. */
+    pb_status (*graph_func)(pb_sample_sink *self, uint64_t thread_key, const pb_graph_func *g);
+    pb_status (*graph_edge)(pb_sample_sink *self, uint64_t thread_key, const pb_graph_edge *g);
+    pb_status (*graph_line)(pb_sample_sink *self, uint64_t thread_key, uint32_t frame, uint32_t line, uint64_t cost);
     pb_error *err;
     void *ctx;
     /* Optional: the chunk consumer's cleanup table when these calls can
@@ -279,6 +310,10 @@ pb_status pb_sample_pass_mapping(pb_sample_sink *ss, const pb_mapping *m, uint32
 pb_status pb_sample_pass_sample_values(pb_sample_sink *ss, const int64_t *values, uint32_t n, const pb_label *labels,
                                        uint32_t nlabels);
 pb_status pb_sample_pass_finish(pb_sample_sink *ss);
+pb_status pb_sample_pass_graph_func(pb_sample_sink *ss, uint64_t thread_key, const pb_graph_func *g);
+pb_status pb_sample_pass_graph_edge(pb_sample_sink *ss, uint64_t thread_key, const pb_graph_edge *g);
+pb_status pb_sample_pass_graph_line(pb_sample_sink *ss, uint64_t thread_key, uint32_t frame, uint32_t line,
+                                    uint64_t cost);
 
 /* ---- max_threads for every stack target -----------------------------------
  * A filter in front of a sample consumer (formats.c puts one before every

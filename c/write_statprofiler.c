@@ -1178,6 +1178,12 @@ pb_status pb_statprofiler_write(const char *in, pb_format fmt, const pb_options 
     }
     pb_error_init(err, fmt ? pb_format_name(fmt) : "profbridge", in);
     row = pb_format_get(fmt);
+    if (row && (row->yields & PB_YIELDS_GRAPH) && !(row->yields & PB_YIELDS_STACKS)) {
+        char list[256];
+        return pb_fail(err, PB_ERR_UNSUPPORTED, 0,
+                       "%s files are a call graph, not stacks: StatProfiler output needs stacks; convert it to a target "
+                       "that carries a call graph: %s", row->name, pb_graph_targets(list, sizeof list));
+    }
     if (!row || !(row->yields & PB_YIELDS_SAMPLES)) {
         char list[256];
         pb_format_list(PB_YIELDS_SAMPLES, 1, " or ", list, sizeof list);

@@ -134,4 +134,45 @@ is_error(spew_raw("$tmp/bomb", $bomb), 'limit', qr/exceeds max_decompressed_byte
 is_error("$FindBin::Bin/data/nytprof/oneliner.nytprof.out", 'corrupt', qr/^tachyon: corrupt: header: invalid magic number/,
     'format => tachyon on a NYTProf file', format => 'tachyon');
 
+# pstats: the marshal subset, bounded
+{
+    my $key = ")\x03z\x04a.pyi\x01\x00\x00\x00z\x01f";    # ('a.py', 1, 'f')
+    my $val = ")\x05i\x01\x00\x00\x00i\x01\x00\x00\x00g" . pack('d<', 0.5) . 'g' . pack('d<', 0.5) . "{0";
+    my $n = 0;
+    for_chunks { $n++ } filename => spew_raw("$tmp/ps-ok", "{$key${val}0");
+    ok($n > 5, 'pstats: a minimal file reads');
+    is_error(spew_raw("$tmp/ps-cut", "{$key" . substr($val, 0, 9)), 'truncated',
+        qr/^pstats: truncated: the file ends inside an int at byte 25 /, 'pstats: cut inside a value');
+    is_error(spew_raw("$tmp/ps-cplx", "{$key)\x05x\x01\x00\x00\x00"), 'unsupported',
+        qr/^pstats: unsupported: marshal object \(type byte 0x78\) is not part of a pstats file at byte 19 /,
+        'pstats: a marshal type outside the subset');
+    is_error(spew_raw("$tmp/ps-ref", "{$key)\x05r\x07\x00\x00\x00"), 'corrupt',
+        qr/^pstats: corrupt: a reference to object 7, only 0 objects marked so far at byte 19 /,
+        'pstats: a reference to an object not yet read');
+    is_error(spew_raw("$tmp/ps-deep", "{$key" . (")\x01" x 300)), 'limit',
+        qr/^pstats: limit: marshal objects nested more than 200 deep/, 'pstats: nesting is bounded');
+    is_error(spew_raw("$tmp/ps-shape", "{$key)\x02i\x01\x00\x00\x00i\x01\x00\x00\x000"), 'corrupt',
+        qr/^pstats: corrupt: a pstats value is not a \(cc, nc, tt, ct, callers\) tuple/, 'pstats: a value of another shape');
+    is_error(spew_raw("$tmp/ps-long", "{$key)\x05l\xff\xff\xff\x7f"), 'limit',
+        qr/^pstats: limit: a long of 2147483647 digits/, 'pstats: a long\'s digit count is bounded before its digits');
+}
+# callgrind: lines, names, positions
+{
+    my $h = "# callgrind format\nversion: 1\npositions: line\nevents: Ir\n";
+    is_error(spew_raw("$tmp/cg-calls", "${h}fl=(1) a.c\nfn=(1) main\n3 10\ncfn=(2) f\ncalls=1 5\n"), 'truncated',
+        qr/^callgrind: truncated: the file ends after a calls= line/, 'callgrind: a calls= line at the end');
+    is_error(spew_raw("$tmp/cg-id", "${h}fl=(1) a.c\nfn=(7)\n3 10\n"), 'corrupt',
+        qr/^callgrind: corrupt: line 6: a compressed name's id is used before it is defined at byte 68 /,
+        'callgrind: a name id never defined');
+    is_error(spew_raw("$tmp/cg-v2", "# callgrind format\nversion: 2\n"), 'unsupported',
+        qr/^callgrind: unsupported: callgrind format version 2 \(only 1\)/, 'callgrind: another version');
+    is_error(spew_raw("$tmp/cg-pos", "${h}fl=(1) a.c\nfn=(1) main\n3x 10\n"), 'corrupt',
+        qr/^callgrind: corrupt: line 7: a cost line's position is not a number/, 'callgrind: a bad position');
+    is_error(spew_raw("$tmp/cg-more", "${h}fl=(1) a.c\nfn=(1) main\n3 10 20\n"), 'corrupt',
+        qr/more costs than events/, 'callgrind: more costs than events');
+    is_error(spew_raw("$tmp/cg-ev", "${h}fl=(1) a.c\nfn=(1) main\n3 10\n"), 'usage',
+        qr/^callgrind: usage: no event Dr in this file \(its events: Ir\)/, 'callgrind: an event the file lacks',
+        sample_type => 'Dr');
+}
+
 done_testing;

@@ -34,6 +34,7 @@ my @inputs = (
     [ pynytprof_B  => "$d/pynytprof/tlv/B_ascii_FSDCE_670fbc8/recursion.nytprof.out" ],
     [ pynytprof_C  => "$d/pynytprof/tlv/C_rawP_5b7df35/recursion.nytprof.out" ],
     [ pynytprof_D  => "$d/pynytprof/fib.nytprof.out" ],
+    [ pstats       => "$d/pstats/replay-recursive_cpu_nogc_none.pstats" ],
 );
 my $tmp = tempdir('pb90-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 

@@ -1382,6 +1382,8 @@ pbxs__targets()
                 av_push(consumes, newSVpvs("samples"));
             if (t->consumes & PB_YIELDS_SPANS)
                 av_push(consumes, newSVpvs("spans"));
+            if (t->consumes & PB_YIELDS_GRAPH)
+                av_push(consumes, newSVpvs("graph"));
             (void)hv_stores(hv, "consumes", newRV_noinc((SV *)consumes));
             (void)hv_stores(hv, "convert", newSViv(!!(t->flags & PB_TO_CONVERT)));
             (void)hv_stores(hv, "merge", newSViv(pb_target_can(t, PB_WRITE_MERGE)));
@@ -1441,12 +1443,23 @@ pbxs__format_rows()
                 (void)hv_stores(hv, "library_note", newSVpv(row->library_note, 0));
             (void)hv_stores(hv, "runs", newSViv(row->run_chunks != NULL));
             (void)hv_stores(hv, "reads_gzip", newSViv(!!(row->yields & PB_READS_GZIP)));
+            (void)hv_stores(hv, "call_graph", newSViv((row->yields & PB_YIELDS_GRAPH) && !(row->yields & PB_YIELDS_STACKS)));
             (void)hv_stores(hv, "losses", losses_rv(aTHX_ row->losses));
             if (row->run_what)
                 (void)hv_stores(hv, "run_what", newSVpv(row->run_what, 0));
             av_push(av, newRV_noinc((SV *)hv));
         }
         RETVAL = newRV_noinc((SV *)av);
+    OUTPUT:
+        RETVAL
+
+SV *
+pbxs__graph_targets()
+    PREINIT:
+        char buf[256];
+    CODE:
+        /* the targets that carry a call graph, as "--to a, --to b" (formats.c) */
+        RETVAL = newSVpv(pb_graph_targets(buf, sizeof buf), 0);
     OUTPUT:
         RETVAL
 

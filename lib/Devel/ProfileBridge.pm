@@ -515,6 +515,15 @@ sub _info_of {
         $info->{weight_unit} = $unit;
         $info->{sampled_weight} = $sum;
     }
+    # a call graph (pstats, callgrind): exact or sampled, what wrote it, and its cost's unit; no stacks
+    if (defined(my $g = $attr->{call_graph})) {
+        $info->{call_graph} = $g;
+        $info->{graph_producer} = $attr->{graph_producer} if defined $attr->{graph_producer};
+        $info->{graph_total_sec} = delete $info->{sampled_time_sec} if defined $info->{sampled_time_sec};
+        delete $info->{run_wall_clock_sec};
+        $info->{graph_targets} = Devel::ProfileBridge::_graph_targets();
+        for (qw(graph_cost_unit graph_events graph_event graph_total)) { $info->{$_} = $attr->{$_} if defined $attr->{$_} }
+    }
     # pprof: every sample type ("type/unit"), and the one read
     $info->{sample_types} = [ split /,/, $attr->{sample_types} ] if defined $attr->{sample_types};
     $info->{sample_type} = $attr->{sample_type} if defined $attr->{sample_type};
@@ -1957,6 +1966,16 @@ nor samples (a pprof heap profile's C<inuse_space/bytes>, an
 C<alloc_objects/count>) are no time: C<weight_unit> (the sample type's
 unit: C<bytes>, C<count>) and C<sampled_weight> (every thread's weights
 summed, in that unit) replace C<sampled_time_sec>.
+A call graph (pstats, callgrind: no stacks) adds C<call_graph> (C<exact>
+for a tracing profiler's counts, C<sampled> for CPython 3.15's C<replay
+--pstats> of samples), C<graph_producer> (what wrote it: C<cProfile>, C<the
+profile module>, ...), C<graph_total_sec> (the functions' own times
+summed, s) in place of C<sampled_time_sec>, and C<graph_targets> (the C<--to>
+targets that carry a call graph: stack targets refuse it).  A callgrind file
+adds C<graph_events> (its events, comma-separated), C<graph_event> and
+C<graph_cost_unit> (the event read: C<sample_type> picks it, default the
+first; an instruction count is no time, and nytprofhtml's "seconds" are
+that many units / 1e9) and C<graph_total> (its C<summary:> for that event).
 
 =head2 chunk_counts($file, %options)
 
@@ -2468,7 +2487,12 @@ longer than that.
 
 A fixed bound beside these: a C<perf script> file may name at most 1000
 distinct events (C<perf: limit: more than 1000 events in one file>); a real
-recording has a handful.
+recording has a handful.  A pstats file's marshal objects may nest at most 200 deep (C<pstats:
+limit: marshal objects nested more than 200 deep>; a pstats dict needs
+five levels, a code object's constants a few more), and a long integer
+may have at most 100000 digits; a reference must name an object already
+begun (C<corrupt>).  A callgrind file may name at most 64 events and two
+position kinds; its lines are at most C<max_record_size> bytes.
 
 Every limit is a positive integer: C<max_stack_depth>, C<max_strings>,
 C<max_frames>, C<max_line> and C<max_threads> (and C<pid>) at most 4294967295, the others
