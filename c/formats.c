@@ -387,50 +387,91 @@ static const pb_loss speedscope_losses[] = {
     { NULL, NULL, NULL, 0, NULL }
 };
 
-/* ---- THE table (indexed by pb_format) ------------------------------------ */
+/* ---- THE table (indexed by pb_format) ------------------------------------
+ * One designated initializer per row: a field left out is NULL or 0 (no
+ * such thing; PB_LIB_BUILTIN). */
 static const pb_format_row formats[PB_FMT_COUNT] = {
-    { PB_FMT_UNKNOWN, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-      NULL },
-    { PB_FMT_NYTPROF, "nytprof", "NYTProf", sniff_nytprof, pb_read_nytprof, pb_read_nytprof_samples,
-      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS, "zlib", NULL, NULL, NULL, NULL, NULL, NULL, PB_LIB_BUILTIN, NULL, NULL,
-      chunk_losses, NULL, NULL, NULL, NULL, NULL },
-    { PB_FMT_PYNYTPROF, "pynytprof", "Pynytprof", sniff_pynytprof, pb_read_pynytprof, pb_read_pynytprof_samples,
-      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_NO_SUB_LINES, NULL, NULL, NULL, NULL, NULL, NULL, NULL, PB_LIB_BUILTIN, NULL,
-      "python", chunk_losses, PYNYTPROF_BANNER, "Python", PY_SOURCES, "python", NULL },
-    { PB_FMT_EASYPROFILER, "easyprofiler", "EasyProfiler", sniff_easyprofiler, pb_read_easyprofiler,
-      pb_read_easyprofiler_stacks, PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SPANS | PB_YIELDS_NS_WEIGHTS,
-      NULL, NULL, NULL, NULL, NULL, NULL, NULL, PB_LIB_BUILTIN, NULL, "c", easyprofiler_losses, NULL, "C/C++",
-      C_SOURCES, NULL, NULL },
-    { PB_FMT_TACHYON, "tachyon", "Tachyon", sniff_tachyon, pb_read_tachyon, pb_read_tachyon_samples,
-      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, "zstd", NULL, NULL, NULL, NULL, NULL, NULL,
-      PB_LIB_SOME_FILES, "compressed Tachyon files", "python", tachyon_losses, NULL, "Python", PY_SOURCES, "python",
-      TACHYON_OWN_FRAMES },
-    { PB_FMT_STATPROFILER, "statprofiler", "StatProfiler", sniff_statprofiler, pb_read_statprofiler,
-      pb_read_statprofiler_samples, PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, "snappy",
-      pb_statprofiler_run, pb_statprofiler_free_list, pb_read_statprofiler_files, statprofiler_run_stacks,
-      pb_statprofiler_expand, "Devel::StatProfiler traces", PB_LIB_EVERY_FILE, "StatProfiler traces",
-      "perl", statprofiler_losses, NULL, "Perl", PL_SOURCES, "perl", NULL },
-    { PB_FMT_V8, "v8", "V8 .cpuprofile", sniff_v8, pb_read_v8, pb_read_v8_samples,
-      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, "yajl", NULL, NULL, NULL, NULL, NULL, NULL,
-      PB_LIB_EVERY_FILE, "V8 .cpuprofile files", "js", v8_losses, NULL, "JavaScript/TypeScript", JS_SOURCES, "node", NULL },
+    [PB_FMT_UNKNOWN] = { .format = PB_FMT_UNKNOWN },
+    [PB_FMT_NYTPROF] = {
+        .format = PB_FMT_NYTPROF, .name = "nytprof", .title = "NYTProf",
+        .sniff = sniff_nytprof, .chunks = pb_read_nytprof, .stacks = pb_read_nytprof_samples,
+        .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS,
+        .library = "zlib", .library_use = PB_LIB_BUILTIN,
+        .losses = chunk_losses,
+    },
+    [PB_FMT_PYNYTPROF] = {
+        .format = PB_FMT_PYNYTPROF, .name = "pynytprof", .title = "Pynytprof",
+        .sniff = sniff_pynytprof, .chunks = pb_read_pynytprof, .stacks = pb_read_pynytprof_samples,
+        .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_NO_SUB_LINES,
+        .language = "python", .losses = chunk_losses, .banner = PYNYTPROF_BANNER,
+        .source_what = "Python", .source_names = PY_SOURCES, .source_shebang = "python",
+    },
+    [PB_FMT_EASYPROFILER] = {
+        .format = PB_FMT_EASYPROFILER, .name = "easyprofiler", .title = "EasyProfiler",
+        .sniff = sniff_easyprofiler, .chunks = pb_read_easyprofiler, .stacks = pb_read_easyprofiler_stacks,
+        .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SPANS | PB_YIELDS_NS_WEIGHTS,
+        .language = "c", .losses = easyprofiler_losses,
+        .source_what = "C/C++", .source_names = C_SOURCES,
+    },
+    [PB_FMT_TACHYON] = {
+        .format = PB_FMT_TACHYON, .name = "tachyon", .title = "Tachyon",
+        .sniff = sniff_tachyon, .chunks = pb_read_tachyon, .stacks = pb_read_tachyon_samples,
+        .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES,
+        .library = "zstd", .library_use = PB_LIB_SOME_FILES, .library_note = "compressed Tachyon files",
+        .language = "python", .losses = tachyon_losses,
+        .source_what = "Python", .source_names = PY_SOURCES, .source_shebang = "python",
+        .own_frames = TACHYON_OWN_FRAMES,
+    },
+    [PB_FMT_STATPROFILER] = {
+        .format = PB_FMT_STATPROFILER, .name = "statprofiler", .title = "StatProfiler",
+        .sniff = sniff_statprofiler, .chunks = pb_read_statprofiler, .stacks = pb_read_statprofiler_samples,
+        .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES,
+        .library = "snappy", .library_use = PB_LIB_EVERY_FILE, .library_note = "StatProfiler traces",
+        .run = pb_statprofiler_run, .run_free = pb_statprofiler_free_list, .run_chunks = pb_read_statprofiler_files,
+        .run_stacks = statprofiler_run_stacks, .run_expand = pb_statprofiler_expand,
+        .run_what = "Devel::StatProfiler traces",
+        .language = "perl", .losses = statprofiler_losses,
+        .source_what = "Perl", .source_names = PL_SOURCES, .source_shebang = "perl",
+    },
+    [PB_FMT_V8] = {
+        .format = PB_FMT_V8, .name = "v8", .title = "V8 .cpuprofile",
+        .sniff = sniff_v8, .chunks = pb_read_v8, .stacks = pb_read_v8_samples,
+        .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES,
+        .library = "yajl", .library_use = PB_LIB_EVERY_FILE, .library_note = "V8 .cpuprofile files",
+        .language = "js", .losses = v8_losses,
+        .source_what = "JavaScript/TypeScript", .source_names = JS_SOURCES, .source_shebang = "node",
+    },
     /* after every magic number: a sniffer that parses protobuf fields */
-    { PB_FMT_PPROF, "pprof", "pprof", pb_pprof_sniff, pb_read_pprof, pb_read_pprof_samples,
-      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES | PB_READS_GZIP, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-      PB_LIB_BUILTIN, NULL, "go", no_losses, NULL, "Go", GO_SOURCES, NULL, NULL },
+    [PB_FMT_PPROF] = {
+        .format = PB_FMT_PPROF, .name = "pprof", .title = "pprof",
+        .sniff = pb_pprof_sniff, .chunks = pb_read_pprof, .stacks = pb_read_pprof_samples,
+        .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES | PB_READS_GZIP,
+        .language = "go", .losses = no_losses,
+        .source_what = "Go", .source_names = GO_SOURCES,
+    },
     /* JSON, after V8's (whose keys it does not have) */
-    { PB_FMT_SPEEDSCOPE, "speedscope", "speedscope", sniff_speedscope, pb_read_speedscope,
-      pb_read_speedscope_samples, PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES | PB_YIELDS_SPANS, "yajl",
-      NULL, NULL, NULL, NULL, NULL, NULL, PB_LIB_EVERY_FILE, "speedscope files", "any", speedscope_losses, NULL, NULL, NULL, NULL,
-      NULL },
+    [PB_FMT_SPEEDSCOPE] = {
+        .format = PB_FMT_SPEEDSCOPE, .name = "speedscope", .title = "speedscope",
+        .sniff = sniff_speedscope, .chunks = pb_read_speedscope, .stacks = pb_read_speedscope_samples,
+        .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES | PB_YIELDS_SPANS,
+        .library = "yajl", .library_use = PB_LIB_EVERY_FILE, .library_note = "speedscope files",
+        .language = "any", .losses = speedscope_losses,
+    },
     /* text, after every binary format */
-    { PB_FMT_PERF, "perf", "perf script", sniff_perf, pb_read_perf, pb_read_perf_samples,
-      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-      PB_LIB_BUILTIN, NULL, "c", perf_losses, NULL, NULL, NULL, NULL, NULL },
+    [PB_FMT_PERF] = {
+        .format = PB_FMT_PERF, .name = "perf", .title = "perf script",
+        .sniff = sniff_perf, .chunks = pb_read_perf, .stacks = pb_read_perf_samples,
+        .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES,
+        .language = "c", .losses = perf_losses,
+    },
     /* text: the last row, after every binary format; folded stacks name
      * any language's files */
-    { PB_FMT_FOLDED, "folded", "folded stacks", sniff_folded, pb_read_folded, pb_read_folded_samples,
-      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-      PB_LIB_BUILTIN, NULL, "any", no_losses, NULL, NULL, NULL, NULL, NULL },
+    [PB_FMT_FOLDED] = {
+        .format = PB_FMT_FOLDED, .name = "folded", .title = "folded stacks",
+        .sniff = sniff_folded, .chunks = pb_read_folded, .stacks = pb_read_folded_samples,
+        .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES,
+        .language = "any", .losses = no_losses,
+    },
 };
 
 const pb_format_row *pb_format_get(pb_format f)
