@@ -85,6 +85,10 @@ typedef struct {
     uint32_t max_threads;
     int no_run_length;           /* with sampled_spans: the header's Y is the sampled time too (a
                                   * merge: many runs have no one length) */
+    /* the producer's format row (format_row.h), for a decoder's prepare():
+     * pb_fold_decode and pb_sample_decode set it from the sink they are
+     * given (pb_sink.row, pb_sample_sink.row); NULL: none */
+    const struct pb_format_row *row;
 } pb_fold_config;
 
 typedef struct pb_fold pb_fold;

@@ -372,6 +372,19 @@ static const pb_loss v8_losses[] = {
  * the stack, and replay --collapsed, --pstats and the flame graph show none. */
 #define TACHYON_OWN_FRAMES "_sync_coordinator.py"
 
+/* ---- the file names that name no file on disk (fake_file) ----------------
+ * CPython's "<frozen runpy>", "<string>" (Tachyon's decoder flags them
+ * IS_FAKE); node's built-in modules, "node:fs" (so does V8's, which flags
+ * every name that is not an absolute path) */
+static int tachyon_fake_file(pb_str file)
+{
+    return file.len >= 2 && file.ptr[0] == '<' && file.ptr[file.len - 1] == '>';
+}
+static int v8_fake_file(pb_str file)
+{
+    return file.len > 5 && memcmp(file.ptr, "node:", 5) == 0;
+}
+
 /* ---- the source files each language's profiles name (source_names) ------ */
 #define PY_SOURCES ".py .pyw"
 #define C_SOURCES                                                                                                \
@@ -420,7 +433,7 @@ static const pb_format_row formats[PB_FMT_COUNT] = {
         .library = "zstd", .library_use = PB_LIB_SOME_FILES, .library_note = "compressed Tachyon files",
         .language = "python", .losses = tachyon_losses,
         .source_what = "Python", .source_names = PY_SOURCES, .source_shebang = "python",
-        .own_frames = TACHYON_OWN_FRAMES,
+        .own_frames = TACHYON_OWN_FRAMES, .fake_file = tachyon_fake_file,
     },
     [PB_FMT_STATPROFILER] = {
         .format = PB_FMT_STATPROFILER, .name = "statprofiler", .title = "StatProfiler",
@@ -440,6 +453,7 @@ static const pb_format_row formats[PB_FMT_COUNT] = {
         .library = "yajl", .library_use = PB_LIB_EVERY_FILE, .library_note = "V8 .cpuprofile files",
         .language = "js", .losses = v8_losses,
         .source_what = "JavaScript/TypeScript", .source_names = JS_SOURCES, .source_shebang = "node",
+        .fake_file = v8_fake_file,
     },
     /* after every magic number: a sniffer that parses protobuf fields */
     [PB_FMT_PPROF] = {
@@ -479,16 +493,12 @@ const pb_format_row *pb_format_get(pb_format f)
     return (f > PB_FMT_UNKNOWN && f < PB_FMT_COUNT) ? &formats[f] : NULL;
 }
 
-int pb_format_own_frame(const pb_format_row *row, const char *file, size_t len)
+int pb_format_fake_file(pb_str file)
 {
-    const char *p = row ? row->own_frames : NULL;
-    while (p && *p) {
-        const char *nl = strchr(p, '\n');
-        size_t n = nl ? (size_t)(nl - p) : strlen(p);
-        if (n && n <= len && memcmp(file + len - n, p, n) == 0)
+    int f;
+    for (f = 1; f < PB_FMT_COUNT; f++)
+        if (formats[f].fake_file && formats[f].fake_file(file))
             return 1;
-        p = nl ? nl + 1 : NULL;
-    }
     return 0;
 }
 
@@ -603,8 +613,16 @@ pb_status pb_detect_file(const char *path, pb_format_info *info, pb_error *err)
         char **run;
         size_t nrun;
         pb_status st;
-        if (claim_run(path, PB_FMT_UNKNOWN, NULL, &row, &run, &nrun, err) <= 0)
-            return pb_fail_nooff(err, PB_ERR_IO, "%s is a directory with no Devel::StatProfiler traces", path);
+        if (claim_run(path, PB_FMT_UNKNOWN, NULL, &row, &run, &nrun, err) <= 0) {
+            char what[256];
+            size_t k = 0;
+            int f;
+            what[0] = '\0';
+            for (f = 1; f < PB_FMT_COUNT; f++) /* every row whose profiles span several files */
+                if (formats[f].run_what && k < sizeof what)
+                    k += (size_t)snprintf(what + k, sizeof what - k, "%s%s", k ? " or " : "", formats[f].run_what);
+            return pb_fail_nooff(err, PB_ERR_IO, "%s is a directory with no %s", path, what);
+        }
         st = pb_detect_file(run[0], info, err);
         info->run_files = nrun;
         row->run_free(run, nrun);
@@ -657,6 +675,15 @@ typedef struct {
     const void *extra;
 } target;
 
+/* the producer's row, typed, to the target's sinks (format_row.h) */
+static void hand_row(const target *t, const pb_format_row *row)
+{
+    if (t->ss)
+        pb_sample_sink_set_row(t->ss, row);
+    else
+        t->sink->row = row;
+}
+
 static pb_status drive_source(pb_source *src, pb_format fmt, const pb_options *opt_in, const target *t,
                               pb_error *err)
 {
@@ -675,6 +702,7 @@ static pb_status drive_source(pb_source *src, pb_format fmt, const pb_options *o
     if (!t->ss && !row->chunks)
         return pb_fail(err, PB_ERR_UNSUPPORTED, 0, "%s files are recognised but not yet supported by this version (%s)",
                        row->name, PB_VERSION_STRING);
+    hand_row(t, row);
     st = t->ss ? row->stacks(src, &opt, t->ss, err) : row->chunks(src, &opt, t->sink, err);
     if (st != PB_OK && err->status == PB_OK)
         err->status = st;
@@ -697,6 +725,7 @@ static pb_status drive_file_1(const char *path, pb_format fmt, const pb_options 
     if ((r = claim_run(path, fmt, opt, &row, &run, &nrun, err)) < 0)
         return err->status;
     if (r > 0) {
+        hand_row(t, row);
         st = t->ss ? row->run_stacks((const char *const *)run, nrun, opt, t->ss, t->extra, err)
                    : row->run_chunks((const char *const *)run, nrun, opt, t->sink, err);
         row->run_free(run, nrun);
@@ -705,8 +734,10 @@ static pb_status drive_file_1(const char *path, pb_format fmt, const pb_options 
     /* a consumer's extra reaches a named format's run decoder: one file is
      * a run of one */
     row = pb_format_get(fmt);
-    if (t->ss && t->extra && row && row->run_stacks)
+    if (t->ss && t->extra && row && row->run_stacks) {
+        hand_row(t, row);
         return row->run_stacks(&path, 1, opt, t->ss, t->extra, err);
+    }
     if ((st = pb_src_open_file(&src, path, err)) != PB_OK)
         return st;
     st = drive_source(&src, fmt, opt, t, err);
