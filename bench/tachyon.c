@@ -22,6 +22,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 #include "fold_samples.h"
+#include "read_tachyon.h"
 #include "write_collapsed.h"
 
 int main(int argc, char **argv)
@@ -61,6 +62,7 @@ int main(int argc, char **argv)
             pb_error_init(&err, "tachyon", file);
             st = pb_src_open_file(&src, file, &err);
             if (st == PB_OK) {
+                pb_sample_sink_set_row(&ss, pb_format_get(PB_FMT_TACHYON)); /* as the driver does */
                 st = pb_read_tachyon_samples(&src, NULL, &ss, &err);
                 pb_src_close(&src);
             }

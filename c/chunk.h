@@ -108,6 +108,12 @@ struct pb_sink {
     /* Optional: set by a consumer that can leave without returning (see
      * pb_cleanups); NULL when chunk() and warn() always return. */
     pb_cleanups *cleanups;
+    /* The format whose facts the stream carries, typed (format_row.h): its
+     * producer's row, set by the driver (formats.c) before the decoder runs;
+     * the NYTProf decoder hands on the row its file's ATTRIBUTE source_format
+     * names (a file converted from another format).  NULL: none (a merge).
+     * The presentation filter reads it (present.c). */
+    const struct pb_format_row *row;
 };
 
 static inline int pb_sink_wants(const pb_sink *s, pb_tag t)

@@ -19,6 +19,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "chunk_stacks.h"
 #include "fold_samples.h"
 #include "model.h"
 #include "source.h"

@@ -308,7 +308,7 @@ static pb_status ss_attribute(pb_sample_sink *self, const char *key, pb_str valu
         if (pb_weight_kind_of(t, f->other_unit, sizeof f->other_unit) != PB_WEIGHT_OTHER)
             f->other_unit[0] = '\0';
     }
-    pb_sample_facts_take(&f->facts, key, value);
+    pb_sample_facts_take(&f->facts, self, key, value);
     if (!strcmp(key, "application")) {
         free(f->app);
         if (!(f->app = pb_memdup0(value.ptr ? value.ptr : "", value.len)))
@@ -1143,6 +1143,7 @@ pb_fold *pb_fold_new(const pb_fold_config *cfg, pb_sink *out, pb_error *err)
     f->err = err;
     pb_model_init(&f->m, out, err, "out of memory while folding samples");
     pb_sample_sink_init(&f->ss, &sink_calls, f, err, out ? out->cleanups : NULL);
+    f->ss.row = cfg->row;
     pb_sink_defer(out, fold_cleanup, f);
     return f;
 }
@@ -1189,6 +1190,7 @@ pb_status pb_fold_decode(pb_source *src, const pb_options *opt, pb_sink *sink, c
         return err->status;
     pb_sink_defer(sink, decode_job_free, j);
     cfg.max_threads = j->opt.max_threads;
+    cfg.row = sink->row;
     if (dec->prepare)
         st = dec->prepare(j->state, &cfg);
     if (st == PB_OK && !(fold = pb_fold_new(&cfg, sink, err)))
@@ -1209,6 +1211,7 @@ pb_status pb_sample_decode(pb_source *src, const pb_options *opt, pb_sample_sink
     decode_job *j = decode_job_new(dec, src, opt, NULL, err);
     if (!j)
         return err->status;
+    cfg.row = out->row;
     if (dec->prepare)
         st = dec->prepare(j->state, &cfg);
     if (st == PB_OK)

@@ -87,6 +87,10 @@ typedef struct {
                                   * merge: many runs have no one length) */
     int call_graph;              /* a call-graph source (PB_YIELDS_GRAPH): no OPTION calls=1 (there are
                                   * no call events, so nytprofhtml draws no empty flame graph) */
+    /* the producer's format row (format_row.h), for a decoder's prepare():
+     * pb_fold_decode and pb_sample_decode set it from the sink they are
+     * given (pb_sink.row, pb_sample_sink.row); NULL: none */
+    const struct pb_format_row *row;
 } pb_fold_config;
 
 typedef struct pb_fold pb_fold;

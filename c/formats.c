@@ -373,6 +373,19 @@ static const pb_loss v8_losses[] = {
  * the stack, and replay --collapsed, --pstats and the flame graph show none. */
 #define TACHYON_OWN_FRAMES "_sync_coordinator.py"
 
+/* ---- the file names that name no file on disk (fake_file) ----------------
+ * CPython's "<frozen runpy>", "<string>" (Tachyon's decoder flags them
+ * IS_FAKE); node's built-in modules, "node:fs" (so does V8's, which flags
+ * every name that is not an absolute path) */
+static int tachyon_fake_file(pb_str file)
+{
+    return file.len >= 2 && file.ptr[0] == '<' && file.ptr[file.len - 1] == '>';
+}
+static int v8_fake_file(pb_str file)
+{
+    return file.len > 5 && memcmp(file.ptr, "node:", 5) == 0;
+}
+
 /* ---- the source files each language's profiles name (source_names) ------ */
 #define PY_SOURCES ".py .pyw"
 #define C_SOURCES                                                                                                \
@@ -388,59 +401,107 @@ static const pb_loss speedscope_losses[] = {
     { NULL, NULL, NULL, 0, NULL }
 };
 
-/* ---- THE table (indexed by pb_format) ------------------------------------ */
+/* ---- THE table (indexed by pb_format) ------------------------------------
+ * One designated initializer per row: a field left out is NULL or 0 (no
+ * such thing; PB_LIB_BUILTIN). */
 static const pb_format_row formats[PB_FMT_COUNT] = {
-    { PB_FMT_UNKNOWN, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-      NULL },
-    { PB_FMT_NYTPROF, "nytprof", "NYTProf", sniff_nytprof, pb_read_nytprof, pb_read_nytprof_samples,
-      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS, "zlib", NULL, NULL, NULL, NULL, NULL, NULL, PB_LIB_BUILTIN, NULL, NULL,
-      chunk_losses, NULL, NULL, NULL, NULL, NULL },
-    { PB_FMT_PYNYTPROF, "pynytprof", "Pynytprof", sniff_pynytprof, pb_read_pynytprof, pb_read_pynytprof_samples,
-      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_NO_SUB_LINES, NULL, NULL, NULL, NULL, NULL, NULL, NULL, PB_LIB_BUILTIN, NULL,
-      "python", chunk_losses, PYNYTPROF_BANNER, "Python", PY_SOURCES, "python", NULL },
-    { PB_FMT_EASYPROFILER, "easyprofiler", "EasyProfiler", sniff_easyprofiler, pb_read_easyprofiler,
-      pb_read_easyprofiler_stacks, PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SPANS | PB_YIELDS_NS_WEIGHTS,
-      NULL, NULL, NULL, NULL, NULL, NULL, NULL, PB_LIB_BUILTIN, NULL, "c", easyprofiler_losses, NULL, "C/C++",
-      C_SOURCES, NULL, NULL },
-    { PB_FMT_TACHYON, "tachyon", "Tachyon", sniff_tachyon, pb_read_tachyon, pb_read_tachyon_samples,
-      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, "zstd", NULL, NULL, NULL, NULL, NULL, NULL,
-      PB_LIB_SOME_FILES, "compressed Tachyon files", "python", tachyon_losses, NULL, "Python", PY_SOURCES, "python",
-      TACHYON_OWN_FRAMES },
-    { PB_FMT_STATPROFILER, "statprofiler", "StatProfiler", sniff_statprofiler, pb_read_statprofiler,
-      pb_read_statprofiler_samples, PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, "snappy",
-      pb_statprofiler_run, pb_statprofiler_free_list, pb_read_statprofiler_files, statprofiler_run_stacks,
-      pb_statprofiler_expand, "Devel::StatProfiler traces", PB_LIB_EVERY_FILE, "StatProfiler traces",
-      "perl", statprofiler_losses, NULL, "Perl", PL_SOURCES, "perl", NULL },
-    { PB_FMT_V8, "v8", "V8 .cpuprofile", sniff_v8, pb_read_v8, pb_read_v8_samples,
-      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, "yajl", NULL, NULL, NULL, NULL, NULL, NULL,
-      PB_LIB_EVERY_FILE, "V8 .cpuprofile files", "js", v8_losses, NULL, "JavaScript/TypeScript", JS_SOURCES, "node", NULL },
+    [PB_FMT_UNKNOWN] = { .format = PB_FMT_UNKNOWN },
+    [PB_FMT_NYTPROF] = {
+        .format = PB_FMT_NYTPROF, .name = "nytprof", .title = "NYTProf",
+        .sniff = sniff_nytprof, .chunks = pb_read_nytprof, .stacks = pb_read_nytprof_samples,
+        .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS,
+        .library = "zlib", .library_use = PB_LIB_BUILTIN,
+        .losses = chunk_losses,
+    },
+    [PB_FMT_PYNYTPROF] = {
+        .format = PB_FMT_PYNYTPROF, .name = "pynytprof", .title = "Pynytprof",
+        .sniff = sniff_pynytprof, .chunks = pb_read_pynytprof, .stacks = pb_read_pynytprof_samples,
+        .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_NO_SUB_LINES,
+        .language = "python", .losses = chunk_losses, .banner = PYNYTPROF_BANNER,
+        .source_what = "Python", .source_names = PY_SOURCES, .source_shebang = "python",
+    },
+    [PB_FMT_EASYPROFILER] = {
+        .format = PB_FMT_EASYPROFILER, .name = "easyprofiler", .title = "EasyProfiler",
+        .sniff = sniff_easyprofiler, .chunks = pb_read_easyprofiler, .stacks = pb_read_easyprofiler_stacks,
+        .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SPANS | PB_YIELDS_NS_WEIGHTS,
+        .language = "c", .losses = easyprofiler_losses,
+        .source_what = "C/C++", .source_names = C_SOURCES,
+    },
+    [PB_FMT_TACHYON] = {
+        .format = PB_FMT_TACHYON, .name = "tachyon", .title = "Tachyon",
+        .sniff = sniff_tachyon, .chunks = pb_read_tachyon, .stacks = pb_read_tachyon_samples,
+        .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES,
+        .library = "zstd", .library_use = PB_LIB_SOME_FILES, .library_note = "compressed Tachyon files",
+        .language = "python", .losses = tachyon_losses,
+        .source_what = "Python", .source_names = PY_SOURCES, .source_shebang = "python",
+        .own_frames = TACHYON_OWN_FRAMES, .fake_file = tachyon_fake_file,
+    },
+    [PB_FMT_STATPROFILER] = {
+        .format = PB_FMT_STATPROFILER, .name = "statprofiler", .title = "StatProfiler",
+        .sniff = sniff_statprofiler, .chunks = pb_read_statprofiler, .stacks = pb_read_statprofiler_samples,
+        .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES,
+        .library = "snappy", .library_use = PB_LIB_EVERY_FILE, .library_note = "StatProfiler traces",
+        .run = pb_statprofiler_run, .run_free = pb_statprofiler_free_list, .run_chunks = pb_read_statprofiler_files,
+        .run_stacks = statprofiler_run_stacks, .run_expand = pb_statprofiler_expand,
+        .run_what = "Devel::StatProfiler traces",
+        .language = "perl", .losses = statprofiler_losses,
+        .source_what = "Perl", .source_names = PL_SOURCES, .source_shebang = "perl",
+    },
+    [PB_FMT_V8] = {
+        .format = PB_FMT_V8, .name = "v8", .title = "V8 .cpuprofile",
+        .sniff = sniff_v8, .chunks = pb_read_v8, .stacks = pb_read_v8_samples,
+        .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES,
+        .library = "yajl", .library_use = PB_LIB_EVERY_FILE, .library_note = "V8 .cpuprofile files",
+        .language = "js", .losses = v8_losses,
+        .source_what = "JavaScript/TypeScript", .source_names = JS_SOURCES, .source_shebang = "node",
+        .fake_file = v8_fake_file,
+    },
     /* after every magic number: a sniffer that parses protobuf fields */
-    { PB_FMT_PPROF, "pprof", "pprof", pb_pprof_sniff, pb_read_pprof, pb_read_pprof_samples,
-      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES | PB_READS_GZIP, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-      PB_LIB_BUILTIN, NULL, "go", no_losses, NULL, "Go", GO_SOURCES, NULL, NULL },
+    [PB_FMT_PPROF] = {
+        .format = PB_FMT_PPROF, .name = "pprof", .title = "pprof",
+        .sniff = pb_pprof_sniff, .chunks = pb_read_pprof, .stacks = pb_read_pprof_samples,
+        .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES | PB_READS_GZIP,
+        .language = "go", .losses = no_losses,
+        .source_what = "Go", .source_names = GO_SOURCES,
+    },
     /* JSON, after V8's (whose keys it does not have) */
-    { PB_FMT_SPEEDSCOPE, "speedscope", "speedscope", sniff_speedscope, pb_read_speedscope,
-      pb_read_speedscope_samples, PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES | PB_YIELDS_SPANS, "yajl",
-      NULL, NULL, NULL, NULL, NULL, NULL, PB_LIB_EVERY_FILE, "speedscope files", "any", speedscope_losses, NULL, NULL, NULL, NULL,
-      NULL },
+    [PB_FMT_SPEEDSCOPE] = {
+        .format = PB_FMT_SPEEDSCOPE, .name = "speedscope", .title = "speedscope",
+        .sniff = sniff_speedscope, .chunks = pb_read_speedscope, .stacks = pb_read_speedscope_samples,
+        .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES | PB_YIELDS_SPANS,
+        .library = "yajl", .library_use = PB_LIB_EVERY_FILE, .library_note = "speedscope files",
+        .language = "any", .losses = speedscope_losses,
+    },
     /* a marshal dict ('{' then a tuple: never JSON) */
-    { .format = PB_FMT_PSTATS, .name = "pstats", .title = "pstats", .sniff = pb_pstats_sniff,
-      .chunks = pb_read_pstats, .stacks = pb_read_pstats_samples, .yields = PB_YIELDS_CHUNKS | PB_YIELDS_GRAPH,
-      .library_use = PB_LIB_BUILTIN, .language = "python", .losses = no_losses, .source_what = "Python",
-      .source_names = PY_SOURCES, .source_shebang = "python" },
+    [PB_FMT_PSTATS] = {
+        .format = PB_FMT_PSTATS, .name = "pstats", .title = "pstats",
+        .sniff = pb_pstats_sniff, .chunks = pb_read_pstats, .stacks = pb_read_pstats_samples,
+        .yields = PB_YIELDS_CHUNKS | PB_YIELDS_GRAPH,
+        .language = "python", .losses = no_losses,
+        .source_what = "Python", .source_names = PY_SOURCES, .source_shebang = "python",
+    },
     /* text, after every binary format */
-    { PB_FMT_PERF, "perf", "perf script", sniff_perf, pb_read_perf, pb_read_perf_samples,
-      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-      PB_LIB_BUILTIN, NULL, "c", perf_losses, NULL, NULL, NULL, NULL, NULL },
+    [PB_FMT_PERF] = {
+        .format = PB_FMT_PERF, .name = "perf", .title = "perf script",
+        .sniff = sniff_perf, .chunks = pb_read_perf, .stacks = pb_read_perf_samples,
+        .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES,
+        .language = "c", .losses = perf_losses,
+    },
     /* text */
-    { .format = PB_FMT_CALLGRIND, .name = "callgrind", .title = "callgrind", .sniff = pb_callgrind_sniff,
-      .chunks = pb_read_callgrind, .stacks = pb_read_callgrind_samples, .yields = PB_YIELDS_CHUNKS | PB_YIELDS_GRAPH,
-      .library_use = PB_LIB_BUILTIN, .language = "c", .losses = no_losses },
+    [PB_FMT_CALLGRIND] = {
+        .format = PB_FMT_CALLGRIND, .name = "callgrind", .title = "callgrind",
+        .sniff = pb_callgrind_sniff, .chunks = pb_read_callgrind, .stacks = pb_read_callgrind_samples,
+        .yields = PB_YIELDS_CHUNKS | PB_YIELDS_GRAPH,
+        .language = "c", .losses = no_losses,
+    },
     /* text: the last row, after every binary format; folded stacks name
      * any language's files */
-    { PB_FMT_FOLDED, "folded", "folded stacks", sniff_folded, pb_read_folded, pb_read_folded_samples,
-      PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-      PB_LIB_BUILTIN, NULL, "any", no_losses, NULL, NULL, NULL, NULL, NULL },
+    [PB_FMT_FOLDED] = {
+        .format = PB_FMT_FOLDED, .name = "folded", .title = "folded stacks",
+        .sniff = sniff_folded, .chunks = pb_read_folded, .stacks = pb_read_folded_samples,
+        .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES,
+        .language = "any", .losses = no_losses,
+    },
 };
 
 const pb_format_row *pb_format_get(pb_format f)
@@ -448,16 +509,12 @@ const pb_format_row *pb_format_get(pb_format f)
     return (f > PB_FMT_UNKNOWN && f < PB_FMT_COUNT) ? &formats[f] : NULL;
 }
 
-int pb_format_own_frame(const pb_format_row *row, const char *file, size_t len)
+int pb_format_fake_file(pb_str file)
 {
-    const char *p = row ? row->own_frames : NULL;
-    while (p && *p) {
-        const char *nl = strchr(p, '\n');
-        size_t n = nl ? (size_t)(nl - p) : strlen(p);
-        if (n && n <= len && memcmp(file + len - n, p, n) == 0)
+    int f;
+    for (f = 1; f < PB_FMT_COUNT; f++)
+        if (formats[f].fake_file && formats[f].fake_file(file))
             return 1;
-        p = nl ? nl + 1 : NULL;
-    }
     return 0;
 }
 
@@ -577,8 +634,16 @@ pb_status pb_detect_file(const char *path, pb_format_info *info, pb_error *err)
         char **run;
         size_t nrun;
         pb_status st;
-        if (claim_run(path, PB_FMT_UNKNOWN, NULL, &row, &run, &nrun, err) <= 0)
-            return pb_fail_nooff(err, PB_ERR_IO, "%s is a directory with no Devel::StatProfiler traces", path);
+        if (claim_run(path, PB_FMT_UNKNOWN, NULL, &row, &run, &nrun, err) <= 0) {
+            char what[256];
+            size_t k = 0;
+            int f;
+            what[0] = '\0';
+            for (f = 1; f < PB_FMT_COUNT; f++) /* every row whose profiles span several files */
+                if (formats[f].run_what && k < sizeof what)
+                    k += (size_t)snprintf(what + k, sizeof what - k, "%s%s", k ? " or " : "", formats[f].run_what);
+            return pb_fail_nooff(err, PB_ERR_IO, "%s is a directory with no %s", path, what);
+        }
         st = pb_detect_file(run[0], info, err);
         info->run_files = nrun;
         row->run_free(run, nrun);
@@ -647,6 +712,15 @@ typedef struct {
     const void *extra;
 } target;
 
+/* the producer's row, typed, to the target's sinks (format_row.h) */
+static void hand_row(const target *t, const pb_format_row *row)
+{
+    if (t->ss)
+        pb_sample_sink_set_row(t->ss, row);
+    else
+        t->sink->row = row;
+}
+
 static pb_status drive_source(pb_source *src, pb_format fmt, const pb_options *opt_in, const target *t,
                               pb_error *err)
 {
@@ -672,6 +746,7 @@ static pb_status drive_source(pb_source *src, pb_format fmt, const pb_options *o
     if (!t->ss && !row->chunks)
         return pb_fail(err, PB_ERR_UNSUPPORTED, 0, "%s files are recognised but not yet supported by this version (%s)",
                        row->name, PB_VERSION_STRING);
+    hand_row(t, row);
     st = t->ss ? row->stacks(src, &opt, t->ss, err) : row->chunks(src, &opt, t->sink, err);
     if (st != PB_OK && err->status == PB_OK)
         err->status = st;
@@ -694,6 +769,7 @@ static pb_status drive_file_1(const char *path, pb_format fmt, const pb_options 
     if ((r = claim_run(path, fmt, opt, &row, &run, &nrun, err)) < 0)
         return err->status;
     if (r > 0) {
+        hand_row(t, row);
         st = t->ss ? row->run_stacks((const char *const *)run, nrun, opt, t->ss, t->extra, err)
                    : row->run_chunks((const char *const *)run, nrun, opt, t->sink, err);
         row->run_free(run, nrun);
@@ -702,8 +778,10 @@ static pb_status drive_file_1(const char *path, pb_format fmt, const pb_options 
     /* a consumer's extra reaches a named format's run decoder: one file is
      * a run of one */
     row = pb_format_get(fmt);
-    if (t->ss && t->extra && row && row->run_stacks)
+    if (t->ss && t->extra && row && row->run_stacks) {
+        hand_row(t, row);
         return row->run_stacks(&path, 1, opt, t->ss, t->extra, err);
+    }
     if ((st = pb_src_open_file(&src, path, err)) != PB_OK)
         return st;
     st = drive_source(&src, fmt, opt, t, err);

@@ -8,12 +8,17 @@
 #define PB_FORMATS_H
 
 #include "pb.h"
+#include "format_row.h" /* pb_format_row and its fields' values */
 
 struct pb_sample_sink; /* samples.h */
 
 /* ---- every decoder's entry points ------------------------------------------
  * Each c/read_<format>.c defines its decoders and its row below lists them;
- * nothing else calls them by name (the driver dispatches).  Every decoder is
+ * nothing else calls them by name (the driver dispatches).  A decoder whose
+ * header formats.c includes for its sniffer (read_tachyon.h,
+ * read_pynytprof.h) declares them there, and never includes this file: the
+ * table sits above the decoders, which read their row through the sink
+ * (format_row.h), so no include goes back up.  Every decoder is
  * built: what a missing optional library prevents is reported by the
  * decoder itself (codecs.h).
  *
@@ -27,9 +32,7 @@ struct pb_sample_sink; /* samples.h */
  */
 /* ---- chunk decoders ------------------------------------------------------- */
 pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
-pb_status pb_read_pynytprof(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 pb_status pb_read_easyprofiler(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
-pb_status pb_read_tachyon(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 pb_status pb_read_statprofiler(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 pb_status pb_read_v8(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 pb_status pb_read_pprof(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
@@ -63,11 +66,9 @@ pb_status pb_read_callgrind(pb_source *src, const pb_options *opt, pb_sink *sink
  * frames as written (thread_root); frames carry their text (verbatim).
  * speedscope: each profile a thread keyed by its index, pid = key + 1,
  * label = its name; weights ns (time units) or as written (bytes, none). */
-pb_status pb_read_tachyon_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
 pb_status pb_read_easyprofiler_stacks(pb_source *src, const pb_options *opt, struct pb_sample_sink *out,
                                       pb_error *err);
 pb_status pb_read_nytprof_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
-pb_status pb_read_pynytprof_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
 pb_status pb_read_statprofiler_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out,
                                        pb_error *err);
 pb_status pb_read_v8_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
@@ -101,11 +102,6 @@ int pb_pstats_sniff(const unsigned char *p, size_t len, uint64_t file_size, pb_f
 /* read_callgrind.c: "# callgrind format" or a callgrind header line first */
 int pb_callgrind_sniff(const unsigned char *p, size_t len, uint64_t file_size, pb_format_info *info);
 
-/* c/chunk_stacks.c: the stacks of a chunk decoder's stream (call events),
- * for a format whose stacks are its chunks' (NYTProf, Pynytprof) */
-pb_status pb_chunks_as_samples(pb_status (*dec)(pb_source *, const pb_options *, pb_sink *, pb_error *),
-                               pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
-
 /* the formats' ids (pb_format, pb.h): the rows of formats[] in c/formats.c, in order */
 enum {
     PB_FMT_NYTPROF = 1,
@@ -123,119 +119,10 @@ enum {
     PB_FMT_COUNT
 };
 
-/* what a format's files can give (pb_format_row.yields) */
-enum {
-    PB_YIELDS_CHUNKS = 1,  /* a chunk stream (every format) */
-    PB_YIELDS_STACKS = 2,  /* stacks with weights for the stack outputs (collapsed, pprof, speedscope, merge) */
-    PB_YIELDS_SAMPLES = 4, /* real stack samples with frames and lines: StatProfiler output can carry them */
-    PB_YIELDS_SPANS = 8,   /* timed spans (begin, end): speedscope's evented profiles */
-    PB_YIELDS_NS_WEIGHTS = 16, /* its stacks' weights are ns already, not samples (ATTRIBUTE source_format
-                                * names the format: samples.h, pb_sample_facts_take) */
-    PB_READS_GZIP = 32,       /* its decoder reads a gzip-compressed file itself (source.c's gzip view):
-                               * the Perl API makes no inflated copy of one (_format_rows' reads_gzip) */
-    PB_NO_SUB_LINES = 64,     /* its subs come without definition lines: the presentation filter finds
-                               * them in the embedded source (def lines, present.c) */
-    PB_YIELDS_GRAPH = 128     /* a call graph with exact counts (pstats, callgrind: the graph_* calls of
-                               * the sample sink, samples.h); without PB_YIELDS_STACKS it has no stacks,
-                               * and a stack target refuses it.  In a target's consumes: it takes a call
-                               * graph as well (its sink has graph_func) */
-};
-
-/* What a conversion cannot carry of a format's files (losses() in the Perl
- * API, which counts and words them: Devel::ProfileBridge::_losses_of).  A
- * row lists its own rules; pb_losses_common (outputs.h) those of every
- * format.  Notes are "tag=text" alternatives, one per line: the first tag
- * the target keeps (pb_target.keeps, whole or in part) words it, "*" is the
- * default.  In a text: {how} the matched tag's how; {keepers} the targets
- * that keep the fact whole ("--to A keeps them (how)", "--to A (how) and
- * --to B (how) keep them"), {to_keep} the same without how, {to} their
- * --to list; {where:TAG} how the targets that keep TAG keep it; {attr:NAME}
- * the input's ATTRIBUTE NAME. */
-typedef struct {
-    const char *what;   /* what is lost: "bookmarks" (NULL ends a list) */
-    /* how the input counts it: "attr:NAME" (an ATTRIBUTE's value), "pct:NAME"
-     * (a positive % value), "sum:GLOB" / "keys:GLOB" (the sum of / the number
-     * of ATTRIBUTEs whose key matches; * any text, # digits), "status:NAME"
-     * (the samples of a "k:count,..." histogram with k != 0),
-     * "comments:GLOB|GLOB" (COMMENTs that start so), "chunks:TAG" */
-    const char *count;
-    const char *fact;   /* a target that keeps it whole has no such loss; NULL: none does */
-    unsigned flags;     /* PB_LOSS_* */
-    const char *notes;
-} pb_loss;
-
-enum {
-    PB_LOSS_STACKS = 1, /* only the stack outputs (targets that consume stacks) lose it */
-    PB_LOSS_LATE = 2    /* listed after the common rules that are not late */
-};
-
-typedef struct {
-    pb_format format;
-    const char *name;   /* as in the API, the CLI and error messages: "tachyon" */
-    const char *title;  /* as the profiler calls itself: "Tachyon" */
-    /* 1 when p[0..len) (the first up to 4 KB) starts a file of this format;
-     * fills info's details.  file_size: UINT64_MAX when unknown. */
-    int (*sniff)(const unsigned char *p, size_t len, uint64_t file_size, pb_format_info *info);
-    pb_decoder_fn chunks;         /* file -> chunks (pb.h) */
-    /* file -> pb_sample_sink (a pb_sample_decoder_fn, fold_samples.h); NULL: no stacks */
-    pb_status (*stacks)(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
-    unsigned yields;              /* PB_YIELDS_* */
-    const char *library;          /* the library a file may need beyond the C library ("zstd"), or NULL */
-    /* Optional, for a profile that spans several files: does path name one
-     * (1: *paths, *n filled, to be freed with run_free; 0: no; -1: error),
-     * how to free that list, and the decoders of such a list.  run_stacks'
-     * extra is what a stack consumer offers this format beyond the sample
-     * sink (NULL: nothing; StatProfiler: the writer's pb_sp_hooks). */
-    int (*run)(const char *path, const pb_options *opt, char ***paths, size_t *n, pb_error *err);
-    void (*run_free)(char **paths, size_t n);
-    pb_status (*run_chunks)(const char *const *paths, size_t n, const pb_options *opt, pb_sink *sink,
-                            pb_error *err);
-    pb_status (*run_stacks)(const char *const *paths, size_t n, const pb_options *opt, struct pb_sample_sink *ss,
-                            const void *extra, pb_error *err);
-    /* the run's files a directory or a template names (for_chunks' files =>),
-     * and what they are called in messages ("Devel::StatProfiler traces") */
-    pb_status (*run_expand)(const char *spec, char ***paths, size_t *n, pb_error *err);
-    const char *run_what;
-    /* how its files need `library`: PB_LIB_BUILTIN (always linked: nothing
-     * to report), PB_LIB_SOME_FILES (features() lists "<name>-<library>"),
-     * PB_LIB_EVERY_FILE (no library, no format); library_note: what is
-     * unsupported without it ("compressed Tachyon files") */
-    int library_use;
-    const char *library_note;
-    /* the language of the profiled program's source files ("python", "c",
-     * "perl", "js", "go"; "any": folded stacks name any language's files):
-     * which files the presentation filter embeds (source_names below,
-     * present.c); NULL for NYTProf itself */
-    const char *language;
-    /* what a conversion cannot carry of its files ({ NULL } ends it) */
-    const pb_loss *losses;
-    /* the words of its header comment that its sniffer looks for ("Generated
-     * by <title>"), or NULL: the presentation filter rewords them ("Written by
-     * <title>, converted by ...") so that a converted file does not pass for one */
-    const char *banner;
-    /* the profiled program's source files, which the presentation filter
-     * may embed (present.c, the source policy): what its warning calls them
-     * ("Python"), their names' extensions, space-separated (".py .pyw"),
-     * and the interpreter a "#!" first line names in a script without an
-     * extension ("python"; NULL: none).  NULL names: the row of the first
-     * format of the same `language` says; language "any": every row's. */
-    const char *source_what;
-    const char *source_names;
-    const char *source_shebang;
-    /* the file names of the profiler's own frames, which the source tool's
-     * views drop wherever they sit in a stack (CPython's replay: the frames of
-     * profiling/sampling/_sync_coordinator.py, which runs the program): "\n"-
-     * separated suffixes of a frame's file name, or NULL.  Its decoder drops
-     * them from every stack (pb_format_own_frame) and never takes one for the
-     * program. */
-    const char *own_frames;
-} pb_format_row;
-
-enum { PB_LIB_BUILTIN = 0, PB_LIB_SOME_FILES, PB_LIB_EVERY_FILE };
 
 const pb_format_row *pb_format_get(pb_format f);
-/* 1 when a frame of file[0..len) is one of the profiler's own (row->own_frames) */
-int pb_format_own_frame(const pb_format_row *row, const char *file, size_t len);
+/* 1 when some format's row says file names no file on disk (fake_file) */
+int pb_format_fake_file(pb_str file);
 /* the row of fmt, or (PB_FMT_UNKNOWN) the first whose profiles may span
  * several files; NULL when that row has none */
 const pb_format_row *pb_format_run_row(pb_format fmt);

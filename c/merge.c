@@ -145,7 +145,7 @@ static void mg_input(merger *m, uint32_t idx)
 static pb_status mg_attribute(pb_sample_sink *self, const char *key, pb_str v)
 {
     merger *m = (merger *)self->ctx;
-    pb_sample_facts_take(&m->facts, key, v);
+    pb_sample_facts_take(&m->facts, self, key, v);
     if (!strcmp(key, "sample_interval_us")) {
         char b[32];
         m->scale = pb_interval_us_to_ns(strtoull(pb_sample_attr_text(v, b, sizeof b), NULL, 10));
@@ -978,14 +978,12 @@ static int all_sampled(const char *const *in, size_t n)
     return n > 0;
 }
 
-/* a file named "<...>" (CPython's "<frozen runpy>", "<string>") is no file on
- * disk: IS_FAKE, as the Tachyon decoder flags it in a convert; so is a
- * "node:..." url (node's built-in modules), as the V8 decoder flags it */
+/* a file that a format's row says is no file on disk (fake_file,
+ * format_row.h): IS_FAKE, as that format's decoder flags it in a convert */
 static uint32_t merged_fid_flags(void *ctx, pb_str file)
 {
     (void)ctx;
-    if ((file.len >= 2 && file.ptr[0] == '<' && file.ptr[file.len - 1] == '>') ||
-        (file.len > 5 && memcmp(file.ptr, "node:", 5) == 0))
+    if (pb_format_fake_file(file))
         return PB_FID_IS_FAKE | PB_FID_VIA_SUB;
     return PB_FID_VIA_STMT | PB_FID_VIA_SUB;
 }
@@ -1075,6 +1073,7 @@ typedef struct {
     size_t input;
     size_t nfiles;
     m_key *files;
+    const pb_format_row *row; /* the format whose run they are */
 } m_traces;
 
 static int cmp_traces(const void *a, const void *b)
@@ -1085,11 +1084,11 @@ static int cmp_traces(const void *a, const void *b)
     return x->input < y->input ? -1 : x->input > y->input;
 }
 
-/* the StatProfiler trace files input path stands for (0: none, not
- * StatProfiler; -1: out of memory) */
-static int trace_files(const char *path, const pb_options *opt, m_key **files, size_t *n)
+/* the trace files input path stands for in the format of row, whose
+ * profiles may span several files (0: none, not that format; -1: out of
+ * memory) */
+static int run_files(const pb_format_row *row, const char *path, const pb_options *opt, m_key **files, size_t *n)
 {
-    const pb_format_row *row = pb_format_run_row(PB_FMT_UNKNOWN);
     char **run = NULL;
     size_t nrun = 0, i;
     pb_error e;
@@ -1129,6 +1128,25 @@ static int trace_files(const char *path, const pb_options *opt, m_key **files, s
     return 0;
 }
 
+/* the same for every format whose rows have runs (format_row.h); *rowp: the
+ * one that claims path */
+static int trace_files(const char *path, const pb_options *opt, m_key **files, size_t *n, const pb_format_row **rowp)
+{
+    int f, r;
+    for (f = 1; f < PB_FMT_COUNT; f++) {
+        const pb_format_row *row = pb_format_get((pb_format)f);
+        if (!row->run)
+            continue;
+        if ((r = run_files(row, path, opt, files, n)) != 0 || *n) {
+            *rowp = row;
+            return r;
+        }
+        free(*files);
+    }
+    *files = NULL;
+    return 0;
+}
+
 /* in[0..n) without the inputs whose traces another input reads:
  * *keep (malloc'ed) and *nkeep; an error for a partial overlap */
 static pb_status once_each(const char *const *in, size_t n, const pb_options *opt, const char ***keep, size_t *nkeep,
@@ -1149,7 +1167,8 @@ static pb_status once_each(const char *const *in, size_t n, const pb_options *op
     for (i = 0; i < n; i++) {
         m_key *f;
         size_t nf;
-        if (trace_files(in[i], opt, &f, &nf) < 0) {
+        const pb_format_row *row = NULL;
+        if (trace_files(in[i], opt, &f, &nf, &row) < 0) {
             st = pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory while merging profiles");
             goto out;
         }
@@ -1159,6 +1178,7 @@ static pb_status once_each(const char *const *in, size_t n, const pb_options *op
         }
         t[nt].input = i;
         t[nt].files = f;
+        t[nt].row = row;
         t[nt++].nfiles = nf;
     }
     qsort(t, nt, sizeof *t, cmp_traces);
@@ -1181,7 +1201,7 @@ static pb_status once_each(const char *const *in, size_t n, const pb_options *op
             st = pb_fail_nooff(err, PB_ERR_USAGE,
                                "shares %zu of its %zu %s trace files with another input, but not all: "
                                "give each run once (its directory or its first file), or each trace file once",
-                               had, t[i].nfiles, pb_format_run_row(PB_FMT_UNKNOWN)->title);
+                               had, t[i].nfiles, t[i].row->title);
             goto out;
         }
         for (j = 0; j < t[i].nfiles; j++)

@@ -39,7 +39,7 @@ struct pb_present {
     char *path;              /* candidate path */
     size_t path_cap;
     int source_any;          /* the policy lifted (present.h, "Source") */
-    const pb_format_row *lang; /* whose source files are embedded: from ATTRIBUTE source_format */
+    const pb_format_row *lang; /* whose source files are embedded: from the stream's row (pb_sink.row) */
     int lang_any;              /* ... or every row's (lang_of) */
     int roots_resolved, need_shebang;
     char **root_real;        /* resolved: source roots, the working directory, the input's directory */
@@ -82,7 +82,7 @@ struct pb_present {
     pb_callev cev;
     /* a format whose subs have no definition lines (PB_NO_SUB_LINES,
      * Pynytprof): where they are defined, from the source embedded */
-    int pyn;                     /* ATTRIBUTE source_format names such a format */
+    int pyn;                     /* the stream's row (pb_sink.row) is such a format's */
     struct pe_def {
         char *name;
         size_t len;
@@ -208,34 +208,16 @@ static int map_name(pb_present *p, int k, pb_str *s)
  * "#!" first line naming the interpreter).  Every file is read through one
  * descriptor with a byte cap counted as bytes arrive (st_size is 0 in
  * /proc), and a read error is reported. */
-/* the row of source format fmt (NULL: none) */
-static const pb_format_row *row_of(pb_str fmt)
+/* the row that lists the source files of the stream's language: its
+ * format's own (row: the producer's, pb_sink.row), or the first row of the
+ * same language that lists them; NULL: none.  *any: the language is "any"
+ * (folded stacks), or the stream is a merge (no row; ATTRIBUTE source_format
+ * "merged": its inputs' languages are not told apart): every row's files. */
+static const pb_format_row *lang_of(const pb_format_row *row, pb_str fmt, int *any)
 {
-    char name[32];
-    if (fmt.len >= sizeof name || memchr(fmt.ptr, 0, fmt.len))
-        return NULL;
-    memcpy(name, fmt.ptr, fmt.len);
-    name[fmt.len] = '\0';
-    return pb_format_get(pb_format_from_name(name));
-}
-
-/* its subs have no definition lines: found in the embedded source (the row says) */
-static int no_sub_lines(pb_str fmt)
-{
-    const pb_format_row *row = row_of(fmt);
-    return row && (row->yields & PB_NO_SUB_LINES);
-}
-
-/* the row that lists the source files of format fmt's language: its own,
- * or the first row of the same language that lists them; NULL: none.
- * *any: the language is "any" (folded stacks), or fmt is a merge (its
- * inputs' languages are not told apart): every row's files. */
-static const pb_format_row *lang_of(pb_str fmt, int *any)
-{
-    const pb_format_row *row, *r;
+    const pb_format_row *r;
     int f;
     *any = fmt.len == 6 && memcmp(fmt.ptr, "merged", 6) == 0;
-    row = row_of(fmt);
     if (*any || !row || !row->language)
         return NULL;
     if (!strcmp(row->language, "any")) {
@@ -1126,8 +1108,9 @@ static int present_chunk(pb_sink *self, const pb_chunk *c)
     if (!p->active) {
         if (c->tag == PB_T_ATTRIBUTE && c->s[0].len == 13 && memcmp(c->s[0].ptr, "source_format", 13) == 0) {
             p->active = 1;
-            p->pyn = no_sub_lines(c->s[1]);
-            p->lang = lang_of(c->s[1], &p->lang_any);
+            /* the producer's row says (format_row.h) */
+            p->pyn = self->row && (self->row->yields & PB_NO_SUB_LINES);
+            p->lang = lang_of(self->row, c->s[1], &p->lang_any);
         }
         return fwd(p, c);
     }

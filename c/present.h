@@ -37,9 +37,10 @@
  * whose realpath lies under an allowed directory (a source
  * root, the working directory, source_base; the last two not when "/"),
  * and, for a candidate built in a root or in source_base, under that one; its
- * name with an extension of the stream's language (from ATTRIBUTE
- * source_format: tachyon, pynytprof -> Python; easyprofiler -> C/C++;
- * statprofiler -> Perl; merged -> any of them; other values -> none), or
+ * name with an extension of the stream's language (its row's, pb_sink.row
+ * (format_row.h), set by the driver or, for a nytprof.out converted from
+ * another format, by the NYTProf decoder: language and source_names;
+ * ATTRIBUTE source_format "merged" with no row -> any row's; no row -> none), or
  * for Python/Perl no extension and a "#!" first line naming the
  * interpreter.  Opened once (realpath, O_NOFOLLOW, same dev/inode as the
  * stat), read whole into one buffer, at most 64 MiB counted as bytes
@@ -56,7 +57,8 @@
  * gets a fake fid "(empty profile)" and pid 1 at finish, so nytprofhtml can
  * draw its empty report.
  *
- * Pynytprof (ATTRIBUTE source_format pynytprof): the def / class headers of
+ * A format whose subs come without lines (its row's PB_NO_SUB_LINES:
+ * Pynytprof): the def / class headers of
  * each file embedded are noted, and a SUB_INFO with lines 0-0 whose name is
  * defined there exactly once gets its fid and lines (<module>: the first
  * file, all of it), so nytprofhtml does not take it for an xsub.

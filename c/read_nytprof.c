@@ -10,6 +10,7 @@
 #include "nytp_codec.h"
 #include "pb.h"
 #include "formats.h"
+#include "chunk_stacks.h"
 #include "reader.h"
 #include "util.h"
 
@@ -111,6 +112,20 @@ static pb_status rd_line(nyt_rd *r, const char **line, size_t *len)
     return pb_rd_line(&r->rd, line, len, r->rd.max_record);
 }
 
+/* A file converted from another format (ATTRIBUTE source_format, as every
+ * foreign decoder writes it) carries that format's facts: the row its name
+ * gives, handed on to the sink (pb_sink.row) before the ATTRIBUTE itself;
+ * NULL for a name no row has ("merged") */
+static const pb_format_row *converted_from(pb_str fmt)
+{
+    char name[32];
+    if (fmt.len >= sizeof name || memchr(fmt.ptr, 0, fmt.len))
+        return NULL;
+    memcpy(name, fmt.ptr, fmt.len);
+    name[fmt.len] = '\0';
+    return pb_format_get(pb_format_from_name(name));
+}
+
 static pb_status text_chunk(nyt_rd *r, unsigned char tag)
 {
     const char *line;
@@ -153,6 +168,8 @@ static pb_status text_chunk(nyt_rd *r, unsigned char tag)
         }
         if (tag == ':' && key.len == 25 && memcmp(key.ptr, "cumulative_overhead_ticks", 25) == 0)
             r->have_overhead = 1;
+        if (tag == ':' && key.len == 13 && memcmp(key.ptr, "source_format", 13) == 0)
+            r->sink->row = converted_from(val);
         if (tag == ':')
             pb_chunk_attribute(&c, key, val);
         else

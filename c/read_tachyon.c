@@ -41,7 +41,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "pb.h"
-#include "formats.h"
 #include "read_tachyon.h"
 #include "python.h"
 #include "reader.h"
@@ -90,6 +89,7 @@ typedef struct {
     pb_rd rd;                      /* the cursor */
     const pb_options *opt;
     pb_sample_sink *out;
+    const struct pb_format_row *row; /* its format's row (own_frames), from the fold's config */
     int swap;
     /* header */
     uint32_t version;
@@ -567,7 +567,7 @@ static pb_status read_frames(tr *r, uint64_t *end)
         r->frames[r->nframes].file = v[0];
         r->frames[r->nframes].func = v[1];
         r->frames[r->nframes].line = pb_unzigzag32(v[2]);
-        r->frames[r->nframes].own = v[0] < r->nstr && pb_format_own_frame(pb_format_get(PB_FMT_TACHYON),
+        r->frames[r->nframes].own = v[0] < r->nstr && pb_sample_own_frame(r->row,
                                                                           r->strbuf + r->strs[v[0]].at,
                                                                           r->strs[v[0]].len);
         r->any_own |= r->frames[r->nframes].own;
@@ -1214,6 +1214,7 @@ static pb_status prepare(void *p, pb_fold_config *cfg)
     tr *r = (tr *)p;
     pb_status st;
     uint64_t frames_end = 0;
+    r->row = cfg->row;
     st = read_header(r);
     if (st == PB_ERR_TRUNCATED && r->opt->salvage && r->header_ok && r->size != UINT64_MAX &&
         r->size >= T_HEADER) {

@@ -5,6 +5,13 @@
 
 #include "pb.h"
 
+struct pb_sample_sink; /* samples.h */
+
+/* The decoder's entry points (the row in formats.c lists them; formats.h
+ * says what they give) */
+pb_status pb_read_tachyon(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
+pb_status pb_read_tachyon_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
+
 /* Tachyon v1 has two incompatible 64-byte headers (tachyon-format.md,
  * "Versions that exist"): the pre-rc one (u32 sample count at 28) and the
  * Python 3.15 one (u64 sample count at 28, every later field 4 bytes on,

@@ -2,7 +2,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "formats.h"
 #include "samples.h"
 
 const char *pb_sample_attr_text(pb_str value, char *buf, size_t cap)
@@ -37,7 +36,7 @@ pb_status pb_checked_add(pb_error *err, uint64_t *total, uint64_t add, const cha
     return PB_OK;
 }
 
-int pb_sample_facts_take(pb_sample_facts *f, const char *key, pb_str value)
+int pb_sample_facts_take(pb_sample_facts *f, const pb_sample_sink *from, const char *key, pb_str value)
 {
     char b[64];
     pb_sample_attr_text(value, b, sizeof b);
@@ -52,8 +51,8 @@ int pb_sample_facts_take(pb_sample_facts *f, const char *key, pb_str value)
         if (d > 0 && d < 1e9)
             f->duration_ns = (uint64_t)(d * 1e9);
     } else if (!strcmp(key, "source_format")) {
-        const pb_format_row *row = pb_format_get(pb_format_from_name(b));
-        f->weight_ns = row && (row->yields & PB_YIELDS_NS_WEIGHTS); /* the table of formats says */
+        /* the producer's row says (format_row.h) */
+        f->weight_ns = from && from->row && (from->row->yields & PB_YIELDS_NS_WEIGHTS);
     }
     else if (!strcmp(key, "sample_weight_unit"))
         f->weight_ns = !strcmp(b, "ns");
@@ -225,7 +224,7 @@ pb_status pb_units_check(pb_units *u, const pb_sample_facts *f, const char *firs
 static pb_status uf_attribute(pb_sample_sink *self, const char *key, pb_str v)
 {
     pb_units_filter *g = (pb_units_filter *)self->ctx;
-    pb_sample_facts_take(&g->facts, key, v);
+    pb_sample_facts_take(&g->facts, self, key, v);
     return self->next->attribute(self->next, key, v);
 }
 
@@ -348,4 +347,17 @@ void pb_thread_limit_free(pb_thread_limit *t)
 {
     free(t->keys);
     pb_index_free(&t->ix);
+}
+
+int pb_sample_own_frame(const pb_format_row *row, const char *file, size_t len)
+{
+    const char *p = row ? row->own_frames : NULL;
+    while (p && *p) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        if (n && n <= len && memcmp(file + len - n, p, n) == 0)
+            return 1;
+        p = nl ? nl + 1 : NULL;
+    }
+    return 0;
 }

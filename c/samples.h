@@ -15,6 +15,7 @@
 #define PB_SAMPLES_H
 
 #include "pb.h"
+#include "format_row.h"
 #include "util.h"
 
 typedef enum {
@@ -193,6 +194,12 @@ struct pb_sample_sink {
     /* A filter's downstream sink, for the pb_sample_pass_* calls below (NULL
      * in a consumer that ends the chain). */
     pb_sample_sink *next;
+    /* The producer's format, typed (format_row.h): set on every sink of the
+     * chain (through next) by the driver before the decoder runs
+     * (pb_sample_sink_set_row); NULL when no format's decoder feeds the sink
+     * (a test's direct call, a merge's own replay).  Consumers read its
+     * fields (yields, language, ...), never the format's name. */
+    const struct pb_format_row *row;
 };
 
 /* Set up a sink from a constant table of its calls (each consumer keeps one,
@@ -208,10 +215,18 @@ static inline void pb_sample_sink_init(pb_sample_sink *ss, const pb_sample_sink 
     ss->noframe = UINT32_MAX;
 }
 
+/* The producer's row on ss and every sink after it (next) */
+static inline void pb_sample_sink_set_row(pb_sample_sink *ss, const struct pb_format_row *row)
+{
+    for (; ss; ss = ss->next)
+        ss->row = row;
+}
+
 /* The facts a consumer takes from the header attributes, typed.  Keys:
  * sample_interval_us, clock ("cpu..." or wall), basetime (seconds since
- * the epoch), profile_duration_sec, source_format (EasyProfiler's weights
- * are ns of span time), sample_weight_unit ("ns": a merged profile, see
+ * the epoch), profile_duration_sec, source_format (then the producer's row
+ * says whether its weights are ns already: PB_YIELDS_NS_WEIGHTS, an
+ * EasyProfiler's span time), sample_weight_unit ("ns": a merged profile, see
  * merge.h).  Zero where not given. */
 typedef enum {
     PB_WEIGHT_SAMPLES = 0, /* sample counts: ticks of the sampling interval (no sample_type, or type "samples") */
@@ -283,10 +298,11 @@ void pb_units_filter_init(pb_units_filter *g, pb_sample_sink *next, const char *
 /* the next input begins */
 void pb_units_filter_next_input(pb_units_filter *g);
 
-/* Take one attribute into *f: 1 when the key is one of the above, else 0
- * (sample_type, period and period_type are recorded too, but give 0: other
+/* Take one attribute that reached sink `from` (whose row says what its
+ * producer's weights are) into *f: 1 when the key is one of the above, else
+ * 0 (sample_type, period and period_type are recorded too, but give 0: other
  * consumers may want them as well). */
-int pb_sample_facts_take(pb_sample_facts *f, const char *key, pb_str value);
+int pb_sample_facts_take(pb_sample_facts *f, const pb_sample_sink *from, const char *key, pb_str value);
 
 /* The attribute's value as a NUL-terminated string in buf (cut to cap - 1 bytes). */
 const char *pb_sample_attr_text(pb_str value, char *buf, size_t cap);
@@ -297,6 +313,10 @@ const char *pb_sample_attr_text(pb_str value, char *buf, size_t cap);
  * ss->frame() the first time (its id kept in the sink after that), and
  * *ids, *depth become that one frame.  Otherwise nothing. */
 pb_status pb_sample_noframe(pb_sample_sink *ss, const uint32_t **ids, uint32_t *depth);
+
+/* 1 when a frame of file[0..len) is one of the profiler's own (row->own_frames,
+ * format_row.h; row NULL: none is) */
+int pb_sample_own_frame(const struct pb_format_row *row, const char *file, size_t len);
 
 /* A filter's calls that hand their arguments to ss->next unchanged (thread
  * and finish skip a next sink that has none). */

@@ -170,7 +170,7 @@ static pb_status pp_attribute(pb_sample_sink *self, const char *key, pb_str v)
 {
     pb_pprof *p = (pb_pprof *)self->ctx;
     char buf[64];
-    if (pb_sample_facts_take(&p->facts, key, v))
+    if (pb_sample_facts_take(&p->facts, self, key, v))
         return PB_OK;
     pb_sample_attr_text(v, buf, sizeof buf);
     if (!strcmp(key, "diff_side"))

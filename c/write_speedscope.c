@@ -82,7 +82,7 @@ static pb_status sc_attribute(pb_sample_sink *self, const char *key, pb_str v)
     pb_speedscope *s = (pb_speedscope *)self->ctx;
     size_t kl = strlen(key), d;
     uint32_t lid, nid;
-    if (pb_sample_facts_take(&s->facts, key, v))
+    if (pb_sample_facts_take(&s->facts, self, key, v))
         return PB_OK;
     /* thread_<label>_name: what the profile calls the thread */
     for (d = 7; d < kl && key[d] >= '0' && key[d] <= '9'; d++)

@@ -680,7 +680,7 @@ static pb_status k_attribute(pb_sample_sink *self, const char *key, pb_str v)
 {
     pb_spw_sink *k = (pb_spw_sink *)self->ctx;
     char buf[32];
-    pb_sample_facts_take(&k->facts, key, v);
+    pb_sample_facts_take(&k->facts, self, key, v);
     pb_sample_attr_text(v, buf, sizeof buf);
     if (!strcmp(key, "sample_interval_us") || !strcmp(key, "interval_us"))
         k->h.interval_us = (uint32_t)strtoul(buf, NULL, 10);

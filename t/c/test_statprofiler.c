@@ -19,6 +19,7 @@
 #include <snappy-c.h>
 #include "pb.h"
 #include "formats.h"
+#include "read_tachyon.h"
 #include "samples.h"
 #include "write_statprofiler.h"
 #include "harness.h"
@@ -83,6 +84,8 @@ static int do_convert(int argc, char **argv)
         pb_source src;
         pb_error_init(&err, pb_format_name(info.format), in[0]);
         if ((st = pb_src_open_file(&src, in[0], &err)) == PB_OK) {
+            /* the row the driver would hand on (own frames: format_row.h) */
+            pb_sample_sink_set_row(pb_spw_sink_base(k), pb_format_get(PB_FMT_TACHYON));
             st = pb_read_tachyon_samples(&src, NULL, pb_spw_sink_base(k), &err);
             pb_src_close(&src);
             if (st == PB_OK)

@@ -1,0 +1,136 @@
+/* format_row.h - the shape of one row of the table of formats (formats.c).
+ *
+ * Types only, no functions: what every layer below the table reads of a
+ * format.  A decoder's producer (pb_sink.row, chunk.h; pb_sample_sink.row,
+ * samples.h) carries its format's row as a typed pointer, set by the driver
+ * (formats.c), so the model, the presentation filter, merge and the writers
+ * read a format's facts (its language, source-file names, files that are
+ * none on disk, whether a profile spans several files, its weights' unit)
+ * from the row's fields, never by looking its name up again.  The table
+ * itself and the calls on it: formats.h.
+ */
+#ifndef PB_FORMAT_ROW_H
+#define PB_FORMAT_ROW_H
+
+#include "pb.h"
+
+struct pb_sample_sink; /* samples.h */
+
+/* what a format's files can give (pb_format_row.yields) */
+enum {
+    PB_YIELDS_CHUNKS = 1,  /* a chunk stream (every format) */
+    PB_YIELDS_STACKS = 2,  /* stacks with weights for the stack outputs (collapsed, pprof, speedscope, merge) */
+    PB_YIELDS_SAMPLES = 4, /* real stack samples with frames and lines: StatProfiler output can carry them */
+    PB_YIELDS_SPANS = 8,   /* timed spans (begin, end): speedscope's evented profiles */
+    PB_YIELDS_NS_WEIGHTS = 16, /* its stacks' weights are ns already, not samples (read through the
+                                * producer's row at its ATTRIBUTE source_format: samples.h,
+                                * pb_sample_facts_take) */
+    PB_READS_GZIP = 32,       /* its decoder reads a gzip-compressed file itself (source.c's gzip view):
+                               * the Perl API makes no inflated copy of one (_format_rows' reads_gzip) */
+    PB_NO_SUB_LINES = 64,     /* its subs come without definition lines: the presentation filter finds
+                               * them in the embedded source (def lines, present.c) */
+    PB_YIELDS_GRAPH = 128     /* a call graph with exact counts (pstats, callgrind: the graph_* calls of
+                               * the sample sink, samples.h); without PB_YIELDS_STACKS it has no stacks,
+                               * and a stack target refuses it.  In a target's consumes: it takes a call
+                               * graph as well (its sink has graph_func) */
+};
+
+/* What a conversion cannot carry of a format's files (losses() in the Perl
+ * API, which counts and words them: Devel::ProfileBridge::_losses_of).  A
+ * row lists its own rules; pb_losses_common (outputs.h) those of every
+ * format.  Notes are "tag=text" alternatives, one per line: the first tag
+ * the target keeps (pb_target.keeps, whole or in part) words it, "*" is the
+ * default.  In a text: {how} the matched tag's how; {keepers} the targets
+ * that keep the fact whole ("--to A keeps them (how)", "--to A (how) and
+ * --to B (how) keep them"), {to_keep} the same without how, {to} their
+ * --to list; {where:TAG} how the targets that keep TAG keep it; {attr:NAME}
+ * the input's ATTRIBUTE NAME. */
+typedef struct {
+    const char *what;   /* what is lost: "bookmarks" (NULL ends a list) */
+    /* how the input counts it: "attr:NAME" (an ATTRIBUTE's value), "pct:NAME"
+     * (a positive % value), "sum:GLOB" / "keys:GLOB" (the sum of / the number
+     * of ATTRIBUTEs whose key matches; * any text, # digits), "status:NAME"
+     * (the samples of a "k:count,..." histogram with k != 0),
+     * "comments:GLOB|GLOB" (COMMENTs that start so), "chunks:TAG" */
+    const char *count;
+    const char *fact;   /* a target that keeps it whole has no such loss; NULL: none does */
+    unsigned flags;     /* PB_LOSS_* */
+    const char *notes;
+} pb_loss;
+
+enum {
+    PB_LOSS_STACKS = 1, /* only the stack outputs (targets that consume stacks) lose it */
+    PB_LOSS_LATE = 2    /* listed after the common rules that are not late */
+};
+
+typedef struct pb_format_row {
+    pb_format format;
+    const char *name;   /* as in the API, the CLI and error messages: "tachyon" */
+    const char *title;  /* as the profiler calls itself: "Tachyon" */
+    /* 1 when p[0..len) (the first up to 4 KB) starts a file of this format;
+     * fills info's details.  file_size: UINT64_MAX when unknown. */
+    int (*sniff)(const unsigned char *p, size_t len, uint64_t file_size, pb_format_info *info);
+    pb_decoder_fn chunks;         /* file -> chunks (pb.h) */
+    /* file -> pb_sample_sink (a pb_sample_decoder_fn, fold_samples.h); NULL: no stacks */
+    pb_status (*stacks)(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
+    unsigned yields;              /* PB_YIELDS_* */
+    const char *library;          /* the library a file may need beyond the C library ("zstd"), or NULL */
+    /* Optional, for a profile that spans several files: does path name one
+     * (1: *paths, *n filled, to be freed with run_free; 0: no; -1: error),
+     * how to free that list, and the decoders of such a list.  run_stacks'
+     * extra is what a stack consumer offers this format beyond the sample
+     * sink (NULL: nothing; StatProfiler: the writer's pb_sp_hooks). */
+    int (*run)(const char *path, const pb_options *opt, char ***paths, size_t *n, pb_error *err);
+    void (*run_free)(char **paths, size_t n);
+    pb_status (*run_chunks)(const char *const *paths, size_t n, const pb_options *opt, pb_sink *sink,
+                            pb_error *err);
+    pb_status (*run_stacks)(const char *const *paths, size_t n, const pb_options *opt, struct pb_sample_sink *ss,
+                            const void *extra, pb_error *err);
+    /* the run's files a directory or a template names (for_chunks' files =>),
+     * and what they are called in messages ("Devel::StatProfiler traces") */
+    pb_status (*run_expand)(const char *spec, char ***paths, size_t *n, pb_error *err);
+    const char *run_what;
+    /* how its files need `library`: PB_LIB_BUILTIN (always linked: nothing
+     * to report), PB_LIB_SOME_FILES (features() lists "<name>-<library>"),
+     * PB_LIB_EVERY_FILE (no library, no format); library_note: what is
+     * unsupported without it ("compressed Tachyon files") */
+    int library_use;
+    const char *library_note;
+    /* the language of the profiled program's source files ("python", "c",
+     * "perl", "js", "go"; "any": folded stacks name any language's files):
+     * which files the presentation filter embeds (source_names below,
+     * present.c); NULL for NYTProf itself */
+    const char *language;
+    /* what a conversion cannot carry of its files ({ NULL } ends it) */
+    const pb_loss *losses;
+    /* the words of its header comment that its sniffer looks for ("Generated
+     * by <title>"), or NULL: the presentation filter rewords them ("Written by
+     * <title>, converted by ...") so that a converted file does not pass for one */
+    const char *banner;
+    /* the profiled program's source files, which the presentation filter
+     * may embed (present.c, the source policy): what its warning calls them
+     * ("Python"), their names' extensions, space-separated (".py .pyw"),
+     * and the interpreter a "#!" first line names in a script without an
+     * extension ("python"; NULL: none).  NULL names: the row of the first
+     * format of the same `language` says; language "any": every row's. */
+    const char *source_what;
+    const char *source_names;
+    const char *source_shebang;
+    /* the file names of the profiler's own frames, which the source tool's
+     * views drop wherever they sit in a stack (CPython's replay: the frames of
+     * profiling/sampling/_sync_coordinator.py, which runs the program): "\n"-
+     * separated suffixes of a frame's file name, or NULL.  Its decoder drops
+     * them from every stack (pb_sample_own_frame, samples.h; the row from
+     * pb_fold_config.row) and never takes one for the program. */
+    const char *own_frames;
+    /* 1 when a file name in its profiles names no file on disk, wherever
+     * the profile is read (CPython's "<frozen runpy>", node's "node:fs"):
+     * a merge, which cannot ask each input's decoder, flags such a file
+     * IS_FAKE as the decoder does in a convert (pb_format_fake_file,
+     * formats.h); NULL: none of its names is known to be so */
+    int (*fake_file)(pb_str file);
+} pb_format_row;
+
+enum { PB_LIB_BUILTIN = 0, PB_LIB_SOME_FILES, PB_LIB_EVERY_FILE };
+
+#endif
