@@ -38,6 +38,7 @@ pb_sample_sink *pb_counting_init(counting *c, pb_sample_sink *next)
 {
     pb_sample_sink_init(&c->ss, &counting_calls, c, next->err, next->cleanups);
     c->ss.next = next;
+    c->ss.each_tick = next->each_tick;
     if (!next->span)
         c->ss.span = NULL; /* not wanted downstream: the decoder must not fold spans for it */
     if (!next->sample_tags)

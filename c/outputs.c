@@ -12,6 +12,7 @@
 #include "convert_samples.h"
 #include "json_lines.h"
 #include "write_dump.h"
+#include "write_gecko.h"
 #include "merge.h"
 #include "outputs.h"
 #include "write_pprof.h"
@@ -38,6 +39,10 @@ static pb_status pprof_diff(pb_write_req *rq, pb_error *err)
 static void *speedscope_open(FILE *fp, const char *title, pb_error *werr) { return pb_speedscope_new(fp, title, werr); }
 static pb_sample_sink *speedscope_sink(void *w) { return pb_speedscope_sample_sink((pb_speedscope *)w); }
 static void speedscope_free(void *w) { pb_speedscope_free((pb_speedscope *)w); }
+
+static void *gecko_open(FILE *fp, const char *title, pb_error *werr) { return pb_gecko_new(fp, title, werr); }
+static pb_sample_sink *gecko_sink(void *w) { return pb_gecko_sample_sink((pb_gecko *)w); }
+static void gecko_free(void *w) { pb_gecko_free((pb_gecko *)w); }
 
 /* nytprof.out: the writer behind the presentation filter (convert.h) */
 static void *nytprof_open(const pb_write_req *rq, const char *input, int bare_is_dot, pb_sink **sink,
@@ -95,6 +100,8 @@ static const pb_target targets[] = {
       "thread_status=label thread_status;opcode=label opcode;lines;~wall_clock=duration_nanos" },
     { "speedscope", "speedscope output", PB_YIELDS_STACKS, PB_TO_CONVERT | PB_TO_STDOUT | PB_TO_MERGE_STDOUT, NULL,
       "the output is empty", STACKS(speedscope), NULL, NULL, "" },
+    { "gecko", "gecko output", PB_YIELDS_STACKS, PB_TO_CONVERT | PB_TO_STDOUT | PB_TO_MERGE_STDOUT, NULL,
+      "the output is empty", STACKS(gecko), NULL, NULL, "thread_status=interval markers, as CPython's --gecko writes them;lines;~wall_clock=the samples' times" },
     { "dump", "dump", PB_YIELDS_CHUNKS, PB_TO_STDOUT, NULL, NULL, OWN, dump_convert, NULL, "" },
 };
 #define N_TARGETS (sizeof targets / sizeof targets[0])

@@ -149,6 +149,12 @@ struct pb_sample_sink {
     /* A filter's downstream sink, for the pb_sample_pass_* calls below (NULL
      * in a consumer that ends the chain). */
     pb_sample_sink *next;
+    /* Set by a consumer that wants one sample() per recorded sample where
+     * the source gives each its own time (a timeline: the gecko writer): a
+     * decoder that would send a run of samples as one weighted sample (a
+     * Tachyon REPEAT run) then sends each with weight 1 and its timestamp.
+     * Filters copy it from their next sink. */
+    uint32_t each_tick;
 };
 
 /* Set up a sink from a constant table of its calls (each consumer keeps one,

@@ -7,6 +7,8 @@
  *   collapsed    pb_convert_stacks: every line "<stack> <count>"
  *   pprof        pb_convert_stacks: gzip + protobuf, references checked
  *   speedscope   pb_convert_stacks: strict JSON
+ *   (every other stack target of c/outputs.c's table, gecko among them:
+ *                pb_convert_stacks: strict JSON)
  *   statprofiler pb_convert_statprofiler: each trace read back with our reader
  *   dump         pb_convert_json_lines: every line strict JSON
  * A failure must be of a decode class and leave no file in the directory
@@ -18,12 +20,21 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const char *const keep[] = {"in", NULL};
-    static const char *const stacks[] = {"collapsed", "pprof", "speedscope"};
+    static const char *stacks[16];
+    static int nstacks;
     char in[600], out[600];
     pb_options opt;
     pb_error err;
     pb_status st;
-    int which = (int)((size >> 1) % 6);
+    int which;
+    if (!nstacks) { /* the table's stack targets, in its order (outputs.h) */
+        const pb_target *t;
+        size_t i;
+        for (i = 0; (t = pb_target_at(i)) != NULL && nstacks < 16; i++)
+            if (t->open)
+                stacks[nstacks++] = t->name;
+    }
+    which = (int)((size >> 1) % (size_t)(nstacks + 3));
     fuzz_dir();
     fuzz_path(in, sizeof in, "in");
     fuzz_path(out, sizeof out, "out");
@@ -35,11 +46,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         /* a stream the decoder delivered cleanly may still meet the
          * writer's documented limits (a line past max_line): a limit error */
         fuzz_target_done("convert to nytprof", st, &err, keep, out, 'n', 0);
-    } else if (which <= 3) {
+    } else if (which <= nstacks) {
+        const char *name = stacks[which - 1];
         opt.salvage = 0;
-        st = pb_convert_stacks(in, PB_FMT_UNKNOWN, &opt, out, pb_stack_output_named(stacks[which - 1]), &err);
-        fuzz_target_done(stacks[which - 1], st, &err, keep, out, which == 1 ? 'c' : which == 2 ? 'p' : 'j', 1);
-    } else if (which == 4) {
+        st = pb_convert_stacks(in, PB_FMT_UNKNOWN, &opt, out, pb_stack_output_named(name), &err);
+        fuzz_target_done(name, st, &err, keep, out,
+                         !strcmp(name, "collapsed") ? 'c' : !strcmp(name, "pprof") ? 'p' : 'j', 1);
+    } else if (which == nstacks + 1) {
         char **names = NULL;
         size_t n = 0, i;
         opt.salvage = 0;
