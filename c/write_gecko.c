@@ -546,18 +546,58 @@ static pb_status gk_span(pb_sample_sink *self, uint64_t key, uint32_t frame, uin
 }
 
 /* ---- output ------------------------------------------------------------------ */
-static void put_u64(FILE *o, uint64_t v)
+/* JSON text through a buffer of our own: the columns are millions of short
+ * numbers, too many for a stdio call each */
+typedef struct {
+    FILE *f;
+    size_t n;
+    char b[1 << 16];
+} g_out;
+
+static void o_flush(g_out *o)
+{
+    if (o->n)
+        fwrite(o->b, 1, o->n, o->f); /* a failed write: ferror() at finish */
+    o->n = 0;
+}
+static void o_lit(g_out *o, const char *p, size_t n)
+{
+    if (n > sizeof o->b - o->n) {
+        o_flush(o);
+        if (n > sizeof o->b) {
+            fwrite(p, 1, n, o->f);
+            return;
+        }
+    }
+    memcpy(o->b + o->n, p, n);
+    o->n += n;
+}
+static void o_puts(const char *s, g_out *o) { o_lit(o, s, strlen(s)); }
+static void o_ch(int c, g_out *o)
+{
+    if (o->n == sizeof o->b)
+        o_flush(o);
+    o->b[o->n++] = (char)c;
+}
+static void o_json(g_out *o, const pb_str *s)
+{
+    o_flush(o);
+    pb_json_str(o->f, s);
+}
+#define o_printf(o, ...) (o_flush(o), fprintf((o)->f, __VA_ARGS__))
+
+static void put_u64(g_out *o, uint64_t v)
 {
     char b[24], *e = b + sizeof b;
     do {
         *--e = (char)('0' + v % 10);
         v /= 10;
     } while (v);
-    fwrite(e, 1, (size_t)(b + sizeof b - e), o);
+    o_lit(o, e, (size_t)(b + sizeof b - e));
 }
 
 /* v / 10^dec as a decimal (trailing zeros of the fraction dropped) */
-static void put_fixed(FILE *o, int neg, uint64_t v, unsigned dec)
+static void put_fixed(g_out *o, int neg, uint64_t v, unsigned dec)
 {
     uint64_t p = 1, frac;
     unsigned k;
@@ -565,7 +605,7 @@ static void put_fixed(FILE *o, int neg, uint64_t v, unsigned dec)
     for (k = 0; k < dec; k++)
         p *= 10;
     if (neg && v)
-        fputc('-', o);
+        o_ch('-', o);
     put_u64(o, v / p);
     frac = v % p;
     if (!frac)
@@ -576,12 +616,12 @@ static void put_fixed(FILE *o, int neg, uint64_t v, unsigned dec)
     }
     for (k = dec; k > 0 && b[k - 1] == '0'; k--)
         ;
-    fputc('.', o);
-    fwrite(b, 1, k, o);
+    o_ch('.', o);
+    o_lit(o, b, k);
 }
 
 /* a time in ms: (v - base) / 10^dec */
-static void put_rel(FILE *o, uint64_t v, uint64_t base, unsigned dec)
+static void put_rel(g_out *o, uint64_t v, uint64_t base, unsigned dec)
 {
     if (v >= base)
         put_fixed(o, 0, v - base, dec);
@@ -592,7 +632,7 @@ static void put_rel(FILE *o, uint64_t v, uint64_t base, unsigned dec)
 static pb_str str_of(const char *p, size_t n) { return pb_str_make(p, n, pb_str_wide(p, n)); }
 
 typedef struct {
-    FILE *o;
+    g_out *o;
     int col, first;
     uint64_t cum, total, span_ns; /* spread times */
     unsigned weight_ns;
@@ -604,7 +644,7 @@ enum { COL_STACK, COL_TIME, COL_WEIGHT, COL_DATA, COL_NAME, COL_START, COL_END, 
 static void sep(walk_ctx *w)
 {
     if (!w->first)
-        fputc(',', w->o);
+        o_ch(',', w->o);
     w->first = 0;
 }
 
@@ -640,67 +680,66 @@ static void marker_col(pb_gecko *g, void *ctx, const g_rec *r)
         size_t k, l = 0;
         char ty[32];
         if ((r->y >> 8) == MK_SPAN) {
-            fputs("{\"type\":\"Span\",\"name\":", w->o);
-            pb_json_str(w->o, &n);
+            o_puts("{\"type\":\"Span\",\"name\":", w->o);
+            o_json(w->o, &n);
         } else {
             for (k = 0; k < n.len && l < sizeof ty - 1; k++)
                 if (n.ptr[k] != ' ')
                     ty[l++] = n.ptr[k];
-            fputs("{\"type\":\"", w->o);
-            fwrite(ty, 1, l, w->o);
-            fputc('"', w->o);
+            o_puts("{\"type\":\"", w->o);
+            o_lit(w->o, ty, l);
+            o_ch('"', w->o);
         }
-        fputs(",\"duration\":", w->o);
+        o_puts(",\"duration\":", w->o);
         put_fixed(w->o, 0, r->b - r->a, 6);
-        fputs(",\"tid\":", w->o);
+        o_puts(",\"tid\":", w->o);
         n = str_of(w->t->label, strlen(w->t->label));
-        pb_json_str(w->o, &n);
-        fputc('}', w->o);
+        o_json(w->o, &n);
+        o_ch('}', w->o);
         break;
     }
     case COL_NAME: put_u64(w->o, r->x); break;
     case COL_START: put_rel(w->o, r->a, base, 6); break;
     case COL_END: put_rel(w->o, r->b, base, 6); break;
-    case COL_PHASE: fputc('1', w->o); break;
+    case COL_PHASE: o_ch('1', w->o); break;
     default: put_u64(w->o, r->y & 0xff); break;
     }
 }
 
-static void put_key(FILE *o, int *first, const char *k)
+static void put_key(g_out *o, int *first, const char *k)
 {
     if (!*first)
-        fputc(',', o);
+        o_ch(',', o);
     *first = 0;
-    fputc('"', o);
-    fputs(k, o);
-    fputs("\":", o);
+    o_ch('"', o);
+    o_puts(k, o);
+    o_puts("\":", o);
 }
 
 /* a column of n: fn(i) for each, or null when fn is NULL */
-static void null_col(FILE *o, int *first, const char *k, size_t n, const char *v)
+static void null_col(g_out *o, int *first, const char *k, size_t n, const char *v)
 {
     size_t i;
     put_key(o, first, k);
-    fputc('[', o);
+    o_ch('[', o);
     for (i = 0; i < n; i++) {
         if (i)
-            fputc(',', o);
-        fputs(v, o);
+            o_ch(',', o);
+        o_puts(v, o);
     }
-    fputc(']', o);
+    o_ch(']', o);
 }
 
-static void put_int_or_null(FILE *o, int64_t v)
+static void put_int_or_null(g_out *o, int64_t v)
 {
     if (v > 0)
         put_u64(o, (uint64_t)v);
     else
-        fputs("null", o);
+        o_puts("null", o);
 }
 
-static pb_status write_thread(pb_gecko *g, g_thread *t, size_t ti, g_rec *tmp, uint64_t span_ns)
+static pb_status write_thread(pb_gecko *g, g_out *o, g_thread *t, size_t ti, g_rec *tmp, uint64_t span_ns)
 {
-    FILE *o = g->out;
     size_t i;
     int first = 1, c;
     pb_status st;
@@ -712,30 +751,30 @@ static pb_status write_thread(pb_gecko *g, g_thread *t, size_t ti, g_rec *tmp, u
     const char *digits = t->label;
     if (found < 0)
         return G_OOM(g);
-    fputs(ti ? ",{\"name\":" : "{\"name\":", o);
+    o_puts(ti ? ",{\"name\":" : "{\"name\":", o);
     if (found && lid < g->ctname && g->tname[lid]) {
         nm = pb_strtab_str(&g->strs, g->tname[lid] - 1);
     } else {
         snprintf(buf, sizeof buf, "Thread-%s", t->label);
         nm = str_of(buf, strlen(buf));
     }
-    pb_json_str(o, &nm);
-    fprintf(o, ",\"isMainThread\":%s,\"processStartupTime\":0,\"processShutdownTime\":null,\"registerTime\":0,"
+    o_json(o, &nm);
+    o_printf(o, ",\"isMainThread\":%s,\"processStartupTime\":0,\"processShutdownTime\":null,\"registerTime\":0,"
                "\"unregisterTime\":null,\"pausedRanges\":[],\"pid\":\"%u\",\"tid\":",
             t->main_thread ? "true" : "false", t->pid);
     while (*digits >= '0' && *digits <= '9')
         digits++;
     if (!*digits && *t->label && strlen(t->label) < 16) {
-        fputs(t->label, o);
+        o_puts(t->label, o);
     } else {
         nm = str_of(t->label, strlen(t->label));
-        pb_json_str(o, &nm);
+        o_json(o, &nm);
     }
-    fputs(",\"processType\":\"default\",\"processName\":", o);
+    o_puts(",\"processType\":\"default\",\"processName\":", o);
     nm = str_of(g->title, strlen(g->title));
-    pb_json_str(o, &nm);
+    o_json(o, &nm);
     /* samples */
-    fputs(",\"samples\":{", o);
+    o_puts(",\"samples\":{", o);
     memset(&w, 0, sizeof w);
     w.o = o;
     w.t = t;
@@ -746,131 +785,149 @@ static pb_status write_thread(pb_gecko *g, g_thread *t, size_t ti, g_rec *tmp, u
         if (c == COL_WEIGHT && g->all_one)
             break;
         put_key(o, &first, c == COL_STACK ? "stack" : c == COL_TIME ? "time" : "weight");
-        fputc('[', o);
+        o_ch('[', o);
         w.col = c;
         w.first = 1;
         w.cum = 0;
         if ((st = chain_walk(g, &t->samples, tmp, sample_col, &w)) != PB_OK)
             return st;
-        fputc(']', o);
+        o_ch(']', o);
     }
     if (g->all_one)
-        fputs(",\"weight\":null", o);
+        o_puts(",\"weight\":null", o);
     null_col(o, &first, "eventDelay", t->samples.count, "null");
-    fprintf(o, ",\"weightType\":\"%s\",\"length\":%llu}", g->facts.weight_ns && !g->all_one ? "tracing-ms" : "samples",
+    o_printf(o, ",\"weightType\":\"%s\",\"length\":%llu}", g->facts.weight_ns && !g->all_one ? "tracing-ms" : "samples",
             (unsigned long long)t->samples.count);
     /* stackTable: frame, category, subcategory, prefix */
-    fputs(",\"stackTable\":{\"frame\":[", o);
+    o_puts(",\"stackTable\":{\"frame\":[", o);
     for (i = 0; i < t->nstacks; i++) {
         if (i)
-            fputc(',', o);
+            o_ch(',', o);
         put_u64(o, t->stacks[i].b);
     }
-    fputs("],\"category\":[", o);
+    o_puts("],\"category\":[", o);
     for (i = 0; i < t->nstacks; i++) {
-        fputs(i ? "," : "", o);
+        o_puts(i ? "," : "", o);
         put_u64(o, g->funcs[t->stacks[i].c].native ? CAT_NATIVE : CAT_CODE);
     }
-    fputc(']', o);
+    o_ch(']', o);
     first = 0;
     null_col(o, &first, "subcategory", t->nstacks, "0");
-    fputs(",\"prefix\":[", o);
+    o_puts(",\"prefix\":[", o);
     for (i = 0; i < t->nstacks; i++) {
-        fputs(i ? "," : "", o);
+        o_puts(i ? "," : "", o);
         if (t->stacks[i].a)
             put_u64(o, t->stacks[i].a - 1);
         else
-            fputs("null", o);
+            o_puts("null", o);
     }
-    fprintf(o, "],\"length\":%llu}", (unsigned long long)t->nstacks);
+    o_printf(o, "],\"length\":%llu}", (unsigned long long)t->nstacks);
     /* frameTable */
-    fputs(",\"frameTable\":{", o);
+    o_puts(",\"frameTable\":{", o);
     first = 1;
     null_col(o, &first, "address", t->nframes, "-1");
-    fputs(",\"category\":[", o);
+    o_puts(",\"category\":[", o);
     for (i = 0; i < t->nframes; i++) {
-        fputs(i ? "," : "", o);
+        o_puts(i ? "," : "", o);
         put_u64(o, g->funcs[t->frames[i].c].native ? CAT_NATIVE : CAT_CODE);
     }
-    fputc(']', o);
+    o_ch(']', o);
     null_col(o, &first, "subcategory", t->nframes, "0");
-    fputs(",\"func\":[", o);
+    o_puts(",\"func\":[", o);
     for (i = 0; i < t->nframes; i++) {
-        fputs(i ? "," : "", o);
+        o_puts(i ? "," : "", o);
         put_u64(o, t->frames[i].a);
     }
-    fputc(']', o);
+    o_ch(']', o);
     null_col(o, &first, "innerWindowID", t->nframes, "null");
     null_col(o, &first, "implementation", t->nframes, "null");
     null_col(o, &first, "optimizations", t->nframes, "null");
-    fputs(",\"line\":[", o);
+    o_puts(",\"line\":[", o);
     for (i = 0; i < t->nframes; i++) {
-        fputs(i ? "," : "", o);
+        o_puts(i ? "," : "", o);
         put_int_or_null(o, (int32_t)t->frames[i].b);
     }
-    fputc(']', o);
+    o_ch(']', o);
     null_col(o, &first, "column", t->nframes, "null");
     null_col(o, &first, "inlineDepth", t->nframes, "0");
     null_col(o, &first, "nativeSymbol", t->nframes, "null");
-    fprintf(o, ",\"length\":%llu}", (unsigned long long)t->nframes);
+    o_printf(o, ",\"length\":%llu}", (unsigned long long)t->nframes);
     /* funcTable */
-    fputs(",\"funcTable\":{\"name\":[", o);
+    o_puts(",\"funcTable\":{\"name\":[", o);
     for (i = 0; i < t->nfuncs; i++) {
-        fputs(i ? "," : "", o);
+        o_puts(i ? "," : "", o);
         put_u64(o, g->funcs[t->funcs[i].a].name);
     }
-    fputs("],\"isJS\":[", o);
+    o_puts("],\"isJS\":[", o);
     for (i = 0; i < t->nfuncs; i++)
-        fputs(i ? (g->funcs[t->funcs[i].a].native ? ",false" : ",true")
+        o_puts(i ? (g->funcs[t->funcs[i].a].native ? ",false" : ",true")
                 : (g->funcs[t->funcs[i].a].native ? "false" : "true"),
               o);
-    fputs("],\"relevantForJS\":[", o);
+    o_puts("],\"relevantForJS\":[", o);
     for (i = 0; i < t->nfuncs; i++)
-        fputs(i ? ",false" : "false", o);
+        o_puts(i ? ",false" : "false", o);
     first = 0;
-    fputc(']', o);
+    o_ch(']', o);
     null_col(o, &first, "resource", t->nfuncs, "-1");
-    fputs(",\"fileName\":[", o);
+    o_puts(",\"fileName\":[", o);
     for (i = 0; i < t->nfuncs; i++) {
         const g_func *f = &g->funcs[t->funcs[i].a];
-        fputs(i ? "," : "", o);
+        o_puts(i ? "," : "", o);
         if (pb_strtab_len(&g->strs, f->file))
             put_u64(o, f->file);
         else
-            fputs("null", o);
+            o_puts("null", o);
     }
-    fputs("],\"lineNumber\":[", o);
+    o_puts("],\"lineNumber\":[", o);
     for (i = 0; i < t->nfuncs; i++) {
-        fputs(i ? "," : "", o);
+        o_puts(i ? "," : "", o);
         put_int_or_null(o, g->funcs[t->funcs[i].a].line);
     }
-    fputc(']', o);
+    o_ch(']', o);
     null_col(o, &first, "columnNumber", t->nfuncs, "null");
-    fprintf(o, ",\"length\":%llu}", (unsigned long long)t->nfuncs);
-    fputs(",\"resourceTable\":{\"lib\":[],\"name\":[],\"host\":[],\"type\":[],\"length\":0},"
+    o_printf(o, ",\"length\":%llu}", (unsigned long long)t->nfuncs);
+    o_puts(",\"resourceTable\":{\"lib\":[],\"name\":[],\"host\":[],\"type\":[],\"length\":0},"
           "\"nativeSymbols\":{\"libIndex\":[],\"address\":[],\"name\":[],\"functionSize\":[],\"length\":0}",
           o);
     /* markers: data, name, startTime, endTime, phase, category */
-    fputs(",\"markers\":{", o);
+    o_puts(",\"markers\":{", o);
     first = 1;
     for (c = COL_DATA; c <= COL_CAT; c++) {
         static const char *const nms[] = {"data", "name", "startTime", "endTime", "phase", "category"};
         put_key(o, &first, nms[c - COL_DATA]);
-        fputc('[', o);
+        o_ch('[', o);
         w.col = c;
         w.first = 1;
         if ((st = chain_walk(g, &t->markers, tmp, marker_col, &w)) != PB_OK)
             return st;
-        fputc(']', o);
+        o_ch(']', o);
     }
-    fprintf(o, ",\"length\":%llu}}", (unsigned long long)t->markers.count);
+    o_printf(o, ",\"length\":%llu}}", (unsigned long long)t->markers.count);
     return PB_OK;
 }
 
+static pb_status finish_out(pb_gecko *g, g_out *o);
 static pb_status gk_finish(pb_sample_sink *self)
 {
     pb_gecko *g = (pb_gecko *)self->ctx;
-    FILE *o = g->out;
+    g_out *o;
+    pb_status st;
+    if (!(o = (g_out *)malloc(sizeof *o)))
+        return G_OOM(g);
+    o->f = g->out;
+    o->n = 0;
+    st = finish_out(g, o);
+    o_flush(o);
+    free(o);
+    if (st != PB_OK)
+        return st;
+    if (ferror(g->out) || fflush(g->out) != 0)
+        return pb_fail_write(g->err, "the gecko file", errno);
+    return PB_OK;
+}
+
+static pb_status finish_out(pb_gecko *g, g_out *o)
+{
     size_t i, k;
     uint64_t span_ns = 0, interval_ns = g->facts.interval_ns, maxw = 0;
     const char *how;
@@ -899,57 +956,55 @@ static pb_status gk_finish(pb_sample_sink *self)
         how = "spread over samples x interval (the source records no sample times nor duration)";
     else
         span_ns = maxw * 1000000u, how = "spread 1 ms a sample (the source records no sample times, duration nor interval)";
-    fputs("{\"meta\":{\"interval\":", o);
+    o_puts("{\"meta\":{\"interval\":", o);
     if (interval_ns)
         put_fixed(o, 0, interval_ns, 6);
     else
-        fputc('1', o);
-    fputs(",\"startTime\":", o);
+        o_ch('1', o);
+    o_puts(",\"startTime\":", o);
     put_u64(o, g->facts.basetime * 1000u);
-    fprintf(o, ",\"abi\":\"\",\"misc\":\"\",\"oscpu\":\"\",\"platform\":\"\",\"processType\":0,\"categories\":%s,"
+    o_printf(o, ",\"abi\":\"\",\"misc\":\"\",\"oscpu\":\"\",\"platform\":\"\",\"processType\":0,\"categories\":%s,"
                "\"stackwalk\":0,\"toolkit\":\"\",\"version\":32,\"preprocessedProfileVersion\":57,\"appBuildID\":\"\","
                "\"CPUName\":\"\",\"product\":",
             cat_json);
     {
         pb_str t = str_of(g->title, strlen(g->title));
-        pb_json_str(o, &t);
+        o_json(o, &t);
     }
-    fputs(",\"symbolicated\":true,\"markerSchema\":[],\"importedFrom\":\"Devel::ProfileBridge " PB_VERSION_STRING,
+    o_puts(",\"symbolicated\":true,\"markerSchema\":[],\"importedFrom\":\"Devel::ProfileBridge " PB_VERSION_STRING,
           o);
     if (*g->source) {
         pb_str t = str_of(g->source, strlen(g->source));
-        fputs(" (", o);
-        fwrite(t.ptr, 1, t.len, o); /* a format name: [a-z0-9 .-] */
-        fputc(')', o);
+        o_puts(" (", o);
+        o_lit(o, t.ptr, t.len); /* a format name: [a-z0-9 .-] */
+        o_ch(')', o);
     }
-    fputs("\",\"extensions\":{\"id\":[],\"name\":[],\"baseURL\":[],\"length\":0},\"profbridge\":{\"sampleTimes\":\"",
+    o_puts("\",\"extensions\":{\"id\":[],\"name\":[],\"baseURL\":[],\"length\":0},\"profbridge\":{\"sampleTimes\":\"",
           o);
-    fputs(how, o);
-    fputs("\",\"timeOriginNs\":", o);
+    o_puts(how, o);
+    o_puts("\",\"timeOriginNs\":", o);
     put_u64(o, g->have_ts ? g->base_us * 1000u : g->have_span ? g->span_lo : 0);
-    fputs("}},\"libs\":[],\"threads\":[", o);
+    o_puts("}},\"libs\":[],\"threads\":[", o);
     if (!(tmp = (g_rec *)malloc(BLK * sizeof *tmp)))
         return G_OOM(g);
     for (i = k = 0; i < g->nthreads; i++) {
         g_thread *t = &g->threads[i];
         if (!t->samples.count && !t->markers.count)
             continue;
-        if ((st = write_thread(g, t, k++, tmp, span_ns)) != PB_OK) {
+        if ((st = write_thread(g, o, t, k++, tmp, span_ns)) != PB_OK) {
             free(tmp);
             return st;
         }
     }
     free(tmp);
-    fputs("],\"pages\":[],\"shared\":{\"stringArray\":[", o);
+    o_puts("],\"pages\":[],\"shared\":{\"stringArray\":[", o);
     for (i = 0; i < g->strs.n; i++) {
         pb_str s = pb_strtab_str(&g->strs, (uint32_t)i);
         if (i)
-            fputc(',', o);
-        pb_json_str(o, &s);
+            o_ch(',', o);
+        o_json(o, &s);
     }
-    fputs("],\"sources\":{\"length\":0,\"uuid\":[],\"filename\":[]}}}\n", o);
-    if (ferror(o) || fflush(o) != 0)
-        return pb_fail_write(g->err, "the gecko file", errno);
+    o_puts("],\"sources\":{\"length\":0,\"uuid\":[],\"filename\":[]}}}\n", o);
     return PB_OK;
 }
 
