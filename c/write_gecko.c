@@ -158,7 +158,8 @@ static pb_status spool_open(pb_gecko *g)
     snprintf(path, sizeof path, "%s/.profbridge-gecko.XXXXXX", dir);
     g->fd = mkstemp(path); /* O_CREAT | O_EXCL */
     if (g->fd < 0)
-        return pb_fail_write(g->err, "the gecko writer's spool", errno);
+        return pb_fail(g->err, PB_ERR_IO, 0, "cannot create the writer's spool file in %s: %s", dir,
+                       strerror(errno));
     unlink(path);
     return PB_OK;
 }

@@ -155,6 +155,15 @@ for my $in (grep { slurp($_) =~ /"evented"/ } glob "$d/speedscope/*.speedscope.j
     is_deeply(markers_ns($p), [ sort @want ], "$label: its " . @want . ' events are interval markers at their open and close (ns)');
 }
 
+# a spool that cannot be made: an io error naming where, and no output
+{
+    local $ENV{TMPDIR} = "$tmp/no-such-dir";
+    ok(!eval { Devel::ProfileBridge::convert(in => "$d/tachyon/real315/recursive_cpu_nogc_none.bin", out => "$tmp/x.json",
+        to => 'gecko'); 1 }, 'no spool directory: the conversion fails');
+    like("$@", qr/\Agecko: io: .*cannot create the writer's spool file in \Q$tmp\E\/no-such-dir: /, '... with an io error naming it');
+    ok(!-e "$tmp/x.json", '... and writes no output');
+}
+
 # 4. merge: the inputs' threads side by side
 Devel::ProfileBridge::merge(in => [ "$d/tachyon/real315/multithread_gil_zstd.bin", "$d/easyprofiler/ep_basic.prof" ],
     out => "$tmp/m.json", to => 'gecko');
