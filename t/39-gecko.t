@@ -69,8 +69,8 @@ for my $bin (glob "$d/tachyon/real315/*.bin") {
 }
 
 # 2. every corpus profile: the fields, and the stacks our collapsed output has
-my @corpus = (stack_corpus($d), glob("$d/pprof/*.pb.gz"), glob("$d/folded/*.folded"), glob("$d/perf/*.perf.txt"),
-    glob("$d/speedscope/*.speedscope.json"));
+my @corpus = (stack_corpus($d), glob("$d/pprof/*.prof"), glob("$d/pprof/*.pb"), glob("$d/folded/*.folded"),
+    glob("$d/folded/*.collapsed"), glob("$d/perf/*.perf"), glob("$d/speedscope/*.speedscope.json"));
 for my $in (@corpus) {
     (my $label = $in) =~ s{\A\Q$d/\E}{};
     convert_quietly($in, { out => "$tmp/c.folded", to => 'collapsed' }) or next;    # not a stack profile
@@ -97,6 +97,9 @@ for my $in (@corpus) {
     while (<$fh>) {
         my ($t, $s, $n) = /\A(?:tid:([^;]*);)?(.*) (\d+)\n?\z/ or next;
         utf8::decode($s);
+        # folded input comes back verbatim in collapsed output: CPython's
+        # "file:function:line" frames are the function in a gecko file
+        $s = join ';', map { /\A[^:;]*:([^;]+):\d+\z/ ? $1 : $_ } split /;/, $s if $label =~ m{\Afolded/};
         $want{ defined $t ? "$t;$s" : $s } += $n;
         $one = 1 if !defined $t;
     }
@@ -104,6 +107,33 @@ for my $in (@corpus) {
     is_deeply(\%got, \%want, "$label: every thread's stacks and weights are our collapsed output's ("
         . scalar(keys %want) . ')');
     like($p->{meta}{profbridge}{sampleTimes}, qr/\A(?:recorded|spread )/, "$label: meta says how samples are timed");
+}
+
+# recorded times: V8's startTime + timeDeltas, perf script's sample times (µs)
+sub times_us {
+    my ($p) = @_;
+    my $o = $p->{meta}{profbridge}{timeOriginNs} / 1000;
+    return map { my $th = $_; map { sprintf '%.0f', $o + $_ * 1000 } @{ $th->{samples}{time} } } @{ $p->{threads} };
+}
+for my $in (glob("$d/v8/*.cpuprofile"), glob("$d/perf/*.perf")) {
+    (my $label = $in) =~ s{.*/}{};
+    my %want;
+    if ($in =~ /cpuprofile\z/) {
+        my $src = $json->decode(slurp($in));
+        my $t = $src->{startTime};
+        $want{ $t += $_ } = 1 for @{ $src->{timeDeltas} };
+    } else {
+        my $text = slurp($in);
+        $want{ sprintf '%.0f', $1 * 1e6 } = 1 while $text =~ /^\s*\S[^\n]*?\s(\d+\.\d+):\s/mg;
+    }
+    my $p = gecko($in, "$tmp/t.json") or next;
+    my @got = times_us($p);
+    if (!%want) {    # perf script run without the time field
+        like($p->{meta}{profbridge}{sampleTimes}, qr/\Aspread /, "$label: no times in the file: spread, and meta says so");
+        next;
+    }
+    is($p->{meta}{profbridge}{sampleTimes}, 'recorded', "$label: sample times recorded");
+    is_deeply([ grep { !$want{$_} } @got ], [], "$label: all " . @got . ' samples at times the file records');
 }
 
 # 3. blocks as interval markers at their real begin and end
