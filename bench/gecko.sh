@@ -13,15 +13,15 @@
 #   sh bench/gecko.sh [CORPUS] [PY315_ROOT]
 # CORPUS: the real files (default ../shared/corpus); PY315_ROOT: the chroot
 # (default $PY315_ROOT, else ${TMPDIR:-/tmp}/py315-sid).
-# Measured on a loaded 2-core VM (eight jobs at once), see the end of this
-# comment for the figures of the last run:
-#   large_315.bin (18.2 MB, 1,160,012 samples): ours 1.66 s wall / 1.51 s CPU,
-#   peak RSS 13.9 MB; CPython's replay --gecko 27.25 s wall / 24.9 s CPU,
-#   peak RSS 41.8 MB: 16.4x faster (wall); the same 1 thread, 1,160,012 samples.
-#   synthetic-99mb.cpuprofile (103.8 MB, 6,155,386 samples): ours 5.00 s wall /
-#   4.63 s CPU, peak RSS 48.6 MB; node JSON.parse 2.43 s wall / 2.64 s CPU,
-#   peak RSS 1046 MB (JSON.parse alone, no profile built): 2.1x its time,
-#   1/21 of its memory.
+# Measured on a loaded 2-core VM (load average 15: eight jobs at once; CPU
+# time is the steadier figure), one run:
+#   large_315.bin (18.2 MB, 5 threads, 8,300,094 samples): ours 6.76 s wall /
+#   1.49 s CPU, peak RSS 12.1 MB; CPython 3.15.2's replay --gecko 212 s wall /
+#   33.3 s CPU, peak RSS 47.0 MB: 22x less CPU, 3.9x less memory; the same
+#   threads and samples per thread.
+#   synthetic-99mb.cpuprofile (98.3 MB, 10,569,118 samples): ours 38.8 s wall /
+#   4.35 s CPU, peak RSS 13.2 MB; node's JSON.parse alone 9.87 s wall / 1.14 s
+#   CPU, peak RSS 459 MB: 3.8x its CPU time, 1/35 of its memory.
 set -eu
 corpus=${1:-../shared/corpus}
 root=${2:-${PY315_ROOT:-${TMPDIR:-/tmp}/py315-sid}}
