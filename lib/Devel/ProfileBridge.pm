@@ -2111,10 +2111,13 @@ status gives the interval markers CPython's collector writes (C<Has GIL>,
 C<No GIL>, C<On CPU>, C<Off CPU>, C<Python Code>, C<Native Code>,
 C<Waiting for GIL>, C<GC Collecting>, C<Has Exception>, C<No Exception>),
 at the same times.  Samples and markers are spooled to an unlinked
-temporary file in C<$TMPDIR> (else F</tmp>) and written thread by thread,
-so memory grows with distinct frames and stacks, not with samples; a full
-C<$TMPDIR> is an C<io> error.  A merge puts every input's threads side by
-side (their times as each input records them).
+temporary file in C<$TMPDIR> (else F</tmp>; 24 bytes a sample or marker)
+and written thread by thread, so memory grows with distinct frames and
+stacks, not with samples; a full or missing C<$TMPDIR> is an C<io> error
+(C<gecko: io: OUT: cannot create the writer's spool file in DIR: ...>).  A
+merge puts every input's threads side by side (their times as each input
+records them).  The speedscope app does not open these files (its Firefox
+importer reads only the older Firefox DevTools recording format).
 
 A profile that holds no samples, timed statements or calls still converts,
 with a warning on standard error (C<nytprof-writer: warning: ...> or
