@@ -234,12 +234,10 @@ static pb_status gk_attribute(pb_sample_sink *self, const char *key, pb_str v)
     pb_gecko *g = (pb_gecko *)self->ctx;
     size_t kl = strlen(key), d;
     uint32_t lid, nid;
+    if (!strcmp(key, "source_format"))
+        pb_sample_attr_text(v, g->source, sizeof g->source);
     if (pb_sample_facts_take(&g->facts, key, v))
         return PB_OK;
-    if (!strcmp(key, "source_format")) {
-        pb_sample_attr_text(v, g->source, sizeof g->source);
-        return PB_OK;
-    }
     for (d = 7; d < kl && key[d] >= '0' && key[d] <= '9'; d++)
         ;
     if (kl > 12 && !strncmp(key, "thread_", 7) && d > 7 && d < 24 + 7 && !strcmp(key + d, "_name") && v.len) {
@@ -315,7 +313,8 @@ static pb_status get_thread(pb_gecko *g, uint64_t key, const char *label, uint32
         pb_index_set(&g->tix, j, i);
     }
     if (label) {
-        snprintf(g->threads[i].label, sizeof g->threads[i].label, "%s", label);
+        if (*label) /* else its key stays its name */
+            snprintf(g->threads[i].label, sizeof g->threads[i].label, "%s", label);
         g->threads[i].pid = pid;
     }
     *ti = g->last_ti = i;
@@ -692,7 +691,7 @@ static void marker_col(pb_gecko *g, void *ctx, const g_rec *r)
             o_ch('"', w->o);
         }
         o_puts(",\"duration\":", w->o);
-        put_fixed(w->o, 0, r->b - r->a, 6);
+        put_fixed(w->o, 0, r->b > r->a ? r->b - r->a : 0, 6); /* a clock that went back: 0 */
         o_puts(",\"tid\":", w->o);
         n = str_of(w->t->label, strlen(w->t->label));
         o_json(w->o, &n);
@@ -972,15 +971,16 @@ static pb_status finish_out(pb_gecko *g, g_out *o)
         pb_str t = str_of(g->title, strlen(g->title));
         o_json(o, &t);
     }
-    o_puts(",\"symbolicated\":true,\"markerSchema\":[],\"importedFrom\":\"Devel::ProfileBridge " PB_VERSION_STRING,
-          o);
-    if (*g->source) {
-        pb_str t = str_of(g->source, strlen(g->source));
-        o_puts(" (", o);
-        o_lit(o, t.ptr, t.len); /* a format name: [a-z0-9 .-] */
-        o_ch(')', o);
+    o_puts(",\"symbolicated\":true,\"markerSchema\":[],\"importedFrom\":", o);
+    {
+        char from[128];
+        pb_str t;
+        snprintf(from, sizeof from, "Devel::ProfileBridge " PB_VERSION_STRING "%s%s%s", *g->source ? " (" : "",
+                 g->source, *g->source ? ")" : "");
+        t = str_of(from, strlen(from));
+        o_json(o, &t);
     }
-    o_puts("\",\"extensions\":{\"id\":[],\"name\":[],\"baseURL\":[],\"length\":0},\"profbridge\":{\"sampleTimes\":\"",
+    o_puts(",\"extensions\":{\"id\":[],\"name\":[],\"baseURL\":[],\"length\":0},\"profbridge\":{\"sampleTimes\":\"",
           o);
     o_puts(how, o);
     o_puts("\",\"timeOriginNs\":", o);
