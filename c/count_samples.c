@@ -30,6 +30,7 @@ pb_sample_sink *pb_counting_init(counting *c, pb_sample_sink *next)
     pb_sample_sink_init(&c->ss, &counting_calls, c, next->err, next->cleanups);
     c->ss.next = next;
     c->ss.sums_stacks = next->sums_stacks; /* the count is of samples > 0: only whether it is 0 is used */
+    c->ss.each_tick = next->each_tick;
     if (!next->span)
         c->ss.span = NULL; /* not wanted downstream: the decoder must not fold spans for it */
     if (!next->sample_tags)

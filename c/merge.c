@@ -931,6 +931,7 @@ static pb_status merge_into(merger *m, const char *const *in, size_t n, const pb
     pb_status st;
     pb_sample_sink_init(&m->ss, &merge_calls, m, err, m->target->cleanups);
     m->ss.next = m->target;
+    m->ss.each_tick = m->target->each_tick;
     m->err = err;
     m->in = in;
     m->next_pid = 1;

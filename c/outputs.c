@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "count_samples.h"
+#include "write_gecko.h"
 #include "merge.h"
 #include "output.h"
 #include "outputs.h"
@@ -36,6 +37,10 @@ static void pprof_free(void *w) { pb_pprof_free((pb_pprof *)w); }
 static void *speedscope_open(FILE *fp, const char *title, pb_error *werr) { return pb_speedscope_new(fp, title, werr); }
 static pb_sample_sink *speedscope_sink(void *w) { return pb_speedscope_sample_sink((pb_speedscope *)w); }
 static void speedscope_free(void *w) { pb_speedscope_free((pb_speedscope *)w); }
+
+static void *gecko_open(FILE *fp, const char *title, pb_error *werr) { return pb_gecko_new(fp, title, werr); }
+static pb_sample_sink *gecko_sink(void *w) { return pb_gecko_sample_sink((pb_gecko *)w); }
+static void gecko_free(void *w) { pb_gecko_free((pb_gecko *)w); }
 
 /* nytprof.out: the writer behind the presentation filter (write_nytprof.h) */
 static void *nytprof_open(const pb_write_req *rq, const char *input, int bare_is_dot, pb_sink **sink,
@@ -125,6 +130,11 @@ static const pb_target targets[] = {
       .empty = "the output is empty",
       STACKS(speedscope),
       .keeps = "" },
+    { .name = "gecko", .what = "gecko output", .consumes = PB_YIELDS_STACKS,
+      .flags = PB_TO_CONVERT | PB_TO_STDOUT | PB_TO_MERGE_STDOUT,
+      .empty = "the output is empty",
+      STACKS(gecko),
+      .keeps = "thread_status=interval markers, as CPython's --gecko writes them;lines;~wall_clock=the samples' times" },
     { .name = "pstats", .what = "pstats output", .consumes = PB_YIELDS_CHUNKS,
       .flags = PB_TO_CONVERT | PB_TO_STDOUT | PB_TO_BINARY,
       .chunks_open = pstats_open, .chunks_close = pstats_close,

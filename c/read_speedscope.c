@@ -997,6 +997,14 @@ static int event_cursor(ssp *p)
         return complain(p, PB_ERR_CORRUPT, "a C event closes frame %u, which is not the frame open last (did the file "
                         "change?)", f);
     r->nopen--;
+    if (!r->spans && r->out->span) {
+        /* a timeline consumer (samples.h span()) also takes each O..C pair
+         * as a span, in the samples' clock (ns after the earliest startValue) */
+        uint32_t id;
+        if ((st = sink_frame(r, f, off, &id)) != PB_OK ||
+            (st = r->out->span(r->out, r->cur, id, r->open_at[r->nopen], (uint64_t)(t - r->base_ns))) != PB_OK)
+            return sink_fail(p, st);
+    }
     if (r->spans) {
         ss_frame *fr = &r->frames[f];
         if (fr->kind == SS_NONE) {

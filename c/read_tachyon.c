@@ -15,7 +15,8 @@
  * sink id cache) the first time a sample uses them; a REPEAT run becomes one
  * sample call per run of equal status bytes (weight = samples in it, the
  * timestamp that of the last of them), as the reference reader's collect()
- * calls.
+ * calls; for a sink that sets each_tick (samples.h: a timeline) one sample
+ * call per sample, at its own time.
  *
  * Python specifics live here, not in the fold:
  *   package of a frame (from its file name):
@@ -1049,7 +1050,7 @@ static pb_status replay_repeat(tr *r, t_thread *t, uint64_t rec_off, uint64_t re
                 return st;
             status = *s->p++;
         }
-        if ((int)status != bstatus) {
+        if ((int)status != bstatus || r->out->each_tick) { /* each_tick: every sample its own (samples.h) */
             if (n && t->selected && (st = emit_sample(r, t, n, ts_last, (unsigned)bstatus)) != PB_OK)
                 return st;
             bstatus = (int)status;

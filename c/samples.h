@@ -200,6 +200,12 @@ struct pb_sample_sink {
      * (a test's direct call, a merge's own replay).  Consumers read its
      * fields (yields, language, ...), never the format's name. */
     const struct pb_format_row *row;
+    /* Set by a consumer that wants one sample() per recorded sample where
+     * the source gives each its own time (a timeline: the gecko writer): a
+     * decoder that would send a run of samples as one weighted sample (a
+     * Tachyon REPEAT run) then sends each with weight 1 and its timestamp.
+     * Filters copy it from their next sink. */
+    uint32_t each_tick;
 };
 
 /* Set up a sink from a constant table of its calls (each consumer keeps one,

@@ -8,6 +8,8 @@
  *   collapsed    every line "<stack> <count>"
  *   pprof        gzip + protobuf, references checked
  *   speedscope   strict JSON
+ *   (every other stack target of c/outputs.c's table, gecko among them:
+ *                strict JSON)
  *   statprofiler each trace read back with our reader
  *   dump         every line strict JSON
  *   pstats       a marshal dict of pstats' shape
@@ -21,13 +23,22 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const char *const keep[] = {"in", NULL};
-    static const char *const stacks[] = {"collapsed", "pprof", "speedscope"};
+    static const char *stacks[16];
+    static int nstacks;
     char in[600], out[600];
     const char *ins[1];
     pb_options opt;
     pb_error err;
     pb_status st;
-    int which = (int)((size >> 1) % 8);
+    int which;
+    if (!nstacks) { /* the table's stack targets (a sample sink), in its order (outputs.h) */
+        const pb_target *t;
+        size_t i;
+        for (i = 0; (t = pb_target_at(i)) != NULL && nstacks < 16; i++)
+            if (t->sink)
+                stacks[nstacks++] = t->name;
+    }
+    which = (int)((size >> 1) % (size_t)(nstacks + 5));
     fuzz_dir();
     fuzz_path(in, sizeof in, "in");
     fuzz_path(out, sizeof out, "out");
@@ -41,11 +52,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         /* a stream the decoder delivered cleanly may still meet the
          * writer's documented limits (a line past max_line): a limit error */
         fuzz_target_done("convert to nytprof", st, &err, keep, out, 'n', 0);
-    } else if (which <= 3) {
+    } else if (which <= nstacks) {
+        const char *name = stacks[which - 1];
         opt.salvage = 0;
-        st = hx_convert(stacks[which - 1], in, PB_FMT_UNKNOWN, &opt, out, -1, &err);
-        fuzz_target_done(stacks[which - 1], st, &err, keep, out, which == 1 ? 'c' : which == 2 ? 'p' : 'j', 1);
-    } else if (which == 4) {
+        st = hx_convert(name, in, PB_FMT_UNKNOWN, &opt, out, -1, &err);
+        fuzz_target_done(name, st, &err, keep, out,
+                         !strcmp(name, "collapsed") ? 'c' : !strcmp(name, "pprof") ? 'p' : 'j', 1);
+    } else if (which == nstacks + 1) {
         pb_write_req rq;
         size_t i;
         opt.salvage = 0;
@@ -63,11 +76,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fuzz_dir_only(keep, "a failed convert to statprofiler", &err, st);
         }
         pb_write_free(&rq);
-    } else if (which >= 6) { /* the call-graph targets */
-        const char *name = which == 6 ? "pstats" : "callgrind";
+    } else if (which <= nstacks + 3) { /* the call-graph targets */
+        const char *name = which == nstacks + 2 ? "pstats" : "callgrind";
         opt.salvage = 0;
         st = hx_convert(name, in, PB_FMT_UNKNOWN, &opt, out, -1, &err);
-        fuzz_target_done(name, st, &err, keep, out, which == 6 ? 'y' : 'g', 0);
+        fuzz_target_done(name, st, &err, keep, out, which == nstacks + 2 ? 'y' : 'g', 0);
     } else {
         st = hx_convert("dump", in, PB_FMT_UNKNOWN, &opt, out, -1, &err);
         fuzz_target_done("dump (JSON Lines)", st, &err, keep, out, 'l', 0);

@@ -1596,7 +1596,7 @@ makes it show in C<nytprofhtml> (C<threading::Thread::run>,
 C<mod::[module]>, C<main::work_unit>).  File names get the same
 mapping (C<[frozen runpy]>).  Only this target has it.
 
-=item collapsed, pprof, speedscope (and C<diff>)
+=item collapsed, pprof, speedscope, gecko (and C<diff>)
 
 The source tool's own names.  Tachyon: CPython's function name, its
 qualname as CPython's own reports print it (C<Thread.run>, C<< <module> >>,
@@ -1909,7 +1909,7 @@ What this build can do, as a hash reference:
     read  => { nytprof => 1, pynytprof => 1, easyprofiler => 1, tachyon => 1,
                'tachyon-zstd' => 1, statprofiler => 1, v8 => 1, pprof => 1, folded => 1,
                speedscope => 1 },
-    write => { nytprof => 1, collapsed => 1, pprof => 1, speedscope => 1, dump => 1, statprofiler => 1,
+    write => { nytprof => 1, collapsed => 1, pprof => 1, speedscope => 1, gecko => 1, dump => 1, statprofiler => 1,
                pstats => 1, callgrind => 1 },
   }
 
@@ -2080,6 +2080,41 @@ C<< to => 'pstats' >> writes the call graph as Python's C<pstats> file,
 C<< to => 'callgrind' >> as Valgrind's callgrind format, from every input;
 see L</CALL-GRAPH TARGETS>.
 
+C<< to => 'gecko' >> writes a timeline for the Firefox Profiler
+(L<https://profiler.firefox.com>, "Load a profile from file"): the processed
+profile JSON (C<preprocessedProfileVersion> 57) that CPython 3.15's
+C<profiling.sampling replay --gecko> writes, with C<meta> (C<interval> in
+ms, C<startTime> the input's C<basetime> in ms, C<product> the input's
+base name, C<categories>), C<threads> and C<shared.stringArray>.  Each
+thread is a track (named as its profiler names it, else
+C<Thread-E<lt>idE<gt>>; C<tid> its id) with its own C<stackTable>,
+C<frameTable>, C<funcTable> (the function's own name, L</NAMES IN EACH
+TARGET>, its file and first line) and column-oriented C<samples> (C<stack>,
+C<time> in ms after the first sample, C<weight>: null when every weight is
+1, else each sample's weight, in ms (C<weightType> C<tracing-ms>) when the
+weights are ns) and C<markers>.  Samples are at their recorded times where
+the input records them (Tachyon, one sample per recorded sample even in a
+run of equal stacks; V8's C<timeDeltas>; perf's sample times; speedscope);
+where it records none (pprof, folded stacks, StatProfiler, EasyProfiler's
+stacks) each thread's samples are spread evenly by weight over the recorded
+duration (the blocks' extent, C<profile_duration_sec>, or samples x
+interval), and C<meta.profbridge.sampleTimes> says which (C<recorded>, or
+C<spread ...>); C<meta.profbridge.timeOriginNs> is the time 0 of the
+tracks in the input's clock (ns).  EasyProfiler blocks and speedscope
+evented profiles' C<O>/C<C> pairs are interval markers (C<data.type>
+C<Span>) on their thread at their begin and end; a Tachyon file's thread
+status gives the interval markers CPython's collector writes (C<Has GIL>,
+C<No GIL>, C<On CPU>, C<Off CPU>, C<Python Code>, C<Native Code>,
+C<Waiting for GIL>, C<GC Collecting>, C<Has Exception>, C<No Exception>),
+at the same times.  Samples and markers are spooled to an unlinked
+temporary file in C<$TMPDIR> (else F</tmp>; 24 bytes a sample or marker)
+and written thread by thread, so memory grows with distinct frames and
+stacks, not with samples; a full or missing C<$TMPDIR> is an C<io> error
+(C<gecko: io: OUT: cannot create the writer's spool file in DIR: ...>).  A
+merge puts every input's threads side by side (their times as each input
+records them).  The speedscope app does not open these files (its Firefox
+importer reads only the older Firefox DevTools recording format).
+
 A profile that holds no samples, timed statements or calls still converts,
 with a warning on standard error (C<nytprof-writer: warning: ...> or
 C<collapsed: warning: ...>), since its report will be empty.  A foreign one
@@ -2109,7 +2144,7 @@ hosts, even different formats (every one: NYTProf and Pynytprof as
 L</PERL PROFILES AS STACKS> says; a StatProfiler run is one input).  C<< to =>
 'nytprof' >> (the default; with C<source>, C<source_any>, C<source_root>, C<strip_prefix>
 and C<compress> as for L</convert(in =E<gt> $file, out =E<gt> $path, %options)>),
-C<'collapsed'>, C<'pprof'> or C<'speedscope'>.  Every input goes into the one consumer
+C<'collapsed'>, C<'pprof'>, C<'speedscope'> or C<'gecko'>.  Every input goes into the one consumer
 through a layer (F<c/merge.c>) that puts weights in B<nanoseconds> (a sample
 stands for its file's C<sample_interval_us>; EasyProfiler weights are ns
 already), so the result's totals are the sum of the parts whatever their

@@ -273,6 +273,7 @@ static int walk(const char *path)
          * JSON: *.speedscope.json) */
         if ((l > 6 && !strcmp(path + l - 6, ".jsonl")) ||
             (l > 5 && !strcmp(path + l - 5, ".json") && !(l > 16 && !strcmp(path + l - 16, ".speedscope.json"))) ||
+            (l > 8 && !strcmp(path + l - 8, ".json.gz")) || /* a real tool's JSON output, gzipped */
             (l > 4 && !strcmp(path + l - 4, ".txt")))
             return 0;
         add_path(path);

@@ -1,0 +1,46 @@
+/* write_gecko.h - stack samples -> the Firefox Profiler's processed profile
+ * JSON (the form CPython 3.15's `profiling.sampling replay --gecko` writes:
+ * meta, libs, threads[], pages, shared.stringArray).
+ *
+ * A pb_sample_sink (samples.h).  Each thread is a track with its own
+ * stackTable, frameTable, funcTable and column-oriented samples (stack,
+ * time, weight) and markers.  Times are milliseconds after the profile's
+ * first sample (meta.profbridge.timeOriginNs holds that sample's time in the
+ * source's clock, ns):
+ *   - a sample at its recorded time where the source records one (the
+ *     sample()'s timestamp, µs); the sink asks the decoder for one call per
+ *     recorded sample (samples.h, each_tick), so a Tachyon REPEAT run keeps
+ *     every sample's time;
+ *   - where no sample has a time (pprof, folded, StatProfiler counts,
+ *     EasyProfiler's stacks), each thread's samples spread evenly (by
+ *     weight) over the recorded duration, and meta.profbridge.sampleTimes
+ *     says "spread" (never a fake precision);
+ *   - spans (EasyProfiler blocks, speedscope evented profiles): interval
+ *     markers on their thread at their begin and end (ns);
+ *   - Tachyon's thread status (sample_tags): the interval markers CPython's
+ *     collector writes ("Has GIL", "No GIL", "On CPU", "Off CPU", "Python
+ *     Code", "Native Code", "Waiting for GIL", "GC Collecting", "Has
+ *     Exception", "No Exception"), at the same times.
+ * samples.weight holds each sample's weight (null when every weight is 1),
+ * weightType "samples", or "tracing-ms" when the weights are time (ns,
+ * written as ms).
+ *
+ * Memory grows with distinct frames and stacks per thread; samples and
+ * markers go to a temporary spool file (mkstemp in $TMPDIR, else /tmp,
+ * unlinked at once) in blocks per thread, read back thread by thread at
+ * finish().
+ */
+#ifndef PB_WRITE_GECKO_H
+#define PB_WRITE_GECKO_H
+
+#include <stdio.h>
+#include "samples.h"
+
+typedef struct pb_gecko pb_gecko;
+
+/* name: the process's name (NULL: "profile").  JSON goes to out at finish(). */
+pb_gecko *pb_gecko_new(FILE *out, const char *name, pb_error *err);
+pb_sample_sink *pb_gecko_sample_sink(pb_gecko *g);
+void pb_gecko_free(pb_gecko *g);
+
+#endif
