@@ -236,7 +236,7 @@ static pb_status gk_attribute(pb_sample_sink *self, const char *key, pb_str v)
     uint32_t lid, nid;
     if (!strcmp(key, "source_format"))
         pb_sample_attr_text(v, g->source, sizeof g->source);
-    if (pb_sample_facts_take(&g->facts, key, v))
+    if (pb_sample_facts_take(&g->facts, self, key, v))
         return PB_OK;
     for (d = 7; d < kl && key[d] >= '0' && key[d] <= '9'; d++)
         ;
