@@ -16,7 +16,7 @@ use File::Find ();
 plan skip_all => 'author test: set RELEASE_TESTING=1' unless $ENV{RELEASE_TESTING} || $ENV{AUTHOR_TESTING};
 my $top = "$FindBin::Bin/..";
 my @fmts = qw(tachyon easyprofiler statprofiler pynytprof v8 pprof folded speedscope pstats callgrind);
-my @tgts = qw(collapsed pprof speedscope gecko statprofiler dump);
+my @tgts = qw(collapsed pprof speedscope gecko statprofiler pstats callgrind dump);
 my %weak = map { $_ => 1 } qw(folded collapsed dump);
 # file => [ line regex, reason ]
 my %EXCEPT = (
