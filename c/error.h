@@ -33,6 +33,10 @@ typedef struct {
     int has_offset;
     char message[PB_ERR_MSG_MAX];/* <what>: names the record and what was expected */
     char file[PB_ERR_FILE_MAX];  /* the input's name */
+    /* set with an "a call graph, not stacks" refusal (a stack target given a
+     * call-graph input), whose message ends "... a target that carries a
+     * call graph": the write driver (outputs.c) names those targets after it */
+    int needs_graph_target;
 } pb_error;
 
 /* "truncated", "corrupt", "unsupported", "limit", "io", "abort", "usage" */

@@ -23,7 +23,6 @@
 #include <sys/stat.h>
 #include "fold_samples.h"
 #include "formats.h"
-#include "outputs.h"
 #include "reader.h"
 #include "read_pynytprof.h"
 #include "read_statprofiler.h"
@@ -685,22 +684,6 @@ pb_status pb_detect_source(pb_source *src, pb_format *format, pb_error *err)
     return PB_OK;
 }
 
-/* the targets that carry a call graph: nytprof.out (chunks) and those that
- * take one (consumes PB_YIELDS_GRAPH), as "--to a, --to b" */
-const char *pb_graph_targets(char *buf, size_t cap)
-{
-    size_t i, n = 0;
-    const pb_target *t;
-    buf[0] = '\0';
-    for (i = 0; (t = pb_target_at(i)) != NULL; i++) {
-        if (!(t->flags & PB_TO_CONVERT) || !(t->consumes & (PB_YIELDS_CHUNKS | PB_YIELDS_GRAPH)))
-            continue;
-        if (n < cap)
-            n += (size_t)snprintf(buf + n, cap - n, "%s--to %s", n ? ", " : "", t->name);
-    }
-    return buf;
-}
-
 /* ---- the one driver ------------------------------------------------------
  * A target is a chunk sink or a sample sink (what: the output named in the
  * error for a format without stacks; extra: what the sample consumer offers
@@ -737,11 +720,13 @@ static pb_status drive_source(pb_source *src, pb_format fmt, const pb_options *o
     if (t->ss && !row->stacks)
         return pb_fail(err, PB_ERR_UNSUPPORTED, 0, "%s profiles have no stacks for %s", row->name, t->what);
     if (t->ss && (row->yields & PB_YIELDS_GRAPH) && !(row->yields & PB_YIELDS_STACKS) && !t->ss->graph_func) {
-        /* a call graph has no stacks: a stack target never invents them */
-        char list[256];
-        return pb_fail(err, PB_ERR_UNSUPPORTED, 0,
-                       "%s files are a call graph, not stacks: %s needs stacks; convert it to a target that carries "
-                       "a call graph: %s", row->name, t->what, pb_graph_targets(list, sizeof list));
+        /* a call graph has no stacks: a stack target never invents them (the
+         * write driver names the targets that carry one) */
+        st = pb_fail(err, PB_ERR_UNSUPPORTED, 0,
+                     "%s files are a call graph, not stacks: %s needs stacks; convert it to a target that carries "
+                     "a call graph", row->name, t->what);
+        err->needs_graph_target = 1;
+        return st;
     }
     if (!t->ss && !row->chunks)
         return pb_fail(err, PB_ERR_UNSUPPORTED, 0, "%s files are recognised but not yet supported by this version (%s)",

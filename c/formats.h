@@ -132,8 +132,6 @@ const pb_format_row *pb_format_run_row(pb_format fmt);
  * last, by `last` ("NYTProf, Tachyon or StatProfiler"), into buf (cut to
  * cap). */
 const char *pb_format_list(unsigned yields, int titles, const char *last, char *buf, size_t cap);
-/* the targets that carry a call graph ("--to nytprof, --to pstats"), into buf */
-const char *pb_graph_targets(char *buf, size_t cap);
 
 /* pb_decode_samples_file (fold_samples.h) with the consumer's extra for the
  * format's run decoder (see run_stacks above).  With an extra and a format

@@ -268,6 +268,22 @@ static pb_status chunks_write(const write_job *j, pb_write_req *rq, pb_error *er
     return j->t->chunks_close(h, st, err);
 }
 
+/* the targets that carry a call graph: nytprof.out (chunks) and those that
+ * take one (consumes PB_YIELDS_GRAPH), as "--to a, --to b" */
+const char *pb_graph_targets(char *buf, size_t cap)
+{
+    size_t i, n = 0;
+    const pb_target *t;
+    buf[0] = '\0';
+    for (i = 0; (t = pb_target_at(i)) != NULL; i++) {
+        if (!(t->flags & PB_TO_CONVERT) || !(t->consumes & (PB_YIELDS_CHUNKS | PB_YIELDS_GRAPH)))
+            continue;
+        if (n < cap)
+            n += (size_t)snprintf(buf + n, cap - n, "%s--to %s", n ? ", " : "", t->name);
+    }
+    return buf;
+}
+
 pb_status pb_write(const pb_target *t, pb_write_mode mode, pb_write_req *rq, pb_error *err)
 {
     write_job j;
@@ -304,5 +320,12 @@ pb_status pb_write(const pb_target *t, pb_write_mode mode, pb_write_req *rq, pb_
     if (mode == PB_WRITE_CONVERT)
         rq->samples = t->files ? rq->samples : j.samples;
     free((void *)once);
+    if (st == PB_ERR_UNSUPPORTED && err->needs_graph_target) {
+        /* "... convert it to a target that carries a call graph": name them */
+        size_t n = strlen(err->message);
+        char list[256];
+        snprintf(err->message + n, sizeof err->message - n, ": %s", pb_graph_targets(list, sizeof list));
+        err->needs_graph_target = 0;
+    }
     return st;
 }

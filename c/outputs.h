@@ -105,6 +105,10 @@ struct pb_target {
 
 /* the rows in order (NULL past the last), and by name (NULL: none) */
 const pb_target *pb_target_at(size_t i);
+/* the targets that carry a call graph ("--to nytprof, --to pstats"), into
+ * buf: what a stack target's refusal of a call-graph input names
+ * (pb_error.needs_graph_target) */
+const char *pb_graph_targets(char *buf, size_t cap);
 const pb_target *pb_target_named(const char *name);
 /* what the target can be asked for */
 int pb_target_can(const pb_target *t, pb_write_mode mode);

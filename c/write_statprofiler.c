@@ -1179,10 +1179,11 @@ pb_status pb_statprofiler_write(const char *in, pb_format fmt, const pb_options 
     pb_error_init(err, fmt ? pb_format_name(fmt) : "profbridge", in);
     row = pb_format_get(fmt);
     if (row && (row->yields & PB_YIELDS_GRAPH) && !(row->yields & PB_YIELDS_STACKS)) {
-        char list[256];
-        return pb_fail(err, PB_ERR_UNSUPPORTED, 0,
-                       "%s files are a call graph, not stacks: StatProfiler output needs stacks; convert it to a target "
-                       "that carries a call graph: %s", row->name, pb_graph_targets(list, sizeof list));
+        pb_status st = pb_fail(err, PB_ERR_UNSUPPORTED, 0,
+                               "%s files are a call graph, not stacks: StatProfiler output needs stacks; convert it "
+                               "to a target that carries a call graph", row->name);
+        err->needs_graph_target = 1; /* the write driver names them */
+        return st;
     }
     if (!row || !(row->yields & PB_YIELDS_SAMPLES)) {
         char list[256];
