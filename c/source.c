@@ -8,7 +8,7 @@
 #include <sys/types.h>
 #include <zlib.h>
 #include "codecs.h"
-#include "pb.h"
+#include "pb_limits.h"
 #include "source.h"
 
 #define PLAIN_BUF  (64 * 1024)
