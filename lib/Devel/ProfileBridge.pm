@@ -2144,7 +2144,14 @@ hosts, even different formats (every one: NYTProf and Pynytprof as
 L</PERL PROFILES AS STACKS> says; a StatProfiler run is one input).  C<< to =>
 'nytprof' >> (the default; with C<source>, C<source_any>, C<source_root>, C<strip_prefix>
 and C<compress> as for L</convert(in =E<gt> $file, out =E<gt> $path, %options)>),
-C<'collapsed'>, C<'pprof'>, C<'speedscope'> or C<'gecko'>.  Every input goes into the one consumer
+C<'collapsed'>, C<'pprof'>, C<'speedscope'> or C<'gecko'>, and C<'pstats'> or C<'callgrind'>.
+Call graphs (pstats, callgrind) merge into the targets that carry a call
+graph (C<nytprof>, C<pstats>, C<callgrind>): each function's calls,
+primitive calls, exclusive and inclusive cost and each caller edge's are
+summed (per thread: each input's threads stay its own, as below), and
+stack inputs may join them (stacks to a graph is exact); a callgrind event
+(C<Ir>) adds only to the same event.  A stack target refuses a call-graph
+input (C<unsupported>, naming the targets that fit).  Every input goes into the one consumer
 through a layer (F<c/merge.c>) that puts weights in B<nanoseconds> (a sample
 stands for its file's C<sample_interval_us>; EasyProfiler weights are ns
 already), so the result's totals are the sum of the parts whatever their
