@@ -8,10 +8,14 @@
 # in the same run, by the real tools: callgrind_annotate (--inclusive=yes)
 # and Python's pstats.Stats(path).  Wall time, CPU time and peak RSS of
 # each.  Run from the distribution root after "make":
-#   sh bench/callgraph-in.sh [SIZE_MB] [NFUNC]
+#   sh bench/callgraph-in.sh [SIZE_MB] [NFUNC] [SAME_EDGES]
 # Memory: ours grows with the functions, their lines and the call edges,
 # never with the cost lines (each round of fn= blocks repeats the same
 # functions and lines; its calls go to other callees, so edges grow).
+# SAME_EDGES=1: every round calls the same callees, so a bigger file has
+# only more cost lines: peak RSS stays flat (16.7 MB file, 3 rounds: 44.6
+# MB; 102 MB, 18 rounds: 44.8 MB; 100,000 edges both), where the default
+# file's 102 MB has 1,180,000 edges (16.7 MB: 260,000; 64 MB -> 189 MB).
 # Measured on a loaded 2-core VM (eight jobs at once), 102 MB callgrind
 # (20,000 functions, about 12 rounds): ours 19.5 s wall / 6.2 s CPU, peak
 # RSS 204 MB; callgrind_annotate --inclusive=yes 196 s wall / 65.8 s CPU,
@@ -21,13 +25,14 @@
 set -eu
 size_mb=${1:-100}
 nfunc=${2:-100000}
+same_edges=${3:-0}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/pb-cg.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 cg=$tmp/big.callgrind
 ps=$tmp/big.prof
 
 perl -e '
-    my ($out, $mb) = @ARGV;
+    my ($out, $mb, $same) = @ARGV;
     open my $o, ">", $out or die "$out: $!";
     print $o "# callgrind format\nversion: 1\ncreator: bench\npositions: line\nevents: Ir Dr\n\n";
     # the file names first (a name is defined once, by its first use)
@@ -42,7 +47,7 @@ perl -e '
             $s .= (10 + $f % 300) . " " . (3 + $f % 7) . " 1\n";
             $s .= "+1 " . (2 + $_ % 5) . "\n" for 1 .. 15;
             for my $c (1 .. 4) {
-                my $g = ($f * 7 + $c * 13 + $round) % $nf;
+                my $g = ($f * 7 + $c * 13 + ($same ? 0 : $round)) % $nf;
                 $s .= "cfi=(" . ($g % 500 + 1) . ")\n" if $g % 500 != $fl;
                 $s .= "cfn=(" . ($g + 1) . ")" . $name->($g) . "\n";
                 $s .= "calls=" . (1 + $c) . " " . (10 + $g % 300) . "\n* " . (100 + $c * 17) . " " . $c . "\n";
@@ -52,7 +57,7 @@ perl -e '
         }
         $round++;
     }
-    close $o or die' "$cg" "$size_mb"
+    close $o or die' "$cg" "$size_mb" "$same_edges"
 
 python3 - "$ps" "$nfunc" <<'EOF'
 import marshal, sys

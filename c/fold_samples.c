@@ -36,7 +36,8 @@ typedef struct {
 typedef struct {
     uint32_t thread, sub, frame;
     uint64_t nc, cc, excl, incl;
-    uint64_t snc, sexcl, sincl, over; /* finish: its edges' sums; incl to move to reci */
+    uint64_t snc, sexcl, sincl, over; /* its graph edges' sums (not a merged stack input's); finish: incl to move to reci */
+    int told;                         /* graph_func() named it (else only edges did) */
 } g_func;
 
 struct pb_fold {
@@ -549,6 +550,7 @@ static pb_status ss_graph_func(pb_sample_sink *self, uint64_t key, const pb_grap
     if ((st = graph_thread(f, key, g->frame, &t)) != PB_OK ||
         (st = graph_fn_of(f, t->order, f->frames[g->frame].sub, g->frame, &i)) != PB_OK)
         return st;
+    f->gf[i].told = 1;
     f->gf[i].nc += g->nc;
     f->gf[i].cc += g->cc;
     f->gf[i].excl += g->excl;
@@ -594,6 +596,13 @@ static pb_status ss_graph_edge(pb_sample_sink *self, uint64_t key, const pb_grap
     f->ecc[e] += g->cc;
     if (g->cc < g->nc && me->rec_depth < 1)
         me->rec_depth = 1;
+    /* the callee's graph edges summed here: a merged stack input's edges
+     * into the same sub are not the graph's */
+    if ((st = graph_fn_of(f, t->order, callee, g->callee, &e)) != PB_OK)
+        return st;
+    f->gf[e].snc += g->nc;
+    f->gf[e].sexcl += g->excl;
+    f->gf[e].sincl += g->incl;
     return PB_OK;
 }
 
@@ -628,20 +637,8 @@ static pb_status graph_finish(pb_fold *f, const uint32_t *by_order)
         return PB_OK;
     if (grow_ecc(f) < 0)
         return OOM(f);
-    for (i = 0; i < n; i++) {
-        const pb_medge *e = &f->m.edges[i];
-        uint32_t k;
-        size_t slot;
-        PB_INDEX_FIND(&f->tgf, gf_hash(e->thread, e->callee), slot, k,
-                      f->gf[k].thread == e->thread && f->gf[k].sub == e->callee);
-        if (k == PB_INDEX_NONE)
-            continue;
-        f->gf[k].snc += e->count;
-        f->gf[k].sexcl += e->excl;
-        f->gf[k].sincl += e->incl;
-    }
     for (i = 0; i < f->ngf; i++)
-        f->gf[i].over = f->gf[i].sincl > f->gf[i].incl ? f->gf[i].sincl - f->gf[i].incl : 0;
+        f->gf[i].over = f->gf[i].told && f->gf[i].sincl > f->gf[i].incl ? f->gf[i].sincl - f->gf[i].incl : 0;
     /* the excess incl to reci: self-edges, then edges with recursive calls, then any */
     for (pass = 0; pass < 3; pass++) {
         for (i = 0; i < n; i++) {
@@ -669,6 +666,8 @@ static pb_status graph_finish(pb_fold *f, const uint32_t *by_order)
         uint32_t e;
         pb_str nm = pb_model_sub_name(&f->m, g->sub);
         uint32_t pid = by_order[g->thread] != NONE ? f->threads[by_order[g->thread]].pid : g->thread + 1;
+        if (!g->told)
+            continue; /* only edges named it */
         if (g->nc > g->snc || g->excl > g->sexcl || g->incl > g->sincl) {
             /* called from outside the profile (or more than its edges say) */
             if (pb_model_edge(&f->m, g->thread, NONE, s->file, pb_model_sub_first(s), g->sub, &e) < 0 ||

@@ -48,6 +48,7 @@ typedef struct {
     int have_interval;       /* this input gave sample_interval_us */
     int unit_checked;        /* this input's unit was compared with the first's */
     pb_units units;          /* the first input's unit: the others' must add to it */
+    int graph_only;          /* every input is a call graph (pstats, callgrind): their facts head the result */
 } merger;
 
 #define M_OOM(m) pb_fail((m)->err, PB_ERR_LIMIT, 0, "out of memory while merging profiles")
@@ -157,8 +158,16 @@ static pb_status mg_attribute(pb_sample_sink *self, const char *key, pb_str v)
     /* pprof's sample counts: a sample stands for the period (period_type a time) */
     if (!m->have_interval && !m->facts.weight_ns && m->facts.kind == PB_WEIGHT_SAMPLES && m->facts.period_ns)
         m->scale = m->facts.period_ns;
+    if (!strcmp(key, "graph_cost_unit")) {
+        /* a call graph's event ("Ir"): a unit of its own, never time (samples.h) */
+        pb_sample_attr_text(v, m->facts.sample_type, sizeof m->facts.sample_type);
+        m->facts.kind = PB_WEIGHT_OTHER;
+    }
     if (m->input > 0 || !strcmp(key, "source_format") || !strcmp(key, "clock"))
         return PB_OK; /* the first input's facts head the result */
+    /* one input's total is not the sum's; a graph's facts only when the result is all graph */
+    if (!strcmp(key, "graph_total") || (!m->graph_only && (!strcmp(key, "call_graph") || !strncmp(key, "graph_", 6))))
+        return PB_OK;
     return m->target->attribute(m->target, key, v);
 }
 
@@ -178,28 +187,39 @@ static pb_status mg_thread(pb_sample_sink *self, uint64_t key, uint32_t pid, uin
     return m->target->thread(m->target, out, pid, ppid, label);
 }
 
+/* before an input's first sample or call-graph fact: its unit checked
+ * against the first input's (weights of different units never add), and
+ * the consumer's key for thread key (a thread the decoder never announced
+ * gets a pid of its own) */
+static pb_status out_thread(merger *m, uint64_t key, uint64_t *out)
+{
+    int fresh;
+    pb_status st;
+    if (!m->unit_checked) {
+        m->unit_checked = 1;
+        if ((st = pb_units_check(&m->units, &m->facts, m->in ? m->in[0] : NULL, m->err)) != PB_OK)
+            return st;
+    }
+    if ((st = map_thread(m, key, out, &fresh)) != PB_OK)
+        return st;
+    if (fresh) {
+        uint32_t pid;
+        if (pid_take(m, &pid, 1) < 0)
+            return M_OOM(m);
+        if ((st = m->target->thread(m->target, *out, pid, 0, NULL)) != PB_OK)
+            return st;
+    }
+    return PB_OK;
+}
+
 static pb_status mg_sample(pb_sample_sink *self, uint64_t key, const uint32_t *ids, uint32_t depth, uint64_t weight,
                            uint64_t ts)
 {
     merger *m = (merger *)self->ctx;
     uint64_t out;
-    int fresh;
     pb_status st;
-    if (!m->unit_checked) { /* weights of different units never add */
-        m->unit_checked = 1;
-        if ((st = pb_units_check(&m->units, &m->facts, m->in ? m->in[0] : NULL, m->err)) != PB_OK)
-            return st;
-    }
-    if ((st = map_thread(m, key, &out, &fresh)) != PB_OK)
+    if ((st = out_thread(m, key, &out)) != PB_OK)
         return st;
-    if (fresh) {
-        /* a thread the decoder never announced: give it a pid of its own */
-        uint32_t pid;
-        if (pid_take(m, &pid, 1) < 0)
-            return M_OOM(m);
-        if ((st = m->target->thread(m->target, out, pid, 0, NULL)) != PB_OK)
-            return st;
-    }
     if ((st = pb_checked_mul(m->err, weight, m->scale, "a sample's weight", "ns", &weight)) != PB_OK)
         return st;
     /* every input's clock starts at 0: inputs come from different clocks
@@ -213,6 +233,46 @@ static pb_status mg_sample(pb_sample_sink *self, uint64_t key, const uint32_t *i
             ts = ts <= UINT64_MAX / 1000u ? ts * 1000u : UINT64_MAX;
     }
     return m->target->sample(m->target, out, ids, depth, weight, ts);
+}
+
+/* a call graph's facts (samples.h): on the consumer's thread, costs in ns
+ * where the input's weights are samples x an interval (as samples'), summed
+ * per function and per edge by the consumer (the fold) */
+static pb_status mg_graph_func(pb_sample_sink *self, uint64_t key, const pb_graph_func *g)
+{
+    merger *m = (merger *)self->ctx;
+    pb_graph_func c = *g;
+    uint64_t out;
+    pb_status st;
+    if ((st = out_thread(m, key, &out)) != PB_OK ||
+        (st = pb_checked_mul(m->err, g->excl, m->scale, "a function's cost", "ns", &c.excl)) != PB_OK ||
+        (st = pb_checked_mul(m->err, g->incl, m->scale, "a function's cost", "ns", &c.incl)) != PB_OK)
+        return st;
+    return m->target->graph_func(m->target, out, &c);
+}
+
+static pb_status mg_graph_edge(pb_sample_sink *self, uint64_t key, const pb_graph_edge *g)
+{
+    merger *m = (merger *)self->ctx;
+    pb_graph_edge c = *g;
+    uint64_t out;
+    pb_status st;
+    if ((st = out_thread(m, key, &out)) != PB_OK ||
+        (st = pb_checked_mul(m->err, g->excl, m->scale, "an edge's cost", "ns", &c.excl)) != PB_OK ||
+        (st = pb_checked_mul(m->err, g->incl, m->scale, "an edge's cost", "ns", &c.incl)) != PB_OK)
+        return st;
+    return m->target->graph_edge(m->target, out, &c);
+}
+
+static pb_status mg_graph_line(pb_sample_sink *self, uint64_t key, uint32_t frame, uint32_t line, uint64_t cost)
+{
+    merger *m = (merger *)self->ctx;
+    uint64_t out;
+    pb_status st;
+    if ((st = out_thread(m, key, &out)) != PB_OK ||
+        (st = pb_checked_mul(m->err, cost, m->scale, "a line's cost", "ns", &cost)) != PB_OK)
+        return st;
+    return m->target->graph_line ? m->target->graph_line(m->target, out, frame, line, cost) : PB_OK;
 }
 
 static pb_status mg_finish(pb_sample_sink *self)
@@ -246,7 +306,7 @@ static pb_status mg_finish(pb_sample_sink *self)
  *   - workers die with the parent (PR_SET_PDEATHSIG on Linux, and a check
  *     that the parent is still the one that forked them). */
 enum { R_INPUT = 'I', R_ATTR = 'A', R_FRAME = 'F', R_THREAD = 'T', R_SAMPLE = 'S', R_NOTE = 'N', R_END = 'E',
-       R_DONE = 'D' };
+       R_DONE = 'D', R_GFUNC = 'G', R_GEDGE = 'H', R_GLINE = 'L' };
 /* pipe messages */
 enum { P_PROGRESS = 'p', P_OK = 'k', P_ERROR = 'x' };
 
@@ -364,7 +424,36 @@ static pb_status sp_finish(pb_sample_sink *self)
     return sp_put(w->fp, &t, 1) ? sp_io(self) : PB_OK;
 }
 
-static const pb_sample_sink spool_calls = {.attribute = sp_attribute, .frame = sp_frame, .thread = sp_thread, .sample = sp_sample, .note = sp_note, .finish = sp_finish};
+/* a call graph's records: the structs as they are (one program, one machine) */
+static pb_status sp_graph_func(pb_sample_sink *self, uint64_t key, const pb_graph_func *g)
+{
+    spooler *w = (spooler *)self->ctx;
+    unsigned char t = R_GFUNC;
+    if (sp_put(w->fp, &t, 1) || sp_put(w->fp, &key, sizeof key) || sp_put(w->fp, g, sizeof *g))
+        return sp_io(self);
+    return PB_OK;
+}
+static pb_status sp_graph_edge(pb_sample_sink *self, uint64_t key, const pb_graph_edge *g)
+{
+    spooler *w = (spooler *)self->ctx;
+    unsigned char t = R_GEDGE;
+    if (sp_put(w->fp, &t, 1) || sp_put(w->fp, &key, sizeof key) || sp_put(w->fp, g, sizeof *g))
+        return sp_io(self);
+    return PB_OK;
+}
+static pb_status sp_graph_line(pb_sample_sink *self, uint64_t key, uint32_t frame, uint32_t line, uint64_t cost)
+{
+    spooler *w = (spooler *)self->ctx;
+    unsigned char t = R_GLINE;
+    if (sp_put(w->fp, &t, 1) || sp_put(w->fp, &key, sizeof key) || sp_put(w->fp, &frame, sizeof frame) ||
+        sp_put(w->fp, &line, sizeof line) || sp_put(w->fp, &cost, sizeof cost))
+        return sp_io(self);
+    return PB_OK;
+}
+
+static const pb_sample_sink spool_calls = {.attribute = sp_attribute, .frame = sp_frame, .thread = sp_thread,
+    .sample = sp_sample, .note = sp_note, .finish = sp_finish, .graph_func = sp_graph_func,
+    .graph_edge = sp_graph_edge, .graph_line = sp_graph_line};
 
 /* the worker's end of its pipe */
 static int pipe_all(int fd, const void *p, size_t n)
@@ -425,8 +514,9 @@ static void worker_report_error(int fd, const pb_error *err, pb_status st)
     (void)pipe_all(fd, buf, o);
 }
 
-/* the worker: decode inputs [from, to) into fp; the outcome goes to pipe fd */
-static int worker(FILE *fp, int fd, const char *const *in, size_t from, size_t to, const pb_options *opt)
+/* the worker: decode inputs [from, to) into fp; the outcome goes to pipe fd;
+ * graph: the parent's consumer takes call graphs (else the decoder refuses them) */
+static int worker(FILE *fp, int fd, const char *const *in, size_t from, size_t to, const pb_options *opt, int graph)
 {
     spooler sw, *w = &sw;
     pb_error err;
@@ -444,6 +534,8 @@ static int worker(FILE *fp, int fd, const char *const *in, size_t from, size_t t
     o.progress_ud = &prog;
     pb_error_init(&err, "merge", in[from]);
     pb_sample_sink_init(&sw.ss, &spool_calls, &sw, &err, NULL);
+    if (!graph)
+        sw.ss.graph_func = NULL, sw.ss.graph_edge = NULL, sw.ss.graph_line = NULL;
     for (i = from; i < to; i++) {
         unsigned char t = R_INPUT, d = R_DONE;
         uint64_t idx = i;
@@ -592,6 +684,38 @@ static pb_status replay(merger *m, spool_rd *r, size_t from, size_t to, uint32_t
             if (rd_str(r, 0, &k) || rd_str(r, 1, &a) || rd_str(r, 2, &b) || rd(r, &n, sizeof n))
                 BAD();
             st = pb_sample_pass_note(&m->ss, k.ptr, a, b, n);
+            break;
+        }
+        case R_GFUNC:
+        case R_GEDGE: {
+            uint64_t key;
+            pb_graph_func gf;
+            pb_graph_edge ge;
+            if (!m->ss.graph_func || rd(r, &key, sizeof key) ||
+                (c == R_GFUNC ? rd(r, &gf, sizeof gf) : rd(r, &ge, sizeof ge)))
+                BAD();
+            if (c == R_GFUNC) {
+                if (gf.frame >= nf)
+                    BAD();
+                gf.frame = (*map)[gf.frame];
+                st = mg_graph_func(&m->ss, key, &gf);
+            } else {
+                if (ge.callee >= nf || (ge.caller != PB_GRAPH_ROOT && ge.caller >= nf))
+                    BAD();
+                ge.callee = (*map)[ge.callee];
+                if (ge.caller != PB_GRAPH_ROOT)
+                    ge.caller = (*map)[ge.caller];
+                st = mg_graph_edge(&m->ss, key, &ge);
+            }
+            break;
+        }
+        case R_GLINE: {
+            uint64_t key, cost;
+            uint32_t frame, line;
+            if (!m->ss.graph_func || rd(r, &key, sizeof key) || rd(r, &frame, sizeof frame) ||
+                rd(r, &line, sizeof line) || rd(r, &cost, sizeof cost) || frame >= nf)
+                BAD();
+            st = mg_graph_line(&m->ss, key, (*map)[frame], line, cost);
             break;
         }
         case R_END:
@@ -864,7 +988,7 @@ static pb_status merge_jobs(merger *m, const char *const *in, size_t n, const pb
 #endif
             if (getppid() != parent) /* the parent died before prctl */
                 _exit(1);
-            _exit(worker(wk[w].spool, pfd[1], in, wk[w].from, wk[w].to, opt));
+            _exit(worker(wk[w].spool, pfd[1], in, wk[w].from, wk[w].to, opt, m->ss.graph_func != NULL));
         }
         close(pfd[1]);
         wk[w].fd = pfd[0];
@@ -923,7 +1047,8 @@ static pb_status merge_jobs(merger *m, const char *const *in, size_t n, const pb
 }
 
 static const pb_sample_sink merge_calls = {.attribute = mg_attribute, .frame = pb_sample_pass_frame,
-    .thread = mg_thread, .sample = mg_sample, .note = pb_sample_pass_note, .finish = mg_finish};
+    .thread = mg_thread, .sample = mg_sample, .note = pb_sample_pass_note, .finish = mg_finish,
+    .graph_func = mg_graph_func, .graph_edge = mg_graph_edge, .graph_line = mg_graph_line};
 
 static pb_status merge_into(merger *m, const char *const *in, size_t n, const pb_options *opt, pb_error *err)
 {
@@ -932,6 +1057,8 @@ static pb_status merge_into(merger *m, const char *const *in, size_t n, const pb
     pb_sample_sink_init(&m->ss, &merge_calls, m, err, m->target->cleanups);
     m->ss.next = m->target;
     m->ss.each_tick = m->target->each_tick;
+    if (!m->target->graph_func) /* a stack consumer: a call-graph input is refused (formats.c) */
+        m->ss.graph_func = NULL, m->ss.graph_edge = NULL, m->ss.graph_line = NULL;
     m->err = err;
     m->in = in;
     m->next_pid = 1;
@@ -961,10 +1088,9 @@ static void merger_free(merger *m)
     PB_INDEX_FREE_ALL(&m->tix, &m->pix);
 }
 
-/* every input is sampled (Tachyon, StatProfiler: a directory is a
- * StatProfiler run): the merged chunks' time is then the sampled time
- * too (fold_samples.h, sampled_spans) */
-static int all_sampled(const char *const *in, size_t n)
+/* every input's row yields one of `yields` (a directory is a StatProfiler
+ * run) */
+static int all_yield(const char *const *in, size_t n, unsigned yields)
 {
     size_t i;
     for (i = 0; i < n; i++) {
@@ -973,10 +1099,28 @@ static int all_sampled(const char *const *in, size_t n)
         pb_error_init(&e, "merge", in[i]);
         memset(&info, 0, sizeof info);
         if (pb_detect_file(in[i], &info, &e) != PB_OK || !pb_format_get(info.format) ||
-            !(pb_format_get(info.format)->yields & PB_YIELDS_SAMPLES))
+            !(pb_format_get(info.format)->yields & yields))
             return 0;
     }
     return n > 0;
+}
+
+/* the row of every input's format when they all have one and the same, else NULL */
+static const pb_format_row *common_row(const char *const *in, size_t n)
+{
+    const pb_format_row *row = NULL;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        pb_format_info info;
+        pb_error e;
+        pb_error_init(&e, "merge", in[i]);
+        memset(&info, 0, sizeof info);
+        if (pb_detect_file(in[i], &info, &e) != PB_OK || !pb_format_get(info.format) ||
+            (row && row != pb_format_get(info.format)))
+            return NULL;
+        row = pb_format_get(info.format);
+    }
+    return row;
 }
 
 /* a file that a format's row says is no file on disk (fake_file,
@@ -1000,7 +1144,18 @@ pb_status pb_merge_chunks(const char *const *in, size_t n, const pb_options *opt
     cfg.source_format = "merged";
     cfg.ticks_per_sec = 1000000000u; /* ns: the merged weights' unit */
     cfg.ticks_per_weight = 1;
-    cfg.sampled_spans = all_sampled(in, n);
+    /* every input is sampled (Tachyon, StatProfiler) or a call graph: the
+     * merged chunks' time is then the sampled time too (fold_samples.h,
+     * sampled_spans); all call graphs: no call events (call_graph) */
+    cfg.sampled_spans = all_yield(in, n, PB_YIELDS_SAMPLES | PB_YIELDS_GRAPH);
+    cfg.call_graph = all_yield(in, n, PB_YIELDS_GRAPH);
+    if (cfg.call_graph) {
+        /* call graphs of one format: the result is that format's graph (its
+         * language names its functions in the call-graph targets) */
+        const pb_format_row *row = common_row(in, n);
+        if (row)
+            cfg.source_format = row->name;
+    }
     cfg.no_run_length = 1; /* the inputs' runs have no one length: "for X (of X)" */
     cfg.fid_flags = merged_fid_flags;
     cfg.max_threads = opt ? opt->max_threads : 0;
@@ -1009,6 +1164,7 @@ pb_status pb_merge_chunks(const char *const *in, size_t n, const pb_options *opt
         st = err->status ? err->status : PB_ERR_LIMIT;
     } else {
         m.target = pb_fold_sample_sink(fold);
+        m.graph_only = cfg.call_graph;
         st = merge_into(&m, in, n, opt, err);
     }
     pb_fold_free(fold);

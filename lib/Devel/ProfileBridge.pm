@@ -103,6 +103,14 @@ my %OPT_SHAPE = (progress => 'a code reference', callback => 'a code reference',
 sub _check_opts {
     my ($what, $known, $opts) = @_;
     require Scalar::Util;
+    # event => NAME: callgrind's name for what sample_type picks (an event column)
+    if (exists $opts->{event} && $known->{sample_type}) {
+        my $e = delete $opts->{event};
+        if (defined $opts->{sample_type} && defined $e && (ref $e || "$e" ne "$opts->{sample_type}")) {
+            _usage("$what: event => '$e' and sample_type => '$opts->{sample_type}' name two columns: give one");
+        }
+        $opts->{sample_type} = $e if defined $e;
+    }
     for my $k (keys %$opts) {
         next if $known->{$k};
         _usage("$what: unknown option '$k' (known: " . join(', ', sort keys %$known) . ")");
@@ -1973,7 +1981,7 @@ profile module>, ...), C<graph_total_sec> (the functions' own times
 summed, s) in place of C<sampled_time_sec>, and C<graph_targets> (the C<--to>
 targets that carry a call graph: stack targets refuse it).  A callgrind file
 adds C<graph_events> (its events, comma-separated), C<graph_event> and
-C<graph_cost_unit> (the event read: C<sample_type> picks it, default the
+C<graph_cost_unit> (the event read: C<< event => NAME >> or C<sample_type> picks it, default the
 first; an instruction count is no time, and nytprofhtml's "seconds" are
 that many units / 1e9) and C<graph_total> (its C<summary:> for that event).
 
@@ -1991,7 +1999,9 @@ without a Perl call per chunk (L<Devel::ProfileBridge::NYTProfWriter>
 explains what is written and refused).  Options: C<format> (skip
 detection), C<thread> (one thread only), C<sample_type> (pprof and
 two-column folded stacks: the sample type to read; C<< to => 'pprof' >>
-keeps every type of a pprof input and makes this one the default), C<< compress => 0..9 >> (zlib
+keeps every type of a pprof input and makes this one the default; callgrind:
+the event, also as C<< event => NAME >>, see
+L<Devel::ProfileBridge::ReadStream/event =E<gt> $name>), C<< compress => 0..9 >> (zlib
 level; default 3 for NYTProf input (NYTProf's own 6 takes about twice as
 long for a file about 1.7 times smaller), and 1 for the other
 formats, whose long runs of small records level 6 takes about five times as
@@ -2144,7 +2154,14 @@ hosts, even different formats (every one: NYTProf and Pynytprof as
 L</PERL PROFILES AS STACKS> says; a StatProfiler run is one input).  C<< to =>
 'nytprof' >> (the default; with C<source>, C<source_any>, C<source_root>, C<strip_prefix>
 and C<compress> as for L</convert(in =E<gt> $file, out =E<gt> $path, %options)>),
-C<'collapsed'>, C<'pprof'>, C<'speedscope'> or C<'gecko'>.  Every input goes into the one consumer
+C<'collapsed'>, C<'pprof'>, C<'speedscope'> or C<'gecko'>, and C<'pstats'> or C<'callgrind'>.
+Call graphs (pstats, callgrind) merge into the targets that carry a call
+graph (C<nytprof>, C<pstats>, C<callgrind>): each function's calls,
+primitive calls, exclusive and inclusive cost and each caller edge's are
+summed (per thread: each input's threads stay its own, as below), and
+stack inputs may join them (stacks to a graph is exact); a callgrind event
+(C<Ir>) adds only to the same event.  A stack target refuses a call-graph
+input (C<unsupported>, naming the targets that fit).  Every input goes into the one consumer
 through a layer (F<c/merge.c>) that puts weights in B<nanoseconds> (a sample
 stands for its file's C<sample_interval_us>; EasyProfiler weights are ns
 already), so the result's totals are the sum of the parts whatever their

@@ -122,7 +122,22 @@ lists them), instead of the one C<default_sample_type> names, else the last.
 perf script text: the event to read (C<cpu-clock>, C<cycles:u>, ...),
 instead of the first one its header declares, else the first one met.
 Two-column (differential) folded stacks: C<before> or C<after> (the
-default).  Other formats ignore it.
+default).  callgrind: the event (below).  Other formats ignore it.
+
+=item event => $name
+
+callgrind: the event (cost column) to read, one of the file's C<events:>
+(C<Ir>, C<Dr>, C<D1mr>, ..., nytprofcg's C<Ticks>; C<info> lists them as
+C<graph_events>), instead of the first; what the CLI's C<--event NAME>
+reads.  It is the same option as C<sample_type> under callgrind's name, so
+every call that takes C<sample_type> takes it (C<for_chunks>, C<info>,
+C<chunk_counts>, C<dump_json>, C<convert>, C<losses>, C<merge>, C<diff>):
+a plain string.  Errors (L<Devel::ProfileBridge::Error>, class C<usage>):
+C<event> and C<sample_type> naming two different columns
+(C<info: event =E<gt> 'Dr' and sample_type =E<gt> 'Ir' name two columns:
+give one>); an event the file does not have, naming the file's events
+(C<callgrind: usage: no event Nope in this file (its events: Ir, Dr, Dw)
+at byte 331 of FILE>).  For another format it is read as C<sample_type>.
 
 =item quiet => 1
 
