@@ -494,10 +494,11 @@ static void worker_progress(void *ud, uint64_t done, uint64_t total)
 
 static void worker_report_error(int fd, const pb_error *err, pb_status st)
 {
-    /* P_ERROR, status, has_offset, offset, then format, file, message as (u32 length, bytes) */
+    /* P_ERROR, status, has_offset (bit 1: needs_graph_target), offset, then format, file, message as (u32 length, bytes) */
     unsigned char buf[1 + 4 + 4 + 8 + 3 * 4 + 64 + PB_ERR_FILE_MAX + PB_ERR_MSG_MAX];
     size_t o = 0, k;
-    int32_t s32 = (int32_t)(err->status ? err->status : st ? st : PB_ERR_IO), h = err->has_offset;
+    int32_t s32 = (int32_t)(err->status ? err->status : st ? st : PB_ERR_IO),
+            h = (err->has_offset ? 1 : 0) | (err->needs_graph_target ? 2 : 0); /* bit 1: pb_error.needs_graph_target */
     const char *str[3];
     str[0] = err->format ? err->format : "merge";
     str[1] = err->file;
@@ -829,7 +830,8 @@ static int parse_pipe(m_worker *w, m_progress *prog)
                 w->err.message[len[2]] = '\0';
             }
             memcpy(&w->err.offset, w->buf + o + 9, 8);
-            w->err.has_offset = h;
+            w->err.has_offset = h & 1;
+            w->err.needs_graph_target = (h >> 1) & 1;
             w->err.status = s32 > PB_OK && s32 <= PB_ERR_USAGE ? (pb_status)s32 : PB_ERR_IO;
             w->reported = 2;
             o = p;
