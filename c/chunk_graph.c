@@ -64,7 +64,11 @@ static int on_chunk(pb_sink *self, const pb_chunk *c)
     switch (c->tag) {
     case PB_T_ATTRIBUTE:
         if (str_is(c->s[0], "sampled_time_sec"))
-            g->sampled = 1;
+            g->sampled = !g->exact;
+        else if (str_is(c->s[0], "call_graph") && str_is(c->s[1], "exact"))
+            g->exact = 1, g->sampled = 0;
+        else if (str_is(c->s[0], "graph_cost_unit") && !g->cost_unit[0])
+            copy_text(g->cost_unit, sizeof g->cost_unit, c->s[1]);
         else if (str_is(c->s[0], "sample_weight_unit"))
             g->weight_ns = str_is(c->s[1], "ns");
         else if (str_is(c->s[0], "sample_interval_us"))
@@ -171,7 +175,13 @@ double pb_cgraph_unit_s(const pb_cgraph *g)
     return g->ticks_per_sec > 0 ? 1.0 / g->ticks_per_sec : 1e-6;
 }
 
-const char *pb_cgraph_unit_name(const pb_cgraph *g) { return g->sampled && !g->weight_ns ? "samples" : "ns"; }
+/* an exact graph's event (callgrind's Ir: a count, 1e-9 "seconds" each, read_callgrind.c) keeps its name */
+const char *pb_cgraph_unit_name(const pb_cgraph *g)
+{
+    if (g->exact && g->cost_unit[0])
+        return g->cost_unit;
+    return g->sampled && !g->weight_ns ? "samples" : "ns";
+}
 
 const char *pb_cgraph_language(const pb_cgraph *g)
 {

@@ -73,22 +73,45 @@ for my $in (@inputs) {
     # callgrind_annotate's inclusive cost: a function called anywhere has the
     # sum of its incoming calls' costs (our inclusive time, NYTProf's); one
     # never called its self cost plus its calls' costs
-    my (%in, %called);
+    # (a site of count 0 is no call: the fold's rest of a function's totals,
+    # its incl the function's inclusive time where its calls carry none, as
+    # the profile module's bare counts: then that time is its calls' costs,
+    # shared by count, and a caller never called is within one unit per
+    # such call)
+    my (%in, %called, %zincl, %cincl, %slack);
     for my $k (keys %{ $g->{sites} }) {
         my ($caller, $called) = split /\0/, $k;
-        my $c = units($g->{sites}{$k}{incl}, $u);
+        my $site = $g->{sites}{$k};
+        if ($site->{count}) { $cincl{$called} += $site->{incl} } else { $zincl{$called} += $site->{incl} }
+    }
+    for my $k (keys %{ $g->{sites} }) {
+        my ($caller, $called) = split /\0/, $k;
+        my $site = $g->{sites}{$k};
+        next unless $site->{count};
+        my $c;
+        if (($cincl{$called} // 0) <= 0 && ($zincl{$called} // 0) > 0) {    # shared by count
+            my $calls = 0;
+            $calls += $_->{count} for map { $g->{sites}{$_} } grep { /\A[^\0]*\0\Q$called\E\0/ } keys %{ $g->{sites} };
+            $c = units($zincl{$called}, $u) * $site->{count} / $calls;
+            $slack{ $key{$caller} }++;
+            $in{ $key{$called} } = units($zincl{$called}, $u);
+        } else {
+            $c = units($site->{incl}, $u);
+            $in{ $key{$called} } += $c;
+        }
         $incl{ $key{$caller} } += $c;
-        $in{ $key{$called} } += $c;
         $called{ $key{$called} } = 1;
     }
     $incl{$_} = $in{$_} for keys %called;
+    $incl{$_} = int($incl{$_} + 0.5) for keys %incl;
     for my $mode ([ no => \%self ], [ yes => \%incl ]) {
         my ($rc, $got_total, $got) = annotate($out, $mode->[0]);
         is($rc, 0, "$label: callgrind_annotate --inclusive=$mode->[0] read it");
         is($got_total // 0, $total, "$label: program total $total $g->{unit_name}");
         my %want = map { ($_ => $mode->[1]{$_}) } grep { $mode->[1]{$_} } keys %{ $mode->[1] };
         my @bad = map { "$_: " . ($got->{$_} // 'none') . ' want ' . ($want{$_} // 'none') }
-            grep { ($got->{$_} // -1) != ($want{$_} // -1) } sort(keys %{ { %want, %$got } });
+            grep { my $d = ($got->{$_} // -1) - ($want{$_} // -1); $d && !($mode->[0] eq 'yes' && !$called{$_} && abs($d) <= ($slack{$_} // 0)) }
+            sort(keys %{ { %want, %$got } });
         is(join("\n", @bad[ 0 .. ($#bad < 9 ? $#bad : 9) ]), '',
             "$label: every function's " . ($mode->[0] eq 'no' ? 'self' : 'inclusive') . ' cost as ours');
     }

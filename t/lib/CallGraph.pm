@@ -92,14 +92,17 @@ sub our_graph {
         },
     }, ($opt{files} ? () : (filename => $in)), quiet => 1, %opt);
     my %g = (edges => \%edges, sites => \%sites);
-    $g{sampled} = exists $attr{sampled_time_sec} ? 1 : 0;
+    # an exact call graph (pstats, callgrind) is not sampled, though its fold says sampled_time_sec
+    $g{exact} = ($attr{call_graph} // '') eq 'exact' ? 1 : 0;
+    $g{sampled} = exists $attr{sampled_time_sec} && !$g{exact} ? 1 : 0;
     my $ns = ($attr{sample_weight_unit} // '') eq 'ns';
     $g{unit} = !$g{sampled} || $ns ? 1e-9 : $attr{sample_interval_us} ? $attr{sample_interval_us} * 1e-6
         : 1 / ($attr{ticks_per_sec} || 1e6);
-    $g{unit_name} = $g{sampled} && !$ns ? 'samples' : 'ns';
+    $g{unit_name} = $g{exact} && $attr{graph_cost_unit} ? $attr{graph_cost_unit}    # callgrind's event (Ir ...)
+        : $g{sampled} && !$ns ? 'samples' : 'ns';
     $g{interval} = $g{sampled} && !$ns && $attr{sample_interval_us} ? $attr{sample_interval_us} / 1e6 : $g{unit};
     my $fmt = $attr{source_format} // '';
-    $g{python} = $fmt =~ /\A(?:tachyon|pynytprof)\z/ ? 1 : 0;    # the formats of Python programs
+    $g{python} = $fmt =~ /\A(?:tachyon|pynytprof|pstats)\z/ ? 1 : 0;    # the formats of Python programs
     $g{application} = $attr{application};
     for my $name (keys %subs) {
         my $s = $subs{$name};
