@@ -39,7 +39,15 @@ typedef struct {
     uint32_t fid;      /* 0: no SUB_INFO seen (a caller only) */
     uint32_t line;     /* first line */
     int has_info;
+    int has_cc;        /* ATTRIBUTE "primitive_calls PID SUB" seen (fold_samples.c) */
+    uint64_t cc;       /* their sum: the primitive calls where they differ from the calls */
 } pb_cg_sub;
+
+/* ATTRIBUTE "primitive_calls PID CALLEE <- CALLER": an edge's primitive calls */
+typedef struct {
+    uint32_t callee, caller; /* sub ids */
+    uint64_t cc;
+} pb_cg_prim;
 
 typedef struct {
     uint32_t caller, callee; /* sub ids */
@@ -62,9 +70,12 @@ typedef struct {
     pb_cg_edge *edges;
     size_t nedges, cedges;
     pb_index eix;
+    pb_cg_prim *prims;      /* per (callee, caller), summed over processes; unsorted */
+    size_t nprims, cprims;
     /* the stream's facts */
     int sampled;            /* ATTRIBUTE sampled_time_sec seen, and not an exact call graph */
     int exact;              /* ATTRIBUTE call_graph exact (pstats, callgrind): counts and times as they are */
+    int counts_only;        /* ATTRIBUTE graph_edge_times none: the edges' times are not the input's (the profile module) */
     char cost_unit[64];     /* ATTRIBUTE graph_cost_unit (callgrind's event: Ir ...; "" none) */
     int weight_ns;          /* ATTRIBUTE sample_weight_unit ns */
     double interval_us;     /* ATTRIBUTE sample_interval_us (0: none) */
