@@ -58,13 +58,55 @@ static uint32_t edge_hash(uint32_t caller, uint32_t callee, uint32_t fid, uint32
 }
 static uint32_t edge_hash_of(const void *ctx, uint32_t id) { return ((const pb_cgraph *)ctx)->edges[id].hash; }
 
+static int sub_of(pb_cgraph *g, pb_str name, uint32_t *sub);
+
+/* ATTRIBUTE "primitive_calls PID SUB" or "primitive_calls PID SUB <- CALLER"
+ * = cc (fold_samples.c): into the sub, or the (callee, caller) list; 0, or -1
+ * out of memory (anything else is not one: ignored) */
+static int primitive_calls(pb_cgraph *g, pb_str k, pb_str v)
+{
+    const char *p = k.ptr + 16, *e = k.ptr + k.len, *a;
+    uint32_t callee, caller;
+    uint64_t cc = (uint64_t)str_num(v);
+    if (k.len < 16 || memcmp(k.ptr, "primitive_calls ", 16) != 0)
+        return 0;
+    while (p < e && *p >= '0' && *p <= '9')
+        p++;
+    if (p == k.ptr + 16 || p >= e || *p != ' ')
+        return 0;
+    p++;
+    for (a = p; a + 4 <= e && memcmp(a, " <- ", 4) != 0; a++)
+        ;
+    if (a + 4 > e) { /* the sub's */
+        if (sub_of(g, pb_str_make(p, (size_t)(e - p), k.utf8), &callee) < 0)
+            return -1;
+        g->subs[callee].has_cc = 1;
+        g->subs[callee].cc += cc;
+        return 0;
+    }
+    if (sub_of(g, pb_str_make(p, (size_t)(a - p), k.utf8), &callee) < 0 ||
+        sub_of(g, pb_str_make(a + 4, (size_t)(e - a - 4), k.utf8), &caller) < 0 ||
+        pb_grow((void **)&g->prims, &g->cprims, g->nprims + 1, sizeof *g->prims) < 0)
+        return -1;
+    g->prims[g->nprims].callee = callee;
+    g->prims[g->nprims].caller = caller;
+    g->prims[g->nprims++].cc = cc;
+    return 0;
+}
+
 static int on_chunk(pb_sink *self, const pb_chunk *c)
 {
     pb_cgraph *g = (pb_cgraph *)self->ctx;
     switch (c->tag) {
     case PB_T_ATTRIBUTE:
         if (str_is(c->s[0], "sampled_time_sec"))
-            g->sampled = 1;
+            g->sampled = !g->exact;
+        else if (str_is(c->s[0], "call_graph") && str_is(c->s[1], "exact"))
+            g->exact = 1, g->sampled = 0;
+        else if (str_is(c->s[0], "graph_edge_times"))
+            g->counts_only = str_is(c->s[1], "none");
+        else if (str_is(c->s[0], "graph_cost_unit") && !g->cost_unit[0])
+            copy_text(g->cost_unit, sizeof g->cost_unit, c->s[1]);
         else if (str_is(c->s[0], "sample_weight_unit"))
             g->weight_ns = str_is(c->s[1], "ns");
         else if (str_is(c->s[0], "sample_interval_us"))
@@ -75,6 +117,8 @@ static int on_chunk(pb_sink *self, const pb_chunk *c)
             copy_text(g->source_format, sizeof g->source_format, c->s[1]);
         else if (str_is(c->s[0], "application") && !g->application[0])
             copy_text(g->application, sizeof g->application, c->s[1]);
+        else if (primitive_calls(g, c->s[0], c->s[1]) < 0)
+            return oom(g);
         return 0;
     case PB_T_NEW_FID: {
         uint32_t fid = c->u[0], id;
@@ -150,7 +194,7 @@ void pb_cgraph_init(pb_cgraph *g)
 void pb_cgraph_free(pb_cgraph *g)
 {
     pb_strtab_free(&g->str);
-    PB_FREE_ALL(g->fid_name, g->fid_flags, g->sub_of_name, g->subs, g->edges);
+    PB_FREE_ALL(g->fid_name, g->fid_flags, g->sub_of_name, g->subs, g->edges, g->prims);
     pb_index_free(&g->eix);
     memset(g, 0, sizeof *g);
 }
@@ -171,7 +215,13 @@ double pb_cgraph_unit_s(const pb_cgraph *g)
     return g->ticks_per_sec > 0 ? 1.0 / g->ticks_per_sec : 1e-6;
 }
 
-const char *pb_cgraph_unit_name(const pb_cgraph *g) { return g->sampled && !g->weight_ns ? "samples" : "ns"; }
+/* an exact graph's event (callgrind's Ir: a count, 1e-9 "seconds" each, read_callgrind.c) keeps its name */
+const char *pb_cgraph_unit_name(const pb_cgraph *g)
+{
+    if (g->exact && g->cost_unit[0])
+        return g->cost_unit;
+    return g->sampled && !g->weight_ns ? "samples" : "ns";
+}
 
 const char *pb_cgraph_language(const pb_cgraph *g)
 {

@@ -14,6 +14,11 @@
  *   calls = sum of its incoming edges' counts; excl = sum of their excl;
  *   incl = sum of their incl (NYTProf's incl is the outermost activation's
  *   only, so recursion is not counted twice).
+ * An edge with count 0 is no call: the fold's record of what a function's
+ * totals hold beyond its calls (fold_samples.c: an edge from the root), so
+ * it adds to the sub's excl and incl but is neither a caller nor a call.
+ * An exact call graph (ATTRIBUTE call_graph exact: pstats, callgrind) is
+ * not sampled, though its fold says sampled_time_sec.
  * A sampled input (the fold's ATTRIBUTE sampled_time_sec) also has a unit
  * count: `unit_s` seconds per sample (ATTRIBUTE sample_interval_us, else one
  * tick, 1 / ticks_per_sec), or per ns when its weights are time
@@ -34,7 +39,15 @@ typedef struct {
     uint32_t fid;      /* 0: no SUB_INFO seen (a caller only) */
     uint32_t line;     /* first line */
     int has_info;
+    int has_cc;        /* ATTRIBUTE "primitive_calls PID SUB" seen (fold_samples.c) */
+    uint64_t cc;       /* their sum: the primitive calls where they differ from the calls */
 } pb_cg_sub;
+
+/* ATTRIBUTE "primitive_calls PID CALLEE <- CALLER": an edge's primitive calls */
+typedef struct {
+    uint32_t callee, caller; /* sub ids */
+    uint64_t cc;
+} pb_cg_prim;
 
 typedef struct {
     uint32_t caller, callee; /* sub ids */
@@ -57,8 +70,13 @@ typedef struct {
     pb_cg_edge *edges;
     size_t nedges, cedges;
     pb_index eix;
+    pb_cg_prim *prims;      /* per (callee, caller), summed over processes; unsorted */
+    size_t nprims, cprims;
     /* the stream's facts */
-    int sampled;            /* ATTRIBUTE sampled_time_sec seen */
+    int sampled;            /* ATTRIBUTE sampled_time_sec seen, and not an exact call graph */
+    int exact;              /* ATTRIBUTE call_graph exact (pstats, callgrind): counts and times as they are */
+    int counts_only;        /* ATTRIBUTE graph_edge_times none: the edges' times are not the input's (the profile module) */
+    char cost_unit[64];     /* ATTRIBUTE graph_cost_unit (callgrind's event: Ir ...; "" none) */
     int weight_ns;          /* ATTRIBUTE sample_weight_unit ns */
     double interval_us;     /* ATTRIBUTE sample_interval_us (0: none) */
     double ticks_per_sec;

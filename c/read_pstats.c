@@ -23,7 +23,8 @@
  * CPython 3.15's sampled pstats (a ("__sampled__",): True key) keys by the
  * executing line: there every key of one file and func name is one sub
  * (joined, the first line seen its line), and ATTRIBUTE call_graph says
- * "sampled" (else "exact"), graph_producer what wrote it.  Memory: the objects marked for reference
+ * "sampled" (else "exact"), graph_producer what wrote it, graph_edge_times
+ * "none" where the callers hold a count only (the profile module).  Memory: the objects marked for reference
  * (keys and their strings: O(functions)) and one entry at a time.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -764,6 +765,9 @@ static pb_status ps_run(void *p, pb_sample_sink *out)
         return pb_fail(r->err, PB_ERR_CORRUPT, pb_src_offset(r->s), "bytes after the pstats dict");
     }
     if ((st = flush(r)) != PB_OK)
+        return st;
+    /* the profile module's callers hold a count only: their times are not the file's */
+    if (r->plain_counts && !r->sampled && (st = out->attribute(out, "graph_edge_times", pb_str_c("none"))) != PB_OK)
         return st;
     if ((st = out->attribute(out, "call_graph", pb_str_c(r->sampled ? "sampled" : "exact"))) != PB_OK ||
         (st = out->attribute(out, "graph_producer",

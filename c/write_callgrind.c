@@ -23,6 +23,12 @@
  *     calls=<count> <callee's first line>
  *     <call-site line> <inclusive>   the edge's incl (NYTProf's: the
  *                            outermost activation's), per call site
+ * An edge with count 0 (chunk_graph.h: no call, the rest of a function's
+ * totals) is no calls= line: callgrind_annotate reads the cost after a
+ * "calls=0" as the caller's own.  Its excl is the callee's self; its incl
+ * is the callee's inclusive cost when nothing else says it (the profile
+ * module's callers hold a bare count): then spread over the callee's
+ * calls by their counts, so that the calls' costs add up to it.
  *     totals: <total>       the sum of every sub's self cost
  * Costs are integers: seconds / unit, rounded once per sub and per edge.
  * callgrind_annotate --inclusive=yes gives a sub that is called the sum of
@@ -101,27 +107,32 @@ pb_status pb_callgrind_write(const pb_cgraph *g, FILE *fp, pb_error *werr)
     /* compression ids: files by fid (slot 0: no file), subs by sub id */
     uint32_t *fl_id = (uint32_t *)calloc(g->nfid + 1, sizeof *fl_id), *fn_id = (uint32_t *)calloc(ns ? ns : 1, sizeof *fn_id);
     uint32_t next_fl = 0, next_fn = 0;
+    double *excl = (double *)calloc(ns ? ns : 1, sizeof *excl), *cincl = (double *)calloc(ns ? ns : 1, sizeof *cincl);
+    double *zincl = (double *)calloc(ns ? ns : 1, sizeof *zincl);
+    uint64_t *ccount = (uint64_t *)calloc(ns ? ns : 1, sizeof *ccount), *cdone = (uint64_t *)calloc(ns ? ns : 1, sizeof *cdone);
+    uint64_t *spread = (uint64_t *)calloc(ns ? ns : 1, sizeof *spread);
     pb_status st = PB_OK;
-    if (!self || !order || !first || !fl_id || !fn_id) {
+    if (!self || !order || !first || !fl_id || !fn_id || !excl || !cincl || !zincl || !ccount || !cdone || !spread) {
         st = pb_fail_nooff(werr, PB_ERR_LIMIT, "out of memory");
         goto done;
     }
     for (i = 0; i < ne; i++)
         order[i] = (uint32_t)i;
-    /* self: the sum of a sub's incoming excl, rounded once */
-    {
-        double *excl = (double *)calloc(ns ? ns : 1, sizeof *excl);
-        if (!excl) {
-            st = pb_fail_nooff(werr, PB_ERR_LIMIT, "out of memory");
-            goto done;
-        }
-        for (i = 0; i < ne; i++)
-            excl[g->edges[i].callee] += g->edges[i].excl;
-        for (i = 0; i < ns; i++) {
-            self[i] = units(excl[i], unit);
-            total += self[i];
-        }
-        free(excl);
+    /* self: the sum of a sub's incoming excl, rounded once; per callee its
+     * calls' counts and incl, and the incl of its count-0 edges */
+    for (i = 0; i < ne; i++) {
+        const pb_cg_edge *e = &g->edges[i];
+        excl[e->callee] += e->excl;
+        if (e->count) {
+            ccount[e->callee] += e->count;
+            cincl[e->callee] += e->incl;
+        } else
+            zincl[e->callee] += e->incl;
+    }
+    for (i = 0; i < ns; i++) {
+        self[i] = units(excl[i], unit);
+        total += self[i];
+        spread[i] = ccount[i] && cincl[i] <= 0 && zincl[i] > 0 ? units(zincl[i], unit) : 0;
     }
     sort_g = g;
     qsort(order, ne, sizeof *order, by_caller_callee);
@@ -133,12 +144,16 @@ pb_status pb_callgrind_write(const pb_cgraph *g, FILE *fp, pb_error *werr)
 
     fprintf(fp, "# callgrind format\nversion: 1\ncreator: Devel::ProfileBridge\ncmd: ");
     put_name(fp, pb_str_c(g->application[0] ? g->application : g->source_format[0] ? g->source_format : "profile"));
-    fprintf(fp, "\npositions: line\nevents: %s\nsummary: %llu\n", pb_cgraph_unit_name(g), (unsigned long long)total);
+    fprintf(fp, "\npositions: line\nevents: ");
+    put_name(fp, pb_str_c(pb_cgraph_unit_name(g)));
+    fprintf(fp, "\nsummary: %llu\n", (unsigned long long)total);
     for (i = 0; i < ns; i++) {
         const pb_cg_sub *s = &g->subs[i];
-        size_t a = first[i], b = first[i + 1];
+        size_t a = first[i], b = first[i + 1], calls = 0;
         uint32_t fslot = s->has_info && s->fid < g->nfid ? s->fid : 0;
-        if (!self[i] && a == b)
+        for (j = a; j < b; j++)
+            calls += g->edges[order[j]].count != 0;
+        if (!self[i] && !calls)
             continue;
         putc('\n', fp);
         put_compressed(fp, "fl", fl_id, &next_fl, fslot, fslot ? pb_cgraph_file(g, fslot) : pb_str_c(""));
@@ -148,10 +163,21 @@ pb_status pb_callgrind_write(const pb_cgraph *g, FILE *fp, pb_error *werr)
             const pb_cg_edge *e = &g->edges[order[j]];
             const pb_cg_sub *c = &g->subs[e->callee];
             uint32_t cslot = c->has_info && c->fid < g->nfid ? c->fid : 0;
+            uint64_t cost;
+            if (!e->count)
+                continue;
+            if (spread[e->callee]) { /* this call's share by count: the shares add up to the whole */
+                double u = (double)spread[e->callee], n = (double)ccount[e->callee];
+                uint64_t before = (uint64_t)(u * ((double)cdone[e->callee] / n));
+                cdone[e->callee] += e->count;
+                cost = cdone[e->callee] == ccount[e->callee] ? spread[e->callee] - before
+                                                              : (uint64_t)(u * ((double)cdone[e->callee] / n)) - before;
+            } else
+                cost = units(e->incl, unit);
             put_compressed(fp, "cfl", fl_id, &next_fl, cslot, cslot ? pb_cgraph_file(g, cslot) : pb_str_c(""));
             put_compressed(fp, "cfn", fn_id, &next_fn, e->callee, pb_cgraph_name(g, e->callee));
             fprintf(fp, "calls=%llu %u\n%u %llu\n", (unsigned long long)e->count, c->has_info ? c->line : 0, e->line,
-                    (unsigned long long)units(e->incl, unit));
+                    (unsigned long long)cost);
         }
     }
     fprintf(fp, "\ntotals: %llu\n", (unsigned long long)total);
@@ -159,5 +185,6 @@ pb_status pb_callgrind_write(const pb_cgraph *g, FILE *fp, pb_error *werr)
         st = pb_fail_write(werr, "the output", errno);
 done:
     PB_FREE_ALL(self, order, first, fl_id, fn_id);
+    PB_FREE_ALL(excl, cincl, zincl, ccount, cdone, spread);
     return st;
 }

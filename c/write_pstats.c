@@ -24,13 +24,24 @@
  * ("main::fib").  Two subs that would share a key keep their full names.
  *
  * Tracing input (exact):  nc = the sub's calls (the sum of its incoming
- * edges' counts); cc = nc less the calls from itself (direct recursion;
- * calls through mutual recursion count as primitive: the chunks do not say
- * which they were); tt = its exclusive time, ct = its inclusive time (the
- * sums of the edges' excl and incl, s; NYTProf's incl is the outermost
- * activation's, cProfile's ct too); callers: per caller (call sites summed)
- * the tuple (nc, cc, tt, ct) = (count, count or 0 from itself, excl, incl),
- * cProfile's order.
+ * edges' counts); cc = the fold's ATTRIBUTE "primitive_calls PID SUB" where
+ * a call graph's input said it, else nc less the calls from itself (direct
+ * recursion; calls through mutual recursion count as primitive: the chunks
+ * do not say which they were); tt = its exclusive time, ct = its inclusive
+ * time (the sums of the edges' excl and incl, s; NYTProf's incl is the
+ * outermost activation's, cProfile's ct too); callers: per caller (call
+ * sites summed) the tuple (nc, cc, tt, ct) = (count, "primitive_calls PID
+ * SUB <- CALLER" else count or 0 from itself, excl, incl + reci: the part
+ * the fold moved to reci is the edge's own), cProfile's order; a count
+ * only where the input's callers had no times (ATTRIBUTE graph_edge_times
+ * none: the profile module).  An edge of count 0 (chunk_graph.h) and the
+ * calls from the fold's root (main::RUNTIME in a fake file: calls from
+ * outside the profile) add to the callee's numbers but are no caller, and
+ * a sub that is only such a caller is no key.  So pstats -> pstats keeps
+ * every number; what it cannot keep: the profile module's code-object key
+ * of its top entry, named from its co_name.  A Python funcname loses the
+ * "@<line>" the pstats reader gives one of two same-named functions (its
+ * line is the key's own).
  *
  * Sampled input (the fold's ATTRIBUTE sampled_time_sec): what CPython's own
  * `replay --pstats` (Lib/profiling/sampling/pstats_collector.py) makes of
@@ -194,6 +205,16 @@ static size_t py_func(pb_str name, pb_str file, char *out)
     return o;
 }
 
+/* a Python funcname less the "@<line>" the pstats reader adds to tell apart
+ * two functions of one name in one module (read_pstats.c), when <line> is
+ * the key's own: no Python name has an '@' */
+static size_t strip_at_line(const char *f, size_t n, uint32_t line)
+{
+    char b[24];
+    size_t bl = (size_t)snprintf(b, sizeof b, "@%u", line);
+    return line && n > bl && memcmp(f + n - bl, b, bl) == 0 ? n - bl : n;
+}
+
 static uint32_t key_hash(const pkey *k) { return pb_hash_bytes(k->func, k->flen) ^ pb_mix64(((uint64_t)k->file << 32) | k->line); }
 
 typedef struct {
@@ -212,6 +233,14 @@ static int by_callee_caller(const void *a, const void *b)
     if (x->caller != y->caller)
         return x->caller < y->caller ? -1 : 1;
     return 0;
+}
+
+static int by_prim(const void *a, const void *b)
+{
+    const pb_cg_prim *x = (const pb_cg_prim *)a, *y = (const pb_cg_prim *)b;
+    if (x->callee != y->callee)
+        return x->callee < y->callee ? -1 : 1;
+    return x->caller < y->caller ? -1 : x->caller > y->caller;
 }
 
 /* t seconds in units, rounded (no libm: the C tests link without it); saturated */
@@ -244,6 +273,8 @@ pb_status pb_pstats_write(const pb_cgraph *g, FILE *fp, pb_error *werr)
     uint32_t *order = (uint32_t *)malloc((ne ? ne : 1) * sizeof *order);
     size_t *first = (size_t *)malloc((ns + 1) * sizeof *first);
     char *fn = NULL;
+    unsigned char *drop = NULL, *root = NULL; /* per sub: not written; the fold's root (exact graphs) */
+    size_t pi = 0;
     uint32_t empty_file, tilde_file; /* interned before any name is looked at: the arena may move */
     keyset ks = {keys, kh};
     pb_index kix = {NULL, 0};
@@ -285,6 +316,8 @@ pb_status pb_pstats_write(const pb_cgraph *g, FILE *fp, pb_error *werr)
         for (pass = python ? 0 : 1; pass < 2; pass++) {
             k->func = fn + fo;
             k->flen = pass == 0 ? py_func(name, file, fn + fo) : (memcpy(fn + fo, name.ptr, name.len), name.len);
+            if (pass == 0)
+                k->flen = strip_at_line(k->func, k->flen, k->line);
             kh[i] = key_hash(k);
             if (pb_index_reserve(&kix, i, keyset_hash_of, &ks) < 0) {
                 st = pb_fail_nooff(werr, PB_ERR_LIMIT, "out of memory");
@@ -316,12 +349,41 @@ pb_status pb_pstats_write(const pb_cgraph *g, FILE *fp, pb_error *werr)
         first[i] = j;
     }
 
+    /* an exact graph's edge of count 0 is no call (chunk_graph.h): its
+     * times are the callee's, it is no caller's, and a sub that is only
+     * such a caller (the fold's root) is no function */
+    if (!sampled) {
+        if (!(drop = (unsigned char *)calloc(ns, 1)) || !(root = (unsigned char *)calloc(ns, 1))) {
+            st = pb_fail_nooff(werr, PB_ERR_LIMIT, "out of memory");
+            goto done;
+        }
+        /* the fold's root (the calls from outside the profile, fold_samples.c):
+         * main::RUNTIME in a file of its own making */
+        for (i = 0; i < ns; i++) {
+            pb_str nm = pb_cgraph_name(g, (uint32_t)i);
+            root[i] = nm.len == 13 && memcmp(nm.ptr, "main::RUNTIME", 13) == 0 && g->subs[i].has_info &&
+                      (pb_cgraph_fid_flags(g, g->subs[i].fid) & PB_FID_IS_FAKE);
+        }
+        for (i = 0; i < ne; i++)
+            if (!g->edges[i].count || root[g->edges[i].caller])
+                drop[g->edges[i].caller] = 1;
+        for (i = 0; i < ne; i++)
+            if (g->edges[i].count && !root[g->edges[i].caller])
+                drop[g->edges[i].caller] = 0;
+        for (i = 0; i < ns; i++)
+            if (first[i] != first[i + 1])
+                drop[i] = 0;
+    }
+    /* the edges' primitive calls by callee, then caller */
+    qsort(((pb_cgraph *)g)->prims, g->nprims, sizeof *g->prims, by_prim);
     /* the dict */
     w_byte(&w, '{');
     for (i = 0; i < ns && !bad; i++) {
         uint64_t nc = 0, self_calls = 0, cc;
         double tt = 0, ct = 0;
         size_t a = first[i], b = first[i + 1];
+        if (drop && drop[i])
+            continue;
         for (j = a; j < b; j++) {
             const pb_cg_edge *e = &g->edges[order[j]];
             nc += e->count;
@@ -340,7 +402,7 @@ pb_status pb_pstats_write(const pb_cgraph *g, FILE *fp, pb_error *werr)
             w_float(&w, (double)direct * interval);
             w_float(&w, (double)cumul * interval);
         } else {
-            cc = nc - self_calls;
+            cc = g->subs[i].has_cc ? g->subs[i].cc : nc - self_calls;
             w_int(&w, cc);
             w_int(&w, nc);
             w_float(&w, tt);
@@ -358,16 +420,27 @@ pb_status pb_pstats_write(const pb_cgraph *g, FILE *fp, pb_error *werr)
                 ei += e->incl;
                 er += e->reci;
             }
+            if (!sampled && (!cnt || root[caller]))
+                continue;
             w_key(&w, g, &keys[caller], &bad);
             if (sampled)
                 w_int(&w, units(ei + er, unit));
+            else if (g->counts_only) /* the profile module's callers: a count, as it writes them */
+                w_int(&w, cnt);
             else {
+                /* the edge's primitive calls: the fold's ATTRIBUTE where they differ */
+                uint64_t ecc = caller == i ? 0 : cnt;
+                while (pi < g->nprims &&
+                       (g->prims[pi].callee < i || (g->prims[pi].callee == i && g->prims[pi].caller < caller)))
+                    pi++;
+                if (pi < g->nprims && g->prims[pi].callee == i && g->prims[pi].caller == caller)
+                    ecc = g->prims[pi].cc;
                 w_byte(&w, '(');
                 w_i32(&w, 4);
                 w_int(&w, cnt);
-                w_int(&w, caller == i ? 0 : cnt);
+                w_int(&w, ecc);
                 w_float(&w, et);
-                w_float(&w, ei);
+                w_float(&w, ei + er); /* the edge's own ct: what the fold moved to reci is a part of it */
             }
         }
         w_byte(&w, '0');
@@ -380,7 +453,7 @@ pb_status pb_pstats_write(const pb_cgraph *g, FILE *fp, pb_error *werr)
     else if (w.bad)
         st = pb_fail_write(werr, "the output", errno);
 done:
-    PB_FREE_ALL(keys, kh, order, first, fn);
+    PB_FREE_ALL(keys, kh, order, first, fn, drop, root);
     pb_index_free(&kix);
     return st;
 }

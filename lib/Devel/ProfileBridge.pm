@@ -2344,6 +2344,21 @@ inclusive seconds; C<callers> per calling sub (call sites summed)
 C<(nc, cc, tt, ct)>, cProfile's order: the count (C<cc> 0 from itself), the
 edge's exclusive and inclusive seconds.
 
+=item call-graph input (pstats, callgrind)
+
+Exact, and written as it was read, so that pstats to pstats keeps every
+number C<pstats.Stats> loads: C<cc> per function and per caller as the
+input said it (the fold's C<ATTRIBUTE primitive_calls>, mutual recursion
+included), each caller's C<ct> its own (cProfile counts it per
+caller-callee pair), the calls from outside the profile (the part of a
+function's C<nc> its callers do not hold, built-ins called by the profiler
+itself) counted in C<nc> but no caller, and the profile module's callers
+as a bare count, as it writes them (C<ATTRIBUTE graph_edge_times none>).
+Not kept: the code object that C<python -m profile> stores as its top
+entry's name, which becomes its C<co_name> (C<< <module> >>).  A
+C<funcname> the reader told apart as C<func@LINE> is C<func> again (the
+key's line tells it apart).
+
 =item sampled input (Tachyon, StatProfiler, pprof, V8, perf, folded, speedscope)
 
 The estimates CPython's own C<python -m profiling.sampling replay --pstats>
@@ -2369,14 +2384,23 @@ C<("__sampled__",)> key that Python 3.11's pstats cannot load.
 
 Valgrind's Callgrind Format Specification, version 1, as
 C<callgrind_annotate> and KCachegrind read it: C<positions: line>, one
-event (C<ns>, or C<samples> for input counted in samples), C<fl=>/C<fn=>
+event (C<ns>, or C<samples> for input counted in samples; a callgrind
+input's event as it was read, C<Ir> or C<Ticks>, its counts as they were), C<fl=>/C<fn=>
 with name compression (C<(id) name> once, C<(id)> after), each sub's
 exclusive cost at its first line, and per call site C<cfl=>, C<cfn=>,
 C<calls=COUNT LINE> and the call's inclusive cost; C<summary:> and
 C<totals:> the sum of all exclusive costs.  C<callgrind_annotate
 --inclusive=no> shows each sub's exclusive time; C<--inclusive=yes> a
 called sub's incoming calls' costs (NYTProf's inclusive time) and an
-uncalled one's own cost plus its calls'.  Names are UTF-8 (a bad byte
+uncalled one's own cost plus its calls'.  What a function's totals hold
+beyond its calls (a callgrind input's uncalled root, the profile module's
+times, which its callers do not split) is no C<calls=> line (after
+C<calls=0> C<callgrind_annotate> counts the cost as the caller's own): a
+function whose calls carry no time gets its inclusive time spread over its
+calls by count.  callgrind to callgrind keeps every function's self and
+inclusive cost as C<callgrind_annotate> reads them, by function name: the
+costs of a function's inlined lines (C<fi=>, C<fe=>) and of one name in
+several C<fl=> files are one sub's, so they are one key.  Names are UTF-8 (a bad byte
 U+FFFD, control bytes as spaces); a sub with no known file is in C<???>.
 
 =head1 OUTPUT FILES

@@ -31,7 +31,9 @@ sub graph_corpus {
 # funcname of a Python sub as CPython names it: the sub's name after its
 # module ("threading::Thread::run" in .../threading.py -> "Thread.run")
 sub py_func {
-    my ($name, $file) = @_;
+    my ($name, $file, $line) = @_;
+    # the pstats reader's "@<line>" (two functions of one name in one module)
+    $name =~ s/\@\Q$line\E\z// if $line;
     my $m;
     if ($file =~ /\A<frozen (?:.*\.)?([^.]*)>\z/) { $m = $1 }
     else {
@@ -64,12 +66,19 @@ sub run_of {
 # python }
 sub our_graph {
     my ($in, %opt) = @_;
-    my (%attr, %fid, %fake, %subs, %edges, %sites);
+    my (%attr, %fid, %fake, %subs, %edges, %sites, %prim, %prim_e);
     local $SIG{__WARN__} = sub { };    # a decoder's notes (EasyProfiler's "0 blocks"): the tests' stderr stays clean
     # names as Python reads them: bytes that are not UTF-8 as U+FFFD
     my $u = sub { utf8::is_utf8($_[0]) ? $_[0] : Encode::decode('UTF-8', $_[0]) };
     &Devel::ProfileBridge::ReadStream::for_chunks({
-        ATTRIBUTE => sub { $attr{ $_[1] } //= $_[2] },
+        ATTRIBUTE => sub {
+            # the fold's primitive calls where they differ from the calls: per sub, per edge
+            if ($_[1] =~ /\Aprimitive_calls [0-9]+ (.*?)(?: <- (.*))?\z/s) {
+                if (defined $2) { $prim_e{ $u->($1) . "\0" . $u->($2) } += $_[2] } else { $prim{ $u->($1) } += $_[2] }
+                return;
+            }
+            $attr{ $_[1] } //= $_[2];
+        },
         NEW_FID => sub { $fid{ $_[1] } = $u->($_[7]); $fake{ $_[1] } = $_[4] & 0x80 },    # IS_FAKE
         SUB_INFO => sub {
             my (undef, $fid, $first, undef, $name) = @_;
@@ -92,14 +101,17 @@ sub our_graph {
         },
     }, ($opt{files} ? () : (filename => $in)), quiet => 1, %opt);
     my %g = (edges => \%edges, sites => \%sites);
-    $g{sampled} = exists $attr{sampled_time_sec} ? 1 : 0;
+    # an exact call graph (pstats, callgrind) is not sampled, though its fold says sampled_time_sec
+    $g{exact} = ($attr{call_graph} // '') eq 'exact' ? 1 : 0;
+    $g{sampled} = exists $attr{sampled_time_sec} && !$g{exact} ? 1 : 0;
     my $ns = ($attr{sample_weight_unit} // '') eq 'ns';
     $g{unit} = !$g{sampled} || $ns ? 1e-9 : $attr{sample_interval_us} ? $attr{sample_interval_us} * 1e-6
         : 1 / ($attr{ticks_per_sec} || 1e6);
-    $g{unit_name} = $g{sampled} && !$ns ? 'samples' : 'ns';
+    $g{unit_name} = $g{exact} && $attr{graph_cost_unit} ? $attr{graph_cost_unit}    # callgrind's event (Ir ...)
+        : $g{sampled} && !$ns ? 'samples' : 'ns';
     $g{interval} = $g{sampled} && !$ns && $attr{sample_interval_us} ? $attr{sample_interval_us} / 1e6 : $g{unit};
     my $fmt = $attr{source_format} // '';
-    $g{python} = $fmt =~ /\A(?:tachyon|pynytprof)\z/ ? 1 : 0;    # the formats of Python programs
+    $g{python} = $fmt =~ /\A(?:tachyon|pynytprof|pstats)\z/ ? 1 : 0;    # the formats of Python programs
     $g{application} = $attr{application};
     for my $name (keys %subs) {
         my $s = $subs{$name};
@@ -116,6 +128,28 @@ sub our_graph {
         $s->{self_calls} += $e->{count} if $called eq $caller;
         $s->{tt} += $e->{excl};
         $s->{ct} += $e->{incl};
+    }
+    # an exact graph: an edge of count 0 (the fold's rest of a function's
+    # totals) and the calls from the fold's root (main::RUNTIME in a fake
+    # file: calls from outside the profile) count for the callee, but are no
+    # caller's; a sub that is only such a caller is no function
+    $g{counts_only} = ($attr{graph_edge_times} // '') eq 'none' ? 1 : 0;
+    if ($g{exact}) {
+        my %caller;
+        for my $k (keys %edges) {
+            my ($called, $caller) = split /\0/, $k;
+            my $s = $subs{$caller};
+            my $root = $caller eq 'main::RUNTIME' && $s->{info} && $fake{ $s->{info}[0] };
+            $edges{$k}{no_caller} = !$edges{$k}{count} || $root ? 1 : 0;
+            $caller{$called} = 1;
+            $caller{$caller} = 1 unless $edges{$k}{no_caller};
+        }
+        for my $name (keys %subs) {
+            my $has_edges = grep { /\0\Q$name\E\z/ } keys %edges;
+            $subs{$name}{no_function} = 1 if $has_edges && !$caller{$name};    # (callgrind: a root like any)
+        }
+        $subs{$_}{cc} = $prim{$_} for grep { $subs{$_} } keys %prim;
+        $edges{$_}{cc} = $prim_e{$_} for grep { $edges{$_} } keys %prim_e;
     }
     $g{subs} = \%subs;
     return \%g;
@@ -171,11 +205,11 @@ sub check_pstats {
     local $Test::Builder::Level = $Test::Builder::Level + 1;
 
     Test::More::ok($l, "$label: pstats.Stats loaded it") or return;
-    my $subs = $g->{subs};
+    my $subs = { map { ($_ => $g->{subs}{$_}) } grep { !$g->{subs}{$_}{no_function} } keys %{ $g->{subs} } };
     my %key = map {
         my $s = $subs->{$_};
         $s->{synthetic} ? ($_ => join("\0", '~', 0, s/\Amain:://r))
-            : ($_ => join("\0", $s->{file}, $s->{line}, $g->{python} ? py_func($_, $s->{file}) : $_))
+            : ($_ => join("\0", $s->{file}, $s->{line}, $g->{python} ? py_func($_, $s->{file}, $s->{line}) : $_))
     } keys %$subs;
     Test::More::is(scalar(keys %{ $l->{f} }), scalar(keys %$subs), "$label: one function per sub");
     my (@bad, $calls, $prim, $tt) = ();
@@ -189,7 +223,7 @@ sub check_pstats {
             my ($cc, $nc) = map { int($_ / $g->{unit} + 0.5) } $s->{tt}, $s->{ct};
             @want = ($cc, $nc, $cc * $g->{interval}, $nc * $g->{interval});
         } else {
-            @want = ($s->{nc} - $s->{self_calls}, $s->{nc}, $s->{tt}, $s->{ct});
+            @want = ($s->{cc} // $s->{nc} - $s->{self_calls}, $s->{nc}, $s->{tt}, $s->{ct});
         }
         $calls += $want[1];
         $prim += $want[0];
@@ -202,8 +236,11 @@ sub check_pstats {
         for my $k (grep { /\A\Q$name\E\0/ } keys %{ $g->{edges} }) {
             my $caller = (split /\0/, $k)[1];
             my $e = $g->{edges}{$k};
+            next if $e->{no_caller};
+            # an exact edge's ct: its incl and what the fold moved to reci (cProfile's per-edge ct)
             $want_c{ $key{$caller} } = $g->{sampled} ? [ int(($e->{incl} + $e->{reci}) / $g->{unit} + 0.5) ]
-                : [ $e->{count}, $caller eq $name ? 0 : $e->{count}, $e->{excl}, $e->{incl} ];
+                : $g->{counts_only} ? [ $e->{count} ]
+                : [ $e->{count}, $e->{cc} // ($caller eq $name ? 0 : $e->{count}), $e->{excl}, $e->{incl} + $e->{reci} ];
         }
         my @ck = sort keys %want_c;
         push @bad, "$name: callers " . join(',', sort keys %{ $got->{c} }) . ' want ' . join(',', @ck)
