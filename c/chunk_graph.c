@@ -67,9 +67,14 @@ static int primitive_calls(pb_cgraph *g, pb_str k, pb_str v)
 {
     const char *p = k.ptr + 16, *e = k.ptr + k.len, *a;
     uint32_t callee, caller;
-    uint64_t cc = (uint64_t)str_num(v);
+    uint64_t cc;
+    double d;
     if (k.len < 16 || memcmp(k.ptr, "primitive_calls ", 16) != 0)
         return 0;
+    d = str_num(v);
+    if (!(d >= 0 && d < 1.8e19)) /* not a count (NaN too): not one */
+        return 0;
+    cc = (uint64_t)d;
     while (p < e && *p >= '0' && *p <= '9')
         p++;
     if (p == k.ptr + 16 || p >= e || *p != ' ')

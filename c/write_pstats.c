@@ -375,7 +375,8 @@ pb_status pb_pstats_write(const pb_cgraph *g, FILE *fp, pb_error *werr)
                 drop[i] = 0;
     }
     /* the edges' primitive calls by callee, then caller */
-    qsort(((pb_cgraph *)g)->prims, g->nprims, sizeof *g->prims, by_prim);
+    if (g->nprims)
+        qsort(((pb_cgraph *)g)->prims, g->nprims, sizeof *g->prims, by_prim);
     /* the dict */
     w_byte(&w, '{');
     for (i = 0; i < ns && !bad; i++) {
