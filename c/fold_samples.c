@@ -475,6 +475,14 @@ static double next_up(double x)
     return x;
 }
 
+/* a sub name that cannot be part of an ATTRIBUTE key (NYTProf's "key=value"
+ * line: no '=' or newline): its primitive calls are not written (a
+ * fuzz-made name; nytprof.out's writer would refuse the key) */
+static int attr_key_unfit(pb_str n)
+{
+    return n.len && (memchr(n.ptr, '=', n.len) != NULL || memchr(n.ptr, '\n', n.len) != NULL);
+}
+
 /* ---- call-graph input (samples.h, pb_graph_*) ------------------------------
  * A call-graph source's functions and edges go straight into the model: each
  * edge is a SUB_CALLERS edge with the source's count, incl and excl; what a
@@ -687,7 +695,7 @@ static pb_status graph_finish(pb_fold *f, const uint32_t *by_order)
                                           fr->line)) != PB_OK)
                 return st;
         }
-        if (g->cc != g->nc) {
+        if (g->cc != g->nc && !attr_key_unfit(nm)) {
             /* (the key in the fold's own buffer: a consumer that never returns leaks nothing) */
             size_t kl = nm.len + 48;
             snprintf(val, sizeof val, "%llu", (unsigned long long)g->cc);
@@ -706,6 +714,8 @@ static pb_status graph_finish(pb_fold *f, const uint32_t *by_order)
             continue;
         a = pb_model_sub_name(&f->m, e->callee);
         b = pb_model_sub_name(&f->m, e->caller);
+        if (attr_key_unfit(a) || attr_key_unfit(b))
+            continue;
         kl = a.len + b.len + 48;
         if (pb_grow((void **)&f->namebuf, &f->cnamebuf, kl, 1) < 0)
             return OOM(f);

@@ -164,7 +164,8 @@ static pb_status take_kids(ps *r, uint32_t ref, size_t base)
         return OOM(r);
     v = node(r, ref);
     v->kids = (uint32_t)a->kn;
-    memcpy(a->k + a->kn, r->scratch + base, n * sizeof *a->k);
+    if (n) /* (no scratch yet when nothing was pushed) */
+        memcpy(a->k + a->kn, r->scratch + base, n * sizeof *a->k);
     a->kn += n;
     r->nscr = base;
     return PB_OK;

@@ -764,7 +764,8 @@ static pb_status write_thread(pb_gecko *g, g_out *o, g_thread *t, size_t ti, g_r
             t->main_thread ? "true" : "false", t->pid);
     while (*digits >= '0' && *digits <= '9')
         digits++;
-    if (!*digits && *t->label && strlen(t->label) < 16) {
+    if (!*digits && *t->label && strlen(t->label) < 16 && (t->label[0] != '0' || !t->label[1])) {
+        /* a JSON number: digits, no leading zero ("070" stays a string) */
         o_puts(t->label, o);
     } else {
         nm = str_of(t->label, strlen(t->label));
