@@ -723,37 +723,7 @@ static pb_status comment(pr *r, const char *p, size_t n)
 /* the next line (without its LF and CR), *eof at the end of the input */
 static pb_status next_line(pr *r, const char **line, size_t *len, int *eof)
 {
-    pb_source *s = r->s;
-    size_t scanned = 0;
-    r->line_off = pb_src_offset(s);
-    for (;;) {
-        size_t avail = pb_src_avail(s);
-        const unsigned char *nl = avail > scanned ? memchr(s->p + scanned, '\n', avail - scanned) : NULL;
-        int got;
-        if (nl || (scanned = avail) > r->opt.max_record_size) {
-            if (!nl || (uint64_t)(nl - s->p) > r->opt.max_record_size)
-                return pb_fail(r->err, PB_ERR_LIMIT, r->line_off,
-                               "line %llu is longer than %llu bytes (max_record_size)",
-                               (unsigned long long)r->lineno + 1, (unsigned long long)r->opt.max_record_size);
-            *line = (const char *)s->p;
-            *len = (size_t)(nl - s->p);
-            s->p = nl + 1;
-            break;
-        }
-        if ((got = pb_src_need(s, avail + 1)) < 0)
-            return r->err->status ? r->err->status : PB_ERR_IO;
-        if (got == 0) {
-            *eof = avail == 0;
-            *line = (const char *)s->p;
-            *len = avail;
-            s->p += avail;
-            break;
-        }
-    }
-    r->lineno++;
-    if (*len && (*line)[*len - 1] == '\r')
-        (*len)--;
-    return PB_OK;
+    return pb_src_line(r->s, r->opt.max_record_size, &r->lineno, &r->line_off, r->err, line, len, eof);
 }
 
 static pb_status one_line(pr *r, const char *p, size_t n)

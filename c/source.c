@@ -608,3 +608,37 @@ void pb_src_set_limit(pb_source *s, uint64_t limit)
         /* nothing to do: further reads go on */
     }
 }
+
+pb_status pb_src_line(pb_source *s, uint64_t max_record, uint64_t *lineno, uint64_t *line_off, pb_error *err,
+                      const char **line, size_t *len, int *eof)
+{
+    size_t scanned = 0;
+    *line_off = pb_src_offset(s);
+    for (;;) {
+        size_t avail = pb_src_avail(s);
+        const unsigned char *nl = avail > scanned ? memchr(s->p + scanned, '\n', avail - scanned) : NULL;
+        int got;
+        if (nl || (scanned = avail) > max_record) {
+            if (!nl || (uint64_t)(nl - s->p) > max_record)
+                return pb_fail(err, PB_ERR_LIMIT, *line_off, "line %llu is longer than %llu bytes (max_record_size)",
+                               (unsigned long long)*lineno + 1, (unsigned long long)max_record);
+            *line = (const char *)s->p;
+            *len = (size_t)(nl - s->p);
+            s->p = nl + 1;
+            break;
+        }
+        if ((got = pb_src_need(s, avail + 1)) < 0)
+            return err->status ? err->status : PB_ERR_IO;
+        if (got == 0) {
+            *eof = avail == 0;
+            *line = (const char *)s->p;
+            *len = avail;
+            s->p += avail;
+            break;
+        }
+    }
+    (*lineno)++;
+    if (*len && (*line)[*len - 1] == '\r')
+        (*len)--;
+    return PB_OK;
+}

@@ -152,4 +152,13 @@ void pb_src_error_to_file(const pb_source *s, pb_error *err);
 /* Total input size if known (UINT64_MAX otherwise). */
 static inline uint64_t pb_src_size(const pb_source *s) { return s->raw_size; }
 
+/* The next line of a text format from s (the newline not included, a CR
+ * before it dropped), in the source's buffer until the next read: *line_off
+ * receives its offset, *lineno counts it; *eof 1 when nothing was left.  A
+ * line longer than max_record bytes is a limit error ("line N is longer
+ * than M bytes (max_record_size)"); a read error keeps its status.  The
+ * one line reader of the text decoders (folded, perf, callgrind). */
+pb_status pb_src_line(pb_source *s, uint64_t max_record, uint64_t *lineno, uint64_t *line_off, pb_error *err,
+                      const char **line, size_t *len, int *eof);
+
 #endif
