@@ -721,22 +721,6 @@ static int put(char **buf, size_t *cap, size_t *n, const char *p, size_t len)
     return 0;
 }
 
-/* append s with "." (and "/" "\\" when path) turned into "::" */
-static int put_colons(char **buf, size_t *cap, size_t *n, const char *p, size_t len, int path)
-{
-    size_t i, from = 0;
-    for (i = 0; i <= len; i++) {
-        if (i == len || p[i] == '.' || (path && (p[i] == '/' || p[i] == '\\'))) {
-            if (put(buf, cap, n, p + from, i - from) < 0)
-                return -1;
-            if (i < len && put(buf, cap, n, "::", 2) < 0)
-                return -1;
-            from = i + 1;
-        }
-    }
-    return 0;
-}
-
 static uint32_t tachyon_fid_flags(void *ctx, pb_str file)
 {
     (void)ctx;
@@ -769,7 +753,7 @@ static pb_status intern(tr *r, uint32_t fi, uint64_t off, uint32_t *id)
     } else {
         pf.kind = PB_FRAME_SUB;
         if (pb_python_package(&r->pkgbuf, &r->pkgcap, file, flen, &plen) < 0 ||
-            put_colons(&r->namebuf, &r->namecap, &nlen, func, fnlen, 0) < 0)
+            pb_python_colons(&r->namebuf, &r->namecap, &nlen, func, fnlen, 0) < 0)
             return oom(r);
         if (nlen == 0 && put(&r->namebuf, &r->namecap, &nlen, "__ANON__", 8) < 0)
             return oom(r);
