@@ -49,6 +49,9 @@ typedef struct {
     int unit_checked;        /* this input's unit was compared with the first's */
     pb_units units;          /* the first input's unit: the others' must add to it */
     int graph_only;          /* every input is a call graph (pstats, callgrind): their facts head the result */
+    int own_clocks;          /* a sample consumer (pb_merge_samples): times stay on each input's own clock, in
+                              * the source's units, its start marked (ATTRIBUTE merge_input); else (the fold)
+                              * rebased to 0 per input, in ns */
 } merger;
 
 #define M_OOM(m) pb_fail((m)->err, PB_ERR_LIMIT, 0, "out of memory while merging profiles")
@@ -163,6 +166,9 @@ static pb_status mg_attribute(pb_sample_sink *self, const char *key, pb_str v)
         pb_sample_attr_text(v, m->facts.sample_type, sizeof m->facts.sample_type);
         m->facts.kind = PB_WEIGHT_OTHER;
     }
+    if (m->input > 0 && m->own_clocks && !strncmp(key, "thread_", 7) && strlen(key) > 12 &&
+        !strcmp(key + strlen(key) - 5, "_name"))
+        return m->target->attribute(m->target, key, v); /* every input's thread names (thread_<label>_name) */
     if (m->input > 0 || !strcmp(key, "source_format") || !strcmp(key, "clock"))
         return PB_OK; /* the first input's facts head the result */
     /* one input's total is not the sum's; a graph's facts only when the result is all graph */
@@ -225,7 +231,7 @@ static pb_status mg_sample(pb_sample_sink *self, uint64_t key, const uint32_t *i
     /* every input's clock starts at 0: inputs come from different clocks
      * (monotonic, none), and NYTProf's reader adds up each process's span
      * from the last PID_START */
-    if (ts) {
+    if (ts && !m->own_clocks) {
         if (!m->ts_base)
             m->ts_base = ts;
         ts = ts > m->ts_base ? ts - m->ts_base : 0;
@@ -275,6 +281,29 @@ static pb_status mg_graph_line(pb_sample_sink *self, uint64_t key, uint32_t fram
     return m->target->graph_line ? m->target->graph_line(m->target, out, frame, line, cost) : PB_OK;
 }
 
+/* a span (EasyProfiler block, speedscope event) on the consumer's thread,
+ * its times (ns) on the input's own clock as sample times are */
+static pb_status mg_span(pb_sample_sink *self, uint64_t key, uint32_t frame, uint64_t begin, uint64_t end)
+{
+    merger *m = (merger *)self->ctx;
+    uint64_t out;
+    pb_status st;
+    if ((st = out_thread(m, key, &out)) != PB_OK)
+        return st;
+    return m->target->span(m->target, out, frame, begin, end);
+}
+
+/* an input begins (mg_input): a sample consumer hears of it (merge.h) */
+static pb_status mark_input(merger *m, uint32_t idx)
+{
+    char b[24];
+    mg_input(m, idx);
+    if (!m->own_clocks || m->diff)
+        return PB_OK;
+    snprintf(b, sizeof b, "%u", idx);
+    return m->target->attribute(m->target, "merge_input", pb_str_c(b));
+}
+
 static pb_status mg_finish(pb_sample_sink *self)
 {
     (void)self; /* each input ends here; the target finishes after the last */
@@ -306,7 +335,9 @@ static pb_status mg_finish(pb_sample_sink *self)
  *   - workers die with the parent (PR_SET_PDEATHSIG on Linux, and a check
  *     that the parent is still the one that forked them). */
 enum { R_INPUT = 'I', R_ATTR = 'A', R_FRAME = 'F', R_THREAD = 'T', R_SAMPLE = 'S', R_NOTE = 'N', R_END = 'E',
-       R_DONE = 'D', R_GFUNC = 'G', R_GEDGE = 'H', R_GLINE = 'L' };
+       R_DONE = 'D', R_GFUNC = 'G', R_GEDGE = 'H', R_GLINE = 'L', R_SPAN = 'P', R_TAGS = 'U' };
+/* what the parent's consumer takes besides stacks: the worker's spool sink offers the same to its decoders */
+enum { W_GRAPH = 1, W_SPAN = 2, W_TAGS = 4, W_EACH_TICK = 8 };
 /* pipe messages */
 enum { P_PROGRESS = 'p', P_OK = 'k', P_ERROR = 'x' };
 
@@ -383,7 +414,8 @@ static pb_status sp_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
     if (sp_put(w->fp, &t, 1) || sp_put(w->fp, &k, 1) || sp_str(w->fp, fr->package) || sp_str(w->fp, fr->name) ||
         sp_str(w->fp, fr->file) || sp_put(w->fp, &fr->line, sizeof fr->line) ||
         sp_put(w->fp, &fr->first_line, sizeof fr->first_line) || sp_str(w->fp, fr->own) ||
-        sp_str(w->fp, fr->verbatim))
+        sp_str(w->fp, fr->verbatim) || sp_put(w->fp, &fr->address, sizeof fr->address) ||
+        sp_put(w->fp, &fr->place, sizeof fr->place) || sp_str(w->fp, fr->sys_name))
         return sp_io(self);
     *id = w->nframes++;
     return PB_OK;
@@ -424,6 +456,26 @@ static pb_status sp_finish(pb_sample_sink *self)
     return sp_put(w->fp, &t, 1) ? sp_io(self) : PB_OK;
 }
 
+/* a span: thread key, frame id, begin and end (ns) */
+static pb_status sp_span(pb_sample_sink *self, uint64_t key, uint32_t frame, uint64_t begin, uint64_t end)
+{
+    spooler *w = (spooler *)self->ctx;
+    unsigned char t = R_SPAN;
+    if (sp_put(w->fp, &t, 1) || sp_put(w->fp, &key, sizeof key) || sp_put(w->fp, &frame, sizeof frame) ||
+        sp_put(w->fp, &begin, sizeof begin) || sp_put(w->fp, &end, sizeof end))
+        return sp_io(self);
+    return PB_OK;
+}
+/* the next sample's tags: opcode, status */
+static pb_status sp_sample_tags(pb_sample_sink *self, pb_str op, pb_str status)
+{
+    spooler *w = (spooler *)self->ctx;
+    unsigned char t = R_TAGS;
+    if (sp_put(w->fp, &t, 1) || sp_str(w->fp, op) || sp_str(w->fp, status))
+        return sp_io(self);
+    return PB_OK;
+}
+
 /* a call graph's records: the structs as they are (one program, one machine) */
 static pb_status sp_graph_func(pb_sample_sink *self, uint64_t key, const pb_graph_func *g)
 {
@@ -453,7 +505,7 @@ static pb_status sp_graph_line(pb_sample_sink *self, uint64_t key, uint32_t fram
 
 static const pb_sample_sink spool_calls = {.attribute = sp_attribute, .frame = sp_frame, .thread = sp_thread,
     .sample = sp_sample, .note = sp_note, .finish = sp_finish, .graph_func = sp_graph_func,
-    .graph_edge = sp_graph_edge, .graph_line = sp_graph_line};
+    .graph_edge = sp_graph_edge, .graph_line = sp_graph_line, .span = sp_span, .sample_tags = sp_sample_tags};
 
 /* the worker's end of its pipe */
 static int pipe_all(int fd, const void *p, size_t n)
@@ -516,8 +568,11 @@ static void worker_report_error(int fd, const pb_error *err, pb_status st)
 }
 
 /* the worker: decode inputs [from, to) into fp; the outcome goes to pipe fd;
- * graph: the parent's consumer takes call graphs (else the decoder refuses them) */
-static int worker(FILE *fp, int fd, const char *const *in, size_t from, size_t to, const pb_options *opt, int graph)
+ * want (W_*): what the parent's consumer takes besides stacks (call graphs,
+ * else the decoder refuses them; spans; sample tags; every sample with its
+ * own time) */
+static int worker(FILE *fp, int fd, const char *const *in, size_t from, size_t to, const pb_options *opt,
+                  unsigned want)
 {
     spooler sw, *w = &sw;
     pb_error err;
@@ -535,8 +590,13 @@ static int worker(FILE *fp, int fd, const char *const *in, size_t from, size_t t
     o.progress_ud = &prog;
     pb_error_init(&err, "merge", in[from]);
     pb_sample_sink_init(&sw.ss, &spool_calls, &sw, &err, NULL);
-    if (!graph)
+    if (!(want & W_GRAPH))
         sw.ss.graph_func = NULL, sw.ss.graph_edge = NULL, sw.ss.graph_line = NULL;
+    if (!(want & W_SPAN))
+        sw.ss.span = NULL;
+    if (!(want & W_TAGS))
+        sw.ss.sample_tags = NULL;
+    sw.ss.each_tick = (want & W_EACH_TICK) ? 1 : 0;
     for (i = from; i < to; i++) {
         unsigned char t = R_INPUT, d = R_DONE;
         uint64_t idx = i;
@@ -582,8 +642,8 @@ static int worker(FILE *fp, int fd, const char *const *in, size_t from, size_t t
 /* reading a spool back */
 typedef struct {
     FILE *fp;
-    char *buf[5];
-    size_t cap[5];
+    char *buf[6];
+    size_t cap[6];
 } spool_rd;
 
 static int rd(spool_rd *r, void *p, size_t n) { return n == 0 || fread(p, 1, n, r->fp) == n ? 0 : -1; }
@@ -618,7 +678,7 @@ static pb_status replay(merger *m, spool_rd *r, size_t from, size_t to, uint32_t
             if (open_input || rd(r, &idx, sizeof idx) || idx != next)
                 BAD();
             open_input = 1;
-            mg_input(m, (uint32_t)idx);
+            st = mark_input(m, (uint32_t)idx);
             break;
         }
         case R_DONE: {
@@ -642,7 +702,8 @@ static pb_status replay(merger *m, spool_rd *r, size_t from, size_t to, uint32_t
             memset(&fr, 0, sizeof fr);
             if (rd(r, &kind, 1) || rd_str(r, 0, &fr.package) || rd_str(r, 1, &fr.name) || rd_str(r, 2, &fr.file) ||
                 rd(r, &fr.line, sizeof fr.line) || rd(r, &fr.first_line, sizeof fr.first_line) ||
-                rd_str(r, 3, &fr.own) || rd_str(r, 4, &fr.verbatim))
+                rd_str(r, 3, &fr.own) || rd_str(r, 4, &fr.verbatim) || rd(r, &fr.address, sizeof fr.address) ||
+                rd(r, &fr.place, sizeof fr.place) || rd_str(r, 5, &fr.sys_name))
                 BAD();
             fr.kind = (pb_frame_kind)kind;
             if (pb_grow((void **)map, cmap, (size_t)nf + 1, sizeof **map) < 0) {
@@ -685,6 +746,22 @@ static pb_status replay(merger *m, spool_rd *r, size_t from, size_t to, uint32_t
             if (rd_str(r, 0, &k) || rd_str(r, 1, &a) || rd_str(r, 2, &b) || rd(r, &n, sizeof n))
                 BAD();
             st = pb_sample_pass_note(&m->ss, k.ptr, a, b, n);
+            break;
+        }
+        case R_SPAN: {
+            uint64_t key, b, e;
+            uint32_t frame;
+            if (!m->ss.span || rd(r, &key, sizeof key) || rd(r, &frame, sizeof frame) || rd(r, &b, sizeof b) ||
+                rd(r, &e, sizeof e) || frame >= nf)
+                BAD();
+            st = mg_span(&m->ss, key, (*map)[frame], b, e);
+            break;
+        }
+        case R_TAGS: {
+            pb_str op, status;
+            if (!m->ss.sample_tags || rd_str(r, 0, &op) || rd_str(r, 1, &status))
+                BAD();
+            st = pb_sample_pass_sample_tags(&m->ss, op, status);
             break;
         }
         case R_GFUNC:
@@ -990,7 +1067,9 @@ static pb_status merge_jobs(merger *m, const char *const *in, size_t n, const pb
 #endif
             if (getppid() != parent) /* the parent died before prctl */
                 _exit(1);
-            _exit(worker(wk[w].spool, pfd[1], in, wk[w].from, wk[w].to, opt, m->ss.graph_func != NULL));
+            _exit(worker(wk[w].spool, pfd[1], in, wk[w].from, wk[w].to, opt,
+                         (m->ss.graph_func ? W_GRAPH : 0u) | (m->ss.span ? W_SPAN : 0u) |
+                             (m->ss.sample_tags ? W_TAGS : 0u) | (m->ss.each_tick ? W_EACH_TICK : 0u)));
         }
         close(pfd[1]);
         wk[w].fd = pfd[0];
@@ -1044,13 +1123,14 @@ static pb_status merge_jobs(merger *m, const char *const *in, size_t n, const pb
             close(wk[w].fd);
         free(wk[w].buf);
     }
-    PB_FREE_ALL(r.buf[0], r.buf[1], r.buf[2], r.buf[3], r.buf[4], map, wk);
+    PB_FREE_ALL(r.buf[0], r.buf[1], r.buf[2], r.buf[3], r.buf[4], r.buf[5], map, wk);
     return st;
 }
 
 static const pb_sample_sink merge_calls = {.attribute = mg_attribute, .frame = pb_sample_pass_frame,
     .thread = mg_thread, .sample = mg_sample, .note = pb_sample_pass_note, .finish = mg_finish,
-    .graph_func = mg_graph_func, .graph_edge = mg_graph_edge, .graph_line = mg_graph_line};
+    .graph_func = mg_graph_func, .graph_edge = mg_graph_edge, .graph_line = mg_graph_line, .span = mg_span,
+    .sample_tags = pb_sample_pass_sample_tags};
 
 static pb_status merge_into(merger *m, const char *const *in, size_t n, const pb_options *opt, pb_error *err)
 {
@@ -1061,6 +1141,10 @@ static pb_status merge_into(merger *m, const char *const *in, size_t n, const pb
     m->ss.each_tick = m->target->each_tick;
     if (!m->target->graph_func) /* a stack consumer: a call-graph input is refused (formats.c) */
         m->ss.graph_func = NULL, m->ss.graph_edge = NULL, m->ss.graph_line = NULL;
+    if (!m->target->span) /* not wanted: the decoder must not fold spans for it */
+        m->ss.span = NULL;
+    if (!m->target->sample_tags)
+        m->ss.sample_tags = NULL;
     m->err = err;
     m->in = in;
     m->next_pid = 1;
@@ -1073,7 +1157,8 @@ static pb_status merge_into(merger *m, const char *const *in, size_t n, const pb
         return m->target->finish(m->target);
     }
     for (i = 0; i < n; i++) {
-        mg_input(m, (uint32_t)i);
+        if ((st = mark_input(m, (uint32_t)i)) != PB_OK)
+            return st;
         if (m->diff && (st = m->target->attribute(m->target, "diff_side", pb_str_c(i ? "after" : "before"))) != PB_OK)
             return st;
         st = pb_decode_samples_file(in[i], PB_FMT_UNKNOWN, opt, &m->ss, "a merge", err);
@@ -1183,6 +1268,7 @@ pb_status pb_merge_samples(const char *const *in, size_t n, const pb_options *op
     memset(&m, 0, sizeof m);
     m.diff = diff;
     m.target = target;
+    m.own_clocks = 1;
     st = merge_into(&m, in, n, opt, err);
     merger_free(&m);
     return st;

@@ -32,8 +32,9 @@ static const char *const st_name[N_ST] = {"Has GIL",     "No GIL",          "On 
 static const unsigned char st_cat[N_ST] = {CAT_GIL,       CAT_GIL,       CAT_CPU, CAT_CPU,       CAT_CODE_TYPE,
                                            CAT_CODE_TYPE, CAT_GIL,       CAT_GC,  CAT_EXCEPTION, CAT_EXCEPTION};
 
-/* a spooled record: a sample (x stack, a ts µs, b weight) or a marker (x
- * name string, y category | kind << 8, a begin ns, b end ns) */
+/* a spooled record: a sample (x stack, y clock, a ts µs, b weight) or a
+ * marker (x name string, y category | kind << 8 | clock << 16, a begin ns, b
+ * end ns); clock: the g_clock its times are on */
 typedef struct {
     uint32_t x, y;
     uint64_t a, b;
@@ -75,11 +76,25 @@ typedef struct {
     pb_stack_cursor cur;
     g_chain samples, markers;
     uint64_t total; /* weight */
+    uint32_t cclk;  /* the clock of its last sample, and its weight on it */
+    uint64_t ctot;
     /* Tachyon status state (CPython's collector): start of each open state (ns) */
     int inited;
     unsigned char open[N_ST];
     uint64_t start[N_ST];
 } g_thread;
+
+/* A source's clock.  A merge's inputs each have their own (ATTRIBUTE
+ * merge_input, merge.h): each input's times count from its own origin, as in
+ * its own conversion. */
+typedef struct {
+    int used, have_ts, have_base, have_span;
+    uint64_t base_us, last_ts_us, span_lo, span_hi;
+    uint64_t maxw;    /* the largest weight of a thread on it */
+    uint64_t span_ns; /* finish: the spread samples' extent, and how their times were found */
+    const char *how;
+} g_clock;
+#define G_MAX_CLOCKS 0xffffu /* a marker record's clock field */
 
 /* a per-thread interning entry: kind 0 func, 1 frame, 2 stack */
 typedef struct {
@@ -114,8 +129,9 @@ struct pb_gecko {
     int fd;
     uint64_t spool_end;
     /* times */
-    int have_ts, have_base, have_span, all_one;
-    uint64_t base_us, last_ts_us, span_lo, span_hi;
+    int all_one;
+    g_clock *clk; /* clk[nclk - 1]: the current one */
+    size_t nclk, cclk;
     uint64_t nsamples;
     /* the next sample's status (sample_tags) */
     int have_status;
@@ -130,6 +146,7 @@ struct pb_gecko {
 };
 
 #define G_OOM(g) pb_fail((g)->err, PB_ERR_LIMIT, 0, "out of memory while building the gecko file")
+#define CLK(g) (&(g)->clk[(g)->nclk - 1])
 
 static uint32_t h_func2(uint32_t name, uint32_t file) { return pb_mix64(((uint64_t)name << 32) | file); }
 static uint32_t h_func(const void *c, uint32_t i)
@@ -229,6 +246,31 @@ static pb_status intern(pb_gecko *g, const char *p, size_t n, uint32_t *id)
     return pb_strtab_intern(&g->strs, p ? p : "", n, id) < 0 ? G_OOM(g) : PB_OK;
 }
 
+static pb_status close_states(pb_gecko *g, g_thread *t, uint64_t now);
+
+/* a merge's next input begins (merge.h): the threads it leaves end their
+ * states at its last sample, as at the end of its own conversion; its
+ * successor's times get a clock of their own */
+static pb_status next_clock(pb_gecko *g)
+{
+    size_t i;
+    pb_status st;
+    if (!CLK(g)->used)
+        return PB_OK;
+    for (i = 0; i < g->nthreads; i++)
+        if (g->threads[i].cclk == g->nclk - 1) {
+            if ((st = close_states(g, &g->threads[i], CLK(g)->last_ts_us * 1000u)) != PB_OK)
+                return st;
+            g->threads[i].inited = 0;
+        }
+    if (g->nclk >= G_MAX_CLOCKS)
+        return pb_fail(g->err, PB_ERR_LIMIT, 0, "more than %u merged inputs in one gecko file", G_MAX_CLOCKS);
+    if (pb_grow((void **)&g->clk, &g->cclk, g->nclk + 1, sizeof *g->clk) < 0)
+        return G_OOM(g);
+    memset(&g->clk[g->nclk++], 0, sizeof *g->clk);
+    return PB_OK;
+}
+
 static pb_status gk_attribute(pb_sample_sink *self, const char *key, pb_str v)
 {
     pb_gecko *g = (pb_gecko *)self->ctx;
@@ -236,6 +278,8 @@ static pb_status gk_attribute(pb_sample_sink *self, const char *key, pb_str v)
     uint32_t lid, nid;
     if (!strcmp(key, "source_format"))
         pb_sample_attr_text(v, g->source, sizeof g->source);
+    if (!strcmp(key, "merge_input"))
+        return next_clock(g);
     if (pb_sample_facts_take(&g->facts, self, key, v))
         return PB_OK;
     for (d = 7; d < kl && key[d] >= '0' && key[d] <= '9'; d++)
@@ -361,7 +405,7 @@ static pb_status marker(pb_gecko *g, g_thread *t, uint32_t name, unsigned cat, u
 {
     g_rec r;
     r.x = name;
-    r.y = cat | kind << 8;
+    r.y = cat | kind << 8 | (uint32_t)(g->nclk - 1) << 16;
     r.a = b;
     r.b = e;
     return chain_put(g, &t->markers, &r);
@@ -393,6 +437,17 @@ static pb_status close_state(pb_gecko *g, g_thread *t, unsigned s, uint64_t now)
         return PB_OK;
     t->open[s] = 0;
     return marker(g, t, g->st_sid[s], st_cat[s], MK_STATE, t->start[s], now);
+}
+
+/* CPython closes every open state at the last sample's time */
+static pb_status close_states(pb_gecko *g, g_thread *t, uint64_t now)
+{
+    unsigned k;
+    pb_status st;
+    for (k = 0; k < N_ST; k++)
+        if ((st = close_state(g, t, k, now)) != PB_OK)
+            return st;
+    return PB_OK;
 }
 
 /* the status markers of one sample at now (ns in the source's clock) */
@@ -474,6 +529,7 @@ static pb_status gk_sample(pb_sample_sink *self, uint64_t key, const uint32_t *i
     g_thread *t;
     g_rec r;
     pb_status st;
+    g_clock *c = CLK(g);
     int status = g->have_status;
     g->have_status = 0;
     if ((st = get_thread(g, key, NULL, 0, &ti)) != PB_OK)
@@ -485,13 +541,21 @@ static pb_status gk_sample(pb_sample_sink *self, uint64_t key, const uint32_t *i
     t = &g->threads[ti];
     /* the first sample's time is the origin (as CPython's replay takes it);
      * a 0 is a time only when another sample has one */
-    if (!g->have_base) {
-        g->have_base = 1;
-        g->base_us = ts;
+    c->used = 1;
+    if (!c->have_base) {
+        c->have_base = 1;
+        c->base_us = ts;
     }
     if (ts)
-        g->have_ts = 1;
-    g->last_ts_us = ts;
+        c->have_ts = 1;
+    c->last_ts_us = ts;
+    if (t->cclk != g->nclk - 1) {
+        t->cclk = (uint32_t)(g->nclk - 1);
+        t->ctot = 0;
+    }
+    t->ctot = t->ctot + weight < t->ctot ? UINT64_MAX : t->ctot + weight;
+    if (t->ctot > c->maxw)
+        c->maxw = t->ctot;
     if (status && (st = status_markers(g, t, ids, depth, ts * 1000u)) != PB_OK)
         return st;
     if ((st = pb_checked_add(g->err, &t->total, weight, "a thread's sample weight", "")) != PB_OK)
@@ -520,7 +584,7 @@ static pb_status gk_sample(pb_sample_sink *self, uint64_t key, const uint32_t *i
     }
     pb_stack_cursor_end(&t->cur, ids, depth);
     r.x = depth ? t->cur.path[depth - 1] : 0;
-    r.y = 0;
+    r.y = (uint32_t)(g->nclk - 1);
     r.a = ts;
     r.b = weight;
     return chain_put(g, &t->samples, &r);
@@ -531,17 +595,22 @@ static pb_status gk_span(pb_sample_sink *self, uint64_t key, uint32_t frame, uin
     pb_gecko *g = (pb_gecko *)self->ctx;
     uint32_t ti;
     pb_status st;
+    g_clock *c = CLK(g);
     if ((st = get_thread(g, key, NULL, 0, &ti)) != PB_OK)
         return st;
     if (frame >= g->nframes)
         return pb_fail(g->err, PB_ERR_CORRUPT, 0, "span uses frame id %u, only %zu interned", frame, g->nframes);
     if (end < begin)
         end = begin;
-    if (!g->have_span || begin < g->span_lo)
-        g->span_lo = begin;
-    if (!g->have_span || end > g->span_hi)
-        g->span_hi = end;
-    g->have_span = 1;
+    if (!c->have_span || begin < c->span_lo)
+        c->span_lo = begin;
+    if (!c->have_span || end > c->span_hi)
+        c->span_hi = end;
+    c->have_span = c->used = 1;
+    if (g->threads[ti].cclk != g->nclk - 1) { /* the thread's states end with its clock (next_clock) */
+        g->threads[ti].cclk = (uint32_t)(g->nclk - 1);
+        g->threads[ti].ctot = 0;
+    }
     return marker(g, &g->threads[ti], g->funcs[g->frames[frame].func].name, CAT_SPAN, MK_SPAN, begin, end);
 }
 
@@ -634,7 +703,7 @@ static pb_str str_of(const char *p, size_t n) { return pb_str_make(p, n, pb_str_
 typedef struct {
     g_out *o;
     int col, first;
-    uint64_t cum, total, span_ns; /* spread times */
+    uint64_t cum, total; /* spread times */
     unsigned weight_ns;
     const g_thread *t;
 } walk_ctx;
@@ -651,6 +720,7 @@ static void sep(walk_ctx *w)
 static void sample_col(pb_gecko *g, void *ctx, const g_rec *r)
 {
     walk_ctx *w = (walk_ctx *)ctx;
+    const g_clock *c = &g->clk[r->y];
     sep(w);
     if (w->col == COL_STACK) {
         put_u64(w->o, r->x);
@@ -659,11 +729,11 @@ static void sample_col(pb_gecko *g, void *ctx, const g_rec *r)
             put_fixed(w->o, 0, r->b, 6);
         else
             put_u64(w->o, r->b);
-    } else if (g->have_ts) {
-        put_rel(w->o, r->a, g->base_us, 3);
+    } else if (c->have_ts) {
+        put_rel(w->o, r->a, c->base_us, 3);
     } else {
         /* spread: the sample's share of the duration, by weight before it (ns -> ms) */
-        double t = w->total ? (double)w->span_ns * ((double)w->cum / (double)w->total) : 0;
+        double t = w->total ? (double)c->span_ns * ((double)w->cum / (double)w->total) : 0;
         put_fixed(w->o, 0, (uint64_t)(t + 0.5), 6);
         w->cum += r->b;
     }
@@ -672,14 +742,15 @@ static void sample_col(pb_gecko *g, void *ctx, const g_rec *r)
 static void marker_col(pb_gecko *g, void *ctx, const g_rec *r)
 {
     walk_ctx *w = (walk_ctx *)ctx;
-    uint64_t base = g->have_ts ? g->base_us * 1000u : g->span_lo;
+    const g_clock *c = &g->clk[r->y >> 16];
+    uint64_t base = c->have_ts ? c->base_us * 1000u : c->span_lo;
     sep(w);
     switch (w->col) {
     case COL_DATA: {
         pb_str n = pb_strtab_str(&g->strs, r->x);
         size_t k, l = 0;
         char ty[32];
-        if ((r->y >> 8) == MK_SPAN) {
+        if (((r->y >> 8) & 0xff) == MK_SPAN) {
             o_puts("{\"type\":\"Span\",\"name\":", w->o);
             o_json(w->o, &n);
         } else {
@@ -738,7 +809,7 @@ static void put_int_or_null(g_out *o, int64_t v)
         o_puts("null", o);
 }
 
-static pb_status write_thread(pb_gecko *g, g_out *o, g_thread *t, size_t ti, g_rec *tmp, uint64_t span_ns)
+static pb_status write_thread(pb_gecko *g, g_out *o, g_thread *t, size_t ti, g_rec *tmp)
 {
     size_t i;
     int first = 1, c;
@@ -780,7 +851,6 @@ static pb_status write_thread(pb_gecko *g, g_out *o, g_thread *t, size_t ti, g_r
     w.o = o;
     w.t = t;
     w.total = t->total;
-    w.span_ns = span_ns;
     w.weight_ns = (unsigned)g->facts.weight_ns;
     for (c = COL_STACK; c <= COL_WEIGHT; c++) {
         if (c == COL_WEIGHT && g->all_one)
@@ -930,33 +1000,36 @@ static pb_status gk_finish(pb_sample_sink *self)
 static pb_status finish_out(pb_gecko *g, g_out *o)
 {
     size_t i, k;
-    uint64_t span_ns = 0, interval_ns = g->facts.interval_ns, maxw = 0;
-    const char *how;
+    uint64_t interval_ns = g->facts.interval_ns;
+    int one_how = 1;
     g_rec *tmp;
     pb_status st;
-    /* CPython closes every open state at the last sample's time */
+    /* CPython closes every open state at the last sample's time (a merged
+     * input's at its own: next_clock) */
     for (i = 0; i < g->nthreads; i++)
-        for (k = 0; k < N_ST; k++)
-            if ((st = close_state(g, &g->threads[i], (unsigned)k, g->last_ts_us * 1000u)) != PB_OK)
-                return st;
-    /* spread times: over the spans' extent, else the recorded duration, else
-     * the sampled time (weight x interval), else 1 ms a sample */
-    for (i = 0; i < g->nthreads; i++)
-        if (g->threads[i].total > maxw)
-            maxw = g->threads[i].total;
-    if (g->have_ts)
-        how = "recorded";
-    else if (g->have_span)
-        span_ns = g->span_hi - g->span_lo, how = "spread over the spans' extent (the source records no sample times)";
-    else if (g->facts.duration_ns)
-        span_ns = g->facts.duration_ns, how = "spread over the recorded duration (the source records no sample times)";
-    else if (g->facts.weight_ns)
-        span_ns = maxw, how = "spread over the sampled time (the source records no sample times)";
-    else if (interval_ns && maxw <= UINT64_MAX / interval_ns)
-        span_ns = maxw * interval_ns,
-        how = "spread over samples x interval (the source records no sample times nor duration)";
-    else
-        span_ns = maxw * 1000000u, how = "spread 1 ms a sample (the source records no sample times, duration nor interval)";
+        if ((st = close_states(g, &g->threads[i], CLK(g)->last_ts_us * 1000u)) != PB_OK)
+            return st;
+    /* spread times, per clock: over the spans' extent, else the recorded
+     * duration, else the sampled time (weight x interval), else 1 ms a sample */
+    for (i = 0; i < g->nclk; i++) {
+        g_clock *c = &g->clk[i];
+        uint64_t maxw = c->maxw;
+        if (c->have_ts)
+            c->how = "recorded";
+        else if (c->have_span)
+            c->span_ns = c->span_hi - c->span_lo, c->how = "spread over the spans' extent (the source records no sample times)";
+        else if (g->facts.duration_ns)
+            c->span_ns = g->facts.duration_ns, c->how = "spread over the recorded duration (the source records no sample times)";
+        else if (g->facts.weight_ns)
+            c->span_ns = maxw, c->how = "spread over the sampled time (the source records no sample times)";
+        else if (interval_ns && maxw <= UINT64_MAX / interval_ns)
+            c->span_ns = maxw * interval_ns,
+            c->how = "spread over samples x interval (the source records no sample times nor duration)";
+        else
+            c->span_ns = maxw * 1000000u, c->how = "spread 1 ms a sample (the source records no sample times, duration nor interval)";
+        if (i && c->how != g->clk[0].how)
+            one_how = 0;
+    }
     o_puts("{\"meta\":{\"interval\":", o);
     if (interval_ns)
         put_fixed(o, 0, interval_ns, 6);
@@ -983,9 +1056,15 @@ static pb_status finish_out(pb_gecko *g, g_out *o)
     }
     o_puts(",\"extensions\":{\"id\":[],\"name\":[],\"baseURL\":[],\"length\":0},\"profbridge\":{\"sampleTimes\":\"",
           o);
-    o_puts(how, o);
+    if (one_how) {
+        o_puts(g->clk[0].how, o);
+    } else {
+        o_puts("each merged input on its own clock", o);
+        for (i = 0; i < g->nclk; i++)
+            o_printf(o, "; input %zu: %s", i + 1, g->clk[i].how);
+    }
     o_puts("\",\"timeOriginNs\":", o);
-    put_u64(o, g->have_ts ? g->base_us * 1000u : g->have_span ? g->span_lo : 0);
+    put_u64(o, g->clk[0].have_ts ? g->clk[0].base_us * 1000u : g->clk[0].have_span ? g->clk[0].span_lo : 0);
     o_puts("}},\"libs\":[],\"threads\":[", o);
     if (!(tmp = (g_rec *)malloc(BLK * sizeof *tmp)))
         return G_OOM(g);
@@ -993,7 +1072,7 @@ static pb_status finish_out(pb_gecko *g, g_out *o)
         g_thread *t = &g->threads[i];
         if (!t->samples.count && !t->markers.count)
             continue;
-        if ((st = write_thread(g, o, t, k++, tmp, span_ns)) != PB_OK) {
+        if ((st = write_thread(g, o, t, k++, tmp)) != PB_OK) {
             free(tmp);
             return st;
         }
@@ -1026,6 +1105,12 @@ pb_gecko *pb_gecko_new(FILE *out, const char *name, pb_error *err)
     g->err = err;
     g->fd = -1;
     g->all_one = 1;
+    if (!(g->clk = (g_clock *)calloc(1, sizeof *g->clk))) {
+        PB_FREE_ALL(g->title, g);
+        pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
+        return NULL;
+    }
+    g->nclk = g->cclk = 1;
     pb_sample_sink_init(&g->ss, &sink_calls, g, err, NULL);
     g->ss.each_tick = 1;
     return g;
@@ -1051,7 +1136,7 @@ void pb_gecko_free(pb_gecko *g)
         close(g->fd);
     pb_strtab_free(&g->strs);
     pb_strtab_free(&g->tlabels);
-    PB_FREE_ALL(g->funcs, g->frames, g->threads, g->keys, g->namebuf, g->title, g->tname);
+    PB_FREE_ALL(g->funcs, g->frames, g->threads, g->keys, g->namebuf, g->title, g->tname, g->clk);
     PB_INDEX_FREE_ALL(&g->fnix, &g->tix, &g->kix);
     free(g);
 }
