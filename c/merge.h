@@ -9,14 +9,22 @@
  *   - puts every weight in nanoseconds: a sample stands for its input's
  *     sampling interval (ATTRIBUTE sample_interval_us), an EasyProfiler
  *     stack weight already is ns; so inputs of different intervals and
- *     formats add up (sample timestamps, µs, become ns too);
+ *     formats add up;
  *   - keeps each input's threads apart (a thread is (input, thread key));
  *     a pid an earlier input already used gets the next free number;
  *   - passes frames through: the consumer unifies them by name, file and
  *     line, so memory grows with distinct frames and stacks, never with
  *     the number of inputs or samples;
  *   - passes the first input's attributes (the consumer's header), and
- *     holds back each input's finish() until the last.
+ *     holds back each input's finish() until the last;
+ *   - passes span() and sample_tags() to a consumer that takes them, and
+ *     sets each_tick as the consumer does.
+ * Sample times: the fold's (pb_merge_chunks) are rebased to 0 at each
+ * input's first sample, in ns; a sample consumer's (pb_merge_samples) stay
+ * as the decoder gave them (µs; spans ns), each input on its own clock, and
+ * before each input's calls the consumer hears ATTRIBUTE merge_input (its
+ * 0-based index; not in a diff): a timeline (the gecko writer) counts each
+ * input's times from that input's own origin.
  */
 #ifndef PB_MERGE_H
 #define PB_MERGE_H

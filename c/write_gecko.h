@@ -20,7 +20,12 @@
  *   - Tachyon's thread status (sample_tags): the interval markers CPython's
  *     collector writes ("Has GIL", "No GIL", "On CPU", "Off CPU", "Python
  *     Code", "Native Code", "Waiting for GIL", "GC Collecting", "Has
- *     Exception", "No Exception"), at the same times.
+ *     Exception", "No Exception"), at the same times;
+ *   - a merge (merge.h): ATTRIBUTE merge_input starts the next input's
+ *     clock, so each input's samples and markers count from that input's
+ *     own origin and are spread (where it records no times) over its own
+ *     extent, as in its own conversion; its threads' open states end at
+ *     its last sample (at most 65535 inputs: a `limit` error past that).
  * samples.weight holds each sample's weight (null when every weight is 1),
  * weightType "samples", or "tracing-ms" when the weights are time (ns,
  * written as ms).

@@ -2121,8 +2121,17 @@ temporary file in C<$TMPDIR> (else F</tmp>; 24 bytes a sample or marker)
 and written thread by thread, so memory grows with distinct frames and
 stacks, not with samples; a full or missing C<$TMPDIR> is an C<io> error
 (C<gecko: io: OUT: cannot create the writer's spool file in DIR: ...>).  A
-merge puts every input's threads side by side (their times as each input
-records them).  The speedscope app does not open these files (its Firefox
+merge (L</merge(in =E<gt> [ $file, ... ], out =E<gt> $path, %options)>)
+puts every input's threads side by side, each as that input's own
+conversion has it: the same samples (one per recorded sample) at the same
+times, the same status and span markers; each input's times count from its
+own origin (its first sample, or its first block where its samples are
+spread), as its clock is not the others', so all inputs start at 0 ms, and
+C<meta.profbridge> gives the first input's C<timeOriginNs> and, when the
+inputs' times were found in different ways, C<sampleTimes> C<each merged
+input on its own clock; input 1: recorded; input 2: spread ...>.  A thread
+of the same label in two inputs (the same tid) is one track holding both.
+The speedscope app does not open these files (its Firefox
 importer reads only the older Firefox DevTools recording format).
 
 A profile that holds no samples, timed statements or calls still converts,
@@ -2167,7 +2176,11 @@ stands for its file's C<sample_interval_us>; EasyProfiler weights are ns
 already), so the result's totals are the sum of the parts whatever their
 intervals: nytprof.out ticks are ns (C<ticks_per_sec=1000000000>), collapsed
 weights are ns, pprof has the one sample type C<wall/nanoseconds>,
-speedscope profiles are in nanoseconds.  Weights of different units never
+speedscope profiles are in nanoseconds, gecko weights are ms.  What a
+single conversion keeps besides stacks a merge keeps too: a gecko file's
+sample times (each input on its own clock) and markers, EasyProfiler
+blocks and speedscope events as speedscope's evented profiles, Tachyon's
+opcode and thread status as pprof labels.  Weights of different units never
 add: every input's weights are time (ns, or samples × their interval; a
 pprof C<samples/count> stands for its C<period>) or all are the same other
 unit (C<bytes>, C<count>: pprof heap profiles); otherwise a C<usage> error
@@ -2181,7 +2194,10 @@ number); the first input's attributes head the result.  StatProfiler
 traces are each read once however the inputs name them (L</genealogies>).
 C<< jobs => N >> decodes the inputs in N worker processes (each a
 contiguous share of them) and folds what they decoded in input order in
-this one, so the result is the same as with one process; without it the
+this one, so the result is the same as with one process, byte for byte
+(every sample with its own time where the target is a timeline, the
+thread status and spans a gecko file shows as markers, the sample tags
+pprof keeps as labels: all pass through the spools); without it the
 inputs are read one after the other.  Each worker writes a spool file in
 C<$TMPDIR> (else F</tmp>), unlinked as soon as it is made, so nothing is
 left there whatever happens; its decoders' output ends, input by input,
