@@ -76,7 +76,7 @@ typedef struct {
     pb_stack_cursor cur;
     g_chain samples, markers;
     uint64_t total; /* weight */
-    uint32_t cclk;  /* the clock of its last sample, and its weight on it */
+    uint32_t cclk;  /* 1 + the clock of its last sample or span (0: none yet), and its weight on it */
     uint64_t ctot;
     /* Tachyon status state (CPython's collector): start of each open state (ns) */
     int inited;
@@ -132,6 +132,8 @@ struct pb_gecko {
     int all_one;
     g_clock *clk; /* clk[nclk - 1]: the current one */
     size_t nclk, cclk;
+    uint32_t *touched; /* the threads with a sample or span on the current clock */
+    size_t ntouched, ctouched;
     uint64_t nsamples;
     /* the next sample's status (sample_tags) */
     int have_status;
@@ -257,17 +259,32 @@ static pb_status next_clock(pb_gecko *g)
     pb_status st;
     if (!CLK(g)->used)
         return PB_OK;
-    for (i = 0; i < g->nthreads; i++)
-        if (g->threads[i].cclk == g->nclk - 1) {
-            if ((st = close_states(g, &g->threads[i], CLK(g)->last_ts_us * 1000u)) != PB_OK)
-                return st;
-            g->threads[i].inited = 0;
-        }
+    for (i = 0; i < g->ntouched; i++) {
+        g_thread *t = &g->threads[g->touched[i]];
+        if ((st = close_states(g, t, CLK(g)->last_ts_us * 1000u)) != PB_OK)
+            return st;
+        t->inited = 0;
+    }
+    g->ntouched = 0;
     if (g->nclk >= G_MAX_CLOCKS)
         return pb_fail(g->err, PB_ERR_LIMIT, 0, "more than %u merged inputs in one gecko file", G_MAX_CLOCKS);
     if (pb_grow((void **)&g->clk, &g->cclk, g->nclk + 1, sizeof *g->clk) < 0)
         return G_OOM(g);
     memset(&g->clk[g->nclk++], 0, sizeof *g->clk);
+    return PB_OK;
+}
+
+/* thread ti has a sample or span on the current clock */
+static pb_status touch(pb_gecko *g, uint32_t ti)
+{
+    g_thread *t = &g->threads[ti];
+    if (t->cclk == g->nclk)
+        return PB_OK;
+    t->cclk = (uint32_t)g->nclk;
+    t->ctot = 0;
+    if (pb_grow((void **)&g->touched, &g->ctouched, g->ntouched + 1, sizeof *g->touched) < 0)
+        return G_OOM(g);
+    g->touched[g->ntouched++] = ti;
     return PB_OK;
 }
 
@@ -549,10 +566,9 @@ static pb_status gk_sample(pb_sample_sink *self, uint64_t key, const uint32_t *i
     if (ts)
         c->have_ts = 1;
     c->last_ts_us = ts;
-    if (t->cclk != g->nclk - 1) {
-        t->cclk = (uint32_t)(g->nclk - 1);
-        t->ctot = 0;
-    }
+    if ((st = touch(g, ti)) != PB_OK)
+        return st;
+    t = &g->threads[ti];
     t->ctot = t->ctot + weight < t->ctot ? UINT64_MAX : t->ctot + weight;
     if (t->ctot > c->maxw)
         c->maxw = t->ctot;
@@ -607,10 +623,8 @@ static pb_status gk_span(pb_sample_sink *self, uint64_t key, uint32_t frame, uin
     if (!c->have_span || end > c->span_hi)
         c->span_hi = end;
     c->have_span = c->used = 1;
-    if (g->threads[ti].cclk != g->nclk - 1) { /* the thread's states end with its clock (next_clock) */
-        g->threads[ti].cclk = (uint32_t)(g->nclk - 1);
-        g->threads[ti].ctot = 0;
-    }
+    if ((st = touch(g, ti)) != PB_OK)
+        return st;
     return marker(g, &g->threads[ti], g->funcs[g->frames[frame].func].name, CAT_SPAN, MK_SPAN, begin, end);
 }
 
@@ -1136,7 +1150,7 @@ void pb_gecko_free(pb_gecko *g)
         close(g->fd);
     pb_strtab_free(&g->strs);
     pb_strtab_free(&g->tlabels);
-    PB_FREE_ALL(g->funcs, g->frames, g->threads, g->keys, g->namebuf, g->title, g->tname, g->clk);
+    PB_FREE_ALL(g->funcs, g->frames, g->threads, g->keys, g->namebuf, g->title, g->tname, g->clk, g->touched);
     PB_INDEX_FREE_ALL(&g->fnix, &g->tix, &g->kix);
     free(g);
 }
