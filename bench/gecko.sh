@@ -47,10 +47,15 @@ ratio() { # ours, theirs, what
             $b[0] / ($a[0] || 0.01), $b[1] / ($a[1] || 0.01), $b[2] / ($a[2] || 1)' \
         "$(cat "$tmp/$1.secs")" "$(cat "$tmp/$2.secs")" "$3"
 }
-# threads and samples per thread of a gecko file, as node reads it
+# threads and samples per thread of a gecko file, as node reads it: ours (a
+# raw Gecko profile in the DevTools wrapper: rows, the closing sample of no
+# stack not counted) or CPython's (a processed profile: columns)
 count() {
-    node -e 'const p = JSON.parse(require("fs").readFileSync(process.argv[1]));
-        console.log(p.threads.map(t => t.tid + ":" + t.samples.length).sort().join(" "))' "$1"
+    node -e 'const j = JSON.parse(require("fs").readFileSync(process.argv[1]));
+        const p = j.profile || j;
+        console.log(p.threads.map(t => t.tid + ":" + (t.samples.data
+            ? t.samples.data.filter(r => r[t.samples.schema.stack] !== null).length
+            : t.samples.length)).sort().join(" "))' "$1"
 }
 
 # 1. Tachyon: ours against CPython's replay --gecko

@@ -71,8 +71,8 @@ typedef struct {
     char label[24];
     uint32_t pid;
     int main_thread;
-    l_row *funcs, *frames, *stacks;
-    size_t nfuncs, cfuncs, nframes, cframes, nstacks, cstacks;
+    l_row *funcs, *frames, *stacks, *mnames;
+    size_t nfuncs, cfuncs, nframes, cframes, nstacks, cstacks, nmnames, cmnames;
     pb_stack_cursor cur;
     g_chain samples, markers;
     uint64_t total; /* weight */
@@ -96,7 +96,7 @@ typedef struct {
 } g_clock;
 #define G_MAX_CLOCKS 0xffffu /* a marker record's clock field */
 
-/* a per-thread interning entry: kind 0 func, 1 frame, 2 stack */
+/* a per-thread interning entry: kind 0 func, 1 frame, 2 stack, 3 marker name */
 typedef struct {
     uint32_t thread, a, b, val;
     unsigned char kind;
@@ -418,10 +418,18 @@ static pb_status local(pb_gecko *g, uint32_t ti, unsigned kind, uint32_t a, uint
     return PB_OK;
 }
 
+/* a marker: its name gets the thread's own string index (a raw Gecko thread
+ * has its own stringTable: its functions' locations, then its marker names),
+ * kept in the record's x (the thread's mnames row holds the name); y holds
+ * its category, kind and clock */
 static pb_status marker(pb_gecko *g, g_thread *t, uint32_t name, unsigned cat, unsigned kind, uint64_t b, uint64_t e)
 {
     g_rec r;
-    r.x = name;
+    uint32_t ti = (uint32_t)(t - g->threads), loc;
+    pb_status st;
+    if ((st = local(g, ti, 3, name, 0, 0, &t->mnames, &t->nmnames, &t->cmnames, &loc)) != PB_OK)
+        return st;
+    r.x = loc;
     r.y = cat | kind << 8 | (uint32_t)(g->nclk - 1) << 16;
     r.a = b;
     r.b = e;
@@ -716,13 +724,14 @@ static pb_str str_of(const char *p, size_t n) { return pb_str_make(p, n, pb_str_
 
 typedef struct {
     g_out *o;
-    int col, first;
+    int first, have_prev;
     uint64_t cum, total; /* spread times */
+    int64_t prev, prev2; /* the last two times written (µs after their clock's origin) */
+    const g_clock *last; /* the clock of the last sample written */
     unsigned weight_ns;
+    int weights;
     const g_thread *t;
 } walk_ctx;
-
-enum { COL_STACK, COL_TIME, COL_WEIGHT, COL_DATA, COL_NAME, COL_START, COL_END, COL_PHASE, COL_CAT };
 
 static void sep(walk_ctx *w)
 {
@@ -731,88 +740,78 @@ static void sep(walk_ctx *w)
     w->first = 0;
 }
 
-static void sample_col(pb_gecko *g, void *ctx, const g_rec *r)
+/* a sample row: [stack, time] or [stack, time, null, weight] (samples.schema) */
+static void sample_row(pb_gecko *g, void *ctx, const g_rec *r)
 {
     walk_ctx *w = (walk_ctx *)ctx;
     const g_clock *c = &g->clk[r->y];
     sep(w);
-    if (w->col == COL_STACK) {
-        put_u64(w->o, r->x);
-    } else if (w->col == COL_WEIGHT) {
-        if (w->weight_ns)
-            put_fixed(w->o, 0, r->b, 6);
-        else
-            put_u64(w->o, r->b);
-    } else if (c->have_ts) {
-        put_rel(w->o, r->a, c->base_us, 3);
+    o_ch('[', w->o);
+    put_u64(w->o, r->x);
+    o_ch(',', w->o);
+    if (c->have_ts) {
+        /* a time before the thread's previous one is written at that one
+         * (both viewers need a thread's samples in time order) */
+        int64_t ts = (int64_t)r->a - (int64_t)c->base_us;
+        if (w->have_prev && ts < w->prev)
+            ts = w->prev;
+        put_fixed(w->o, ts < 0, (uint64_t)(ts < 0 ? -ts : ts), 3);
+        w->prev2 = w->have_prev ? w->prev : ts;
+        w->prev = ts;
+        w->have_prev = 1;
+        w->last = c;
     } else {
         /* spread: the sample's share of the duration, by weight before it (ns -> ms) */
         double t = w->total ? (double)c->span_ns * ((double)w->cum / (double)w->total) : 0;
         put_fixed(w->o, 0, (uint64_t)(t + 0.5), 6);
         w->cum += r->b;
+        w->last = c;
     }
+    if (w->weights) {
+        o_puts(",null,", w->o);
+        if (w->weight_ns)
+            put_fixed(w->o, 0, r->b, 6);
+        else
+            put_u64(w->o, r->b);
+    }
+    o_ch(']', w->o);
 }
 
-static void marker_col(pb_gecko *g, void *ctx, const g_rec *r)
+/* a marker row: [name, startTime, endTime, phase 1 (interval), category, data] */
+static void marker_row(pb_gecko *g, void *ctx, const g_rec *r)
 {
     walk_ctx *w = (walk_ctx *)ctx;
     const g_clock *c = &g->clk[r->y >> 16];
     uint64_t base = c->have_ts ? c->base_us * 1000u : c->span_lo;
+    pb_str n = pb_strtab_str(&g->strs, w->t->mnames[r->x].a);
+    size_t k, l = 0;
+    char ty[32];
     sep(w);
-    switch (w->col) {
-    case COL_DATA: {
-        pb_str n = pb_strtab_str(&g->strs, r->x);
-        size_t k, l = 0;
-        char ty[32];
-        if (((r->y >> 8) & 0xff) == MK_SPAN) {
-            o_puts("{\"type\":\"Span\",\"name\":", w->o);
-            o_json(w->o, &n);
-        } else {
-            for (k = 0; k < n.len && l < sizeof ty - 1; k++)
-                if (n.ptr[k] != ' ')
-                    ty[l++] = n.ptr[k];
-            o_puts("{\"type\":\"", w->o);
-            o_lit(w->o, ty, l);
-            o_ch('"', w->o);
-        }
-        o_puts(",\"duration\":", w->o);
-        put_fixed(w->o, 0, r->b > r->a ? r->b - r->a : 0, 6); /* a clock that went back: 0 */
-        o_puts(",\"tid\":", w->o);
-        n = str_of(w->t->label, strlen(w->t->label));
+    o_ch('[', w->o);
+    put_u64(w->o, (uint64_t)(w->t->nfuncs + r->x));
+    o_ch(',', w->o);
+    put_rel(w->o, r->a, base, 6);
+    o_ch(',', w->o);
+    put_rel(w->o, r->b, base, 6);
+    o_puts(",1,", w->o);
+    put_u64(w->o, r->y & 0xff);
+    if (((r->y >> 8) & 0xff) == MK_SPAN) {
+        o_puts(",{\"type\":\"Span\",\"name\":", w->o);
         o_json(w->o, &n);
-        o_ch('}', w->o);
-        break;
+    } else {
+        for (k = 0; k < n.len && l < sizeof ty - 1; k++)
+            if (n.ptr[k] != ' ')
+                ty[l++] = n.ptr[k];
+        o_puts(",{\"type\":\"", w->o);
+        o_lit(w->o, ty, l);
+        o_ch('"', w->o);
     }
-    case COL_NAME: put_u64(w->o, r->x); break;
-    case COL_START: put_rel(w->o, r->a, base, 6); break;
-    case COL_END: put_rel(w->o, r->b, base, 6); break;
-    case COL_PHASE: o_ch('1', w->o); break;
-    default: put_u64(w->o, r->y & 0xff); break;
-    }
-}
-
-static void put_key(g_out *o, int *first, const char *k)
-{
-    if (!*first)
-        o_ch(',', o);
-    *first = 0;
-    o_ch('"', o);
-    o_puts(k, o);
-    o_puts("\":", o);
-}
-
-/* a column of n: fn(i) for each, or null when fn is NULL */
-static void null_col(g_out *o, int *first, const char *k, size_t n, const char *v)
-{
-    size_t i;
-    put_key(o, first, k);
-    o_ch('[', o);
-    for (i = 0; i < n; i++) {
-        if (i)
-            o_ch(',', o);
-        o_puts(v, o);
-    }
-    o_ch(']', o);
+    o_puts(",\"duration\":", w->o);
+    put_fixed(w->o, 0, r->b > r->a ? r->b - r->a : 0, 6); /* a clock that went back: 0 */
+    o_puts(",\"tid\":", w->o);
+    n = str_of(w->t->label, strlen(w->t->label));
+    o_json(w->o, &n);
+    o_puts("}]", w->o);
 }
 
 static void put_int_or_null(g_out *o, int64_t v)
@@ -823,10 +822,42 @@ static void put_int_or_null(g_out *o, int64_t v)
         o_puts("null", o);
 }
 
-static pb_status write_thread(pb_gecko *g, g_out *o, g_thread *t, size_t ti, g_rec *tmp)
+/* a function's location string, one per function (its first line, not the
+ * frame's), as the Firefox Profiler's importer parses a JS function ("name
+ * (file:line)") or, without a line, a C++ one ("name (in file)": the file as
+ * its library; "name ((eval 1))" for a file in parentheses, which the "in"
+ * would cut in speedscope's reading), and as speedscope keeps a frame (name,
+ * then a file in parentheses); "name ()" without a file */
+static pb_status put_location(pb_gecko *g, g_out *o, const g_func *f)
+{
+    pb_str nm = pb_strtab_str(&g->strs, f->name), fl = pb_strtab_str(&g->strs, f->file), s;
+    char num[16];
+    size_t need = nm.len + fl.len + sizeof num + 4, n;
+    if (pb_grow((void **)&g->namebuf, &g->cnamebuf, need, 1) < 0)
+        return G_OOM(g);
+    memcpy(g->namebuf, nm.ptr, nm.len);
+    n = nm.len;
+    g->namebuf[n++] = ' ';
+    g->namebuf[n++] = '(';
+    if (fl.len && f->line <= 0 && !memchr(fl.ptr, '(', fl.len) && !memchr(fl.ptr, ')', fl.len)) {
+        memcpy(g->namebuf + n, "in ", 3);
+        n += 3;
+    }
+    memcpy(g->namebuf + n, fl.ptr, fl.len);
+    n += fl.len;
+    if (fl.len && f->line > 0)
+        n += (size_t)snprintf(g->namebuf + n, sizeof num, ":%ld", (long)f->line);
+    g->namebuf[n++] = ')';
+    s = str_of(g->namebuf, n);
+    o_json(o, &s);
+    return PB_OK;
+}
+
+/* a thread in the raw Gecko profile format; *end_ns: its samples' end (ns
+ * after the time origin, for the wrapper's duration) */
+static pb_status write_thread(pb_gecko *g, g_out *o, g_thread *t, size_t ti, g_rec *tmp, int64_t *end_ns)
 {
     size_t i;
-    int first = 1, c;
     pb_status st;
     walk_ctx w;
     uint32_t lid;
@@ -844,9 +875,7 @@ static pb_status write_thread(pb_gecko *g, g_out *o, g_thread *t, size_t ti, g_r
         nm = str_of(buf, strlen(buf));
     }
     o_json(o, &nm);
-    o_printf(o, ",\"isMainThread\":%s,\"processStartupTime\":0,\"processShutdownTime\":null,\"registerTime\":0,"
-               "\"unregisterTime\":null,\"pausedRanges\":[],\"pid\":\"%u\",\"tid\":",
-            t->main_thread ? "true" : "false", t->pid);
+    o_printf(o, ",\"processType\":\"default\",\"registerTime\":0,\"unregisterTime\":null,\"pid\":%u,\"tid\":", t->pid);
     while (*digits >= '0' && *digits <= '9')
         digits++;
     if (!*digits && *t->label && strlen(t->label) < 16 && (t->label[0] != '0' || !t->label[1])) {
@@ -856,138 +885,82 @@ static pb_status write_thread(pb_gecko *g, g_out *o, g_thread *t, size_t ti, g_r
         nm = str_of(t->label, strlen(t->label));
         o_json(o, &nm);
     }
-    o_puts(",\"processType\":\"default\",\"processName\":", o);
+    o_puts(",\"processName\":", o);
     nm = str_of(g->title, strlen(g->title));
     o_json(o, &nm);
-    /* samples */
-    o_puts(",\"samples\":{", o);
+    /* samples, then one of no stack where the last one ends (speedscope
+     * closes the last sample's frames there) */
     memset(&w, 0, sizeof w);
     w.o = o;
     w.t = t;
     w.total = t->total;
     w.weight_ns = (unsigned)g->facts.weight_ns;
-    for (c = COL_STACK; c <= COL_WEIGHT; c++) {
-        if (c == COL_WEIGHT && g->all_one)
-            break;
-        put_key(o, &first, c == COL_STACK ? "stack" : c == COL_TIME ? "time" : "weight");
-        o_ch('[', o);
-        w.col = c;
-        w.first = 1;
-        w.cum = 0;
-        if ((st = chain_walk(g, &t->samples, tmp, sample_col, &w)) != PB_OK)
-            return st;
+    w.weights = !g->all_one;
+    w.first = 1;
+    o_printf(o, ",\"samples\":{\"schema\":{\"stack\":0,\"time\":1,\"eventDelay\":2%s},\"weightType\":\"%s\",\"data\":[",
+             w.weights ? ",\"weight\":3" : "", g->facts.weight_ns && w.weights ? "tracing-ms" : "samples");
+    if ((st = chain_walk(g, &t->samples, tmp, sample_row, &w)) != PB_OK)
+        return st;
+    *end_ns = 0;
+    if (t->samples.count) {
+        if (w.last->have_ts) {
+            int64_t dur = g->facts.interval_ns ? (int64_t)g->facts.interval_ns : (w.prev - w.prev2) * 1000;
+            *end_ns = w.prev * 1000 + dur;
+        } else {
+            *end_ns = (int64_t)w.last->span_ns;
+        }
+        o_puts(",[null,", o);
+        put_fixed(o, *end_ns < 0, (uint64_t)(*end_ns < 0 ? -*end_ns : *end_ns), 6);
         o_ch(']', o);
     }
-    if (g->all_one)
-        o_puts(",\"weight\":null", o);
-    null_col(o, &first, "eventDelay", t->samples.count, "null");
-    o_printf(o, ",\"weightType\":\"%s\",\"length\":%llu}", g->facts.weight_ns && !g->all_one ? "tracing-ms" : "samples",
-            (unsigned long long)t->samples.count);
-    /* stackTable: frame, category, subcategory, prefix */
-    o_puts(",\"stackTable\":{\"frame\":[", o);
+    o_puts("]}", o);
+    /* markers */
+    o_puts(",\"markers\":{\"schema\":{\"name\":0,\"startTime\":1,\"endTime\":2,\"phase\":3,\"category\":4,\"data\":5},"
+           "\"data\":[",
+           o);
+    w.first = 1;
+    if ((st = chain_walk(g, &t->markers, tmp, marker_row, &w)) != PB_OK)
+        return st;
+    /* stackTable: [prefix, frame] */
+    o_puts("]},\"stackTable\":{\"schema\":{\"prefix\":0,\"frame\":1},\"data\":[", o);
     for (i = 0; i < t->nstacks; i++) {
-        if (i)
-            o_ch(',', o);
-        put_u64(o, t->stacks[i].b);
-    }
-    o_puts("],\"category\":[", o);
-    for (i = 0; i < t->nstacks; i++) {
-        o_puts(i ? "," : "", o);
-        put_u64(o, g->funcs[t->stacks[i].c].native ? CAT_NATIVE : CAT_CODE);
-    }
-    o_ch(']', o);
-    first = 0;
-    null_col(o, &first, "subcategory", t->nstacks, "0");
-    o_puts(",\"prefix\":[", o);
-    for (i = 0; i < t->nstacks; i++) {
-        o_puts(i ? "," : "", o);
+        o_puts(i ? ",[" : "[", o);
         if (t->stacks[i].a)
             put_u64(o, t->stacks[i].a - 1);
         else
             o_puts("null", o);
-    }
-    o_printf(o, "],\"length\":%llu}", (unsigned long long)t->nstacks);
-    /* frameTable */
-    o_puts(",\"frameTable\":{", o);
-    first = 1;
-    null_col(o, &first, "address", t->nframes, "-1");
-    o_puts(",\"category\":[", o);
-    for (i = 0; i < t->nframes; i++) {
-        o_puts(i ? "," : "", o);
-        put_u64(o, g->funcs[t->frames[i].c].native ? CAT_NATIVE : CAT_CODE);
-    }
-    o_ch(']', o);
-    null_col(o, &first, "subcategory", t->nframes, "0");
-    o_puts(",\"func\":[", o);
-    for (i = 0; i < t->nframes; i++) {
-        o_puts(i ? "," : "", o);
-        put_u64(o, t->frames[i].a);
-    }
-    o_ch(']', o);
-    null_col(o, &first, "innerWindowID", t->nframes, "null");
-    null_col(o, &first, "implementation", t->nframes, "null");
-    null_col(o, &first, "optimizations", t->nframes, "null");
-    o_puts(",\"line\":[", o);
-    for (i = 0; i < t->nframes; i++) {
-        o_puts(i ? "," : "", o);
-        put_int_or_null(o, (int32_t)t->frames[i].b);
-    }
-    o_ch(']', o);
-    null_col(o, &first, "column", t->nframes, "null");
-    null_col(o, &first, "inlineDepth", t->nframes, "0");
-    null_col(o, &first, "nativeSymbol", t->nframes, "null");
-    o_printf(o, ",\"length\":%llu}", (unsigned long long)t->nframes);
-    /* funcTable */
-    o_puts(",\"funcTable\":{\"name\":[", o);
-    for (i = 0; i < t->nfuncs; i++) {
-        o_puts(i ? "," : "", o);
-        put_u64(o, g->funcs[t->funcs[i].a].name);
-    }
-    o_puts("],\"isJS\":[", o);
-    for (i = 0; i < t->nfuncs; i++)
-        o_puts(i ? (g->funcs[t->funcs[i].a].native ? ",false" : ",true")
-                : (g->funcs[t->funcs[i].a].native ? "false" : "true"),
-              o);
-    o_puts("],\"relevantForJS\":[", o);
-    for (i = 0; i < t->nfuncs; i++)
-        o_puts(i ? ",false" : "false", o);
-    first = 0;
-    o_ch(']', o);
-    null_col(o, &first, "resource", t->nfuncs, "-1");
-    o_puts(",\"fileName\":[", o);
-    for (i = 0; i < t->nfuncs; i++) {
-        const g_func *f = &g->funcs[t->funcs[i].a];
-        o_puts(i ? "," : "", o);
-        if (pb_strtab_len(&g->strs, f->file))
-            put_u64(o, f->file);
-        else
-            o_puts("null", o);
-    }
-    o_puts("],\"lineNumber\":[", o);
-    for (i = 0; i < t->nfuncs; i++) {
-        o_puts(i ? "," : "", o);
-        put_int_or_null(o, g->funcs[t->funcs[i].a].line);
-    }
-    o_ch(']', o);
-    null_col(o, &first, "columnNumber", t->nfuncs, "null");
-    o_printf(o, ",\"length\":%llu}", (unsigned long long)t->nfuncs);
-    o_puts(",\"resourceTable\":{\"lib\":[],\"name\":[],\"host\":[],\"type\":[],\"length\":0},"
-          "\"nativeSymbols\":{\"libIndex\":[],\"address\":[],\"name\":[],\"functionSize\":[],\"length\":0}",
-          o);
-    /* markers: data, name, startTime, endTime, phase, category */
-    o_puts(",\"markers\":{", o);
-    first = 1;
-    for (c = COL_DATA; c <= COL_CAT; c++) {
-        static const char *const nms[] = {"data", "name", "startTime", "endTime", "phase", "category"};
-        put_key(o, &first, nms[c - COL_DATA]);
-        o_ch('[', o);
-        w.col = c;
-        w.first = 1;
-        if ((st = chain_walk(g, &t->markers, tmp, marker_col, &w)) != PB_OK)
-            return st;
+        o_ch(',', o);
+        put_u64(o, t->stacks[i].b);
         o_ch(']', o);
     }
-    o_printf(o, ",\"length\":%llu}}", (unsigned long long)t->markers.count);
+    /* frameTable: the location is the thread's string of its function */
+    o_puts("]},\"frameTable\":{\"schema\":{\"location\":0,\"relevantForJS\":1,\"innerWindowID\":2,\"implementation\":3,"
+           "\"line\":4,\"column\":5,\"category\":6,\"subcategory\":7},\"data\":[",
+           o);
+    for (i = 0; i < t->nframes; i++) {
+        o_puts(i ? ",[" : "[", o);
+        put_u64(o, t->frames[i].a);
+        o_puts(",false,null,null,", o);
+        put_int_or_null(o, (int32_t)t->frames[i].b);
+        o_puts(",null,", o);
+        put_u64(o, g->funcs[t->frames[i].c].native ? CAT_NATIVE : CAT_CODE);
+        o_puts(",0]", o);
+    }
+    /* stringTable: the functions' locations, then the marker names */
+    o_puts("]},\"stringTable\":[", o);
+    for (i = 0; i < t->nfuncs; i++) {
+        if (i)
+            o_ch(',', o);
+        if ((st = put_location(g, o, &g->funcs[t->funcs[i].a])) != PB_OK)
+            return st;
+    }
+    for (i = 0; i < t->nmnames; i++) {
+        pb_str s = pb_strtab_str(&g->strs, t->mnames[i].a);
+        if (i || t->nfuncs)
+            o_ch(',', o);
+        o_json(o, &s);
+    }
+    o_puts("]}", o);
     return PB_OK;
 }
 
@@ -1015,6 +988,7 @@ static pb_status finish_out(pb_gecko *g, g_out *o)
 {
     size_t i, k;
     uint64_t interval_ns = g->facts.interval_ns;
+    int64_t end_ns = 0, duration_ns = 0;
     int one_how = 1;
     g_rec *tmp;
     pb_status st;
@@ -1044,22 +1018,24 @@ static pb_status finish_out(pb_gecko *g, g_out *o)
         if (i && c->how != g->clk[0].how)
             one_how = 0;
     }
-    o_puts("{\"meta\":{\"interval\":", o);
+    /* the old Firefox DevTools wrapper: speedscope imports it (systemHost),
+     * the Firefox Profiler processes its "profile" as a raw Gecko profile */
+    o_puts("{\"systemHost\":{\"name\":\"Firefox\"},\"profile\":{\"meta\":{\"version\":32,\"interval\":", o);
     if (interval_ns)
         put_fixed(o, 0, interval_ns, 6);
     else
         o_ch('1', o);
     o_puts(",\"startTime\":", o);
     put_u64(o, g->facts.basetime * 1000u);
-    o_printf(o, ",\"abi\":\"\",\"misc\":\"\",\"oscpu\":\"\",\"platform\":\"\",\"processType\":0,\"categories\":%s,"
-               "\"stackwalk\":0,\"toolkit\":\"\",\"version\":32,\"preprocessedProfileVersion\":57,\"appBuildID\":\"\","
-               "\"CPUName\":\"\",\"product\":",
+    o_printf(o, ",\"shutdownTime\":null,\"abi\":\"\",\"misc\":\"\",\"oscpu\":\"\",\"platform\":\"\",\"processType\":0,"
+               "\"categories\":%s,\"stackwalk\":0,\"toolkit\":\"\",\"appBuildID\":\"\",\"CPUName\":\"\","
+               "\"presymbolicated\":true,\"markerSchema\":[],\"product\":",
             cat_json);
     {
         pb_str t = str_of(g->title, strlen(g->title));
         o_json(o, &t);
     }
-    o_puts(",\"symbolicated\":true,\"markerSchema\":[],\"importedFrom\":", o);
+    o_puts(",\"importedFrom\":", o);
     {
         char from[128];
         pb_str t;
@@ -1068,8 +1044,7 @@ static pb_status finish_out(pb_gecko *g, g_out *o)
         t = str_of(from, strlen(from));
         o_json(o, &t);
     }
-    o_puts(",\"extensions\":{\"id\":[],\"name\":[],\"baseURL\":[],\"length\":0},\"profbridge\":{\"sampleTimes\":\"",
-          o);
+    o_puts(",\"profbridge\":{\"sampleTimes\":\"", o);
     if (one_how) {
         o_puts(g->clk[0].how, o);
     } else {
@@ -1079,27 +1054,25 @@ static pb_status finish_out(pb_gecko *g, g_out *o)
     }
     o_puts("\",\"timeOriginNs\":", o);
     put_u64(o, g->clk[0].have_ts ? g->clk[0].base_us * 1000u : g->clk[0].have_span ? g->clk[0].span_lo : 0);
-    o_puts("}},\"libs\":[],\"threads\":[", o);
+    o_puts("}},\"libs\":[],\"pausedRanges\":[],\"processes\":[],\"threads\":[", o);
     if (!(tmp = (g_rec *)malloc(BLK * sizeof *tmp)))
         return G_OOM(g);
     for (i = k = 0; i < g->nthreads; i++) {
         g_thread *t = &g->threads[i];
         if (!t->samples.count && !t->markers.count)
             continue;
-        if ((st = write_thread(g, o, t, k++, tmp)) != PB_OK) {
+        if ((st = write_thread(g, o, t, k++, tmp, &end_ns)) != PB_OK) {
             free(tmp);
             return st;
         }
+        if (end_ns > duration_ns)
+            duration_ns = end_ns;
     }
     free(tmp);
-    o_puts("],\"pages\":[],\"shared\":{\"stringArray\":[", o);
-    for (i = 0; i < g->strs.n; i++) {
-        pb_str s = pb_strtab_str(&g->strs, (uint32_t)i);
-        if (i)
-            o_ch(',', o);
-        o_json(o, &s);
-    }
-    o_puts("],\"sources\":{\"length\":0,\"uuid\":[],\"filename\":[]}}}\n", o);
+    /* the wrapper's duration (ms): where the last thread's samples end */
+    o_puts("]},\"duration\":", o);
+    put_fixed(o, 0, (uint64_t)duration_ns, 6);
+    o_puts("}\n", o);
     return PB_OK;
 }
 
@@ -1144,7 +1117,7 @@ void pb_gecko_free(pb_gecko *g)
         chain_free(&t->samples);
         chain_free(&t->markers);
         pb_stack_cursor_free(&t->cur);
-        PB_FREE_ALL(t->funcs, t->frames, t->stacks);
+        PB_FREE_ALL(t->funcs, t->frames, t->stacks, t->mnames);
     }
     if (g->fd >= 0)
         close(g->fd);

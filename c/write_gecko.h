@@ -1,10 +1,17 @@
-/* write_gecko.h - stack samples -> the Firefox Profiler's processed profile
- * JSON (the form CPython 3.15's `profiling.sampling replay --gecko` writes:
- * meta, libs, threads[], pages, shared.stringArray).
+/* write_gecko.h - stack samples -> a raw Gecko profile (meta.version 32:
+ * meta, libs, threads[], processes, pausedRanges) inside the old Firefox
+ * DevTools wrapper {"systemHost":{"name":"Firefox"}, "profile": ...,
+ * "duration": ms}: the Firefox Profiler processes the "profile" as a Gecko
+ * profile, the speedscope app imports the wrapper as a Firefox profile.
  *
  * A pb_sample_sink (samples.h).  Each thread is a track with its own
- * stackTable, frameTable, funcTable and column-oriented samples (stack,
- * time, weight) and markers.  Times are milliseconds after the profile's
+ * stringTable (its functions' location strings "name (file:line)", "name
+ * (in file)" or "name ()", then its marker names), stackTable (prefix,
+ * frame), frameTable (location, ..., line, category) and { schema, data }
+ * rows of samples (stack, time, eventDelay, weight) and markers, the
+ * samples closed by one of no stack where the last one ends (its time +
+ * the interval; speedscope times a sample until the next one).  Times are
+ * milliseconds after the profile's
  * first sample (meta.profbridge.timeOriginNs holds that sample's time in the
  * source's clock, ns):
  *   - a sample at its recorded time where the source records one (the
@@ -26,9 +33,11 @@
  *     own origin and are spread (where it records no times) over its own
  *     extent, as in its own conversion; its threads' open states end at
  *     its last sample (at most 65535 inputs: a `limit` error past that).
- * samples.weight holds each sample's weight (null when every weight is 1),
- * weightType "samples", or "tracing-ms" when the weights are time (ns,
- * written as ms).
+ * A weight column (absent when every weight is 1) holds each sample's
+ * weight, weightType "samples", or "tracing-ms" when the weights are time
+ * (ns, written as ms); the Firefox Profiler counts each sample once,
+ * speedscope weighs it by its time to the next.  A sample whose recorded
+ * time is before its thread's previous one is written at that one.
  *
  * Memory grows with distinct frames and stacks per thread; samples and
  * markers go to a temporary spool file (mkstemp in $TMPDIR, else /tmp,

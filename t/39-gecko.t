@@ -1,12 +1,15 @@
 #!perl
-# --to gecko (the Firefox Profiler's processed profile JSON).
+# --to gecko (a raw Gecko profile in the old Firefox DevTools wrapper: the
+# Firefox Profiler and the speedscope app open it; xt/gecko-speedscope-app.t
+# loads it in the real speedscope app).
 #  1. Every real CPython 3.15 Tachyon file: ours against CPython's own
 #     `profiling.sampling replay --gecko -o` of the same .bin (committed
 #     beside it as X.bin.gecko.json.gz): the same threads, samples per
 #     thread, per-function self samples, sample times to the microsecond
 #     and status markers (name, start, end), read by the few lines below.
-#  2. Every corpus profile: valid JSON with the required fields, and every
-#     thread's stacks and weights are our collapsed output's.
+#  2. Every corpus profile: valid JSON with the fields the Firefox
+#     Profiler's processGeckoProfile reads, and every thread's stacks and
+#     weights are our collapsed output's.
 #  3. EasyProfiler and speedscope evented inputs: every block is an interval
 #     marker at its begin and end (ns), against the source's own JSON.
 #  4. A merge: the inputs' threads side by side.
@@ -27,10 +30,30 @@ my $d   = "$FindBin::Bin/data";
 my $tmp = tempdir('pb39-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 my $json = JSON::PP->new;
 
-sub gecko { my ($in, $out) = @_; convert_quietly($in, { out => $out, to => 'gecko' }) or return; $json->decode(slurp($out)) }
+# our file: the old Firefox DevTools wrapper { systemHost, duration, profile };
+# its raw Gecko profile (the wrapper itself in $wrapper)
+my $wrapper;
+sub gecko {
+    my ($in, $out) = @_;
+    convert_quietly($in, { out => $out, to => 'gecko' }) or return;
+    $wrapper = $json->decode(slurp($out));
+    return $wrapper->{profile};
+}
 
-# a thread's samples, self counts by function name, times (µs) and markers
-sub summary {
+# a raw Gecko table's rows as { column => value } hashes
+sub rows {
+    my ($t) = @_;
+    my %s = %{ $t->{schema} };
+    return map { my $r = $_; +{ map { ($_ => $r->[ $s{$_} ]) } keys %s } } @{ $t->{data} };
+}
+
+# a function's name in our location strings ("name (file:line)", "name (in
+# file)", "name ()"), as speedscope's importer reads one
+sub loc_name { $_[0] =~ /\A(.*)\s+\((.*?)(?::\d+)?\)\z/s ? $1 : die "location: $_[0]" }
+
+# a thread's samples, self counts by function name, times (µs) and markers:
+# CPython's processed profile (shared.stringArray, column tables) ...
+sub summary_processed {
     my ($p) = @_;
     my $str = $p->{shared}{stringArray};
     my %t;
@@ -49,15 +72,40 @@ sub summary {
     }
     return \%t;
 }
+# ... and ours: the raw Gecko profile in the DevTools wrapper (per thread a
+# stringTable and { schema, data } row tables); the last sample, of no stack,
+# only ends the one before it (speedscope's importer needs it): not a sample
+sub summary_raw {
+    my ($p) = @_;
+    my %t;
+    for my $th (@{ $p->{threads} }) {
+        my ($sc, $rows) = @{ $th->{samples} }{qw(schema data)};
+        my @rows = grep { defined $_->[ $sc->{stack} ] } @$rows;
+        my ($ss, $fs, $str) = ($th->{stackTable}, $th->{frameTable}, $th->{stringTable});
+        my %self;
+        $self{ loc_name($str->[ $fs->{data}[ $ss->{data}[ $_->[ $sc->{stack} ] ][ $ss->{schema}{frame} ] ][ $fs->{schema}{location} ] ]) }++
+            for @rows;
+        my $ms = $th->{markers}{schema};
+        $t{ $th->{tid} } = {
+            samples => scalar @rows,
+            self    => \%self,
+            times   => [ map { sprintf '%.0f', $_->[ $sc->{time} ] * 1000 } @rows ],
+            markers => [ sort map {
+                sprintf '%s %.0f %.0f', $str->[ $_->[ $ms->{name} ] ], $_->[ $ms->{startTime} ] * 1000, $_->[ $ms->{endTime} ] * 1000
+            } @{ $th->{markers}{data} } ],
+        };
+    }
+    return \%t;
+}
 
 # 1. CPython's own Gecko output
 for my $bin (glob "$d/tachyon/real315/*.bin") {
     (my $label = $bin) =~ s{.*/}{};
     gunzip("$bin.gecko.json.gz" => \my $ref) or die $GunzipError;
-    my $want = summary($json->decode($ref));
+    my $want = summary_processed($json->decode($ref));
     my $got  = gecko($bin, "$tmp/r.json");
     ok($got, "$label: converted") or next;
-    $got = summary($got);
+    $got = summary_raw($got);
     is_deeply([ sort keys %$got ], [ sort keys %$want ], "$label: the threads CPython writes");
     for my $tid (sort keys %$want) {
         my ($g, $w) = ($got->{$tid} || {}, $want->{$tid});
@@ -76,21 +124,29 @@ for my $in (@corpus) {
     convert_quietly($in, { out => "$tmp/c.folded", to => 'collapsed' }) or next;    # not a stack profile
     my $p = gecko($in, "$tmp/g.json");
     ok($p, "$label: valid JSON") or next;
-    ok(defined $p->{meta}{$_}, "$label: meta.$_") for qw(interval startTime version product categories);
-    my $str = $p->{shared}{stringArray};
+    ok(defined $p->{meta}{$_}, "$label: meta.$_") for qw(interval startTime version product categories markerSchema);
+    is($wrapper->{systemHost}{name}, 'Firefox', "$label: in the DevTools wrapper (systemHost.name Firefox)");
+    ok(ref $p->{$_} eq 'ARRAY', "$label: $_") for qw(libs threads processes pausedRanges);
     my (%got, %want);
+    my $end = 0;
     for my $th (@{ $p->{threads} }) {
-        ok(defined $th->{$_}, "$label: thread $th->{tid}: $_") for qw(name tid pid samples stackTable frameTable funcTable markers);
-        my ($s, $st, $fr, $fn) = @{$th}{qw(samples stackTable frameTable funcTable)};
-        my $ns = ($s->{weightType} // '') eq 'tracing-ms' ? 1e6 : 1;
-        for my $i (0 .. $s->{length} - 1) {
+        ok(defined $th->{$_}, "$label: thread $th->{tid}: $_") for qw(name tid pid processType registerTime samples stackTable frameTable markers stringTable);
+        ok(exists $th->{samples}{schema}{eventDelay}, "$label: thread $th->{tid}: samples.schema.eventDelay (the Firefox Profiler needs it)");
+        my $ns = ($th->{samples}{weightType} // '') eq 'tracing-ms' ? 1e6 : 1;
+        my @st = rows($th->{stackTable});
+        my @fr = rows($th->{frameTable});
+        my @s  = rows($th->{samples});
+        is($s[-1]{stack}, undef, "$label: thread $th->{tid}: ends with a sample of no stack");
+        $end = $s[-1]{time} if @s && $s[-1]{time} > $end;
+        for my $x (grep { defined $_->{stack} } @s) {
             my @names;
-            for (my $k = $s->{stack}[$i]; defined $k; $k = $st->{prefix}[$k]) {
-                unshift @names, $str->[ $fn->{name}[ $fr->{func}[ $st->{frame}[$k] ] ] ];
+            for (my $k = $x->{stack}; defined $k; $k = $st[$k]{prefix}) {
+                unshift @names, loc_name($th->{stringTable}[ $fr[ $st[$k]{frame} ]{location} ]);
             }
-            $got{ join ';', $th->{tid}, @names } += sprintf '%.0f', ($s->{weight} ? $s->{weight}[$i] : 1) * $ns;
+            $got{ join ';', $th->{tid}, @names } += sprintf '%.0f', ($x->{weight} // 1) * $ns;
         }
     }
+    is($wrapper->{duration}, $end, "$label: the wrapper's duration is where the last thread's samples end");
     # a line without a thread's tid: frame (one thread) is keyed by its stack alone
     open my $fh, '<:raw', "$tmp/c.folded" or die;
     my $one;
@@ -113,7 +169,7 @@ for my $in (@corpus) {
 sub times_us {
     my ($p) = @_;
     my $o = $p->{meta}{profbridge}{timeOriginNs} / 1000;
-    return map { my $th = $_; map { sprintf '%.0f', $o + $_ * 1000 } @{ $th->{samples}{time} } } @{ $p->{threads} };
+    return map { sprintf '%.0f', $o + $_->{time} * 1000 } grep { defined $_->{stack} } map { rows($_->{samples}) } @{ $p->{threads} };
 }
 for my $in (glob("$d/v8/*.cpuprofile"), glob("$d/perf/*.perf")) {
     (my $label = $in) =~ s{.*/}{};
@@ -140,12 +196,10 @@ for my $in (glob("$d/v8/*.cpuprofile"), glob("$d/perf/*.perf")) {
 sub markers_ns {
     my ($p) = @_;
     my $o = $p->{meta}{profbridge}{timeOriginNs};
-    my $str = $p->{shared}{stringArray};
     my @m;
     for my $th (@{ $p->{threads} }) {
-        my $m = $th->{markers};
-        push @m, map { sprintf '%s %.0f %.0f', $str->[ $m->{name}[$_] ], $o + $m->{startTime}[$_] * 1e6,
-                $o + $m->{endTime}[$_] * 1e6 } grep { $m->{data}[$_]{type} eq 'Span' } 0 .. $m->{length} - 1;
+        push @m, map { sprintf '%s %.0f %.0f', $th->{stringTable}[ $_->{name} ], $o + $_->{startTime} * 1e6, $o + $_->{endTime} * 1e6 }
+            grep { $_->{data}{type} eq 'Span' } rows($th->{markers});
     }
     return [ sort @m ];
 }
@@ -197,7 +251,7 @@ for my $in (grep { slurp($_) =~ /"evented"/ } glob "$d/speedscope/*.speedscope.j
 # 4. merge: the inputs' threads side by side
 Devel::ProfileBridge::merge(in => [ "$d/tachyon/real315/multithread_gil_zstd.bin", "$d/easyprofiler/ep_basic.prof" ],
     out => "$tmp/m.json", to => 'gecko');
-my $m = $json->decode(slurp("$tmp/m.json"));
+my $m = $json->decode(slurp("$tmp/m.json"))->{profile};
 my $one = gecko("$d/tachyon/real315/multithread_gil_zstd.bin", "$tmp/one.json");
 my $two = gecko("$d/easyprofiler/ep_basic.prof", "$tmp/two.json");
 is(scalar @{ $m->{threads} }, @{ $one->{threads} } + @{ $two->{threads} }, 'a merge of two inputs: their threads side by side');

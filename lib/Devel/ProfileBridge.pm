@@ -2091,36 +2091,55 @@ C<< to => 'callgrind' >> as Valgrind's callgrind format, from every input;
 see L</CALL-GRAPH TARGETS>.
 
 C<< to => 'gecko' >> writes a timeline for the Firefox Profiler
-(L<https://profiler.firefox.com>, "Load a profile from file"): the processed
-profile JSON (C<preprocessedProfileVersion> 57) that CPython 3.15's
-C<profiling.sampling replay --gecko> writes, with C<meta> (C<interval> in
-ms, C<startTime> the input's C<basetime> in ms, C<product> the input's
-base name, C<categories>), C<threads> and C<shared.stringArray>.  Each
-thread is a track (named as its profiler names it, else
-C<Thread-E<lt>idE<gt>>; C<tid> its id) with its own C<stackTable>,
-C<frameTable>, C<funcTable> (the function's own name, L</NAMES IN EACH
-TARGET>, its file and first line) and column-oriented C<samples> (C<stack>,
-C<time> in ms after the first sample, C<weight>: null when every weight is
-1, else each sample's weight, in ms (C<weightType> C<tracing-ms>) when the
-weights are ns) and C<markers>.  Samples are at their recorded times where
-the input records them (Tachyon, one sample per recorded sample even in a
-run of equal stacks; V8's C<timeDeltas>; perf's sample times; speedscope);
-where it records none (pprof, folded stacks, StatProfiler, EasyProfiler's
-stacks) each thread's samples are spread evenly by weight over the recorded
-duration (the blocks' extent, C<profile_duration_sec>, or samples x
-interval), and C<meta.profbridge.sampleTimes> says which (C<recorded>, or
-C<spread ...>); C<meta.profbridge.timeOriginNs> is the time 0 of the
-tracks in the input's clock (ns).  EasyProfiler blocks and speedscope
-evented profiles' C<O>/C<C> pairs are interval markers (C<data.type>
-C<Span>) on their thread at their begin and end; a Tachyon file's thread
-status gives the interval markers CPython's collector writes (C<Has GIL>,
-C<No GIL>, C<On CPU>, C<Off CPU>, C<Python Code>, C<Native Code>,
-C<Waiting for GIL>, C<GC Collecting>, C<Has Exception>, C<No Exception>),
-at the same times.  Samples and markers are spooled to an unlinked
-temporary file in C<$TMPDIR> (else F</tmp>; 24 bytes a sample or marker)
-and written thread by thread, so memory grows with distinct frames and
-stacks, not with samples; a full or missing C<$TMPDIR> is an C<io> error
-(C<gecko: io: OUT: cannot create the writer's spool file in DIR: ...>).  A
+(L<https://profiler.firefox.com>, "Load a profile from file") that the
+speedscope app (L<https://www.speedscope.app>, 1.25) opens too: a raw Gecko
+profile (C<meta.version> 32, the format Firefox's own profiler writes, which
+the Firefox Profiler processes on load) inside the old Firefox DevTools
+wrapper C<< {"systemHost":{"name":"Firefox"}, "profile": ..., "duration": MS} >>
+(the Firefox Profiler reads its C<profile>; speedscope imports the wrapper
+as a Firefox profile).  C<meta> holds C<interval> in ms, C<startTime> the
+input's C<basetime> in ms, C<product> the input's base name,
+C<categories>, C<presymbolicated>, C<markerSchema> (empty) and C<profbridge>
+(below); C<libs>, C<processes> and C<pausedRanges> are empty.  Each thread
+is a track (named as its profiler names it, else C<Thread-E<lt>idE<gt>>;
+C<tid> its id, C<pid> its process) with its own C<stringTable>,
+C<stackTable> (C<prefix>, C<frame>), C<frameTable> (C<location>, C<line>
+of the call, C<category>) and C<samples> and C<markers> as
+C<{ schema, data }> rows.  A frame's C<location> is its function's string,
+C<name (file:line)> (the function's own name, L</NAMES IN EACH TARGET>, its
+file and first line), C<name (in file)> when the input records no first
+line (C<name ((eval 1))> for a file in parentheses), C<name ()> when it
+records no file: the Firefox Profiler shows the name and the file,
+speedscope keeps each function as one frame.  C<samples> rows are
+C<[stack, time]> (C<time> in ms after the first sample), or
+C<[stack, time, null, weight]> when some weight is not 1 (in ms, with
+C<weightType> C<tracing-ms>, when the weights are ns; the Firefox Profiler
+counts each sample once whatever its weight); each thread's samples end
+with one of no stack (null) at the time the last one ends (its time + the
+interval, or the thread's last gap without one, or the end of the spread),
+which the Firefox Profiler counts in no function and which closes
+speedscope's last sample.  Samples are at their recorded times where the
+input records them (Tachyon, one sample per recorded sample even in a run
+of equal stacks; V8's C<timeDeltas>; perf's sample times; speedscope); a
+time before the thread's previous sample is written at that one (both
+viewers need a thread's samples in order).  Where the input records none
+(pprof, folded stacks, StatProfiler, EasyProfiler's stacks) each thread's
+samples are spread evenly by weight over the recorded duration (the blocks'
+extent, C<profile_duration_sec>, or samples x interval), so a sample lasts
+its weight's share; C<meta.profbridge.sampleTimes> says which
+(C<recorded>, or C<spread ...>); C<meta.profbridge.timeOriginNs> is the
+time 0 of the tracks in the input's clock (ns).  EasyProfiler blocks and
+speedscope evented profiles' C<O>/C<C> pairs are interval markers (phase
+1, C<data.type> C<Span>) on their thread at their begin and end; a Tachyon
+file's thread status gives the interval markers CPython's collector writes
+(C<Has GIL>, C<No GIL>, C<On CPU>, C<Off CPU>, C<Python Code>, C<Native
+Code>, C<Waiting for GIL>, C<GC Collecting>, C<Has Exception>, C<No
+Exception>), at the same times as CPython 3.15's C<profiling.sampling replay
+--gecko>.  Samples and markers are spooled to an unlinked temporary file in
+C<$TMPDIR> (else F</tmp>; 24 bytes a sample or marker) and written thread
+by thread, so memory grows with distinct frames, stacks and marker names,
+not with samples; a full or missing C<$TMPDIR> is an C<io> error (C<gecko:
+io: OUT: cannot create the writer's spool file in DIR: ...>).  A
 merge (L</merge(in =E<gt> [ $file, ... ], out =E<gt> $path, %options)>)
 puts every input's threads side by side, each as that input's own
 conversion has it: the same samples (one per recorded sample) at the same
@@ -2131,8 +2150,12 @@ C<meta.profbridge> gives the first input's C<timeOriginNs> and, when the
 inputs' times were found in different ways, C<sampleTimes> C<each merged
 input on its own clock; input 1: recorded; input 2: spread ...>.  A thread
 of the same label in two inputs (the same tid) is one track holding both.
-The speedscope app does not open these files (its Firefox
-importer reads only the older Firefox DevTools recording format).
+speedscope's limits: it shows one thread (the only one, else one
+named C<GeckoMain>, which we never write), so convert a multi-thread input
+one thread at a time (C<< thread => $id >>, C<profbridge convert --thread>);
+it times a sample until the next one (its totals are times, in ms: a
+spread sample's share of the duration), it shows no markers, and it cannot
+open a profile of no samples.
 
 A profile that holds no samples, timed statements or calls still converts,
 with a warning on standard error (C<nytprof-writer: warning: ...> or

@@ -6,7 +6,9 @@ package GeckoThreads;
 # the tests so a change of the file's layout is one change here: both the
 # processed layout (columns: samples.time, markers.name/startTime/endTime,
 # strings in shared.stringArray or the thread's stringArray/stringTable)
-# and the raw one (schema + data rows, samples.timeDeltas) are read.
+# and the raw one (schema + data rows, samples.timeDeltas; inside the old
+# DevTools wrapper {"profile": ...}) are read.  A sample of no stack (the
+# one ours ends each thread with, where its last sample ends) is no sample.
 use strict;
 use warnings;
 use Exporter 'import';
@@ -23,16 +25,10 @@ sub col {
     return [];
 }
 
-sub rows {
-    my ($tab) = @_;
-    return $tab->{length} if defined $tab->{length};
-    return scalar @{ $tab->{data} } if ref $tab->{data} eq 'ARRAY';
-    return scalar @{ col($tab, 'stack') };
-}
-
 # [ { name, tid, samples, times => [µs], markers => ["name start_ns end_ns"] } ], in the file's order
 sub gecko_threads {
     my ($p) = @_;
+    $p = $p->{profile} if ref $p->{profile} eq 'HASH' && !$p->{threads};
     my @out;
     for my $th (@{ $p->{threads} }) {
         my $str = $th->{stringArray} || $th->{stringTable} || ($p->{shared} || {})->{stringArray} || [];
@@ -42,12 +38,15 @@ sub gecko_threads {
             my $at = 0;
             $t = [ map { $at += $_ } @{ $s->{timeDeltas} } ];
         }
+        my $stk = col($s, 'stack');
+        my @keep = grep { defined $stk->[$_] } 0 .. $#$stk;
+        $t = [ @{$t}[@keep] ];
         my $m = $th->{markers} || {};
         my ($mn, $ms, $me) = (col($m, 'name'), col($m, 'startTime'), col($m, 'endTime'));
         push @out, {
             name    => $th->{name},
             tid     => "$th->{tid}",
-            samples => rows($s),
+            samples => scalar @keep,
             times   => [ map { sprintf '%.0f', $_ * 1000 } @$t ],
             markers => [ sort map {
                 sprintf '%s %.0f %.0f', $str->[ $mn->[$_] ] // "#$mn->[$_]", ($ms->[$_] // 0) * 1e6, ($me->[$_] // 0) * 1e6
