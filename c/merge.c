@@ -517,7 +517,8 @@ static void worker_report_error(int fd, const pb_error *err, pb_status st)
 
 /* the worker: decode inputs [from, to) into fp; the outcome goes to pipe fd;
  * graph: the parent's consumer takes call graphs (else the decoder refuses them) */
-static int worker(FILE *fp, int fd, const char *const *in, size_t from, size_t to, const pb_options *opt, int graph)
+static int worker(FILE *fp, int fd, const char *const *in, size_t from, size_t to, const pb_options *opt, int graph,
+                  uint32_t each_tick)
 {
     spooler sw, *w = &sw;
     pb_error err;
@@ -537,6 +538,7 @@ static int worker(FILE *fp, int fd, const char *const *in, size_t from, size_t t
     pb_sample_sink_init(&sw.ss, &spool_calls, &sw, &err, NULL);
     if (!graph)
         sw.ss.graph_func = NULL, sw.ss.graph_edge = NULL, sw.ss.graph_line = NULL;
+    sw.ss.each_tick = each_tick; /* the target's (samples.h): every sample at its time, as without workers */
     for (i = from; i < to; i++) {
         unsigned char t = R_INPUT, d = R_DONE;
         uint64_t idx = i;
@@ -990,7 +992,8 @@ static pb_status merge_jobs(merger *m, const char *const *in, size_t n, const pb
 #endif
             if (getppid() != parent) /* the parent died before prctl */
                 _exit(1);
-            _exit(worker(wk[w].spool, pfd[1], in, wk[w].from, wk[w].to, opt, m->ss.graph_func != NULL));
+            _exit(worker(wk[w].spool, pfd[1], in, wk[w].from, wk[w].to, opt, m->ss.graph_func != NULL,
+                         m->ss.each_tick));
         }
         close(pfd[1]);
         wk[w].fd = pfd[0];
