@@ -179,7 +179,7 @@ struct pb_sample_sink {
     /* Set (1) in its table by a consumer whose result depends only on each
      * distinct stack's summed weight and on the order stacks are first
      * seen: never on a sample's timestamp, on how many samples there were,
-     * or on their order otherwise (the collapsed, pprof and speedscope
+     * or on their order otherwise (the collapsed and pprof
      * writers).  A decoder may then hand over each distinct stack once, its
      * weight summed, in the order of its first sample and with that
      * sample's timestamp (the V8 reader does).  0, the default: every
@@ -201,7 +201,7 @@ struct pb_sample_sink {
      * fields (yields, language, ...), never the format's name. */
     const struct pb_format_row *row;
     /* Set by a consumer that wants one sample() per recorded sample where
-     * the source gives each its own time (a timeline: the gecko writer): a
+     * the source gives each its own time (a timeline: the gecko and speedscope writers): a
      * decoder that would send a run of samples as one weighted sample (a
      * Tachyon REPEAT run) then sends each with weight 1 and its timestamp.
      * Filters copy it from their next sink. */

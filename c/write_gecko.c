@@ -3,12 +3,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include "write_gecko.h"
 #include "fold_samples.h"
 #include "model.h"
 #include "json_lines.h"
 #include "util.h"
+#include "tick_spool.h"
 
 /* the categories (meta.categories), CPython's indices where it has them */
 enum { CAT_OTHER, CAT_CODE, CAT_NATIVE, CAT_GC, CAT_GIL, CAT_CPU, CAT_CODE_TYPE, CAT_SPAN, CAT_EXCEPTION };
@@ -32,23 +32,15 @@ static const char *const st_name[N_ST] = {"Has GIL",     "No GIL",          "On 
 static const unsigned char st_cat[N_ST] = {CAT_GIL,       CAT_GIL,       CAT_CPU, CAT_CPU,       CAT_CODE_TYPE,
                                            CAT_CODE_TYPE, CAT_GIL,       CAT_GC,  CAT_EXCEPTION, CAT_EXCEPTION};
 
-/* a spooled record: a sample (x stack, y clock, a ts µs, b weight) or a
- * marker (x name string, y category | kind << 8 | clock << 16, a begin ns, b
- * end ns); clock: the g_clock its times are on */
-typedef struct {
-    uint32_t x, y;
-    uint64_t a, b;
-} g_rec;
+/* a spooled record (tick_spool.h): a sample (x stack, y clock, a ts µs, b
+ * weight) or a marker (x its name's index in the thread's mnames, y category
+ * | kind << 8 | clock << 16, a begin ns, b end ns); clock: the g_clock its
+ * times are on */
+typedef pb_tick_rec g_rec;
 enum { MK_STATE = 1, MK_SPAN = 2 };
-#define BLK 256 /* records per spooled block */
+#define BLK PB_TICK_BLK
 
-typedef struct {
-    g_rec *buf;       /* the block being filled */
-    size_t n;         /* records in buf */
-    uint64_t *blocks; /* spool offsets of its full blocks */
-    size_t nblocks, cblocks;
-    uint64_t count;
-} g_chain;
+typedef pb_tick_chain g_chain;
 
 typedef struct {
     uint32_t name, file; /* string ids */
@@ -125,9 +117,7 @@ struct pb_gecko {
     uint64_t last_key;
     uint32_t last_ti;
     int have_last;
-    /* spool */
-    int fd;
-    uint64_t spool_end;
+    pb_tick_spool spool;
     /* times */
     int all_one;
     g_clock *clk; /* clk[nclk - 1]: the current one */
@@ -167,79 +157,28 @@ static uint32_t h_key(const void *c, uint32_t i)
     return h_key2(k->kind, k->thread, k->a, k->b);
 }
 
-/* ---- the spool -------------------------------------------------------------- */
-static pb_status spool_open(pb_gecko *g)
-{
-    char path[4200];
-    const char *dir = getenv("TMPDIR");
-    if (!dir || !*dir || strlen(dir) > 4000)
-        dir = "/tmp";
-    snprintf(path, sizeof path, "%s/.profbridge-gecko.XXXXXX", dir);
-    g->fd = mkstemp(path); /* O_CREAT | O_EXCL */
-    if (g->fd < 0)
-        return pb_fail(g->err, PB_ERR_IO, 0, "cannot create the writer's spool file in %s: %s", dir,
-                       strerror(errno));
-    unlink(path);
-    return PB_OK;
-}
+/* ---- the spool (tick_spool.h) ------------------------------------------------ */
+static pb_status chain_put(pb_gecko *g, g_chain *c, const g_rec *r) { return pb_tick_put(&g->spool, c, r); }
 
-static pb_status chain_put(pb_gecko *g, g_chain *c, const g_rec *r)
-{
-    if (!c->buf && !(c->buf = (g_rec *)malloc(BLK * sizeof *c->buf)))
-        return G_OOM(g);
-    c->buf[c->n++] = *r;
-    c->count++;
-    if (c->n == BLK) {
-        const char *p = (const char *)c->buf;
-        size_t left = BLK * sizeof *c->buf;
-        uint64_t at = g->spool_end;
-        if (g->fd < 0 && spool_open(g) != PB_OK)
-            return g->err->status;
-        if (pb_grow((void **)&c->blocks, &c->cblocks, c->nblocks + 1, sizeof *c->blocks) < 0)
-            return G_OOM(g);
-        while (left) {
-            ssize_t w = pwrite(g->fd, p, left, (off_t)at);
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w <= 0)
-                return pb_fail_write(g->err, "the gecko writer's spool", w < 0 ? errno : EIO);
-            p += w;
-            left -= (size_t)w;
-            at += (uint64_t)w;
-        }
-        c->blocks[c->nblocks++] = g->spool_end;
-        g->spool_end = at;
-        c->n = 0;
-    }
-    return PB_OK;
-}
-
-/* walk a chain's records in order: fn(ctx, rec) for each */
+/* walk a chain's records in order: fn(g, ctx, rec) for each */
 typedef void (*rec_fn)(pb_gecko *g, void *ctx, const g_rec *r);
+typedef struct {
+    pb_gecko *g;
+    rec_fn fn;
+    void *ctx;
+} walk_hop;
+static void walk_one(void *p, const g_rec *r)
+{
+    walk_hop *h = (walk_hop *)p;
+    h->fn(h->g, h->ctx, r);
+}
 static pb_status chain_walk(pb_gecko *g, const g_chain *c, g_rec *tmp, rec_fn fn, void *ctx)
 {
-    size_t b, i;
-    for (b = 0; b < c->nblocks; b++) {
-        char *p = (char *)tmp;
-        size_t left = BLK * sizeof *tmp;
-        uint64_t at = c->blocks[b];
-        while (left) {
-            ssize_t r = pread(g->fd, p, left, (off_t)at);
-            if (r < 0 && errno == EINTR)
-                continue;
-            if (r <= 0)
-                return pb_fail(g->err, PB_ERR_IO, 0, "cannot read the gecko writer's spool: %s",
-                               r < 0 ? strerror(errno) : "short read");
-            p += r;
-            left -= (size_t)r;
-            at += (uint64_t)r;
-        }
-        for (i = 0; i < BLK; i++)
-            fn(g, ctx, &tmp[i]);
-    }
-    for (i = 0; i < c->n; i++)
-        fn(g, ctx, &c->buf[i]);
-    return PB_OK;
+    walk_hop h;
+    h.g = g;
+    h.fn = fn;
+    h.ctx = ctx;
+    return pb_tick_walk(&g->spool, c, tmp, walk_one, &h);
 }
 
 /* ---- interning --------------------------------------------------------------- */
@@ -1090,7 +1029,7 @@ pb_gecko *pb_gecko_new(FILE *out, const char *name, pb_error *err)
     }
     g->out = out;
     g->err = err;
-    g->fd = -1;
+    pb_tick_spool_init(&g->spool, err, "the gecko writer's spool", "out of memory while building the gecko file");
     g->all_one = 1;
     if (!(g->clk = (g_clock *)calloc(1, sizeof *g->clk))) {
         PB_FREE_ALL(g->title, g);
@@ -1105,7 +1044,7 @@ pb_gecko *pb_gecko_new(FILE *out, const char *name, pb_error *err)
 
 pb_sample_sink *pb_gecko_sample_sink(pb_gecko *g) { return &g->ss; }
 
-static void chain_free(g_chain *c) { PB_FREE_ALL(c->buf, c->blocks); }
+static void chain_free(g_chain *c) { pb_tick_chain_free(c); }
 
 void pb_gecko_free(pb_gecko *g)
 {
@@ -1119,8 +1058,7 @@ void pb_gecko_free(pb_gecko *g)
         pb_stack_cursor_free(&t->cur);
         PB_FREE_ALL(t->funcs, t->frames, t->stacks, t->mnames);
     }
-    if (g->fd >= 0)
-        close(g->fd);
+    pb_tick_spool_close(&g->spool);
     pb_strtab_free(&g->strs);
     pb_strtab_free(&g->tlabels);
     PB_FREE_ALL(g->funcs, g->frames, g->threads, g->keys, g->namebuf, g->title, g->tname, g->clk, g->touched);

@@ -8,6 +8,7 @@
 #include "json_lines.h"
 #include "output.h"
 #include "util.h"
+#include "tick_spool.h"
 
 typedef struct {
     uint32_t name, file; /* string ids */
@@ -26,6 +27,8 @@ typedef struct {
     uint32_t first, last; /* its stacks, a chain through s_stack.next (first seen first) */
     s_span *spans;        /* evented: the thread's spans (EasyProfiler) */
     size_t nspans, cspans;
+    pb_tick_chain ticks;  /* every sample: x its stack, a its time (µs), b its weight */
+    int timed;            /* a sample had a time (not 0): the thread is written evented, at its times */
 } s_thread;
 
 typedef struct {
@@ -54,6 +57,9 @@ struct pb_speedscope {
     char *namebuf;
     size_t cnamebuf;
     pb_sample_facts facts; /* weight_ns: weights are ns already */
+    pb_tick_spool spool;   /* the threads' ticks */
+    uint64_t origin;       /* the earliest sample time (µs): time 0 of every timed thread */
+    int have_origin;
     uint64_t last_key;     /* the thread get_thread() found last (spans come thread by thread) */
     uint32_t last_ti;
     int have_last;
@@ -203,6 +209,22 @@ static pb_status sc_thread(pb_sample_sink *self, uint64_t key, uint32_t pid, uin
     return get_thread(s, key, label, &ti);
 }
 
+/* the sample's record in its thread's chain, for a timed thread's events */
+static pb_status tick(pb_speedscope *s, uint32_t ti, uint32_t stack, uint64_t ts, uint64_t weight)
+{
+    pb_tick_rec r;
+    r.x = stack;
+    r.y = 0;
+    r.a = ts;
+    r.b = weight;
+    if (ts)
+        s->threads[ti].timed = 1;
+    if (!s->have_origin || ts < s->origin)
+        s->origin = ts;
+    s->have_origin = 1;
+    return pb_tick_put(&s->spool, &s->threads[ti].ticks, &r);
+}
+
 static pb_status sc_sample(pb_sample_sink *self, uint64_t key, const uint32_t *ids, uint32_t depth, uint64_t weight,
                            uint64_t ts)
 {
@@ -237,7 +259,7 @@ static pb_status sc_sample(pb_sample_sink *self, uint64_t key, const uint32_t *i
                       !memcmp(s->pool + s->stacks[si].off, s->path, depth * sizeof *s->path));
     if (si != PB_INDEX_NONE) {
         s->stacks[si].weight += weight;
-        return PB_OK;
+        return tick(s, ti, si, ts, weight);
     }
     off = s->npool;
     if (s->nstacks >= UINT32_MAX - 1 ||
@@ -252,7 +274,7 @@ static pb_status sc_sample(pb_sample_sink *self, uint64_t key, const uint32_t *i
         s->stacks[s->threads[ti].last].next = (uint32_t)s->nstacks;
     s->threads[ti].last = (uint32_t)s->nstacks;
     pb_index_set(&s->six, j, (uint32_t)s->nstacks++);
-    return PB_OK;
+    return tick(s, ti, (uint32_t)s->nstacks - 1, ts, weight);
 }
 
 static pb_status sc_span(pb_sample_sink *self, uint64_t key, uint32_t frame, uint64_t begin, uint64_t end)
@@ -466,6 +488,89 @@ static pb_status write_events(pb_speedscope *s, s_thread *th, s_out *w)
     return PB_OK;
 }
 
+/* a timed thread: its samples in the order recorded, each open from its
+ * time for its weight x unit ns, as open and close events (ns from the
+ * origin): a frame stays open from one sample into the next that starts
+ * where it ends and has it at the same depth; a gap leaves the thread idle;
+ * a sample that would start before the one before it has ended starts at
+ * that end (so every sample keeps its whole weight) */
+typedef struct {
+    pb_speedscope *s;
+    s_out *w;
+    uint64_t unit, end;
+    uint32_t *open; /* the frames open, root first */
+    size_t nopen, copen;
+    int first;
+    pb_status st;
+} s_timed;
+
+static void close_to(s_timed *c, size_t m, uint64_t at)
+{
+    while (c->nopen > m) {
+        c->nopen--;
+        so_event(c->w, c->first, 'C', c->open[c->nopen], at);
+        c->first = 0;
+    }
+}
+
+static void timed_one(void *p, const pb_tick_rec *r)
+{
+    s_timed *c = (s_timed *)p;
+    pb_speedscope *s = c->s;
+    const s_stack *sk;
+    const uint32_t *fr;
+    uint64_t at, len;
+    size_t m = 0, d;
+    if (c->st != PB_OK)
+        return;
+    sk = &s->stacks[r->x];
+    fr = s->pool + sk->off;
+    if ((c->st = pb_checked_mul(s->err, r->a - s->origin, 1000u, "a sample's time", "ns", &at)) != PB_OK ||
+        (c->st = pb_checked_mul(s->err, r->b, c->unit, "a sample's time", "ns", &len)) != PB_OK)
+        return;
+    if (at < c->end)
+        at = c->end; /* overlaps the sample before: starts at its end */
+    if (at > c->end) {
+        close_to(c, 0, c->end); /* idle from the end of the sample before */
+    } else {
+        while (m < c->nopen && m < sk->depth && c->open[m] == fr[m])
+            m++;
+        close_to(c, m, at);
+    }
+    if (pb_grow((void **)&c->open, &c->copen, sk->depth, sizeof *c->open) < 0) {
+        c->st = S_OOM(s);
+        return;
+    }
+    for (d = m; d < sk->depth; d++) {
+        c->open[c->nopen++] = fr[d];
+        so_event(c->w, c->first, 'O', fr[d], at);
+        c->first = 0;
+    }
+    c->end = at;
+    c->st = pb_checked_add(s->err, &c->end, len, "a sample's end", "ns");
+}
+
+static pb_status write_timed(pb_speedscope *s, s_thread *th, s_out *w, uint64_t unit, pb_tick_rec *tmp)
+{
+    s_timed c;
+    pb_status st;
+    memset(&c, 0, sizeof c);
+    c.s = s;
+    c.w = w;
+    c.unit = unit;
+    c.first = 1;
+    c.st = PB_OK;
+    SO_LIT(w, ",\"unit\":\"nanoseconds\",\"startValue\":0,\"events\":[");
+    st = pb_tick_walk(&s->spool, &th->ticks, tmp, timed_one, &c);
+    if (st == PB_OK && (st = c.st) == PB_OK) {
+        close_to(&c, 0, c.end);
+        SO_LIT(w, "],\"endValue\":");
+        so_u64(w, c.end);
+    }
+    free(c.open);
+    return st;
+}
+
 /* a name is UTF-8 text only when it is valid UTF-8 (the model's rule); else bytes */
 static pb_str str_of(const char *p, size_t n) { return pb_str_make(p, n, pb_str_wide(p, n)); }
 
@@ -476,6 +581,7 @@ static pb_status sc_finish(pb_sample_sink *self)
     size_t i;
     uint32_t k, d;
     s_out *w;
+    pb_tick_rec *tmp = NULL;
     uint64_t unit = s->facts.weight_ns ? 1 : s->facts.interval_ns; /* ns per unit of weight; 0: counts */
     pb_str t = str_of(s->title, strlen(s->title));
     for (i = 0; i < s->nthreads; i++) {
@@ -520,17 +626,24 @@ static pb_status sc_finish(pb_sample_sink *self)
         pb_str l;
         if (thread_title(s, th, nm, sizeof nm, 0) != PB_OK) {
             free(w);
+            free(tmp);
             return s->err->status;
         }
         l = str_of(nm, strlen(nm));
-        if (th->nspans) {
+        if (th->nspans || (th->timed && unit)) {
             pb_status st;
             fputs(i ? ",{\"type\":\"evented\",\"name\":" : "{\"type\":\"evented\",\"name\":", o);
             pb_json_str(o, &l);
-            st = write_events(s, (s_thread *)th, w);
+            if (th->nspans)
+                st = write_events(s, (s_thread *)th, w);
+            else if (!tmp && !(tmp = (pb_tick_rec *)malloc(PB_TICK_BLK * sizeof *tmp)))
+                st = S_OOM(s);
+            else
+                st = write_timed(s, (s_thread *)th, w, unit, tmp);
             so_flush(w);
             if (st != PB_OK) {
                 free(w);
+                free(tmp);
                 return st;
             }
             fputc('}', o);
@@ -563,13 +676,14 @@ static pb_status sc_finish(pb_sample_sink *self)
         so_flush(w);
     }
     free(w);
+    free(tmp);
     fputs("]}\n", o);
     if (ferror(o) || fflush(o) != 0)
         return pb_fail_write(s->err, "the speedscope file", errno);
     return PB_OK;
 }
 
-static const pb_sample_sink sink_calls = {.sums_stacks = 1, .attribute = sc_attribute, .frame = sc_frame, .thread = sc_thread, .sample = sc_sample, .note = pb_sample_note_ignore, .finish = sc_finish, .span = sc_span};
+static const pb_sample_sink sink_calls = {.attribute = sc_attribute, .frame = sc_frame, .thread = sc_thread, .sample = sc_sample, .note = pb_sample_note_ignore, .finish = sc_finish, .span = sc_span};
 
 pb_speedscope *pb_speedscope_new(FILE *out, const char *name, pb_error *err)
 {
@@ -582,6 +696,8 @@ pb_speedscope *pb_speedscope_new(FILE *out, const char *name, pb_error *err)
     s->out = out;
     s->err = err;
     pb_sample_sink_init(&s->ss, &sink_calls, s, err, NULL);
+    s->ss.each_tick = 1; /* every recorded sample at its own time (samples.h) */
+    pb_tick_spool_init(&s->spool, err, "the speedscope writer's spool", "out of memory while building the speedscope file");
     return s;
 }
 
@@ -595,8 +711,11 @@ void pb_speedscope_free(pb_speedscope *s)
     pb_strtab_free(&s->strs);
     pb_strtab_free(&s->tlabels);
     free(s->frames);
-    for (i = 0; i < s->nthreads; i++)
+    for (i = 0; i < s->nthreads; i++) {
         free(s->threads[i].spans);
+        pb_tick_chain_free(&s->threads[i].ticks);
+    }
+    pb_tick_spool_close(&s->spool);
     PB_FREE_ALL(s->threads, s->stacks, s->pool, s->path, s->namebuf, s->title, s->tname, s->nuse);
     PB_INDEX_FREE_ALL(&s->fix, &s->tix, &s->six);
     free(s);

@@ -17,6 +17,16 @@
  * event per block at its real begin and end (ns), sorted and properly nested
  * (a block that would outlast its parent is cut at the parent's end).  That
  * form lists every block, so its memory grows with the blocks of the file.
+ *
+ * Every sample reaches the sink (it sets each_tick and not sums_stacks,
+ * samples.h) and is spooled (tick_spool.h: 24 bytes a sample on disk, one
+ * block per thread in memory).  A thread with a sample time other than 0,
+ * whose weights are time (ns or an interval), is an "evented" profile at
+ * those times: each sample open from (its time - the earliest sample's) x
+ * 1000 ns for weight x unit ns, idle between samples, frames shared by
+ * consecutive touching samples kept open; a sample that would begin before
+ * the one before it ends begins at that end, so each keeps its whole
+ * weight.  Any other thread is the "sampled" profile above.
  */
 #ifndef PB_WRITE_SPEEDSCOPE_H
 #define PB_WRITE_SPEEDSCOPE_H

@@ -2083,7 +2083,42 @@ frames with the function's own name (L</NAMES IN EACH TARGET>), file and
 first line.  EasyProfiler threads are
 C<evented> profiles instead: an open and a close event per block at its real
 begin and end (ns), so speedscope's time-order view shows the capture as it
-ran (that form lists every block: its memory grows with the blocks).  Open it
+ran (that form lists every block: its memory grows with the blocks).
+
+Where the input records when each sample was taken (Tachyon: every
+recorded sample, one by one even in a run of equal stacks; V8: C<startTime>
+plus the running sum of C<timeDeltas>; perf script: the time field;
+speedscope sampled profiles: C<startValue> plus the weights before the
+sample; a merge of those), each thread is an C<evented> profile in
+nanoseconds instead, so speedscope's "Time Order" view shows the samples
+when they were taken: each sample is open from its recorded time (ns after
+the profile's earliest sample, C<startValue> 0, the same origin for every
+thread) for exactly its weight (weight × C<sample_interval_us>, or the
+input's ns), the time between samples is left idle, a frame that two
+samples in a row share stays open across them, and C<endValue> is the
+thread's last sample's end.  A sample recorded before the one before it
+has ended (its weight is more than the time to the next sample) starts at
+that end instead: an C<evented> profile cannot draw two samples of one
+thread at once, and cutting the earlier one short would make
+speedscope's "Left Heavy" and "Sandwich" totals differ from the weights
+(which stay those of the collapsed output, exactly).  A C<sampled>
+profile with every sample would keep the totals too, but speedscope lays
+its samples back to back, so no sample would be at its time once a thread
+was idle.  How late a pushed sample is depends on the input: V8's samples
+last exactly to the next one, so every sample is at its time; perf's
+C<cpu-clock> samples (a period each) are late by timer jitter (under 0.1 ms
+in our tests); CPython's Tachyon sampler takes a thread's samples often
+closer together than the interval each one weighs (it catches up after a
+late tick), so most of them are late, by up to about 12 ms in our real
+files, until the thread's next idle gap.  Inputs without sample times
+(pprof, folded stacks, StatProfiler, NYTProf, Pynytprof, callgrind,
+pstats) and threads whose weights are no time (sample counts with no
+interval: perf without periods) keep the C<sampled> form above.  The
+samples are spooled as for C<gecko> below (an unlinked temporary file in
+C<$TMPDIR>, 24 bytes a sample), so memory stays bounded; the file holds
+an open and a close event for each frame that changes from one sample to
+the next, so it can be many times the size of the C<sampled> form (a
+100 MB V8 profile of 10.7 million samples: 2.9 GB).  Open it
 at L<https://www.speedscope.app> or in the npm package's F<index.html>.
 
 C<< to => 'pstats' >> writes the call graph as Python's C<pstats> file,

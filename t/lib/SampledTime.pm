@@ -157,8 +157,13 @@ sub speedscope_values {
         if ($p->{type} eq 'sampled') {
             push @v, map { [ 'weight', $_ ] } @{ $p->{weights} };
         } else {
-            my %open;
+            # the time a stack is open is the weight (an evented profile at
+            # the samples' recorded times: the gaps between them are idle)
+            my (%open, $depth, $last);
             for my $e (@{ $p->{events} }) {
+                push @v, [ 'weight', $e->{at} - $last ] if $depth;
+                $depth += $e->{type} eq 'O' ? 1 : -1;
+                $last = $e->{at};
                 push @v, [ 'event time - start', $e->{at} - $p->{startValue} ];
                 if ($e->{type} eq 'O') { push @{ $open{ $e->{frame} } }, $e->{at} }
                 else { push @v, [ 'event span', $e->{at} - (pop(@{ $open{ $e->{frame} } }) // $e->{at}) ] }
