@@ -22,7 +22,7 @@
 #include "write_statprofiler.h"
 
 /* ---- the writer entries ---------------------------------------------------- */
-static void *collapsed_open(FILE *fp, const char *t, pb_error *werr) { return (void)t, pb_collapse_new(fp, werr); }
+static void *collapsed_open(FILE *fp, const char *t, const pb_options *o, pb_error *werr) { return (void)t, (void)o, pb_collapse_new(fp, werr); }
 static pb_sample_sink *collapsed_sink(void *w) { return pb_collapse_sample_sink((pb_collapse *)w); }
 static void collapsed_free(void *w) { pb_collapse_free((pb_collapse *)w); }
 static pb_status collapsed_diff(FILE *fp, const char *before, const char *after, const pb_options *opt, pb_error *err)
@@ -30,15 +30,18 @@ static pb_status collapsed_diff(FILE *fp, const char *before, const char *after,
     return pb_collapse_diff_files(before, after, opt, fp, err);
 }
 
-static void *pprof_open(FILE *fp, const char *t, pb_error *werr) { return (void)t, pb_pprof_new(fp, werr); }
+static void *pprof_open(FILE *fp, const char *t, const pb_options *o, pb_error *werr) { return (void)t, (void)o, pb_pprof_new(fp, werr); }
 static pb_sample_sink *pprof_sink(void *w) { return pb_pprof_sample_sink((pb_pprof *)w); }
 static void pprof_free(void *w) { pb_pprof_free((pb_pprof *)w); }
 
-static void *speedscope_open(FILE *fp, const char *title, pb_error *werr) { return pb_speedscope_new(fp, title, werr); }
+static void *speedscope_open(FILE *fp, const char *title, const pb_options *o, pb_error *werr)
+{
+    return pb_speedscope_new(fp, title, !(o && o->no_time_order), werr);
+}
 static pb_sample_sink *speedscope_sink(void *w) { return pb_speedscope_sample_sink((pb_speedscope *)w); }
 static void speedscope_free(void *w) { pb_speedscope_free((pb_speedscope *)w); }
 
-static void *gecko_open(FILE *fp, const char *title, pb_error *werr) { return pb_gecko_new(fp, title, werr); }
+static void *gecko_open(FILE *fp, const char *title, const pb_options *o, pb_error *werr) { return (void)o, pb_gecko_new(fp, title, werr); }
 static pb_sample_sink *gecko_sink(void *w) { return pb_gecko_sample_sink((pb_gecko *)w); }
 static void gecko_free(void *w) { pb_gecko_free((pb_gecko *)w); }
 
@@ -96,7 +99,7 @@ static pb_status statprofiler_files(pb_write_req *rq, pb_error *err)
     return pb_statprofiler_write(rq->in[0], rq->fmt, rq->opt, rq->out, &rq->names, &rq->n_names, &rq->samples, err);
 }
 
-static void *dump_open(FILE *fp, const char *t, pb_error *werr) { return (void)t, pb_dump_new(fp, werr); }
+static void *dump_open(FILE *fp, const char *t, const pb_options *o, pb_error *werr) { return (void)t, (void)o, pb_dump_new(fp, werr); }
 static pb_sink *dump_sink(void *w) { return (pb_sink *)w; }
 static void dump_free(void *w) { pb_dump_free((pb_sink *)w); }
 
@@ -223,7 +226,7 @@ static pb_status stream_write(FILE *fp, void *ctx, pb_error *werr, pb_error *err
         const char *base = strrchr(j->in[0], '/');
         title = base ? base + 1 : j->in[0];
     }
-    if (!(w = t->open(fp, title, werr)))
+    if (!(w = t->open(fp, title, j->opt, werr)))
         return werr->status;
     if (t->chunk_sink) {
         st = pb_decode_file(j->in[0], j->fmt, j->opt, t->chunk_sink(w), err);

@@ -80,8 +80,9 @@ struct pb_target {
     const char *library;  /* the optional library its writer needs ("snappy"), or NULL */
     const char *empty;    /* an input with no samples: the end of the warning ("the output is empty"); NULL: none */
     /* a writer on an open stream (title: the input's base name, or "merged
-     * profile"): it consumes samples (sink) or chunks (chunk_sink) */
-    void *(*open)(FILE *fp, const char *title, pb_error *werr);
+     * profile"; opt: the caller's options): it consumes samples (sink) or
+     * chunks (chunk_sink) */
+    void *(*open)(FILE *fp, const char *title, const pb_options *opt, pb_error *werr);
     pb_sample_sink *(*sink)(void *w);
     pb_sink *(*chunk_sink)(void *w);
     void (*free)(void *w);

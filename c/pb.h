@@ -58,6 +58,8 @@ typedef struct {
     const char *source_base;         /* searched last for relative names: the input's directory */
 
     int jobs;                        /* merge: worker processes that decode the inputs (0, 1: none) */
+    int no_time_order;               /* speedscope output: every thread as summed stacks, even where its
+                                      * samples have times (0: those threads evented, at their times) */
 
     /* progress: called as input bytes are read, at most once per MiB read
      * (done = file offset reached, total = file size or UINT64_MAX) */

@@ -59,6 +59,7 @@ struct pb_speedscope {
     pb_sample_facts facts; /* weight_ns: weights are ns already */
     pb_tick_spool spool;   /* the threads' ticks */
     uint64_t origin;       /* the earliest sample time (µs): time 0 of every timed thread */
+    int time_order;        /* 0: every thread as summed stacks, whatever times its samples have (pb_options) */
     int have_origin;
     uint64_t last_key;     /* the thread get_thread() found last (spans come thread by thread) */
     uint32_t last_ti;
@@ -213,6 +214,8 @@ static pb_status sc_thread(pb_sample_sink *self, uint64_t key, uint32_t pid, uin
 static pb_status tick(pb_speedscope *s, uint32_t ti, uint32_t stack, uint64_t ts, uint64_t weight)
 {
     pb_tick_rec r;
+    if (!s->time_order)
+        return PB_OK;
     r.x = stack;
     r.y = 0;
     r.a = ts;
@@ -685,7 +688,7 @@ static pb_status sc_finish(pb_sample_sink *self)
 
 static const pb_sample_sink sink_calls = {.attribute = sc_attribute, .frame = sc_frame, .thread = sc_thread, .sample = sc_sample, .note = pb_sample_note_ignore, .finish = sc_finish, .span = sc_span};
 
-pb_speedscope *pb_speedscope_new(FILE *out, const char *name, pb_error *err)
+pb_speedscope *pb_speedscope_new(FILE *out, const char *name, int time_order, pb_error *err)
 {
     pb_speedscope *s = (pb_speedscope *)calloc(1, sizeof *s);
     if (!s || !(s->title = pb_memdup0(name ? name : "profile", strlen(name ? name : "profile")))) {
@@ -696,7 +699,11 @@ pb_speedscope *pb_speedscope_new(FILE *out, const char *name, pb_error *err)
     s->out = out;
     s->err = err;
     pb_sample_sink_init(&s->ss, &sink_calls, s, err, NULL);
-    s->ss.each_tick = 1; /* every recorded sample at its own time (samples.h) */
+    s->time_order = time_order;
+    if (time_order)
+        s->ss.each_tick = 1; /* every recorded sample at its own time (samples.h) */
+    else
+        s->ss.sums_stacks = 1; /* each distinct stack once, its weight summed */
     pb_tick_spool_init(&s->spool, err, "the speedscope writer's spool", "out of memory while building the speedscope file");
     return s;
 }

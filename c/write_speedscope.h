@@ -36,8 +36,11 @@
 
 typedef struct pb_speedscope pb_speedscope;
 
-/* name: the file's "name" (NULL: "profile").  JSON goes to out at finish(). */
-pb_speedscope *pb_speedscope_new(FILE *out, const char *name, pb_error *err);
+/* name: the file's "name" (NULL: "profile").  time_order: 1 writes a thread
+ * whose samples have times as an evented profile at those times; 0 writes
+ * every thread as summed stacks (pb_options.no_time_order).  JSON goes to out
+ * at finish(). */
+pb_speedscope *pb_speedscope_new(FILE *out, const char *name, int time_order, pb_error *err);
 pb_sample_sink *pb_speedscope_sample_sink(pb_speedscope *s);
 void pb_speedscope_free(pb_speedscope *s);
 

@@ -149,4 +149,42 @@ for my $pf (map { "$d/perf/$_.perf" } qw(thr_cpp_F rec_fork rust_pidtid)) {
     check_times($label, $out, \%threads);
 }
 
+# ---- time_order => 0 (--no-time-order): every thread as summed stacks,
+# sampled profiles whose per-thread weights are the sample counts CPython's
+# own `replay --collapsed` gives (X.bin.collapsed.txt beside each file)
+for my $bin (sort glob "$d/tachyon/real315/*.bin") {
+    my $truth = "$bin.collapsed.txt";
+    next unless -s $truth;
+    (my $label = $bin) =~ s{\A\Q$d/\E}{};
+    my $out = "$tmp/n.json";
+    ok(convert_quietly($bin, { out => $out, to => 'speedscope', time_order => 0 }), "$label: time_order => 0 converted")
+        or next;
+    my $p = $json->decode(slurp($out));
+    my @types = grep { $_->{type} ne 'sampled' } @{ $p->{profiles} };
+    is(scalar @types, 0, "$label: time_order => 0: every thread a sampled profile");
+    my %want;
+    open my $fh, '<', $truth or die "$truth: $!";
+    while (<$fh>) {
+        $want{$1} += $2 if /\Atid:(\d+);.* (\d+)\s*\z/;
+    }
+    # weights are ns: samples x the file's interval, the same for every thread
+    my @got = sort { $a <=> $b } map { my $w = 0; $w += $_ for @{ $_->{weights} }; $w } @{ $p->{profiles} };
+    my @want = sort { $a <=> $b } values %want;
+    my $iv = @want && $want[0] ? $got[0] / $want[0] : 0;
+    is_deeply([ map { $iv ? $_ / $iv : $_ } @got ], \@want,
+        "$label: time_order => 0: the threads' samples are CPython's (@want at " . $iv / 1e6 . ' ms)');
+}
+
+# the CLI's --no-time-order is time_order => 0
+{
+    my $bin = "$d/tachyon/real315/multithread_cpu_none.bin";
+    my $out = "$tmp/cli.json";
+    my $rc = system($^X, '-Mblib', "$FindBin::Bin/../bin/profbridge", 'convert', '-q', '--no-time-order', '--to',
+        'speedscope', '-o', $out, $bin);
+    is($rc, 0, 'profbridge convert --no-time-order --to speedscope');
+    my $p = -s $out ? $json->decode(slurp($out)) : { profiles => [] };
+    is(join(',', sort map { $_->{type} } @{ $p->{profiles} }), join(',', ('sampled') x 5),
+        '--no-time-order: its 5 threads as sampled profiles');
+}
+
 done_testing;

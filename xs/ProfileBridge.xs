@@ -139,6 +139,8 @@ static void fill_options(pTHX_ HV *hv, pb_options *o)
     }
     svp = hv_fetchs(hv, "source", 0);
     o->no_source = svp && SvOK(*svp) && !SvTRUE(*svp);
+    svp = hv_fetchs(hv, "time_order", 0);
+    o->no_time_order = svp && SvOK(*svp) && !SvTRUE(*svp);
     svp = hv_fetchs(hv, "source_any", 0);
     o->source_any = svp && SvTRUE(*svp);
     o->source_roots = string_list(aTHX_ hv_fetchs(hv, "source_root", 0), &o->n_source_roots);

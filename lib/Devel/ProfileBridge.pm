@@ -588,7 +588,7 @@ sub dump_json {
 }
 
 my %CONVERT_OPTS = map { $_ => 1 } qw(in out format thread pid sample_type compress salvage to progress
-    source source_any source_root strip_prefix), @LIMITS;
+    source source_any source_root strip_prefix time_order), @LIMITS;
 
 sub convert { return _convert_impl(undef, @_) }
 
@@ -652,6 +652,7 @@ sub _convert_impl {
     }
     $x->{source} = $opts{source} ? 1 : 0 if exists $opts{source};
     $x->{source_any} = $opts{source_any} ? 1 : 0;
+    $x->{time_order} = $opts{time_order} ? 1 : 0 if exists $opts{time_order};
     # relative file names in the profile are looked up beside the input too
     if ($opts{in} ne '-') {
         require File::Basename;
@@ -709,7 +710,7 @@ sub _with_inputs {
 sub merge {
     my (%opts) = @_;
     _check_opts('merge', { map { $_ => 1 } qw(in out to compress thread pid sample_type progress source source_any source_root
-        strip_prefix jobs), @LIMITS }, \%opts);
+        strip_prefix jobs time_order), @LIMITS }, \%opts);
     if (defined $opts{jobs} && $opts{jobs} !~ /\A[0-9]{1,3}\z/) {
         _usage("merge: jobs must be a number of processes (0..999), not '$opts{jobs}'");
     }
@@ -744,6 +745,7 @@ sub merge {
     }
     $x->{source} = $opts{source} ? 1 : 0 if exists $opts{source};
     $x->{source_any} = $opts{source_any} ? 1 : 0;
+    $x->{time_order} = $opts{time_order} ? 1 : 0 if exists $opts{time_order};
     if ($in[0] ne '-') {
         require File::Basename;
         $x->{source_base} = -d $in[0] ? $in[0] : File::Basename::dirname($in[0]);
@@ -2118,7 +2120,11 @@ samples are spooled as for C<gecko> below (an unlinked temporary file in
 C<$TMPDIR>, 24 bytes a sample), so memory stays bounded; the file holds
 an open and a close event for each frame that changes from one sample to
 the next, so it can be many times the size of the C<sampled> form (a
-100 MB V8 profile of 10.7 million samples: 2.9 GB).  Open it
+100 MB V8 profile of 10.7 million samples: 2.9 GB).  C<< time_order => 0 >>
+(C<--no-time-order>; C<convert> and C<merge>, read by this target only)
+writes every thread in the C<sampled> form instead: each distinct stack
+once with its summed weight, as compact as the other stack targets, with
+no Time Order.  Open it
 at L<https://www.speedscope.app> or in the npm package's F<index.html>.
 
 C<< to => 'pstats' >> writes the call graph as Python's C<pstats> file,
