@@ -58,7 +58,9 @@ struct pb_fold {
     uint32_t *nthread;     /* its thread */
     size_t cself, ccalls, cnthread;
     f_thread *threads; size_t nthreads, cthreads; pb_index tthreads;
-    pb_stack_table stacks; /* (thread, ids) -> its leaf node, once walked */
+    pb_stack_table stacks; /* (thread, ids) -> where its path is in paths, once walked */
+    uint32_t *paths; size_t npaths, cpaths; /* the nodes of each stack kept, root first (as a cursor's path):
+                                             * a sample of it reads them, no parent chased */
     char *namebuf; size_t cnamebuf;
     char *filebuf; size_t cfilebuf;
     /* finish()'s working memory, here so that pb_fold_free() releases it
@@ -398,14 +400,20 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
     /* a stack seen before: its nodes from m on are its leaf's ancestors,
      * no probe for them (the path stays the sample's, root first) */
     if ((h = pb_stack_table_find(&f->stacks, ti, ids, depth)) != NULL) {
-        uint32_t node = h->val;
-        for (j = depth; j-- > m;) {
-            t->cur.path[j] = node;
-            if (j > m || j >= t->cur.depth ||
-                f->frames[ids[depth - 1 - j]].sub != f->frames[t->cur.prev[t->cur.depth - 1 - j]].sub)
-                f->calls[node]++;
-            node = f->nodes.n[node].parent;
-        }
+        /* each node of the stack takes an activation but its outer m
+         * (those it shares with the previous sample), and the m-th only when
+         * its sub changed: counted as one for each node (h->sum: the
+         * samples of the stack, onto calls by calls_flush) less those here,
+         * on nodes the previous sample touched (no miss on the others) */
+        const uint32_t *pp = f->paths + h->val;
+        h->sum++;
+        for (j = 0; j < m; j++)
+            f->calls[pp[j]]--;
+        if (m < depth && !(m >= t->cur.depth ||
+                           f->frames[ids[depth - 1 - m]].sub != f->frames[t->cur.prev[t->cur.depth - 1 - m]].sub))
+            f->calls[pp[m]]--;
+        for (j = m; j < depth; j++)
+            t->cur.path[j] = pp[j];
     } else if (f->stacks.oom) {
         return OOM(f);
     }
@@ -426,8 +434,17 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
             f->frames[frame].sub != f->frames[t->cur.prev[t->cur.depth - 1 - j]].sub)
             f->calls[node]++;
     }
-    if (!h && pb_stack_table_add(&f->stacks, ti, ids, depth, t->cur.path[depth - 1], 0) < 0)
-        return OOM(f);
+    if (!h) {
+        /* its path beside it (dropped when the table is full) */
+        size_t at = f->npaths;
+        int r;
+        if (at > UINT32_MAX - (size_t)depth ||
+            pb_append((void **)&f->paths, &f->npaths, &f->cpaths, t->cur.path, depth, sizeof *f->paths) < 0 ||
+            (r = pb_stack_table_add(&f->stacks, ti, ids, depth, (uint32_t)at, 0)) < 0)
+            return OOM(f);
+        if (r == 0)
+            f->npaths = at;
+    }
     pb_stack_cursor_end(&t->cur, ids, depth);
     if (depth) {
         /* ticks = weight x interval, in TIME_LINEs of at most INT32_MAX
@@ -1017,6 +1034,19 @@ static pb_status pid_ends(pb_fold *f, const uint32_t *by_order)
     return emit_attr(f, "cumulative_overhead_ticks", pb_str_c(val));
 }
 
+/* the activations counted per stack (ss_sample) onto its nodes, once */
+static void calls_flush(pb_fold *f)
+{
+    size_t i = 0;
+    uint32_t j;
+    pb_stack_head *h;
+    while ((h = pb_stack_table_next(&f->stacks, &i)) != NULL) {
+        for (j = 0; j < h->depth; j++)
+            f->calls[f->paths[h->val + j]] += h->sum;
+        h->sum = 0;
+    }
+}
+
 static pb_status ss_finish(pb_sample_sink *self)
 {
     pb_fold *f = (pb_fold *)self->ctx;
@@ -1031,6 +1061,7 @@ static pb_status ss_finish(pb_sample_sink *self)
     tm.div = 1;
     tm.excl_signed = 0;
     f->m.root = pb_str_c(root);
+    calls_flush(f);
     if ((st = header(f)) != PB_OK)
         return st;
     /* weights that are not time (bytes, objects): what they are, for info */
@@ -1122,6 +1153,8 @@ void pb_fold_free(pb_fold *f)
         pb_stack_cursor_free(&f->threads[i].cur);
     }
     pb_stack_table_free(&f->stacks);
+    free(f->paths);
+    f->paths = NULL;
     PB_FREE_ALL(f->frames, f->self_w, f->calls, f->nthread, f->threads, f->namebuf, f->filebuf, f->fin_total,
                 f->fin_byorder, f->app, f->fin_end, f->gf, f->ecc);
     pb_model_free_fold(&f->m, &f->nodes, &f->walk, &f->cev);

@@ -37,10 +37,13 @@ typedef struct {
 } pb_stack_head;    /* followed by its depth ids, padded to 8 bytes */
 
 typedef struct {
-    uint64_t *slot;  /* hash << 32 | (the stack's byte offset / 8 + 1); 0: empty */
-    size_t cap, n;   /* slots (a power of two, at most half full), stacks */
-    char *pool;      /* the stacks: head, ids */
+    uint32_t *slot;  /* the hash's top bits | (the stack's byte offset / 8 + 1); 0: empty (stack_table.c) */
+    size_t cap, n;   /* slots (a power of two, at most 3/4 full), stacks */
+    char *pool;      /* the stacks: head, ids (on cache lines: stack_table.c) */
     size_t npool, cpool;
+    char *mem;       /* what holds the pool */
+    uint32_t *order; /* each stack's byte offset / 8, in the order added */
+    size_t corder;
     size_t pend_slot; /* find's miss: the slot add fills, the stack's hash */
     uint32_t pend_hash;
     int oom;          /* find ran out of memory */
@@ -51,8 +54,8 @@ pb_stack_head *pb_stack_table_find(pb_stack_table *t, uint64_t key, const uint32
  * table is full (nothing kept), or -1 when out of memory */
 int pb_stack_table_add(pb_stack_table *t, uint64_t key, const uint32_t *ids, uint32_t depth, uint32_t val,
                        uint64_t weight);
-/* the stacks kept, in the order added: *off = 0 first; NULL after the last */
-pb_stack_head *pb_stack_table_next(pb_stack_table *t, size_t *off);
+/* the stacks kept, in the order added: *i = 0 first; NULL after the last */
+pb_stack_head *pb_stack_table_next(pb_stack_table *t, size_t *i);
 void pb_stack_table_free(pb_stack_table *t);
 
 #endif
