@@ -58,9 +58,9 @@ struct pb_fold {
     uint32_t *nthread;     /* its thread */
     size_t cself, ccalls, cnthread;
     f_thread *threads; size_t nthreads, cthreads; pb_index tthreads;
-    pb_stack_table stacks; /* (thread, ids) -> where its path is in paths, once walked */
-    uint32_t *paths; size_t npaths, cpaths; /* the nodes of each stack kept, root first (as a cursor's path):
-                                             * a sample of it reads them, no parent chased */
+    pb_stack_table stacks; /* (thread, ids) -> its nodes (root first, as a cursor's path: kept with it,
+                            * pb_stack_table_more), once walked; sum: the weight of its samples
+                            * since, aux: their number (calls_flush puts them on the nodes) */
     char *namebuf; size_t cnamebuf;
     char *filebuf; size_t cfilebuf;
     /* finish()'s working memory, here so that pb_fold_free() releases it
@@ -402,11 +402,12 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
     if ((h = pb_stack_table_find(&f->stacks, ti, ids, depth)) != NULL) {
         /* each node of the stack takes an activation but its outer m
          * (those it shares with the previous sample), and the m-th only when
-         * its sub changed: counted as one for each node (h->sum: the
+         * its sub changed: counted as one for each node (h->aux: the
          * samples of the stack, onto calls by calls_flush) less those here,
          * on nodes the previous sample touched (no miss on the others) */
-        const uint32_t *pp = f->paths + h->val;
-        h->sum++;
+        const uint32_t *pp = pb_stack_table_more(h);
+        h->aux++;
+        h->sum += weight; /* (as self_w takes it: onto the leaf by calls_flush) */
         for (j = 0; j < m; j++)
             f->calls[pp[j]]--;
         if (m < depth && !(m >= t->cur.depth ||
@@ -434,17 +435,8 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
             f->frames[frame].sub != f->frames[t->cur.prev[t->cur.depth - 1 - j]].sub)
             f->calls[node]++;
     }
-    if (!h) {
-        /* its path beside it (dropped when the table is full) */
-        size_t at = f->npaths;
-        int r;
-        if (at > UINT32_MAX - (size_t)depth ||
-            pb_append((void **)&f->paths, &f->npaths, &f->cpaths, t->cur.path, depth, sizeof *f->paths) < 0 ||
-            (r = pb_stack_table_add(&f->stacks, ti, ids, depth, (uint32_t)at, 0)) < 0)
-            return OOM(f);
-        if (r == 0)
-            f->npaths = at;
-    }
+    if (!h && pb_stack_table_add_more(&f->stacks, ti, ids, depth, 0, 0, t->cur.path, depth) < 0)
+        return OOM(f);
     pb_stack_cursor_end(&t->cur, ids, depth);
     if (depth) {
         /* ticks = weight x interval, in TIME_LINEs of at most INT32_MAX
@@ -453,7 +445,8 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
          * bytes into billions of chunks. */
         const f_frame *leaf = &f->frames[ids[0]];
         uint64_t nchunks = pb_model_split_count(weight, tpw);
-        f->self_w[t->cur.path[depth - 1]] += weight;
+        if (!h)
+            f->self_w[t->cur.path[depth - 1]] += weight;
         if (nchunks > PB_FOLD_MAX_SPLIT)
             return pb_fail_nooff(f->err, PB_ERR_LIMIT,
                                  "a sample of weight %llu x %llu ticks would need %llu TIME_LINE chunks; one "
@@ -1034,16 +1027,19 @@ static pb_status pid_ends(pb_fold *f, const uint32_t *by_order)
     return emit_attr(f, "cumulative_overhead_ticks", pb_str_c(val));
 }
 
-/* the activations counted per stack (ss_sample) onto its nodes, once */
+/* the activations and weights counted per stack (ss_sample) onto its nodes, once */
 static void calls_flush(pb_fold *f)
 {
     size_t i = 0;
     uint32_t j;
     pb_stack_head *h;
     while ((h = pb_stack_table_next(&f->stacks, &i)) != NULL) {
+        const uint32_t *pp = pb_stack_table_more(h);
         for (j = 0; j < h->depth; j++)
-            f->calls[f->paths[h->val + j]] += h->sum;
-        h->sum = 0;
+            f->calls[pp[j]] += h->aux;
+        if (h->depth)
+            f->self_w[pp[h->depth - 1]] += h->sum;
+        h->aux = h->sum = 0;
     }
 }
 
@@ -1153,8 +1149,6 @@ void pb_fold_free(pb_fold *f)
         pb_stack_cursor_free(&f->threads[i].cur);
     }
     pb_stack_table_free(&f->stacks);
-    free(f->paths);
-    f->paths = NULL;
     PB_FREE_ALL(f->frames, f->self_w, f->calls, f->nthread, f->threads, f->namebuf, f->filebuf, f->fin_total,
                 f->fin_byorder, f->app, f->fin_end, f->gf, f->ecc);
     pb_model_free_fold(&f->m, &f->nodes, &f->walk, &f->cev);

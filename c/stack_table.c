@@ -106,10 +106,17 @@ static int st_grow_pool(pb_stack_table *t, size_t n)
 int pb_stack_table_add(pb_stack_table *t, uint64_t key, const uint32_t *ids, uint32_t depth, uint32_t val,
                        uint64_t weight)
 {
-    size_t off = t->npool, need = st_size(depth);
+    return pb_stack_table_add_more(t, key, ids, depth, val, weight, NULL, 0);
+}
+
+int pb_stack_table_add_more(pb_stack_table *t, uint64_t key, const uint32_t *ids, uint32_t depth, uint32_t val,
+                            uint64_t weight, const uint32_t *more, uint32_t nmore)
+{
+    size_t off = t->npool, need;
     pb_stack_head *e;
-    if (depth > PB_STACK_TABLE_MAX_BYTES)
+    if (depth > PB_STACK_TABLE_MAX_BYTES || nmore > PB_STACK_TABLE_MAX_BYTES)
         return 0;
+    need = st_size(depth + nmore);
     /* a stack that fits a cache line is not split over two (a probe that
      * finds it then reads one line); a longer one starts on a line */
     if (need > ST_LINE - off % ST_LINE && off % ST_LINE)
@@ -121,11 +128,14 @@ int pb_stack_table_add(pb_stack_table *t, uint64_t key, const uint32_t *ids, uin
     e = (pb_stack_head *)(t->pool + off);
     e->key = key;
     e->sum = weight;
+    e->aux = 0;
     e->depth = depth;
     e->val = val;
-    memset((char *)(e + 1) + (size_t)depth * 4, 0, need - sizeof *e - (size_t)depth * 4);
+    memset((char *)(e + 1) + ((size_t)depth + nmore) * 4, 0, need - sizeof *e - ((size_t)depth + nmore) * 4);
     if (depth)
         memcpy(e + 1, ids, (size_t)depth * sizeof *ids);
+    if (nmore)
+        memcpy((uint32_t *)(e + 1) + depth, more, (size_t)nmore * sizeof *more);
     t->npool = off + need;
     t->slot[t->pend_slot] = ST_TAG(t->pend_hash) | (uint32_t)(off / 8 + 1);
     t->order[t->n++] = (uint32_t)(off / 8);
