@@ -59,8 +59,9 @@ struct pb_fold {
     size_t cself, ccalls, cnthread;
     f_thread *threads; size_t nthreads, cthreads; pb_index tthreads;
     pb_stack_table stacks; /* (thread, ids) -> its nodes (root first, as a cursor's path: kept with it,
-                            * pb_stack_table_more), once walked; sum: the weight of its samples
-                            * since, aux: their number (calls_flush puts them on the nodes) */
+                            * pb_stack_table_more), once walked, and after them the number of its
+                            * samples since (64 bits: stack_hits); sum: their weight (calls_flush puts
+                            * both on the nodes) */
     char *namebuf; size_t cnamebuf;
     char *filebuf; size_t cfilebuf;
     /* finish()'s working memory, here so that pb_fold_free() releases it
@@ -376,6 +377,18 @@ static pb_status start_thread(pb_fold *f, f_thread *t, uint64_t weight, uint64_t
     return emit(f, &c);
 }
 
+/* a kept stack's count of samples (after its nodes): add 1 (how 1), reset
+ * (how -1), or read it (how 0) */
+static uint64_t stack_hits(pb_stack_head *h, int how)
+{
+    uint64_t n;
+    uint32_t *at = pb_stack_table_more(h) + h->depth;
+    memcpy(&n, at, sizeof n);
+    n = how < 0 ? 0 : n + (uint64_t)how;
+    memcpy(at, &n, sizeof n);
+    return n;
+}
+
 static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint32_t *ids, uint32_t depth,
                            uint64_t weight, uint64_t timestamp)
 {
@@ -402,11 +415,11 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
     if ((h = pb_stack_table_find(&f->stacks, ti, ids, depth)) != NULL) {
         /* each node of the stack takes an activation but its outer m
          * (those it shares with the previous sample), and the m-th only when
-         * its sub changed: counted as one for each node (h->aux: the
+         * its sub changed: counted as one for each node (stack_hits: the
          * samples of the stack, onto calls by calls_flush) less those here,
          * on nodes the previous sample touched (no miss on the others) */
         const uint32_t *pp = pb_stack_table_more(h);
-        h->aux++;
+        stack_hits(h, 1);
         h->sum += weight; /* (as self_w takes it: onto the leaf by calls_flush) */
         for (j = 0; j < m; j++)
             f->calls[pp[j]]--;
@@ -435,8 +448,14 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
             f->frames[frame].sub != f->frames[t->cur.prev[t->cur.depth - 1 - j]].sub)
             f->calls[node]++;
     }
-    if (!h && pb_stack_table_add_more(&f->stacks, ti, ids, depth, 0, 0, t->cur.path, depth) < 0)
-        return OOM(f);
+    if (!h) {
+        /* its path, and a count of 0 after it (two u32) */
+        if (pb_grow((void **)&t->cur.path, &t->cur.hcap, (size_t)depth + 2, sizeof *t->cur.path) < 0)
+            return OOM(f);
+        t->cur.path[depth] = t->cur.path[depth + 1] = 0;
+        if (pb_stack_table_add_more(&f->stacks, ti, ids, depth, 0, 0, t->cur.path, depth + 2) < 0)
+            return OOM(f);
+    }
     pb_stack_cursor_end(&t->cur, ids, depth);
     if (depth) {
         /* ticks = weight x interval, in TIME_LINEs of at most INT32_MAX
@@ -1035,11 +1054,13 @@ static void calls_flush(pb_fold *f)
     pb_stack_head *h;
     while ((h = pb_stack_table_next(&f->stacks, &i)) != NULL) {
         const uint32_t *pp = pb_stack_table_more(h);
+        uint64_t n = stack_hits(h, 0);
         for (j = 0; j < h->depth; j++)
-            f->calls[pp[j]] += h->aux;
+            f->calls[pp[j]] += n;
         if (h->depth)
             f->self_w[pp[h->depth - 1]] += h->sum;
-        h->aux = h->sum = 0;
+        stack_hits(h, -1);
+        h->sum = 0;
     }
 }
 

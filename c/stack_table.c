@@ -128,7 +128,6 @@ int pb_stack_table_add_more(pb_stack_table *t, uint64_t key, const uint32_t *ids
     e = (pb_stack_head *)(t->pool + off);
     e->key = key;
     e->sum = weight;
-    e->aux = 0;
     e->depth = depth;
     e->val = val;
     memset((char *)(e + 1) + ((size_t)depth + nmore) * 4, 0, need - sizeof *e - ((size_t)depth + nmore) * 4);

@@ -32,7 +32,6 @@
 typedef struct {
     uint64_t key;
     uint64_t sum;   /* the weights of the samples with this stack (the sink's to use) */
-    uint64_t aux;   /* the sink's (0 when added) */
     uint32_t depth;
     uint32_t val;   /* the sink's: the stack's leaf */
 } pb_stack_head;    /* followed by its depth ids, then what the sink keeps with them
