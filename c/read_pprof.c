@@ -139,6 +139,8 @@ typedef struct {
     size_t ncomments, ccomments;
     pb_index tfunc, tloc, tmap; /* by id */
     uint32_t *locmap;         /* location id -> its index in locs (P_NONE: none), when the ids are dense */
+    uint32_t *locfr;          /* ... and its frames once interned: ids offset << 8 | count (0: not yet, or
+                               * 255 frames or more: loc_ids) */
     size_t nlocmap;           /* ids below it are in locmap (0: no map, tloc finds them) */
     int64_t time_nanos, duration_nanos, period, default_type, drop_frames, keep_frames;
     p_vt period_type;
@@ -701,7 +703,8 @@ static pb_status index_ids(pr *r)
             if (r->locs[i].id > top)
                 top = r->locs[i].id;
         if (r->nlocs && top < (uint64_t)r->nlocs * 2 + 64) {
-            if (!(r->locmap = (uint32_t *)malloc(((size_t)top + 1) * sizeof *r->locmap)))
+            if (!(r->locmap = (uint32_t *)malloc(((size_t)top + 1) * sizeof *r->locmap)) ||
+                !(r->locfr = (uint32_t *)calloc((size_t)top + 1, sizeof *r->locfr)))
                 return oom(r);
             memset(r->locmap, 0xff, ((size_t)top + 1) * sizeof *r->locmap); /* P_NONE */
             for (i = 0; i < r->nlocs; i++)
@@ -1328,8 +1331,16 @@ static int sample_field(pr *r, const top *t)
         return oom(r), -1;
     for (i = 0; i < r->nslocs; i++) {
         uint64_t id = r->slocs[i];
-        uint32_t li = id < r->nlocmap ? r->locmap[id] : P_NONE;
+        uint32_t li, e = id < r->nlocmap ? r->locfr[id] : 0;
         const p_loc *lc;
+        if (e && d < r->opt->max_stack_depth && (e & 255) <= r->opt->max_stack_depth - d &&
+            d + (e & 255) <= r->cstack) { /* its frames, interned before */
+            const uint32_t *from = r->ids + (e >> 8);
+            for (j = 0; j < (e & 255); j++)
+                r->stack[d++] = from[j];
+            continue;
+        }
+        li = id < r->nlocmap ? r->locmap[id] : P_NONE;
         if (li == P_NONE) {
             size_t k;
             PB_INDEX_FIND(&r->tloc, pb_mix64(id), k, li, r->locs[li].id == id);
@@ -1345,6 +1356,8 @@ static int sample_field(pr *r, const top *t)
             ids = r->ids + lc->ids;
         } else if (loc_ids(r, li, &ids, &n) != PB_OK)
             return -1;
+        if (id < r->nlocmap && n < 255 && lc->ids < (UINT32_C(1) << 24))
+            r->locfr[id] = lc->ids << 8 | n;
         if (d + n > r->opt->max_stack_depth) {
             pb_fail(r->err, PB_ERR_LIMIT, m.off, "a sample of more than max_stack_depth (%u) frames",
                     r->opt->max_stack_depth);
@@ -1373,7 +1386,7 @@ static void pr_free(void *p)
 {
     pr *r = (pr *)p;
     PB_FREE_ALL(r->arena, r->soff, r->funcs, r->locs, r->lines, r->maps, r->types, r->comments, r->ids, r->stack,
-                r->slocs, r->tsel, r->pkgbuf, r->abuf, r->values, r->labels, r->locmap);
+                r->slocs, r->tsel, r->pkgbuf, r->abuf, r->values, r->labels, r->locmap, r->locfr);
     pb_strtab_free(&r->threads);
     pb_index_free(&r->tfunc);
     pb_index_free(&r->tloc);
