@@ -30,7 +30,11 @@
  *   pass 2 skips everything but the samples and streams each one to the
  *          sample sink as it is read.
  * Memory: the tables (unique strings, functions, locations) and one
- * sample; never the samples, whatever their number.  Input that cannot be
+ * sample; never the samples, whatever their number.  Pass 2 finds a
+ * location by a direct map of its id when the ids are dense (as writers
+ * number them: the largest below 2 x the locations read + 64; else the
+ * hash index), with its interned frames beside it, and the thread of a
+ * sample's labels in a small cache of the last ones seen.  Input that cannot be
  * read twice (a pipe) is refused in C; the Perl layer copies such input to
  * a temporary file first.
  *
