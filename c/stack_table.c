@@ -90,7 +90,7 @@ static int st_grow_pool(pb_stack_table *t, size_t n)
     while (nc < n)
         nc *= 2;
     if (nc > PB_STACK_TABLE_MAX_BYTES)
-        nc = n; /* (n is at most that: add checks) */
+        nc = PB_STACK_TABLE_MAX_BYTES; /* (n is at most that: add checks) */
     if (!(mem = (char *)malloc(nc + ST_LINE - 1)))
         return -1;
     pool = mem + ((ST_LINE - (uintptr_t)mem % ST_LINE) % ST_LINE);
