@@ -30,6 +30,8 @@ typedef struct {
     uint64_t sampled; /* ticks the samples stand for (weight x interval) */
     uint64_t weight;  /* samples (their weights' sum) */
     pb_stack_cursor cur; /* the previous sample and its trie path (samples.h) */
+    size_t lazy;         /* the kept stack whose nodes are that path (its byte offset in the stack
+                          * table's pool + 1: copied into cur.path only when a walk needs it), or 0 */
 } f_thread;
 
 /* a function of a call-graph source, per thread: its totals as the source counted them */
@@ -59,9 +61,9 @@ struct pb_fold {
     size_t cself, ccalls, cnthread;
     f_thread *threads; size_t nthreads, cthreads; pb_index tthreads;
     pb_stack_table stacks; /* (thread, ids) -> its nodes (root first, as a cursor's path: kept with it,
-                            * pb_stack_table_more), once walked, and after them the number of its
-                            * samples since (64 bits: stack_hits); sum: their weight (calls_flush puts
-                            * both on the nodes) */
+                            * pb_stack_table_more), once walked; the number of its samples since:
+                            * val, and 64 bits after the nodes (stack_hits); sum: their weight
+                            * (calls_flush puts both on the nodes) */
     char *namebuf; size_t cnamebuf;
     char *filebuf; size_t cfilebuf;
     /* finish()'s working memory, here so that pb_fold_free() releases it
@@ -377,9 +379,9 @@ static pb_status start_thread(pb_fold *f, f_thread *t, uint64_t weight, uint64_t
     return emit(f, &c);
 }
 
-/* a kept stack's count of samples (after its nodes): add 1 (how 1), reset
- * (how -1), or read it (how 0) */
-static uint64_t stack_hits(pb_stack_head *h, int how)
+/* a kept stack's count of samples past its val (64 bits after its nodes):
+ * add how (> 0), reset it (how < 0), or read it (0) */
+static uint64_t stack_hits(pb_stack_head *h, int64_t how)
 {
     uint64_t n;
     uint32_t *at = pb_stack_table_more(h) + h->depth;
@@ -415,21 +417,29 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
     if ((h = pb_stack_table_find(&f->stacks, ti, ids, depth)) != NULL) {
         /* each node of the stack takes an activation but its outer m
          * (those it shares with the previous sample), and the m-th only when
-         * its sub changed: counted as one for each node (stack_hits: the
+         * its sub changed: counted as one for each node (val: the
          * samples of the stack, onto calls by calls_flush) less those here,
          * on nodes the previous sample touched (no miss on the others) */
         const uint32_t *pp = pb_stack_table_more(h);
-        stack_hits(h, 1);
+        if (++h->val == UINT32_MAX) { /* the count: val, then the 64 bits after the nodes */
+            stack_hits(h, UINT32_MAX);
+            h->val = 0;
+        }
         h->sum += weight; /* (as self_w takes it: onto the leaf by calls_flush) */
         for (j = 0; j < m; j++)
             f->calls[pp[j]]--;
         if (m < depth && !(m >= t->cur.depth ||
                            f->frames[ids[depth - 1 - m]].sub != f->frames[t->cur.prev[t->cur.depth - 1 - m]].sub))
             f->calls[pp[m]]--;
-        for (j = m; j < depth; j++)
-            t->cur.path[j] = pp[j];
+        t->lazy = (size_t)((char *)h - f->stacks.pool) + 1; /* its nodes are the path */
     } else if (f->stacks.oom) {
         return OOM(f);
+    } else if (t->lazy) {
+        /* the walk starts below the m nodes shared with the previous sample */
+        const uint32_t *lp = pb_stack_table_more((pb_stack_head *)(f->stacks.pool + t->lazy - 1));
+        for (j = 0; j < m; j++)
+            t->cur.path[j] = lp[j];
+        t->lazy = 0;
     }
     for (j = h ? depth : m; j < depth; j++) {
         uint32_t frame = ids[depth - 1 - j];
@@ -1054,13 +1064,14 @@ static void calls_flush(pb_fold *f)
     pb_stack_head *h;
     while ((h = pb_stack_table_next(&f->stacks, &i)) != NULL) {
         const uint32_t *pp = pb_stack_table_more(h);
-        uint64_t n = stack_hits(h, 0);
+        uint64_t n = stack_hits(h, 0) + h->val;
         for (j = 0; j < h->depth; j++)
             f->calls[pp[j]] += n;
         if (h->depth)
             f->self_w[pp[h->depth - 1]] += h->sum;
         stack_hits(h, -1);
         h->sum = 0;
+        h->val = 0;
     }
 }
 
