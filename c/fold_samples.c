@@ -30,6 +30,8 @@ typedef struct {
     uint64_t sampled; /* ticks the samples stand for (weight x interval) */
     uint64_t weight;  /* samples (their weights' sum) */
     pb_stack_cursor cur; /* the previous sample and its trie path (samples.h) */
+    size_t lazy;         /* the kept stack whose nodes are that path (its byte offset in the stack
+                          * table's pool + 1: copied into cur.path only when a walk needs it), or 0 */
 } f_thread;
 
 /* a function of a call-graph source, per thread: its totals as the source counted them */
@@ -58,7 +60,10 @@ struct pb_fold {
     uint32_t *nthread;     /* its thread */
     size_t cself, ccalls, cnthread;
     f_thread *threads; size_t nthreads, cthreads; pb_index tthreads;
-    pb_stack_table stacks; /* (thread, ids) -> its leaf node, once walked */
+    pb_stack_table stacks; /* (thread, ids) -> its nodes (root first, as a cursor's path: kept with it,
+                            * pb_stack_table_more), once walked; the number of its samples since:
+                            * val, and 64 bits after the nodes (stack_hits); sum: their weight
+                            * (calls_flush puts both on the nodes) */
     char *namebuf; size_t cnamebuf;
     char *filebuf; size_t cfilebuf;
     /* finish()'s working memory, here so that pb_fold_free() releases it
@@ -374,6 +379,18 @@ static pb_status start_thread(pb_fold *f, f_thread *t, uint64_t weight, uint64_t
     return emit(f, &c);
 }
 
+/* a kept stack's count of samples past its val (64 bits after its nodes):
+ * add how (> 0), reset it (how < 0), or read it (0) */
+static uint64_t stack_hits(pb_stack_head *h, int64_t how)
+{
+    uint64_t n;
+    uint32_t *at = pb_stack_table_more(h) + h->depth;
+    memcpy(&n, at, sizeof n);
+    n = how < 0 ? 0 : n + (uint64_t)how;
+    memcpy(at, &n, sizeof n);
+    return n;
+}
+
 static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint32_t *ids, uint32_t depth,
                            uint64_t weight, uint64_t timestamp)
 {
@@ -398,16 +415,31 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
     /* a stack seen before: its nodes from m on are its leaf's ancestors,
      * no probe for them (the path stays the sample's, root first) */
     if ((h = pb_stack_table_find(&f->stacks, ti, ids, depth)) != NULL) {
-        uint32_t node = h->val;
-        for (j = depth; j-- > m;) {
-            t->cur.path[j] = node;
-            if (j > m || j >= t->cur.depth ||
-                f->frames[ids[depth - 1 - j]].sub != f->frames[t->cur.prev[t->cur.depth - 1 - j]].sub)
-                f->calls[node]++;
-            node = f->nodes.n[node].parent;
+        /* each node of the stack takes an activation but its outer m
+         * (those it shares with the previous sample), and the m-th only when
+         * its sub changed: counted as one for each node (val: the
+         * samples of the stack, onto calls by calls_flush) less those here,
+         * on nodes the previous sample touched (no miss on the others) */
+        const uint32_t *pp = pb_stack_table_more(h);
+        if (++h->val == UINT32_MAX) { /* the count: val, then the 64 bits after the nodes */
+            stack_hits(h, UINT32_MAX);
+            h->val = 0;
         }
+        h->sum += weight; /* (as self_w takes it: onto the leaf by calls_flush) */
+        for (j = 0; j < m; j++)
+            f->calls[pp[j]]--;
+        if (m < depth && !(m >= t->cur.depth ||
+                           f->frames[ids[depth - 1 - m]].sub != f->frames[t->cur.prev[t->cur.depth - 1 - m]].sub))
+            f->calls[pp[m]]--;
+        t->lazy = (size_t)((char *)h - f->stacks.pool) + 1; /* its nodes are the path */
     } else if (f->stacks.oom) {
         return OOM(f);
+    } else if (t->lazy) {
+        /* the walk starts below the m nodes shared with the previous sample */
+        const uint32_t *lp = pb_stack_table_more((pb_stack_head *)(f->stacks.pool + t->lazy - 1));
+        for (j = 0; j < m; j++)
+            t->cur.path[j] = lp[j];
+        t->lazy = 0;
     }
     for (j = h ? depth : m; j < depth; j++) {
         uint32_t frame = ids[depth - 1 - j];
@@ -426,8 +458,14 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
             f->frames[frame].sub != f->frames[t->cur.prev[t->cur.depth - 1 - j]].sub)
             f->calls[node]++;
     }
-    if (!h && pb_stack_table_add(&f->stacks, ti, ids, depth, t->cur.path[depth - 1], 0) < 0)
-        return OOM(f);
+    if (!h) {
+        /* its path, and a count of 0 after it (two u32) */
+        if (pb_grow((void **)&t->cur.path, &t->cur.hcap, (size_t)depth + 2, sizeof *t->cur.path) < 0)
+            return OOM(f);
+        t->cur.path[depth] = t->cur.path[depth + 1] = 0;
+        if (pb_stack_table_add_more(&f->stacks, ti, ids, depth, 0, 0, t->cur.path, depth + 2) < 0)
+            return OOM(f);
+    }
     pb_stack_cursor_end(&t->cur, ids, depth);
     if (depth) {
         /* ticks = weight x interval, in TIME_LINEs of at most INT32_MAX
@@ -436,7 +474,8 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
          * bytes into billions of chunks. */
         const f_frame *leaf = &f->frames[ids[0]];
         uint64_t nchunks = pb_model_split_count(weight, tpw);
-        f->self_w[t->cur.path[depth - 1]] += weight;
+        if (!h)
+            f->self_w[t->cur.path[depth - 1]] += weight;
         if (nchunks > PB_FOLD_MAX_SPLIT)
             return pb_fail_nooff(f->err, PB_ERR_LIMIT,
                                  "a sample of weight %llu x %llu ticks would need %llu TIME_LINE chunks; one "
@@ -1017,6 +1056,25 @@ static pb_status pid_ends(pb_fold *f, const uint32_t *by_order)
     return emit_attr(f, "cumulative_overhead_ticks", pb_str_c(val));
 }
 
+/* the activations and weights counted per stack (ss_sample) onto its nodes, once */
+static void calls_flush(pb_fold *f)
+{
+    size_t i = 0;
+    uint32_t j;
+    pb_stack_head *h;
+    while ((h = pb_stack_table_next(&f->stacks, &i)) != NULL) {
+        const uint32_t *pp = pb_stack_table_more(h);
+        uint64_t n = stack_hits(h, 0) + h->val;
+        for (j = 0; j < h->depth; j++)
+            f->calls[pp[j]] += n;
+        if (h->depth)
+            f->self_w[pp[h->depth - 1]] += h->sum;
+        stack_hits(h, -1);
+        h->sum = 0;
+        h->val = 0;
+    }
+}
+
 static pb_status ss_finish(pb_sample_sink *self)
 {
     pb_fold *f = (pb_fold *)self->ctx;
@@ -1031,6 +1089,7 @@ static pb_status ss_finish(pb_sample_sink *self)
     tm.div = 1;
     tm.excl_signed = 0;
     f->m.root = pb_str_c(root);
+    calls_flush(f);
     if ((st = header(f)) != PB_OK)
         return st;
     /* weights that are not time (bytes, objects): what they are, for info */

@@ -30,7 +30,11 @@
  *   pass 2 skips everything but the samples and streams each one to the
  *          sample sink as it is read.
  * Memory: the tables (unique strings, functions, locations) and one
- * sample; never the samples, whatever their number.  Input that cannot be
+ * sample; never the samples, whatever their number.  Pass 2 finds a
+ * location by a direct map of its id when the ids are dense (as writers
+ * number them: the largest below 2 x the locations read + 64; else the
+ * hash index), with its interned frames beside it, and the thread of a
+ * sample's labels in a small cache of the last ones seen.  Input that cannot be
  * read twice (a pipe) is refused in C; the Perl layer copies such input to
  * a temporary file first.
  *
@@ -138,6 +142,10 @@ typedef struct {
     uint64_t *comments;
     size_t ncomments, ccomments;
     pb_index tfunc, tloc, tmap; /* by id */
+    uint32_t *locmap;         /* location id -> its index in locs (P_NONE: none), when the ids are dense */
+    uint32_t *locfr;          /* ... and its frames once interned: ids offset << 8 | count (0: not yet, or
+                               * 255 frames or more: loc_ids) */
+    size_t nlocmap;           /* ids below it are in locmap (0: no map, tloc finds them) */
     int64_t time_nanos, duration_nanos, period, default_type, drop_frames, keep_frames;
     p_vt period_type;
     int have_period_type;
@@ -156,6 +164,11 @@ typedef struct {
     uint64_t *slocs;          /* its location ids */
     size_t nslocs, cslocs;
     pb_strtab threads;        /* "<thread label>\0<pid label>" of each thread: key = id, in order of first appearance */
+    struct p_tcache {         /* the threads of the labels recently seen (a thread's first one went through thread_of) */
+        uint32_t thread_key, pid_key, key;
+        int thread_is_num, pid_is_num, sel, valid;
+        int64_t thread_num, pid_num;
+    } tcache[8];
     unsigned char *tsel;      /* per thread: selected by --thread */
     size_t ctsel;
     uint64_t samples;
@@ -198,13 +211,17 @@ typedef struct {
 
 static uint64_t msg_off(const msg *m) { return m->off + (uint64_t)(m->p - m->start); }
 
-static int msg_varint(msg *m, uint64_t *v)
+static inline int msg_varint(msg *m, uint64_t *v)
 {
     uint64_t x = 0;
     unsigned k = 0;
     int done;
     if (m->p >= m->end)
         return -1;
+    if (*m->p < 0x80) { /* the common one-byte case */
+        *v = *m->p++;
+        return 0;
+    }
     while ((done = pb_leb128_step(&x, k, *m->p, 0)) == 0) {
         m->p++;
         if (++k > 9 || m->p >= m->end)
@@ -218,7 +235,7 @@ static int msg_varint(msg *m, uint64_t *v)
 }
 
 /* the next field of m: 1, 0 at its end, or a corrupt error (returned as -1) */
-static int msg_field(pr *r, msg *m, fld *f)
+static inline int msg_field(pr *r, msg *m, fld *f)
 {
     uint64_t tag = 0, at = msg_off(m);
     if (m->p >= m->end)
@@ -683,6 +700,22 @@ static pb_status index_ids(pr *r)
     for (i = 0; i < r->nlocs; i++)
         if ((st = index_one(r, &r->tloc, (uint32_t)i, h_loc, loc_id, "locations")) != PB_OK)
             return st;
+    {   /* dense ids (1..n, as every writer numbers them): a direct map, of
+         * at most 2 x the locations read + 64 entries; the rest through tloc */
+        uint64_t top = 0;
+        for (i = 0; i < r->nlocs; i++)
+            if (r->locs[i].id > top)
+                top = r->locs[i].id;
+        if (r->nlocs && top < (uint64_t)r->nlocs * 2 + 64) {
+            if (!(r->locmap = (uint32_t *)malloc(((size_t)top + 1) * sizeof *r->locmap)) ||
+                !(r->locfr = (uint32_t *)calloc((size_t)top + 1, sizeof *r->locfr)))
+                return oom(r);
+            memset(r->locmap, 0xff, ((size_t)top + 1) * sizeof *r->locmap); /* P_NONE */
+            for (i = 0; i < r->nlocs; i++)
+                r->locmap[r->locs[i].id] = (uint32_t)i;
+            r->nlocmap = (size_t)top + 1;
+        }
+    }
     for (i = 0; i < r->ncomments; i++)
         if (r->comments[i] >= r->nstr)
             return corrupt_at(r, 0, "comment %zu is string %llu, past the string table's %zu", i,
@@ -1104,6 +1137,27 @@ static int read_sample(pr *r, msg *m, p_sample *sm)
     r->nslocs = 0;
     r->nlabels = 0;
     while ((k = msg_field(r, m, &f)) > 0) {
+        if (f.field == 1 && f.wt == WT_LEN) {
+            /* packed location ids (as every writer packs them): decoded
+             * in one loop into slocs, grown once for the field (a varint
+             * is a byte at least; max_stack_depth + 1 at most) */
+            msg pk = sub_msg(m, &f, m->rec);
+            size_t most = r->nslocs + (f.len < r->opt->max_stack_depth ? f.len : r->opt->max_stack_depth) + 1;
+            uint64_t v;
+            if (pb_grow((void **)&r->slocs, &r->cslocs, most, sizeof *r->slocs) < 0)
+                return oom(r), -1;
+            while (pk.p < pk.end) {
+                if (msg_varint(&pk, &v) < 0) {
+                    corrupt_at(r, msg_off(&pk), "%s field %u: a packed varint runs past its %zu bytes", m->rec,
+                               f.field, f.len);
+                    return -1;
+                }
+                if (r->nslocs >= r->opt->max_stack_depth) /* (so nslocs < most: room) */
+                    return take_loc(r, v, NULL), -1;       /* its limit error */
+                r->slocs[r->nslocs++] = v;
+            }
+            continue;
+        }
         if (f.field == 1 && each_int(r, m, &f, take_loc, NULL) < 0)
             return -1;
         if (f.field == 2 && each_int(r, m, &f, take_value, sm) < 0)
@@ -1251,27 +1305,69 @@ static int sample_field(pr *r, const top *t)
     r->samples++;
     if (w == 0 && !other_values(r))
         return 0;
-    if (thread_of(r, &sm, m.off, &key, &sel) != PB_OK)
-        return -1;
+    {   /* the labels' thread: one of the last few seen, else thread_of */
+        struct p_tcache *c = &r->tcache[(sm.thread_key ^ (sm.pid_key << 1) ^ (uint32_t)sm.thread_num ^
+                                         ((uint32_t)sm.pid_num << 2)) & 7];
+        if (c->valid && c->thread_key == sm.thread_key && c->pid_key == sm.pid_key &&
+            c->thread_is_num == sm.thread_is_num && c->pid_is_num == sm.pid_is_num &&
+            c->thread_num == sm.thread_num && c->pid_num == sm.pid_num) {
+            key = c->key;
+            sel = c->sel;
+        } else {
+            if (thread_of(r, &sm, m.off, &key, &sel) != PB_OK)
+                return -1;
+            c->thread_key = sm.thread_key;
+            c->pid_key = sm.pid_key;
+            c->thread_is_num = sm.thread_is_num;
+            c->pid_is_num = sm.pid_is_num;
+            c->thread_num = sm.thread_num;
+            c->pid_num = sm.pid_num;
+            c->key = key;
+            c->sel = sel;
+            c->valid = 1;
+        }
+    }
     if (!sel)
         return 0;
+    /* room for the frames: max_stack_depth at most (checked per location) */
+    if (pb_grow((void **)&r->stack, &r->cstack, r->nslocs < r->opt->max_stack_depth ? r->nslocs : r->opt->max_stack_depth,
+                sizeof *r->stack) < 0)
+        return oom(r), -1;
     for (i = 0; i < r->nslocs; i++) {
-        uint32_t li;
-        size_t k;
-        PB_INDEX_FIND(&r->tloc, pb_mix64(r->slocs[i]), k, li, r->locs[li].id == r->slocs[i]);
-        if (li == PB_INDEX_NONE) {
-            corrupt_at(r, m.off, "a sample names location %llu, which the profile does not define",
-                       (unsigned long long)r->slocs[i]);
-            return -1;
+        uint64_t id = r->slocs[i];
+        uint32_t li, e = id < r->nlocmap ? r->locfr[id] : 0;
+        const p_loc *lc;
+        if (e && d < r->opt->max_stack_depth && (e & 255) <= r->opt->max_stack_depth - d &&
+            d + (e & 255) <= r->cstack) { /* its frames, interned before */
+            const uint32_t *from = r->ids + (e >> 8);
+            for (j = 0; j < (e & 255); j++)
+                r->stack[d++] = from[j];
+            continue;
         }
-        if (loc_ids(r, li, &ids, &n) != PB_OK)
+        li = id < r->nlocmap ? r->locmap[id] : P_NONE;
+        if (li == P_NONE) {
+            size_t k;
+            PB_INDEX_FIND(&r->tloc, pb_mix64(id), k, li, r->locs[li].id == id);
+            if (li == PB_INDEX_NONE) {
+                corrupt_at(r, m.off, "a sample names location %llu, which the profile does not define",
+                           (unsigned long long)id);
+                return -1;
+            }
+        }
+        lc = &r->locs[li];
+        if (lc->ids != P_NONE && lc->nlines == 1) { /* one frame, interned before */
+            n = 1;
+            ids = r->ids + lc->ids;
+        } else if (loc_ids(r, li, &ids, &n) != PB_OK)
             return -1;
+        if (id < r->nlocmap && n < 255 && lc->ids < (UINT32_C(1) << 24))
+            r->locfr[id] = lc->ids << 8 | n;
         if (d + n > r->opt->max_stack_depth) {
             pb_fail(r->err, PB_ERR_LIMIT, m.off, "a sample of more than max_stack_depth (%u) frames",
                     r->opt->max_stack_depth);
             return -1;
         }
-        if (pb_grow((void **)&r->stack, &r->cstack, d + n, sizeof *r->stack) < 0)
+        if (d + n > r->cstack && pb_grow((void **)&r->stack, &r->cstack, d + n, sizeof *r->stack) < 0)
             return oom(r), -1;
         for (j = 0; j < n; j++)
             r->stack[d++] = ids[j];
@@ -1294,7 +1390,7 @@ static void pr_free(void *p)
 {
     pr *r = (pr *)p;
     PB_FREE_ALL(r->arena, r->soff, r->funcs, r->locs, r->lines, r->maps, r->types, r->comments, r->ids, r->stack,
-                r->slocs, r->tsel, r->pkgbuf, r->abuf, r->values, r->labels);
+                r->slocs, r->tsel, r->pkgbuf, r->abuf, r->values, r->labels, r->locmap, r->locfr);
     pb_strtab_free(&r->threads);
     pb_index_free(&r->tfunc);
     pb_index_free(&r->tloc);

@@ -34,13 +34,17 @@ typedef struct {
     uint64_t sum;   /* the weights of the samples with this stack (the sink's to use) */
     uint32_t depth;
     uint32_t val;   /* the sink's: the stack's leaf */
-} pb_stack_head;    /* followed by its depth ids, padded to 8 bytes */
+} pb_stack_head;    /* followed by its depth ids, then what the sink keeps with them
+                     * (pb_stack_table_add_more), padded to 8 bytes */
 
 typedef struct {
-    uint64_t *slot;  /* hash << 32 | (the stack's byte offset / 8 + 1); 0: empty */
-    size_t cap, n;   /* slots (a power of two, at most half full), stacks */
-    char *pool;      /* the stacks: head, ids */
+    uint32_t *slot;  /* the hash's top bits | (the stack's byte offset / 8 + 1); 0: empty (stack_table.c) */
+    size_t cap, n;   /* slots (a power of two, at most 3/4 full), stacks */
+    char *pool;      /* the stacks: head, ids (on cache lines: stack_table.c) */
     size_t npool, cpool;
+    char *mem;       /* what holds the pool */
+    uint32_t *order; /* each stack's byte offset / 8, in the order added */
+    size_t corder;
     size_t pend_slot; /* find's miss: the slot add fills, the stack's hash */
     uint32_t pend_hash;
     int oom;          /* find ran out of memory */
@@ -51,8 +55,13 @@ pb_stack_head *pb_stack_table_find(pb_stack_table *t, uint64_t key, const uint32
  * table is full (nothing kept), or -1 when out of memory */
 int pb_stack_table_add(pb_stack_table *t, uint64_t key, const uint32_t *ids, uint32_t depth, uint32_t val,
                        uint64_t weight);
-/* the stacks kept, in the order added: *off = 0 first; NULL after the last */
-pb_stack_head *pb_stack_table_next(pb_stack_table *t, size_t *off);
+/* the same, and n values of the sink's kept after the ids (pb_stack_table_more:
+ * a trie's nodes for the stack, read with it in one probe) */
+int pb_stack_table_add_more(pb_stack_table *t, uint64_t key, const uint32_t *ids, uint32_t depth, uint32_t val,
+                            uint64_t weight, const uint32_t *more, uint32_t n);
+static inline uint32_t *pb_stack_table_more(pb_stack_head *h) { return (uint32_t *)(h + 1) + h->depth; }
+/* the stacks kept, in the order added: *i = 0 first; NULL after the last */
+pb_stack_head *pb_stack_table_next(pb_stack_table *t, size_t *i);
 void pb_stack_table_free(pb_stack_table *t);
 
 #endif

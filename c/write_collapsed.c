@@ -32,6 +32,9 @@ struct pb_collapse {
     c_node *nodes; size_t nnodes, cnodes; pb_index tnodes; /* every node, roots too */
     c_thread *threads; size_t nthreads, cthreads; pb_index tthreads;
     pb_stack_table stacks; /* (thread, ids) -> its leaf node, once walked */
+    uint64_t last_key;  /* the thread of the last sample (most samples repeat it), when have_last */
+    uint32_t last_ti;
+    int have_last;
     char *namebuf; size_t cnamebuf;
     int diff, side;     /* diff mode (pb_collapse_diff_new): which input is being read */
 };
@@ -232,8 +235,15 @@ static pb_status cs_sample(pb_sample_sink *self, uint64_t thread_key, const uint
         return st;
     if (c->diff)
         thread_key = 0; /* a diff compares stacks, whatever thread ran them */
-    if ((st = get_thread(c, thread_key, &ti)) != PB_OK)
-        return st;
+    if (c->have_last && c->last_key == thread_key) {
+        ti = c->last_ti;
+    } else {
+        if ((st = get_thread(c, thread_key, &ti)) != PB_OK)
+            return st;
+        c->last_key = thread_key;
+        c->last_ti = ti;
+        c->have_last = 1;
+    }
     t = &c->threads[ti];
     /* a stack seen before: its weight summed in the table, no walk (the
      * cursor keeps the last walked sample and its path, still true for each

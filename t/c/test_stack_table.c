@@ -120,6 +120,47 @@ int main(void)
         ok(!bad, "the %u stacks kept are still found", n);
         pb_stack_table_free(&t);
     }
+
+    {
+        /* values kept with a stack (a sink's trie nodes): found with it,
+         * changed in place, in next() order; stacks of every size up to a
+         * few cache lines, each whole */
+        uint32_t ids[40], more[42], k, d;
+        size_t i2 = 0;
+        bad = 0;
+        for (d = 1; d <= 40 && !bad; d++) {
+            for (k = 0; k < d; k++) {
+                ids[k] = d * 100 + k;
+                more[k] = d * 1000 + k;
+            }
+            more[d] = more[d + 1] = 0;
+            if (pb_stack_table_find(&t, 5, ids, d) || pb_stack_table_add_more(&t, 5, ids, d, d, 0, more, d + 2) != 1)
+                bad = 1;
+        }
+        for (d = 1; d <= 40 && !bad; d++) {
+            uint32_t *m;
+            for (k = 0; k < d; k++)
+                ids[k] = d * 100 + k;
+            h = pb_stack_table_find(&t, 5, ids, d);
+            if (!h || h->val != d || h->depth != d) {
+                bad = 1;
+                break;
+            }
+            m = pb_stack_table_more(h);
+            for (k = 0; k < d; k++)
+                if (m[k] != d * 1000 + k)
+                    bad = 1;
+            if (m[d] || m[d + 1])
+                bad = 1;
+            m[d] = d; /* the sink's to change */
+        }
+        ok(!bad, "40 stacks of 1..40 frames with as many values of the sink's after them: found, values intact");
+        for (d = 1; (h = pb_stack_table_next(&t, &i2)) != NULL; d++)
+            if (h->depth != d || pb_stack_table_more(h)[d] != d || ((uint32_t *)(h + 1))[d - 1] != d * 100 + d - 1)
+                bad = 1;
+        ok(!bad && d == 41, "next(): each in order, with the value the sink changed");
+        pb_stack_table_free(&t);
+    }
     printf("1..%d\n", tests);
     return failures ? 1 : 0;
 }
