@@ -13,15 +13,15 @@
 #   sh bench/gecko.sh [CORPUS] [PY315_ROOT]
 # CORPUS: the real files (default ../shared/corpus); PY315_ROOT: the chroot
 # (default $PY315_ROOT, else ${TMPDIR:-/tmp}/py315-sid).
-# Measured on a loaded 2-core VM (load average 15: eight jobs at once; CPU
-# time is the steadier figure), one run:
-#   large_315.bin (18.2 MB, 5 threads, 8,300,094 samples): ours 6.76 s wall /
-#   1.49 s CPU, peak RSS 12.1 MB; CPython 3.15.2's replay --gecko 212 s wall /
-#   33.3 s CPU, peak RSS 47.0 MB: 22x less CPU, 3.9x less memory; the same
+# Measured on this 2-core VM, otherwise idle (load average about 1.7), one
+# run (the raw Gecko profile in the DevTools wrapper):
+#   large_315.bin (18.2 MB, 5 threads, 8,300,094 samples): ours 2.16 s wall /
+#   2.15 s CPU, peak RSS 12.3 MB; CPython 3.15's replay --gecko 36.44 s wall /
+#   36.34 s CPU, peak RSS 47.8 MB: 16.9x less CPU, 3.9x less memory; the same
 #   threads and samples per thread.
-#   synthetic-99mb.cpuprofile (98.3 MB, 10,569,118 samples): ours 38.8 s wall /
-#   4.35 s CPU, peak RSS 13.2 MB; node's JSON.parse alone 9.87 s wall / 1.14 s
-#   CPU, peak RSS 459 MB: 3.8x its CPU time, 1/35 of its memory.
+#   synthetic-99mb.cpuprofile (98.3 MB, 10,569,118 samples): ours 4.23 s wall /
+#   4.23 s CPU, peak RSS 13.4 MB; node's JSON.parse alone 1.12 s wall / 1.12 s
+#   CPU, peak RSS 459 MB: 3.8x its CPU time, 1/34 of its memory.
 set -eu
 corpus=${1:-../shared/corpus}
 root=${2:-${PY315_ROOT:-${TMPDIR:-/tmp}/py315-sid}}
