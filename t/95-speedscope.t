@@ -31,8 +31,9 @@ note('no schema check: set PB_SPEEDSCOPE_SCHEMA to the speedscope package\'s fil
 
 my @corpus = stack_corpus($d);
 # inputs with sample times: their threads are evented profiles at those times
-# (t/95-speedscope-times.t checks the times); the weights stay the collapsed ones
-push @corpus, glob("$d/tachyon/real315/*.bin"), map { "$d/perf/$_.perf" } qw(thr_cpp_F rec_fork rust_pidtid);
+# (t/95-speedscope-times.t checks the times of every real 3.15 file, and
+# t/98-sampled-flamegraph.t their totals); the weights stay the collapsed ones
+push @corpus, map({ "$d/tachyon/real315/$_.bin" } qw(multithread_cpu_none lambdas_classes_opcodes_zstd)), map { "$d/perf/$_.perf" } qw(thr_cpp_F rec_fork rust_pidtid);
 my @files;
 for my $in (@corpus) {
     (my $label = $in) =~ s{\A\Q$d/\E}{};
