@@ -191,6 +191,7 @@ typedef struct {
         uint64_t calls, ticks;
     } *edges;
     size_t nedges, edgecap;
+    void *escratch; /* emit_edges' arrays: freed by pyn_cleanup too (a callback may leave the decode) */
     int edges_sent;
     char *app_pending;      /* the header's ":application=-e", until the program's path is known */
     int log_seen, s_after_log_warned, names_note_done, version_done;
@@ -947,16 +948,17 @@ static pb_status emit_edges(pyn *r)
     if (r->edges_sent || !r->nedges)
         return PB_OK;
     r->edges_sent = 1;
-    in = (double *)calloc(n + 1, sizeof *in);
-    out = (double *)calloc(n + 1, sizeof *out);
-    given = (double *)calloc(n + 1, sizeof *given);
-    in_other = (double *)calloc(n + 1, sizeof *in_other);
-    calls_in = (uint64_t *)calloc(n + 1, sizeof *calls_in);
-    self = (unsigned char *)calloc(n + 1, 1);
-    if (!in || !out || !given || !in_other || !calls_in || !self) {
-        st = oom(r);
-        goto done;
-    }
+    /* one block, held by r: a callback that leaves the decode (a Perl die)
+     * never runs the end of this function, pyn_cleanup frees it then */
+    if (n + 1 > SIZE_MAX / (4 * sizeof(double) + sizeof(uint64_t) + 1) ||
+        !(r->escratch = calloc(n + 1, 4 * sizeof(double) + sizeof(uint64_t) + 1)))
+        return oom(r);
+    in = (double *)r->escratch;
+    out = in + (n + 1);
+    given = out + (n + 1);
+    in_other = given + (n + 1);
+    calls_in = (uint64_t *)(in_other + (n + 1));
+    self = (unsigned char *)(calls_in + (n + 1));
     for (i = 0; i < r->nedges; i++) {
         const struct pyn_edge *e = &r->edges[i];
         in[e->ce] += (double)e->ticks;
@@ -1015,7 +1017,8 @@ static pb_status emit_edges(pyn *r)
             goto done;
     }
 done:
-    PB_FREE_ALL(in, out, given, in_other, calls_in, self);
+    free(r->escratch);
+    r->escratch = NULL;
     return st;
 }
 
@@ -1438,7 +1441,7 @@ static void pyn_cleanup(void *p)
     size_t i;
     for (i = 0; i < r->nsubs; i++)
         free(r->subs[i].name);
-    PB_FREE_ALL(r->subs, r->lines, r->sbuf, r->nbuf, r->edges, r->app_pending);
+    PB_FREE_ALL(r->subs, r->lines, r->sbuf, r->nbuf, r->edges, r->app_pending, r->escratch);
     nytp_rec_free(&r->v);
     map_free(&r->fidmap);
     map_free(&r->sidmap);
