@@ -31,6 +31,7 @@ pb_sample_sink *pb_counting_init(counting *c, pb_sample_sink *next)
     c->ss.next = next;
     c->ss.sums_stacks = next->sums_stacks; /* the count is of samples > 0: only whether it is 0 is used */
     c->ss.each_tick = next->each_tick;
+    c->ss.keeps_cut_stacks = next->keeps_cut_stacks;
     if (!next->span)
         c->ss.span = NULL; /* not wanted downstream: the decoder must not fold spans for it */
     if (!next->sample_tags)

@@ -77,15 +77,13 @@ typedef struct pb_format_row {
     const char *library;          /* the library a file may need beyond the C library ("zstd"), or NULL */
     /* Optional, for a profile that spans several files: does path name one
      * (1: *paths, *n filled, to be freed with run_free; 0: no; -1: error),
-     * how to free that list, and the decoders of such a list.  run_stacks'
-     * extra is what a stack consumer offers this format beyond the sample
-     * sink (NULL: nothing; StatProfiler: the writer's pb_sp_hooks). */
+     * how to free that list, and the decoders of such a list. */
     int (*run)(const char *path, const pb_options *opt, char ***paths, size_t *n, pb_error *err);
     void (*run_free)(char **paths, size_t n);
     pb_status (*run_chunks)(const char *const *paths, size_t n, const pb_options *opt, pb_sink *sink,
                             pb_error *err);
     pb_status (*run_stacks)(const char *const *paths, size_t n, const pb_options *opt, struct pb_sample_sink *ss,
-                            const void *extra, pb_error *err);
+                            pb_error *err);
     /* the run's files a directory or a template names (for_chunks' files =>),
      * and what they are called in messages ("Devel::StatProfiler traces") */
     pb_status (*run_expand)(const char *spec, char ***paths, size_t *n, pb_error *err);

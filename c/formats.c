@@ -277,12 +277,11 @@ static int sniff_speedscope(const unsigned char *p, size_t len, uint64_t file_si
     return 1;
 }
 
-/* a StatProfiler run's stacks, with the hooks a consumer offers (the
- * writer's: eval source, sections, op names) or none */
+/* a StatProfiler run's stacks */
 static pb_status statprofiler_run_stacks(const char *const *paths, size_t n, const pb_options *opt,
-                                         pb_sample_sink *ss, const void *hooks, pb_error *err)
+                                         pb_sample_sink *ss, pb_error *err)
 {
-    return pb_statprofiler_files(paths, n, opt, ss, (const pb_sp_hooks *)hooks, err);
+    return pb_statprofiler_files(paths, n, opt, ss, NULL, err);
 }
 
 /* folded stacks (read_folded.c): text whose every line in the first 4 KB is
@@ -342,7 +341,7 @@ static const pb_loss tachyon_losses[] = {
     { NULL, NULL, NULL, 0, NULL }
 };
 static const pb_loss statprofiler_losses[] = {
-    { "op names (one per sample)", "sum:thread_#_samples", "op_names", 0, "*=kept only by {to}" },
+    { "op names (one per sample)", "sum:thread_#_samples", "opcode", 0, "*=dropped; {keepers}" },
     { "section start/end events", "comments:statprofiler section start*|statprofiler section end*", "sections", 0,
       "comments=kept as COMMENT chunks\n*=dropped" },
     { "metadata entries", "keys:metadata:*", "metadata", 0, "attributes=kept as ATTRIBUTEs\n*=dropped" },
@@ -686,13 +685,14 @@ pb_status pb_detect_source(pb_source *src, pb_format *format, pb_error *err)
 
 /* ---- the one driver ------------------------------------------------------
  * A target is a chunk sink or a sample sink (what: the output named in the
- * error for a format without stacks; extra: what the sample consumer offers
- * a format's run decoder, see pb_format_row.run_stacks). */
+ * error for a format without what it needs; needs: PB_YIELDS_* bits beyond
+ * stacks that the sample consumer needs of a format, PB_YIELDS_SAMPLES for
+ * real stack samples). */
 typedef struct {
     pb_sink *sink;
     pb_sample_sink *ss;
     const char *what;
-    const void *extra;
+    unsigned needs;
 } target;
 
 /* the producer's row, typed, to the target's sinks (format_row.h) */
@@ -728,6 +728,12 @@ static pb_status drive_source(pb_source *src, pb_format fmt, const pb_options *o
         err->needs_graph_target = 1;
         return st;
     }
+    if (t->ss && (row->yields & t->needs) != t->needs) {
+        char list[256];
+        pb_format_list(t->needs, 1, " or ", list, sizeof list);
+        return pb_fail_nooff(err, PB_ERR_UNSUPPORTED, "%s profiles have no stack samples: %s needs %s input",
+                             row->name, t->what, list);
+    }
     if (!t->ss && !row->chunks)
         return pb_fail(err, PB_ERR_UNSUPPORTED, 0, "%s files are recognised but not yet supported by this version (%s)",
                        row->name, PB_VERSION_STRING);
@@ -755,17 +761,10 @@ static pb_status drive_file_1(const char *path, pb_format fmt, const pb_options 
         return err->status;
     if (r > 0) {
         hand_row(t, row);
-        st = t->ss ? row->run_stacks((const char *const *)run, nrun, opt, t->ss, t->extra, err)
+        st = t->ss ? row->run_stacks((const char *const *)run, nrun, opt, t->ss, err)
                    : row->run_chunks((const char *const *)run, nrun, opt, t->sink, err);
         row->run_free(run, nrun);
         return st;
-    }
-    /* a consumer's extra reaches a named format's run decoder: one file is
-     * a run of one */
-    row = pb_format_get(fmt);
-    if (t->ss && t->extra && row && row->run_stacks) {
-        hand_row(t, row);
-        return row->run_stacks(&path, 1, opt, t->ss, t->extra, err);
     }
     if ((st = pb_src_open_file(&src, path, err)) != PB_OK)
         return st;
@@ -807,53 +806,53 @@ static pb_status drive_mem(const void *data, size_t len, const char *name, pb_fo
 }
 
 /* a chunk target (ss NULL) or a sample target */
-static target target_of(pb_sink *sink, pb_sample_sink *ss, const char *what, const void *extra)
+static target target_of(pb_sink *sink, pb_sample_sink *ss, const char *what, unsigned needs)
 {
     target t;
     t.sink = sink;
     t.ss = ss;
     t.what = what;
-    t.extra = extra;
+    t.needs = needs;
     return t;
 }
 
 pb_status pb_decode_source(pb_source *src, const char *name, pb_format format, const pb_options *opt,
                            pb_sink *sink, pb_error *err)
 {
-    target t = target_of(sink, NULL, NULL, NULL);
+    target t = target_of(sink, NULL, NULL, 0);
     (void)name;
     return drive_source(src, format, opt, &t, err);
 }
 
 pb_status pb_decode_file(const char *path, pb_format format, const pb_options *opt, pb_sink *sink, pb_error *err)
 {
-    target t = target_of(sink, NULL, NULL, NULL);
+    target t = target_of(sink, NULL, NULL, 0);
     return drive_file(path, format, opt, &t, err);
 }
 
 pb_status pb_decode_mem(const void *data, size_t len, const char *name, pb_format format, const pb_options *opt,
                         pb_sink *sink, pb_error *err)
 {
-    target t = target_of(sink, NULL, NULL, NULL);
+    target t = target_of(sink, NULL, NULL, 0);
     return drive_mem(data, len, name, format, opt, &t, err);
 }
 
 pb_status pb_decode_samples_file(const char *path, pb_format fmt, const pb_options *opt, pb_sample_sink *ss,
                                  const char *what, pb_error *err)
 {
-    return pb_decode_samples_file_extra(path, fmt, opt, ss, what, NULL, err);
+    return pb_decode_samples_file_for(path, fmt, opt, ss, what, 0, err);
 }
 
-pb_status pb_decode_samples_file_extra(const char *path, pb_format fmt, const pb_options *opt, pb_sample_sink *ss,
-                                       const char *what, const void *extra, pb_error *err)
+pb_status pb_decode_samples_file_for(const char *path, pb_format fmt, const pb_options *opt, pb_sample_sink *ss,
+                                     const char *what, unsigned needs, pb_error *err)
 {
-    target t = target_of(NULL, ss, what, extra);
+    target t = target_of(NULL, ss, what, needs & ~(unsigned)PB_YIELDS_STACKS);
     return drive_file(path, fmt, opt, &t, err);
 }
 
 pb_status pb_decode_samples_mem(const void *data, size_t len, const char *name, pb_format fmt, const pb_options *opt,
                                 pb_sample_sink *ss, const char *what, pb_error *err)
 {
-    target t = target_of(NULL, ss, what, NULL);
+    target t = target_of(NULL, ss, what, 0);
     return drive_mem(data, len, name, fmt, opt, &t, err);
 }

@@ -133,11 +133,12 @@ const pb_format_row *pb_format_run_row(pb_format fmt);
  * cap). */
 const char *pb_format_list(unsigned yields, int titles, const char *last, char *buf, size_t cap);
 
-/* pb_decode_samples_file (fold_samples.h) with the consumer's extra for the
- * format's run decoder (see run_stacks above).  With an extra and a format
- * that has a run decoder, one file that is not a run is read as a run of
- * one, so the extra reaches it. */
-pb_status pb_decode_samples_file_extra(const char *path, pb_format fmt, const pb_options *opt,
-                                       struct pb_sample_sink *ss, const char *what, const void *extra, pb_error *err);
+/* pb_decode_samples_file (fold_samples.h) for a consumer that needs more
+ * of a format than stacks: needs = the PB_YIELDS_* bits its row must have
+ * (PB_YIELDS_SAMPLES: real stack samples); a format without them is
+ * refused, unsupported, naming what (the output) and the formats that have
+ * them. */
+pb_status pb_decode_samples_file_for(const char *path, pb_format fmt, const pb_options *opt,
+                                     struct pb_sample_sink *ss, const char *what, unsigned needs, pb_error *err);
 
 #endif

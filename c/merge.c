@@ -364,7 +364,7 @@ static int sp_put_w(spooler *w, const void *p, size_t n)
 static int sp_str_w(spooler *w, pb_str s)
 {
     uint64_t n = s.len;
-    unsigned char u = s.utf8 ? 1 : 0;
+    unsigned char u = !s.ptr ? 2 : s.utf8 ? 1 : 0; /* 2: no string (a NULL pointer, samples.h) */
     return sp_put(w->fp, &n, sizeof n) || sp_put(w->fp, &u, 1) || (n && sp_put(w->fp, s.ptr, s.len)) ? -1 : 0;
 }
 #define sp_str(fp, s) sp_str_w(w, (s))
@@ -644,6 +644,7 @@ typedef struct {
     FILE *fp;
     char *buf[6];
     size_t cap[6];
+    unsigned char none[6]; /* the last string read into buf[k] was no string (a NULL pointer) */
 } spool_rd;
 
 static int rd(spool_rd *r, void *p, size_t n) { return n == 0 || fread(p, 1, n, r->fp) == n ? 0 : -1; }
@@ -655,7 +656,8 @@ static int rd_str(spool_rd *r, int k, pb_str *s)
         pb_grow((void **)&r->buf[k], &r->cap[k], (size_t)n + 1, 1) < 0 || rd(r, r->buf[k], (size_t)n))
         return -1;
     r->buf[k][n] = '\0';
-    *s = pb_str_make(r->buf[k], (size_t)n, u);
+    *s = pb_str_make(r->buf[k], (size_t)n, u == 1);
+    r->none[k] = u == 2;
     return 0;
 }
 
@@ -761,6 +763,8 @@ static pb_status replay(merger *m, spool_rd *r, size_t from, size_t to, uint32_t
             pb_str op, status;
             if (!m->ss.sample_tags || rd_str(r, 0, &op) || rd_str(r, 1, &status))
                 BAD();
+            if (r->none[1])
+                status.ptr = NULL; /* the source records no thread state (samples.h) */
             st = pb_sample_pass_sample_tags(&m->ss, op, status);
             break;
         }

@@ -5,6 +5,7 @@
  * validation, their messages, features() and the help's lists of targets
  * are made from these rows (Devel::ProfileBridge::_targets).
  */
+#define _POSIX_C_SOURCE 200809L /* strdup */
 #include <stdlib.h>
 #include <string.h>
 #include "count_samples.h"
@@ -94,10 +95,13 @@ static void *callgrind_open(const pb_write_req *rq, const char *input, int bare_
 }
 #define callgrind_close cgraph_close
 
-static pb_status statprofiler_files(pb_write_req *rq, pb_error *err)
+static void *statprofiler_files_open(const char *out, const pb_options *opt, pb_error *werr)
 {
-    return pb_statprofiler_write(rq->in[0], rq->fmt, rq->opt, rq->out, &rq->names, &rq->n_names, &rq->samples, err);
+    return (void)opt, pb_spw_sink_new(out, werr);
 }
+static pb_sample_sink *statprofiler_sink(void *w) { return pb_spw_sink_base((pb_spw_sink *)w); }
+static size_t statprofiler_files(void *w, const char *const **names) { return pb_spw_sink_files((pb_spw_sink *)w, names); }
+static void statprofiler_free(void *w) { pb_spw_sink_free((pb_spw_sink *)w); }
 
 static void *dump_open(FILE *fp, const char *t, const pb_options *o, pb_error *werr) { return (void)t, (void)o, pb_dump_new(fp, werr); }
 static pb_sink *dump_sink(void *w) { return (pb_sink *)w; }
@@ -121,8 +125,9 @@ static const pb_target targets[] = {
     { .name = "statprofiler", .what = "StatProfiler output", .consumes = PB_YIELDS_SAMPLES,
       .flags = PB_TO_CONVERT | PB_TO_FILES, .library = "snappy",
       .empty = "the trace holds none",
-      .files = statprofiler_files,
-      .keeps = "opcode=op name;op_names;sections;metadata;lines;wall_clock" },
+      .files_open = statprofiler_files_open, .sink = statprofiler_sink, .files = statprofiler_files,
+      .free = statprofiler_free,
+      .keeps = "opcode=op name;sections;metadata;lines;wall_clock" },
     { .name = "pprof", .what = "pprof output", .consumes = PB_YIELDS_STACKS,
       .flags = PB_TO_CONVERT | PB_TO_STDOUT | PB_TO_MERGE_STDOUT | PB_TO_BINARY | PB_TO_DIFF,
       .empty = "the output is empty",
@@ -178,7 +183,7 @@ const pb_target *pb_target_named(const char *name)
 int pb_target_can(const pb_target *t, pb_write_mode mode)
 {
     switch (mode) {
-    case PB_WRITE_CONVERT: return t->files || t->open || t->chunks_open;
+    case PB_WRITE_CONVERT: return t->files_open || t->open || t->chunks_open;
     case PB_WRITE_MERGE: return (t->open && t->sink) || t->chunks_open;
     default: return t->diff_write || ((t->flags & PB_TO_DIFF) && t->open && t->sink);
     }
@@ -231,10 +236,50 @@ static pb_status stream_write(FILE *fp, void *ctx, pb_error *werr, pb_error *err
     if (t->chunk_sink) {
         st = pb_decode_file(j->in[0], j->fmt, j->opt, t->chunk_sink(w), err);
     } else if (j->mode == PB_WRITE_CONVERT) {
-        st = pb_decode_samples_file(j->in[0], j->fmt, j->opt, pb_counting_init(&c, t->sink(w)), t->what, err);
+        st = pb_decode_samples_file_for(j->in[0], j->fmt, j->opt, pb_counting_init(&c, t->sink(w)), t->what,
+                                        t->consumes, err);
         j->samples = c.samples;
     } else {
         st = pb_merge_samples(j->in, j->n, j->opt, j->mode == PB_WRITE_DIFF, t->sink(w), err);
+    }
+    t->free(w);
+    return st;
+}
+
+/* a writer of files of its own: the input's samples into its sink; after
+ * a complete write, the names of the files it wrote into rq */
+static pb_status files_write(write_job *j, pb_write_req *rq, pb_error *err)
+{
+    const pb_target *t = j->t;
+    pb_counting c;
+    pb_error werr;
+    pb_status st;
+    void *w;
+    memset(&werr, 0, sizeof werr);
+    if (!(w = t->files_open(rq->out, j->opt, &werr))) {
+        *err = werr;
+        return err->status;
+    }
+    st = pb_decode_samples_file_for(j->in[0], j->fmt, j->opt, pb_counting_init(&c, t->sink(w)), t->what,
+                                    t->consumes, err);
+    j->samples = c.samples;
+    if (st != PB_OK && werr.status != PB_OK &&
+        (err->status == PB_OK || err->status == PB_ERR_ABORT || !err->message[0])) {
+        *err = werr; /* the writer's reason (a decoder passes a sink's status on without a message) */
+        st = err->status;
+    } else if (st != PB_OK && err->status == PB_OK) {
+        pb_fail_nooff(err, st, "the %s writer failed", t->name);
+    }
+    if (st == PB_OK) {
+        const char *const *names;
+        size_t n = t->files(w, &names), i;
+        if (!(rq->names = (char **)calloc(n ? n : 1, sizeof *rq->names))) {
+            st = pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
+        } else {
+            for (i = 0; i < n; i++)
+                if (!(rq->names[rq->n_names++] = strdup(names[i])))
+                    st = pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
+        }
     }
     t->free(w);
     return st;
@@ -319,9 +364,9 @@ pb_status pb_write(const pb_target *t, pb_write_mode mode, pb_write_req *rq, pb_
     else if (t->open)
         st = pb_output_with(rq->out, t->name, stream_write, &j, err);
     else
-        st = t->files(rq, err);
+        st = files_write(&j, rq, err);
     if (mode == PB_WRITE_CONVERT)
-        rq->samples = t->files ? rq->samples : j.samples;
+        rq->samples = j.samples;
     free((void *)once);
     if (st == PB_ERR_UNSUPPORTED && err->needs_graph_target) {
         /* "... convert it to a target that carries a call graph": name them */

@@ -92,8 +92,12 @@ struct pb_target {
     void *(*chunks_open)(const pb_write_req *rq, const char *input, int bare_is_dot, pb_sink **sink,
                          const pb_options **opt, pb_error *err);
     pb_status (*chunks_close)(void *h, pb_status st, pb_error *err);
-    /* a writer of files of its own: rq's one input (names: the files written) */
-    pb_status (*files)(pb_write_req *rq, pb_error *err);
+    /* a writer of files of its own (PB_TO_FILES), at rq's out: its sample
+     * sink (sink above) takes rq's one input; after a finish() that
+     * succeeded, files() lists the files it wrote; free (above) removes
+     * them all unless finish() succeeded.  werr: the writer's own errors. */
+    void *(*files_open)(const char *out, const pb_options *opt, pb_error *werr);
+    size_t (*files)(void *w, const char *const **names);
     /* a difference of its own: before's and after's samples written to fp
      * (output.h's stream, errors about it named "diff"); NULL: PB_TO_DIFF
      * says whether the merge layer diffs into the stream writer */

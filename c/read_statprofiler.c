@@ -565,8 +565,7 @@ static pb_status sp_mark_cut(sp_dec *d, unsigned outer_tag, size_t *depth)
 {
     sp_rd *r = &d->r;
     pb_status rc;
-    if (*depth == 0 || *depth != d->hdr.depth || outer_tag == SP_MAIN_FRAME ||
-        (d->hooks && d->hooks->keep_cut_stacks))
+    if (*depth == 0 || *depth != d->hdr.depth || outer_tag == SP_MAIN_FRAME || d->sink->keeps_cut_stacks)
         return PB_OK;
     if (!d->have_cut) {
         pb_frame fr;
@@ -709,7 +708,7 @@ static pb_status sp_body(sp_dec *d)
                 return rc;
             if ((rc = sp_string(r, &op, "op name")) != PB_OK)
                 return rc;
-            if (d->hooks && d->hooks->op_name && (rc = sp_keep_op(d, &op)) != PB_OK)
+            if (d->sink->sample_tags && (rc = sp_keep_op(d, &op)) != PB_OK)
                 return rc;
             in_sample = 1;
             depth = 0;
@@ -719,8 +718,9 @@ static pb_status sp_body(sp_dec *d)
         case SP_SAMPLE_END:
             if (!in_sample)
                 return pb_fail(r->err, PB_ERR_CORRUPT, r->rec_off, "SAMPLE_END (2) outside a sample");
-            if (d->hooks && d->hooks->op_name)
-                d->hooks->op_name(d->hooks->ctx, pb_str_make(d->op, d->op_len, 0));
+            if (d->sink->sample_tags &&
+                (rc = d->sink->sample_tags(d->sink, pb_str_make(d->op, d->op_len, 0), pb_str_make(NULL, 0, 0))) != PB_OK)
+                return rc;
             if ((rc = sp_mark_cut(d, outer_tag, &depth)) != PB_OK ||
                 (rc = d->sink->sample(d->sink, d->key, d->ids, (uint32_t)depth, weight, 0)) != PB_OK)
                 return rc;
@@ -1376,10 +1376,8 @@ static pb_status sp_fold_run(pb_source *src, const char *const *paths, size_t n,
     c->out = out;
     pb_sample_sink_init(&c->ss, &sink_calls, c, err, out ? out->cleanups : NULL);
     c->ss.next = c->fold;
-    hooks.op_name = NULL;
     hooks.warn = spc_warn;
     hooks.ctx = out;
-    hooks.keep_cut_stacks = 0;
     if (src) {
         d->sink = &c->ss;
         d->hooks = &hooks;

@@ -17,8 +17,11 @@
  * perl_version ("5.36.0"), sample_interval_us, stack_depth, genealogy_id,
  * genealogy_ordinal, parent_id, parent_ordinal.
  *
- * The op name of each sample is not part of pb_sample_sink; callers that
- * want it (the test dumper, the writer sink) pass pb_sp_hooks.
+ * The op name of each sample goes to sink->sample_tags (op; no status),
+ * just before its sample(), when the sink has that call.  A stack cut at
+ * the trace's depth limit hangs under the pseudo-frame main::(truncated)
+ * (PB_SP_CUT_NAME) unless the sink keeps cut stacks (keeps_cut_stacks,
+ * samples.h): then it arrives as the file holds it.
  *
  * Plain C99 (POSIX for opendir/stat); no Perl headers.
  */
@@ -32,15 +35,9 @@
 
 /* ---- reader ------------------------------------------------------------ */
 typedef struct {
-    /* called just before each sink->sample() with that sample's op name */
-    void (*op_name)(void *ctx, pb_str op);
     /* non-fatal diagnostics (unknown body record skipped, no end marker) */
     void (*warn)(void *ctx, const char *msg);
     void *ctx;
-    /* 1: a stack cut at the trace's depth limit reaches the sink as the file
-     * holds it (the real reader's view; StatProfiler records).  0 (and no
-     * hooks): it hangs under the pseudo-frame PB_SP_CUT_NAME. */
-    int keep_cut_stacks;
 } pb_sp_hooks;
 
 /* A sample cut at the trace's depth limit: as many frames as the header's

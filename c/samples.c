@@ -256,6 +256,7 @@ void pb_units_filter_init(pb_units_filter *g, pb_sample_sink *next, const char *
     pb_sample_sink_init(&g->ss, &calls, g, err, next->cleanups);
     g->ss.next = next;
     g->ss.each_tick = next->each_tick;
+    g->ss.keeps_cut_stacks = next->keeps_cut_stacks;
     if (next->span)
         g->ss.span = uf_span;
     if (next->sample_tags)
@@ -331,6 +332,7 @@ pb_sample_sink *pb_thread_limit_init(pb_thread_limit *t, pb_sample_sink *next, u
     t->ss.next = next;
     t->ss.sums_stacks = next->sums_stacks;
     t->ss.each_tick = next->each_tick;
+    t->ss.keeps_cut_stacks = next->keeps_cut_stacks;
     t->max = max ? max : PB_DEFAULT_MAX_THREADS;
     if (!next->span)
         t->ss.span = NULL; /* not wanted downstream: the decoder must not fold spans for it */

@@ -136,10 +136,11 @@ struct pb_sample_sink {
                       uint64_t end_ns);
     /* Optional (NULL: not wanted): what the source records about the next
      * sample besides its stack, called just before that sample() by a
-     * decoder that has it (Tachyon): op = the instruction executing in the
-     * innermost frame (CPython's opcode name, files made with --opcodes; len
-     * 0: none); status = the thread's state flags as comma-separated names
-     * ("has_gil,on_cpu,main_thread"; len 0: none).  Both stay valid only
+     * decoder that has it: op = the instruction executing in the
+     * innermost frame (Tachyon: CPython's opcode name, files made with
+     * --opcodes; StatProfiler: the Perl op name; len 0: none); status = the thread's state flags as comma-separated names
+     * ("has_gil,on_cpu,main_thread"; len 0: no flag set; ptr NULL: the
+     * source records no thread state, as StatProfiler).  Both stay valid only
      * during the call. */
     pb_status (*sample_tags)(pb_sample_sink *self, pb_str op, pb_str status);
     /* Optional (NULL: not wanted): how the source's own stack lines name a
@@ -206,6 +207,13 @@ struct pb_sample_sink {
      * Tachyon REPEAT run) then sends each with weight 1 and its timestamp.
      * Filters copy it from their next sink. */
     uint32_t each_tick;
+    /* Set by a consumer that writes a stack the source cut at its depth
+     * limit as the source holds it (a writer of the source's own records:
+     * StatProfiler's); 0, the default: a decoder that can tell such a stack
+     * hangs it under a pseudo-frame that says so (main::(truncated)), so it
+     * does not become a root of its own.  Filters copy it from their next
+     * sink. */
+    uint32_t keeps_cut_stacks;
 };
 
 /* Set up a sink from a constant table of its calls (each consumer keeps one,

@@ -471,6 +471,8 @@ static pb_status gk_sample_tags(pb_sample_sink *self, pb_str op, pb_str status)
                                          "main_thread"};
     size_t i = 0, k;
     (void)op;
+    if (!status.ptr)
+        return PB_OK; /* the source records no thread state (samples.h) */
     g->status = 0;
     g->have_status = 1;
     while (i < status.len) {

@@ -15,7 +15,6 @@
 #include <unistd.h>
 #include "codecs.h"
 #include "count_samples.h"
-#include "formats.h"
 #include "output.h"
 #include "model.h"
 #include "util.h"
@@ -42,7 +41,7 @@ struct pb_spw {
     int fd;           /* -1 while suspended (then buf and zbuf are freed) */
     pid_t pid;        /* the process that opened it: the only one that writes */
     char *path;       /* the name in messages */
-    unsigned char *buf; /* PB_SP_PACKET_MAX bytes of logical stream */
+    unsigned char *buf; /* PB_SPW_PACKET_MAX bytes of logical stream */
     size_t len;
     char *zbuf;
     size_t zcap;
@@ -101,8 +100,8 @@ static pb_status w_buffers(pb_spw *w)
         w->buf = w->spares->buf[w->spares->n];
         w->zbuf = w->spares->zbuf[w->spares->n];
     }
-    w->zcap = snappy_max_compressed_length(PB_SP_PACKET_MAX);
-    if (!w->buf && !(w->buf = (unsigned char *)malloc(PB_SP_PACKET_MAX)))
+    w->zcap = snappy_max_compressed_length(PB_SPW_PACKET_MAX);
+    if (!w->buf && !(w->buf = (unsigned char *)malloc(PB_SPW_PACKET_MAX)))
         return w_fail(w, PB_ERR_LIMIT, "out of memory");
     if (!w->zbuf && !(w->zbuf = (char *)malloc(ZPRE + w->zcap)))
         return w_fail(w, PB_ERR_LIMIT, "out of memory");
@@ -169,19 +168,19 @@ static pb_status w_packet(pb_spw *w)
 /* append bytes to the logical stream, cutting packets at 32000 */
 static pb_status w_put(pb_spw *w, const unsigned char *p, size_t n)
 {
-    if (n < PB_SP_PACKET_MAX - w->len) { /* fits, short of filling the packet */
+    if (n < PB_SPW_PACKET_MAX - w->len) { /* fits, short of filling the packet */
         memcpy(w->buf + w->len, p, n);
         w->len += n;
         return PB_OK;
     }
     while (n) {
-        size_t room = PB_SP_PACKET_MAX - w->len, k = n < room ? n : room;
+        size_t room = PB_SPW_PACKET_MAX - w->len, k = n < room ? n : room;
         pb_status st;
         memcpy(w->buf + w->len, p, k);
         w->len += k;
         p += k;
         n -= k;
-        if (w->len == PB_SP_PACKET_MAX && (st = w_packet(w)) != PB_OK)
+        if (w->len == PB_SPW_PACKET_MAX && (st = w_packet(w)) != PB_OK)
             return st;
     }
     return PB_OK;
@@ -239,8 +238,8 @@ static pb_status w_header(pb_spw *w)
     t[n++] = 205;
     n += venc(t + n, w->h.ordinal);
     n += venc(t + n, w->h.parent_ordinal);
-    if ((st = w_put(w, t, n)) != PB_OK || (st = w_put(w, w->h.id, PB_SP_ID_BYTES)) != PB_OK ||
-        (st = w_put(w, w->h.parent_id, PB_SP_ID_BYTES)) != PB_OK)
+    if ((st = w_put(w, t, n)) != PB_OK || (st = w_put(w, w->h.id, PB_SPW_ID_BYTES)) != PB_OK ||
+        (st = w_put(w, w->h.parent_id, PB_SPW_ID_BYTES)) != PB_OK)
         return st;
     if (w->hlen && (st = w_put(w, w->hdrbuf, w->hlen)) != PB_OK)
         return st;
@@ -260,6 +259,17 @@ static void put_le32(unsigned char *o, uint32_t v)
     o[1] = (unsigned char)(v >> 8);
     o[2] = (unsigned char)(v >> 16);
     o[3] = (unsigned char)(v >> 24);
+}
+
+/* an id as a trace file's name holds it: its six words as "%08x" each */
+static void id_hex(const unsigned char id[PB_SPW_ID_BYTES], char out[49])
+{
+    int i;
+    for (i = 0; i < 6; i++) {
+        const unsigned char *q = id + 4 * i;
+        snprintf(out + 8 * i, 9, "%08x", (unsigned)q[0] | (unsigned)q[1] << 8 | (unsigned)q[2] << 16 |
+                                             (unsigned)q[3] << 24);
+    }
 }
 
 /* the writer without its file */
@@ -473,7 +483,7 @@ pb_status pb_spw_sub_frame(pb_spw *w, pb_str package, pb_str name, pb_str file, 
 {
     size_t payload = slen(package) + slen(name) + slen(file) + vlen((uint32_t)line) + vlen((uint32_t)first_line);
     CHECK("sub_frame", 1);
-    if (payload <= UINT32_MAX && 6 + payload < PB_SP_PACKET_MAX - w->len) {
+    if (payload <= UINT32_MAX && 6 + payload < PB_SPW_PACKET_MAX - w->len) {
         /* the whole record fits the packet, short of filling it: the bytes
          * the calls below put, in one go (the bulk of a converted trace) */
         unsigned char *q = w->buf + w->len;
@@ -833,7 +843,7 @@ static k_thread *k_thread_get(pb_spw_sink *k, uint64_t key, uint32_t pid, pb_sta
         *st = k_oom(k);
         return NULL;
     }
-    pb_sp_id_hex(h.id, hex);
+    id_hex(h.id, hex);
     snprintf(name, ol + 64, "%s.%s.%08x", k->out, hex, 1u);
     /* room in the fd pool first */
     if ((*st = k_make_room(k, (size_t)-1)) != PB_OK) {
@@ -1028,7 +1038,7 @@ static pb_status k_finish(pb_sample_sink *self)
             memcpy(name, pb_outset_target(k->set), ol + 1);
         } else {
             char hex[49];
-            pb_sp_id_hex(k->th[i].w->h.id, hex);
+            id_hex(k->th[i].w->h.id, hex);
             snprintf(name, ol + 64, "%s.%s.%08x", pb_outset_target(k->set), hex, 1u);
         }
         k->names[k->nnames++] = name;
@@ -1038,17 +1048,9 @@ static pb_status k_finish(pb_sample_sink *self)
     return pb_outset_commit(set, (const char *const *)k->names, k->nnames, k->err);
 }
 
-static void k_op(void *ctx, pb_str op)
-{
-    pb_spw_sink *k = (pb_spw_sink *)ctx;
-    if (pb_grow((void **)&k->op, &k->opcap, op.len + 1, 1) < 0)
-        return;
-    memcpy(k->op, op.ptr, op.len);
-    k->oplen = op.len;
-}
-
-/* the op name of the next sample, from a decoder's tags (samples.h; Tachyon's
- * opcodes); StatProfiler records have no place for thread status */
+/* the op name of the next sample, from a decoder's tags (samples.h: a
+ * StatProfiler trace's op names, Tachyon's opcodes); StatProfiler records
+ * have no place for thread status */
 static pb_status k_sample_tags(pb_sample_sink *self, pb_str op, pb_str status)
 {
     pb_spw_sink *k = (pb_spw_sink *)self->ctx;
@@ -1062,12 +1064,14 @@ static pb_status k_sample_tags(pb_sample_sink *self, pb_str op, pb_str status)
 }
 
 static const pb_sample_sink sink_calls = {.attribute = k_attribute, .frame = k_frame_cb,
-    .thread = k_thread_cb, .sample = k_sample, .note = k_note, .finish = k_finish, .sample_tags = k_sample_tags};
+    .thread = k_thread_cb, .sample = k_sample, .note = k_note, .finish = k_finish, .sample_tags = k_sample_tags,
+    .keeps_cut_stacks = 1 /* StatProfiler records hold a cut stack as it is */};
 
 pb_spw_sink *pb_spw_sink_new(const char *out_path, pb_error *err)
 {
     pb_spw_sink *k;
     struct rlimit rl;
+    pb_error_init(err, "statprofiler-writer", out_path);
     if (!PB_HAVE_SNAPPY) {
         pb_fail_nooff(err, PB_ERR_UNSUPPORTED, PB_NO_CODEC_MSG("snappy", "libsnappy-dev"));
         return NULL;
@@ -1106,16 +1110,6 @@ pb_spw_sink *pb_spw_sink_new(const char *out_path, pb_error *err)
 
 pb_sample_sink *pb_spw_sink_base(pb_spw_sink *k) { return &k->ss; }
 
-pb_sp_hooks pb_spw_sink_hooks(pb_spw_sink *k)
-{
-    pb_sp_hooks h;
-    h.op_name = k_op;
-    h.warn = NULL;
-    h.ctx = k;
-    h.keep_cut_stacks = 1; /* StatProfiler records hold a cut stack as it is */
-    return h;
-}
-
 size_t pb_spw_sink_files(const pb_spw_sink *k, const char *const **names)
 {
     *names = (const char *const *)k->names;
@@ -1146,82 +1140,4 @@ void pb_spw_sink_free(pb_spw_sink *k)
     pb_strtab_free(&k->strs);
     pb_index_free(&k->tab);
     free(k);
-}
-
-/* ---- a profile's samples to StatProfiler records (write_statprofiler.h) ---- */
-pb_status pb_statprofiler_write(const char *in, pb_format fmt, const pb_options *opt_in, const char *out_path,
-                                char ***names_out, size_t *n_out, uint64_t *samples, pb_error *err)
-{
-    pb_counting c;
-    pb_options opt;
-    pb_spw_sink *k;
-    pb_status st;
-    pb_error werr;
-    pb_sp_hooks hooks;
-    const pb_format_row *row;
-    if (names_out)
-        *names_out = NULL;
-    if (n_out)
-        *n_out = 0;
-    pb_options_copy(&opt, opt_in);
-    if (fmt == PB_FMT_UNKNOWN) {
-        pb_format_info info;
-        pb_error_init(err, "profbridge", in);
-        if ((st = pb_detect_file(in, &info, err)) != PB_OK) /* a directory: a StatProfiler run */
-            return st;
-        fmt = info.format;
-        if (fmt == PB_FMT_UNKNOWN) {
-            struct stat sb;
-            if (stat(in, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size == 0)
-                return pb_fail(err, PB_ERR_CORRUPT, 0, "empty file: not a profile"); /* as every other target says */
-        }
-    }
-    pb_error_init(err, fmt ? pb_format_name(fmt) : "profbridge", in);
-    row = pb_format_get(fmt);
-    if (row && (row->yields & PB_YIELDS_GRAPH) && !(row->yields & PB_YIELDS_STACKS)) {
-        pb_status st = pb_fail(err, PB_ERR_UNSUPPORTED, 0,
-                               "%s files are a call graph, not stacks: StatProfiler output needs stacks; convert it "
-                               "to a target that carries a call graph", row->name);
-        err->needs_graph_target = 1; /* the write driver names them */
-        return st;
-    }
-    if (!row || !(row->yields & PB_YIELDS_SAMPLES)) {
-        char list[256];
-        pb_format_list(PB_YIELDS_SAMPLES, 1, " or ", list, sizeof list);
-        return pb_fail_nooff(err, PB_ERR_UNSUPPORTED,
-                             "%s profiles have no stack samples: StatProfiler output needs %s input",
-                             fmt ? pb_format_name(fmt) : "unrecognised", list);
-    }
-    pb_error_init(&werr, "statprofiler-writer", out_path);
-    k = pb_spw_sink_new(out_path, &werr);
-    if (!k) {
-        *err = werr;
-        return err->status;
-    }
-    /* through the driver, which resolves a run (a directory or a root's
-     * first file); the writer's hooks (eval source, sections, op names)
-     * reach the decoder of a format that takes them */
-    hooks = pb_spw_sink_hooks(k);
-    st = pb_decode_samples_file_extra(in, fmt, &opt, pb_counting_init(&c, pb_spw_sink_base(k)), "StatProfiler output",
-                                      &hooks, err);
-    if (samples)
-        *samples = c.samples;
-    if (st != PB_OK && werr.status != PB_OK &&
-        (err->status == PB_OK || err->status == PB_ERR_ABORT || !err->message[0])) {
-        *err = werr; /* the writer's reason (a decoder passes a sink's status on without a message) */
-        st = err->status;
-    } else if (st != PB_OK && err->status == PB_OK)
-        pb_fail_nooff(err, st, "the StatProfiler writer failed");
-    if (st == PB_OK && names_out) {
-        const char *const *names;
-        size_t n = pb_spw_sink_files(k, &names), i;
-        char **copy = (char **)calloc(n ? n : 1, sizeof *copy);
-        for (i = 0; copy && i < n; i++)
-            copy[i] = strdup(names[i]);
-        *names_out = copy;
-        if (n_out)
-            *n_out = copy ? n : 0;
-    }
-    pb_spw_sink_free(k);
-    return st;
 }

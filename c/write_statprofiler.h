@@ -18,8 +18,11 @@
 #define PB_WRITE_STATPROFILER_H
 
 #include "output.h"
-#include "read_statprofiler.h"
 #include "samples.h"
+
+/* the trace format's sizes (the developers' spec, statprofiler-format.md) */
+#define PB_SPW_ID_BYTES 24         /* a genealogy id: 6 little-endian uint32 */
+#define PB_SPW_PACKET_MAX 32000u   /* the largest packet before compression */
 
 /* ---- writer: records ---------------------------------------------------- */
 typedef struct pb_spw pb_spw;
@@ -29,9 +32,9 @@ typedef struct {
     uint32_t interval_us;                                  /* 0: 10000 */
     uint32_t depth;                                        /* 0: 20 */
     int have_id;                                           /* 0: make one: pid, 0, time, 3 random words */
-    unsigned char id[PB_SP_ID_BYTES];
+    unsigned char id[PB_SPW_ID_BYTES];
     uint32_t ordinal;                                      /* 0: 1 */
-    unsigned char parent_id[PB_SP_ID_BYTES];               /* zeros for a root */
+    unsigned char parent_id[PB_SPW_ID_BYTES];               /* zeros for a root */
     uint32_t parent_ordinal;
 } pb_spw_header;
 
@@ -83,7 +86,8 @@ uint64_t pb_spw_bytes_written(const pb_spw *w);
 /* Any sampling decoder -> StatProfiler.  One thread_key -> out_path.
  * Several -> one trace per thread, named like Devel::StatProfiler's
  * template mode "<out_path>.<48 hex id>.00000001" (id = pid, thread key,
- * time, random), which pb_statprofiler_expand(out_path) finds again.
+ * time, random), which the StatProfiler reader's directory or template
+ * expansion finds again.
  * Atomic: every trace is written into a private temp directory next to
  * out_path (pb_outset) and renamed into place by finish() only when all are
  * complete; pb_spw_sink_free() before that removes them all.  Thread lookup
@@ -95,24 +99,12 @@ uint64_t pb_spw_bytes_written(const pb_spw *w);
  * package "" (e.g. "<GC>").  Interval and perl version come from the
  * attributes sample_interval_us / interval_us and perl_version. */
 typedef struct pb_spw_sink pb_spw_sink;
+/* err: the writer's own error record, initialised here, filled by any
+ * failing call (its sink's calls return the status) */
 pb_spw_sink *pb_spw_sink_new(const char *out_path, pb_error *err);
 pb_sample_sink *pb_spw_sink_base(pb_spw_sink *k);
-/* pass as hooks to pb_statprofiler_samples to keep op names */
-pb_sp_hooks pb_spw_sink_hooks(pb_spw_sink *k);
 /* number of files written by finish() and their final names */
 size_t pb_spw_sink_files(const pb_spw_sink *k, const char *const **names);
 void pb_spw_sink_free(pb_spw_sink *k);
-
-/* Devel::StatProfiler records of in (fmt PB_FMT_UNKNOWN: detect): one
- * trace file at out_path for a single thread, or "<out_path>.<48 hex
- * id>.00000001" per thread (pb_spw_sink_new).  StatProfiler inputs keep
- * their op names.  Each trace is written as "<name>_" and renamed when
- * complete; a failed conversion removes them.  On success names and n (may
- * be NULL) receive the files written (each and the array malloc'ed: the
- * write driver's pb_write_free, outputs.h, frees them); *samples (may be
- * NULL) the samples of weight > 0 written (0 for an empty profile).  The
- * statprofiler row's writer (outputs.c): call it through pb_write. */
-pb_status pb_statprofiler_write(const char *in, pb_format fmt, const pb_options *opt, const char *out_path,
-                                char ***names, size_t *n, uint64_t *samples, pb_error *err);
 
 #endif

@@ -268,11 +268,14 @@ static pb_status t_thread(pb_sample_sink *self, uint64_t key, uint32_t pid, uint
     return PB_OK;
 }
 
-static void t_op(void *ctx, pb_str op)
+/* the op name of the next sample (the sink's sample_tags) */
+static pb_status t_tags(pb_sample_sink *self, pb_str op, pb_str status)
 {
-    tsink *t = (tsink *)ctx;
+    tsink *t = (tsink *)self->ctx;
+    (void)status;
     t->op.len = 0;
     b_utf8(&t->op, op);
+    return PB_OK;
 }
 
 static void t_warn(void *ctx, const char *msg)
@@ -416,7 +419,9 @@ static void t_truth(tsink *t)
     free(b.p);
 }
 
-static const pb_sample_sink sink_calls = {.attribute = t_attribute, .frame = t_frame, .thread = t_thread, .sample = t_sample, .note = t_note};
+/* the real reader's view: stacks as the file holds them (keeps_cut_stacks) */
+static const pb_sample_sink sink_calls = {.attribute = t_attribute, .frame = t_frame, .thread = t_thread,
+    .sample = t_sample, .note = t_note, .sample_tags = t_tags, .keeps_cut_stacks = 1};
 
 int main(int argc, char **argv)
 {
@@ -445,10 +450,8 @@ int main(int argc, char **argv)
         return 1;
     }
     pb_sample_sink_init(&t.ss, &sink_calls, &t, &err, NULL);
-    hooks.op_name = t_op;
     hooks.warn = t_warn;
     hooks.ctx = &t;
-    hooks.keep_cut_stacks = 1; /* the real reader's view: stacks as the file holds them */
     if (!multi) {
         pb_source src;
         pb_error_init(&err, "statprofiler", files[0]);

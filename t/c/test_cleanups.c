@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "pb.h"
+#include "read_statprofiler.h"
 #include "write_statprofiler.h"
 #include "tap.h"
 #include "harness.h"

@@ -19,6 +19,7 @@
 #include <snappy-c.h>
 #include "pb.h"
 #include "formats.h"
+#include "read_statprofiler.h"
 #include "read_tachyon.h"
 #include "samples.h"
 #include "write_statprofiler.h"
@@ -73,8 +74,8 @@ static int do_convert(int argc, char **argv)
     k = pb_spw_sink_new(out, &err);
     if (!k)
         return 2;
-    hooks = pb_spw_sink_hooks(k);
     hooks.warn = warn_cb;
+    hooks.ctx = NULL;
     if (pb_detect_file(in[0], &info, &err) != PB_OK)
         goto fail;
     if (info.format == PB_FMT_STATPROFILER) {
