@@ -3,7 +3,7 @@
 # the real reader of the file's format, in one run.
 #
 #   perl bench/race.pl [--runs N] [--corpus DIR] [--tools DIR] [--only WORD]...
-#                      [--shared-real]
+#                      [--target NAME]... [--shared-real]
 #
 # Run from the distribution root after "perl Makefile.PL && make" (it is what
 # "make bench" runs first, through bench/run-all.sh).
@@ -61,7 +61,8 @@
 # target, the real reader and then the target (A B A C A D ...), so every
 # target has N runs of its own paired with N runs of the real reader, and
 # load on the machine falls on both sides alike; --only WORD keeps the files
-# whose "format/name" contains WORD; --shared-real runs the real reader once
+# whose "format/name" contains WORD, --target NAME (repeated) races only
+# those of our targets (by the names above); --shared-real runs the real reader once
 # per round instead (A B C D ...: quicker, the pairing looser).  Times are
 # wall seconds of the whole process (Time::HiRes around it), peak RSS is
 # /usr/bin/time's %M (the process's maximum resident set).  Printed per file
@@ -82,11 +83,13 @@ my $runs = 5;
 my $corpus = $ENV{CORPUS} // '../shared/corpus';
 my $tools = $ENV{PB_BENCH_TOOLS} // ($ENV{TMPDIR} // '/tmp') . '/pb-bench-tools';
 my @only;
+my @only_targets;
 my $shared_real = 0;
 my $v8_mb = 100;
 GetOptions('runs=i' => \$runs, 'corpus=s' => \$corpus, 'tools=s' => \$tools, 'only=s' => \@only,
-    'shared-real' => \$shared_real, 'v8-mb=i' => \$v8_mb)
-    or die "usage: $0 [--runs N] [--corpus DIR] [--tools DIR] [--only WORD]... [--shared-real] [--v8-mb N]\n";
+    'target=s' => \@only_targets, 'shared-real' => \$shared_real, 'v8-mb=i' => \$v8_mb)
+    or die "usage: $0 [--runs N] [--corpus DIR] [--tools DIR] [--only WORD]... [--target NAME]... [--shared-real] "
+    . "[--v8-mb N]\n";
 $runs = 1 if $runs < 1;
 die "race.pl: run it from the distribution root after 'perl Makefile.PL && make' (no blib/)\n"
     unless -d 'blib/arch' && -f 'bin/profbridge';
@@ -319,6 +322,13 @@ my @targets = (
     } [nytprof => 'out.nytprof'], [collapsed => 'out.folded'], [pprof => 'out.pb.gz'],
       [speedscope => 'out.json'], [statprofiler => 'out.statprof'],
 );
+if (@only_targets) {
+    my %want = map { $_ => 1 } @only_targets;
+    my %known = map { $_->[0] => 1 } @targets;
+    $known{$_} or die "race.pl: --target $_: no such target (" . join(', ', map { $_->[0] } @targets) . ")\n"
+        for @only_targets;
+    @targets = grep { $want{ $_->[0] } } @targets;
+}
 
 # a file's chunk counts as TAG=N words (counted once, untimed), for calls_floor
 my %mix;

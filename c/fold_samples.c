@@ -11,6 +11,8 @@
 #define NONE PB_MODEL_NONE
 /* TIME_LINE chunks one sample may fill (each at most INT32_MAX ticks) */
 #define PB_FOLD_MAX_SPLIT 65536u
+/* entries of the fold's cache of kept stacks (a power of two) */
+#define FOLD_SCACHE 4096u
 /* the model file variant of the fake file of synthetic frames */
 #define SYNTH_VARIANT 1
 
@@ -82,6 +84,12 @@ struct pb_fold {
     g_func *gf; size_t ngf, cgf; pb_index tgf;
     uint64_t *ecc; size_t cecc, necc; /* per model edge: its primitive calls */
     int graph_lines;       /* the source gave line costs */
+    uint64_t last_key;     /* the thread of the previous sample (most samples repeat it) */
+    uint32_t last_ti;      /* its index, or NONE */
+    /* kept stacks by a hash of their thread, depth and innermost two frames
+     * (pool byte offset / 8 + 1; 0: none): most samples find theirs here,
+     * without hashing all their frames (checked against the kept ids) */
+    uint32_t scache[FOLD_SCACHE];
 };
 
 #define OOM(f) pb_fail((f)->err, PB_ERR_LIMIT, 0, "out of memory while folding samples")
@@ -391,6 +399,14 @@ static uint64_t stack_hits(pb_stack_head *h, int64_t how)
     return n;
 }
 
+/* the cache slot of a stack (ss_sample) */
+static inline uint32_t scache_slot(uint32_t ti, const uint32_t *ids, uint32_t depth)
+{
+    uint64_t k = ((uint64_t)ti << 56) ^ ((uint64_t)depth << 40) ^ (depth ? (uint64_t)ids[0] << 20 : 0) ^
+                 (depth > 1 ? ids[1] : 0);
+    return pb_mix64(k) & (FOLD_SCACHE - 1);
+}
+
 static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint32_t *ids, uint32_t depth,
                            uint64_t weight, uint64_t timestamp)
 {
@@ -402,19 +418,43 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
     uint64_t tpw = f->cfg.ticks_per_weight;
     if ((st = header(f)) != PB_OK)
         return st;
-    if ((st = get_thread(f, thread_key, &ti)) != PB_OK)
-        return st;
+    if (f->last_ti != NONE && f->last_key == thread_key) {
+        ti = f->last_ti;
+    } else {
+        if ((st = get_thread(f, thread_key, &ti)) != PB_OK)
+            return st;
+        f->last_key = thread_key;
+        f->last_ti = ti;
+    }
     t = &f->threads[ti];
     if (!t->started && (st = start_thread(f, t, weight, timestamp)) != PB_OK)
         return st;
-    if ((st = pb_sample_noframe(self, &ids, &depth)) != PB_OK) /* samples.h */
+    if (!depth && (st = pb_sample_noframe(self, &ids, &depth)) != PB_OK) /* samples.h */
         return st;
+    /* the stack of the previous sample of this thread again, a kept one:
+     * its nodes take no activation (each would take one, counted by val,
+     * and give it back, as m = depth), only its weight */
+    if (t->lazy && depth && depth == t->cur.depth && !memcmp(t->cur.prev, ids, depth * sizeof *ids)) {
+        h = (pb_stack_head *)(f->stacks.pool + t->lazy - 1);
+        h->sum += weight;
+        goto timed;
+    }
     /* m: the outermost frames in common with the previous sample of this thread */
     if (pb_stack_cursor_begin(&t->cur, ids, depth, &m) < 0)
         return OOM(f);
     /* a stack seen before: its nodes from m on are its leaf's ancestors,
      * no probe for them (the path stays the sample's, root first) */
-    if ((h = pb_stack_table_find(&f->stacks, ti, ids, depth)) != NULL) {
+    {
+        /* the cache first (a kept stack of this thread, depth and frames), then the table */
+        uint32_t c = scache_slot(ti, ids, depth), e = f->scache[c];
+        h = e ? (pb_stack_head *)(f->stacks.pool + (size_t)(e - 1) * 8) : NULL;
+        if (!h || h->key != ti || h->depth != depth || memcmp(h + 1, ids, (size_t)depth * sizeof *ids) != 0) {
+            h = pb_stack_table_find(&f->stacks, ti, ids, depth);
+            if (h)
+                f->scache[c] = (uint32_t)(((char *)h - f->stacks.pool) / 8 + 1);
+        }
+    }
+    if (h != NULL) {
         /* each node of the stack takes an activation but its outer m
          * (those it shares with the previous sample), and the m-th only when
          * its sub changed: counted as one for each node (val: the
@@ -467,13 +507,15 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
             return OOM(f);
     }
     pb_stack_cursor_end(&t->cur, ids, depth);
+timed:
     if (depth) {
         /* ticks = weight x interval, in TIME_LINEs of at most INT32_MAX
          * ticks each (no time is lost).  A sample may fill at most
          * PB_FOLD_MAX_SPLIT of them: a corrupt weight must not turn a few
          * bytes into billions of chunks. */
         const f_frame *leaf = &f->frames[ids[0]];
-        uint64_t nchunks = pb_model_split_count(weight, tpw);
+        uint64_t nchunks = !(weight >> 31) && !(tpw >> 31) && weight * tpw <= (uint64_t)INT32_MAX
+                               ? 1 : pb_model_split_count(weight, tpw); /* (one, without a division) */
         if (!h)
             f->self_w[t->cur.path[depth - 1]] += weight;
         if (nchunks > PB_FOLD_MAX_SPLIT)
@@ -490,7 +532,11 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
     {
         /* ticks, exact: a wrapped sum would end the process before it starts */
         uint64_t end = timestamp, ticks;
-        if ((st = pb_checked_add(f->err, &end, tpw, "a sample's end", "ticks")) != PB_OK ||
+        if (!(timestamp >> 62) && !(tpw >> 31) && !(weight >> 31) && !(t->sampled >> 62)) {
+            /* none of the three can wrap: the sums without the calls */
+            end += tpw;
+            t->sampled += weight * tpw;
+        } else if ((st = pb_checked_add(f->err, &end, tpw, "a sample's end", "ticks")) != PB_OK ||
             (st = pb_checked_mul(f->err, weight, tpw, "a sample's time", "ticks", &ticks)) != PB_OK ||
             (st = pb_checked_add(f->err, &t->sampled, ticks, "a thread's sampled time", "ticks")) != PB_OK)
             return st;
@@ -1209,6 +1255,7 @@ pb_fold *pb_fold_new(const pb_fold_config *cfg, pb_sink *out, pb_error *err)
     f->cfg.ticks_per_sec = cfg->ticks_per_sec ? cfg->ticks_per_sec : 1000000;
     f->out = out;
     f->err = err;
+    f->last_ti = NONE;
     pb_model_init(&f->m, out, err, "out of memory while folding samples");
     pb_sample_sink_init(&f->ss, &sink_calls, f, err, out ? out->cleanups : NULL);
     f->ss.row = cfg->row;

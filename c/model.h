@@ -329,7 +329,8 @@ static inline pb_status pb_model_time_lines(pb_model *m, uint64_t units, uint64_
                                             int at_least_one, uint32_t fid, uint32_t line)
 {
     /* the common case: one chunk */
-    if (!m->budget.on && (units || at_least_one) && units <= (uint64_t)INT32_MAX / (ticks_per_unit ? ticks_per_unit : 1) &&
+    if (!m->budget.on && (units || at_least_one) && !(units >> 31) && !(ticks_per_unit >> 31) &&
+        units * (ticks_per_unit ? ticks_per_unit : 1) <= (uint64_t)INT32_MAX && /* (no division: a product < 2^62) */
         pb_sink_wants(m->out, PB_T_TIME_LINE)) {
         pb_chunk c;
         int32_t t = (int32_t)(units * ticks_per_unit);

@@ -1061,6 +1061,8 @@ static int present_chunk(pb_sink *self, const pb_chunk *c)
 {
     pb_present *p = (pb_present *)self->ctx;
     pb_chunk nc;
+    if (c->tag == PB_T_TIME_LINE)
+        return fwd(p, c); /* the bulk of a converted profile: nothing below looks at it */
     if (c->tag == PB_T_COMMENT) {
         /* a format's banner comment would make our output pass for a file
          * of that format (its row's banner): say who wrote it and who

@@ -939,7 +939,7 @@ static pb_status emit(v8r *r, uint32_t node, int64_t ts, int64_t w, uint64_t off
     /* the fold (ns ticks) takes a sample's last tick; a stack sink its start, µs */
     t = ts < 0 ? 0 : (uint64_t)ts;
     t = r->ts_ns ? t * 1000u + wns - 1 : t;
-    if ((st = pb_sample_noframe(r->out, &ids, &depth)) != PB_OK)
+    if (!depth && (st = pb_sample_noframe(r->out, &ids, &depth)) != PB_OK)
         return st;
     r->emitted++;
     return r->out->sample(r->out, 0, ids, depth, wns, t);

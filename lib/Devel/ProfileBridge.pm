@@ -2005,9 +2005,10 @@ keeps every type of a pprof input and makes this one the default; callgrind:
 the event, also as C<< event => NAME >>, see
 L<Devel::ProfileBridge::ReadStream/event =E<gt> $name>), C<< compress => 0..9 >> (zlib
 level; default 3 for NYTProf input (NYTProf's own 6 takes about twice as
-long for a file about 1.7 times smaller), and 1 for the other
-formats, whose long runs of small records level 6 takes about five times as
-long to compress for a file about a third smaller), C<< to => 'nytprof' >> (the default), C<< salvage => 1 >>
+long for a file about 1.7 times smaller), and 0, no compression, for the
+other formats, whose long runs of small records (a statement record per
+sample) even level 1 takes longer to compress than the rest of the
+conversion takes in all, for a file about half the size: ask for 1 to have it), C<< to => 'nytprof' >> (the default), C<< salvage => 1 >>
 (see L<Devel::ProfileBridge::ReadStream/salvage>: a truncated input still
 gives a valid nytprof.out of what came before the cut, with a warning;
 C<to =E<gt> 'nytprof'> only, other targets croak), and the limits.

@@ -886,8 +886,9 @@ static long written_level(const pb_membuf *mb)
     return lv;
 }
 
-/* the default level: NYTProf's 6 for a NYTProf stream, 1 once ATTRIBUTE
- * source_format marks it foreign; a level asked for is kept either way */
+/* the default level: 3 for a NYTProf stream, 0 (plain: no START_DEFLATE)
+ * once ATTRIBUTE source_format marks it foreign; a level asked for is kept
+ * either way */
 static void auto_level(void)
 {
     static const struct {
@@ -896,15 +897,16 @@ static void auto_level(void)
         long want;
     } cases[] = {
         {NULL, PB_NYTPROF_WRITER_AUTO_LEVEL, PB_NYTPROF_WRITER_DEFAULT_LEVEL},
-        {"easyprofiler", PB_NYTPROF_WRITER_AUTO_LEVEL, PB_NYTPROF_WRITER_FOREIGN_LEVEL},
+        {"easyprofiler", PB_NYTPROF_WRITER_AUTO_LEVEL, -1},
         {"easyprofiler", 6, 6},
+        {"easyprofiler", 1, 1},
         {"tachyon", 9, 9},
         {"tachyon", 0, -1},
         {NULL, 1, 1},
     };
     size_t i;
-    ok(PB_NYTPROF_WRITER_DEFAULT_LEVEL == 3 && PB_NYTPROF_WRITER_FOREIGN_LEVEL == 1,
-       "default levels: 3 for NYTProf streams, 1 for foreign ones");
+    ok(PB_NYTPROF_WRITER_DEFAULT_LEVEL == 3 && PB_NYTPROF_WRITER_FOREIGN_LEVEL == 0,
+       "default levels: 3 for NYTProf streams, 0 (plain) for foreign ones");
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         recorder r;
         pb_membuf mb;

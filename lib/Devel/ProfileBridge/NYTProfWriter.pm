@@ -116,8 +116,11 @@ produced by the C writer in F<c/write_nytprof.c>.
 
 Starts writing.  C<compress> is the zlib level, 0 (none) to 9; by
 default 3 (NYTProf's own 6 takes about twice as long for a file about
-1.7 times smaller), or 1 once an C<ATTRIBUTE source_format> chunk
-before the first binary chunk marks the stream as a converted profile.
+1.7 times smaller), or 0 (none) once an C<ATTRIBUTE source_format> chunk
+before the first binary chunk marks the stream as a converted profile
+(whose statement records, one per sample, even level 1 takes longer to
+compress than the rest of a conversion takes, for a file about half the
+size).
 The data goes to a temporary file C<.NAME.XXXXXX> created with
 C<O_CREAT|O_EXCL> in the target's directory, which C<close> renames onto
 C<$path>: until then, and on any error, C<$path> is left as it was.  A
