@@ -391,6 +391,8 @@ static uint64_t stack_hits(pb_stack_head *h, int64_t how)
     return n;
 }
 
+/* Over 80 lines, kept whole: the per-sample hot path: the stack cursor, the stack table and the
+ * per-node charges in one pass, kept together so nothing is looked up twice. */
 static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint32_t *ids, uint32_t depth,
                            uint64_t weight, uint64_t timestamp)
 {
@@ -674,6 +676,8 @@ static pb_status ss_graph_line(pb_sample_sink *self, uint64_t key, uint32_t fram
 }
 
 /* finish: the root edges, reci, the def-line statements, primitive calls */
+/* Over 80 lines, kept whole: three ordered steps (root edges, excess inclusive time to reci in
+ * three passes, primitive calls) that share the edge arrays it grows. */
 static pb_status graph_finish(pb_fold *f, const uint32_t *by_order)
 {
     size_t i, n = f->m.nedges;
@@ -968,6 +972,8 @@ static pb_status span_attributes(pb_fold *f)
  * that sum is profiler_duration; profiler_active is it minus
  * cumulative_overhead_ticks / ticks_per_sec (negative when threads sampled
  * in parallel hold a little more time than the run lasted). */
+/* Over 80 lines, kept whole: the run's duration rules (sampled spans, run lengths, overhead) must
+ * be applied in this order over the same threads. */
 static pb_status pid_ends(pb_fold *f, const uint32_t *by_order)
 {
     double tps = (double)f->cfg.ticks_per_sec, s0, dur = 0, act;
@@ -1075,6 +1081,8 @@ static void calls_flush(pb_fold *f)
     }
 }
 
+/* Over 80 lines, kept whole: the fold's closing sequence: attributes, thread order, PID_ENDs, call
+ * events, SUB_INFOs, edges; the order is the chunk stream's, read top to bottom. */
 static pb_status ss_finish(pb_sample_sink *self)
 {
     pb_fold *f = (pb_fold *)self->ctx;

@@ -661,6 +661,8 @@ static int rd_str(spool_rd *r, int k, pb_str *s)
 
 /* replay a worker's spool, which must hold inputs [from, to), each ended by
  * its completion record */
+/* Over 80 lines, kept whole: one loop over the spool's record kinds, each a few lines; the record
+ * format reads best in one place. */
 static pb_status replay(merger *m, spool_rd *r, size_t from, size_t to, uint32_t **map, size_t *cmap, pb_error *err)
 {
     int c;
@@ -1009,6 +1011,8 @@ static FILE *spool_open(pb_error *err)
     return fp;
 }
 
+/* Over 80 lines, kept whole: start, feed, wait for and replay the workers in one place, so that
+ * every worker started is waited for on every error path. */
 static pb_status merge_jobs(merger *m, const char *const *in, size_t n, const pb_options *opt, int jobs,
                             pb_error *err)
 {

@@ -630,6 +630,8 @@ static int emit_fid(pb_present *p, const pb_chunk *c)
 }
 
 /* NEW_FID of a file whose source may be embedded */
+/* Over 80 lines, kept whole: one NEW_FID's source lookup, embedding and the bounds on the buffer it
+ * holds, in the order the decisions are taken. */
 static int new_fid(pb_present *p, const pb_chunk *c)
 {
     pb_chunk nc = *c;
@@ -1057,6 +1059,8 @@ static pb_status edge_stacks(pb_present *p)
     return st;
 }
 
+/* Over 80 lines, kept whole: the filter's first look at each chunk (facts it notes), then the
+ * switch over the chunks it rewrites. */
 static int present_chunk(pb_sink *self, const pb_chunk *c)
 {
     pb_present *p = (pb_present *)self->ctx;

@@ -1288,6 +1288,8 @@ static int other_values(const pr *r)
     return 0;
 }
 
+/* Over 80 lines, kept whole: one Sample: its values, its locations resolved to frames and the
+ * budget checks, in the order the fields are needed. */
 static int sample_field(pr *r, const top *t)
 {
     msg m;

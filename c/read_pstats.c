@@ -269,6 +269,8 @@ static pb_status read_code(ps *r, int depth, int per, uint32_t ref)
     return PB_OK;
 }
 
+/* Over 80 lines, kept whole: one switch over the marshal type codes, each case short; the codes
+ * read best side by side. */
 static pb_status read_obj(ps *r, int depth, int per, uint32_t *out)
 {
     pb_status st;

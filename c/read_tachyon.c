@@ -361,6 +361,8 @@ static pb_str opcode_name(const tr *r, unsigned op, char *buf, size_t cap)
     return pb_str_c(buf);
 }
 
+/* Over 80 lines, kept whole: one check per header field, in the layout's order, each with its own
+ * message. */
 static pb_status read_header(tr *r)
 {
     pb_source *s = r->s;

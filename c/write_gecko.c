@@ -794,6 +794,8 @@ static pb_status put_location(pb_gecko *g, g_out *o, const g_func *f)
 
 /* a thread in the raw Gecko profile format; *end_ns: its samples' end (ns
  * after the time origin, for the wrapper's duration) */
+/* Over 80 lines, kept whole: a thread's tables (samples, markers, stacks, frames, strings) written
+ * in the order the format lists them. */
 static pb_status write_thread(pb_gecko *g, g_out *o, g_thread *t, size_t ti, g_rec *tmp, int64_t *end_ns)
 {
     size_t i;
@@ -923,6 +925,8 @@ static pb_status gk_finish(pb_sample_sink *self)
     return PB_OK;
 }
 
+/* Over 80 lines, kept whole: closing states, spreading times per clock and writing the wrapper are
+ * ordered steps over the same threads. */
 static pb_status finish_out(pb_gecko *g, g_out *o)
 {
     size_t i, k;

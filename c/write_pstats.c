@@ -259,6 +259,8 @@ static void w_key(mw *w, const pb_cgraph *g, const pkey *k, int *bad)
         *bad = 1;
 }
 
+/* Over 80 lines, kept whole: the keys, the edges by callee and the dict written from arrays
+ * allocated once and freed on one path. */
 pb_status pb_pstats_write(const pb_cgraph *g, FILE *fp, pb_error *werr)
 {
     mw w = {fp, 0};

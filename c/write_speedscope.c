@@ -577,6 +577,8 @@ static pb_status write_timed(pb_speedscope *s, s_thread *th, s_out *w, uint64_t 
 /* a name is UTF-8 text only when it is valid UTF-8 (the model's rule); else bytes */
 static pb_str str_of(const char *p, size_t n) { return pb_str_make(p, n, pb_str_wide(p, n)); }
 
+/* Over 80 lines, kept whole: the shared frame list, then each thread's profile, written in the
+ * order the file lays them out. */
 static pb_status sc_finish(pb_sample_sink *self)
 {
     pb_speedscope *s = (pb_speedscope *)self->ctx;
