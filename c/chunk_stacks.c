@@ -16,6 +16,8 @@
  * Weights are nanoseconds (ticks x 1e9 / ticks_per_sec); the sink is told so
  * with ATTRIBUTE sample_weight_unit=ns.  A frame's file and line are its
  * sub's SUB_INFO fid and first line.
+ *
+ * Names here: cs_ = chunk stacks (this file's types and helpers).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,8 @@
-/* fold_samples.c - stack samples -> NYTProf chunks (see fold_samples.h). */
+/* fold_samples.c - stack samples -> NYTProf chunks (see fold_samples.h).
+ *
+ * Names here: ss_ = the fold's sample-sink callbacks (sample sink), gf_ = the hash of graph
+ * functions (exact call graphs).
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

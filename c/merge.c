@@ -1,4 +1,9 @@
-/* merge.c - many profiles folded into one (see merge.h). */
+/* merge.c - many profiles folded into one (see merge.h).
+ *
+ * Names here: mg_ = the merge's sample-sink callbacks (the merger), sp_ = the workers' spool
+ * (sp_put writes a record, sp_io reports a write error), h_ = hash callbacks of a pb_index, th_hash
+ * = a thread key's hash.
+ */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>

@@ -1,4 +1,8 @@
-/* present.c - foreign profiles made to read like Perl ones (see present.h). */
+/* present.c - foreign profiles made to read like Perl ones (see present.h).
+ *
+ * Names here: pe_ = the two passes this filter adds for tracing profiles (the def-header scan and
+ * the walk of call edges into call events; PE_ limits), h_ = hash callbacks of a pb_index.
+ */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
 #include <fcntl.h>

@@ -42,6 +42,8 @@
  *
  * Memory: O(names + functions + (function, line) pairs + edges); nothing
  * grows with the file's size beyond that.
+ *
+ * Names here: cg = this reader's state (callgrind reader), cg_fn one function of it.
  */
 #include <stdio.h>
 #include <stdlib.h>

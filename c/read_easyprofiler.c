@@ -26,6 +26,9 @@
  * thread: ATTRIBUTEs thread_<tid>_name/_pid, PID_START, NEW_FIDs, TIME_LINEs,
  * one COMMENT per value record (see value_comment()), SUB_INFO, SUB_CALLERS,
  * statistics ATTRIBUTEs, PID_END; at the end bookmark ATTRIBUTEs.
+ *
+ * Names here: ep_ = this reader's helpers and types (ep_rd reads a field, ep_buf a buffer, ep_desc
+ * a block descriptor); cs_count = a thread's context switches.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>

@@ -55,6 +55,8 @@
  * `limit` error), its frame ids (at most max_stack_depth), and one entry per
  * unique frame text (at most max_frames) and per thread (its root frames and
  * label).
+ *
+ * Names here: fr = this reader's state (folded reader).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>

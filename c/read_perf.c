@@ -59,6 +59,9 @@
  * Memory: one line (max_record_size), one sample's frame ids
  * (max_stack_depth), one entry per unique (symbol, dso) and per name
  * (max_frames), per thread and per event (max_strings).  Never the samples.
+ *
+ * Names here: pr = this reader's state ("perf reader"; read_pprof.c has a pr of its own), ph = a
+ * sample's header line.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>

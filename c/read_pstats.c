@@ -26,6 +26,9 @@
  * "sampled" (else "exact"), graph_producer what wrote it, graph_edge_times
  * "none" where the callers hold a count only (the profile module).  Memory: the objects marked for reference
  * (keys and their strings: O(functions)) and one entry at a time.
+ *
+ * Names here: ps = this reader's state (pstats reader), mv = one marshal value, pkey = a key's
+ * frame (file, line, function).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>

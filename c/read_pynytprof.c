@@ -47,6 +47,9 @@
  *     Line and recursive edge inclusive ticks overlap themselves and are not used.
  *   - ATTRIBUTEs source_format=pynytprof, source_dialect=A|B|C|D; :nv_size forced to 8;
  *     :ticks_per_sec kept when valid, else 10000000; :cumulative_overhead_ticks=0 added.
+ *
+ * Names here: pyn = this reader's state (Pynytprof reader) and the prefix of its types (pyn_ent,
+ * pyn_map, pyn_line, pyn_sub, pyn_edge), ck_ = bounded reads of a chunk's fields.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -58,6 +58,10 @@
  * through one.  Memory: frames, profile heads, one block's worth of queued
  * items, and the open stack.  The input must be seekable (a pipe is
  * refused: save it first).
+ *
+ * Names here: ssr = this reader's state (speedscope reader), ssp = one JSON parser with its place
+ * in the document (speedscope parse), ss_ = the reader's types and helpers (ss_prof one profile,
+ * ss_frame one shared frame).
  */
 #define _FILE_OFFSET_BITS 64
 #define _POSIX_C_SOURCE 200809L

@@ -17,6 +17,9 @@
  * 14 + (offset in the decompressed stream), the same "view start + inflated
  * bytes" convention as NYTProf's zlib part; packet-level faults at the raw
  * file offset of the packet.
+ *
+ * Names here: sp_ = StatProfiler's records and this reader's helpers, spc_ = the sink that turns a
+ * run's samples into chunks (sp_chunks).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stddef.h>

@@ -35,6 +35,8 @@
  * Threads: key = dense index in order of first appearance in the sample
  * region, pid = key + 1, ppid 0, label = thread id ("tid/iid" when the
  * interpreter id is not 0); ATTRIBUTE thread_id_<pid> = label.
+ *
+ * Names here: tr = this reader's state (Tachyon reader).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>

@@ -76,6 +76,9 @@
  * yajl (libyajl-dev) is optional at build time like zstd: without it
  * (PB_NO_YAJL) the sniffer still names the format and the decoders fail
  * "unsupported: this build has no yajl".
+ *
+ * Names here: v8r = this reader's state (V8 reader), v8p = one JSON parser with its place in the
+ * document (V8 parse).
  */
 #define _FILE_OFFSET_BITS 64
 #define _POSIX_C_SOURCE 200809L

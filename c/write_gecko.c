@@ -1,4 +1,8 @@
-/* write_gecko.c - stack samples -> Firefox Profiler JSON (see write_gecko.h). */
+/* write_gecko.c - stack samples -> Firefox Profiler JSON (see write_gecko.h).
+ *
+ * Names here: gk_ = the writer's sample-sink callbacks, o_ = the buffered output (g_out), g_ = this
+ * writer's types, h_ = hash callbacks of a pb_index.
+ */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdlib.h>

@@ -1,4 +1,8 @@
-/* write_pprof.c - stack samples -> gzipped profile.proto (see write_pprof.h). */
+/* write_pprof.c - stack samples -> gzipped profile.proto (see write_pprof.h).
+ *
+ * Names here: pp_ = the writer's sample-sink callbacks, pbuf = a protobuf message being written, h_
+ * = hash callbacks of a pb_index.
+ */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

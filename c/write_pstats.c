@@ -55,6 +55,9 @@
  * POD's "pstats" section): one key per function at its def line (CPython's
  * is one per executing line), the outermost frames' caller main::RUNTIME,
  * and no ("__sampled__",) key.
+ *
+ * Names here: mw = a marshal writer (Python's marshal format on a FILE), pkey = a stats key (file,
+ * line, function), py_ = names as Python shows them.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,4 +1,8 @@
-/* write_speedscope.c - stack samples -> speedscope JSON (see write_speedscope.h). */
+/* write_speedscope.c - stack samples -> speedscope JSON (see write_speedscope.h).
+ *
+ * Names here: sc_ = the writer's sample-sink callbacks, so_ = the buffered JSON output (speedscope
+ * out), s_ = this writer's types, h_ = hash callbacks of a pb_index.
+ */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,9 @@
 /* write_statprofiler.c - Devel::StatProfiler trace writer (records and a
  * pb_sample_sink).  See write_statprofiler.h and the StatProfiler trace
  * format spec.
+ *
+ * Names here: k_ functions and types belong to the sink writer (pb_spw_sink, "k" in the code):
+ * k_frame and k_thread its frames and threads, k_s a name's string; spw_ = StatProfiler writer.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
