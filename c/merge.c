@@ -249,17 +249,22 @@ static pb_status mg_sample(pb_sample_sink *self, uint64_t key, const uint32_t *i
 /* a call graph's facts (samples.h): on the consumer's thread, costs in ns
  * where the input's weights are samples x an interval (as samples'), summed
  * per function and per edge by the consumer (the fold) */
+/* the consumer's thread of key, and a function's or an edge's own and inclusive costs in ns */
+static pb_status graph_costs(merger *m, uint64_t key, uint64_t *out, const char *what, uint64_t *excl, uint64_t *incl)
+{
+    pb_status st;
+    if ((st = out_thread(m, key, out)) != PB_OK || (st = pb_checked_mul(m->err, *excl, m->scale, what, "ns", excl)) != PB_OK)
+        return st;
+    return pb_checked_mul(m->err, *incl, m->scale, what, "ns", incl);
+}
+
 static pb_status mg_graph_func(pb_sample_sink *self, uint64_t key, const pb_graph_func *g)
 {
     merger *m = (merger *)self->ctx;
     pb_graph_func c = *g;
     uint64_t out;
-    pb_status st;
-    if ((st = out_thread(m, key, &out)) != PB_OK ||
-        (st = pb_checked_mul(m->err, g->excl, m->scale, "a function's cost", "ns", &c.excl)) != PB_OK ||
-        (st = pb_checked_mul(m->err, g->incl, m->scale, "a function's cost", "ns", &c.incl)) != PB_OK)
-        return st;
-    return m->target->graph_func(m->target, out, &c);
+    pb_status st = graph_costs(m, key, &out, "a function's cost", &c.excl, &c.incl);
+    return st != PB_OK ? st : m->target->graph_func(m->target, out, &c);
 }
 
 static pb_status mg_graph_edge(pb_sample_sink *self, uint64_t key, const pb_graph_edge *g)
@@ -267,12 +272,8 @@ static pb_status mg_graph_edge(pb_sample_sink *self, uint64_t key, const pb_grap
     merger *m = (merger *)self->ctx;
     pb_graph_edge c = *g;
     uint64_t out;
-    pb_status st;
-    if ((st = out_thread(m, key, &out)) != PB_OK ||
-        (st = pb_checked_mul(m->err, g->excl, m->scale, "an edge's cost", "ns", &c.excl)) != PB_OK ||
-        (st = pb_checked_mul(m->err, g->incl, m->scale, "an edge's cost", "ns", &c.incl)) != PB_OK)
-        return st;
-    return m->target->graph_edge(m->target, out, &c);
+    pb_status st = graph_costs(m, key, &out, "an edge's cost", &c.excl, &c.incl);
+    return st != PB_OK ? st : m->target->graph_edge(m->target, out, &c);
 }
 
 static pb_status mg_graph_line(pb_sample_sink *self, uint64_t key, uint32_t frame, uint32_t line, uint64_t cost)
@@ -482,21 +483,20 @@ static pb_status sp_sample_tags(pb_sample_sink *self, pb_str op, pb_str status)
 }
 
 /* a call graph's records: the structs as they are (one program, one machine) */
-static pb_status sp_graph_func(pb_sample_sink *self, uint64_t key, const pb_graph_func *g)
+static pb_status sp_keyed(pb_sample_sink *self, unsigned char t, uint64_t key, const void *rec, size_t n)
 {
     spooler *w = (spooler *)self->ctx;
-    unsigned char t = R_GFUNC;
-    if (sp_put(w->fp, &t, 1) || sp_put(w->fp, &key, sizeof key) || sp_put(w->fp, g, sizeof *g))
+    if (sp_put(w->fp, &t, 1) || sp_put(w->fp, &key, sizeof key) || sp_put(w->fp, rec, n))
         return sp_io(self);
     return PB_OK;
 }
+static pb_status sp_graph_func(pb_sample_sink *self, uint64_t key, const pb_graph_func *g)
+{
+    return sp_keyed(self, R_GFUNC, key, g, sizeof *g);
+}
 static pb_status sp_graph_edge(pb_sample_sink *self, uint64_t key, const pb_graph_edge *g)
 {
-    spooler *w = (spooler *)self->ctx;
-    unsigned char t = R_GEDGE;
-    if (sp_put(w->fp, &t, 1) || sp_put(w->fp, &key, sizeof key) || sp_put(w->fp, g, sizeof *g))
-        return sp_io(self);
-    return PB_OK;
+    return sp_keyed(self, R_GEDGE, key, g, sizeof *g);
 }
 static pb_status sp_graph_line(pb_sample_sink *self, uint64_t key, uint32_t frame, uint32_t line, uint64_t cost)
 {
