@@ -77,6 +77,8 @@ use File::Basename qw(basename dirname);
 use File::Path qw(make_path remove_tree);
 use File::Temp qw(tempdir);
 use Time::HiRes qw(time);
+use lib 'bench';
+use BenchCommon qw(large_go_profile median);
 
 my $runs = 5;
 my $corpus = $ENV{CORPUS} // '../shared/corpus';
@@ -149,19 +151,9 @@ if ($node && wanted(v8 => $v8_file)) {
 }
 # the large Go CPU profile: made once into the tools directory, only when
 # it is raced
-my $pprof_n = 8750000;    # samples: about 50 MB gzipped
-my $pprof_file = "$tools/pprof/large-cpu-$pprof_n.pb.gz";
-if (wanted(pprof => $pprof_file) && `which go 2>/dev/null`) {
-    my $n = $pprof_n;
-    my $big = $pprof_file;
-    if (!-s $big) {
-        make_path("$tools/pprof");
-        print STDERR "race.pl: making a large Go CPU profile in $big (go run t/data/pprof/gen_labels.go)\n";
-        system('go', 'run', 't/data/pprof/gen_labels.go', "$big.tmp", $n, 1, 20000, 0) == 0
-            && rename("$big.tmp", $big)
-            or print STDERR "race.pl: could not make $big\n";
-    }
-    push @files, [pprof => $big] if -s $big;
+if (wanted(pprof => large_go_profile($tools, 'race.pl', 0))) {
+    my $big = large_go_profile($tools, 'race.pl', 1);
+    push @files, [pprof => $big] if $big;
 }
 @files = grep { wanted(@$_) } @files;
 die "race.pl: no large corpus files under $corpus/*/large\n" unless @files;
@@ -364,11 +356,6 @@ sub run_one {
     my @l = <$r>;
     my ($kb) = $l[-1] =~ /(\d+)/;
     return ($dt, $kb);
-}
-
-sub median {
-    my @s = sort { $a <=> $b } @_;
-    return @s % 2 ? $s[$#s / 2] : ($s[@s / 2 - 1] + $s[@s / 2]) / 2;
 }
 
 my $line = '-' x 100;
