@@ -462,15 +462,22 @@ static pb_status sp_finish(pb_sample_sink *self)
     return sp_put(w->fp, &t, 1) ? sp_io(self) : PB_OK;
 }
 
+/* a record of the threads' facts: its type, the thread key, then up to three fields as they are in
+ * memory (one program, one machine) */
+static pb_status sp_keyed(pb_sample_sink *self, unsigned char t, uint64_t key, const void *a, size_t na, const void *b,
+                          size_t nb, const void *c, size_t nc)
+{
+    spooler *w = (spooler *)self->ctx;
+    if (sp_put(w->fp, &t, 1) || sp_put(w->fp, &key, sizeof key) || sp_put(w->fp, a, na) ||
+        (nb && sp_put(w->fp, b, nb)) || (nc && sp_put(w->fp, c, nc)))
+        return sp_io(self);
+    return PB_OK;
+}
+
 /* a span: thread key, frame id, begin and end (ns) */
 static pb_status sp_span(pb_sample_sink *self, uint64_t key, uint32_t frame, uint64_t begin, uint64_t end)
 {
-    spooler *w = (spooler *)self->ctx;
-    unsigned char t = R_SPAN;
-    if (sp_put(w->fp, &t, 1) || sp_put(w->fp, &key, sizeof key) || sp_put(w->fp, &frame, sizeof frame) ||
-        sp_put(w->fp, &begin, sizeof begin) || sp_put(w->fp, &end, sizeof end))
-        return sp_io(self);
-    return PB_OK;
+    return sp_keyed(self, R_SPAN, key, &frame, sizeof frame, &begin, sizeof begin, &end, sizeof end);
 }
 /* the next sample's tags: opcode, status */
 static pb_status sp_sample_tags(pb_sample_sink *self, pb_str op, pb_str status)
@@ -482,30 +489,18 @@ static pb_status sp_sample_tags(pb_sample_sink *self, pb_str op, pb_str status)
     return PB_OK;
 }
 
-/* a call graph's records: the structs as they are (one program, one machine) */
-static pb_status sp_keyed(pb_sample_sink *self, unsigned char t, uint64_t key, const void *rec, size_t n)
-{
-    spooler *w = (spooler *)self->ctx;
-    if (sp_put(w->fp, &t, 1) || sp_put(w->fp, &key, sizeof key) || sp_put(w->fp, rec, n))
-        return sp_io(self);
-    return PB_OK;
-}
+/* a call graph's records: the structs as they are */
 static pb_status sp_graph_func(pb_sample_sink *self, uint64_t key, const pb_graph_func *g)
 {
-    return sp_keyed(self, R_GFUNC, key, g, sizeof *g);
+    return sp_keyed(self, R_GFUNC, key, g, sizeof *g, NULL, 0, NULL, 0);
 }
 static pb_status sp_graph_edge(pb_sample_sink *self, uint64_t key, const pb_graph_edge *g)
 {
-    return sp_keyed(self, R_GEDGE, key, g, sizeof *g);
+    return sp_keyed(self, R_GEDGE, key, g, sizeof *g, NULL, 0, NULL, 0);
 }
 static pb_status sp_graph_line(pb_sample_sink *self, uint64_t key, uint32_t frame, uint32_t line, uint64_t cost)
 {
-    spooler *w = (spooler *)self->ctx;
-    unsigned char t = R_GLINE;
-    if (sp_put(w->fp, &t, 1) || sp_put(w->fp, &key, sizeof key) || sp_put(w->fp, &frame, sizeof frame) ||
-        sp_put(w->fp, &line, sizeof line) || sp_put(w->fp, &cost, sizeof cost))
-        return sp_io(self);
-    return PB_OK;
+    return sp_keyed(self, R_GLINE, key, &frame, sizeof frame, &line, sizeof line, &cost, sizeof cost);
 }
 
 static const pb_sample_sink spool_calls = {.attribute = sp_attribute, .frame = sp_frame, .thread = sp_thread,
