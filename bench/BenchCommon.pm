@@ -1,15 +1,24 @@
 package BenchCommon;
 # What the Perl benches share (bench/race.pl, bench/info-vs-collapsed.pl):
-#   use lib 'bench'; use BenchCommon qw(large_go_profile median);
+#   use lib 'bench'; use BenchCommon qw(large_go_profile median %LARGE_PICK);
 use strict;
 use warnings;
 use Exporter 'import';
 use File::Path qw(make_path);
 
-our @EXPORT_OK = qw(large_go_profile median $GO_SAMPLES);
+our @EXPORT_OK = qw(large_go_profile median $GO_SAMPLES %LARGE_PICK);
 
 # samples of the large Go CPU profile: about 50 MB gzipped
 our $GO_SAMPLES = 8750000;
+
+# which files of the corpus's <format>/large directories the benches take
+our %LARGE_PICK = (
+    nytprof      => qr/\.nytprof\.out\z/,
+    pynytprof    => qr/\.nytprof\.out\z/,
+    easyprofiler => qr/\.prof\z/,
+    statprofiler => qr/\.out\.[0-9a-f]{48}\.[0-9]{8}\z/,
+    tachyon      => qr/\.bin\z/,
+);
 
 # the large Go CPU profile's path under $tools (made once by `go run
 # t/data/pprof/gen_labels.go` when missing and $make is true); undef when it

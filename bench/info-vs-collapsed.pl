@@ -29,7 +29,7 @@ use File::Path qw(make_path);
 use File::Temp qw(tempdir);
 use Time::HiRes qw(time);
 use lib 'bench';
-use BenchCommon qw(large_go_profile median);
+use BenchCommon qw(large_go_profile median %LARGE_PICK);
 
 my $runs = 5;
 my $corpus = $ENV{CORPUS} // '../shared/corpus';
@@ -41,13 +41,7 @@ $runs = 1 if $runs < 1;
 die "info-vs-collapsed.pl: run it from the distribution root after 'perl Makefile.PL && make' (no blib/)\n"
     unless -d 'blib/arch' && -f 'bin/profbridge';
 
-my %pick = (
-    nytprof      => qr/\.nytprof\.out\z/,
-    pynytprof    => qr/\.nytprof\.out\z/,
-    easyprofiler => qr/\.prof\z/,
-    statprofiler => qr/\.out\.[0-9a-f]{48}\.[0-9]{8}\z/,
-    tachyon      => qr/\.bin\z/,
-);
+my %pick = %LARGE_PICK;
 my $only_re = @only ? join('|', map { quotemeta } @only) : undef;
 sub wanted { !defined $only_re || ("$_[0]/" . basename($_[1])) =~ /$only_re/ }
 my @files;

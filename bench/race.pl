@@ -78,7 +78,7 @@ use File::Path qw(make_path remove_tree);
 use File::Temp qw(tempdir);
 use Time::HiRes qw(time);
 use lib 'bench';
-use BenchCommon qw(large_go_profile median);
+use BenchCommon qw(large_go_profile median %LARGE_PICK);
 
 my $runs = 5;
 my $corpus = $ENV{CORPUS} // '../shared/corpus';
@@ -122,13 +122,7 @@ undef $floor_bin if system($ENV{CC} || 'cc', '-O2', '-std=c99', '-o', $floor_bin
 print STDERR "race.pl: bench/floor.c did not build: no floor column\n" unless $floor_bin;
 
 # ---- the large corpus files ----------------------------------------------------------------
-my %pick = (
-    nytprof      => qr/\.nytprof\.out\z/,
-    pynytprof    => qr/\.nytprof\.out\z/,
-    easyprofiler => qr/\.prof\z/,
-    statprofiler => qr/\.out\.[0-9a-f]{48}\.[0-9]{8}\z/,
-    tachyon      => qr/\.bin\z/,
-);
+my %pick = %LARGE_PICK;
 # --only WORD: the files whose "format/name" contains one of the words
 my $only_re = @only ? join('|', map { quotemeta } @only) : undef;
 sub wanted { !defined $only_re || ("$_[0]/" . basename($_[1])) =~ /$only_re/ }
