@@ -222,7 +222,7 @@ double pb_cgraph_unit_s(const pb_cgraph *g)
     return g->ticks_per_sec > 0 ? 1.0 / g->ticks_per_sec : 1e-6;
 }
 
-/* an exact graph's event (callgrind's Ir: a count, 1e-9 "seconds" each, read_callgrind.c) keeps its name */
+/* an exact graph's event (e.g. instructions: a count, 1e-9 "seconds" each) keeps its name */
 const char *pb_cgraph_unit_name(const pb_cgraph *g)
 {
     if (g->exact && g->cost_unit[0])

@@ -806,8 +806,8 @@ static pb_status call_events(pb_fold *f, const uint32_t *by_order)
  *   rec[i]: how many of i's ancestors (below its thread's root) run i's sub
  *           (its recursion depth), from one depth-first walk that keeps, per
  *           sub, the nearest node of that sub on the path;
- *   eff[i]: i, or for a frame of the root sub (StatProfiler main and eval
- *           frames) the nearest ancestor that is not one (or the thread's
+ *   eff[i]: i, or for a frame of the root sub (a Perl sampler's main and
+ *           eval frames) the nearest ancestor that is not one (or the thread's
  *           root): the caller a call from i is credited to.
  * Both malloc'd (the caller frees them). */
 static pb_status node_depths(pb_fold *f, uint32_t root_sub, uint32_t **rec_out, uint32_t **eff_out)
@@ -897,8 +897,8 @@ static pb_status build_edges(pb_fold *f, uint32_t root_sub)
         if (n->parent == NONE)
             continue;
         callee = f->frames[n->item].sub;
-        /* Frames of the root sub itself (StatProfiler main and eval frames
-         * are main::RUNTIME) are not calls, as in NYTProf: no edge into them,
+        /* Frames of the root sub itself (a Perl sampler's main and eval
+         * frames are main::RUNTIME) are not calls, as in NYTProf: no edge into them,
          * and a sub called from one is called by the nearest enclosing real
          * sub (or the root), at the frame's own file and line. */
         if (callee == root_sub)
@@ -966,8 +966,8 @@ static pb_status span_attributes(pb_fold *f)
  * ATTRIBUTE cumulative_overhead_ticks, so that nytprofhtml's header "for X
  * (of Y)" reads X = profiler_active = the sampled time (all threads'
  * samples x interval) and Y = profiler_duration = the run's length where
- * the source records it (ATTRIBUTE profile_duration_sec: Tachyon's stats
- * trailer, pprof's duration_nanos, V8's endTime - startTime; else, for
+ * the source records it (ATTRIBUTE profile_duration_sec: a stats
+ * trailer, a recorded duration, or end time - start time; else, for
  * samples with timestamps, the first to the last), else the sampled time
  * too (also when the threads' sampled time exceeds the run's length by
  * more than NYTProf's leeway, see below).  NYTProf's reader adds up PID_END
@@ -1144,7 +1144,7 @@ static pb_status ss_finish(pb_sample_sink *self)
                 break;
             }
             if (!root_fid && !strchr(f->app, '/') && b && !strcmp(b + 1, f->app))
-                root_fid = f->m.files[i].fid; /* its base name (pprof, V8) */
+                root_fid = f->m.files[i].fid; /* its base name (formats that give one) */
         }
         if (!root_fid)
             root_fid = 1;

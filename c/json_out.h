@@ -1,6 +1,6 @@
 /* json_out.h - JSON text through a buffer of our own, for the writers whose
- * output is millions of short items (the gecko writer's columns, the
- * speedscope writer's events and samples): a stdio call each would cost
+ * output is millions of short items (the timeline writers'
+ * columns, events and samples): a stdio call each would cost
  * more than the item.  A failed write is not reported here: the writer
  * checks ferror() on its FILE when it finishes.
  *

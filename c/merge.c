@@ -53,7 +53,7 @@ typedef struct {
     int have_interval;       /* this input gave sample_interval_us */
     int unit_checked;        /* this input's unit was compared with the first's */
     pb_units units;          /* the first input's unit: the others' must add to it */
-    int graph_only;          /* every input is a call graph (pstats, callgrind): their facts head the result */
+    int graph_only;          /* every input is a call graph (PB_YIELDS_GRAPH): their facts head the result */
     int own_clocks;          /* a sample consumer (pb_merge_samples): times stay on each input's own clock, in
                               * the source's units, its start marked (ATTRIBUTE merge_input); else (the fold)
                               * rebased to 0 per input, in ns */
@@ -163,7 +163,7 @@ static pb_status mg_attribute(pb_sample_sink *self, const char *key, pb_str v)
         m->have_interval = 1;
         return PB_OK; /* the merged weights are ns, whatever the interval */
     }
-    /* pprof's sample counts: a sample stands for the period (period_type a time) */
+    /* profile.proto sample counts: a sample stands for the period (period_type a time) */
     if (!m->have_interval && !m->facts.weight_ns && m->facts.kind == PB_WEIGHT_SAMPLES && m->facts.period_ns)
         m->scale = m->facts.period_ns;
     if (!strcmp(key, "graph_cost_unit")) {
@@ -287,7 +287,7 @@ static pb_status mg_graph_line(pb_sample_sink *self, uint64_t key, uint32_t fram
     return m->target->graph_line ? m->target->graph_line(m->target, out, frame, line, cost) : PB_OK;
 }
 
-/* a span (EasyProfiler block, speedscope event) on the consumer's thread,
+/* a span (PB_YIELDS_SPANS: a block, an event) on the consumer's thread,
  * its times (ns) on the input's own clock as sample times are */
 static pb_status mg_span(pb_sample_sink *self, uint64_t key, uint32_t frame, uint64_t begin, uint64_t end)
 {
@@ -1179,8 +1179,8 @@ static void merger_free(merger *m)
     PB_INDEX_FREE_ALL(&m->tix, &m->pix);
 }
 
-/* every input's row yields one of `yields` (a directory is a StatProfiler
- * run) */
+/* every input's row yields one of `yields` (a directory is a run of
+ * trace files) */
 static int all_yield(const char *const *in, size_t n, unsigned yields)
 {
     size_t i;
@@ -1235,7 +1235,7 @@ pb_status pb_merge_chunks(const char *const *in, size_t n, const pb_options *opt
     cfg.source_format = "merged";
     cfg.ticks_per_sec = 1000000000u; /* ns: the merged weights' unit */
     cfg.ticks_per_weight = 1;
-    /* every input is sampled (Tachyon, StatProfiler) or a call graph: the
+    /* every input is sampled (PB_YIELDS_SAMPLES) or a call graph: the
      * merged chunks' time is then the sampled time too (fold_samples.h,
      * sampled_spans); all call graphs: no call events (call_graph) */
     cfg.sampled_spans = all_yield(in, n, PB_YIELDS_SAMPLES | PB_YIELDS_GRAPH);
@@ -1279,7 +1279,7 @@ pb_status pb_merge_samples(const char *const *in, size_t n, const pb_options *op
 }
 
 /* ---- each trace counted once -----------------------------------------------
- * A StatProfiler input stands for trace files: a run (a directory, or a
+ * An input of a format whose row has run_files stands for trace files: a run (a directory, or a
  * root's first file) for all of its run's, a single trace for itself.  The
  * shell hands a run's first file and its members alike (trace.out.*), a
  * user may give a directory and its files, or one file by two paths.  Every

@@ -1,5 +1,5 @@
-/* python.c - Python names as Perl's, shared by the Python readers (Tachyon,
- * pstats): see python.h. */
+/* python.c - Python names as Perl's, shared by the Python readers
+ * (the rows whose language is Python): see python.h. */
 #include <string.h>
 #include "python.h"
 #include "util.h"

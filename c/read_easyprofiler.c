@@ -1087,7 +1087,7 @@ pb_status pb_read_easyprofiler(pb_source *src, const pb_options *opt, pb_sink *s
 }
 
 /* pb_sample_decoder_fn: span stacks weighted by exclusive ns, thread key =
- * thread id (collapsed, pprof output); of the chunks only the ATTRIBUTEs are
+ * thread id (the stack outputs); of the chunks only the ATTRIBUTEs are
  * built, and handed to the sample sink (source_format, times, clock) */
 static int ep_attr_chunk(pb_sink *self, const pb_chunk *c)
 {

@@ -15,7 +15,7 @@
  * (an index must name an object already begun).
  *
  * The stream (one pass): the top dict's entries one by one; each key a
- * frame (sink frame(): package from the module path as for Tachyon, name =
+ * frame (sink frame(): package from the module path as python.h says, name =
  * func, "~" keys synthetic subs named as pstats prints them); each entry a
  * graph_func (nc, cc, tt and ct in ns) and one graph_edge per caller.
  * Two keys of one file and one func name on different lines are two

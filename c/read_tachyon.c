@@ -279,7 +279,7 @@ static size_t status_text(unsigned status, char *buf, size_t cap)
         memcpy(buf + n, names[k], l + 1);
         n += l;
     }
-    return n; /* once per sample (pprof, StatProfiler output): no snprintf */
+    return n; /* once per sample (outputs that name frames per sample): no snprintf */
 }
 
 /* CPython 3.15's opcode names, 0..254 (opcode.opname with the specialised

@@ -131,7 +131,7 @@ static inline int pb_utf8_valid(const char *p, size_t n)
 
 /* Copy n bytes of src to dst as valid UTF-8, each byte that starts no valid
  * sequence (pb_utf8_seq) replaced by U+FFFD (as CPython's
- * errors="replace" decoding of the Tachyon string table); dst has room for
+ * errors="replace" decoding of a sampler's string table); dst has room for
  * 3 x n bytes.  Returns the bytes written. */
 static inline size_t pb_utf8_repair(char *dst, const char *src, size_t n)
 {

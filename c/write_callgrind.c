@@ -2,7 +2,7 @@
  * (--to callgrind), which callgrind_annotate and KCachegrind read.
  *
  * The input: the chunk stream's call graph (chunk_graph.h), for the reason
- * write_pstats.c gives: every input has chunks (a tracing format's exact
+ * the other call-graph target gives (chunk_graph.h): every input has chunks (a tracing format's exact
  * SUB_CALLERS, or the fold's edges of spans and samples), only folded formats
  * have a model.
  *
@@ -66,7 +66,7 @@ static uint64_t units(double t, double unit)
 }
 
 /* a name on one line, UTF-8: control bytes as spaces, a byte that starts no
- * UTF-8 sequence as U+FFFD (as the pstats writer does) */
+ * UTF-8 sequence as U+FFFD (as the other call-graph target does) */
 static void put_name(FILE *fp, pb_str s)
 {
     size_t i;

@@ -29,7 +29,7 @@ static const char *const cat_json =
     "{\"name\":\"Span\",\"color\":\"magenta\",\"subcategories\":[\"Other\"]},"
     "{\"name\":\"Exception\",\"color\":\"lightblue\",\"subcategories\":[\"Other\"]}]";
 
-/* Tachyon's thread states, as CPython's collector names them (its
+/* a CPython sampler's thread states, as CPython's collector names them (its
  * _finalize_markers order) */
 enum { ST_HAS_GIL, ST_NO_GIL, ST_ON_CPU, ST_OFF_CPU, ST_PY, ST_NATIVE, ST_GIL_WAIT, ST_GC, ST_EXC, ST_NO_EXC, N_ST };
 static const char *const st_name[N_ST] = {"Has GIL",     "No GIL",          "On CPU",        "Off CPU",
@@ -76,7 +76,7 @@ typedef struct {
     uint64_t total; /* weight */
     uint32_t cclk;  /* 1 + the clock of its last sample or span (0: none yet), and its weight on it */
     uint64_t ctot;
-    /* Tachyon status state (CPython's collector): start of each open state (ns) */
+    /* a CPython sampler's status state (CPython's collector): start of each open state (ns) */
     int inited;
     unsigned char open[N_ST];
     uint64_t start[N_ST];
@@ -726,7 +726,7 @@ static void put_int_or_null(g_out *o, int64_t v)
  * frame's), as the Firefox Profiler's importer parses a JS function ("name
  * (file:line)") or, without a line, a C++ one ("name (in file)": the file as
  * its library; "name ((eval 1))" for a file in parentheses, which the "in"
- * would cut in speedscope's reading), and as speedscope keeps a frame (name,
+ * would cut in the speedscope app's reading), and as the speedscope app keeps a frame (name,
  * then a file in parentheses); "name ()" without a file */
 static pb_status put_location(pb_gecko *g, g_out *o, const g_func *f)
 {
@@ -790,7 +790,7 @@ static pb_status write_thread(pb_gecko *g, g_out *o, g_thread *t, size_t ti, g_r
     o_puts(",\"processName\":", o);
     nm = str_of(g->title, strlen(g->title));
     pb_jout_str(o, &nm);
-    /* samples, then one of no stack where the last one ends (speedscope
+    /* samples, then one of no stack where the last one ends (the speedscope app
      * closes the last sample's frames there) */
     memset(&w, 0, sizeof w);
     w.o = o;
@@ -922,7 +922,7 @@ static pb_status finish_out(pb_gecko *g, g_out *o)
         if (i && c->how != g->clk[0].how)
             one_how = 0;
     }
-    /* the old Firefox DevTools wrapper: speedscope imports it (systemHost),
+    /* the old Firefox DevTools wrapper: the speedscope app imports it (systemHost),
      * the Firefox Profiler processes its "profile" as a raw Gecko profile */
     o_puts("{\"systemHost\":{\"name\":\"Firefox\"},\"profile\":{\"meta\":{\"version\":32,\"interval\":", o);
     if (interval_ns)

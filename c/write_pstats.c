@@ -4,7 +4,7 @@
  * model.  Every input gives chunks (a tracing format's own SUB_CALLERS, or
  * those a fold makes of spans and of stack samples: the model's edges, as
  * fold_samples.h defines them), whereas only the folded formats have a
- * model: a NYTProf or Pynytprof file's exact call counts exist only as
+ * model: a NYTProf-like chunk stream's exact call counts exist only as
  * chunks.  The chunks also hold everything CPython's estimates need for a
  * sampled input (below), and a merge into a chunk target comes for free.
  *

@@ -31,7 +31,7 @@ typedef struct {
     char label[24];
     uint64_t total;
     uint32_t first, last; /* its stacks, a chain through s_stack.next (first seen first) */
-    s_span *spans;        /* evented: the thread's spans (EasyProfiler) */
+    s_span *spans;        /* evented: the thread's spans (a span format's) */
     size_t nspans, cspans;
     pb_tick_chain ticks;  /* every sample: x its stack, a its time (µs), b its weight */
     int timed;            /* a sample had a time (not 0): the thread is written evented, at its times */
@@ -70,8 +70,8 @@ struct pb_speedscope {
     uint64_t last_key;     /* the thread get_thread() found last (spans come thread by thread) */
     uint32_t last_ti;
     int have_last;
-    /* the threads' names (ATTRIBUTE thread_<label>_name: EasyProfiler's
-     * "Main"): tlabels interns the labels, tname[label id] the name's id in
+    /* the threads' names (ATTRIBUTE thread_<label>_name: e.g. a block
+     * profiler's "Main"): tlabels interns the labels, tname[label id] the name's id in
      * strs + 1 (0: none), nuse[name id] how many threads have it */
     pb_strtab tlabels;
     uint32_t *tname, *nuse;

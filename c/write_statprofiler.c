@@ -760,10 +760,10 @@ static pb_status k_use(pb_spw_sink *k, size_t ti)
 static uint32_t h_thread(const void *k, uint32_t i) { return pb_mix64(((const pb_spw_sink *)k)->th[i].key); }
 
 /* Before the first trace's header: what a tick is.  A StatProfiler record's
- * weight counts ticks of the header's interval (µs), so ns weights (pprof
- * and V8 times, EasyProfiler spans, a merge) are written as 1 µs ticks
+ * weight counts ticks of the header's interval (µs), so ns weights (recorded
+ * times, span times, a merge) are written as 1 µs ticks
  * (interval 1), a sample count keeps its interval (sample_interval_us, or
- * pprof's period), and weights that are neither (bytes, objects) have no
+ * a profile.proto's period), and weights that are neither (bytes, objects) have no
  * place in the format: an unsupported error (the target cannot carry them). */
 static pb_status k_units(pb_spw_sink *k)
 {
@@ -1050,8 +1050,8 @@ static void k_op(void *ctx, pb_str op)
     k->oplen = op.len;
 }
 
-/* the op name of the next sample, from a decoder's tags (samples.h; Tachyon's
- * opcodes); StatProfiler records have no place for thread status */
+/* the op name of the next sample, from a decoder's tags (samples.h; a CPython
+ * sampler's opcodes); StatProfiler records have no place for thread status */
 static pb_status k_sample_tags(pb_sample_sink *self, pb_str op, pb_str status)
 {
     pb_spw_sink *k = (pb_spw_sink *)self->ctx;

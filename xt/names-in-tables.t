@@ -19,6 +19,14 @@ my $top = "$FindBin::Bin/..";
 my @fmts = qw(tachyon easyprofiler statprofiler pynytprof v8 pprof folded speedscope pstats callgrind);
 my @tgts = qw(collapsed pprof speedscope gecko statprofiler pstats callgrind dump);
 my %weak = map { $_ => 1 } qw(folded collapsed dump);
+# in every file: other programs that share a name with a format or a target
+# (the phrase is taken out of the line before the names are looked for)
+my @EXCEPT_ALL = (
+    [ qr/speedscope app/, 'the speedscope app, a viewer of the timeline targets' ],
+    [ qr/go tool pprof/, "Go's own tool" ],
+    [ qr/callgrind_annotate/, "Valgrind's tool" ],
+    [ qr/replay --collapsed/, "CPython's profiling.sampling replay option" ],
+);
 # file => [ line regex, reason ]
 my %EXCEPT = (
     # the public names of the dump target: the CLI's command and the API's call
@@ -59,6 +67,7 @@ for my $f (sort @files) {
     $ok{$_} = 1 for grep { $base eq 'outputs' || $base eq "write_$_" } @tgts;
     for my $i (0 .. $#lines) {
         my $l = $lines[$i];
+        $l =~ s/$_->[0]/ /g for @EXCEPT_ALL;    # those names do not count
         my %hit;
         for my $nm (grep { !$ok{$_} } @fmts, @tgts) {
             my $re = $weak{$nm}
