@@ -71,7 +71,7 @@
  *           are not 0 are sent too), each frame's address, mapping and
  *           place (inlined into the next outer frame) and system name.
  *
- * Names here: pr = this reader's state ("pprof reader"; read_perf.c has a pr of its own), msg = a
+ * Names here: pr = this reader's state ("pprof reader"; another reader has a pr of its own), msg = a
  * message held in memory, fld = one field of it, top = a field at the top level of the profile,
  * p_vt = a ValueType, p_map = a Mapping; h_ = hash callbacks of a pb_index.
  */

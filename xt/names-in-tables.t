@@ -5,7 +5,7 @@
 # and message (POD and what follows __END__ stripped), of c/*.[ch], xs/*.xs,
 # lib/**/*.pm, bin/profbridge and Makefile.PL; a name that is both a
 # format and a target (pprof, statprofiler, speedscope) is allowed where either is.
-# "folded", "collapsed" and "dump" are English words too: they count only as
+# "folded", "collapsed", "dump" and "perf" are words of their own too: they count only as
 # names (a quoted string, an identifier part, a file name, an alternation).
 # `perl xt/names-in-tables.t` lists every line it finds; %EXCEPT says why a
 # line may stay.
@@ -16,9 +16,9 @@ use FindBin;
 use File::Find ();
 plan skip_all => 'author test: set RELEASE_TESTING=1' unless $ENV{RELEASE_TESTING} || $ENV{AUTHOR_TESTING};
 my $top = "$FindBin::Bin/..";
-my @fmts = qw(tachyon easyprofiler statprofiler pynytprof v8 pprof folded speedscope pstats callgrind);
+my @fmts = qw(tachyon easyprofiler statprofiler pynytprof v8 pprof folded speedscope pstats callgrind perf);
 my @tgts = qw(collapsed pprof speedscope gecko statprofiler pstats callgrind dump);
-my %weak = map { $_ => 1 } qw(folded collapsed dump);
+my %weak = map { $_ => 1 } qw(folded collapsed dump perf);
 # in every file: other programs that share a name with a format or a target
 # (the phrase is taken out of the line before the names are looked for)
 my @EXCEPT_ALL = (
