@@ -213,6 +213,24 @@ pb_str pb_cgraph_file(const pb_cgraph *g, uint32_t fid)
     return pb_str_make("", 0, 0);
 }
 
+static const pb_cgraph *order_g;
+static int order_callee_first;
+static int cmp_u32(uint32_t a, uint32_t b) { return a < b ? -1 : a > b; }
+static int by_edge(const void *a, const void *b)
+{
+    const pb_cg_edge *x = &order_g->edges[*(const uint32_t *)a], *y = &order_g->edges[*(const uint32_t *)b];
+    int c = order_callee_first ? cmp_u32(x->callee, y->callee) : cmp_u32(x->caller, y->caller);
+    if (!c)
+        c = order_callee_first ? cmp_u32(x->caller, y->caller) : cmp_u32(x->callee, y->callee);
+    return c || order_callee_first ? c : cmp_u32(x->line, y->line);
+}
+void pb_cgraph_order_edges(const pb_cgraph *g, uint32_t *order, size_t n, int callee_first)
+{
+    order_g = g;
+    order_callee_first = callee_first;
+    qsort(order, n, sizeof *order, by_edge);
+}
+
 double pb_cgraph_unit_s(const pb_cgraph *g)
 {
     if (!g->sampled || g->weight_ns)

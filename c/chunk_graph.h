@@ -100,6 +100,15 @@ double pb_cgraph_unit_s(const pb_cgraph *g);
 const char *pb_cgraph_unit_name(const pb_cgraph *g);
 /* the language of the input's source files, from its format's row ("" unknown) */
 const char *pb_cgraph_language(const pb_cgraph *g);
+/* t seconds in units, rounded (no libm: the C tests link without it); saturated */
+static inline uint64_t pb_cgraph_units(double t, double unit)
+{
+    double x = t / unit + 0.5;
+    return x >= 1.0 ? (x < 18446744073709549568.0 ? (uint64_t)x : UINT64_MAX) : 0;
+}
+/* order[0..n) (edge indices) sorted by caller, callee, call-site line; or,
+ * with callee_first, by callee, then caller (lines left as qsort leaves them) */
+void pb_cgraph_order_edges(const pb_cgraph *g, uint32_t *order, size_t n, int callee_first);
 
 
 /* ---- a call-graph target: the graph, then one write at the end ----------
