@@ -715,16 +715,6 @@ static pb_status header_attributes(tr *r)
 }
 
 /* ---- frames -> sink ids ----------------------------------------------------- */
-static int put(char **buf, size_t *cap, size_t *n, const char *p, size_t len)
-{
-    if (pb_grow((void **)buf, cap, *n + len + 1, 1) < 0)
-        return -1;
-    memcpy(*buf + *n, p, len);
-    *n += len;
-    (*buf)[*n] = '\0';
-    return 0;
-}
-
 static uint32_t tachyon_fid_flags(void *ctx, pb_str file)
 {
     (void)ctx;
@@ -759,7 +749,7 @@ static pb_status intern(tr *r, uint32_t fi, uint64_t off, uint32_t *id)
         if (pb_python_package(&r->pkgbuf, &r->pkgcap, file, flen, &plen) < 0 ||
             pb_python_colons(&r->namebuf, &r->namecap, &nlen, func, fnlen, 0) < 0)
             return oom(r);
-        if (nlen == 0 && put(&r->namebuf, &r->namecap, &nlen, "__ANON__", 8) < 0)
+        if (nlen == 0 && pb_text_append(&r->namebuf, &r->namecap, &nlen, "__ANON__", 8) < 0)
             return oom(r);
         pf.package = pb_str_make(r->pkgbuf, plen, 1);
         pf.name = pb_str_make(r->namebuf, nlen, 1);

@@ -289,6 +289,18 @@ static inline void pb_index_free(pb_index *ix)
     ix->cap = 0;
 }
 
+/* Append len bytes of p to the text *buf (*n used, *cap allocated; pb_grow),
+ * which stays NUL-terminated: 0, or -1 when out of memory */
+static inline int pb_text_append(char **buf, size_t *cap, size_t *n, const char *p, size_t len)
+{
+    if (pb_grow((void **)buf, cap, *n + len + 1, 1) < 0)
+        return -1;
+    memcpy(*buf + *n, p, len);
+    *n += len;
+    (*buf)[*n] = '\0';
+    return 0;
+}
+
 /* Append count elements of elem bytes at src to the growable array *p (*n
  * used, *cap allocated; pb_grow): 0, or -1 on overflow or out of memory */
 static inline int pb_append(void **p, size_t *n, size_t *cap, const void *src, size_t count, size_t elem)
