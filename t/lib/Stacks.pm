@@ -5,7 +5,7 @@ package Stacks;
 # the first keys on which two such tables differ.
 #   use Stacks qw(slurp stack_corpus convert_quietly convert_ok weight_unit_ns folded_weights
 #                 first_differences go_for_pprof nytprof_tools statprofiler_run
-#                 page_text);
+#                 page_text refused_texts);
 use strict;
 use warnings;
 use Exporter 'import';
@@ -16,9 +16,29 @@ use Devel::ProfileBridge::ReadStream ();
 
 our @EXPORT_OK =
     qw(slurp stack_corpus convert_quietly convert_ok weight_unit_ns folded_weights first_differences go_for_pprof
-    nytprof_tools statprofiler_run page_text);
+    nytprof_tools statprofiler_run page_text refused_texts);
 
 sub slurp { open my $fh, '<:raw', $_[0] or die "$_[0]: $!"; local $/; <$fh> }
+
+# Bad input of a text format: each [ TEXT, MESSAGE_RE, OPTIONS... ] written
+# to a file in $tmp and converted --to collapsed with format => $format must
+# fail with a message that matches (two tests each).
+sub refused_texts {
+    my ($format, $tmp, @bad) = @_;
+    for my $b (@bad) {
+        my ($text, $re, %opt) = @$b;
+        my $f = "$tmp/bad.$format";
+        open my $fh, '>:raw', $f or die "$f: $!";
+        print $fh $text;
+        close $fh or die "$f: $!";
+        my $ok = do {
+            local $SIG{__WARN__} = sub { };
+            eval { Devel::ProfileBridge::convert(in => $f, out => "$tmp/bad.out", to => 'collapsed', format => $format, %opt); 1 };
+        };
+        Test::More::ok(!$ok, 'bad input refused: ' . substr($text =~ s/\n/\\n/gr =~ s/\x01/\\x01/gr, 0, 40));
+        Test::More::like($@, $re, '... with its message');
+    }
+}
 
 # every corpus file under $d with stacks: Tachyon, EasyProfiler, StatProfiler,
 # V8 (when this build reads it)
