@@ -590,6 +590,32 @@ sub dump_json {
 my %CONVERT_OPTS = map { $_ => 1 } qw(in out format thread pid sample_type compress salvage to progress
     source source_any source_root strip_prefix time_order), @LIMITS;
 
+# convert's and merge's options for finding the profile's source files (and
+# time_order) into the XS options $x; relative file names in the profile are
+# looked up beside the (first) input $in too (standard input: $stdin_base,
+# when given)
+sub _source_opts {
+    my ($what, $opts, $x, $in, $stdin_base) = @_;
+    for my $k (qw(source_root strip_prefix)) {
+        next unless defined $opts->{$k};
+        my @v = ref $opts->{$k} eq 'ARRAY' ? @{ $opts->{$k} } : ($opts->{$k});
+        for (@v) {
+            next if defined && !ref && length && !/\0/;
+            _usage("$what: $k takes a path or a list of paths (non-empty, no NUL)");
+        }
+        $x->{$k} = \@v;
+    }
+    $x->{source} = $opts->{source} ? 1 : 0 if exists $opts->{source};
+    $x->{source_any} = $opts->{source_any} ? 1 : 0;
+    $x->{time_order} = $opts->{time_order} ? 1 : 0 if exists $opts->{time_order};
+    if ($in ne '-') {
+        require File::Basename;
+        $x->{source_base} = -d $in ? $in : File::Basename::dirname($in);
+    } elsif (defined $stdin_base) {
+        $x->{source_base} = $stdin_base;
+    }
+}
+
 sub convert { return _convert_impl(undef, @_) }
 
 # out => \$buffer (output => for dump_json): the writer writes a temporary
@@ -641,26 +667,7 @@ sub _convert_impl {
             . " (and for_chunks), not to => '$to'");
     }
     my $x = _xs_opts(\%opts);
-    for my $k (qw(source_root strip_prefix)) {
-        next unless defined $opts{$k};
-        my @v = ref $opts{$k} eq 'ARRAY' ? @{ $opts{$k} } : ($opts{$k});
-        for (@v) {
-            next if defined && !ref && length && !/\0/;
-            _usage("convert: $k takes a path or a list of paths (non-empty, no NUL)");
-        }
-        $x->{$k} = \@v;
-    }
-    $x->{source} = $opts{source} ? 1 : 0 if exists $opts{source};
-    $x->{source_any} = $opts{source_any} ? 1 : 0;
-    $x->{time_order} = $opts{time_order} ? 1 : 0 if exists $opts{time_order};
-    # relative file names in the profile are looked up beside the input too
-    if ($opts{in} ne '-') {
-        require File::Basename;
-        $x->{source_base} = -d $opts{in} ? $opts{in} : File::Basename::dirname($opts{in});
-    }
-    else {
-        $x->{source_base} = '.';
-    }
+    _source_opts('convert', \%opts, $x, $opts{in}, '.');
     my $level = defined $opts{compress} ? $opts{compress} : -1;
     if ($t && $t->{compress} && defined $opts{compress} && $level !~ /\A[0-9]\z/) {
         _usage("convert: compress must be 0..9, not '$level'");
@@ -734,22 +741,7 @@ sub merge {
     }
     return _out_scalar('out', \%opts, sub { merge(%{ $_[0] }) }) if ref $opts{out} eq 'SCALAR';
     my $x = _xs_opts(\%opts);
-    for my $k (qw(source_root strip_prefix)) {
-        next unless defined $opts{$k};
-        my @v = ref $opts{$k} eq 'ARRAY' ? @{ $opts{$k} } : ($opts{$k});
-        for (@v) {
-            next if defined && !ref && length && !/\0/;
-            _usage("merge: $k takes a path or a list of paths (non-empty, no NUL)");
-        }
-        $x->{$k} = \@v;
-    }
-    $x->{source} = $opts{source} ? 1 : 0 if exists $opts{source};
-    $x->{source_any} = $opts{source_any} ? 1 : 0;
-    $x->{time_order} = $opts{time_order} ? 1 : 0 if exists $opts{time_order};
-    if ($in[0] ne '-') {
-        require File::Basename;
-        $x->{source_base} = -d $in[0] ? $in[0] : File::Basename::dirname($in[0]);
-    }
+    _source_opts('merge', \%opts, $x, $in[0]);
     # relative file names are looked up beside every input too
     my %seen;
     # (not "/": an input there does not make the whole file system a source root)
