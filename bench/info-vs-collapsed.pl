@@ -28,6 +28,8 @@ use File::Basename qw(basename);
 use File::Path qw(make_path);
 use File::Temp qw(tempdir);
 use Time::HiRes qw(time);
+use lib 'bench';
+use BenchCommon qw(large_go_profile median %LARGE_PICK);
 
 my $runs = 5;
 my $corpus = $ENV{CORPUS} // '../shared/corpus';
@@ -39,13 +41,7 @@ $runs = 1 if $runs < 1;
 die "info-vs-collapsed.pl: run it from the distribution root after 'perl Makefile.PL && make' (no blib/)\n"
     unless -d 'blib/arch' && -f 'bin/profbridge';
 
-my %pick = (
-    nytprof      => qr/\.nytprof\.out\z/,
-    pynytprof    => qr/\.nytprof\.out\z/,
-    easyprofiler => qr/\.prof\z/,
-    statprofiler => qr/\.out\.[0-9a-f]{48}\.[0-9]{8}\z/,
-    tachyon      => qr/\.bin\z/,
-);
+my %pick = %LARGE_PICK;
 my $only_re = @only ? join('|', map { quotemeta } @only) : undef;
 sub wanted { !defined $only_re || ("$_[0]/" . basename($_[1])) =~ /$only_re/ }
 my @files;
@@ -53,17 +49,9 @@ for my $fmt (sort keys %pick) {
     next unless -d "$corpus/$fmt/large";
     push @files, map { [ $fmt, $_ ] } grep { basename($_) =~ $pick{$fmt} && -f } sort glob("$corpus/$fmt/large/*");
 }
-my $pprof_n = 8750000;
-my $big = "$tools/pprof/large-cpu-$pprof_n.pb.gz";
-if (wanted(pprof => $big) && `which go 2>/dev/null`) {
-    if (!-s $big) {
-        make_path("$tools/pprof");
-        print STDERR "info-vs-collapsed.pl: making $big (go run t/data/pprof/gen_labels.go)\n";
-        system('go', 'run', 't/data/pprof/gen_labels.go', "$big.tmp", $pprof_n, 1, 20000, 0) == 0
-            && rename("$big.tmp", $big)
-            or print STDERR "info-vs-collapsed.pl: could not make $big\n";
-    }
-    push @files, [ pprof => $big ] if -s $big;
+my $big = large_go_profile($tools, 'info-vs-collapsed.pl', 0);
+if (wanted(pprof => $big) && ($big = large_go_profile($tools, 'info-vs-collapsed.pl', 1))) {
+    push @files, [ pprof => $big ];
 }
 @files = grep { wanted(@$_) } @files;
 die "info-vs-collapsed.pl: no files (no $corpus/*/large, and no Go profile)\n" unless @files;
@@ -88,11 +76,6 @@ sub timed {
     my @t1 = times;
     die "info-vs-collapsed.pl: failed ($rc): @cmd\n" if $rc;
     return ($t1[2] + $t1[3] - $t0[2] - $t0[3], $wall);
-}
-
-sub median {
-    my @v = sort { $a <=> $b } @_;
-    return @v % 2 ? $v[$#v / 2] : ($v[@v / 2 - 1] + $v[@v / 2]) / 2;
 }
 
 printf "%-46s %9s %9s %9s %9s %12s\n", 'file', 'info cpu', 'coll cpu', 'info wall', 'coll wall', 'info/coll';

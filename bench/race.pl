@@ -78,6 +78,8 @@ use File::Basename qw(basename dirname);
 use File::Path qw(make_path remove_tree);
 use File::Temp qw(tempdir);
 use Time::HiRes qw(time);
+use lib 'bench';
+use BenchCommon qw(large_go_profile median %LARGE_PICK);
 
 my $runs = 5;
 my $corpus = $ENV{CORPUS} // '../shared/corpus';
@@ -123,13 +125,7 @@ undef $floor_bin if system($ENV{CC} || 'cc', '-O2', '-std=c99', '-o', $floor_bin
 print STDERR "race.pl: bench/floor.c did not build: no floor column\n" unless $floor_bin;
 
 # ---- the large corpus files ----------------------------------------------------------------
-my %pick = (
-    nytprof      => qr/\.nytprof\.out\z/,
-    pynytprof    => qr/\.nytprof\.out\z/,
-    easyprofiler => qr/\.prof\z/,
-    statprofiler => qr/\.out\.[0-9a-f]{48}\.[0-9]{8}\z/,
-    tachyon      => qr/\.bin\z/,
-);
+my %pick = %LARGE_PICK;
 # --only WORD: the files whose "format/name" contains one of the words
 my $only_re = @only ? join('|', map { quotemeta } @only) : undef;
 sub wanted { !defined $only_re || ("$_[0]/" . basename($_[1])) =~ /$only_re/ }
@@ -152,19 +148,9 @@ if ($node && wanted(v8 => $v8_file)) {
 }
 # the large Go CPU profile: made once into the tools directory, only when
 # it is raced
-my $pprof_n = 8750000;    # samples: about 50 MB gzipped
-my $pprof_file = "$tools/pprof/large-cpu-$pprof_n.pb.gz";
-if (wanted(pprof => $pprof_file) && `which go 2>/dev/null`) {
-    my $n = $pprof_n;
-    my $big = $pprof_file;
-    if (!-s $big) {
-        make_path("$tools/pprof");
-        print STDERR "race.pl: making a large Go CPU profile in $big (go run t/data/pprof/gen_labels.go)\n";
-        system('go', 'run', 't/data/pprof/gen_labels.go', "$big.tmp", $n, 1, 20000, 0) == 0
-            && rename("$big.tmp", $big)
-            or print STDERR "race.pl: could not make $big\n";
-    }
-    push @files, [pprof => $big] if -s $big;
+if (wanted(pprof => large_go_profile($tools, 'race.pl', 0))) {
+    my $big = large_go_profile($tools, 'race.pl', 1);
+    push @files, [pprof => $big] if $big;
 }
 @files = grep { wanted(@$_) } @files;
 die "race.pl: no large corpus files under $corpus/*/large\n" unless @files;
@@ -374,11 +360,6 @@ sub run_one {
     my @l = <$r>;
     my ($kb) = $l[-1] =~ /(\d+)/;
     return ($dt, $kb);
-}
-
-sub median {
-    my @s = sort { $a <=> $b } @_;
-    return @s % 2 ? $s[$#s / 2] : ($s[@s / 2 - 1] + $s[@s / 2]) / 2;
 }
 
 my $line = '-' x 100;

@@ -95,7 +95,7 @@ struct pb_sink {
      * value stops the decoder, which returns PB_ERR_ABORT (the sink keeps
      * its own reason, e.g. a Perl exception). */
     int (*chunk)(pb_sink *self, const pb_chunk *c);
-    /* Optional: a non-fatal diagnostic from a decoder ("easyprofiler: file
+    /* Optional: a non-fatal diagnostic from a decoder ("<format>: file
      * has 0 blocks ..."). NULL means drop it. */
     void (*warn)(pb_sink *self, const char *msg);
     /* Optional fast filter: wants[tag] == 0 means the sink ignores that tag,

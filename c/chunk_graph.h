@@ -1,12 +1,12 @@
 /* chunk_graph.h - a chunk stream's call graph, for the call-graph targets
- * (write_pstats.c, write_callgrind.c).
+ * (outputs.c: the targets that take a call graph).
  *
  * A pb_sink that keeps only what a call graph is: the files (NEW_FID), the
  * subs (SUB_INFO: fid, first line, name) and the SUB_CALLERS edges, summed
  * per (caller, call-site fid:line, callee) over threads and processes, with
  * NYTProf's numbers (count, incl, excl, reci in seconds).  Every input gives
- * these chunks: a tracing format's own (NYTProf, Pynytprof) or those its
- * fold makes (EasyProfiler's spans, every sampled format's stacks: the
+ * these chunks: a tracing format's own (NYTProf's and the like) or those its
+ * fold makes (a span format's spans, every sampled format's stacks: the
  * model's edges, fold_samples.h), so one consumer serves every input and a
  * merge (which folds its inputs into chunks for a chunk target) as well.
  *
@@ -17,7 +17,7 @@
  * An edge with count 0 is no call: the fold's record of what a function's
  * totals hold beyond its calls (fold_samples.c: an edge from the root), so
  * it adds to the sub's excl and incl but is neither a caller nor a call.
- * An exact call graph (ATTRIBUTE call_graph exact: pstats, callgrind) is
+ * An exact call graph (ATTRIBUTE call_graph exact: PB_YIELDS_GRAPH) is
  * not sampled, though its fold says sampled_time_sec.
  * A sampled input (the fold's ATTRIBUTE sampled_time_sec) also has a unit
  * count: `unit_s` seconds per sample (ATTRIBUTE sample_interval_us, else one
@@ -74,9 +74,9 @@ typedef struct {
     size_t nprims, cprims;
     /* the stream's facts */
     int sampled;            /* ATTRIBUTE sampled_time_sec seen, and not an exact call graph */
-    int exact;              /* ATTRIBUTE call_graph exact (pstats, callgrind): counts and times as they are */
+    int exact;              /* ATTRIBUTE call_graph exact (PB_YIELDS_GRAPH): counts and times as they are */
     int counts_only;        /* ATTRIBUTE graph_edge_times none: the edges' times are not the input's (the profile module) */
-    char cost_unit[64];     /* ATTRIBUTE graph_cost_unit (callgrind's event: Ir ...; "" none) */
+    char cost_unit[64];     /* ATTRIBUTE graph_cost_unit (the graph's event: Ir ...; "" none) */
     int weight_ns;          /* ATTRIBUTE sample_weight_unit ns */
     double interval_us;     /* ATTRIBUTE sample_interval_us (0: none) */
     double ticks_per_sec;
@@ -100,6 +100,15 @@ double pb_cgraph_unit_s(const pb_cgraph *g);
 const char *pb_cgraph_unit_name(const pb_cgraph *g);
 /* the language of the input's source files, from its format's row ("" unknown) */
 const char *pb_cgraph_language(const pb_cgraph *g);
+/* t seconds in units, rounded (no libm: the C tests link without it); saturated */
+static inline uint64_t pb_cgraph_units(double t, double unit)
+{
+    double x = t / unit + 0.5;
+    return x >= 1.0 ? (x < 18446744073709549568.0 ? (uint64_t)x : UINT64_MAX) : 0;
+}
+/* order[0..n) (edge indices) sorted by caller, callee, call-site line; or,
+ * with callee_first, by callee, then caller (lines left as qsort leaves them) */
+void pb_cgraph_order_edges(const pb_cgraph *g, uint32_t *order, size_t n, int callee_first);
 
 
 /* ---- a call-graph target: the graph, then one write at the end ----------

@@ -1,5 +1,5 @@
-/* chunk_stacks.c - NYTProf and Pynytprof profiles as stack samples, so that
- * every stack output (collapsed, pprof, speedscope, merge, diff) reads them.
+/* chunk_stacks.c - NYTProf-like chunk streams (PB_YIELDS_CHUNKS only) as stack samples, so that
+ * every stack output (outputs.c's stack targets, merge, diff) reads them.
  *
  * NYTProf's call events say which sub returned, at which depth, with its
  * exclusive ticks (SUB_RETURN; the `calls` option, on by default).  The
@@ -10,12 +10,14 @@
  * merged.  What reaches depth 0 is whole stacks, as nytprofcalls builds them
  * (outermost sub first; the main program is not a frame).  So memory grows
  * with distinct stacks per open frame, never with the number of calls.
- * A profile without call events (calls=0, Pynytprof) gives one-frame
+ * A profile without call events (calls=0, a tracer of call edges) gives one-frame
  * stacks: each sub with its exclusive time from SUB_CALLERS.
  *
  * Weights are nanoseconds (ticks x 1e9 / ticks_per_sec); the sink is told so
  * with ATTRIBUTE sample_weight_unit=ns.  A frame's file and line are its
  * sub's SUB_INFO fid and first line.
+ *
+ * Names here: cs_ = chunk stacks (this file's types and helpers).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* chunk_stacks.h - the stacks of a chunk decoder's stream (c/chunk_stacks.c).
  *
- * For a format whose stacks are its chunks' (NYTProf, Pynytprof): the
+ * For a format whose stacks are its chunks' (NYTProf's and the like): the
  * profile's call events (SUB_RETURN) as stacks, as nytprofcalls builds them
  * (without call events: one-frame stacks of each sub's exclusive time);
  * weights in ns (ATTRIBUTE sample_weight_unit=ns), one thread keyed 0 (the

@@ -1,7 +1,7 @@
 /* codecs.h - the optional compression libraries, one switch each.
  *
- * zlib is required (NYTProf).  libzstd (compressed Tachyon files) and
- * libsnappy (Devel::StatProfiler traces) are optional: Makefile.PL defines
+ * zlib is required (NYTProf).  libzstd and libsnappy are optional
+ * (the rows of c/formats.c say which files need them): Makefile.PL defines
  * PB_NO_ZSTD / PB_NO_SNAPPY when it cannot find them.  Then PB_HAVE_ZSTD /
  * PB_HAVE_SNAPPY are 0, the callers report
  *     "unsupported: this build has no zstd (install libzstd-dev and rebuild)"

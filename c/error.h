@@ -28,7 +28,7 @@ typedef enum {
 
 typedef struct {
     pb_status status;
-    const char *format;          /* "nytprof", "tachyon", ... (static string) */
+    const char *format;          /* a format's or target's name: "nytprof", ... (static string) */
     uint64_t offset;             /* byte offset in the input where it was detected */
     int has_offset;
     char message[PB_ERR_MSG_MAX];/* <what>: names the record and what was expected */

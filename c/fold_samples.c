@@ -1,4 +1,8 @@
-/* fold_samples.c - stack samples -> NYTProf chunks (see fold_samples.h). */
+/* fold_samples.c - stack samples -> NYTProf chunks (see fold_samples.h).
+ *
+ * Names here: ss_ = the fold's sample-sink callbacks (sample sink), gf_ = the hash of graph
+ * functions (exact call graphs).
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -407,6 +411,8 @@ static inline uint32_t scache_slot(uint32_t ti, const uint32_t *ids, uint32_t de
     return pb_mix64(k) & (FOLD_SCACHE - 1);
 }
 
+/* Over 80 lines, kept whole: the per-sample hot path: the stack cursor, the stack table and the
+ * per-node charges in one pass, kept together so nothing is looked up twice. */
 static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint32_t *ids, uint32_t depth,
                            uint64_t weight, uint64_t timestamp)
 {
@@ -720,6 +726,8 @@ static pb_status ss_graph_line(pb_sample_sink *self, uint64_t key, uint32_t fram
 }
 
 /* finish: the root edges, reci, the def-line statements, primitive calls */
+/* Over 80 lines, kept whole: three ordered steps (root edges, excess inclusive time to reci in
+ * three passes, primitive calls) that share the edge arrays it grows. */
 static pb_status graph_finish(pb_fold *f, const uint32_t *by_order)
 {
     size_t i, n = f->m.nedges;
@@ -844,8 +852,8 @@ static pb_status call_events(pb_fold *f, const uint32_t *by_order)
  *   rec[i]: how many of i's ancestors (below its thread's root) run i's sub
  *           (its recursion depth), from one depth-first walk that keeps, per
  *           sub, the nearest node of that sub on the path;
- *   eff[i]: i, or for a frame of the root sub (StatProfiler main and eval
- *           frames) the nearest ancestor that is not one (or the thread's
+ *   eff[i]: i, or for a frame of the root sub (a Perl sampler's main and
+ *           eval frames) the nearest ancestor that is not one (or the thread's
  *           root): the caller a call from i is credited to.
  * Both malloc'd (the caller frees them). */
 static pb_status node_depths(pb_fold *f, uint32_t root_sub, uint32_t **rec_out, uint32_t **eff_out)
@@ -935,8 +943,8 @@ static pb_status build_edges(pb_fold *f, uint32_t root_sub)
         if (n->parent == NONE)
             continue;
         callee = f->frames[n->item].sub;
-        /* Frames of the root sub itself (StatProfiler main and eval frames
-         * are main::RUNTIME) are not calls, as in NYTProf: no edge into them,
+        /* Frames of the root sub itself (a Perl sampler's main and eval
+         * frames are main::RUNTIME) are not calls, as in NYTProf: no edge into them,
          * and a sub called from one is called by the nearest enclosing real
          * sub (or the root), at the frame's own file and line. */
         if (callee == root_sub)
@@ -1004,8 +1012,8 @@ static pb_status span_attributes(pb_fold *f)
  * ATTRIBUTE cumulative_overhead_ticks, so that nytprofhtml's header "for X
  * (of Y)" reads X = profiler_active = the sampled time (all threads'
  * samples x interval) and Y = profiler_duration = the run's length where
- * the source records it (ATTRIBUTE profile_duration_sec: Tachyon's stats
- * trailer, pprof's duration_nanos, V8's endTime - startTime; else, for
+ * the source records it (ATTRIBUTE profile_duration_sec: a stats
+ * trailer, a recorded duration, or end time - start time; else, for
  * samples with timestamps, the first to the last), else the sampled time
  * too (also when the threads' sampled time exceeds the run's length by
  * more than NYTProf's leeway, see below).  NYTProf's reader adds up PID_END
@@ -1014,6 +1022,8 @@ static pb_status span_attributes(pb_fold *f)
  * that sum is profiler_duration; profiler_active is it minus
  * cumulative_overhead_ticks / ticks_per_sec (negative when threads sampled
  * in parallel hold a little more time than the run lasted). */
+/* Over 80 lines, kept whole: the run's duration rules (sampled spans, run lengths, overhead) must
+ * be applied in this order over the same threads. */
 static pb_status pid_ends(pb_fold *f, const uint32_t *by_order)
 {
     double tps = (double)f->cfg.ticks_per_sec, s0, dur = 0, act;
@@ -1121,6 +1131,8 @@ static void calls_flush(pb_fold *f)
     }
 }
 
+/* Over 80 lines, kept whole: the fold's closing sequence: attributes, thread order, PID_ENDs, call
+ * events, SUB_INFOs, edges; the order is the chunk stream's, read top to bottom. */
 static pb_status ss_finish(pb_sample_sink *self)
 {
     pb_fold *f = (pb_fold *)self->ctx;
@@ -1178,7 +1190,7 @@ static pb_status ss_finish(pb_sample_sink *self)
                 break;
             }
             if (!root_fid && !strchr(f->app, '/') && b && !strcmp(b + 1, f->app))
-                root_fid = f->m.files[i].fid; /* its base name (pprof, V8) */
+                root_fid = f->m.files[i].fid; /* its base name (formats that give one) */
         }
         if (!root_fid)
             root_fid = 1;

@@ -63,7 +63,7 @@
 #include "samples.h"
 
 typedef struct {
-    const char *source_format;   /* "tachyon": COMMENT + ATTRIBUTE source_format (NULL: none) */
+    const char *source_format;   /* the row's name: COMMENT + ATTRIBUTE source_format (NULL: none) */
     uint64_t ticks_per_sec;      /* unit of timestamps and ticks (1000000 = µs); 0 -> 1000000 */
     uint64_t ticks_per_weight;   /* ticks one unit of sample weight stands for (sample interval);
                                   * must be <= INT32_MAX */
@@ -73,7 +73,7 @@ typedef struct {
      * i.e. no saved source, so nytprofhtml reads the file from disk. */
     uint32_t (*fid_flags)(void *ctx, pb_str file);
     void *fid_flags_ctx;
-    /* Sampled input (Tachyon, StatProfiler): each thread's PID_START..PID_END
+    /* Sampled input (PB_YIELDS_SAMPLES): each thread's PID_START..PID_END
      * span is the time its samples stand for (weights x ticks_per_weight),
      * so NYTProf's profiler_duration and profiler_active (the sum of the
      * spans) are the sampled total, the flame graph's width; the
@@ -96,7 +96,7 @@ typedef struct {
 typedef struct pb_fold pb_fold;
 
 /* The fake file of synthetic frames (CPython's "~" frames <GC>, <native>;
- * V8's (garbage collector), (idle), (program); main::(no frame)), as the
+ * a JS engine's (garbage collector), (idle), (program); main::(no frame)), as the
  * report lists it: a name that says what it is */
 #define PB_FOLD_SYNTHETIC_FILE "(frames the profiler adds, no source)"
 
@@ -112,7 +112,7 @@ void pb_fold_free(pb_fold *f);
  * package::name, "main" for an empty package.  Returns the length; writes at
  * most cap-1 bytes plus NUL into buf (like snprintf). */
 size_t pb_fold_sub_name(const pb_frame *fr, char *buf, size_t cap);
-/* The name a stack output (pprof, speedscope, collapsed) shows for fr: its
+/* The name a stack output (outputs.c's stack targets) shows for fr: its
  * source tool's own name (fr->own) when it has one, else package::name
  * (pb_fold_sub_name); valid UTF-8, the same contract as pb_fold_sub_name. */
 size_t pb_frame_shown_name(const pb_frame *fr, char *buf, size_t cap);
@@ -152,8 +152,8 @@ typedef pb_status (*pb_sample_decoder_fn)(pb_source *src, const pb_options *opt,
 /* NULL when the format has no sample decoder (c/formats.c) */
 pb_sample_decoder_fn pb_sample_decoder_for(pb_format f);
 
-/* The driver of every stack-sample output (collapsed, pprof): detect (fmt
- * PB_FMT_UNKNOWN), read a StatProfiler run whole (a directory or a root's
+/* The driver of every stack-sample output: detect (fmt
+ * PB_FMT_UNKNOWN), read a run of trace files whole (a directory or a root's
  * first file), decode into ss, which the decoder finishes.  what names the
  * output in the error for a format without stacks ("collapsed output"):
  * PB_ERR_UNSUPPORTED.  opt may be NULL. */

@@ -129,7 +129,7 @@ struct pb_spans {
     uint32_t *sub_frame;    /* per sub: frame id in `stacks`, NONE = not yet */
     size_t sf_cap, sf_n;    /* sf_n: entries valid for this thread */
     uint32_t *kind_of_sub;  /* per sub: the first block kind that named it (its
-                             * EasyProfiler name for the stacks), NONE = none */
+                             * span format's name for the stacks), NONE = none */
     size_t ks_cap, ks_n;    /* ks_n: entries valid for this thread */
     /* call events' working memory, here so that pb_spans_free() releases it
      * when a consumer leaves in the middle (pb_cleanups) */
@@ -679,7 +679,7 @@ static pb_status sub_frame_id(pb_spans *f, uint32_t sub, uint32_t *id)
                       : pb_str_make(pb_strtab_ptr(&f->m.str, fl->name), pb_strtab_len(&f->m.str, fl->name), 0);
         fr.line = fr.first_line = (int32_t)sb->first;
         if (sub < f->ks_n && f->kind_of_sub[sub] != NONE) {
-            /* the block's name as EasyProfiler shows it, without our package */
+            /* the block's name as its profiler shows it, without our package */
             const fs_kind *k = &f->kinds[f->kind_of_sub[sub]];
             const char *kn = pb_strtab_ptr(&f->m.str, k->name);
             size_t kl = pb_strtab_len(&f->m.str, k->name);

@@ -1,11 +1,11 @@
-/* fold_spans.h - begin/end spans (EasyProfiler blocks) -> NYTProf chunks.
+/* fold_spans.h - begin/end spans (PB_YIELDS_SPANS: blocks) -> NYTProf chunks.
  *
  * A span decoder describes its "kinds" once (a descriptor: name, source
  * file, line; or a run-time name that borrows a descriptor's file and line),
  * then hands over each thread's spans in COMPLETION order (a span is
- * reported when it ends, children before their parent), exactly as an
- * EasyProfiler file stores them.  The folder rebuilds the nesting the way
- * EasyProfiler's own reader does (a list of current roots; a new span adopts
+ * reported when it ends, children before their parent), exactly as a
+ * block profiler's file stores them.  The folder rebuilds the nesting the way
+ * that profiler's own reader does (a list of current roots; a new span adopts
  * the last root if it begins before that root ends, then every earlier root
  * it does not begin after) and emits, per thread:
  *
@@ -17,7 +17,7 @@
  *
  * Sub names: a kind name that contains "::" is kept as it is; any other name
  * is put in package "main", e.g. "main::leaf", whatever its thread, so a
- * block's sub sums its spans over every thread (as EasyProfiler's per-name
+ * block's sub sums its spans over every thread (as a block profiler's per-name
  * statistics do).  Two kinds with the same resulting name are one sub, whose
  * SUB_INFO file and line are the first such kind's in every thread.  Each
  * thread has its own root sub "<package>::RUNTIME" (pb_spans_thread.package):
@@ -38,7 +38,7 @@
 
 typedef struct pb_spans pb_spans;
 
-/* Largest nesting the folder accepts (EasyProfiler's reader: 254 levels). */
+/* Largest nesting the folder accepts (a block profiler's reader: 254 levels). */
 #define PB_SPANS_MAX_DEPTH 254
 
 pb_spans *pb_spans_new(pb_sink *sink, const pb_options *opt, pb_error *err);
@@ -71,7 +71,7 @@ pb_status pb_spans_thread_begin(pb_spans *f, const pb_spans_thread *t);
 /* One span, in completion order; offset = where its record starts (errors). */
 pb_status pb_spans_span(pb_spans *f, uint32_t key, uint64_t begin_ns, uint64_t end_ns, uint64_t offset);
 /* Every span reported so far is final (a decoder whose spans nest by
- * construction, speedscope's O/C events, calls it when its open stack
+ * construction, open and close events, calls it when its open stack
  * empties): the current roots are booked as called by the thread's RUNTIME
  * and released, so memory stays bounded by one root's subtree rather than
  * growing with top-level spans.  Nothing happens while stacks are kept

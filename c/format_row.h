@@ -19,9 +19,9 @@ struct pb_sample_sink; /* samples.h */
 /* what a format's files can give (pb_format_row.yields) */
 enum {
     PB_YIELDS_CHUNKS = 1,  /* a chunk stream (every format) */
-    PB_YIELDS_STACKS = 2,  /* stacks with weights for the stack outputs (collapsed, pprof, speedscope, merge) */
-    PB_YIELDS_SAMPLES = 4, /* real stack samples with frames and lines: StatProfiler output can carry them */
-    PB_YIELDS_SPANS = 8,   /* timed spans (begin, end): speedscope's evented profiles */
+    PB_YIELDS_STACKS = 2,  /* stacks with weights for the stack outputs (outputs.c's stack targets, merge) */
+    PB_YIELDS_SAMPLES = 4, /* real stack samples with frames and lines: a record target can carry them */
+    PB_YIELDS_SPANS = 8,   /* timed spans (begin, end): a timeline's evented profiles */
     PB_YIELDS_NS_WEIGHTS = 16, /* its stacks' weights are ns already, not samples (read through the
                                 * producer's row at its ATTRIBUTE source_format: samples.h,
                                 * pb_sample_facts_take) */
@@ -29,7 +29,7 @@ enum {
                                * the Perl API makes no inflated copy of one (_format_rows' reads_gzip) */
     PB_NO_SUB_LINES = 64,     /* its subs come without definition lines: the presentation filter finds
                                * them in the embedded source (def lines, present.c) */
-    PB_YIELDS_GRAPH = 128     /* a call graph with exact counts (pstats, callgrind: the graph_* calls of
+    PB_YIELDS_GRAPH = 128     /* a call graph with exact counts (a tracing profiler's: the graph_* calls of
                                * the sample sink, samples.h); without PB_YIELDS_STACKS it has no stacks,
                                * and a stack target refuses it.  In a target's consumes: it takes a call
                                * graph as well (its sink has graph_func) */
@@ -65,8 +65,8 @@ enum {
 
 typedef struct pb_format_row {
     pb_format format;
-    const char *name;   /* as in the API, the CLI and error messages: "tachyon" */
-    const char *title;  /* as the profiler calls itself: "Tachyon" */
+    const char *name;   /* as in the API, the CLI and error messages: lower case, one word */
+    const char *title;  /* as the profiler calls itself */
     /* 1 when p[0..len) (the first up to 4 KB) starts a file of this format;
      * fills info's details.  file_size: UINT64_MAX when unknown. */
     int (*sniff)(const unsigned char *p, size_t len, uint64_t file_size, pb_format_info *info);
@@ -85,13 +85,13 @@ typedef struct pb_format_row {
     pb_status (*run_stacks)(const char *const *paths, size_t n, const pb_options *opt, struct pb_sample_sink *ss,
                             pb_error *err);
     /* the run's files a directory or a template names (for_chunks' files =>),
-     * and what they are called in messages ("Devel::StatProfiler traces") */
+     * and what they are called in messages ("<title> traces") */
     pb_status (*run_expand)(const char *spec, char ***paths, size_t *n, pb_error *err);
     const char *run_what;
     /* how its files need `library`: PB_LIB_BUILTIN (always linked: nothing
      * to report), PB_LIB_SOME_FILES (features() lists "<name>-<library>"),
      * PB_LIB_EVERY_FILE (no library, no format); library_note: what is
-     * unsupported without it ("compressed Tachyon files") */
+     * unsupported without it ("compressed <title> files") */
     int library_use;
     const char *library_note;
     /* the language of the profiled program's source files ("python", "c",

@@ -1,6 +1,6 @@
 /* json_ints.h - a strict reader of one JSON array of integers, for the
- * large number arrays of JSON profiles (a V8 .cpuprofile's samples and
- * timeDeltas): a JSON parser would hand each number over through a callback
+ * large number arrays of JSON profiles (a CPU profile's samples and
+ * time deltas): a JSON parser would hand each number over through a callback
  * after lexing it into a buffer; this reads them straight from the bytes.
  *
  * It reads a memory block, or a file descriptor with pread (its own 64 KB

@@ -1,4 +1,9 @@
-/* merge.c - many profiles folded into one (see merge.h). */
+/* merge.c - many profiles folded into one (see merge.h).
+ *
+ * Names here: mg_ = the merge's sample-sink callbacks (the merger), sp_ = the workers' spool
+ * (sp_put writes a record, sp_io reports a write error), h_ = hash callbacks of a pb_index, th_hash
+ * = a thread key's hash.
+ */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
@@ -48,7 +53,7 @@ typedef struct {
     int have_interval;       /* this input gave sample_interval_us */
     int unit_checked;        /* this input's unit was compared with the first's */
     pb_units units;          /* the first input's unit: the others' must add to it */
-    int graph_only;          /* every input is a call graph (pstats, callgrind): their facts head the result */
+    int graph_only;          /* every input is a call graph (PB_YIELDS_GRAPH): their facts head the result */
     int own_clocks;          /* a sample consumer (pb_merge_samples): times stay on each input's own clock, in
                               * the source's units, its start marked (ATTRIBUTE merge_input); else (the fold)
                               * rebased to 0 per input, in ns */
@@ -158,7 +163,7 @@ static pb_status mg_attribute(pb_sample_sink *self, const char *key, pb_str v)
         m->have_interval = 1;
         return PB_OK; /* the merged weights are ns, whatever the interval */
     }
-    /* pprof's sample counts: a sample stands for the period (period_type a time) */
+    /* profile.proto sample counts: a sample stands for the period (period_type a time) */
     if (!m->have_interval && !m->facts.weight_ns && m->facts.kind == PB_WEIGHT_SAMPLES && m->facts.period_ns)
         m->scale = m->facts.period_ns;
     if (!strcmp(key, "graph_cost_unit")) {
@@ -244,17 +249,22 @@ static pb_status mg_sample(pb_sample_sink *self, uint64_t key, const uint32_t *i
 /* a call graph's facts (samples.h): on the consumer's thread, costs in ns
  * where the input's weights are samples x an interval (as samples'), summed
  * per function and per edge by the consumer (the fold) */
+/* the consumer's thread of key, and a function's or an edge's own and inclusive costs in ns */
+static pb_status graph_costs(merger *m, uint64_t key, uint64_t *out, const char *what, uint64_t *excl, uint64_t *incl)
+{
+    pb_status st;
+    if ((st = out_thread(m, key, out)) != PB_OK || (st = pb_checked_mul(m->err, *excl, m->scale, what, "ns", excl)) != PB_OK)
+        return st;
+    return pb_checked_mul(m->err, *incl, m->scale, what, "ns", incl);
+}
+
 static pb_status mg_graph_func(pb_sample_sink *self, uint64_t key, const pb_graph_func *g)
 {
     merger *m = (merger *)self->ctx;
     pb_graph_func c = *g;
     uint64_t out;
-    pb_status st;
-    if ((st = out_thread(m, key, &out)) != PB_OK ||
-        (st = pb_checked_mul(m->err, g->excl, m->scale, "a function's cost", "ns", &c.excl)) != PB_OK ||
-        (st = pb_checked_mul(m->err, g->incl, m->scale, "a function's cost", "ns", &c.incl)) != PB_OK)
-        return st;
-    return m->target->graph_func(m->target, out, &c);
+    pb_status st = graph_costs(m, key, &out, "a function's cost", &c.excl, &c.incl);
+    return st != PB_OK ? st : m->target->graph_func(m->target, out, &c);
 }
 
 static pb_status mg_graph_edge(pb_sample_sink *self, uint64_t key, const pb_graph_edge *g)
@@ -262,12 +272,8 @@ static pb_status mg_graph_edge(pb_sample_sink *self, uint64_t key, const pb_grap
     merger *m = (merger *)self->ctx;
     pb_graph_edge c = *g;
     uint64_t out;
-    pb_status st;
-    if ((st = out_thread(m, key, &out)) != PB_OK ||
-        (st = pb_checked_mul(m->err, g->excl, m->scale, "an edge's cost", "ns", &c.excl)) != PB_OK ||
-        (st = pb_checked_mul(m->err, g->incl, m->scale, "an edge's cost", "ns", &c.incl)) != PB_OK)
-        return st;
-    return m->target->graph_edge(m->target, out, &c);
+    pb_status st = graph_costs(m, key, &out, "an edge's cost", &c.excl, &c.incl);
+    return st != PB_OK ? st : m->target->graph_edge(m->target, out, &c);
 }
 
 static pb_status mg_graph_line(pb_sample_sink *self, uint64_t key, uint32_t frame, uint32_t line, uint64_t cost)
@@ -281,7 +287,7 @@ static pb_status mg_graph_line(pb_sample_sink *self, uint64_t key, uint32_t fram
     return m->target->graph_line ? m->target->graph_line(m->target, out, frame, line, cost) : PB_OK;
 }
 
-/* a span (EasyProfiler block, speedscope event) on the consumer's thread,
+/* a span (PB_YIELDS_SPANS: a block, an event) on the consumer's thread,
  * its times (ns) on the input's own clock as sample times are */
 static pb_status mg_span(pb_sample_sink *self, uint64_t key, uint32_t frame, uint64_t begin, uint64_t end)
 {
@@ -456,15 +462,22 @@ static pb_status sp_finish(pb_sample_sink *self)
     return sp_put(w->fp, &t, 1) ? sp_io(self) : PB_OK;
 }
 
+/* a record of the threads' facts: its type, the thread key, then up to three fields as they are in
+ * memory (one program, one machine) */
+static pb_status sp_keyed(pb_sample_sink *self, unsigned char t, uint64_t key, const void *a, size_t na, const void *b,
+                          size_t nb, const void *c, size_t nc)
+{
+    spooler *w = (spooler *)self->ctx;
+    if (sp_put(w->fp, &t, 1) || sp_put(w->fp, &key, sizeof key) || sp_put(w->fp, a, na) ||
+        (nb && sp_put(w->fp, b, nb)) || (nc && sp_put(w->fp, c, nc)))
+        return sp_io(self);
+    return PB_OK;
+}
+
 /* a span: thread key, frame id, begin and end (ns) */
 static pb_status sp_span(pb_sample_sink *self, uint64_t key, uint32_t frame, uint64_t begin, uint64_t end)
 {
-    spooler *w = (spooler *)self->ctx;
-    unsigned char t = R_SPAN;
-    if (sp_put(w->fp, &t, 1) || sp_put(w->fp, &key, sizeof key) || sp_put(w->fp, &frame, sizeof frame) ||
-        sp_put(w->fp, &begin, sizeof begin) || sp_put(w->fp, &end, sizeof end))
-        return sp_io(self);
-    return PB_OK;
+    return sp_keyed(self, R_SPAN, key, &frame, sizeof frame, &begin, sizeof begin, &end, sizeof end);
 }
 /* the next sample's tags: opcode, status */
 static pb_status sp_sample_tags(pb_sample_sink *self, pb_str op, pb_str status)
@@ -476,31 +489,18 @@ static pb_status sp_sample_tags(pb_sample_sink *self, pb_str op, pb_str status)
     return PB_OK;
 }
 
-/* a call graph's records: the structs as they are (one program, one machine) */
+/* a call graph's records: the structs as they are */
 static pb_status sp_graph_func(pb_sample_sink *self, uint64_t key, const pb_graph_func *g)
 {
-    spooler *w = (spooler *)self->ctx;
-    unsigned char t = R_GFUNC;
-    if (sp_put(w->fp, &t, 1) || sp_put(w->fp, &key, sizeof key) || sp_put(w->fp, g, sizeof *g))
-        return sp_io(self);
-    return PB_OK;
+    return sp_keyed(self, R_GFUNC, key, g, sizeof *g, NULL, 0, NULL, 0);
 }
 static pb_status sp_graph_edge(pb_sample_sink *self, uint64_t key, const pb_graph_edge *g)
 {
-    spooler *w = (spooler *)self->ctx;
-    unsigned char t = R_GEDGE;
-    if (sp_put(w->fp, &t, 1) || sp_put(w->fp, &key, sizeof key) || sp_put(w->fp, g, sizeof *g))
-        return sp_io(self);
-    return PB_OK;
+    return sp_keyed(self, R_GEDGE, key, g, sizeof *g, NULL, 0, NULL, 0);
 }
 static pb_status sp_graph_line(pb_sample_sink *self, uint64_t key, uint32_t frame, uint32_t line, uint64_t cost)
 {
-    spooler *w = (spooler *)self->ctx;
-    unsigned char t = R_GLINE;
-    if (sp_put(w->fp, &t, 1) || sp_put(w->fp, &key, sizeof key) || sp_put(w->fp, &frame, sizeof frame) ||
-        sp_put(w->fp, &line, sizeof line) || sp_put(w->fp, &cost, sizeof cost))
-        return sp_io(self);
-    return PB_OK;
+    return sp_keyed(self, R_GLINE, key, &frame, sizeof frame, &line, sizeof line, &cost, sizeof cost);
 }
 
 static const pb_sample_sink spool_calls = {.attribute = sp_attribute, .frame = sp_frame, .thread = sp_thread,
@@ -663,6 +663,8 @@ static int rd_str(spool_rd *r, int k, pb_str *s)
 
 /* replay a worker's spool, which must hold inputs [from, to), each ended by
  * its completion record */
+/* Over 80 lines, kept whole: one loop over the spool's record kinds, each a few lines; the record
+ * format reads best in one place. */
 static pb_status replay(merger *m, spool_rd *r, size_t from, size_t to, uint32_t **map, size_t *cmap, pb_error *err)
 {
     int c;
@@ -1013,6 +1015,8 @@ static FILE *spool_open(pb_error *err)
     return fp;
 }
 
+/* Over 80 lines, kept whole: start, feed, wait for and replay the workers in one place, so that
+ * every worker started is waited for on every error path. */
 static pb_status merge_jobs(merger *m, const char *const *in, size_t n, const pb_options *opt, int jobs,
                             pb_error *err)
 {
@@ -1179,8 +1183,8 @@ static void merger_free(merger *m)
     PB_INDEX_FREE_ALL(&m->tix, &m->pix);
 }
 
-/* every input's row yields one of `yields` (a directory is a StatProfiler
- * run) */
+/* every input's row yields one of `yields` (a directory is a run of
+ * trace files) */
 static int all_yield(const char *const *in, size_t n, unsigned yields)
 {
     size_t i;
@@ -1235,7 +1239,7 @@ pb_status pb_merge_chunks(const char *const *in, size_t n, const pb_options *opt
     cfg.source_format = "merged";
     cfg.ticks_per_sec = 1000000000u; /* ns: the merged weights' unit */
     cfg.ticks_per_weight = 1;
-    /* every input is sampled (Tachyon, StatProfiler) or a call graph: the
+    /* every input is sampled (PB_YIELDS_SAMPLES) or a call graph: the
      * merged chunks' time is then the sampled time too (fold_samples.h,
      * sampled_spans); all call graphs: no call events (call_graph) */
     cfg.sampled_spans = all_yield(in, n, PB_YIELDS_SAMPLES | PB_YIELDS_GRAPH);
@@ -1279,7 +1283,7 @@ pb_status pb_merge_samples(const char *const *in, size_t n, const pb_options *op
 }
 
 /* ---- each trace counted once -----------------------------------------------
- * A StatProfiler input stands for trace files: a run (a directory, or a
+ * An input of a format whose row has run_files stands for trace files: a run (a directory, or a
  * root's first file) for all of its run's, a single trace for itself.  The
  * shell hands a run's first file and its members alike (trace.out.*), a
  * user may give a directory and its files, or one file by two paths.  Every

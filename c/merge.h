@@ -1,13 +1,13 @@
 /* merge.h - many profiles of one program folded into one.
  *
- * Every input (Tachyon, StatProfiler, EasyProfiler; NYTProf and Pynytprof
- * through chunk_stacks.c; a StatProfiler run counts as one input) is decoded through the sample
+ * Every input (every format; the NYTProf-like chunk streams through
+ * chunk_stacks.c; a run of trace files counts as one input) is decoded through the sample
  * driver (formats.c) into ONE consumer, which the write driver (pb_write,
  * outputs.h) hands in: a target's sample sink, or the fold into a chunk
  * target's chunks.  This file names no target.  Between them sits a
  * sample sink that
  *   - puts every weight in nanoseconds: a sample stands for its input's
- *     sampling interval (ATTRIBUTE sample_interval_us), an EasyProfiler
+ *     sampling interval (ATTRIBUTE sample_interval_us), a span format's
  *     stack weight already is ns; so inputs of different intervals and
  *     formats add up;
  *   - keeps each input's threads apart (a thread is (input, thread key));
@@ -23,7 +23,7 @@
  * input's first sample, in ns; a sample consumer's (pb_merge_samples) stay
  * as the decoder gave them (µs; spans ns), each input on its own clock, and
  * before each input's calls the consumer hears ATTRIBUTE merge_input (its
- * 0-based index; not in a diff): a timeline (the gecko writer) counts each
+ * 0-based index; not in a diff): a timeline target counts each
  * input's times from that input's own origin.
  */
 #ifndef PB_MERGE_H
@@ -32,7 +32,7 @@
 #include "fold_samples.h"
 
 /* The inputs a merge reads: in[0..n) without those whose every trace file
- * another input stands for (a StatProfiler run and its members; see
+ * another input stands for (a run of trace files and its members; see
  * merge.c), *keep (free it) and *nkeep.  Errors (in err, whose format and
  * file the caller set): PB_ERR_USAGE for no inputs, or an input that shares
  * some but not all of its trace files with another. */

@@ -29,8 +29,8 @@
  * it is about to send from it, and fails with the model's wording when they
  * are more than is left.  No producer turns it on today: the folds' chunk
  * counts are bounded per sample by their own split limits, and the decoders
- * that synthesise statements from counts in the file (Tachyon, StatProfiler,
- * Pynytprof) charge a pb_budget of their own (pb_statement_budget()) and
+ * that synthesise statements from counts in the file (some sampled
+ * and traced formats) charge a pb_budget of their own (pb_statement_budget()) and
  * report with their own wording and offset.
  *
  * Memory: O(unique strings + files + subs + edges + trie nodes); nothing
@@ -78,7 +78,7 @@ void pb_strtab_free(pb_strtab *t);
 /* ---- the statement budget (max_statements) -----------------------------
  * Every producer of synthesised TIME_LINE/DISCOUNT chunks charges them here:
  * the model (pb_model_budget_take), and the decoders that charge their own
- * splits without a model (Tachyon, StatProfiler, Pynytprof). */
+ * splits without a model. */
 typedef struct {
     uint64_t left; /* statements left when on */
     int on;

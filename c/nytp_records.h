@@ -1,7 +1,7 @@
 /* nytp_records.h - the layouts of NYTProf's binary records
  * (the NYTProf file format spec, section 4), described once for the readers of
- * NYTProf's record stream: read_pynytprof.c (dialect D, whose tokens are
- * NYTProf's records) reads through it.  read_nytprof.c does not yet: read
+ * NYTProf's record stream: a reader of a dialect whose tokens are
+ * NYTProf's records reads through it.  read_nytprof.c does not yet: read
  * through these layouts (even only its cold records) it measured 1.2-1.3x
  * slower on a 10 MB profile, for a cause not found yet.
  *
@@ -15,7 +15,7 @@
  *
  * The records a profile holds millions of have their own inline reads:
  * nytp_read_time() (TIME_LINE, TIME_BLOCK) here; SUB_ENTRY and SUB_RETURN
- * are read by read_nytprof.c alone (Pynytprof never writes them).  The
+ * are read by read_nytprof.c alone (the dialects never write them).  The
  * layouts serve the colder records.
  */
 #ifndef PB_NYTP_RECORDS_H

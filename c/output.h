@@ -1,7 +1,7 @@
 /* output.h - the one way every writer puts bytes in a file the user named.
  *
- * Every writer (nytprof.out, collapsed stacks, StatProfiler traces, the
- * JSON Lines dump), through the API and the CLI, opens its output here:
+ * Every writer (every row of outputs.c's table), through the API and the
+ * CLI, opens its output here:
  *
  *   "-"                       standard output, written in place (when the
  *                             caller allows it: PB_OUT_STDOUT).
@@ -26,7 +26,7 @@
  * inherits an output neither writes, renames nor unlinks it
  * (pb_output_owned() tells; pb_output_forsake() drops it).
  *
- * A set of files (a StatProfiler run with one trace per thread) is written
+ * A set of files (a target whose row writes one trace per thread) is written
  * into a private temp directory and renamed into place only when every file
  * is complete: see pb_outset_*.
  *

@@ -22,7 +22,7 @@ typedef struct {
     /* resource limits (0 = use the default below) */
     uint64_t max_decompressed_bytes; /* per compressed view */
     int max_decompressed_by_size;    /* set by pb_options_resolve when it was not given: a decoder of a
-                                      * wholly compressed file (pprof's .gz) may then bound it by the
+                                      * wholly compressed file (a .gz profile) may then bound it by the
                                       * file's size (PB_INFLATE_RATIO) */
     uint64_t max_record_size;        /* largest single record / string */
     uint32_t max_stack_depth;        /* frames in one sample / nesting depth */
@@ -33,18 +33,18 @@ typedef struct {
                                       * pb_statement_budget() then also bounds it by the input's size */
     uint32_t max_line;               /* writing nytprof.out: highest line number (nytprofhtml sizes arrays by it) */
     uint32_t max_threads;            /* threads (and processes) of one profile: every reader, every target */
-    uint64_t max_string_bytes;       /* bytes of a string table held whole (pprof's), one string or all */
+    uint64_t max_string_bytes;       /* bytes of a string table held whole (a protobuf's), one string or all */
 
     /* selection */
     int have_thread;                 /* only this thread (sampling/span formats) */
     uint64_t thread_id;
-    const char *thread_name;         /* or by name (EasyProfiler) */
-    int have_pid;                    /* StatProfiler runs: only this process */
+    const char *thread_name;         /* or by name (formats whose threads have names) */
+    int have_pid;                    /* runs of trace files: only this process */
     uint32_t pid;
 
     int salvage;                     /* deliver what came before a truncation, then warn */
 
-    const char *sample_type;         /* pprof, two-column folded stacks: the sample type to read (NULL: the
+    const char *sample_type;         /* formats with several sample types: the one to read (NULL: the
                                       * profile's default) */
 
     /* writing nytprof.out from a foreign profile: where its source files are
@@ -58,7 +58,7 @@ typedef struct {
     const char *source_base;         /* searched last for relative names: the input's directory */
 
     int jobs;                        /* merge: worker processes that decode the inputs (0, 1: none) */
-    int no_time_order;               /* speedscope output: every thread as summed stacks, even where its
+    int no_time_order;               /* a timeline target: every thread as summed stacks, even where its
                                       * samples have times (0: those threads evented, at their times) */
 
     /* progress: called as input bytes are read, at most once per MiB read
@@ -179,6 +179,6 @@ extern const int pb_have_zstd, pb_have_snappy, pb_have_yajl;
 /* their versions ("1.2.13"; "" when absent or, for snappy, not reported) */
 const char *pb_zlib_version(void);
 const char *pb_zstd_version(void);
-const char *pb_yajl_version(void); /* read_v8.c: the JSON parser of .cpuprofile files */
+const char *pb_yajl_version(void); /* the streaming JSON parser of the JSON formats */
 
 #endif

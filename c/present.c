@@ -1,4 +1,8 @@
-/* present.c - foreign profiles made to read like Perl ones (see present.h). */
+/* present.c - foreign profiles made to read like Perl ones (see present.h).
+ *
+ * Names here: pe_ = the two passes this filter adds for tracing profiles (the def-header scan and
+ * the walk of call edges into call events; PE_ limits), h_ = hash callbacks of a pb_index.
+ */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
 #include <fcntl.h>
@@ -57,7 +61,7 @@ struct pb_present {
     /* call stacks for a stream that has call edges but no call events */
     double ticks_per_sec;
     int saw_return, calls_option; /* calls_option: -1 none seen, else its value */
-    int call_graph;               /* ATTRIBUTE call_graph: a call graph (pstats, callgrind), no stacks to invent */
+    int call_graph;               /* ATTRIBUTE call_graph: a call graph (PB_YIELDS_GRAPH), no stacks to invent */
     char **sub;                  /* sub names (mapped), by id */
     size_t *sub_len;
     size_t nsubs, csubs, csub_len;
@@ -80,8 +84,8 @@ struct pb_present {
     int saw_fid, saw_pid;        /* a NEW_FID, a PID_START went by */
     double basetime;             /* ATTRIBUTE basetime */
     pb_callev cev;
-    /* a format whose subs have no definition lines (PB_NO_SUB_LINES,
-     * Pynytprof): where they are defined, from the source embedded */
+    /* a format whose subs have no definition lines (PB_NO_SUB_LINES
+     * in its row): where they are defined, from the source embedded */
     int pyn;                     /* the stream's row (pb_sink.row) is such a format's */
     struct pe_def {
         char *name;
@@ -630,6 +634,8 @@ static int emit_fid(pb_present *p, const pb_chunk *c)
 }
 
 /* NEW_FID of a file whose source may be embedded */
+/* Over 80 lines, kept whole: one NEW_FID's source lookup, embedding and the bounds on the buffer it
+ * holds, in the order the decisions are taken. */
 static int new_fid(pb_present *p, const pb_chunk *c)
 {
     pb_chunk nc = *c;
@@ -725,9 +731,10 @@ nomem:
 }
 
 
-/* ---- Pynytprof: where a Python sub starts -------------------------------------
- * Pynytprof names subs (co_name) but never says where they are defined, and a
- * sub with lines 0-0 is an xsub to nytprofhtml.  While a Pynytprof file's
+/* ---- PB_NO_SUB_LINES: where a Python sub starts ------------------------------
+ * A Python tracer that names subs (co_name) but never says where they are defined
+ * (its row's PB_NO_SUB_LINES): a sub with lines 0-0 is an xsub to nytprofhtml.
+ * While such a file's
  * source is embedded, its `def` / `async def` / `class` headers are noted:
  * first line = the header's, or its first decorator's (CPython's
  * co_firstlineno); last line = the last line with code before one indented no
@@ -845,7 +852,7 @@ static void pe_scan_end(pb_present *p, uint32_t fid, uint32_t lines)
     }
 }
 
-/* a Pynytprof SUB_INFO without lines: those of its definition, if known */
+/* a SUB_INFO without lines (PB_NO_SUB_LINES): those of its definition, if known */
 static void pe_place(pb_present *p, pb_chunk *c)
 {
     const char *nm = c->s[0].ptr ? c->s[0].ptr : "";
@@ -876,7 +883,7 @@ static void pe_place(pb_present *p, pb_chunk *c)
 }
 
 /* ---- call stacks from call edges ---------------------------------------------
- * A stream with SUB_CALLERS but no SUB_RETURN (Pynytprof: it records caller ->
+ * A stream with SUB_CALLERS but no SUB_RETURN (a Python tracer: it records caller ->
  * callee pairs, not stacks) gets call events rebuilt from its call graph, as
  * gprof does: from each root (a sub no other sub calls), a callee appears
  * under every caller with the share of its time that came through that
@@ -884,7 +891,7 @@ static void pe_place(pb_present *p, pb_chunk *c)
  * outer frame.  A sub's own weight is its exclusive time (the sum over its
  * callers) times its share; when those add up to more than the run lasted,
  * all are scaled down to fit it.  Not for a call graph (ATTRIBUTE call_graph:
- * pstats, callgrind): a stack output refuses it, and nytprofhtml draws no
+ * PB_YIELDS_GRAPH): a stack output refuses it, and nytprofhtml draws no
  * flame graph of stacks it never had. */
 #define PE_MAX_DEPTH 256
 #define PE_MAX_NODES 50000
@@ -1036,8 +1043,8 @@ static pb_status edge_stacks(pb_present *p)
         free(fill);
     }
     pb_callev_init(&p->cev, p->out, p->err, 1.0, pe_name, p);
-    /* the file's own times may add up to more than the run lasted (Pynytprof
-     * times each caller -> callee pair on its own): then the rebuilt stacks
+    /* the file's own times may add up to more than the run lasted (a tracer
+     * that times each caller -> callee pair on its own): then the rebuilt stacks
      * are scaled to fit the run, so that the flame graph's total holds */
     p->scale = 1.0;
     for (p->dry = 1; p->dry >= 0 && st == PB_OK; p->dry--) {
@@ -1057,6 +1064,8 @@ static pb_status edge_stacks(pb_present *p)
     return st;
 }
 
+/* Over 80 lines, kept whole: the filter's first look at each chunk (facts it notes), then the
+ * switch over the chunks it rewrites. */
 static int present_chunk(pb_sink *self, const pb_chunk *c)
 {
     pb_present *p = (pb_present *)self->ctx;
@@ -1268,7 +1277,7 @@ pb_status pb_present_finish(pb_present *p)
     pb_status st;
     pb_chunk c;
     if (p->active && !p->saw_return) {
-        /* call events from call edges (Pynytprof), or no claim to have them */
+        /* call events from call edges (SUB_CALLERS, no SUB_RETURN), or no claim to have them */
         int have = p->nedges > 0 && p->ticks_per_sec > 0 && !p->call_graph; /* graphs are not stacks */
         if (have && (st = edge_stacks(p)) != PB_OK)
             return st;

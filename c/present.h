@@ -57,8 +57,8 @@
  * gets a fake fid "(empty profile)" and pid 1 at finish, so nytprofhtml can
  * draw its empty report.
  *
- * A format whose subs come without lines (its row's PB_NO_SUB_LINES:
- * Pynytprof): the def / class headers of
+ * A format whose subs come without lines (its row's PB_NO_SUB_LINES):
+ * the def / class headers of
  * each file embedded are noted, and a SUB_INFO with lines 0-0 whose name is
  * defined there exactly once gets its fid and lines (<module>: the first
  * file, all of it), so nytprofhtml does not take it for an xsub.
@@ -76,7 +76,7 @@ pb_present *pb_present_new(pb_sink *out, const pb_options *opt, pb_error *err);
 /* The sink to hand to the decoder. */
 pb_sink *pb_present_sink(pb_present *p);
 /* After a successful decode: call events rebuilt from call edges where the
- * stream had none (Pynytprof), then the warning naming files not found.
+ * stream had none (a tracer of call edges), then the warning naming files not found.
  * PB_ERR_ABORT when the consumer stopped, PB_ERR_LIMIT (memory). */
 pb_status pb_present_finish(pb_present *p);
 /* Source files embedded / not found so far. */

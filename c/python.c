@@ -1,27 +1,17 @@
-/* python.c - Python names as Perl's, shared by the Python readers (Tachyon,
- * pstats): see python.h. */
+/* python.c - Python names as Perl's, shared by the Python readers
+ * (the rows whose language is Python): see python.h. */
 #include <string.h>
 #include "python.h"
 #include "util.h"
-
-static int put(char **buf, size_t *cap, size_t *n, const char *p, size_t len)
-{
-    if (pb_grow((void **)buf, cap, *n + len + 1, 1) < 0)
-        return -1;
-    memcpy(*buf + *n, p, len);
-    *n += len;
-    (*buf)[*n] = '\0';
-    return 0;
-}
 
 int pb_python_colons(char **buf, size_t *cap, size_t *n, const char *p, size_t len, int path)
 {
     size_t i, from = 0;
     for (i = 0; i <= len; i++) {
         if (i == len || p[i] == '.' || (path && (p[i] == '/' || p[i] == '\\'))) {
-            if (put(buf, cap, n, p + from, i - from) < 0)
+            if (pb_text_append(buf, cap, n, p + from, i - from) < 0)
                 return -1;
-            if (i < len && put(buf, cap, n, "::", 2) < 0)
+            if (i < len && pb_text_append(buf, cap, n, "::", 2) < 0)
                 return -1;
             from = i + 1;
         }
@@ -70,7 +60,7 @@ int pb_python_package(char **pkgbuf, size_t *pkgcap, const char *f, size_t len, 
         if (len > 9 && memcmp(f, "<frozen ", 8) == 0) {
             if (put_colons(pkgbuf, pkgcap, &n, f + 8, len - 9, 0) < 0)
                 return -1;
-        } else if (put(pkgbuf, pkgcap, &n, "main", 4) < 0) {
+        } else if (pb_text_append(pkgbuf, pkgcap, &n, "main", 4) < 0) {
             return -1;
         }
         *out_len = n;
@@ -105,7 +95,7 @@ int pb_python_package(char **pkgbuf, size_t *pkgcap, const char *f, size_t len, 
         }
     }
     if (rlen == 0) {
-        if (put(pkgbuf, pkgcap, &n, "main", 4) < 0)
+        if (pb_text_append(pkgbuf, pkgcap, &n, "main", 4) < 0)
             return -1;
     } else if (put_colons(pkgbuf, pkgcap, &n, rest, rlen, 1) < 0) {
         return -1;

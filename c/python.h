@@ -1,5 +1,5 @@
 /* python.h - Python names as Perl's, shared by the Python readers
- * (Tachyon, pstats; c/python.c).
+ * (the rows whose language is Python; c/python.c).
  *
  * pb_python_package: the package of a source file name, into *pkgbuf
  * (grown), its length in *out_len: the part after the last

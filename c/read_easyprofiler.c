@@ -26,6 +26,9 @@
  * thread: ATTRIBUTEs thread_<tid>_name/_pid, PID_START, NEW_FIDs, TIME_LINEs,
  * one COMMENT per value record (see value_comment()), SUB_INFO, SUB_CALLERS,
  * statistics ATTRIBUTEs, PID_END; at the end bookmark ATTRIBUTEs.
+ *
+ * Names here: ep_ = this reader's helpers and types (ep_rd reads a field, ep_buf a buffer, ep_desc
+ * a block descriptor); cs_count = a thread's context switches.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>
@@ -1084,7 +1087,7 @@ pb_status pb_read_easyprofiler(pb_source *src, const pb_options *opt, pb_sink *s
 }
 
 /* pb_sample_decoder_fn: span stacks weighted by exclusive ns, thread key =
- * thread id (collapsed, pprof output); of the chunks only the ATTRIBUTEs are
+ * thread id (the stack outputs); of the chunks only the ATTRIBUTEs are
  * built, and handed to the sample sink (source_format, times, clock) */
 static int ep_attr_chunk(pb_sink *self, const pb_chunk *c)
 {

@@ -2,7 +2,7 @@
  * input of flamegraph.pl, written by the stackcollapse-*.pl scripts,
  * inferno, py-spy --format raw, rbspy, nytprofcalls, CPython's
  * `python -m profiling.sampling replay --collapsed` and our own
- * `--to collapsed` (write_collapsed.h).
+ * folded-stacks target (outputs.c).
  *
  * One stack per line, root first, frames separated by ';', then white space
  * and the stack's weight, an integer:
@@ -14,8 +14,8 @@
  * flamegraph.pl's differential input).  The first stack line decides (a line
  * ending in two numbers has two, as flamegraph.pl reads it); every line then
  * has as many.  The two are sample types "before/samples" and "after/samples"
- * (ATTRIBUTEs sample_types, sample_type, as pprof's): --sample-type picks
- * one, else AFTER (the last, as for pprof; flamegraph.pl's widths).
+ * (ATTRIBUTEs sample_types, sample_type, as for other formats with several):
+ * --sample-type picks one, else AFTER (the last; flamegraph.pl's widths).
  *
  * Threads and processes: a line may start with root frames that name them,
  * as the tools write them: "pid:N" or py-spy's `process N:"cmd"`, then
@@ -31,11 +31,11 @@
  * file at that line: its own name (shown by the stack outputs) the
  * function, its nytprof.out sub the file's stem "::" the function with its
  * dots as "::" (threading.py:Thread.run -> threading::Thread::run, as the
- * Tachyon reader names it).  Any other frame is a function name as it is:
+ * Python readers name it, python.h).  Any other frame is a function name as it is:
  * Perl's pkg::sub split at its last "::", a "<...>" name (CPython's <GC>,
  * <native>) a synthetic frame, anything else main::<name>; these have no
  * file.  \xHH in a frame is the byte HH (our collapsed writer escapes ';',
- * '\', CR, LF and NUL so).  Names are UTF-8 (as pprof's and V8's): a byte
+ * '\', CR, LF and NUL so).  Names are UTF-8 (as in most formats): a byte
  * that starts no valid sequence reaches every output as \xNN.
  *
  * Round trip: each frame carries its text as written (pb_frame verbatim)
@@ -55,6 +55,8 @@
  * `limit` error), its frame ids (at most max_stack_depth), and one entry per
  * unique frame text (at most max_frames) and per thread (its root frames and
  * label).
+ *
+ * Names here: fr = this reader's state (folded reader).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -474,7 +476,7 @@ static pb_status no_such_thread(fr *r)
 }
 
 /* ---- lines ------------------------------------------------------------------ */
-/* The two-column form's sample types, picked as pprof's are (--sample-type
+/* The two-column form's sample types, picked as any format's are (--sample-type
  * NAME, else the last: AFTER, the column flamegraph.pl draws a
  * differential graph's widths by), announced before the first stack. */
 static const char *const column_type[2] = {"before/samples", "after/samples"};
@@ -486,7 +488,7 @@ static pb_status choose_column(fr *r, int cols)
     r->columns = cols;
     r->first_line = r->lineno;
     if (cols == 1)
-        return PB_OK; /* one weight: no sample types (--sample-type is pprof's and this form's) */
+        return PB_OK; /* one weight: no sample types (--sample-type is for formats with several) */
     r->column = 1;
     if (want) {
         size_t wl = strlen(want);

@@ -1,6 +1,6 @@
 /* read_perf.c - Linux perf's `perf script` text: the samples of a
  * perf.data as `perf script` prints them by default or with -F field lists,
- * the text stackcollapse-perf.pl (FlameGraph), inferno, speedscope and the
+ * the text stackcollapse-perf.pl (FlameGraph), inferno, the speedscope app and the
  * Firefox Profiler read.
  *
  * A sample is a header line, then (perf record -g, --call-graph dwarf) one
@@ -46,7 +46,7 @@
  * Weights: the period as printed (what stackcollapse-perf.pl and perf report
  * sum): ns for cpu-clock and task-clock (ATTRIBUTE sample_weight_unit ns,
  * clock cpu), a count of the event otherwise (cycles, instructions, page
- * faults: one count is shown as 1 ns, as pprof's counts are); 1 per sample
+ * faults: one count is shown as 1 ns, as a profile.proto's counts are); 1 per sample
  * when -F printed no period (shown as 1 µs: prepare()).  A period of 0 carries nothing.
  *
  * Threads: each distinct (comm, pid, tid) is a thread, labelled as
@@ -59,6 +59,9 @@
  * Memory: one line (max_record_size), one sample's frame ids
  * (max_stack_depth), one entry per unique (symbol, dso) and per name
  * (max_frames), per thread and per event (max_strings).  Never the samples.
+ *
+ * Names here: pr = this reader's state ("perf reader"; another reader has a pr of its own), ph = a
+ * sample's header line.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>

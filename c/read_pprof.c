@@ -70,6 +70,10 @@
  *           (sample_values; then samples of weight 0 whose other values
  *           are not 0 are sent too), each frame's address, mapping and
  *           place (inlined into the next outer frame) and system name.
+ *
+ * Names here: pr = this reader's state ("pprof reader"; another reader has a pr of its own), msg = a
+ * message held in memory, fld = one field of it, top = a field at the top level of the profile,
+ * p_vt = a ValueType, p_map = a Mapping; h_ = hash callbacks of a pb_index.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>
@@ -1288,6 +1292,8 @@ static int other_values(const pr *r)
     return 0;
 }
 
+/* Over 80 lines, kept whole: one Sample: its values, its locations resolved to frames and the
+ * budget checks, in the order the fields are needed. */
 static int sample_field(pr *r, const top *t)
 {
     msg m;

@@ -15,7 +15,7 @@
  * (an index must name an object already begun).
  *
  * The stream (one pass): the top dict's entries one by one; each key a
- * frame (sink frame(): package from the module path as for Tachyon, name =
+ * frame (sink frame(): package from the module path as python.h says, name =
  * func, "~" keys synthetic subs named as pstats prints them); each entry a
  * graph_func (nc, cc, tt and ct in ns) and one graph_edge per caller.
  * Two keys of one file and one func name on different lines are two
@@ -26,6 +26,9 @@
  * "sampled" (else "exact"), graph_producer what wrote it, graph_edge_times
  * "none" where the callers hold a count only (the profile module).  Memory: the objects marked for reference
  * (keys and their strings: O(functions)) and one entry at a time.
+ *
+ * Names here: ps = this reader's state (pstats reader), mv = one marshal value, pkey = a key's
+ * frame (file, line, function).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -269,6 +272,8 @@ static pb_status read_code(ps *r, int depth, int per, uint32_t ref)
     return PB_OK;
 }
 
+/* Over 80 lines, kept whole: one switch over the marshal type codes, each case short; the codes
+ * read best side by side. */
 static pb_status read_obj(ps *r, int depth, int per, uint32_t *out)
 {
     pb_status st;

@@ -47,6 +47,9 @@
  *     Line and recursive edge inclusive ticks overlap themselves and are not used.
  *   - ATTRIBUTEs source_format=pynytprof, source_dialect=A|B|C|D; :nv_size forced to 8;
  *     :ticks_per_sec kept when valid, else 10000000; :cumulative_overhead_ticks=0 added.
+ *
+ * Names here: pyn = this reader's state (Pynytprof reader) and the prefix of its types (pyn_ent,
+ * pyn_map, pyn_line, pyn_sub, pyn_edge), ck_ = bounded reads of a chunk's fields.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -816,6 +819,8 @@ static pb_status chunk_D_names(pyn *r)
 
 /* D (C): statement log {u8 1, u32 fid, u32 line, u64 dur_ns}* u8 0.
  * Two passes: the first sums counts and durations per line, the second emits. */
+/* Over 80 lines, kept whole: two passes over the same log records (sum, then emit) share their
+ * field reads. */
 static pb_status chunk_D_log(pyn *r)
 {
     uint64_t start = pb_src_offset(r->s);
@@ -937,6 +942,8 @@ static pb_status add_edge(pyn *r, uint32_t ci, uint32_t ce, uint32_t calls, uint
 
 /* the edges as SUB_CALLERS with NYTProf's inclusive / exclusive / recursive
  * times (the rule is at the top of this file) */
+/* Over 80 lines, kept whole: the time rule for edges (non-recursive first, the self edge gets the
+ * rest) in one place over one block of arrays. */
 static pb_status emit_edges(pyn *r)
 {
     size_t n = r->nsubs, i;
@@ -1170,6 +1177,7 @@ static pb_status tok_new_fid(pyn *r, uint64_t off)
     return emit(r);
 }
 
+/* Over 80 lines, kept whole: one loop over the token kinds of the stream, each a few lines. */
 static pb_status token_stream(pyn *r)
 {
     nytp_rec *v = &r->v;

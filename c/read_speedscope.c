@@ -4,7 +4,7 @@
  * and our --to speedscope write it: a stack decoder feeding a
  * pb_sample_sink, the chunk decoder that folds it (fold_samples.h), and,
  * for a file whose chosen profiles are all evented, a chunk decoder over
- * the span fold (fold_spans.h), as EasyProfiler's blocks are folded.
+ * the span fold (fold_spans.h), as every span format's blocks are folded.
  *
  * The file is one JSON object, keys in any order:
  *   $schema   "https://www.speedscope.app/file-format-schema.json"
@@ -17,7 +17,7 @@
  * unit: nanoseconds, microseconds, milliseconds, seconds (time: weights and
  * times become ns, rounded to the nearest ns; ATTRIBUTE
  * sample_weight_unit=ns), bytes or none (weights as written, one unit = one
- * tick, as the pprof reader takes a count).  Profiles of different kinds of
+ * tick, as a count is taken everywhere).  Profiles of different kinds of
  * unit (time, bytes, none) are never added up: such a file is refused
  * unless --thread picks profiles of one kind.
  *
@@ -45,7 +45,7 @@
  * one).  nytprof.out's sub: a name with "::" split at its last "::", else
  * main::name; "<...>" and "(...)" names without a file are synthetic.
  *
- * Bounded memory and two passes, as read_v8.c: `shared` may come after
+ * Bounded memory and two passes, as the other JSON reader: `shared` may come after
  * `profiles`, and the samples, weights and events arrays can be most of the
  * file.  Pass 1 parses the whole input once (yajl's push parser), keeping
  * the frames and each profile's head (type, name, unit, start/end, counts)
@@ -58,6 +58,10 @@
  * through one.  Memory: frames, profile heads, one block's worth of queued
  * items, and the open stack.  The input must be seekable (a pipe is
  * refused: save it first).
+ *
+ * Names here: ssr = this reader's state (speedscope reader), ssp = one JSON parser with its place
+ * in the document (speedscope parse), ss_ = the reader's types and helpers (ss_prof one profile,
+ * ss_frame one shared frame).
  */
 #define _FILE_OFFSET_BITS 64
 #define _POSIX_C_SOURCE 200809L

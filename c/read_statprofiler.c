@@ -17,6 +17,9 @@
  * 14 + (offset in the decompressed stream), the same "view start + inflated
  * bytes" convention as NYTProf's zlib part; packet-level faults at the raw
  * file offset of the packet.
+ *
+ * Names here: sp_ = StatProfiler's records and this reader's helpers, spc_ = the sink that turns a
+ * run's samples into chunks (sp_chunks).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stddef.h>
@@ -68,6 +71,8 @@ static uint64_t sp_off(const sp_stream *st, const unsigned char *q)
 
 /* Decompress one more packet onto the end of the window.
  * 1: added (possibly 0 bytes), 0: clean end of input, -1: error. */
+/* Over 80 lines, kept whole: one packet: length, optional decompression, limits and buffer
+ * compaction, with an error path at each step. */
 #if defined(__GNUC__)
 __attribute__((noinline)) /* keeps gcc 12's -Wuse-after-free from a false alarm across the caller's loop */
 #endif
@@ -327,6 +332,8 @@ static pb_status sp_attr_u(sp_dec *d, const char *key, uint64_t v)
 }
 
 /* magic, version byte, and the header records up to 254 */
+/* Over 80 lines, kept whole: magic, version and the header record loop; each record kind a few
+ * lines. */
 static pb_status sp_header(sp_dec *d)
 {
     sp_rd *r = &d->r;
@@ -467,6 +474,8 @@ static pb_status sp_header_facts(sp_dec *d)
 
 /* Parse one frame record (tag 3..6) whose tag and declared length have been
  * consumed; intern it and append its id. */
+/* Over 80 lines, kept whole: one switch over the frame record kinds, then the interning they share.
+ * */
 static pb_status sp_frame(sp_dec *d, unsigned tag, size_t depth)
 {
     sp_rd *r = &d->r;
@@ -664,6 +673,7 @@ static pb_status sp_other_rec(sp_dec *d, unsigned tag, uint32_t dlen)
     return pb_rd_skip(&r->rd, dlen, "declared payload");
 }
 
+/* Over 80 lines, kept whole: one loop over the body record kinds, each a few lines. */
 static pb_status sp_body(sp_dec *d)
 {
     sp_rd *r = &d->r;
@@ -1322,6 +1332,8 @@ static pb_status run_facts(pb_sample_sink *ss, const unsigned char *id, const ch
 static const pb_sample_sink sink_calls = {.attribute = spc_attribute, .frame = pb_sample_pass_frame,
     .thread = pb_sample_pass_thread, .sample = spc_sample, .note = spc_note, .finish = pb_sample_pass_finish};
 
+/* Over 80 lines, kept whole: a run's files decoded into one fold, with the setup and release on
+ * every path kept together. */
 static pb_status sp_fold_run(pb_source *src, const char *const *paths, size_t n, const pb_options *opt,
                              pb_sink *out, pb_error *err)
 {
@@ -1518,6 +1530,8 @@ out:
     return rc;
 }
 
+/* Over 80 lines, kept whole: a run's genealogy (which files belong to the root) in ordered steps
+ * that share the headers read once. */
 int pb_statprofiler_run(const char *path, const pb_options *opt, char ***paths, size_t *n, pb_error *err)
 {
     static const unsigned char zero[PB_SP_ID_BYTES];

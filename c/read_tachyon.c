@@ -35,6 +35,8 @@
  * Threads: key = dense index in order of first appearance in the sample
  * region, pid = key + 1, ppid 0, label = thread id ("tid/iid" when the
  * interpreter id is not 0); ATTRIBUTE thread_id_<pid> = label.
+ *
+ * Names here: tr = this reader's state (Tachyon reader).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -277,7 +279,7 @@ static size_t status_text(unsigned status, char *buf, size_t cap)
         memcpy(buf + n, names[k], l + 1);
         n += l;
     }
-    return n; /* once per sample (pprof, StatProfiler output): no snprintf */
+    return n; /* once per sample (outputs that name frames per sample): no snprintf */
 }
 
 /* CPython 3.15's opcode names, 0..254 (opcode.opname with the specialised
@@ -361,6 +363,8 @@ static pb_str opcode_name(const tr *r, unsigned op, char *buf, size_t cap)
     return pb_str_c(buf);
 }
 
+/* Over 80 lines, kept whole: one check per header field, in the layout's order, each with its own
+ * message. */
 static pb_status read_header(tr *r)
 {
     pb_source *s = r->s;
@@ -711,16 +715,6 @@ static pb_status header_attributes(tr *r)
 }
 
 /* ---- frames -> sink ids ----------------------------------------------------- */
-static int put(char **buf, size_t *cap, size_t *n, const char *p, size_t len)
-{
-    if (pb_grow((void **)buf, cap, *n + len + 1, 1) < 0)
-        return -1;
-    memcpy(*buf + *n, p, len);
-    *n += len;
-    (*buf)[*n] = '\0';
-    return 0;
-}
-
 static uint32_t tachyon_fid_flags(void *ctx, pb_str file)
 {
     (void)ctx;
@@ -755,7 +749,7 @@ static pb_status intern(tr *r, uint32_t fi, uint64_t off, uint32_t *id)
         if (pb_python_package(&r->pkgbuf, &r->pkgcap, file, flen, &plen) < 0 ||
             pb_python_colons(&r->namebuf, &r->namecap, &nlen, func, fnlen, 0) < 0)
             return oom(r);
-        if (nlen == 0 && put(&r->namebuf, &r->namecap, &nlen, "__ANON__", 8) < 0)
+        if (nlen == 0 && pb_text_append(&r->namebuf, &r->namecap, &nlen, "__ANON__", 8) < 0)
             return oom(r);
         pf.package = pb_str_make(r->pkgbuf, plen, 1);
         pf.name = pb_str_make(r->namebuf, nlen, 1);

@@ -1,6 +1,6 @@
 /* read_v8.c - V8 .cpuprofile JSON (node --cpu-prof, Chrome DevTools' "Save
  * profile", Deno, VS Code): a stack decoder feeding a pb_sample_sink, and
- * the chunk decoder that folds it (fold_samples.h), as Tachyon's.
+ * the chunk decoder that folds it (fold_samples.h), as every sampled format's.
  *
  * The file is one JSON object (the DevTools protocol's Profiler.Profile):
  *   nodes       [{id, callFrame {functionName, url, lineNumber, columnNumber,
@@ -13,9 +13,9 @@
  * (parent links from children); "(root)" is the tree's root, not a frame.
  *
  * Weights.  Sample i lasts from its timestamp (startTime + timeDeltas[0..i])
- * to the next sample's: timeDeltas[i + 1] µs, as speedscope's importer
- * (import/chrome.ts) gives it; a negative delta counts 0 (speedscope's
- * substitution).  The last sample, which speedscope gives 0, lasts to
+ * to the next sample's: timeDeltas[i + 1] µs, as the speedscope app's importer
+ * (import/chrome.ts) gives it; a negative delta counts 0 (the speedscope app's
+ * substitution).  The last sample, which the speedscope app gives 0, lasts to
  * endTime here (0 when endTime is before it), so the weights add up to
  * endTime less the first sample's time.  (DevTools' bottom-up and top-down
  * trees give every hit the mean interval instead; not followed.)  Weights go to the sink in ns
@@ -23,7 +23,7 @@
  * stand for no time and are not reported.
  *
  * Frames.  functionName, "(anonymous)" when empty (as DevTools and
- * speedscope show it); "(program)", "(idle)", "(garbage collector)" and
+ * the speedscope app show it); "(program)", "(idle)", "(garbage collector)" and
  * functions without a url are synthetic frames under their own names.
  * The line is lineNumber + 1 (the JSON's are 0-based); the column has no
  * place in the model (losses() counts the frames that had one).  A frame's
@@ -76,6 +76,9 @@
  * yajl (libyajl-dev) is optional at build time like zstd: without it
  * (PB_NO_YAJL) the sniffer still names the format and the decoders fail
  * "unsupported: this build has no yajl".
+ *
+ * Names here: v8r = this reader's state (V8 reader), v8p = one JSON parser with its place in the
+ * document (V8 parse).
  */
 #define _FILE_OFFSET_BITS 64
 #define _POSIX_C_SOURCE 200809L
@@ -799,7 +802,7 @@ static pb_status intern(v8r *r, v8_node *n)
     unsigned k;
     pb_status st;
     memset(&f, 0, sizeof f);
-    if (!nlen) /* as DevTools and speedscope show a function without a name */
+    if (!nlen) /* as DevTools and the speedscope app show a function without a name */
         name = "(anonymous)", nlen = 11;
     f.own = f.name = pb_str_make(name, nlen, 1);
     f.line = f.first_line = n->line >= 0 && n->line < INT32_MAX ? n->line + 1 : -1;
@@ -1059,7 +1062,7 @@ static pb_status application(v8r *r)
 
 /* NYTProf's basetime is wall-clock seconds; startTime is a monotonic clock:
  * the file's mtime (written when the profile ended) less the profile's
- * length, as for Tachyon; a buffer keeps the monotonic seconds */
+ * length, as for other sampled formats; a buffer keeps the monotonic seconds */
 static uint64_t wall_start(const v8r *r)
 {
     struct stat sb;
@@ -1415,6 +1418,8 @@ static pb_status changed(v8r *r, uint64_t off, const pb_json_ints *c)
 /* pass 2 of the fast path: both arrays in lockstep; sums: weights summed
  * per node (send_sums sends them).  Skimmed arrays (other given): what
  * pass 1 did not check is checked here, and anything amiss is *other */
+/* Over 80 lines, kept whole: both arrays read in lockstep in one loop; the checks pass 1 skipped
+ * happen where the values are. */
 static pb_status pass2_fast(v8r *r, int sums, int *other)
 {
     pb_json_ints a, b;

@@ -31,24 +31,24 @@
 #include "util.h"
 
 /* ---- fixed-width loads (p must hold the bytes: pb_rd_need first) --------- */
-/* little-endian: NYTProf NVs (nytprof-format.md 2), Pynytprof (pynytprof-format.md:
- * "integers little-endian"), EasyProfiler (easyprofiler-format.md: all LE) */
+/* little-endian: NYTProf NVs (nytprof-format.md 2), and the binary formats whose
+ * specs say so (their rows' readers) */
 static inline uint16_t pb_le16(const unsigned char *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
 static inline uint32_t pb_le32(const unsigned char *p)
 {
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
 static inline uint64_t pb_le64(const unsigned char *p) { return (uint64_t)pb_le32(p) | ((uint64_t)pb_le32(p + 4) << 32); }
-/* an IEEE double stored little-endian (NYTProf NV, Pynytprof f64) */
+/* an IEEE double stored little-endian (NYTProf NV, a Python tracer's f64) */
 static inline double pb_le_f64(const unsigned char *p) { return nytp_nv_decode(p); }
-/* big-endian: StatProfiler packet lengths (statprofiler-format.md: u16 BE) */
+/* big-endian: packet lengths of a format whose spec says u16 BE */
 static inline uint16_t pb_be16(const unsigned char *p) { return (uint16_t)((p[0] << 8) | p[1]); }
 static inline uint32_t pb_be32(const unsigned char *p)
 {
     return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | (uint32_t)p[3];
 }
 
-/* the writer's byte order (Tachyon, tachyon-format.md 1: fields in the
+/* the writer's byte order (for a format whose spec puts fields in the
  * writer's native order, the magic tells which): a native load, swapped
  * when swap is set */
 static inline uint32_t pb_bswap32(uint32_t v)
@@ -204,7 +204,7 @@ pb_status pb_rd_nytp_str(pb_rd *r, pb_str *out, char **keep, size_t *keepcap, co
  * (UINT64_MAX: only the source's own window limit applies). */
 pb_status pb_rd_line(pb_rd *r, const char **line, size_t *len, uint64_t max_line);
 
-/* ---- LEB128 (Tachyon: tachyon-format.md 3, "varints are unsigned LEB128") --
+/* ---- LEB128 ("varints are unsigned LEB128", as a format's spec says) ----
  * At most 10 bytes; with max32, a value over 2^32-1 is malformed. */
 /* the slow path of pb_rd_leb128 (near the end of the window) */
 pb_status pb_rd_leb128_slow(pb_rd *r, uint64_t *v, int max32, const char *field);
@@ -254,10 +254,10 @@ static inline pb_status pb_rd_leb128_u32(pb_rd *r, uint32_t *v, const char *fiel
     return st;
 }
 
-/* zigzag (Tachyon line numbers: tachyon-format.md 4) */
+/* zigzag (signed varints: line numbers, where a spec says so) */
 static inline int32_t pb_unzigzag32(uint32_t v) { return (int32_t)((v >> 1) ^ (0u - (v & 1u))); }
 
-/* ---- big-endian base-128 (StatProfiler: statprofiler-format.md, "varints
+/* ---- big-endian base-128 (where a format's spec says "varints
  * are big-endian base-128", at most 5 bytes for a u32) --------------------- */
 /* the slow path of pb_rd_be128_u32 (near the end of the window, or malformed) */
 pb_status pb_rd_be128_u32_slow(pb_rd *r, uint32_t *v, const char *field);

@@ -1,4 +1,8 @@
-/* samples.c - the typed header facts of the sample layer (samples.h). */
+/* samples.c - the typed header facts of the sample layer (samples.h).
+ *
+ * Names here: tl_ = the thread limit (pb_thread_limit) and its sink callbacks, uf_ = the units
+ * filter's sink callbacks (weights of different units never add).
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,11 +1,11 @@
 /* samples.h - the stack-sample layer shared by the sampling formats.
  *
- * Sampling decoders (Tachyon, StatProfiler) do not build chunks themselves:
+ * Sampling decoders (those whose row yields samples) do not build chunks themselves:
  * they describe frames once (interned to a small integer id) and then hand
  * over samples as arrays of frame ids, innermost first.  Consumers:
  *   - fold_samples.c: samples -> NYTProf chunks (fids, subs, TIME_LINE,
  *     SUB_CALLERS edges) sent to a pb_sink;
- *   - write_statprofiler.c: samples -> StatProfiler records;
+ *   - a record writer (outputs.c's table): samples -> its records;
  *   - collapsed stacks (flamegraph.pl input).
  *
  * Memory in every consumer grows with unique frames/stacks/edges, never with
@@ -20,10 +20,10 @@
 
 typedef enum {
     PB_FRAME_SUB = 0,  /* a function/sub with a source file */
-    PB_FRAME_XSUB,     /* native code with no source (StatProfiler xsub) */
-    PB_FRAME_MAIN,     /* top-level code of a file (StatProfiler main frame) */
+    PB_FRAME_XSUB,     /* native code with no source (a Perl sampler's xsub frame) */
+    PB_FRAME_MAIN,     /* top-level code of a file (a Perl sampler's main frame) */
     PB_FRAME_EVAL,     /* string-eval code, file "(eval N)" */
-    PB_FRAME_SYNTHETIC /* Tachyon "~" frames: <GC>, <native>, ... */
+    PB_FRAME_SYNTHETIC /* a sampler's own "~" frames: <GC>, <native>, ... */
 } pb_frame_kind;
 
 typedef struct {
@@ -34,8 +34,8 @@ typedef struct {
     int32_t line;       /* line executing in this frame (0/-1 unknown) */
     int32_t first_line; /* first line of the function (0/-1 unknown) */
     pb_str own;         /* the source tool's own name for the function, shown by the
-                         * stack outputs (pprof, speedscope, collapsed): CPython's
-                         * qualname ("Thread.run", "<module>"), EasyProfiler's block
+                         * stack outputs (outputs.c's stack targets): CPython's
+                         * qualname ("Thread.run", "<module>"), a span format's block
                          * name ("leaf", "ns::C::f"); empty (len 0): package::name,
                          * as for Perl.  nytprof.out always shows package::name. */
     pb_str verbatim;    /* the frame exactly as the source's own stack line wrote
@@ -43,14 +43,14 @@ typedef struct {
                          * all), written back unchanged by the collapsed writer
                          * (a byte that is not UTF-8 as \xNN), so folded in,
                          * folded out keeps the input's lines; len 0: none */
-    /* Where the source's machine code puts it (pprof's Location; zero where
-     * not known, and every consumer but the pprof writer ignores them):
+    /* Where the source's machine code puts it (a profile.proto Location; zero where
+     * not known, and every consumer but the writer of that target ignores them):
      * address, mapping = an id from the sink's mapping() (0: none), and
      * place, PB_PLACE_*. */
     uint64_t address;
     uint32_t mapping;
     uint32_t place;
-    pb_str sys_name;    /* the source's system name of the function (pprof's
+    pb_str sys_name;    /* the source's system name of the function (a Location's
                          * Function.system_name: a mangled C++ name); len 0: as shown */
 } pb_frame;
 enum {
@@ -60,7 +60,7 @@ enum {
                            * frame's name is its address */
 };
 
-/* A binary or library the samples' addresses lie in (pprof's Mapping) */
+/* A binary or library the samples' addresses lie in (a profile.proto Mapping) */
 typedef struct {
     uint64_t start, limit, offset;
     pb_str file, build_id;
@@ -68,7 +68,7 @@ typedef struct {
 } pb_mapping;
 enum { PB_MAP_FUNCTIONS = 1, PB_MAP_FILENAMES = 2, PB_MAP_LINES = 4, PB_MAP_INLINES = 8 };
 
-/* The value columns of a source that records several per sample (pprof's
+/* The value columns of a source that records several per sample (a profile.proto's
  * sample_type, "samples/count" beside "cpu/nanoseconds"; a heap profile's
  * four), and what one period of its sampling is */
 typedef struct {
@@ -87,7 +87,7 @@ typedef struct {
     int is_num;
 } pb_label;
 
-/* ---- call graphs: exact facts of a tracing profiler (pstats, callgrind) ----
+/* ---- call graphs: exact facts of a tracing profiler (PB_YIELDS_GRAPH) ----
  * A call-graph source has no stacks: it reports, per thread, each
  * function's totals and each caller edge's, as the profiler counted them.
  * Costs are in the source's weight unit (as sample weights: ns when the
@@ -128,7 +128,7 @@ struct pb_sample_sink {
     pb_status (*note)(pb_sample_sink *self, const char *kind, pb_str a, pb_str b, uint32_t n);
     /* End of input: flush everything. */
     pb_status (*finish)(pb_sample_sink *self);
-    /* Optional (NULL: not wanted): one span of a span format (EasyProfiler
+    /* Optional (NULL: not wanted): one span of a span format (PB_YIELDS_SPANS:
      * block), in completion order, as the span fold meets it: the frame id
      * of its sub, begin and end in ns.  The thread's stacks still follow as
      * samples when the thread ends. */
@@ -137,10 +137,11 @@ struct pb_sample_sink {
     /* Optional (NULL: not wanted): what the source records about the next
      * sample besides its stack, called just before that sample() by a
      * decoder that has it: op = the instruction executing in the
-     * innermost frame (Tachyon: CPython's opcode name, files made with
-     * --opcodes; StatProfiler: the Perl op name; len 0: none); status = the thread's state flags as comma-separated names
+     * innermost frame (a CPython sampler's opcode name, files made with
+     * --opcodes; a Perl sampler's op name; len 0: none); status = the
+     * thread's state flags as comma-separated names
      * ("has_gil,on_cpu,main_thread"; len 0: no flag set; ptr NULL: the
-     * source records no thread state, as StatProfiler).  Both stay valid only
+     * source records no thread state).  Both stay valid only
      * during the call. */
     pb_status (*sample_tags)(pb_sample_sink *self, pb_str op, pb_str status);
     /* Optional (NULL: not wanted): how the source's own stack lines name a
@@ -150,7 +151,7 @@ struct pb_sample_sink {
      * writes them instead of its "tid:<label>".  Valid only during the call. */
     pb_status (*thread_root)(pb_sample_sink *self, uint64_t key, pb_str root);
     /* Optional (NULL: not wanted), from a source with several value
-     * columns (pprof): columns() once before any sample; mapping() for each
+     * columns (profile.proto): columns() once before any sample; mapping() for each
      * binary (*id: what frames' mapping then names, 1..); sample_values()
      * just before each sample(): all its values, one per column, and its
      * labels as recorded (the source's thread labels among them).  A source
@@ -180,13 +181,13 @@ struct pb_sample_sink {
     /* Set (1) in its table by a consumer whose result depends only on each
      * distinct stack's summed weight and on the order stacks are first
      * seen: never on a sample's timestamp, on how many samples there were,
-     * or on their order otherwise (the collapsed and pprof
+     * or on their order otherwise (the stack
      * writers).  A decoder may then hand over each distinct stack once, its
      * weight summed, in the order of its first sample and with that
-     * sample's timestamp (the V8 reader does).  0, the default: every
+     * sample's timestamp (a reader of a timed format does).  0, the default: every
      * sample, in order, with its own timestamp (the fold, a timeline, a
      * writer of sample records).  A pass-through filter copies its next's.
-     * (pprof's writer takes a duration from the first and last timestamps
+     * (a profile.proto writer takes a duration from the first and last timestamps
      * only for weights that are sample counts: a decoder that sums sends
      * ns weights, ATTRIBUTE sample_weight_unit=ns.) */
     int sums_stacks;
@@ -202,17 +203,16 @@ struct pb_sample_sink {
      * fields (yields, language, ...), never the format's name. */
     const struct pb_format_row *row;
     /* Set by a consumer that wants one sample() per recorded sample where
-     * the source gives each its own time (a timeline: the gecko and speedscope writers): a
+     * the source gives each its own time (a timeline: the timed stack targets): a
      * decoder that would send a run of samples as one weighted sample (a
-     * Tachyon REPEAT run) then sends each with weight 1 and its timestamp.
+     * sampler's REPEAT run) then sends each with weight 1 and its timestamp.
      * Filters copy it from their next sink. */
     uint32_t each_tick;
     /* Set by a consumer that writes a stack the source cut at its depth
-     * limit as the source holds it (a writer of the source's own records:
-     * StatProfiler's); 0, the default: a decoder that can tell such a stack
-     * hangs it under a pseudo-frame that says so (main::(truncated)), so it
-     * does not become a root of its own.  Filters copy it from their next
-     * sink. */
+     * limit as the source holds it (a writer of the source's own records);
+     * 0, the default: a decoder that can tell such a stack hangs it under a
+     * pseudo-frame that says so (main::(truncated)), so it does not become a
+     * root of its own.  Filters copy it from their next sink. */
     uint32_t keeps_cut_stacks;
 };
 
@@ -240,7 +240,7 @@ static inline void pb_sample_sink_set_row(pb_sample_sink *ss, const struct pb_fo
  * sample_interval_us, clock ("cpu..." or wall), basetime (seconds since
  * the epoch), profile_duration_sec, source_format (then the producer's row
  * says whether its weights are ns already: PB_YIELDS_NS_WEIGHTS, an
- * EasyProfiler's span time), sample_weight_unit ("ns": a merged profile, see
+ * a span format's span time), sample_weight_unit ("ns": a merged profile, see
  * merge.h).  Zero where not given. */
 typedef enum {
     PB_WEIGHT_SAMPLES = 0, /* sample counts: ticks of the sampling interval (no sample_type, or type "samples") */
@@ -254,9 +254,9 @@ typedef struct {
     uint64_t duration_ns; /* profile_duration_sec, when in (0, 1e9) s */
     int cpu;              /* the clock is CPU time */
     int weight_ns;        /* weights are ns, not sample counts */
-    /* sample_type ("type/unit", pprof's: the one the decoder reads), as
+    /* sample_type ("type/unit", as profile.proto's: the one the decoder reads), as
      * text, what it counts (pb_weight_kind_of), and period x period_type
-     * in ns when that is a time (pprof's sampling interval) */
+     * in ns when that is a time (a profile.proto's sampling interval) */
     char sample_type[96];
     pb_weight_kind kind;
     uint64_t period_ns;
@@ -273,9 +273,9 @@ uint64_t pb_time_unit_ns(const char *unit);
  * both are time (ns, or samples x an interval) or both are the same unit. */
 pb_weight_kind pb_weight_kind_of(const char *type_unit, char *unit, size_t cap);
 
-/* Exact arithmetic where weights meet intervals (merge, pprof, speedscope,
+/* Exact arithmetic where weights meet intervals (merge, the stack targets,
  * the nytprof fold): *out = a x b, or *total += add, when the result stays
- * at most INT64_MAX (pprof's values are int64; NYTProf's times, speedscope's
+ * at most INT64_MAX (profile.proto's values are int64; NYTProf's times, JSON's
  * numbers and a merge's ns must not wrap either); otherwise a `limit` error
  * "<what> of a x b <unit> does not fit 63 bits" and no change. */
 pb_status pb_checked_mul(pb_error *err, uint64_t a, uint64_t b, const char *what, const char *unit, uint64_t *out);
@@ -353,7 +353,7 @@ pb_status pb_sample_pass_graph_line(pb_sample_sink *ss, uint64_t thread_key, uin
  * A filter in front of a sample consumer (formats.c puts one before every
  * stack target): the thread keys it sees, through one pb_index; the key
  * past max threads is a `limit` error "more than max_threads (N) threads"
- * (a target may write one file per thread: StatProfiler). */
+ * (a target may write one file per thread: its row says so). */
 typedef struct {
     pb_sample_sink ss;
     uint32_t max;

@@ -90,7 +90,7 @@ pb_status pb_src_open_file(pb_source *s, const char *path, pb_error *err);
 /* Read from memory (not copied; must outlive the source). */
 void pb_src_open_mem(pb_source *s, const void *data, size_t len, pb_error *err);
 void pb_src_close(pb_source *s);
-/* A stream the decoder produces itself (e.g. StatProfiler's Snappy packets)
+/* A stream the decoder produces itself (e.g. Snappy-compressed packets)
  * read through the same cursor: fill(s, n) makes n bytes available at s->p
  * (growing s->buf / s->cap, moving s->base and s->buf_off as it compacts;
  * pb_src_close frees s->buf) and returns 1, 0 or -1 as pb_src_need().
@@ -123,13 +123,13 @@ pb_status pb_src_start_zstd(pb_source *s, uint64_t raw_end);
 /* The gzip members (RFC 1952: each a header, deflate data, CRC-32 and size
  * trailer, all checked by zlib) from the current position to EOF as one
  * view, as gzip -d and Go's gzip reader read them: the zlib view with
- * gzip's wrapper (pprof's profile.proto is gzipped).  Bytes after a member
+ * gzip's wrapper (a gzipped profile.proto).  Bytes after a member
  * that do not start another are a corrupt error, never ignored.  Offsets
  * in errors count inflated bytes (the logical offset: no block mapping). */
 pb_status pb_src_start_gzip(pb_source *s);
 /* Back to the first byte of the input as plain data, any view ended (a
  * format whose tables may come after the records that use them is read
- * twice: read_pprof.c).  Files and memory; a pipe gives PB_ERR_IO. */
+ * twice: its row says so).  Files and memory; a pipe gives PB_ERR_IO. */
 pb_status pb_src_rewind(pb_source *s);
 /* After a compressed view: 1 if the compressed stream ended cleanly. */
 int pb_src_view_finished(const pb_source *s);
@@ -157,7 +157,7 @@ static inline uint64_t pb_src_size(const pb_source *s) { return s->raw_size; }
  * receives its offset, *lineno counts it; *eof 1 when nothing was left.  A
  * line longer than max_record bytes is a limit error ("line N is longer
  * than M bytes (max_record_size)"); a read error keeps its status.  The
- * one line reader of the text decoders (folded, perf, callgrind). */
+ * one line reader of the text decoders. */
 pb_status pb_src_line(pb_source *s, uint64_t max_record, uint64_t *lineno, uint64_t *line_off, pb_error *err,
                       const char **line, size_t *len, int *eof);
 

@@ -131,7 +131,7 @@ static inline int pb_utf8_valid(const char *p, size_t n)
 
 /* Copy n bytes of src to dst as valid UTF-8, each byte that starts no valid
  * sequence (pb_utf8_seq) replaced by U+FFFD (as CPython's
- * errors="replace" decoding of the Tachyon string table); dst has room for
+ * errors="replace" decoding of a sampler's string table); dst has room for
  * 3 x n bytes.  Returns the bytes written. */
 static inline size_t pb_utf8_repair(char *dst, const char *src, size_t n)
 {
@@ -287,6 +287,18 @@ static inline void pb_index_free(pb_index *ix)
     free(ix->slot);
     ix->slot = NULL;
     ix->cap = 0;
+}
+
+/* Append len bytes of p to the text *buf (*n used, *cap allocated; pb_grow),
+ * which stays NUL-terminated: 0, or -1 when out of memory */
+static inline int pb_text_append(char **buf, size_t *cap, size_t *n, const char *p, size_t len)
+{
+    if (pb_grow((void **)buf, cap, *n + len + 1, 1) < 0)
+        return -1;
+    memcpy(*buf + *n, p, len);
+    *n += len;
+    (*buf)[*n] = '\0';
+    return 0;
 }
 
 /* Append count elements of elem bytes at src to the growable array *p (*n

@@ -2,7 +2,7 @@
  * (--to callgrind), which callgrind_annotate and KCachegrind read.
  *
  * The input: the chunk stream's call graph (chunk_graph.h), for the reason
- * write_pstats.c gives: every input has chunks (a tracing format's exact
+ * the other call-graph target gives (chunk_graph.h): every input has chunks (a tracing format's exact
  * SUB_CALLERS, or the fold's edges of spans and samples), only folded formats
  * have a model.
  *
@@ -45,28 +45,8 @@
 #include <string.h>
 #include "write_callgrind.h"
 
-static const pb_cgraph *sort_g;
-static int by_caller_callee(const void *a, const void *b)
-{
-    const pb_cg_edge *x = &sort_g->edges[*(const uint32_t *)a], *y = &sort_g->edges[*(const uint32_t *)b];
-    if (x->caller != y->caller)
-        return x->caller < y->caller ? -1 : 1;
-    if (x->callee != y->callee)
-        return x->callee < y->callee ? -1 : 1;
-    if (x->line != y->line)
-        return x->line < y->line ? -1 : 1;
-    return 0;
-}
-
-/* t seconds in units, rounded (no libm: the C tests link without it); saturated */
-static uint64_t units(double t, double unit)
-{
-    double x = t / unit + 0.5;
-    return x >= 1.0 ? (x < 18446744073709549568.0 ? (uint64_t)x : UINT64_MAX) : 0;
-}
-
 /* a name on one line, UTF-8: control bytes as spaces, a byte that starts no
- * UTF-8 sequence as U+FFFD (as the pstats writer does) */
+ * UTF-8 sequence as U+FFFD (as the other call-graph target does) */
 static void put_name(FILE *fp, pb_str s)
 {
     size_t i;
@@ -97,6 +77,8 @@ static void put_compressed(FILE *fp, const char *key, uint32_t *ids, uint32_t *n
     putc('\n', fp);
 }
 
+/* Over 80 lines, kept whole: the compression ids, the self costs and the per-callee lines share the
+ * arrays it allocates once. */
 pb_status pb_callgrind_write(const pb_cgraph *g, FILE *fp, pb_error *werr)
 {
     size_t ns = g->nsubs, ne = g->nedges, i, j;
@@ -130,12 +112,11 @@ pb_status pb_callgrind_write(const pb_cgraph *g, FILE *fp, pb_error *werr)
             zincl[e->callee] += e->incl;
     }
     for (i = 0; i < ns; i++) {
-        self[i] = units(excl[i], unit);
+        self[i] = pb_cgraph_units(excl[i], unit);
         total += self[i];
-        spread[i] = ccount[i] && cincl[i] <= 0 && zincl[i] > 0 ? units(zincl[i], unit) : 0;
+        spread[i] = ccount[i] && cincl[i] <= 0 && zincl[i] > 0 ? pb_cgraph_units(zincl[i], unit) : 0;
     }
-    sort_g = g;
-    qsort(order, ne, sizeof *order, by_caller_callee);
+    pb_cgraph_order_edges(g, order, ne, 0);
     for (i = 0, j = 0; i <= ns; i++) {
         while (j < ne && g->edges[order[j]].caller < i)
             j++;
@@ -173,7 +154,7 @@ pb_status pb_callgrind_write(const pb_cgraph *g, FILE *fp, pb_error *werr)
                 cost = cdone[e->callee] == ccount[e->callee] ? spread[e->callee] - before
                                                               : (uint64_t)(u * ((double)cdone[e->callee] / n)) - before;
             } else
-                cost = units(e->incl, unit);
+                cost = pb_cgraph_units(e->incl, unit);
             put_compressed(fp, "cfl", fl_id, &next_fl, cslot, cslot ? pb_cgraph_file(g, cslot) : pb_str_c(""));
             put_compressed(fp, "cfn", fn_id, &next_fn, e->callee, pb_cgraph_name(g, e->callee));
             fprintf(fp, "calls=%llu %u\n%u %llu\n", (unsigned long long)e->count, c->has_info ? c->line : 0, e->line,

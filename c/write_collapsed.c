@@ -1,4 +1,8 @@
-/* write_collapsed.c - stack samples -> collapsed stacks (see write_collapsed.h). */
+/* write_collapsed.c - stack samples -> collapsed stacks (see write_collapsed.h).
+ *
+ * Names here: cs_ = the collapsed writer's sample-sink callbacks, h_ = hash callbacks of a
+ * pb_index.
+ */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

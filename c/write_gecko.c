@@ -1,4 +1,9 @@
-/* write_gecko.c - stack samples -> Firefox Profiler JSON (see write_gecko.h). */
+/* write_gecko.c - stack samples -> Firefox Profiler JSON (see write_gecko.h).
+ *
+ * Names here: gk_ = the writer's sample-sink callbacks, g_out = the buffered JSON output
+ * (json_out.h) with o_puts and o_printf, g_ = this writer's types, h_ = hash callbacks of a
+ * pb_index.
+ */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdlib.h>
@@ -7,6 +12,7 @@
 #include "fold_samples.h"
 #include "model.h"
 #include "json_lines.h"
+#include "json_out.h"
 #include "util.h"
 #include "tick_spool.h"
 
@@ -23,7 +29,7 @@ static const char *const cat_json =
     "{\"name\":\"Span\",\"color\":\"magenta\",\"subcategories\":[\"Other\"]},"
     "{\"name\":\"Exception\",\"color\":\"lightblue\",\"subcategories\":[\"Other\"]}]";
 
-/* Tachyon's thread states, as CPython's collector names them (its
+/* a CPython sampler's thread states, as CPython's collector names them (its
  * _finalize_markers order) */
 enum { ST_HAS_GIL, ST_NO_GIL, ST_ON_CPU, ST_OFF_CPU, ST_PY, ST_NATIVE, ST_GIL_WAIT, ST_GC, ST_EXC, ST_NO_EXC, N_ST };
 static const char *const st_name[N_ST] = {"Has GIL",     "No GIL",          "On CPU",        "Off CPU",
@@ -70,7 +76,7 @@ typedef struct {
     uint64_t total; /* weight */
     uint32_t cclk;  /* 1 + the clock of its last sample or span (0: none yet), and its weight on it */
     uint64_t ctot;
-    /* Tachyon status state (CPython's collector): start of each open state (ns) */
+    /* a CPython sampler's status state (CPython's collector): start of each open state (ns) */
     int inited;
     unsigned char open[N_ST];
     uint64_t start[N_ST];
@@ -578,55 +584,10 @@ static pb_status gk_span(pb_sample_sink *self, uint64_t key, uint32_t frame, uin
 }
 
 /* ---- output ------------------------------------------------------------------ */
-/* JSON text through a buffer of our own: the columns are millions of short
- * numbers, too many for a stdio call each */
-typedef struct {
-    FILE *f;
-    size_t n;
-    char b[1 << 16];
-} g_out;
-
-static void o_flush(g_out *o)
-{
-    if (o->n)
-        fwrite(o->b, 1, o->n, o->f); /* a failed write: ferror() at finish */
-    o->n = 0;
-}
-static void o_lit(g_out *o, const char *p, size_t n)
-{
-    if (n > sizeof o->b - o->n) {
-        o_flush(o);
-        if (n > sizeof o->b) {
-            fwrite(p, 1, n, o->f);
-            return;
-        }
-    }
-    memcpy(o->b + o->n, p, n);
-    o->n += n;
-}
-static void o_puts(const char *s, g_out *o) { o_lit(o, s, strlen(s)); }
-static void o_ch(int c, g_out *o)
-{
-    if (o->n == sizeof o->b)
-        o_flush(o);
-    o->b[o->n++] = (char)c;
-}
-static void o_json(g_out *o, const pb_str *s)
-{
-    o_flush(o);
-    pb_json_str(o->f, s);
-}
-#define o_printf(o, ...) (o_flush(o), fprintf((o)->f, __VA_ARGS__))
-
-static void put_u64(g_out *o, uint64_t v)
-{
-    char b[24], *e = b + sizeof b;
-    do {
-        *--e = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    o_lit(o, e, (size_t)(b + sizeof b - e));
-}
+/* JSON text through a buffer of our own (json_out.h) */
+typedef pb_jout g_out;
+static void o_puts(const char *s, g_out *o) { pb_jout_lit(o, s, strlen(s)); }
+#define o_printf(o, ...) (pb_jout_flush(o), fprintf((o)->f, __VA_ARGS__))
 
 /* v / 10^dec as a decimal (trailing zeros of the fraction dropped) */
 static void put_fixed(g_out *o, int neg, uint64_t v, unsigned dec)
@@ -637,8 +598,8 @@ static void put_fixed(g_out *o, int neg, uint64_t v, unsigned dec)
     for (k = 0; k < dec; k++)
         p *= 10;
     if (neg && v)
-        o_ch('-', o);
-    put_u64(o, v / p);
+        pb_jout_ch(o, '-');
+    pb_jout_u64(o, v / p);
     frac = v % p;
     if (!frac)
         return;
@@ -648,8 +609,8 @@ static void put_fixed(g_out *o, int neg, uint64_t v, unsigned dec)
     }
     for (k = dec; k > 0 && b[k - 1] == '0'; k--)
         ;
-    o_ch('.', o);
-    o_lit(o, b, k);
+    pb_jout_ch(o, '.');
+    pb_jout_lit(o, b, k);
 }
 
 /* a time in ms: (v - base) / 10^dec */
@@ -677,7 +638,7 @@ typedef struct {
 static void sep(walk_ctx *w)
 {
     if (!w->first)
-        o_ch(',', w->o);
+        pb_jout_ch(w->o, ',');
     w->first = 0;
 }
 
@@ -687,9 +648,9 @@ static void sample_row(pb_gecko *g, void *ctx, const g_rec *r)
     walk_ctx *w = (walk_ctx *)ctx;
     const g_clock *c = &g->clk[r->y];
     sep(w);
-    o_ch('[', w->o);
-    put_u64(w->o, r->x);
-    o_ch(',', w->o);
+    pb_jout_ch(w->o, '[');
+    pb_jout_u64(w->o, r->x);
+    pb_jout_ch(w->o, ',');
     if (c->have_ts) {
         /* a time before the thread's previous one is written at that one
          * (both viewers need a thread's samples in time order) */
@@ -713,9 +674,9 @@ static void sample_row(pb_gecko *g, void *ctx, const g_rec *r)
         if (w->weight_ns)
             put_fixed(w->o, 0, r->b, 6);
         else
-            put_u64(w->o, r->b);
+            pb_jout_u64(w->o, r->b);
     }
-    o_ch(']', w->o);
+    pb_jout_ch(w->o, ']');
 }
 
 /* a marker row: [name, startTime, endTime, phase 1 (interval), category, data] */
@@ -728,37 +689,37 @@ static void marker_row(pb_gecko *g, void *ctx, const g_rec *r)
     size_t k, l = 0;
     char ty[32];
     sep(w);
-    o_ch('[', w->o);
-    put_u64(w->o, (uint64_t)(w->t->nfuncs + r->x));
-    o_ch(',', w->o);
+    pb_jout_ch(w->o, '[');
+    pb_jout_u64(w->o, (uint64_t)(w->t->nfuncs + r->x));
+    pb_jout_ch(w->o, ',');
     put_rel(w->o, r->a, base, 6);
-    o_ch(',', w->o);
+    pb_jout_ch(w->o, ',');
     put_rel(w->o, r->b, base, 6);
     o_puts(",1,", w->o);
-    put_u64(w->o, r->y & 0xff);
+    pb_jout_u64(w->o, r->y & 0xff);
     if (((r->y >> 8) & 0xff) == MK_SPAN) {
         o_puts(",{\"type\":\"Span\",\"name\":", w->o);
-        o_json(w->o, &n);
+        pb_jout_str(w->o, &n);
     } else {
         for (k = 0; k < n.len && l < sizeof ty - 1; k++)
             if (n.ptr[k] != ' ')
                 ty[l++] = n.ptr[k];
         o_puts(",{\"type\":\"", w->o);
-        o_lit(w->o, ty, l);
-        o_ch('"', w->o);
+        pb_jout_lit(w->o, ty, l);
+        pb_jout_ch(w->o, '"');
     }
     o_puts(",\"duration\":", w->o);
     put_fixed(w->o, 0, r->b > r->a ? r->b - r->a : 0, 6); /* a clock that went back: 0 */
     o_puts(",\"tid\":", w->o);
     n = str_of(w->t->label, strlen(w->t->label));
-    o_json(w->o, &n);
+    pb_jout_str(w->o, &n);
     o_puts("}]", w->o);
 }
 
 static void put_int_or_null(g_out *o, int64_t v)
 {
     if (v > 0)
-        put_u64(o, (uint64_t)v);
+        pb_jout_u64(o, (uint64_t)v);
     else
         o_puts("null", o);
 }
@@ -767,7 +728,7 @@ static void put_int_or_null(g_out *o, int64_t v)
  * frame's), as the Firefox Profiler's importer parses a JS function ("name
  * (file:line)") or, without a line, a C++ one ("name (in file)": the file as
  * its library; "name ((eval 1))" for a file in parentheses, which the "in"
- * would cut in speedscope's reading), and as speedscope keeps a frame (name,
+ * would cut in the speedscope app's reading), and as the speedscope app keeps a frame (name,
  * then a file in parentheses); "name ()" without a file */
 static pb_status put_location(pb_gecko *g, g_out *o, const g_func *f)
 {
@@ -790,12 +751,14 @@ static pb_status put_location(pb_gecko *g, g_out *o, const g_func *f)
         n += (size_t)snprintf(g->namebuf + n, sizeof num, ":%ld", (long)f->line);
     g->namebuf[n++] = ')';
     s = str_of(g->namebuf, n);
-    o_json(o, &s);
+    pb_jout_str(o, &s);
     return PB_OK;
 }
 
 /* a thread in the raw Gecko profile format; *end_ns: its samples' end (ns
  * after the time origin, for the wrapper's duration) */
+/* Over 80 lines, kept whole: a thread's tables (samples, markers, stacks, frames, strings) written
+ * in the order the format lists them. */
 static pb_status write_thread(pb_gecko *g, g_out *o, g_thread *t, size_t ti, g_rec *tmp, int64_t *end_ns)
 {
     size_t i;
@@ -815,7 +778,7 @@ static pb_status write_thread(pb_gecko *g, g_out *o, g_thread *t, size_t ti, g_r
         snprintf(buf, sizeof buf, "Thread-%s", t->label);
         nm = str_of(buf, strlen(buf));
     }
-    o_json(o, &nm);
+    pb_jout_str(o, &nm);
     o_printf(o, ",\"processType\":\"default\",\"registerTime\":0,\"unregisterTime\":null,\"pid\":%u,\"tid\":", t->pid);
     while (*digits >= '0' && *digits <= '9')
         digits++;
@@ -824,12 +787,12 @@ static pb_status write_thread(pb_gecko *g, g_out *o, g_thread *t, size_t ti, g_r
         o_puts(t->label, o);
     } else {
         nm = str_of(t->label, strlen(t->label));
-        o_json(o, &nm);
+        pb_jout_str(o, &nm);
     }
     o_puts(",\"processName\":", o);
     nm = str_of(g->title, strlen(g->title));
-    o_json(o, &nm);
-    /* samples, then one of no stack where the last one ends (speedscope
+    pb_jout_str(o, &nm);
+    /* samples, then one of no stack where the last one ends (the speedscope app
      * closes the last sample's frames there) */
     memset(&w, 0, sizeof w);
     w.o = o;
@@ -852,7 +815,7 @@ static pb_status write_thread(pb_gecko *g, g_out *o, g_thread *t, size_t ti, g_r
         }
         o_puts(",[null,", o);
         put_fixed(o, *end_ns < 0, (uint64_t)(*end_ns < 0 ? -*end_ns : *end_ns), 6);
-        o_ch(']', o);
+        pb_jout_ch(o, ']');
     }
     o_puts("]}", o);
     /* markers */
@@ -867,12 +830,12 @@ static pb_status write_thread(pb_gecko *g, g_out *o, g_thread *t, size_t ti, g_r
     for (i = 0; i < t->nstacks; i++) {
         o_puts(i ? ",[" : "[", o);
         if (t->stacks[i].a)
-            put_u64(o, t->stacks[i].a - 1);
+            pb_jout_u64(o, t->stacks[i].a - 1);
         else
             o_puts("null", o);
-        o_ch(',', o);
-        put_u64(o, t->stacks[i].b);
-        o_ch(']', o);
+        pb_jout_ch(o, ',');
+        pb_jout_u64(o, t->stacks[i].b);
+        pb_jout_ch(o, ']');
     }
     /* frameTable: the location is the thread's string of its function */
     o_puts("]},\"frameTable\":{\"schema\":{\"location\":0,\"relevantForJS\":1,\"innerWindowID\":2,\"implementation\":3,"
@@ -880,26 +843,26 @@ static pb_status write_thread(pb_gecko *g, g_out *o, g_thread *t, size_t ti, g_r
            o);
     for (i = 0; i < t->nframes; i++) {
         o_puts(i ? ",[" : "[", o);
-        put_u64(o, t->frames[i].a);
+        pb_jout_u64(o, t->frames[i].a);
         o_puts(",false,null,null,", o);
         put_int_or_null(o, (int32_t)t->frames[i].b);
         o_puts(",null,", o);
-        put_u64(o, g->funcs[t->frames[i].c].native ? CAT_NATIVE : CAT_CODE);
+        pb_jout_u64(o, g->funcs[t->frames[i].c].native ? CAT_NATIVE : CAT_CODE);
         o_puts(",0]", o);
     }
     /* stringTable: the functions' locations, then the marker names */
     o_puts("]},\"stringTable\":[", o);
     for (i = 0; i < t->nfuncs; i++) {
         if (i)
-            o_ch(',', o);
+            pb_jout_ch(o, ',');
         if ((st = put_location(g, o, &g->funcs[t->funcs[i].a])) != PB_OK)
             return st;
     }
     for (i = 0; i < t->nmnames; i++) {
         pb_str s = pb_strtab_str(&g->strs, t->mnames[i].a);
         if (i || t->nfuncs)
-            o_ch(',', o);
-        o_json(o, &s);
+            pb_jout_ch(o, ',');
+        pb_jout_str(o, &s);
     }
     o_puts("]}", o);
     return PB_OK;
@@ -916,7 +879,7 @@ static pb_status gk_finish(pb_sample_sink *self)
     o->f = g->out;
     o->n = 0;
     st = finish_out(g, o);
-    o_flush(o);
+    pb_jout_flush(o);
     free(o);
     if (st != PB_OK)
         return st;
@@ -925,6 +888,8 @@ static pb_status gk_finish(pb_sample_sink *self)
     return PB_OK;
 }
 
+/* Over 80 lines, kept whole: closing states, spreading times per clock and writing the wrapper are
+ * ordered steps over the same threads. */
 static pb_status finish_out(pb_gecko *g, g_out *o)
 {
     size_t i, k;
@@ -959,22 +924,22 @@ static pb_status finish_out(pb_gecko *g, g_out *o)
         if (i && c->how != g->clk[0].how)
             one_how = 0;
     }
-    /* the old Firefox DevTools wrapper: speedscope imports it (systemHost),
+    /* the old Firefox DevTools wrapper: the speedscope app imports it (systemHost),
      * the Firefox Profiler processes its "profile" as a raw Gecko profile */
     o_puts("{\"systemHost\":{\"name\":\"Firefox\"},\"profile\":{\"meta\":{\"version\":32,\"interval\":", o);
     if (interval_ns)
         put_fixed(o, 0, interval_ns, 6);
     else
-        o_ch('1', o);
+        pb_jout_ch(o, '1');
     o_puts(",\"startTime\":", o);
-    put_u64(o, g->facts.basetime * 1000u);
+    pb_jout_u64(o, g->facts.basetime * 1000u);
     o_printf(o, ",\"shutdownTime\":null,\"abi\":\"\",\"misc\":\"\",\"oscpu\":\"\",\"platform\":\"\",\"processType\":0,"
                "\"categories\":%s,\"stackwalk\":0,\"toolkit\":\"\",\"appBuildID\":\"\",\"CPUName\":\"\","
                "\"presymbolicated\":true,\"markerSchema\":[],\"product\":",
             cat_json);
     {
         pb_str t = str_of(g->title, strlen(g->title));
-        o_json(o, &t);
+        pb_jout_str(o, &t);
     }
     o_puts(",\"importedFrom\":", o);
     {
@@ -983,7 +948,7 @@ static pb_status finish_out(pb_gecko *g, g_out *o)
         snprintf(from, sizeof from, "Devel::ProfileBridge " PB_VERSION_STRING "%s%s%s", *g->source ? " (" : "",
                  g->source, *g->source ? ")" : "");
         t = str_of(from, strlen(from));
-        o_json(o, &t);
+        pb_jout_str(o, &t);
     }
     o_puts(",\"profbridge\":{\"sampleTimes\":\"", o);
     if (one_how) {
@@ -994,7 +959,7 @@ static pb_status finish_out(pb_gecko *g, g_out *o)
             o_printf(o, "; input %zu: %s", i + 1, g->clk[i].how);
     }
     o_puts("\",\"timeOriginNs\":", o);
-    put_u64(o, g->clk[0].have_ts ? g->clk[0].base_us * 1000u : g->clk[0].have_span ? g->clk[0].span_lo : 0);
+    pb_jout_u64(o, g->clk[0].have_ts ? g->clk[0].base_us * 1000u : g->clk[0].have_span ? g->clk[0].span_lo : 0);
     o_puts("}},\"libs\":[],\"pausedRanges\":[],\"processes\":[],\"threads\":[", o);
     if (!(tmp = (g_rec *)malloc(BLK * sizeof *tmp)))
         return G_OOM(g);

@@ -10,21 +10,21 @@
  * frame), frameTable (location, ..., line, category) and { schema, data }
  * rows of samples (stack, time, eventDelay, weight) and markers, the
  * samples closed by one of no stack where the last one ends (its time +
- * the interval; speedscope times a sample until the next one).  Times are
+ * the interval; the speedscope app times a sample until the next one).  Times are
  * milliseconds after the profile's
  * first sample (meta.profbridge.timeOriginNs holds that sample's time in the
  * source's clock, ns):
  *   - a sample at its recorded time where the source records one (the
  *     sample()'s timestamp, µs); the sink asks the decoder for one call per
- *     recorded sample (samples.h, each_tick), so a Tachyon REPEAT run keeps
+ *     recorded sample (samples.h, each_tick), so a sampler's REPEAT run keeps
  *     every sample's time;
- *   - where no sample has a time (pprof, folded, StatProfiler counts,
- *     EasyProfiler's stacks), each thread's samples spread evenly (by
+ *   - where no sample has a time (the formats whose rows give none:
+ *     counts, summed stacks), each thread's samples spread evenly (by
  *     weight) over the recorded duration, and meta.profbridge.sampleTimes
  *     says "spread" (never a fake precision);
- *   - spans (EasyProfiler blocks, speedscope evented profiles): interval
+ *   - spans (PB_YIELDS_SPANS: blocks, evented profiles): interval
  *     markers on their thread at their begin and end (ns);
- *   - Tachyon's thread status (sample_tags): the interval markers CPython's
+ *   - a CPython sampler's thread status (sample_tags): the interval markers CPython's
  *     collector writes ("Has GIL", "No GIL", "On CPU", "Off CPU", "Python
  *     Code", "Native Code", "Waiting for GIL", "GC Collecting", "Has
  *     Exception", "No Exception"), at the same times;
@@ -36,7 +36,7 @@
  * A weight column (absent when every weight is 1) holds each sample's
  * weight, weightType "samples", or "tracing-ms" when the weights are time
  * (ns, written as ms); the Firefox Profiler counts each sample once,
- * speedscope weighs it by its time to the next.  A sample whose recorded
+ * the speedscope app weighs it by its time to the next.  A sample whose recorded
  * time is before its thread's previous one is written at that one.
  *
  * Memory grows with distinct frames and stacks per thread; samples and

@@ -1,4 +1,8 @@
-/* write_pprof.c - stack samples -> gzipped profile.proto (see write_pprof.h). */
+/* write_pprof.c - stack samples -> gzipped profile.proto (see write_pprof.h).
+ *
+ * Names here: pp_ = the writer's sample-sink callbacks, pbuf = a protobuf message being written, h_
+ * = hash callbacks of a pb_index.
+ */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,7 +122,7 @@ struct pb_pprof {
     char *namebuf;
     size_t cnamebuf;
     /* facts from the decoder's attributes and the samples */
-    pb_sample_facts facts;   /* weight_ns: span time (EasyProfiler) or a merge's ns */
+    pb_sample_facts facts;   /* weight_ns: span time (a span format) or a merge's ns */
     int base;                /* diff: the samples now coming are the base's */
     uint32_t tag_op, tag_status; /* the next sample's tags (sample_tags), string indices, 0: none */
     uint32_t last_op, last_status; /* the last tags interned (0: none yet) */
@@ -793,7 +797,7 @@ static pb_status pp_finish(pb_sample_sink *self)
         }
         put_u(m, 14, p->dflt);
     } else {
-        /* period_type: what a period is, also for a merge's or EasyProfiler's
+        /* period_type: what a period is, also for a merge's or a span format's
          * ns (whose period, no fixed interval, stays 0) */
         if (PP_TIME_COLUMN(p))
             value_type(m, s, 11, k.clock, k.ns);

@@ -2,14 +2,14 @@
  *
  * A pb_sample_sink (samples.h) that writes the perftools.profiles.Profile
  * message (github.com/google/pprof, proto/profile.proto) that `go tool
- * pprof`, Pyroscope, Parca, Grafana and speedscope read:
+ * pprof`, Pyroscope, Parca, Grafana and the speedscope app read:
  *
- *   sampled input (Tachyon, StatProfiler; ATTRIBUTE sample_interval_us):
+ *   sampled input (PB_YIELDS_SAMPLES; ATTRIBUTE sample_interval_us):
  *     sample_type  [samples/count, <clock>/nanoseconds], clock "cpu" when
  *                  the file says its clock is CPU time, else "wall";
  *     values       [weight, weight x interval in ns];
  *     period_type  <clock>/nanoseconds, period = the interval in ns;
- *   span input (EasyProfiler; weights are exclusive ns):
+ *   span input (PB_YIELDS_SPANS; weights are exclusive ns):
  *     sample_type  [wall/nanoseconds], values [ns], no period;
  *
  * one Sample per distinct (thread, stack), locations leaf first, labels

@@ -4,7 +4,7 @@
  * model.  Every input gives chunks (a tracing format's own SUB_CALLERS, or
  * those a fold makes of spans and of stack samples: the model's edges, as
  * fold_samples.h defines them), whereas only the folded formats have a
- * model: a NYTProf or Pynytprof file's exact call counts exist only as
+ * model: a NYTProf-like chunk stream's exact call counts exist only as
  * chunks.  The chunks also hold everything CPython's estimates need for a
  * sampled input (below), and a merge into a chunk target comes for free.
  *
@@ -55,6 +55,9 @@
  * POD's "pstats" section): one key per function at its def line (CPython's
  * is one per executing line), the outermost frames' caller main::RUNTIME,
  * and no ("__sampled__",) key.
+ *
+ * Names here: mw = a marshal writer (Python's marshal format on a FILE), pkey = a stats key (file,
+ * line, function), py_ = names as Python shows them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -224,30 +227,12 @@ typedef struct {
 static uint32_t keyset_hash_of(const void *ctx, uint32_t id) { return ((const keyset *)ctx)->h[id]; }
 
 /* ---- the edges per callee and caller ----------------------------------- */
-static const pb_cgraph *sort_g;
-static int by_callee_caller(const void *a, const void *b)
-{
-    const pb_cg_edge *x = &sort_g->edges[*(const uint32_t *)a], *y = &sort_g->edges[*(const uint32_t *)b];
-    if (x->callee != y->callee)
-        return x->callee < y->callee ? -1 : 1;
-    if (x->caller != y->caller)
-        return x->caller < y->caller ? -1 : 1;
-    return 0;
-}
-
 static int by_prim(const void *a, const void *b)
 {
     const pb_cg_prim *x = (const pb_cg_prim *)a, *y = (const pb_cg_prim *)b;
     if (x->callee != y->callee)
         return x->callee < y->callee ? -1 : 1;
     return x->caller < y->caller ? -1 : x->caller > y->caller;
-}
-
-/* t seconds in units, rounded (no libm: the C tests link without it); saturated */
-static uint64_t units(double t, double unit)
-{
-    double x = t / unit + 0.5;
-    return x >= 1.0 ? (x < 18446744073709549568.0 ? (uint64_t)x : UINT64_MAX) : 0;
 }
 
 static void w_key(mw *w, const pb_cgraph *g, const pkey *k, int *bad)
@@ -259,6 +244,8 @@ static void w_key(mw *w, const pb_cgraph *g, const pkey *k, int *bad)
         *bad = 1;
 }
 
+/* Over 80 lines, kept whole: the keys, the edges by callee and the dict written from arrays
+ * allocated once and freed on one path. */
 pb_status pb_pstats_write(const pb_cgraph *g, FILE *fp, pb_error *werr)
 {
     mw w = {fp, 0};
@@ -341,8 +328,7 @@ pb_status pb_pstats_write(const pb_cgraph *g, FILE *fp, pb_error *werr)
     /* the edges by callee, then caller */
     for (i = 0; i < ne; i++)
         order[i] = (uint32_t)i;
-    sort_g = g;
-    qsort(order, ne, sizeof *order, by_callee_caller);
+    pb_cgraph_order_edges(g, order, ne, 1);
     for (i = 0, j = 0; i <= ns; i++) {
         while (j < ne && g->edges[order[j]].callee < i)
             j++;
@@ -397,7 +383,7 @@ pb_status pb_pstats_write(const pb_cgraph *g, FILE *fp, pb_error *werr)
         w_byte(&w, '(');
         w_i32(&w, 5);
         if (sampled) {
-            uint64_t direct = units(tt, unit), cumul = units(ct, unit);
+            uint64_t direct = pb_cgraph_units(tt, unit), cumul = pb_cgraph_units(ct, unit);
             w_int(&w, direct);
             w_int(&w, cumul);
             w_float(&w, (double)direct * interval);
@@ -425,7 +411,7 @@ pb_status pb_pstats_write(const pb_cgraph *g, FILE *fp, pb_error *werr)
                 continue;
             w_key(&w, g, &keys[caller], &bad);
             if (sampled)
-                w_int(&w, units(ei + er, unit));
+                w_int(&w, pb_cgraph_units(ei + er, unit));
             else if (g->counts_only) /* the profile module's callers: a count, as it writes them */
                 w_int(&w, cnt);
             else {

@@ -1,4 +1,9 @@
-/* write_speedscope.c - stack samples -> speedscope JSON (see write_speedscope.h). */
+/* write_speedscope.c - stack samples -> speedscope JSON (see write_speedscope.h).
+ *
+ * Names here: sc_ = the writer's sample-sink callbacks, s_out = the buffered JSON output
+ * (json_out.h) and so_event one event in it, s_ = this writer's types, h_ = hash callbacks of
+ * a pb_index.
+ */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,6 +11,7 @@
 #include "fold_samples.h"
 #include "model.h"
 #include "json_lines.h"
+#include "json_out.h"
 #include "output.h"
 #include "util.h"
 #include "tick_spool.h"
@@ -25,7 +31,7 @@ typedef struct {
     char label[24];
     uint64_t total;
     uint32_t first, last; /* its stacks, a chain through s_stack.next (first seen first) */
-    s_span *spans;        /* evented: the thread's spans (EasyProfiler) */
+    s_span *spans;        /* evented: the thread's spans (a span format's) */
     size_t nspans, cspans;
     pb_tick_chain ticks;  /* every sample: x its stack, a its time (µs), b its weight */
     int timed;            /* a sample had a time (not 0): the thread is written evented, at its times */
@@ -64,8 +70,8 @@ struct pb_speedscope {
     uint64_t last_key;     /* the thread get_thread() found last (spans come thread by thread) */
     uint32_t last_ti;
     int have_last;
-    /* the threads' names (ATTRIBUTE thread_<label>_name: EasyProfiler's
-     * "Main"): tlabels interns the labels, tname[label id] the name's id in
+    /* the threads' names (ATTRIBUTE thread_<label>_name: e.g. a block
+     * profiler's "Main"): tlabels interns the labels, tname[label id] the name's id in
      * strs + 1 (0: none), nuse[name id] how many threads have it */
     pb_strtab tlabels;
     uint32_t *tname, *nuse;
@@ -338,105 +344,27 @@ static void sort_spans(s_span *a, size_t n)
     }
 }
 
-/* JSON text through a buffer of our own: the events and samples are
- * millions of short items, too many for a fprintf each */
-typedef struct {
-    FILE *o;
-    size_t n;
-    char b[1 << 16];
-} s_out;
-
-static void so_flush(s_out *w)
-{
-    if (w->n)
-        fwrite(w->b, 1, w->n, w->o); /* a failed write: ferror() at finish */
-    w->n = 0;
-}
-
-/* room for n more bytes (n well below the buffer's size) */
-static inline char *so_room(s_out *w, size_t n)
-{
-    if (sizeof w->b - w->n < n)
-        so_flush(w);
-    return w->b + w->n;
-}
-
-static inline void so_lit(s_out *w, const char *s, size_t n)
-{
-    memcpy(so_room(w, n), s, n);
-    w->n += n;
-}
-#define SO_LIT(w, s) so_lit((w), (s), sizeof(s) - 1)
-
-static const char so_digits[201] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
-
-/* v's decimal digits, written backwards ending at e (32-bit steps where they do) */
-static inline void so_digits_back(char *e, uint64_t v)
-{
-    while (v >= UINT64_C(100000000)) {
-        uint32_t r = (uint32_t)(v % UINT64_C(100000000)), i;
-        v /= UINT64_C(100000000);
-        for (i = 0; i < 4; i++) {
-            e -= 2;
-            memcpy(e, so_digits + 2 * (r % 100), 2);
-            r /= 100;
-        }
-    }
-    {
-        uint32_t u = (uint32_t)v;
-        while (u >= 100) {
-            e -= 2;
-            memcpy(e, so_digits + 2 * (u % 100), 2);
-            u /= 100;
-        }
-        if (u >= 10) {
-            e -= 2;
-            memcpy(e, so_digits + 2 * u, 2);
-        } else {
-            *--e = (char)('0' + u);
-        }
-    }
-}
-
-static inline unsigned so_ndigits(uint64_t v)
-{
-    unsigned n = 1;
-    while (v >= 10000) {
-        v /= 10000;
-        n += 4;
-    }
-    return n + (v >= 10) + (v >= 100) + (v >= 1000);
-}
-
-static inline void so_u64(s_out *w, uint64_t v)
-{
-    unsigned n = so_ndigits(v);
-    char *d = so_room(w, 20);
-    so_digits_back(d + n, v);
-    w->n += n;
-}
+/* JSON text through a buffer of our own (json_out.h) */
+typedef pb_jout s_out;
 
 /* one event: ,{"type":"O","frame":F,"at":T} (no comma before the first),
  * at most 1 + 20 + 10 + 6 + 20 + 1 bytes */
 static void so_event(s_out *w, int first, char type, uint32_t frame, uint64_t at)
 {
-    char *d = so_room(w, 64), *e = d;
+    char *d = pb_jout_room(w, 64), *e = d;
     unsigned n;
     if (!first)
         *e++ = ',';
     memcpy(e, "{\"type\":\"O\",\"frame\":", 20);
     e[9] = type;
     e += 20;
-    n = so_ndigits(frame);
-    so_digits_back(e + n, frame);
+    n = pb_jout_ndigits(frame);
+    pb_jout_digits_back(e + n, frame);
     e += n;
     memcpy(e, ",\"at\":", 6);
     e += 6;
-    n = so_ndigits(at);
-    so_digits_back(e + n, at);
+    n = pb_jout_ndigits(at);
+    pb_jout_digits_back(e + n, at);
     e += n;
     *e++ = '}';
     w->n += (size_t)(e - d);
@@ -460,11 +388,11 @@ static pb_status write_events(pb_speedscope *s, s_thread *th, s_out *w)
     for (i = 0; i < th->nspans; i++)
         if (th->spans[i].end > hi)
             hi = th->spans[i].end;
-    SO_LIT(w, ",\"unit\":\"nanoseconds\",\"startValue\":");
-    so_u64(w, lo);
-    SO_LIT(w, ",\"endValue\":");
-    so_u64(w, hi);
-    SO_LIT(w, ",\"events\":[");
+    PB_JOUT_LIT(w, ",\"unit\":\"nanoseconds\",\"startValue\":");
+    pb_jout_u64(w, lo);
+    PB_JOUT_LIT(w, ",\"endValue\":");
+    pb_jout_u64(w, hi);
+    PB_JOUT_LIT(w, ",\"events\":[");
     for (i = 0; i <= th->nspans; i++) {
         const s_span *x = i < th->nspans ? &th->spans[i] : NULL;
         uint64_t end;
@@ -487,7 +415,7 @@ static pb_status write_events(pb_speedscope *s, s_thread *th, s_out *w)
         first = 0;
     }
     free(stack);
-    SO_LIT(w, "]");
+    PB_JOUT_LIT(w, "]");
     return PB_OK;
 }
 
@@ -563,12 +491,12 @@ static pb_status write_timed(pb_speedscope *s, s_thread *th, s_out *w, uint64_t 
     c.unit = unit;
     c.first = 1;
     c.st = PB_OK;
-    SO_LIT(w, ",\"unit\":\"nanoseconds\",\"startValue\":0,\"events\":[");
+    PB_JOUT_LIT(w, ",\"unit\":\"nanoseconds\",\"startValue\":0,\"events\":[");
     st = pb_tick_walk(&s->spool, &th->ticks, tmp, timed_one, &c);
     if (st == PB_OK && (st = c.st) == PB_OK) {
         close_to(&c, 0, c.end);
-        SO_LIT(w, "],\"endValue\":");
-        so_u64(w, c.end);
+        PB_JOUT_LIT(w, "],\"endValue\":");
+        pb_jout_u64(w, c.end);
     }
     free(c.open);
     return st;
@@ -577,6 +505,8 @@ static pb_status write_timed(pb_speedscope *s, s_thread *th, s_out *w, uint64_t 
 /* a name is UTF-8 text only when it is valid UTF-8 (the model's rule); else bytes */
 static pb_str str_of(const char *p, size_t n) { return pb_str_make(p, n, pb_str_wide(p, n)); }
 
+/* Over 80 lines, kept whole: the shared frame list, then each thread's profile, written in the
+ * order the file lays them out. */
 static pb_status sc_finish(pb_sample_sink *self)
 {
     pb_speedscope *s = (pb_speedscope *)self->ctx;
@@ -616,7 +546,7 @@ static pb_status sc_finish(pb_sample_sink *self)
     w = (s_out *)malloc(sizeof *w);
     if (!w)
         return S_OOM(s);
-    w->o = o;
+    w->f = o;
     w->n = 0;
     for (i = 0; i < s->nthreads; i++)
         if (thread_title(s, &s->threads[i], NULL, 0, 1) != PB_OK) {
@@ -643,7 +573,7 @@ static pb_status sc_finish(pb_sample_sink *self)
                 st = S_OOM(s);
             else
                 st = write_timed(s, (s_thread *)th, w, unit, tmp);
-            so_flush(w);
+            pb_jout_flush(w);
             if (st != PB_OK) {
                 free(w);
                 free(tmp);
@@ -659,24 +589,24 @@ static pb_status sc_finish(pb_sample_sink *self)
         for (k = th->first; k != NONE; k = s->stacks[k].next) {
             const s_stack *st = &s->stacks[k];
             if (k == th->first)
-                SO_LIT(w, "[");
+                PB_JOUT_LIT(w, "[");
             else
-                SO_LIT(w, ",[");
+                PB_JOUT_LIT(w, ",[");
             for (d = 0; d < st->depth; d++) {
                 if (d)
-                    SO_LIT(w, ",");
-                so_u64(w, s->pool[st->off + d]);
+                    PB_JOUT_LIT(w, ",");
+                pb_jout_u64(w, s->pool[st->off + d]);
             }
-            SO_LIT(w, "]");
+            PB_JOUT_LIT(w, "]");
         }
-        SO_LIT(w, "],\"weights\":[");
+        PB_JOUT_LIT(w, "],\"weights\":[");
         for (k = th->first; k != NONE; k = s->stacks[k].next) {
             if (k != th->first)
-                SO_LIT(w, ",");
-            so_u64(w, s->stacks[k].weight * (unit ? unit : 1));
+                PB_JOUT_LIT(w, ",");
+            pb_jout_u64(w, s->stacks[k].weight * (unit ? unit : 1));
         }
-        SO_LIT(w, "]}");
-        so_flush(w);
+        PB_JOUT_LIT(w, "]}");
+        pb_jout_flush(w);
     }
     free(w);
     free(tmp);

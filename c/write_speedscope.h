@@ -8,11 +8,11 @@
  * their weights; shared frames {name, file, line} per distinct function
  * (name as the fold gives it, package::name; file as recorded; line its
  * first line when known).  Weights are nanoseconds: a sample's weight x the
- * file's interval (ATTRIBUTE sample_interval_us), an EasyProfiler stack's
+ * file's interval (ATTRIBUTE sample_interval_us), a span format's stack's
  * exclusive ns, a merged profile's ns (merge.h); with no interval, unit
  * "none" and sample counts.  Memory grows with distinct frames and stacks.
  *
- * A thread whose spans the decoder hands over (EasyProfiler blocks, through
+ * A thread whose spans the decoder hands over (a span format's blocks, through
  * the sink's span()) is an "evented" profile instead: an open and a close
  * event per block at its real begin and end (ns), sorted and properly nested
  * (a block that would outlast its parent is cut at the parent's end).  That

@@ -1,6 +1,9 @@
 /* write_statprofiler.c - Devel::StatProfiler trace writer (records and a
  * pb_sample_sink).  See write_statprofiler.h and the StatProfiler trace
  * format spec.
+ *
+ * Names here: k_ functions and types belong to the sink writer (pb_spw_sink, "k" in the code):
+ * k_frame and k_thread its frames and threads, k_s a name's string; spw_ = StatProfiler writer.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -767,10 +770,10 @@ static pb_status k_use(pb_spw_sink *k, size_t ti)
 static uint32_t h_thread(const void *k, uint32_t i) { return pb_mix64(((const pb_spw_sink *)k)->th[i].key); }
 
 /* Before the first trace's header: what a tick is.  A StatProfiler record's
- * weight counts ticks of the header's interval (µs), so ns weights (pprof
- * and V8 times, EasyProfiler spans, a merge) are written as 1 µs ticks
+ * weight counts ticks of the header's interval (µs), so ns weights (recorded
+ * times, span times, a merge) are written as 1 µs ticks
  * (interval 1), a sample count keeps its interval (sample_interval_us, or
- * pprof's period), and weights that are neither (bytes, objects) have no
+ * a profile.proto's period), and weights that are neither (bytes, objects) have no
  * place in the format: an unsupported error (the target cannot carry them). */
 static pb_status k_units(pb_spw_sink *k)
 {
@@ -1049,8 +1052,8 @@ static pb_status k_finish(pb_sample_sink *self)
 }
 
 /* the op name of the next sample, from a decoder's tags (samples.h: a
- * StatProfiler trace's op names, Tachyon's opcodes); StatProfiler records
- * have no place for thread status */
+ * StatProfiler trace's op names, a CPython sampler's opcodes); StatProfiler
+ * records have no place for thread status */
 static pb_status k_sample_tags(pb_sample_sink *self, pb_str op, pb_str status)
 {
     pb_spw_sink *k = (pb_spw_sink *)self->ctx;

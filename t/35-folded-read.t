@@ -26,7 +26,7 @@ use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use Needs qw(zstd);
-use Stacks qw(slurp folded_weights weight_unit_ns first_differences go_for_pprof);
+use Stacks qw(slurp folded_weights weight_unit_ns first_differences go_for_pprof refused_texts);
 use File::Temp qw(tempdir);
 use Encode ();
 use Devel::ProfileBridge ();
@@ -379,13 +379,6 @@ my @bad = (
     [ "a;b 1\na;c 2 3\n", qr/^folded: corrupt: line 2 has two weight columns where line 1 has one \(the two-column form is "stack BEFORE AFTER" on every line\) at byte 9 of / ],
     [ "\na;b 1 2\na;c 3\n", qr/^folded: corrupt: line 3 has one weight column where line 2 has two .* at byte 12 of / ],
 );
-for my $b (@bad) {
-    my ($text, $re, %opt) = @$b;
-    my $f = "$tmp/bad.folded";
-    spew($f, $text);
-    ok(!quietly(sub { Devel::ProfileBridge::convert(in => $f, out => "$tmp/bad.out", to => 'collapsed', format => 'folded', %opt) }),
-        'bad input refused: ' . substr($text =~ s/\n/\\n/gr =~ s/\x01/\\x01/gr, 0, 40));
-    like($@, $re, '... with its message');
-}
+refused_texts(folded => $tmp, @bad);
 
 done_testing();

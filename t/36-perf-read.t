@@ -19,7 +19,7 @@ use warnings;
 use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/lib";
-use Stacks qw(slurp folded_weights weight_unit_ns first_differences);
+use Stacks qw(slurp folded_weights weight_unit_ns first_differences refused_texts);
 use File::Temp qw(tempdir);
 use Devel::ProfileBridge ();
 
@@ -237,13 +237,6 @@ my @bad = (
     [ $h . join('', map { "\tffff f$_ (k)\n" } 1 .. 5) . "\n", qr/^perf: limit: more than 3 unique frames \(max_frames\) at byte \d+ of /,
         max_frames => 3 ],
 );
-for my $b (@bad) {
-    my ($text, $re, %opt) = @$b;
-    my $f = "$tmp/bad.perf";
-    spew($f, $text);
-    ok(!quietly(sub { Devel::ProfileBridge::convert(in => $f, out => "$tmp/bad.out", to => 'collapsed', format => 'perf', %opt) }),
-        'bad input refused: ' . substr($text =~ s/\n/\\n/gr =~ s/\x01/\\x01/gr, 0, 40));
-    like($@, $re, '... with its message');
-}
+refused_texts(perf => $tmp, @bad);
 
 done_testing();

@@ -22,7 +22,7 @@ use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use Needs qw(yajl);
-use Stacks qw(slurp stack_corpus convert_quietly weight_unit_ns folded_weights);
+use Stacks qw(slurp stack_corpus convert_quietly weight_unit_ns folded_weights speedscope_schema_check);
 use File::Temp qw(tempdir);
 use JSON::PP ();
 use Encode ();
@@ -113,20 +113,8 @@ my $schema = $ENV{PB_SPEEDSCOPE_SCHEMA};
 my ($py) = grep { defined && -x && !system("$_ -c 'import jsonschema' 2>/dev/null") } '/usr/bin/python3';
 SKIP: {
     skip 'no speedscope schema (PB_SPEEDSCOPE_SCHEMA) or python3 jsonschema', 1 unless $schema && -r $schema && $py;
-    spew("$tmp/validate.py", <<'PY');
-import json, sys, jsonschema
-schema = json.load(open(sys.argv[1]))
-bad = 0
-for f in sys.argv[2:]:
-    try:
-        jsonschema.validate(json.load(open(f)), schema)
-    except Exception as e:
-        bad += 1
-        print(f, str(e).splitlines()[0])
-sys.exit(1 if bad else 0)
-PY
-    my $out = `$py "$tmp/validate.py" "$schema" @files 2>&1`;
-    is($?, 0, scalar(@files) . ' hand-written speedscope files valid against the package\'s schema') or diag $out;
+    my ($rc, $out) = speedscope_schema_check($py, $schema, $tmp, @files);
+    is($rc, 0, scalar(@files) . ' hand-written speedscope files valid against the package\'s schema') or diag $out;
 }
 
 # ---- every test file: self and inclusive weight, counts ---------------------

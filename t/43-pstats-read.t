@@ -18,29 +18,13 @@ use File::Temp qw(tempdir);
 use JSON::PP ();
 use Devel::ProfileBridge ();
 use Devel::ProfileBridge::ReadStream ();
+use lib "$FindBin::Bin/lib";
+use CallGraph qw(package_of);
 
 my $d = "$FindBin::Bin/data/pstats";
 my @files = grep { -f "$_.truth.json" } sort glob("$d/*.prof $d/*.pstats");
 plan skip_all => "no pstats files in $d" unless @files;
 my $tmp = tempdir('pb43-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-
-# the sub a pstats key names (read_pstats.c: the package from the module path, as for Tachyon)
-sub package_of {
-    my ($f) = @_;
-    return "main" if $f eq '';
-    if ($f =~ /\A<(.*)>\z/s) {
-        my $in = $1;
-        return "main" unless $in =~ /\Afrozen (.+)\z/s;
-        (my $p = $1) =~ s/\./::/g;
-        return $p;
-    }
-    my ($rest) = $f =~ m{.*/(?:site-packages|dist-packages|lib/python[0-9.t]+)/(.*)\z}s;
-    ($rest) = $f =~ m{([^/]*)\z}s unless defined $rest;
-    $rest =~ s/\.pyw?\z//;
-    $rest =~ s{(?:\A|/)__init__\z}{};
-    $rest =~ s{[/.]}{::}g;
-    return length $rest ? $rest : 'main';
-}
 
 sub namer {
     my ($sampled) = @_;

@@ -21,46 +21,13 @@ use FindBin;
 use File::Temp qw(tempdir);
 use Devel::ProfileBridge ();
 use Devel::ProfileBridge::ReadStream ();
+use lib "$FindBin::Bin/lib";
+use CallGraph qw(parse_annotate sub_of);
 
 my $d = "$FindBin::Bin/data/callgrind";
 my @files = grep { -f "$_.annotate-excl.txt" } sort glob("$d/*.callgrind*");
 plan skip_all => "no callgrind files in $d" unless @files;
 my $tmp = tempdir('pb44-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-
-# callgrind_annotate's report: (events, total per event, { name => [ [cost per event], ... rows ] })
-sub parse_annotate {
-    my ($text) = @_;
-    my ($shown) = $text =~ /^Events shown:\s+(.*?)\s*$/m or return;
-    my @ev = split ' ', $shown;
-    my (%total, %rows);
-    for my $l (split /\n/, $text) {
-        my $rest = $l;
-        my @v;
-        for (1 .. @ev) {
-            $rest =~ s/\A\s*(\.|[\d,]+)(?:\s+\(\s*[\d.]+%\))?// or last;
-            (my $n = $1) =~ tr/,//d;
-            push @v, $n eq '.' ? 0 : $n;
-        }
-        next unless @v == @ev && $rest =~ /\S/;
-        $rest =~ s/\A\s+//;
-        if ($rest eq 'PROGRAM TOTALS') {
-            @total{@ev} = @v;
-            next;
-        }
-        $rest =~ s/ \[[^\]]*\]\z//;    # its object
-        my ($file, $fn) = $rest =~ /\A(\(eval [^)]*\)\[[^\]]*\]|[^:]*):(.*)\z/s or next;
-        push @{ $rows{$fn} }, \@v;
-    }
-    return (\@ev, \%total, \%rows);
-}
-
-# the sub a callgrind function name is (read_callgrind.c: split at the last "::" before any "(")
-sub sub_of {
-    my ($n) = @_;
-    my ($pre) = $n =~ /\A([^(]*)/;
-    1 while $pre =~ s/<[^<>]*>//;    # template arguments
-    return $pre =~ /.::/s ? $n : "main::$n";
-}
 
 for my $file (@files) {
     (my $base = $file) =~ s{.*/}{};

@@ -13,30 +13,14 @@ use File::Temp qw(tempdir);
 use JSON::PP ();
 use Devel::ProfileBridge ();
 use Devel::ProfileBridge::ReadStream ();
+use lib "$FindBin::Bin/lib";
+use CallGraph qw(package_of parse_annotate sub_of);
 
 my $tmp = tempdir('pb45-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 my @warned;
 $SIG{__WARN__} = sub { push @warned, @_ };    # the merge's notes (a source not found): stderr stays clean
 my $pd = "$FindBin::Bin/data/pstats";
 my $cd = "$FindBin::Bin/data/callgrind";
-
-# ---- the sub a pstats key names (read_pstats.c; as t/43-pstats-read.t) ----
-sub package_of {
-    my ($f) = @_;
-    return "main" if $f eq '';
-    if ($f =~ /\A<(.*)>\z/s) {
-        my $in = $1;
-        return "main" unless $in =~ /\Afrozen (.+)\z/s;
-        (my $p = $1) =~ s/\./::/g;
-        return $p;
-    }
-    my ($rest) = $f =~ m{.*/(?:site-packages|dist-packages|lib/python[0-9.t]+)/(.*)\z}s;
-    ($rest) = $f =~ m{([^/]*)\z}s unless defined $rest;
-    $rest =~ s/\.pyw?\z//;
-    $rest =~ s{(?:\A|/)__init__\z}{};
-    $rest =~ s{[/.]}{::}g;
-    return length $rest ? $rest : 'main';
-}
 
 # the names of one file's keys, in its order (a function at a second def line gets "@LINE")
 sub names_of {
@@ -192,40 +176,11 @@ SKIP: {
 
 # ---- callgrind: two files of one event, summed per function ---------------
 # callgrind_annotate's report (events, { function => [ self cost per event, ... rows ] })
-sub parse_annotate {
-    my ($text) = @_;
-    my ($shown) = $text =~ /^Events shown:\s+(.*?)\s*$/m or return;
-    my @ev = split ' ', $shown;
-    my %rows;
-    for my $l (split /\n/, $text) {
-        my $rest = $l;
-        my @v;
-        for (1 .. @ev) {
-            $rest =~ s/\A\s*(\.|[\d,]+)(?:\s+\(\s*[\d.]+%\))?// or last;
-            (my $n = $1) =~ tr/,//d;
-            push @v, $n eq '.' ? 0 : $n;
-        }
-        next unless @v == @ev && $rest =~ /\S/;
-        $rest =~ s/\A\s+//;
-        next if $rest eq 'PROGRAM TOTALS';
-        $rest =~ s/ \[[^\]]*\]\z//;
-        my ($file, $fn) = $rest =~ /\A(\(eval [^)]*\)\[[^\]]*\]|[^:]*):(.*)\z/s or next;
-        push @{ $rows{$fn} }, \@v;
-    }
-    return (\@ev, \%rows);
-}
-# the sub a callgrind function is (read_callgrind.c; as t/44-callgrind-read.t)
-sub sub_of {
-    my ($n) = @_;
-    my ($pre) = $n =~ /\A([^(]*)/;
-    1 while $pre =~ s/<[^<>]*>//;
-    return $pre =~ /.::/s ? $n : "main::$n";
-}
 {
     my @in = map { "$cd/$_" } qw(rec-O0.callgrind tmpl-threads.callgrind-02);
     my %want;
     for my $f (@in) {
-        my ($ev, $rows) = parse_annotate(do { local (@ARGV, $/) = "$f.annotate-excl.txt"; <> });
+        my ($ev, undef, $rows) = parse_annotate(do { local (@ARGV, $/) = "$f.annotate-excl.txt"; <> });
         is $ev->[0], 'Ir', "$f: callgrind_annotate's first event is Ir";
         for my $fn (keys %$rows) { $want{ nyt(sub_of($fn)) } += $_->[0] for @{ $rows->{$fn} } }
     }

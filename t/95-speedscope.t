@@ -12,7 +12,7 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use NoteWarnings;    # the warnings these tests cause on purpose, as notes
 use Needs qw(zstd snappy);
-use Stacks qw(slurp stack_corpus convert_quietly weight_unit_ns folded_weights);
+use Stacks qw(slurp stack_corpus convert_quietly weight_unit_ns folded_weights speedscope_schema_check);
 use File::Temp qw(tempdir);
 use JSON::PP ();
 use Encode ();
@@ -90,22 +90,8 @@ for my $in (@corpus) {
 
 SKIP: {
     skip 'no speedscope schema or python3 jsonschema', 1 unless $validate;
-    open my $fh, '>', "$tmp/validate.py" or die;
-    print {$fh} <<'PY';
-import json, sys, jsonschema
-schema = json.load(open(sys.argv[1]))
-bad = 0
-for f in sys.argv[2:]:
-    try:
-        jsonschema.validate(json.load(open(f)), schema)
-    except Exception as e:
-        bad += 1
-        print(f, str(e).splitlines()[0])
-sys.exit(1 if bad else 0)
-PY
-    close $fh;
-    my $out = `$py "$tmp/validate.py" "$schema" @files 2>&1`;
-    is($?, 0, scalar(@files) . ' speedscope files valid against the speedscope package\'s schema') or diag $out;
+    my ($rc, $out) = speedscope_schema_check($py, $schema, $tmp, @files);
+    is($rc, 0, scalar(@files) . ' speedscope files valid against the speedscope package\'s schema') or diag $out;
 }
 
 # a merged profile of three formats is one speedscope file too

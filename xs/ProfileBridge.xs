@@ -150,7 +150,7 @@ static void fill_options(pTHX_ HV *hv, pb_options *o)
         o->source_base = SvPV_nolen(*svp); /* valid while the options hash lives */
     svp = hv_fetchs(hv, "sample_type", 0);
     if (svp && SvOK(*svp))
-        o->sample_type = SvPV_nolen(*svp); /* pprof; valid while the options hash lives */
+        o->sample_type = SvPV_nolen(*svp); /* a format with sample types; valid while the options hash lives */
     svp = hv_fetchs(hv, "pid", 0);
     if (svp && SvOK(*svp)) {
         o->have_pid = 1;

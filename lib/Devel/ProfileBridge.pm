@@ -103,7 +103,7 @@ my %OPT_SHAPE = (progress => 'a code reference', callback => 'a code reference',
 sub _check_opts {
     my ($what, $known, $opts) = @_;
     require Scalar::Util;
-    # event => NAME: callgrind's name for what sample_type picks (an event column)
+    # event => NAME: a format's own word for what sample_type picks (an event column)
     if (exists $opts->{event} && $known->{sample_type}) {
         my $e = delete $opts->{event};
         if (defined $opts->{sample_type} && defined $e && (ref $e || "$e" ne "$opts->{sample_type}")) {
@@ -151,7 +151,7 @@ sub _check_opts {
 
 # The default bound of a temporary copy (standard input, a FIFO or device, an
 # inflated .gz): 64 MiB.  Every real profile of the test corpora fits with
-# room to spare (the largest, an EasyProfiler capture, is 27.5 MB; the
+# room to spare (the largest, a capture of 27.5 MB; the
 # others 10-20 MB); a larger one needs max_decompressed_bytes.  Compressed
 # regions inside a file are streamed, never stored: their default stays
 # 4 GiB (a real 10 MB nytprof.out inflates to 280 MB).
@@ -203,7 +203,7 @@ sub _check_not_input {
 
 # ---- inputs that are not plain files -------------------------------------
 # Every decoder reads a file it can open twice and seek in (detection, then
-# the decoder; Tachyon's tables sit at the end).  Standard input ("-"), a FIFO
+# the decoder; some formats keep their tables at the end).  Standard input ("-"), a FIFO
 # or a device is read once, into an unlinked temporary file; a gzip-compressed
 # profile (magic 1f 8b: no profile format starts so) but one whose decoder
 # inflates it itself (the row's reads_gzip) is inflated into one,
@@ -460,7 +460,7 @@ sub features {
 
 # what a build without an optional library cannot read: { library => "compressed X files" }
 sub _library_notes {
-    my %notes; # every format a library serves, in the table's order: "V8 .cpuprofile files and speedscope files"
+    my %notes; # every format a library serves, in the table's order: "X files and Y files"
     for (grep { defined $_->{library_note} } @FORMATS) {
         push @{ $notes{ $_->{library} } }, $_->{library_note};
     }
@@ -523,7 +523,7 @@ sub _info_of {
         $info->{weight_unit} = $unit;
         $info->{sampled_weight} = $sum;
     }
-    # a call graph (pstats, callgrind): exact or sampled, what wrote it, and its cost's unit; no stacks
+    # a call graph (a format whose row yields PB_YIELDS_GRAPH): exact or sampled, what wrote it, and its cost's unit; no stacks
     if (defined(my $g = $attr->{call_graph})) {
         $info->{call_graph} = $g;
         $info->{graph_producer} = $attr->{graph_producer} if defined $attr->{graph_producer};
@@ -532,13 +532,13 @@ sub _info_of {
         $info->{graph_targets} = Devel::ProfileBridge::_graph_targets();
         for (qw(graph_cost_unit graph_events graph_event graph_total)) { $info->{$_} = $attr->{$_} if defined $attr->{$_} }
     }
-    # pprof: every sample type ("type/unit"), and the one read
+    # a format with several sample types: every one ("type/unit"), and the one read
     $info->{sample_types} = [ split /,/, $attr->{sample_types} ] if defined $attr->{sample_types};
     $info->{sample_type} = $attr->{sample_type} if defined $attr->{sample_type};
     return ($info, $counts, $facts, $lc ? _losses_worded($to_losses, $lc) : []);
 }
 
-# the run's facts the profiler recorded (Tachyon's stats trailer), under
+# the run's facts the profiler recorded (a stats trailer), under
 # CPython's get_info() names and in its units, as numbers
 my %RUN_FACTS = (profile_duration_sec => 'duration_sec', profile_sample_rate => 'sample_rate',
     profile_error_rate => 'error_rate', profile_missed_samples => 'missed_samples');
@@ -590,6 +590,32 @@ sub dump_json {
 my %CONVERT_OPTS = map { $_ => 1 } qw(in out format thread pid sample_type compress salvage to progress
     source source_any source_root strip_prefix time_order), @LIMITS;
 
+# convert's and merge's options for finding the profile's source files (and
+# time_order) into the XS options $x; relative file names in the profile are
+# looked up beside the (first) input $in too (standard input: $stdin_base,
+# when given)
+sub _source_opts {
+    my ($what, $opts, $x, $in, $stdin_base) = @_;
+    for my $k (qw(source_root strip_prefix)) {
+        next unless defined $opts->{$k};
+        my @v = ref $opts->{$k} eq 'ARRAY' ? @{ $opts->{$k} } : ($opts->{$k});
+        for (@v) {
+            next if defined && !ref && length && !/\0/;
+            _usage("$what: $k takes a path or a list of paths (non-empty, no NUL)");
+        }
+        $x->{$k} = \@v;
+    }
+    $x->{source} = $opts->{source} ? 1 : 0 if exists $opts->{source};
+    $x->{source_any} = $opts->{source_any} ? 1 : 0;
+    $x->{time_order} = $opts->{time_order} ? 1 : 0 if exists $opts->{time_order};
+    if ($in ne '-') {
+        require File::Basename;
+        $x->{source_base} = -d $in ? $in : File::Basename::dirname($in);
+    } elsif (defined $stdin_base) {
+        $x->{source_base} = $stdin_base;
+    }
+}
+
 sub convert { return _convert_impl(undef, @_) }
 
 # out => \$buffer (output => for dump_json): the writer writes a temporary
@@ -636,31 +662,12 @@ sub _convert_impl {
         return _out_scalar('out', \%opts, sub { _convert_impl($report, %{ $_[0] }) });
     }
     if ($opts{salvage} && !($t && $t->{salvage})) {
-        # the stack and StatProfiler writers do not finish a cut stream
+        # the writers without 'salvage' in their row do not finish a cut stream
         _usage("convert: salvage => 1 is for " . join(', ', map { "to => '$_'" } _targets_for('salvage'))
             . " (and for_chunks), not to => '$to'");
     }
     my $x = _xs_opts(\%opts);
-    for my $k (qw(source_root strip_prefix)) {
-        next unless defined $opts{$k};
-        my @v = ref $opts{$k} eq 'ARRAY' ? @{ $opts{$k} } : ($opts{$k});
-        for (@v) {
-            next if defined && !ref && length && !/\0/;
-            _usage("convert: $k takes a path or a list of paths (non-empty, no NUL)");
-        }
-        $x->{$k} = \@v;
-    }
-    $x->{source} = $opts{source} ? 1 : 0 if exists $opts{source};
-    $x->{source_any} = $opts{source_any} ? 1 : 0;
-    $x->{time_order} = $opts{time_order} ? 1 : 0 if exists $opts{time_order};
-    # relative file names in the profile are looked up beside the input too
-    if ($opts{in} ne '-') {
-        require File::Basename;
-        $x->{source_base} = -d $opts{in} ? $opts{in} : File::Basename::dirname($opts{in});
-    }
-    else {
-        $x->{source_base} = '.';
-    }
+    _source_opts('convert', \%opts, $x, $opts{in}, '.');
     my $level = defined $opts{compress} ? $opts{compress} : -1;
     if ($t && $t->{compress} && defined $opts{compress} && $level !~ /\A[0-9]\z/) {
         _usage("convert: compress must be 0..9, not '$level'");
@@ -734,22 +741,7 @@ sub merge {
     }
     return _out_scalar('out', \%opts, sub { merge(%{ $_[0] }) }) if ref $opts{out} eq 'SCALAR';
     my $x = _xs_opts(\%opts);
-    for my $k (qw(source_root strip_prefix)) {
-        next unless defined $opts{$k};
-        my @v = ref $opts{$k} eq 'ARRAY' ? @{ $opts{$k} } : ($opts{$k});
-        for (@v) {
-            next if defined && !ref && length && !/\0/;
-            _usage("merge: $k takes a path or a list of paths (non-empty, no NUL)");
-        }
-        $x->{$k} = \@v;
-    }
-    $x->{source} = $opts{source} ? 1 : 0 if exists $opts{source};
-    $x->{source_any} = $opts{source_any} ? 1 : 0;
-    $x->{time_order} = $opts{time_order} ? 1 : 0 if exists $opts{time_order};
-    if ($in[0] ne '-') {
-        require File::Basename;
-        $x->{source_base} = -d $in[0] ? $in[0] : File::Basename::dirname($in[0]);
-    }
+    _source_opts('merge', \%opts, $x, $in[0]);
     # relative file names are looked up beside every input too
     my %seen;
     # (not "/": an input there does not make the whole file system a source root)

@@ -2,7 +2,7 @@ package CallGraph;
 # Test helper for the call-graph targets (pstats, callgrind): every profile
 # under t/data, and our own numbers for a file, computed here from
 # for_chunks (SUB_INFO, SUB_CALLERS, ATTRIBUTEs), not from our outputs:
-#   use CallGraph qw(graph_corpus our_graph py_func run_of pstats_load check_pstats near);
+#   use CallGraph qw(package_of parse_annotate sub_of graph_corpus our_graph py_func run_of pstats_load check_pstats near);
 use strict;
 use warnings;
 use Exporter 'import';
@@ -12,7 +12,60 @@ use File::Find ();
 use Devel::ProfileBridge ();
 use Devel::ProfileBridge::ReadStream ();
 
-our @EXPORT_OK = qw(graph_corpus our_graph py_func run_of pstats_load check_pstats near);
+our @EXPORT_OK = qw(package_of parse_annotate sub_of graph_corpus our_graph py_func run_of pstats_load check_pstats near);
+
+# the sub a pstats key names (read_pstats.c: the package from the module path)
+sub package_of {
+    my ($f) = @_;
+    return "main" if $f eq '';
+    if ($f =~ /\A<(.*)>\z/s) {
+        my $in = $1;
+        return "main" unless $in =~ /\Afrozen (.+)\z/s;
+        (my $p = $1) =~ s/\./::/g;
+        return $p;
+    }
+    my ($rest) = $f =~ m{.*/(?:site-packages|dist-packages|lib/python[0-9.t]+)/(.*)\z}s;
+    ($rest) = $f =~ m{([^/]*)\z}s unless defined $rest;
+    $rest =~ s/\.pyw?\z//;
+    $rest =~ s{(?:\A|/)__init__\z}{};
+    $rest =~ s{[/.]}{::}g;
+    return length $rest ? $rest : 'main';
+}
+
+# callgrind_annotate's report: (events, total per event, { name => [ [cost per event], ... rows ] })
+sub parse_annotate {
+    my ($text) = @_;
+    my ($shown) = $text =~ /^Events shown:\s+(.*?)\s*$/m or return;
+    my @ev = split ' ', $shown;
+    my (%total, %rows);
+    for my $l (split /\n/, $text) {
+        my $rest = $l;
+        my @v;
+        for (1 .. @ev) {
+            $rest =~ s/\A\s*(\.|[\d,]+)(?:\s+\(\s*[\d.]+%\))?// or last;
+            (my $n = $1) =~ tr/,//d;
+            push @v, $n eq '.' ? 0 : $n;
+        }
+        next unless @v == @ev && $rest =~ /\S/;
+        $rest =~ s/\A\s+//;
+        if ($rest eq 'PROGRAM TOTALS') {
+            @total{@ev} = @v;
+            next;
+        }
+        $rest =~ s/ \[[^\]]*\]\z//;    # its object
+        my ($file, $fn) = $rest =~ /\A(\(eval [^)]*\)\[[^\]]*\]|[^:]*):(.*)\z/s or next;
+        push @{ $rows{$fn} }, \@v;
+    }
+    return (\@ev, \%total, \%rows);
+}
+
+# the sub a callgrind function name is (read_callgrind.c: split at the last "::" before any "(")
+sub sub_of {
+    my ($n) = @_;
+    my ($pre) = $n =~ /\A([^(]*)/;
+    1 while $pre =~ s/<[^<>]*>//;    # template arguments
+    return $pre =~ /.::/s ? $n : "main::$n";
+}
 
 # every profile under $d (the crashers and limit bombs are bad input, not
 # profiles), sorted

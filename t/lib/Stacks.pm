@@ -5,7 +5,7 @@ package Stacks;
 # the first keys on which two such tables differ.
 #   use Stacks qw(slurp stack_corpus convert_quietly convert_ok weight_unit_ns folded_weights
 #                 first_differences go_for_pprof nytprof_tools statprofiler_run
-#                 page_text);
+#                 page_text refused_texts speedscope_schema_check);
 use strict;
 use warnings;
 use Exporter 'import';
@@ -16,9 +16,51 @@ use Devel::ProfileBridge::ReadStream ();
 
 our @EXPORT_OK =
     qw(slurp stack_corpus convert_quietly convert_ok weight_unit_ns folded_weights first_differences go_for_pprof
-    nytprof_tools statprofiler_run page_text);
+    nytprof_tools statprofiler_run page_text refused_texts speedscope_schema_check);
 
 sub slurp { open my $fh, '<:raw', $_[0] or die "$_[0]: $!"; local $/; <$fh> }
+
+# speedscope files against the speedscope package's JSON schema, read by
+# python3's jsonschema ($py): (exit status, what it printed per bad file)
+sub speedscope_schema_check {
+    my ($py, $schema, $tmp, @files) = @_;
+    open my $fh, '>', "$tmp/validate.py" or die "$tmp/validate.py: $!";
+    print {$fh} <<'PY';
+import json, sys, jsonschema
+schema = json.load(open(sys.argv[1]))
+bad = 0
+for f in sys.argv[2:]:
+    try:
+        jsonschema.validate(json.load(open(f)), schema)
+    except Exception as e:
+        bad += 1
+        print(f, str(e).splitlines()[0])
+sys.exit(1 if bad else 0)
+PY
+    close $fh or die "$tmp/validate.py: $!";
+    my $out = `$py "$tmp/validate.py" "$schema" @files 2>&1`;
+    return ($?, $out);
+}
+
+# Bad input of a text format: each [ TEXT, MESSAGE_RE, OPTIONS... ] written
+# to a file in $tmp and converted --to collapsed with format => $format must
+# fail with a message that matches (two tests each).
+sub refused_texts {
+    my ($format, $tmp, @bad) = @_;
+    for my $b (@bad) {
+        my ($text, $re, %opt) = @$b;
+        my $f = "$tmp/bad.$format";
+        open my $fh, '>:raw', $f or die "$f: $!";
+        print $fh $text;
+        close $fh or die "$f: $!";
+        my $ok = do {
+            local $SIG{__WARN__} = sub { };
+            eval { Devel::ProfileBridge::convert(in => $f, out => "$tmp/bad.out", to => 'collapsed', format => $format, %opt); 1 };
+        };
+        Test::More::ok(!$ok, 'bad input refused: ' . substr($text =~ s/\n/\\n/gr =~ s/\x01/\\x01/gr, 0, 40));
+        Test::More::like($@, $re, '... with its message');
+    }
+}
 
 # every corpus file under $d with stacks: Tachyon, EasyProfiler, StatProfiler,
 # V8 (when this build reads it)
