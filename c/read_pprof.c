@@ -122,6 +122,8 @@ typedef struct {
  * file, "One pass") */
 #define P_AGG_VALUES 8      /* values per sample at most */
 #define P_AGG_BYTES 4096    /* bytes of a sample at most */
+#define P_AGG_KEY (P_AGG_BYTES / 4 + 1)
+#define P_AGG_BATCH 16      /* samples read before their stacks are probed */
 typedef struct {
     int on;                 /* still gathering (else pass 2 reads the samples) */
     pb_stack_table t;       /* key: the bytes of a sample's fields but its values (as words, key = their
@@ -133,8 +135,14 @@ typedef struct {
     uint64_t samples;
     unsigned char *buf;     /* a sample that straddles the window, copied; a replayed one */
     size_t cbuf;
-    uint32_t *key;
+    uint32_t *key;          /* the keys of the samples read but not yet added (P_AGG_KEY words each) */
     size_t ckey;
+    struct p_pend {         /* ... and the rest of them: each one's stack asked for ahead (prefetch) */
+        uint32_t hash, words, bytes, zero;
+        uint64_t off;
+        uint64_t vals[P_AGG_VALUES];
+    } pend[P_AGG_BATCH];
+    unsigned npend;
 } p_agg;
 
 typedef struct {
@@ -632,6 +640,7 @@ static void agg_stop(pr *r)
     if (!r->agg.on)
         return;
     r->agg.on = 0;
+    r->agg.npend = 0;
     pb_stack_table_free(&r->agg.t);
 }
 
@@ -645,21 +654,56 @@ static uint64_t agg_get(const uint32_t *w)
 
 static void agg_put(uint32_t *w, uint64_t v) { memcpy(w, &v, sizeof v); }
 
+/* the samples read since the last call into the table (their stacks asked
+ * for as each was read): 0, or -1 when the gathering stopped */
+static int agg_flush(pr *r)
+{
+    p_agg *a = &r->agg;
+    uint32_t more[P_AGG_VALUES * 2 + 3];
+    unsigned b;
+    size_t i;
+    for (b = 0; b < a->npend && a->on; b++) {
+        const struct p_pend *q = &a->pend[b];
+        uint32_t *key = a->key + (size_t)b * P_AGG_KEY;
+        pb_stack_head *h = pb_stack_table_find_h(&a->t, q->hash, q->bytes, key, q->words);
+        if (h) {
+            uint32_t *s = pb_stack_table_more(h);
+            for (i = 0; i < a->nv; i++) {
+                uint64_t sum = agg_get(s + 2 * i);
+                if (sum + q->vals[i] < sum)
+                    break;
+                agg_put(s + 2 * i, sum + q->vals[i]);
+            }
+            if (i < a->nv)
+                agg_stop(r);
+            continue;
+        }
+        for (i = 0; i < a->nv; i++)
+            agg_put(more + 2 * i, q->vals[i]);
+        agg_put(more + 2 * a->nv, q->off);
+        more[2 * a->nv + 2] = q->zero;
+        if (a->t.oom || pb_stack_table_add_more(&a->t, q->bytes, key, q->words, 0, 0, more, 2 * a->nv + 3) != 1)
+            agg_stop(r);
+    }
+    a->npend = 0;
+    return a->on ? 0 : -1;
+}
+
 /* a Sample (t->v bytes, at most P_AGG_BYTES) into the table: 0, or -1 (the
  * input ended: the same error as pb_rd_skip's) */
 static int agg_sample(pr *r, const top *t)
 {
     p_agg *a = &r->agg;
     size_t n = (size_t)t->v, kn = 0, nw, i;
-    uint64_t off = pb_src_offset(r->s), vals[P_AGG_VALUES], tag;
-    uint32_t nv = 0, zero = 0, more[P_AGG_VALUES * 2 + 3];
+    uint64_t off = pb_src_offset(r->s), tag;
+    uint32_t nv = 0, zero = 0;
     const unsigned char *p;
     unsigned char *kb;
-    pb_stack_head *h;
+    struct p_pend *q;
     msg m;
     fld f;
     int k;
-    if (pb_grow((void **)&a->key, &a->ckey, P_AGG_BYTES / 4 + 1, sizeof *a->key) < 0 ||
+    if (pb_grow((void **)&a->key, &a->ckey, (size_t)P_AGG_KEY * P_AGG_BATCH, sizeof *a->key) < 0 ||
         pb_grow((void **)&a->buf, &a->cbuf, P_AGG_BYTES, 1) < 0) {
         agg_stop(r);
         return pb_rd_skip(&r->rd, t->v, "bytes") != PB_OK ? -1 : 0;
@@ -690,7 +734,8 @@ static int agg_sample(pr *r, const top *t)
     m.end = p + n;
     m.off = off;
     m.rec = "Sample";
-    kb = (unsigned char *)a->key;
+    q = &a->pend[a->npend];
+    kb = (unsigned char *)(a->key + (size_t)a->npend * P_AGG_KEY);
     for (;;) {
         const unsigned char *at = m.p;
         if ((k = msg_next(&m, &f, &tag)) <= 0)
@@ -703,12 +748,12 @@ static int agg_sample(pr *r, const top *t)
         if (f.wt == WT_VARINT) {
             if (nv >= P_AGG_VALUES)
                 break;
-            vals[nv++] = f.v;
+            q->vals[nv++] = f.v;
         } else if (f.wt == WT_LEN) {
             msg pk;
             pk.start = pk.p = f.data;
             pk.end = f.data + f.len;
-            while (pk.p < pk.end && nv < P_AGG_VALUES && msg_varint(&pk, &vals[nv]) == 0)
+            while (pk.p < pk.end && nv < P_AGG_VALUES && msg_varint(&pk, &q->vals[nv]) == 0)
                 nv++;
             if (pk.p < pk.end)
                 break;
@@ -721,33 +766,23 @@ static int agg_sample(pr *r, const top *t)
     }
     a->nv = nv;
     for (i = 0; i < nv; i++) {
-        if ((int64_t)vals[i] < 0)
+        if ((int64_t)q->vals[i] < 0)
             a->neg |= 1u << i;
-        else if (vals[i] > a->vmax[i])
-            a->vmax[i] = vals[i];
-        if (!vals[i])
+        else if (q->vals[i] > a->vmax[i])
+            a->vmax[i] = q->vals[i];
+        if (!q->vals[i])
             zero |= 1u << i;
     }
     nw = (kn + 3) / 4;
     memset(kb + kn, 0, nw * 4 - kn);
-    if ((h = pb_stack_table_find(&a->t, kn, a->key, (uint32_t)nw)) != NULL) {
-        uint32_t *s = pb_stack_table_more(h);
-        for (i = 0; i < nv; i++) {
-            uint64_t sum = agg_get(s + 2 * i);
-            if (sum + vals[i] < sum) {
-                agg_stop(r);
-                return 0;
-            }
-            agg_put(s + 2 * i, sum + vals[i]);
-        }
-        return 0;
-    }
-    for (i = 0; i < nv; i++)
-        agg_put(more + 2 * i, vals[i]);
-    agg_put(more + 2 * nv, off);
-    more[2 * nv + 2] = zero;
-    if (a->t.oom || pb_stack_table_add_more(&a->t, kn, a->key, (uint32_t)nw, 0, 0, more, 2 * nv + 3) != 1)
-        agg_stop(r);
+    q->words = (uint32_t)nw;
+    q->bytes = (uint32_t)kn;
+    q->zero = zero;
+    q->off = off;
+    q->hash = pb_stack_table_hash(kn, (const uint32_t *)kb, (uint32_t)nw);
+    pb_stack_table_prefetch(&a->t, q->hash);
+    if (++a->npend == P_AGG_BATCH)
+        agg_flush(r);
     return 0;
 }
 
@@ -1718,6 +1753,7 @@ static pb_status prepare(void *p, pb_fold_config *cfg)
     r->agg.nv = UINT32_MAX;
     if ((st = open_pass(r)) != PB_OK || (st = each_top(r, table_field)) != PB_OK)
         return st;
+    agg_flush(r);
     if (r->nstr == 0)
         return corrupt_at(r, pb_src_offset(r->s), "the profile has no string table (string_table[0] must be \"\")");
     if ((st = index_ids(r)) != PB_OK || (st = choose_type(r)) != PB_OK)
