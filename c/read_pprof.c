@@ -29,8 +29,16 @@
  *          sample types, the scalars) and skips every sample;
  *   pass 2 skips everything but the samples and streams each one to the
  *          sample sink as it is read.
+ * One pass, for a sink that only sums stacks (samples.h sums_stacks, and no
+ * sample_values: collapsed, speedscope's summed form): pass 1 keeps each
+ * distinct sample as it reads it (agg_sample: its fields but its values
+ * as the key of a stack table, its values summed) and sends each one once
+ * at the end, in the order first seen; pass 2 is not run unless the sums
+ * could differ from reading every sample (agg_usable).
  * Memory: the tables (unique strings, functions, locations) and one
- * sample; never the samples, whatever their number.  Pass 2 finds a
+ * sample, and in one pass the distinct samples (at most
+ * PB_STACK_TABLE_MAX_BYTES, then pass 2); never the samples, whatever
+ * their number.  Pass 2 finds a
  * location by a direct map of its id when the ids are dense (as writers
  * number them: the largest below 2 x the locations read + 64; else the
  * hash index), with its interned frames beside it, and the thread of a
