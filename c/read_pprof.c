@@ -1342,7 +1342,10 @@ static int read_label(pr *r, msg *m, p_sample *sm)
     return 0;
 }
 
-static int read_sample(pr *r, msg *m, p_sample *sm)
+#if defined(__GNUC__)
+__attribute__((always_inline)) /* in sample_field, as when it was its only caller */
+#endif
+static inline int read_sample(pr *r, msg *m, p_sample *sm)
 {
     fld f;
     int k;

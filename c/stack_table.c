@@ -76,12 +76,26 @@ void pb_stack_table_prefetch(const pb_stack_table *t, uint32_t h)
         }
 }
 
+#if defined(__GNUC__)
+#define ST_INLINE __attribute__((always_inline)) inline /* the probe in each caller, as before find_h */
+#else
+#define ST_INLINE inline
+#endif
+static ST_INLINE pb_stack_head *st_find(pb_stack_table *t, uint32_t h, uint64_t key, const uint32_t *ids,
+                                        uint32_t depth);
+
 pb_stack_head *pb_stack_table_find(pb_stack_table *t, uint64_t key, const uint32_t *ids, uint32_t depth)
 {
-    return pb_stack_table_find_h(t, st_hash(key, ids, depth), key, ids, depth);
+    return st_find(t, st_hash(key, ids, depth), key, ids, depth);
 }
 
 pb_stack_head *pb_stack_table_find_h(pb_stack_table *t, uint32_t h, uint64_t key, const uint32_t *ids, uint32_t depth)
+{
+    return st_find(t, h, key, ids, depth);
+}
+
+static ST_INLINE pb_stack_head *st_find(pb_stack_table *t, uint32_t h, uint64_t key, const uint32_t *ids,
+                                        uint32_t depth)
 {
     uint32_t tag = ST_TAG(h), s;
     size_t k;
