@@ -1686,6 +1686,7 @@ static pb_status agg_replay(pr *r)
     pb_stack_head *h;
     size_t it = 0;
     top t;
+    pb_budget budget;
     if (!agg_usable(r)) {
         agg_stop(r);
         return each_top(r, sample_field);
@@ -1693,15 +1694,21 @@ static pb_status agg_replay(pr *r)
     memset(&t, 0, sizeof t);
     t.field = 2;
     t.wt = WT_LEN;
+    /* each sample's split took 0 of the budget (agg_usable): a sum's takes
+     * none either */
+    budget = r->budget;
+    r->budget.on = 0;
     while ((h = pb_stack_table_next(&a->t, &it)) != NULL) {
         msg m = agg_msg(r, h);
         r->replay = &m;
         if (sample_field(r, &t) < 0) {
             r->replay = NULL;
+            r->budget = budget;
             return r->err->status ? r->err->status : PB_ERR_ABORT;
         }
     }
     r->replay = NULL;
+    r->budget = budget;
     r->samples = a->samples;
     agg_stop(r);
     return PB_OK;

@@ -9,7 +9,8 @@
 #              thread labels
 #   order      a stack whose first sample weighs 0: its frames come where
 #              its first sample of weight > 0 is (speedscope's frame list)
-#   split      a value past INT32_MAX ns: summed all the same
+#   split      a value past INT32_MAX ns: summed all the same; sums past it
+#              take no more of max_statements than the samples do
 #   errors     an undefined location, a sample of too many values: the same
 #              error at the same byte as the target that reads every sample
 use strict;
@@ -138,6 +139,13 @@ subtest 'split: a value past INT32_MAX ns' => sub {
     my ($out, $err) = convert($p, to => 'collapsed');
     is($err, '', 'collapsed: read');
     is_deeply(folded($out // ''), expect(@s), 'collapsed: the weights summed');
+    # ten samples of 2 s each (none splits) sum to 20 s, which would split
+    # into 10: no more of max_statements is taken than when each is read
+    @s = map { { ids => [ 1, 2 ], v => [2_000_000_000] } } 1 .. 10;
+    ($p) = profile(map { sample(%$_) } @s);
+    ($out, $err) = convert($p, to => 'collapsed', max_statements => 5);
+    is($err, '', 'collapsed, max_statements => 5: read');
+    is_deeply(folded($out // ''), expect(@s), '... 20 s on one stack');
 };
 
 subtest 'errors: at the byte of the first sample that has one, as when every sample is read' => sub {
