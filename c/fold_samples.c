@@ -1339,6 +1339,7 @@ pb_status pb_sample_decode(pb_source *src, const pb_options *opt, pb_sample_sink
     if (!j)
         return err->status;
     cfg.row = out->row;
+    cfg.sums_stacks = out->sums_stacks && !out->sample_values;
     if (dec->prepare)
         st = dec->prepare(j->state, &cfg);
     if (st == PB_OK)

@@ -91,6 +91,10 @@ typedef struct {
      * pb_fold_decode and pb_sample_decode set it from the sink they are
      * given (pb_sink.row, pb_sample_sink.row); NULL: none */
     const struct pb_format_row *row;
+    /* set by pb_sample_decode, for a decoder's prepare(): 1 when the sink sums
+     * stacks (samples.h sums_stacks) and takes no sample_values, so that
+     * each distinct sample may be sent once (read_pprof.c's one pass) */
+    int sums_stacks;
 } pb_fold_config;
 
 typedef struct pb_fold pb_fold;

@@ -29,8 +29,16 @@
  *          sample types, the scalars) and skips every sample;
  *   pass 2 skips everything but the samples and streams each one to the
  *          sample sink as it is read.
+ * One pass, for a sink that only sums stacks (samples.h sums_stacks, and no
+ * sample_values: collapsed, speedscope's summed form): pass 1 keeps each
+ * distinct sample as it reads it (agg_sample: its fields but its values
+ * as the key of a stack table, its values summed) and sends each one once
+ * at the end, in the order first seen; pass 2 is not run unless the sums
+ * could differ from reading every sample (agg_usable).
  * Memory: the tables (unique strings, functions, locations) and one
- * sample; never the samples, whatever their number.  Pass 2 finds a
+ * sample, and in one pass the distinct samples (at most
+ * PB_STACK_TABLE_MAX_BYTES, then pass 2); never the samples, whatever
+ * their number.  Pass 2 finds a
  * location by a direct map of its id when the ids are dense (as writers
  * number them: the largest below 2 x the locations read + 64; else the
  * hash index), with its interned frames beside it, and the thread of a
@@ -87,6 +95,7 @@
 #include "util.h"
 #include "fold_samples.h"
 #include "model.h"
+#include "stack_table.h"
 
 #define P_NONE UINT32_MAX
 #define P_MAX_FIELD 536870911u /* 2^29 - 1: protobuf's largest field number */
@@ -120,6 +129,33 @@ typedef struct {
 typedef struct {
     uint32_t type, unit;
 } p_vt;
+
+/* pass 1's distinct samples, for a sink that sums stacks (the top of the
+ * file, "One pass") */
+#define P_AGG_VALUES 8      /* values per sample at most */
+#define P_AGG_BYTES 4096    /* bytes of a sample at most */
+#define P_AGG_KEY (P_AGG_BYTES / 4 + 1)
+#define P_AGG_BATCH 16      /* samples read before their stacks are probed */
+typedef struct {
+    int on;                 /* still gathering (else pass 2 reads the samples) */
+    pb_stack_table t;       /* key: the bytes of a sample's fields but its values (as words, key = their
+                             * length); kept with it: its values' sums (nv x 64 bits), its first sample's
+                             * offset (64 bits), the columns that were 0 in that sample (32 bits) */
+    uint32_t nv;            /* values per sample (UINT32_MAX: no sample yet) */
+    uint32_t neg;           /* the columns with a negative value */
+    uint64_t vmax[P_AGG_VALUES]; /* each column's largest value */
+    uint64_t samples;
+    unsigned char *buf;     /* a sample that straddles the window, copied; a replayed one */
+    size_t cbuf;
+    uint32_t *key;          /* the keys of the samples read but not yet added (P_AGG_KEY words each) */
+    size_t ckey;
+    struct p_pend {         /* ... and the rest of them: each one's stack asked for ahead (prefetch) */
+        uint32_t hash, words, bytes, zero;
+        uint64_t off;
+        uint64_t vals[P_AGG_VALUES];
+    } pend[P_AGG_BATCH];
+    unsigned npend;
+} p_agg;
 
 typedef struct {
     pb_source *s;
@@ -179,6 +215,8 @@ typedef struct {
     pb_budget budget;
     char *pkgbuf, *abuf;      /* scratch: a Go package as Perl's, a cleaned copy */
     size_t cpkg, cabuf;
+    p_agg agg;                /* pass 1's distinct samples */
+    const struct p_msg *replay; /* sample_field's sample when replaying one of them */
 } pr;
 
 static pb_status oom(pr *r) { return pb_rd_oom(&r->rd); }
@@ -199,7 +237,7 @@ static pb_status corrupt_at(pr *r, uint64_t off, const char *fmt, ...)
 }
 
 /* ---- a message held in memory: bounded field reads ------------------------ */
-typedef struct {
+typedef struct p_msg {
     const unsigned char *p, *end, *start;
     uint64_t off;     /* file offset of start (logical: inflated bytes in gzip) */
     const char *rec;  /* "Sample", "Location", ... */
@@ -238,43 +276,50 @@ static inline int msg_varint(msg *m, uint64_t *v)
     return 0;
 }
 
-/* the next field of m: 1, 0 at its end, or a corrupt error (returned as -1) */
-static inline int msg_field(pr *r, msg *m, fld *f)
+/* the next field of m: 1, 0 at its end, -1 malformed (no error recorded;
+ * *tag: its tag as far as read, else 0) */
+static inline int msg_next(msg *m, fld *f, uint64_t *tag)
 {
-    uint64_t tag = 0, at = msg_off(m);
+    *tag = 0;
     if (m->p >= m->end)
         return 0;
-    if (msg_varint(m, &tag) < 0)
-        goto bad;
-    f->field = (uint32_t)(tag >> 3);
-    f->wt = (unsigned)(tag & 7);
-    if ((tag >> 3) == 0 || (tag >> 3) > P_MAX_FIELD)
-        goto bad;
+    if (msg_varint(m, tag) < 0)
+        return -1;
+    f->field = (uint32_t)(*tag >> 3);
+    f->wt = (unsigned)(*tag & 7);
+    if ((*tag >> 3) == 0 || (*tag >> 3) > P_MAX_FIELD)
+        return -1;
     switch (f->wt) {
     case WT_VARINT:
-        if (msg_varint(m, &f->v) < 0)
-            goto bad;
-        return 1;
+        return msg_varint(m, &f->v) < 0 ? -1 : 1;
     case WT_I64:
     case WT_I32: {
         size_t n = f->wt == WT_I64 ? 8 : 4;
         if ((size_t)(m->end - m->p) < n)
-            goto bad;
+            return -1;
         f->v = n == 8 ? pb_le64(m->p) : pb_le32(m->p);
         m->p += n;
         return 1;
     }
     case WT_LEN:
         if (msg_varint(m, &f->v) < 0 || f->v > (uint64_t)(m->end - m->p))
-            goto bad;
+            return -1;
         f->data = m->p;
         f->len = (size_t)f->v;
         m->p += f->len;
         return 1;
     default:
-        break;
+        return -1;
     }
-bad:
+}
+
+/* the next field of m: 1, 0 at its end, or a corrupt error (returned as -1) */
+static inline int msg_field(pr *r, msg *m, fld *f)
+{
+    uint64_t tag, at = msg_off(m);
+    int k = msg_next(m, f, &tag);
+    if (k >= 0)
+        return k;
     corrupt_at(r, at, "%s: malformed protobuf field (a tag, varint or length that runs past the %s's %llu bytes, "
                       "or wire type %u)",
                m->rec, m->rec, (unsigned long long)(m->end - m->start), (unsigned)(tag & 7));
@@ -587,6 +632,172 @@ static int past_end(pr *r, uint64_t n)
     return !r->gzip && size != UINT64_MAX && (at > size || n > size - at);
 }
 
+/* ---- one pass: pass 1 keeps each distinct sample ---------------------------------
+ * For a sink that sums stacks (samples.h sums_stacks: the result depends only
+ * on each distinct stack's summed weight and on the order stacks are first
+ * seen) pass 1 keeps each distinct sample once, as it reads it: the bytes of
+ * its fields but its values (locations, labels) are the key of a stack table,
+ * its values summed beside them.  After pass 1 each one is sent as one sample
+ * of the summed values, in the order first seen (agg_replay), through the
+ * same sample_field as pass 2's, and the input is not read again.  Anything
+ * the sums could change falls back to pass 2, before any sample is sent: a
+ * sample the replay would refuse (its error then comes from pass 2, at its
+ * own offset), a negative value or one that would split, a sample whose
+ * weight is 0 where a later one of the same key's is not, samples of
+ * different numbers of values, a sample of more than P_AGG_BYTES bytes, the
+ * table full (PB_STACK_TABLE_MAX_BYTES: memory stays bounded), or out of
+ * memory.  Per sample: its fields walked, one hash, one probe. */
+static void agg_stop(pr *r)
+{
+    if (!r->agg.on)
+        return;
+    r->agg.on = 0;
+    r->agg.npend = 0;
+    pb_stack_table_free(&r->agg.t);
+}
+
+/* the 64 bits at 32-bit words w */
+static uint64_t agg_get(const uint32_t *w)
+{
+    uint64_t v;
+    memcpy(&v, w, sizeof v);
+    return v;
+}
+
+static void agg_put(uint32_t *w, uint64_t v) { memcpy(w, &v, sizeof v); }
+
+/* the samples read since the last call into the table (their stacks asked
+ * for as each was read): 0, or -1 when the gathering stopped */
+static int agg_flush(pr *r)
+{
+    p_agg *a = &r->agg;
+    uint32_t more[P_AGG_VALUES * 2 + 3];
+    unsigned b;
+    size_t i;
+    for (b = 0; b < a->npend && a->on; b++) {
+        const struct p_pend *q = &a->pend[b];
+        uint32_t *key = a->key + (size_t)b * P_AGG_KEY;
+        pb_stack_head *h = pb_stack_table_find_h(&a->t, q->hash, q->bytes, key, q->words);
+        if (h) {
+            uint32_t *s = pb_stack_table_more(h);
+            for (i = 0; i < a->nv; i++) {
+                uint64_t sum = agg_get(s + 2 * i);
+                if (sum + q->vals[i] < sum)
+                    break;
+                agg_put(s + 2 * i, sum + q->vals[i]);
+            }
+            if (i < a->nv)
+                agg_stop(r);
+            continue;
+        }
+        for (i = 0; i < a->nv; i++)
+            agg_put(more + 2 * i, q->vals[i]);
+        agg_put(more + 2 * a->nv, q->off);
+        more[2 * a->nv + 2] = q->zero;
+        if (a->t.oom || pb_stack_table_add_more(&a->t, q->bytes, key, q->words, 0, 0, more, 2 * a->nv + 3) != 1)
+            agg_stop(r);
+    }
+    a->npend = 0;
+    return a->on ? 0 : -1;
+}
+
+/* a Sample (t->v bytes, at most P_AGG_BYTES) into the table: 0, or -1 (the
+ * input ended: the same error as pb_rd_skip's) */
+static int agg_sample(pr *r, const top *t)
+{
+    p_agg *a = &r->agg;
+    size_t n = (size_t)t->v, kn = 0, nw, i;
+    uint64_t off = pb_src_offset(r->s), tag;
+    uint32_t nv = 0, zero = 0;
+    const unsigned char *p;
+    unsigned char *kb;
+    struct p_pend *q;
+    msg m;
+    fld f;
+    int k;
+    if (pb_grow((void **)&a->key, &a->ckey, (size_t)P_AGG_KEY * P_AGG_BATCH, sizeof *a->key) < 0 ||
+        pb_grow((void **)&a->buf, &a->cbuf, P_AGG_BYTES, 1) < 0) {
+        agg_stop(r);
+        return pb_rd_skip(&r->rd, t->v, "bytes") != PB_OK ? -1 : 0;
+    }
+    if (pb_src_avail(r->s) >= n) {
+        p = r->s->p;
+        r->s->p += n;
+    } else { /* as pb_rd_skip reads, each piece copied */
+        size_t got = 0;
+        while (got < n) {
+            size_t have = pb_src_avail(r->s);
+            if (have == 0) {
+                int g = pb_src_need(r->s, 1);
+                if (g <= 0)
+                    return pb_rd_short(&r->rd, g, n - got, "bytes") != PB_OK ? -1 : 0;
+                have = pb_src_avail(r->s);
+            }
+            if (have > n - got)
+                have = n - got;
+            memcpy(a->buf + got, r->s->p, have);
+            r->s->p += have;
+            got += have;
+        }
+        p = a->buf;
+    }
+    a->samples++;
+    m.start = m.p = p;
+    m.end = p + n;
+    m.off = off;
+    m.rec = "Sample";
+    q = &a->pend[a->npend];
+    kb = (unsigned char *)(a->key + (size_t)a->npend * P_AGG_KEY);
+    for (;;) {
+        const unsigned char *at = m.p;
+        if ((k = msg_next(&m, &f, &tag)) <= 0)
+            break;
+        if (f.field != 2) { /* the field as it is, into the key */
+            memcpy(kb + kn, at, (size_t)(m.p - at));
+            kn += (size_t)(m.p - at);
+            continue;
+        }
+        if (f.wt == WT_VARINT) {
+            if (nv >= P_AGG_VALUES)
+                break;
+            q->vals[nv++] = f.v;
+        } else if (f.wt == WT_LEN) {
+            msg pk;
+            pk.start = pk.p = f.data;
+            pk.end = f.data + f.len;
+            while (pk.p < pk.end && nv < P_AGG_VALUES && msg_varint(&pk, &q->vals[nv]) == 0)
+                nv++;
+            if (pk.p < pk.end)
+                break;
+        } else
+            break;
+    }
+    if (k != 0 || (a->nv != UINT32_MAX && nv != a->nv)) {
+        agg_stop(r); /* pass 2 says what is wrong, or reads it as it is */
+        return 0;
+    }
+    a->nv = nv;
+    for (i = 0; i < nv; i++) {
+        if ((int64_t)q->vals[i] < 0)
+            a->neg |= 1u << i;
+        else if (q->vals[i] > a->vmax[i])
+            a->vmax[i] = q->vals[i];
+        if (!q->vals[i])
+            zero |= 1u << i;
+    }
+    nw = (kn + 3) / 4;
+    memset(kb + kn, 0, nw * 4 - kn);
+    q->words = (uint32_t)nw;
+    q->bytes = (uint32_t)kn;
+    q->zero = zero;
+    q->off = off;
+    q->hash = pb_stack_table_hash(kn, (const uint32_t *)kb, (uint32_t)nw);
+    pb_stack_table_prefetch(&a->t, q->hash);
+    if (++a->npend == P_AGG_BATCH)
+        agg_flush(r);
+    return 0;
+}
+
 static int table_field(pr *r, const top *t)
 {
     msg m;
@@ -647,6 +858,9 @@ static int table_field(pr *r, const top *t)
                     (unsigned long long)most, r->opt->max_stack_depth);
             return -1;
         }
+        if (r->agg.on && t->v <= P_AGG_BYTES)
+            return agg_sample(r, t);
+        agg_stop(r);
         break;
     }
     default: break;
@@ -1132,7 +1346,10 @@ static int read_label(pr *r, msg *m, p_sample *sm)
     return 0;
 }
 
-static int read_sample(pr *r, msg *m, p_sample *sm)
+#if defined(__GNUC__)
+__attribute__((always_inline)) /* in sample_field, as when it was its only caller */
+#endif
+static inline int read_sample(pr *r, msg *m, p_sample *sm)
 {
     fld f;
     int k;
@@ -1305,7 +1522,7 @@ static int sample_field(pr *r, const top *t)
     const uint32_t *ids = NULL;
     if (t->field != 2)
         return t->wt == WT_LEN && pb_rd_skip(&r->rd, t->v, "bytes") != PB_OK ? -1 : 0;
-    if (top_payload(r, t, "Sample", &m) < 0 || read_sample(r, &m, &sm) < 0 ||
+    if ((r->replay ? (m = *r->replay, 0) : top_payload(r, t, "Sample", &m)) < 0 || read_sample(r, &m, &sm) < 0 ||
         weight_of(r, &m, sm.value, &w) != PB_OK)
         return -1;
     r->samples++;
@@ -1391,12 +1608,126 @@ static int sample_field(pr *r, const top *t)
     return r->out->sample(r->out, key, r->stack, d, w, 0) == PB_OK ? 0 : -1;
 }
 
+/* ---- one pass: the distinct samples sent (agg_sample) ------------------------------ */
+/* the kept sample h as a Sample: its fields, then its values' sums packed */
+static msg agg_msg(pr *r, pb_stack_head *h)
+{
+    p_agg *a = &r->agg;
+    const uint32_t *s = pb_stack_table_more(h);
+    unsigned char *b = a->buf, vb[P_AGG_VALUES * 10];
+    size_t n = (size_t)h->key, nb = 0, i;
+    msg m;
+    for (i = 0; i < a->nv; i++) {
+        uint64_t v = agg_get(s + 2 * i);
+        while (v >= 0x80) {
+            vb[nb++] = (unsigned char)(v | 0x80);
+            v >>= 7;
+        }
+        vb[nb++] = (unsigned char)v;
+    }
+    memcpy(b, h + 1, n); /* (its fields: the stack's ids) */
+    b[n++] = 2 << 3 | WT_LEN;
+    b[n++] = (unsigned char)nb; /* (80 bytes at most: one byte) */
+    memcpy(b + n, vb, nb);
+    m.start = m.p = b;
+    m.end = b + n + nb;
+    m.off = agg_get(s + 2 * a->nv);
+    m.rec = "Sample";
+    return m;
+}
+
+/* 1 when every kept sample reads as pass 2 would read it, with no error, and
+ * its sums make the same stacks and weights (agg_sample): then they are sent */
+static int agg_usable(pr *r)
+{
+    p_agg *a = &r->agg;
+    pb_error saved = *r->err;
+    pb_stack_head *h;
+    size_t it = 0, i;
+    uint64_t u = r->unit_ns > 1 ? r->unit_ns : 1;
+    int ok = 1;
+    if (!a->on || !r->out->sums_stacks || r->out->sample_values)
+        return 0;
+    if (a->nv == UINT32_MAX)
+        return 1; /* no samples */
+    if (a->nv != r->ntypes || r->vindex >= a->nv || (a->neg >> r->vindex & 1) ||
+        a->vmax[r->vindex] > (uint64_t)INT32_MAX / u)
+        return 0; /* (so no sample's weight splits: pass 2's budget takes 0 for each) */
+    if (pb_grow((void **)&a->buf, &a->cbuf, P_AGG_BYTES + 2 + P_AGG_VALUES * 10, 1) < 0)
+        return 0;
+    while (ok && (h = pb_stack_table_next(&a->t, &it)) != NULL) {
+        msg m = agg_msg(r, h);
+        p_sample sm;
+        uint64_t w, d = 0;
+        if (read_sample(r, &m, &sm) < 0 || weight_of(r, &m, sm.value, &w) != PB_OK) {
+            ok = 0;
+            break;
+        }
+        if (w && (pb_stack_table_more(h)[2 * a->nv + 2] >> r->vindex & 1))
+            ok = 0; /* its first sample was left out, a later one not */
+        for (i = 0; ok && w && i < r->nslocs; i++) {
+            uint64_t id = r->slocs[i];
+            uint32_t li = id < r->nlocmap ? r->locmap[id] : P_NONE;
+            if (li == P_NONE) {
+                size_t k;
+                PB_INDEX_FIND(&r->tloc, pb_mix64(id), k, li, r->locs[li].id == id);
+                if (li == PB_INDEX_NONE) {
+                    ok = 0;
+                    break;
+                }
+            }
+            d += r->locs[li].nlines ? r->locs[li].nlines : 1;
+            if (d > r->opt->max_stack_depth)
+                ok = 0;
+        }
+    }
+    *r->err = saved;
+    return ok;
+}
+
+/* the samples: the kept ones, each once, or pass 2 */
+static pb_status agg_replay(pr *r)
+{
+    p_agg *a = &r->agg;
+    pb_stack_head *h;
+    size_t it = 0;
+    top t;
+    pb_budget budget;
+    if (!agg_usable(r)) {
+        agg_stop(r);
+        return each_top(r, sample_field);
+    }
+    memset(&t, 0, sizeof t);
+    t.field = 2;
+    t.wt = WT_LEN;
+    /* each sample's split took 0 of the budget (agg_usable): a sum's takes
+     * none either */
+    budget = r->budget;
+    r->budget.on = 0;
+    while ((h = pb_stack_table_next(&a->t, &it)) != NULL) {
+        msg m = agg_msg(r, h);
+        r->replay = &m;
+        if (sample_field(r, &t) < 0) {
+            r->replay = NULL;
+            r->budget = budget;
+            return r->err->status ? r->err->status : PB_ERR_ABORT;
+        }
+    }
+    r->replay = NULL;
+    r->budget = budget;
+    r->samples = a->samples;
+    agg_stop(r);
+    return PB_OK;
+}
+
 /* ---- the decoder ------------------------------------------------------------------- */
 static void pr_free(void *p)
 {
     pr *r = (pr *)p;
     PB_FREE_ALL(r->arena, r->soff, r->funcs, r->locs, r->lines, r->maps, r->types, r->comments, r->ids, r->stack,
-                r->slocs, r->tsel, r->pkgbuf, r->abuf, r->values, r->labels, r->locmap, r->locfr);
+                r->slocs, r->tsel, r->pkgbuf, r->abuf, r->values, r->labels, r->locmap, r->locfr, r->agg.buf,
+                r->agg.key);
+    agg_stop(r);
     pb_strtab_free(&r->threads);
     pb_index_free(&r->tfunc);
     pb_index_free(&r->tloc);
@@ -1442,9 +1773,11 @@ static pb_status prepare(void *p, pb_fold_config *cfg)
 {
     pr *r = (pr *)p;
     pb_status st;
-    (void)cfg;
+    r->agg.on = cfg->sums_stacks; /* one pass, where the sink allows */
+    r->agg.nv = UINT32_MAX;
     if ((st = open_pass(r)) != PB_OK || (st = each_top(r, table_field)) != PB_OK)
         return st;
+    agg_flush(r);
     if (r->nstr == 0)
         return corrupt_at(r, pb_src_offset(r->s), "the profile has no string table (string_table[0] must be \"\")");
     if ((st = index_ids(r)) != PB_OK || (st = choose_type(r)) != PB_OK)
@@ -1519,7 +1852,7 @@ static pb_status run(void *p, pb_sample_sink *out)
     pb_status st;
     r->out = out;
     if ((st = head_attributes(r)) != PB_OK || (st = columns_and_mappings(r)) != PB_OK ||
-        (st = each_top(r, sample_field)) != PB_OK)
+        (st = agg_replay(r)) != PB_OK)
         return st;
     if (r->opt->have_thread) {
         size_t i;

@@ -59,9 +59,45 @@ static int st_same(const uint32_t *a, const uint32_t *b, uint32_t n)
     return 1;
 }
 
+uint32_t pb_stack_table_hash(uint64_t key, const uint32_t *ids, uint32_t depth) { return st_hash(key, ids, depth); }
+
+void pb_stack_table_prefetch(const pb_stack_table *t, uint32_t h)
+{
+    uint32_t s;
+    size_t k;
+    if (!t->cap)
+        return;
+    for (k = h & (t->cap - 1); (s = t->slot[k]) != 0; k = (k + 1) & (t->cap - 1))
+        if (ST_TAG(s) == ST_TAG(h)) {
+#if defined(__GNUC__)
+            __builtin_prefetch(st_at(t, s), 1);
+#endif
+            return;
+        }
+}
+
+#if defined(__GNUC__)
+#define ST_INLINE __attribute__((always_inline)) inline /* the probe in each caller, as before find_h */
+#else
+#define ST_INLINE inline
+#endif
+static ST_INLINE pb_stack_head *st_find(pb_stack_table *t, uint32_t h, uint64_t key, const uint32_t *ids,
+                                        uint32_t depth);
+
 pb_stack_head *pb_stack_table_find(pb_stack_table *t, uint64_t key, const uint32_t *ids, uint32_t depth)
 {
-    uint32_t h = st_hash(key, ids, depth), tag = ST_TAG(h), s;
+    return st_find(t, st_hash(key, ids, depth), key, ids, depth);
+}
+
+pb_stack_head *pb_stack_table_find_h(pb_stack_table *t, uint32_t h, uint64_t key, const uint32_t *ids, uint32_t depth)
+{
+    return st_find(t, h, key, ids, depth);
+}
+
+static ST_INLINE pb_stack_head *st_find(pb_stack_table *t, uint32_t h, uint64_t key, const uint32_t *ids,
+                                        uint32_t depth)
+{
+    uint32_t tag = ST_TAG(h), s;
     size_t k;
     if (st_reserve(t) < 0) {
         t->oom = 1;

@@ -51,6 +51,14 @@ typedef struct {
 } pb_stack_table;
 
 pb_stack_head *pb_stack_table_find(pb_stack_table *t, uint64_t key, const uint32_t *ids, uint32_t depth);
+/* the same in steps, for a sink that sees its stacks some samples ahead:
+ * h = pb_stack_table_hash(key, ids, depth); pb_stack_table_prefetch(&t, h)
+ * asks the CPU for the stack that h likely names (no change; a hint only),
+ * and a later pb_stack_table_find_h(&t, h, ...) finds it without waiting */
+uint32_t pb_stack_table_hash(uint64_t key, const uint32_t *ids, uint32_t depth);
+void pb_stack_table_prefetch(const pb_stack_table *t, uint32_t h);
+pb_stack_head *pb_stack_table_find_h(pb_stack_table *t, uint32_t h, uint64_t key, const uint32_t *ids,
+                                     uint32_t depth);
 /* keep the stack find just missed, with its first weight: 1, 0 when the
  * table is full (nothing kept), or -1 when out of memory */
 int pb_stack_table_add(pb_stack_table *t, uint64_t key, const uint32_t *ids, uint32_t depth, uint32_t val,

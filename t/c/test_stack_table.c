@@ -49,7 +49,12 @@ int main(void)
             if (seen[j].key == p->key && seen[j].depth == p->depth &&
                 !memcmp(seen[j].ids, p->ids, p->depth * sizeof *p->ids))
                 break;
-        h = pb_stack_table_find(&t, p->key, p->ids, p->depth);
+        if (i % 2 == 0) { /* in steps, as a sink that probes ahead does (the first on the empty table) */
+            uint32_t hh = pb_stack_table_hash(p->key, p->ids, p->depth);
+            pb_stack_table_prefetch(&t, hh);
+            h = pb_stack_table_find_h(&t, hh, p->key, p->ids, p->depth);
+        } else
+            h = pb_stack_table_find(&t, p->key, p->ids, p->depth);
         if (j == nseen) {
             seen[nseen] = *p;
             seen[nseen].sum = w;
@@ -64,7 +69,8 @@ int main(void)
                 h->sum += w;
         }
     }
-    ok(!bad, "%d random samples: a stack is found once added, with what was added for it", SAMPLES);
+    ok(!bad, "%d random samples: a stack is found once added, with what was added for it (find, or hash, "
+             "prefetch and find_h: every other one)", SAMPLES);
     ok(t.n == nseen, "as many stacks kept (%zu) as distinct ones sampled (%zu)", t.n, nseen);
     for (off = 0, i = 0; (h = pb_stack_table_next(&t, &off)) != NULL; i++)
         if (i >= nseen || h->val != i || h->sum != seen[i].sum || h->key != seen[i].key || h->depth != seen[i].depth ||
