@@ -93,7 +93,8 @@ typedef struct {
     const struct pb_format_row *row;
     /* set by pb_sample_decode, for a decoder's prepare(): 1 when the sink sums
      * stacks (samples.h sums_stacks) and takes no sample_values, so that
-     * each distinct sample may be sent once (read_pprof.c's one pass) */
+     * each distinct sample may be sent once (a decoder may then read its
+     * file in one pass) */
     int sums_stacks;
 } pb_fold_config;
 

@@ -30,7 +30,7 @@
  *   pass 2 skips everything but the samples and streams each one to the
  *          sample sink as it is read.
  * One pass, for a sink that only sums stacks (samples.h sums_stacks, and no
- * sample_values: collapsed, speedscope's summed form): pass 1 keeps each
+ * sample_values: the stack targets that only sum): pass 1 keeps each
  * distinct sample as it reads it (agg_sample: its fields but its values
  * as the key of a stack table, its values summed) and sends each one once
  * at the end, in the order first seen; pass 2 is not run unless the sums
@@ -702,7 +702,9 @@ static int agg_flush(pr *r)
 }
 
 /* a Sample (t->v bytes, at most P_AGG_BYTES) into the table: 0, or -1 (the
- * input ended: the same error as pb_rd_skip's) */
+ * input ended: the same error as pb_rd_skip's).
+ * Over 80 lines, kept whole: one walk of the sample's fields that both
+ * builds the key and sums the values, in the per-sample hot path. */
 static int agg_sample(pr *r, const top *t)
 {
     p_agg *a = &r->agg;
