@@ -51,7 +51,9 @@ sub count_of {
     my ($f) = glob "$d/statprofiler/sections_meta.out.*[0-9a-f]";
     my $t = truth($f);
     my $l = Devel::ProfileBridge::losses($f, to => 'pprof');
-    is(count_of($l, qr/op names/), $t->{total_weight}, 'sections_meta: op names of every sample (its weight)');
+    is(count_of(Devel::ProfileBridge::losses($f, to => 'collapsed'), qr/op names/), $t->{total_weight},
+       'sections_meta: op names of every sample (its weight) not carried to collapsed');
+    ok(!count_of($l, qr/op names/), '... but kept by pprof (label opcode)');
     is(count_of($l, qr/section/), $t->{num_section_events}, 'sections_meta: every section event');
     is_deeply(Devel::ProfileBridge::losses($f, to => 'statprofiler'), [], 'nothing lost to --to statprofiler');
 }
