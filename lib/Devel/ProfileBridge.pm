@@ -209,15 +209,16 @@ sub _check_not_input {
 # inflates it itself (the row's reads_gzip) is inflated into one,
 # bounded by max_decompressed_bytes.  Returns (path to read, guard, name the
 # user gave); errors about the temporary file are re-thrown with that name.
+# $gunzip: $file is known to be a gzip that no decoder reads itself.
 sub _input {
-    my ($file, $opts) = @_;
+    my ($file, $opts, $gunzip) = @_;
     return ($file, undef, $file) if !defined $file || $file ne '-' && (-d $file || !-e _ );
     my $fh;
     if ($file eq '-') {
         $fh = \*STDIN;
     } elsif (!-f _) {
         open $fh, '<:raw', $file or return ($file, undef, $file);
-    } else {
+    } elsif (!$gunzip) {
         # two bytes, unbuffered: the decoder reads the file, not this peek
         sysopen my $peek, $file, 0 or return ($file, undef, $file);
         my $n = sysread $peek, my $magic, 2;
@@ -335,13 +336,42 @@ sub _gunzip {
 our $_GUNZIPPED;
 sub _with_input {
     my ($file, $opts, $code) = @_;
-    my ($path, $guard, $name) = _input($file, $opts);
+    my $gunzip;
+    # a regular file the decoder can sniff itself (no format forced, or one
+    # that inflates its own gzip) is handed over unpeeked: one open of the
+    # input.  Only when detection names nothing and the file is gzip does it
+    # go through the inflated copy below (peeked then, on that path only).
+    if (defined $file && $file ne '-' && -f $file
+        && (!defined $opts->{format} || $READS_GZIP{ $opts->{format} })) {
+        my (@r, $r);
+        my $want = wantarray;
+        my $ok = eval {
+            if ($want) { @r = $code->($file) } elsif (defined $want) { $r = $code->($file) } else { $code->($file) }
+            1;
+        };
+        return $want ? @r : $r if $ok;
+        my $e = $@;
+        die $e unless _unrecognised_gzip($e, $file);
+        $gunzip = 1;
+    }
+    my ($path, $guard, $name) = _input($file, $opts, $gunzip);
     return $code->($path) unless $guard;
     local $_GUNZIPPED = $name =~ / \(gunzipped\)\z/ ? 1 : 0;
     my @r;
     my $ok = eval { @r = $code->($path); 1 };
     die _renamed($@, { $path => $name }) unless $ok;
     return wantarray ? @r : $r[0];
+}
+
+# $e: detection named no format for $file, and $file is gzip-compressed
+sub _unrecognised_gzip {
+    my ($e, $file) = @_;
+    return 0 unless ref $e && eval { $e->isa('Devel::ProfileBridge::Error') }
+        && ($e->{class} // '') eq 'corrupt' && ($e->{format} // '') eq 'profbridge';
+    sysopen my $peek, $file, 0 or return 0;
+    my $n = sysread $peek, my $magic, 2;
+    close $peek;
+    return defined $n && $n == 2 && $magic eq "\x1f\x8b";
 }
 
 # an error naming a temporary copy names the user's file instead
@@ -674,8 +704,10 @@ sub _convert_impl {
     return _with_input($opts{in}, \%opts, sub {
         my ($in) = @_;
         # --report: the losses counted in this decode where the target's
-        # driver can (a chunk writer), else in one more decode that only counts
-        my $lc = $report ? { format => _detect($in)->{format} // '' } : undef;
+        # driver can (a chunk writer), else in one more decode that only
+        # counts; the rules are those of the row the decode is handed
+        # (format undef: c/losses.c takes them from it, no sniff first)
+        my $lc = $report ? { format => undef } : undef;
         my ($samples, @names) = _write($to, 'convert', [$in], $opts{format}, $x, $opts{out}, $level, $lc);
         # an empty profile is said so for every sample target
         warn "$to: warning: " . Devel::ProfileBridge::Error::_esc($opts{in})
@@ -794,8 +826,7 @@ sub _info_losses {
 # only counts (c/losses.c), worded here
 sub _losses_of {
     my ($path, $to, %opts) = @_;
-    my $fmt = _detect($path)->{format} // '';
-    return _losses_worded($to, _loss_counts($path, $opts{format}, _xs_opts(\%opts), $fmt));
+    return _losses_worded($to, _loss_counts($path, $opts{format}, _xs_opts(\%opts), undef));
 }
 
 # the losses of the counts c/losses.c made ({ rules => [ { what, fact,
