@@ -335,13 +335,12 @@ sub _gunzip {
 # (true while $code reads the inflated copy of a gzip-compressed input)
 our $_GUNZIPPED;
 sub _with_input {
-    my ($file, $opts, $code) = @_;
-    my $gunzip;
+    my ($file, $opts, $code, $gunzip) = @_;
     # a regular file the decoder can sniff itself (no format forced, or one
     # that inflates its own gzip) is handed over unpeeked: one open of the
     # input.  Only when detection names nothing and the file is gzip does it
     # go through the inflated copy below (peeked then, on that path only).
-    if (defined $file && $file ne '-' && -f $file
+    if (!$gunzip && defined $file && $file ne '-' && -f $file
         && (!defined $opts->{format} || $READS_GZIP{ $opts->{format} })) {
         my (@r, $r);
         my $want = wantarray;
@@ -368,6 +367,12 @@ sub _unrecognised_gzip {
     my ($e, $file) = @_;
     return 0 unless ref $e && eval { $e->isa('Devel::ProfileBridge::Error') }
         && ($e->{class} // '') eq 'corrupt' && ($e->{format} // '') eq 'profbridge';
+    return _is_gzip($file);
+}
+
+# $file starts with gzip's magic (1f 8b)
+sub _is_gzip {
+    my ($file) = @_;
     sysopen my $peek, $file, 0 or return 0;
     my $n = sysread $peek, my $magic, 2;
     close $peek;
@@ -500,7 +505,10 @@ sub _library_notes {
 sub detect_format {
     my ($file) = @_;
     _check_path('detect_format', 'the file name', $file);
-    return _with_input($file, {}, sub { _detect($_[0]) });
+    my $r = _with_input($file, {}, sub { _detect($_[0]) });
+    # nothing named in a regular file that is gzip: look through its inflated copy
+    return $r if defined $r->{format} || $file eq '-' || !-f $file || !_is_gzip($file);
+    return _with_input($file, {}, sub { _detect($_[0]) }, 1);
 }
 
 sub chunk_counts {
