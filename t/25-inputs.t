@@ -100,10 +100,16 @@ for my $fmt (sort keys %inputs) {
         my ($rc, $out, $err) = run_pb(undef, 'info', $g);
         ok($rc == 0 && $out =~ /^format:\s+\Q$fmt\E/m && $out =~ /gzip/, "$fmt: profbridge info on it names the format and gzip")
             or note "rc $rc: $out$err";
+        my ($rc2, $out2, $err2) = run_pb($g, 'info', '-');    # gzip on standard input (zcat-less)
+        ok($rc2 == 0 && $out2 =~ /^format:\s+\Q$fmt\E/m && $out2 =~ /gzip/, "$fmt: profbridge info - on its gzip")
+            or note "rc $rc2: $out2$err2";
     }
     spew("$tmp/cut-gzipped.profile", substr(slurp_raw("$tmp/tachyon-gzipped.profile"), 0, 200));
     my ($rc, $out, $err) = run_pb(undef, 'info', "$tmp/cut-gzipped.profile");
     ok($rc != 0 && $err =~ /^gzip: corrupt: \S*cut-gzipped\.profile: /m, 'a cut gzip without .gz: gzip: corrupt, non-zero exit')
+        or note "rc $rc: $err";
+    ($rc, $out, $err) = run_pb("$tmp/cut-gzipped.profile", 'info', '-');
+    ok($rc != 0 && $err =~ /^gzip: corrupt: standard input: /m, 'a cut gzip on standard input: gzip: corrupt, non-zero exit')
         or note "rc $rc: $err";
 }
 

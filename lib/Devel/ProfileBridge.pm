@@ -251,7 +251,7 @@ sub _input {
         binmode $fh;
         open my $out, '>:raw', "$copy.spool" or Devel::ProfileBridge::Error->throw(format => 'profbridge',
             class => 'io', file => $name, message => "cannot spool to a temporary file: $!");
-        my ($buf, $total) = ('', 0);
+        my ($buf, $total, $magic) = ('', 0, '');
         while (1) {
             my $n = sysread $fh, $buf, 1 << 16;
             Devel::ProfileBridge::Error->throw(format => 'profbridge', class => 'io', file => $name,
@@ -262,6 +262,7 @@ sub _input {
                 message => "holds more than max_decompressed_bytes ($limit) bytes to copy to a temporary file")
                 if $total + $n > $limit;
             $total += $n;
+            $magic .= substr $buf, 0, 2 - length $magic if length $magic < 2;    # gzip's? (no second read)
             _write_all($out, $buf) or Devel::ProfileBridge::Error->throw(format => 'profbridge', class => 'io',
                 file => $name, message => "cannot spool to a temporary file: $!");
         }
@@ -270,9 +271,6 @@ sub _input {
             message => "cannot spool to a temporary file: $!");
         Devel::ProfileBridge::Error->throw(format => 'profbridge', class => 'corrupt', file => $name,
             message => 'empty input: no profile to read') unless $total;
-        open my $peek, '<:raw', "$copy.spool" or die;
-        read $peek, my $magic, 2;
-        close $peek;
         if ($magic ne "\x1f\x8b") {
             rename "$copy.spool", $copy or die "rename: $!";
             return $finish->($name);
@@ -2414,7 +2412,11 @@ into such a copy, at most C<max_decompressed_bytes> bytes (else a C<limit>
 error of format C<gzip>), with the original's modification time from the
 gzip header.  A damaged gzip is a C<gzip: corrupt:> error.  Errors inside
 the profile name C<FILE.gz (gunzipped)>, and their offsets count bytes of
-the inflated data.
+the inflated data.  A regular file is handed to the decoder as it is (one
+open: its detection reads the head the decoder goes on from); only when
+detection names no format and the file starts with C<1f 8b> is it inflated
+into the copy.  A pprof file, gzipped by every writer, is inflated by its
+decoder as it reads, never copied.
 
 =item an empty file or empty input
 
