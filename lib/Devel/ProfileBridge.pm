@@ -342,11 +342,16 @@ sub _with_input {
         && (!defined $opts->{format} || $READS_GZIP{ $opts->{format} })) {
         my (@r, $r);
         my $want = wantarray;
+        my $caller_err = $@;    # callbacks (and the caller after) see the caller's $@
         my $ok = eval {
+            $@ = $caller_err;
             if ($want) { @r = $code->($file) } elsif (defined $want) { $r = $code->($file) } else { $code->($file) }
             1;
         };
-        return $want ? @r : $r if $ok;
+        if ($ok) {
+            $@ = $caller_err;
+            return $want ? @r : $r;
+        }
         my $e = $@;
         die $e unless _unrecognised_gzip($e, $file);
         $gunzip = 1;
