@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fold_samples.h"
+#include "sample_tee.h"
 #include "call_events.h"
 #include "model.h"
 #include "stack_table.h"
@@ -1342,7 +1343,22 @@ pb_status pb_sample_decode(pb_source *src, const pb_options *opt, pb_sample_sink
     cfg.sums_stacks = out->sums_stacks && !out->sample_values;
     if (dec->prepare)
         st = dec->prepare(j->state, &cfg);
-    if (st == PB_OK)
+    if (st == PB_OK && j->opt.chunk_tee && !out->each_tick && !out->graph_func) {
+        /* the samples folded into chunks as well, in this decode (convert
+         * --report's loss counter: sample_tee.h); not for a timeline's
+         * each_tick or a call graph, nor when the tee gave up (timestamps
+         * in another unit than the fold's ticks): those count in a decode
+         * of their own (the caller sees chunk_teed unset) */
+        pb_sample_tee tee;
+        cfg.max_threads = j->opt.max_threads;
+        j->opt.chunk_tee->row = cfg.row;
+        if ((st = pb_sample_tee_init(&tee, out, &cfg, j->opt.chunk_tee, err)) == PB_OK) {
+            st = dec->run(j->state, &tee.ss);
+            if (j->opt.chunk_teed && !tee.gave_up)
+                *j->opt.chunk_teed = 1;
+        }
+        pb_sample_tee_free(&tee);
+    } else if (st == PB_OK)
         st = dec->run(j->state, out);
     decode_job_free(j);
     return st;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "format_row.h"
 #include "losses.h"
 
 enum { K_NONE, K_ATTR, K_PCT, K_STATUS, K_SUM, K_KEYS, K_COMMENTS, K_CHUNKS };
@@ -80,6 +81,13 @@ static void add_rule(pb_loss_count *lc, const pb_loss *r)
 static int counter_chunk(pb_sink *self, const pb_chunk *c)
 {
     pb_loss_count *lc = (pb_loss_count *)self->ctx;
+    if (lc->by_row) {
+        /* the first chunk: the rules of the row the driver handed over
+         * (nothing counted yet; the sink as its users set it is kept) */
+        pb_sink keep = lc->sink;
+        pb_loss_count_init(lc, keep.row ? keep.row->losses : NULL, lc->common, lc->next);
+        lc->sink = keep;
+    }
     pb_loss_count_chunk(lc, c);
     return lc->next ? pb_emit(lc->next, c) : 0;
 }
@@ -97,6 +105,7 @@ void pb_loss_count_init(pb_loss_count *lc, const pb_loss *own, const pb_loss *co
     int late;
     memset(lc, 0, sizeof *lc);
     lc->next = next;
+    lc->common = common;
     lc->sink.chunk = counter_chunk;
     lc->sink.warn = counter_warn;
     lc->sink.ctx = lc;
@@ -220,6 +229,12 @@ void pb_loss_count_chunk(pb_loss_count *lc, const pb_chunk *c)
             if (lc->kind[i] == K_COMMENTS && glob_match(lc->arg[i], c->s[0].ptr, c->s[0].len))
                 lc->num[i]++;
     }
+}
+
+void pb_loss_count_init_by_row(pb_loss_count *lc, const pb_loss *common, pb_sink *next)
+{
+    pb_loss_count_init(lc, NULL, common, next);
+    lc->by_row = 1;
 }
 
 /* ---- the counts as losses() shows them ------------------------------------ */

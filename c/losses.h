@@ -47,10 +47,17 @@ typedef struct {
     uint64_t tags[PB_TAG_COUNT];         /* chunks per tag */
     int oom;              /* a value could not be kept: the counts are unreliable */
     int full;             /* more rules or ATTRIBUTEs than the arrays hold (a table grew past them) */
+    const pb_loss *common; /* pb_loss_count_init_by_row: the common rules, */
+    int by_row;            /* and the own ones still to take from sink.row */
 } pb_loss_count;
 
 /* own: the format's rules (NULL: none); common: every format's */
 void pb_loss_count_init(pb_loss_count *lc, const pb_loss *own, const pb_loss *common, pb_sink *next);
+/* The same, the format's own rules taken from the row the driver hands the
+ * sink (sink.row, set before the decoder runs) when the first chunk
+ * arrives: the rules of the decoder that really reads the input, without
+ * sniffing it beforehand (one open of the input, not two). */
+void pb_loss_count_init_by_row(pb_loss_count *lc, const pb_loss *common, pb_sink *next);
 void pb_loss_count_free(pb_loss_count *lc);
 /* count one chunk (what the sink does before handing it on) */
 void pb_loss_count_chunk(pb_loss_count *lc, const pb_chunk *c);

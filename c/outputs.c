@@ -215,6 +215,7 @@ typedef struct {
     pb_format fmt;
     const pb_options *opt;
     uint64_t samples; /* out (convert to a sample writer): samples of weight > 0 written */
+    pb_write_req *rq; /* its chunk_tee: the loss counter of --report */
 } write_job;
 
 /* the producer: one input's decoder (convert) or the merge layer (merge.h)
@@ -236,7 +237,14 @@ static pb_status stream_write(FILE *fp, void *ctx, pb_error *werr, pb_error *err
     if (t->chunk_sink) {
         st = pb_decode_file(j->in[0], j->fmt, j->opt, t->chunk_sink(w), err);
     } else if (j->mode == PB_WRITE_CONVERT) {
-        st = pb_decode_samples_file_for(j->in[0], j->fmt, j->opt, pb_counting_init(&c, t->sink(w)), t->what,
+        pb_options o;
+        pb_options_copy(&o, j->opt);
+        if (j->rq->chunk_tee) { /* a sampling decoder folds for the loss counter too (sample_tee.h) */
+            *j->rq->chunk_tee_next = NULL;
+            o.chunk_tee = j->rq->chunk_tee;
+            o.chunk_teed = &j->rq->chunk_teed;
+        }
+        st = pb_decode_samples_file_for(j->in[0], j->fmt, &o, pb_counting_init(&c, t->sink(w)), t->what,
                                         t->consumes, err);
         j->samples = c.samples;
     } else {
@@ -349,6 +357,7 @@ pb_status pb_write(const pb_target *t, pb_write_mode mode, pb_write_req *rq, pb_
     j.n = rq->n;
     j.fmt = rq->fmt;
     j.opt = rq->opt;
+    j.rq = rq;
     if (mode == PB_WRITE_DIFF && t->diff_write)
         return pb_output_with(rq->out, "diff", diff_write, &j, err);
     if (mode == PB_WRITE_MERGE) {

@@ -65,6 +65,13 @@ typedef struct {
      * (done = file offset reached, total = file size or UINT64_MAX) */
     void (*progress)(void *ud, uint64_t done, uint64_t total);
     void *progress_ud;
+
+    /* A chunk sink that also wants the chunks a fold of a sampling decoder's
+     * samples makes, while the samples go to a stack writer (convert
+     * --report's loss counter: sample_tee.h); *chunk_teed set to 1 when
+     * they went there.  NULL: none. */
+    struct pb_sink *chunk_tee;
+    int *chunk_teed;
 } pb_options;
 
 /* the limits and the progress hook of opt (resolved) onto a source */

@@ -86,6 +86,33 @@ for my $fmt (sort keys %inputs) {
     like("$e", qr/^tachyon: truncated: .* of \S*trunc\.bin\.gz \(gunzipped\)$/, 'errors inside name FILE.gz (gunzipped)');
 }
 
+# a gzip file whose name does not end in .gz: the decoder is handed the file
+# unpeeked (one open for a plain one), detection names nothing, and it is
+# read through the inflated copy all the same; a cut one is gzip's error
+{
+    my %more = (%inputs, folded => "$data/folded/nytprofcalls_modapp.folded",
+        v8 => "$data/v8/v8_recursion.cpuprofile");
+    for my $fmt (qw(folded v8 tachyon easyprofiler)) {
+        my $g = "$tmp/$fmt-gzipped.profile";
+        gz($more{$fmt}, $g);
+        is_deeply(Devel::ProfileBridge::chunk_counts($g), Devel::ProfileBridge::chunk_counts($more{$fmt}),
+            "$fmt: gzip under a name without .gz reads as the original");
+        my ($rc, $out, $err) = run_pb(undef, 'info', $g);
+        ok($rc == 0 && $out =~ /^format:\s+\Q$fmt\E/m && $out =~ /gzip/, "$fmt: profbridge info on it names the format and gzip")
+            or note "rc $rc: $out$err";
+        my ($rc2, $out2, $err2) = run_pb($g, 'info', '-');    # gzip on standard input (zcat-less)
+        ok($rc2 == 0 && $out2 =~ /^format:\s+\Q$fmt\E/m && $out2 =~ /gzip/, "$fmt: profbridge info - on its gzip")
+            or note "rc $rc2: $out2$err2";
+    }
+    spew("$tmp/cut-gzipped.profile", substr(slurp_raw("$tmp/tachyon-gzipped.profile"), 0, 200));
+    my ($rc, $out, $err) = run_pb(undef, 'info', "$tmp/cut-gzipped.profile");
+    ok($rc != 0 && $err =~ /^gzip: corrupt: \S*cut-gzipped\.profile: /m, 'a cut gzip without .gz: gzip: corrupt, non-zero exit')
+        or note "rc $rc: $err";
+    ($rc, $out, $err) = run_pb("$tmp/cut-gzipped.profile", 'info', '-');
+    ok($rc != 0 && $err =~ /^gzip: corrupt: standard input: /m, 'a cut gzip on standard input: gzip: corrupt, non-zero exit')
+        or note "rc $rc: $err";
+}
+
 # standard input and FIFOs are read once
 {
     my $f = $inputs{tachyon};

@@ -119,6 +119,32 @@ $values += @{ $_->{values} } for @{ truth($ep)->{threads} };
         "info async_tasks.bin: $flagged samples with thread-state flags");
 }
 
+# to a stack output from a sampling decoder: the losses are counted in the
+# decode that feeds the writer (c/sample_tee.c: the samples go on to a fold
+# whose chunks the counter reads), so --report reads the input once
+{
+    my $f = "$d/tachyon/async_tasks.bin";
+    my $h = truth($f)->{status_byte_histogram};
+    my $flagged = 0;
+    $flagged += $h->{$_} for grep { $_ } keys %$h;
+    for my $to (qw(collapsed pprof)) {
+        my ($out, $err, $rc) = run("$pb convert '$f' --to $to -o '$tmp/at.$to' --report");
+        is($rc, 0, "async_tasks.bin --report --to $to");
+        is(count_of(losses_of($err, $to), qr/thread-state flags/), $flagged,
+            "... $flagged samples with thread-state flags, as CPython's reader counts them")
+            if $to eq 'collapsed';    # (pprof keeps them as labels)
+        my ($plain) = run("$pb convert '$f' --to $to -o '$tmp/at0.$to'");
+        ok(slurp("$tmp/at.$to") eq slurp("$tmp/at0.$to"), '... and the same output as without --report');
+    }
+    # the counts came from the writer's own decode (the driver says so: counts)
+    for my $in ($f, "$d/folded/nytprofcalls_modapp.folded", "$d/pprof/cpu_inline.prof") {
+        my $lc = { format => undef };
+        require Devel::ProfileBridge;
+        Devel::ProfileBridge::_write('collapsed', 'convert', [$in], undef, {}, "$tmp/one.txt", -1, $lc);
+        ok($lc->{counts}, "--report --to collapsed of $in: counted in the one decode");
+    }
+}
+
 # NYTProf to a stack output: its line timings and call counts, as NYTProf's
 # own reader lists the chunks (the .chunks.jsonl dump)
 {

@@ -1023,7 +1023,9 @@ static SV *losses_rv(pTHX_ const pb_loss *l)
 }
 
 /* a loss counter (losses.h) for the rules of the format named by fmt_sv
- * (undef or "": the common rules only); freed with the scope */
+ * ("" or no such format: the common rules only; undef: the rules of the
+ * row the driver hands the decode, so the input is not sniffed first);
+ * freed with the scope */
 static void loss_count_free_cb(pTHX_ void *p)
 {
     pb_loss_count_free((pb_loss_count *)p);
@@ -1049,7 +1051,10 @@ static pb_loss_count *loss_count_new(pTHX_ SV *fmt_sv, pb_sink *next)
         row = f != PB_FMT_UNKNOWN ? pb_format_get(f) : NULL;
     }
     Newxz(lc, 1, pb_loss_count);
-    pb_loss_count_init(lc, row ? row->losses : NULL, pb_losses_common, next);
+    if (!fmt_sv || !SvOK(fmt_sv))
+        pb_loss_count_init_by_row(lc, pb_losses_common, next);
+    else
+        pb_loss_count_init(lc, row ? row->losses : NULL, pb_losses_common, next);
     SAVEDESTRUCTOR_X(loss_count_free_cb, lc);
     if (lc->full)
         croak("Devel::ProfileBridge: the loss rules outgrew PB_LOSS_RULES_MAX or PB_LOSS_ATTRS_MAX (c/losses.h)");
@@ -1216,7 +1221,8 @@ pbxs__info_read(file, format_sv, opts, loss_to = NULL)
             if (from_src)
                 pb_detect_bytes_sized(src.p, n, (uint64_t)sb.st_size, &info);
             row = from_src ? pb_format_get(fmt ? fmt : info.format) : NULL;
-            if (!row || row->run) { /* a run's files are found by name: pb_decode_file */
+            if (row && row->run) { /* a run's files are found by name: pb_decode_file
+                                    * (no row: the decode says so, in this open) */
                 from_src = 0;
                 pb_src_close(&src);
             }

@@ -209,15 +209,16 @@ sub _check_not_input {
 # inflates it itself (the row's reads_gzip) is inflated into one,
 # bounded by max_decompressed_bytes.  Returns (path to read, guard, name the
 # user gave); errors about the temporary file are re-thrown with that name.
+# $gunzip: $file is known to be a gzip that no decoder reads itself.
 sub _input {
-    my ($file, $opts) = @_;
+    my ($file, $opts, $gunzip) = @_;
     return ($file, undef, $file) if !defined $file || $file ne '-' && (-d $file || !-e _ );
     my $fh;
     if ($file eq '-') {
         $fh = \*STDIN;
     } elsif (!-f _) {
         open $fh, '<:raw', $file or return ($file, undef, $file);
-    } else {
+    } elsif (!$gunzip) {
         # two bytes, unbuffered: the decoder reads the file, not this peek
         sysopen my $peek, $file, 0 or return ($file, undef, $file);
         my $n = sysread $peek, my $magic, 2;
@@ -250,7 +251,7 @@ sub _input {
         binmode $fh;
         open my $out, '>:raw', "$copy.spool" or Devel::ProfileBridge::Error->throw(format => 'profbridge',
             class => 'io', file => $name, message => "cannot spool to a temporary file: $!");
-        my ($buf, $total) = ('', 0);
+        my ($buf, $total, $magic) = ('', 0, '');
         while (1) {
             my $n = sysread $fh, $buf, 1 << 16;
             Devel::ProfileBridge::Error->throw(format => 'profbridge', class => 'io', file => $name,
@@ -261,6 +262,7 @@ sub _input {
                 message => "holds more than max_decompressed_bytes ($limit) bytes to copy to a temporary file")
                 if $total + $n > $limit;
             $total += $n;
+            $magic .= substr $buf, 0, 2 - length $magic if length $magic < 2;    # gzip's? (no second read)
             _write_all($out, $buf) or Devel::ProfileBridge::Error->throw(format => 'profbridge', class => 'io',
                 file => $name, message => "cannot spool to a temporary file: $!");
         }
@@ -269,9 +271,6 @@ sub _input {
             message => "cannot spool to a temporary file: $!");
         Devel::ProfileBridge::Error->throw(format => 'profbridge', class => 'corrupt', file => $name,
             message => 'empty input: no profile to read') unless $total;
-        open my $peek, '<:raw', "$copy.spool" or die;
-        read $peek, my $magic, 2;
-        close $peek;
         if ($magic ne "\x1f\x8b") {
             rename "$copy.spool", $copy or die "rename: $!";
             return $finish->($name);
@@ -334,14 +333,53 @@ sub _gunzip {
 # (true while $code reads the inflated copy of a gzip-compressed input)
 our $_GUNZIPPED;
 sub _with_input {
-    my ($file, $opts, $code) = @_;
-    my ($path, $guard, $name) = _input($file, $opts);
+    my ($file, $opts, $code, $gunzip) = @_;
+    # a regular file the decoder can sniff itself (no format forced, or one
+    # that inflates its own gzip) is handed over unpeeked: one open of the
+    # input.  Only when detection names nothing and the file is gzip does it
+    # go through the inflated copy below (peeked then, on that path only).
+    if (!$gunzip && defined $file && $file ne '-' && -f $file
+        && (!defined $opts->{format} || $READS_GZIP{ $opts->{format} })) {
+        my (@r, $r);
+        my $want = wantarray;
+        my $caller_err = $@;    # callbacks (and the caller after) see the caller's $@
+        my $ok = eval {
+            $@ = $caller_err;
+            if ($want) { @r = $code->($file) } elsif (defined $want) { $r = $code->($file) } else { $code->($file) }
+            1;
+        };
+        if ($ok) {
+            $@ = $caller_err;
+            return $want ? @r : $r;
+        }
+        my $e = $@;
+        die $e unless _unrecognised_gzip($e, $file);
+        $gunzip = 1;
+    }
+    my ($path, $guard, $name) = _input($file, $opts, $gunzip);
     return $code->($path) unless $guard;
     local $_GUNZIPPED = $name =~ / \(gunzipped\)\z/ ? 1 : 0;
     my @r;
     my $ok = eval { @r = $code->($path); 1 };
     die _renamed($@, { $path => $name }) unless $ok;
     return wantarray ? @r : $r[0];
+}
+
+# $e: detection named no format for $file, and $file is gzip-compressed
+sub _unrecognised_gzip {
+    my ($e, $file) = @_;
+    return 0 unless ref $e && eval { $e->isa('Devel::ProfileBridge::Error') }
+        && ($e->{class} // '') eq 'corrupt' && ($e->{format} // '') eq 'profbridge';
+    return _is_gzip($file);
+}
+
+# $file starts with gzip's magic (1f 8b)
+sub _is_gzip {
+    my ($file) = @_;
+    sysopen my $peek, $file, 0 or return 0;
+    my $n = sysread $peek, my $magic, 2;
+    close $peek;
+    return defined $n && $n == 2 && $magic eq "\x1f\x8b";
 }
 
 # an error naming a temporary copy names the user's file instead
@@ -470,7 +508,10 @@ sub _library_notes {
 sub detect_format {
     my ($file) = @_;
     _check_path('detect_format', 'the file name', $file);
-    return _with_input($file, {}, sub { _detect($_[0]) });
+    my $r = _with_input($file, {}, sub { _detect($_[0]) });
+    # nothing named in a regular file that is gzip: look through its inflated copy
+    return $r if defined $r->{format} || $file eq '-' || !-f $file || !_is_gzip($file);
+    return _with_input($file, {}, sub { _detect($_[0]) }, 1);
 }
 
 sub chunk_counts {
@@ -681,8 +722,10 @@ sub _convert_impl {
     return _with_input($opts{in}, \%opts, sub {
         my ($in) = @_;
         # --report: the losses counted in this decode where the target's
-        # driver can (a chunk writer), else in one more decode that only counts
-        my $lc = $report ? { format => _detect($in)->{format} // '' } : undef;
+        # driver can (a chunk writer), else in one more decode that only
+        # counts; the rules are those of the row the decode is handed
+        # (format undef: c/losses.c takes them from it, no sniff first)
+        my $lc = $report ? { format => undef } : undef;
         my ($samples, @names) = _write($to, 'convert', [$in], $opts{format}, $x, $opts{out}, $level, $lc);
         # an empty profile is said so for every sample target
         warn "$to: warning: " . Devel::ProfileBridge::Error::_esc($opts{in})
@@ -786,8 +829,7 @@ sub _info_losses {
 # only counts (c/losses.c), worded here
 sub _losses_of {
     my ($path, $to, %opts) = @_;
-    my $fmt = _detect($path)->{format} // '';
-    return _losses_worded($to, _loss_counts($path, $opts{format}, _xs_opts(\%opts), $fmt));
+    return _losses_worded($to, _loss_counts($path, $opts{format}, _xs_opts(\%opts), undef));
 }
 
 # the losses of the counts c/losses.c made ({ rules => [ { what, fact,
@@ -2368,7 +2410,11 @@ into such a copy, at most C<max_decompressed_bytes> bytes (else a C<limit>
 error of format C<gzip>), with the original's modification time from the
 gzip header.  A damaged gzip is a C<gzip: corrupt:> error.  Errors inside
 the profile name C<FILE.gz (gunzipped)>, and their offsets count bytes of
-the inflated data.
+the inflated data.  A regular file is handed to the decoder as it is (one
+open: its detection reads the head the decoder goes on from); only when
+detection names no format and the file starts with C<1f 8b> is it inflated
+into the copy.  A pprof file, gzipped by every writer, is inflated by its
+decoder as it reads, never copied.
 
 =item an empty file or empty input
 

@@ -1,0 +1,156 @@
+/* sample_tee.c - a sampling decoder's calls to a writer and to a fold (sample_tee.h).
+ *
+ * The tee's calls are named tee_<call>; each hands the call to the writer's
+ * sink first (its result decides), then to the fold's with frame ids
+ * translated through map[].  The optional calls the fold has none of go to
+ * the writer only, through the same pointers the writer's table has.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "sample_tee.h"
+#include "util.h"
+
+#define TEE(self) ((pb_sample_tee *)(self)->ctx)
+
+static pb_status tee_attribute(pb_sample_sink *self, const char *key, pb_str value)
+{
+    pb_sample_tee *t = TEE(self);
+    pb_status st = t->out->attribute ? t->out->attribute(t->out, key, value) : PB_OK;
+    return st != PB_OK || t->gave_up ? st : t->fs->attribute(t->fs, key, value);
+}
+
+static pb_status tee_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id)
+{
+    pb_sample_tee *t = TEE(self);
+    uint32_t fid;
+    size_t old = t->map_cap;
+    pb_status st = t->out->frame(t->out, fr, id);
+    if (st != PB_OK || t->gave_up)
+        return st;
+    if ((st = t->fs->frame(t->fs, fr, &fid)) != PB_OK)
+        return st;
+    if ((size_t)*id >= t->map_cap) {
+        if (pb_grow((void **)&t->map, &t->map_cap, (size_t)*id + 1, sizeof *t->map) < 0)
+            return pb_fail(self->err, PB_ERR_LIMIT, 0, "out of memory counting the losses (frame ids)");
+        memset(t->map + old, 0xff, (t->map_cap - old) * sizeof *t->map);
+    }
+    t->map[*id] = fid;
+    return PB_OK;
+}
+
+static pb_status tee_thread(pb_sample_sink *self, uint64_t key, uint32_t pid, uint32_t ppid, const char *label)
+{
+    pb_sample_tee *t = TEE(self);
+    pb_status st = t->out->thread ? t->out->thread(t->out, key, pid, ppid, label) : PB_OK;
+    return st != PB_OK || t->gave_up ? st : t->fs->thread(t->fs, key, pid, ppid, label);
+}
+
+static pb_status tee_sample(pb_sample_sink *self, uint64_t thread_key, const uint32_t *ids, uint32_t depth,
+                            uint64_t weight, uint64_t timestamp)
+{
+    pb_sample_tee *t = TEE(self);
+    uint32_t i;
+    pb_status st = t->out->sample(t->out, thread_key, ids, depth, weight, timestamp);
+    if (timestamp && t->ts_other_unit)
+        t->gave_up = 1;
+    if (st != PB_OK || t->gave_up || (weight == 0 && t->out->sample_values))
+        return st;
+    if (depth > t->ids_cap && pb_grow((void **)&t->ids, &t->ids_cap, depth, sizeof *t->ids) < 0)
+        return pb_fail(self->err, PB_ERR_LIMIT, 0, "out of memory counting the losses (a stack)");
+    for (i = 0; i < depth; i++) {
+        if ((size_t)ids[i] >= t->map_cap || t->map[ids[i]] == UINT32_MAX)
+            return pb_fail(self->err, PB_ERR_CORRUPT, 0, "a sample names frame id %u that was never interned",
+                           (unsigned)ids[i]);
+        t->ids[i] = t->map[ids[i]];
+    }
+    return t->fs->sample(t->fs, thread_key, t->ids, depth, weight, timestamp);
+}
+
+static pb_status tee_note(pb_sample_sink *self, const char *kind, pb_str a, pb_str b, uint32_t n)
+{
+    pb_sample_tee *t = TEE(self);
+    pb_status st = t->out->note ? t->out->note(t->out, kind, a, b, n) : PB_OK;
+    return st != PB_OK || t->gave_up ? st : t->fs->note(t->fs, kind, a, b, n);
+}
+
+static pb_status tee_finish(pb_sample_sink *self)
+{
+    pb_sample_tee *t = TEE(self);
+    pb_status st = t->out->finish ? t->out->finish(t->out) : PB_OK;
+    return st != PB_OK || t->gave_up ? st : t->fs->finish(t->fs);
+}
+
+/* the writer's own optional calls, its own ids: straight through */
+static pb_status tee_sample_tags(pb_sample_sink *self, pb_str op, pb_str status)
+{
+    pb_sample_tee *t = TEE(self);
+    return t->out->sample_tags(t->out, op, status);
+}
+
+static pb_status tee_thread_root(pb_sample_sink *self, uint64_t key, pb_str root)
+{
+    pb_sample_tee *t = TEE(self);
+    return t->out->thread_root(t->out, key, root);
+}
+
+static pb_status tee_columns(pb_sample_sink *self, const pb_sample_columns *c)
+{
+    pb_sample_tee *t = TEE(self);
+    return t->out->columns(t->out, c);
+}
+
+static pb_status tee_mapping(pb_sample_sink *self, const pb_mapping *m, uint32_t *id)
+{
+    pb_sample_tee *t = TEE(self);
+    return t->out->mapping(t->out, m, id);
+}
+
+static pb_status tee_sample_values(pb_sample_sink *self, const int64_t *values, uint32_t n, const pb_label *labels,
+                                   uint32_t nlabels)
+{
+    pb_sample_tee *t = TEE(self);
+    return t->out->sample_values(t->out, values, n, labels, nlabels);
+}
+
+static pb_status tee_span(pb_sample_sink *self, uint64_t thread_key, uint32_t frame, uint64_t begin_ns,
+                          uint64_t end_ns)
+{
+    pb_sample_tee *t = TEE(self);
+    return t->out->span(t->out, thread_key, frame, begin_ns, end_ns);
+}
+
+static const pb_sample_sink tee_calls = {.attribute = tee_attribute, .frame = tee_frame, .thread = tee_thread,
+    .sample = tee_sample, .note = tee_note, .finish = tee_finish};
+
+pb_status pb_sample_tee_init(pb_sample_tee *t, pb_sample_sink *out, const pb_fold_config *cfg, pb_sink *chunks,
+                             pb_error *err)
+{
+    memset(t, 0, sizeof *t);
+    t->out = out;
+    if (!(t->fold = pb_fold_new(cfg, chunks, err)))
+        return err->status ? err->status : PB_ERR_LIMIT;
+    t->fs = pb_fold_sample_sink(t->fold);
+    pb_sample_sink_init(&t->ss, &tee_calls, t, err, out->cleanups);
+    /* what the decoder may call: the writer's optional calls */
+    t->ss.sample_tags = out->sample_tags ? tee_sample_tags : NULL;
+    t->ss.thread_root = out->thread_root ? tee_thread_root : NULL;
+    t->ss.columns = out->columns ? tee_columns : NULL;
+    t->ss.mapping = out->mapping ? tee_mapping : NULL;
+    t->ss.sample_values = out->sample_values ? tee_sample_values : NULL;
+    t->ss.span = out->span ? tee_span : NULL;
+    t->ss.each_tick = out->each_tick;
+    t->ss.row = out->row;
+    t->ts_other_unit = cfg->ticks_per_sec != 0 && cfg->ticks_per_sec != 1000000;
+    /* every sample to the fold as the chunk path gives them; where the tee
+     * gives up at the first timestamp anyway, the decoder's usual way */
+    t->ss.sums_stacks = t->ts_other_unit ? out->sums_stacks : 0;
+    return PB_OK;
+}
+
+void pb_sample_tee_free(pb_sample_tee *t)
+{
+    pb_fold_free(t->fold);
+    free(t->map);
+    free(t->ids);
+    memset(t, 0, sizeof *t);
+}

@@ -1,0 +1,49 @@
+/* sample_tee.h - one decode feeding a stack writer and a fold into chunks.
+ *
+ * convert --report to a stack target counts what a conversion loses with the loss counter (losses.h), a chunk
+ * sink: the chunks are those the fold (fold_samples.h) makes of the
+ * samples.  A pb_sample_tee sits between a sampling decoder and the
+ * writer's sample sink and hands every call to both: the writer unchanged,
+ * the fold with the frame ids it gave (the tee keeps writer id -> fold id).
+ * So the input is read and decoded once (pb_sample_decode, fold_samples.c,
+ * when pb_options.chunk_tee is set).
+ *
+ * What the decoder sees is the writer's sink (its optional calls, each_tick),
+ * except sums_stacks (0 where the fold's ticks are µs: every sample reaches
+ * the fold as the chunk path gives it; a writer that sums stacks takes every
+ * sample alike).  A sample
+ * of weight 0 that a writer's sample_values() asked for is not folded (the
+ * fold has no sample_values(), and the chunk path never sends one).  A
+ * decoder gives a fold timestamps in the fold's ticks (ns for most) and a
+ * writer µs: when they differ and a sample carries a timestamp, the tee gives
+ * up (gave_up; the counts then come from a decode of their own).
+ *
+ * Memory: one id per distinct frame the decoder interns, and a stack's ids.
+ */
+#ifndef PB_SAMPLE_TEE_H
+#define PB_SAMPLE_TEE_H
+
+#include "fold_samples.h"
+
+typedef struct {
+    pb_sample_sink ss;    /* hand this to the decoder */
+    pb_sample_sink *out;  /* the writer's sink */
+    pb_fold *fold;        /* into the chunk sink */
+    pb_sample_sink *fs;   /* the fold's sample sink */
+    uint32_t *map;        /* writer frame id -> fold frame id (UINT32_MAX: none) */
+    size_t map_cap;
+    uint32_t *ids;        /* a stack in fold ids */
+    size_t ids_cap;
+    int ts_other_unit;    /* the fold's ticks are not µs, a sample sink's timestamps' unit */
+    int gave_up;          /* a timestamp came in that unit: the fold's chunks would not be
+                           * those of the chunk path, so nothing more goes to it */
+} pb_sample_tee;
+
+/* out: the writer's sink; cfg: the fold's configuration (as pb_fold_decode
+ * would use it); chunks: where the fold's chunks go.  PB_OK, or an error
+ * (out of memory, the fold's own) in err. */
+pb_status pb_sample_tee_init(pb_sample_tee *t, pb_sample_sink *out, const pb_fold_config *cfg, pb_sink *chunks,
+                             pb_error *err);
+void pb_sample_tee_free(pb_sample_tee *t);
+
+#endif
