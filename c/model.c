@@ -431,6 +431,68 @@ pb_status pb_model_emit_sub_callers(pb_model *m, uint32_t thread, uint32_t nthre
 }
 
 /* ---- statements ---- */
+/* the one wording of an exhausted statement budget */
+static pb_status budget_fail(pb_model *m, uint64_t n, uint32_t fid, uint32_t line, uint64_t off)
+{
+    return pb_fail(m->err, PB_ERR_LIMIT, off,
+                   "line %u of fid %u needs %llu more TIME_LINE chunks, more than the %llu left of "
+                   "max_statements (%llu for this file%s)",
+                   line, fid, (unsigned long long)n, (unsigned long long)m->budget.left,
+                   (unsigned long long)m->budget_total, m->budget_note ? m->budget_note : "");
+}
+
+static pb_status emit_time_line(pb_model *m, uint32_t ticks, uint32_t fid, uint32_t line)
+{
+    pb_chunk c;
+    pb_chunk_time_line(&c, (int32_t)ticks, fid, line);
+    return pb_model_emit(m, &c);
+}
+
+/* ticks in DISCOUNT+TIME_LINE pairs (count 0), at most INT32_MAX each */
+static pb_status emit_uncounted(pb_model *m, uint64_t ticks, uint32_t fid, uint32_t line)
+{
+    pb_status st;
+    while (ticks > 0) {
+        uint32_t t = ticks > (uint64_t)INT32_MAX ? (uint32_t)INT32_MAX : (uint32_t)ticks;
+        pb_chunk c;
+        pb_chunk_discount(&c);
+        if ((st = pb_model_emit(m, &c)) != PB_OK || (st = emit_time_line(m, t, fid, line)) != PB_OK)
+            return st;
+        ticks -= t;
+    }
+    return PB_OK;
+}
+
+static uint64_t pairs_for(uint64_t ticks) { return ticks / INT32_MAX + (ticks % INT32_MAX != 0); }
+
+pb_status pb_model_statements(pb_model *m, uint32_t fid, uint32_t line, uint64_t n, uint64_t ticks, uint64_t off)
+{
+    uint64_t q, rem, leftover = 0, i;
+    pb_status st;
+    if (n == 0) {
+        if (pb_model_budget_take(m, 2 * pairs_for(ticks)) < 0)
+            return budget_fail(m, 2 * pairs_for(ticks), fid, line, off);
+        return emit_uncounted(m, ticks, fid, line);
+    }
+    q = ticks / n;
+    rem = ticks % n;
+    if (q + (rem != 0) > (uint64_t)INT32_MAX) {
+        leftover = ticks - n * (uint64_t)INT32_MAX;
+        q = INT32_MAX;
+        rem = 0;
+    }
+    if (pb_model_budget_take(m, n + 2 * pairs_for(leftover)) < 0)
+        return budget_fail(m, n + 2 * pairs_for(leftover), fid, line, off);
+    if (!pb_sink_wants(m->out, PB_T_TIME_LINE) && !pb_sink_wants(m->out, PB_T_DISCOUNT)) {
+        m->out->seq += n + 2 * pairs_for(leftover); /* for_chunks' $. still counts them */
+        return PB_OK;
+    }
+    for (i = 0; i < n; i++)
+        if ((st = emit_time_line(m, (uint32_t)(q + (i < rem)), fid, line)) != PB_OK)
+            return st;
+    return emit_uncounted(m, leftover, fid, line);
+}
+
 pb_status pb_model_time_lines_slow(pb_model *m, uint64_t units, uint64_t ticks_per_unit, int negative,
                                    int at_least_one, uint32_t fid, uint32_t line)
 {
@@ -440,9 +502,7 @@ pb_status pb_model_time_lines_slow(pb_model *m, uint64_t units, uint64_t ticks_p
     if (n == 0 && at_least_one)
         n = 1;
     if (pb_model_budget_take(m, n) < 0)
-        return pb_fail(m->err, PB_ERR_LIMIT, 0,
-                       "%llu more TIME_LINE chunks on line %u of fid %u are more than the %llu left of max_statements",
-                       (unsigned long long)n, line, fid, (unsigned long long)m->budget.left);
+        return budget_fail(m, n, fid, line, 0);
     if (!pb_sink_wants(m->out, PB_T_TIME_LINE)) {
         m->out->seq += n; /* for_chunks' $. still counts them */
         return PB_OK;

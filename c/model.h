@@ -24,14 +24,20 @@
  *   TIME_LINE  pb_model_time_lines(): a weight split into chunks of at most
  *            INT32_MAX ticks, charged to the statement budget.
  *
+ *   statement counts  pb_model_statements(): n executions of a line with
+ *            their summed ticks (a profiler that counts statements) as n
+ *            counted TIME_LINEs plus DISCOUNT pairs for what is over
+ *            INT32_MAX, charged to the statement budget.
+ *
  * The statement budget (max_statements, pb_budget below): a model's is off
- * until pb_model_set_budget(); then pb_model_time_lines() takes the chunks
- * it is about to send from it, and fails with the model's wording when they
- * are more than is left.  No producer turns it on today: the folds' chunk
- * counts are bounded per sample by their own split limits, and the decoders
- * that synthesise statements from counts in the file (Tachyon, StatProfiler,
- * Pynytprof) charge a pb_budget of their own (pb_statement_budget()) and
- * report with their own wording and offset.
+ * until pb_model_set_budget(); then pb_model_time_lines() and
+ * pb_model_statements() take the chunks they are about to send from it, and
+ * fail with the model's one wording ("line L of fid F needs N more TIME_LINE
+ * chunks, more than the R left of max_statements (T for this file<note>)")
+ * when they are more than is left.  Pynytprof's reader turns it on
+ * (pb_statement_budget()); the folds' chunk counts are bounded per sample by
+ * their own split limits, and Tachyon and StatProfiler charge a pb_budget of
+ * their own before the fold.
  *
  * Memory: O(unique strings + files + subs + edges + trie nodes); nothing
  * grows with the number of samples or spans.  Plain C99.
@@ -208,6 +214,9 @@ typedef struct {
     uint32_t nthreads_e;
     pb_str root;           /* caller name of root edges */
     pb_budget budget;      /* the statement budget (off in the folds) */
+    uint64_t budget_total; /* the budget as set (for its message) */
+    const char *budget_note; /* NULL, or said after the total in its message
+                              * (how the budget was bounded and is lifted) */
 } pb_model;
 
 void pb_model_init(pb_model *m, pb_sink *out, pb_error *err, const char *oom_msg);
@@ -308,7 +317,11 @@ pb_status pb_model_emit_sub_infos(pb_model *m, int used_only);
 pb_status pb_model_emit_sub_callers(pb_model *m, uint32_t thread, uint32_t nthreads, const pb_mtime *tm);
 
 /* ---- statements ---- */
-static inline void pb_model_set_budget(pb_model *m, uint64_t max_statements) { pb_budget_set(&m->budget, max_statements); }
+static inline void pb_model_set_budget(pb_model *m, uint64_t max_statements)
+{
+    pb_budget_set(&m->budget, max_statements);
+    m->budget_total = max_statements;
+}
 static inline int pb_model_budget_take(pb_model *m, uint64_t n) { return pb_budget_take(&m->budget, n); }
 /* TIME_LINE chunks that `units` of weight take at ticks_per_unit ticks each
  * (at most INT32_MAX ticks a chunk) */
@@ -338,6 +351,15 @@ static inline pb_status pb_model_time_lines(pb_model *m, uint64_t units, uint64_
     }
     return pb_model_time_lines_slow(m, units, ticks_per_unit, negative, at_least_one, fid, line);
 }
+
+/* n executions of fid:line taking `ticks` in all: n counted TIME_LINEs
+ * whose ticks sum to `ticks` (ticks / n each, the first ticks % n one more;
+ * at most INT32_MAX a chunk), and what is over INT32_MAX a chunk in
+ * DISCOUNT+TIME_LINE pairs of at most INT32_MAX (NYTProf counts them 0);
+ * n = 0: the pairs only.  The chunks are charged to the budget first; off
+ * is the input's offset for its message.  Filtered out by the sink, they are
+ * only counted. */
+pb_status pb_model_statements(pb_model *m, uint32_t fid, uint32_t line, uint64_t n, uint64_t ticks, uint64_t off);
 
 /* A fold's model in one call: the model, the stack trie, the walk over it
  * and the call events replayed from it (fold_samples.c, fold_spans.c) */

@@ -59,11 +59,11 @@
 #include "reader.h"
 #include "model.h"
 
-#define PYN_I32_MAX 2147483647u
 #define PYN_DEFAULT_TPS 10000000.0
 /* The TIME_LINE/DISCOUNT chunks synthesised from counts in the file (a 28-byte S
- * record can claim 4e9 executions) come out of pb_statement_budget(): max_statements,
- * and unless that is given, 4096 per byte of the file (at least 2^24). */
+ * record can claim 4e9 executions) come out of the model's statement budget
+ * (pb_model_statements), set to pb_statement_budget(): max_statements, and
+ * unless that is given, 4096 per byte of the file (at least 2^24). */
 
 /* ---- a small u64 -> u32 map: entries in a dense array, a pb_index on a
  * multiplicative hash of the key (the high half of key * 2^64/phi: one
@@ -174,8 +174,7 @@ typedef struct {
     int have_calls;
     uint64_t sum_ticks, max_ticks; /* lines' exclusive ticks; longest non-recursive edge */
     double sum_sub_ticks;          /* the subs' exclusive ticks (emit_edges) */
-    pb_budget budget; /* model.h */
-    uint64_t budget_total;
+    pb_model m;             /* model.h: the statements' spread and budget */
 
     pyn_map fidmap;         /* file fid -> our fid */
     uint32_t nfids;
@@ -369,75 +368,11 @@ static pb_status sub_fid(pyn *r, uint32_t *fid)
 }
 
 /* ---- statements -------------------------------------------------------- */
-static pb_status budget(pyn *r, uint64_t n, uint32_t fid, uint32_t line)
-{
-    if (pb_budget_take(&r->budget, n) < 0)
-        return pb_fail(r->err, PB_ERR_LIMIT, pb_src_offset(r->s),
-                       "line %u of fid %u needs %llu more TIME_LINE chunks, more than the %llu left of "
-                       "max_statements (%llu for this file%s)",
-                       line, fid, (unsigned long long)n, (unsigned long long)r->budget.left,
-                       (unsigned long long)r->budget_total,
-                       r->opt->max_statements_by_size ? ": 4096 per byte of input, at least 2^24; a larger "
-                                                        "max_statements lifts it" : "");
-    return PB_OK;
-}
-
-static pb_status emit_tl(pyn *r, uint32_t ticks, uint32_t fid, uint32_t line)
-{
-    pb_chunk_time_line(&r->c, (int32_t)ticks, fid, line);
-    return emit(r);
-}
-
-/* ticks in DISCOUNT+TIME_LINE pairs (count 0), at most I32 each */
-static pb_status emit_uncounted(pyn *r, uint64_t ticks, uint32_t fid, uint32_t line)
-{
-    while (ticks > 0) {
-        uint32_t t = ticks > PYN_I32_MAX ? PYN_I32_MAX : (uint32_t)ticks;
-        pb_chunk_discount(&r->c);
-        TRY(emit(r));
-        TRY(emit_tl(r, t, fid, line));
-        ticks -= t;
-    }
-    return PB_OK;
-}
-
-static uint64_t pairs_for(uint64_t ticks)
-{
-    return ticks / PYN_I32_MAX + (ticks % PYN_I32_MAX != 0);
-}
-
-/* n executions of (fid, line) with `ticks` in total */
+/* n executions of (fid, line) with `ticks` in total: the model's spread and
+ * budget (pb_model_statements) */
 static pb_status emit_statements(pyn *r, uint32_t fid, uint32_t line, uint64_t n, uint64_t ticks)
 {
-    uint64_t q, rem, leftover = 0, i;
-    if (n == 0) {
-        TRY(budget(r, 2 * pairs_for(ticks), fid, line));
-        return emit_uncounted(r, ticks, fid, line);
-    }
-    q = ticks / n;
-    rem = ticks % n;
-    if (q + (rem != 0) > PYN_I32_MAX) {
-        leftover = ticks - n * (uint64_t)PYN_I32_MAX;
-        q = PYN_I32_MAX;
-        rem = 0;
-    }
-    TRY(budget(r, n + 2 * pairs_for(leftover), fid, line));
-    if (!pb_sink_wants(r->sink, PB_T_TIME_LINE) && !pb_sink_wants(r->sink, PB_T_DISCOUNT)) {
-        r->sink->seq += n + 2 * pairs_for(leftover);
-        return PB_OK;
-    }
-    for (i = 0; i < n; i++)
-        TRY(emit_tl(r, (uint32_t)(q + (i < rem)), fid, line));
-    return emit_uncounted(r, leftover, fid, line);
-}
-
-/* one counted execution carrying `ticks` */
-static pb_status emit_one(pyn *r, uint32_t fid, uint32_t line, uint64_t ticks)
-{
-    uint64_t first = ticks > PYN_I32_MAX ? PYN_I32_MAX : ticks;
-    TRY(budget(r, 1 + 2 * pairs_for(ticks - first), fid, line));
-    TRY(emit_tl(r, (uint32_t)first, fid, line));
-    return emit_uncounted(r, ticks - first, fid, line);
+    return pb_model_statements(&r->m, fid, line, n, ticks, pb_src_offset(r->s));
 }
 
 static pb_status inc_attr(pyn *r, uint32_t fid, uint32_t line, uint64_t inc)
@@ -882,7 +817,7 @@ static pb_status chunk_D_log(pyn *r)
                     warn(r, "statement log has lines the S summary lacks; their time comes from the log");
                 }
                 r->sum_ticks += ticks;
-                TRY(emit_one(r, fid, line, ticks));
+                TRY(emit_statements(r, fid, line, 1, ticks));
             } else {
                 pyn_line *L = &r->lines[idx];
                 uint64_t target, ticks;
@@ -900,7 +835,7 @@ static pb_status chunk_D_log(pyn *r)
                     target = L->exc;
                 ticks = target > L->done_ticks ? target - L->done_ticks : 0;
                 L->done_ticks += ticks;
-                TRY(emit_one(r, L->fid, L->line, ticks));
+                TRY(emit_statements(r, L->fid, L->line, 1, ticks));
             }
         }
         if (pb_src_offset(r->s) != r->chunk_end) {
@@ -1447,6 +1382,7 @@ static void pyn_cleanup(void *p)
     map_free(&r->sidmap);
     map_free(&r->linemap);
     map_free(&r->edgemap);
+    pb_model_free(&r->m);
     free(r);
 }
 
@@ -1469,8 +1405,11 @@ pb_status pb_read_pynytprof(pb_source *src, const pb_options *opt, pb_sink *sink
     r->sink = sink;
     r->err = err;
     r->tps = PYN_DEFAULT_TPS;
-    r->budget_total = pb_statement_budget(&o, pb_src_size(src)); /* also bounded by the input's size */
-    pb_budget_set(&r->budget, r->budget_total);
+    pb_model_init(&r->m, sink, err, "out of memory");
+    r->m.quiet_abort = 1;
+    pb_model_set_budget(&r->m, pb_statement_budget(&o, pb_src_size(src))); /* also bounded by the input's size */
+    if (o.max_statements_by_size)
+        r->m.budget_note = ": 4096 per byte of input, at least 2^24; a larger max_statements lifts it";
     r->chunk_end = UINT64_MAX;
     nytp_rec_init(&r->v, 1, 0, PYN_STR_LIMIT);
     seq0 = sink->seq;
