@@ -585,7 +585,8 @@ static pb_status emit_uncounted(pb_model *m, uint64_t ticks, uint32_t fid, uint3
 
 static uint64_t pairs_for(uint64_t ticks) { return ticks / INT32_MAX + (ticks % INT32_MAX != 0); }
 
-pb_status pb_model_statements(pb_model *m, uint32_t fid, uint32_t line, uint64_t n, uint64_t ticks, uint64_t off)
+pb_status pb_model_statements_slow(pb_model *m, uint32_t fid, uint32_t line, uint64_t n, uint64_t ticks,
+                                   uint64_t off)
 {
     uint64_t q, rem, leftover = 0, i;
     pb_status st;

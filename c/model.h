@@ -399,7 +399,19 @@ static inline pb_status pb_model_time_lines(pb_model *m, uint64_t units, uint64_
  * n = 0: the pairs only.  The chunks are charged to the budget first; off
  * is the input's offset for its message.  Filtered out by the sink, they are
  * only counted. */
-pb_status pb_model_statements(pb_model *m, uint32_t fid, uint32_t line, uint64_t n, uint64_t ticks, uint64_t off);
+pb_status pb_model_statements_slow(pb_model *m, uint32_t fid, uint32_t line, uint64_t n, uint64_t ticks,
+                                   uint64_t off);
+static inline pb_status pb_model_statements(pb_model *m, uint32_t fid, uint32_t line, uint64_t n, uint64_t ticks,
+                                            uint64_t off)
+{
+    /* the common case (a statement log: one execution a call): one chunk */
+    if (n == 1 && ticks <= (uint64_t)INT32_MAX && pb_budget_take(&m->budget, 1) == 0) {
+        pb_chunk c;
+        pb_chunk_time_line(&c, (int32_t)ticks, fid, line);
+        return pb_model_emit(m, &c);
+    }
+    return pb_model_statements_slow(m, fid, line, n, ticks, off);
+}
 
 /* A fold's model in one call: the model, the stack trie, the walk over it
  * and the call events replayed from it (fold_samples.c, fold_spans.c) */
