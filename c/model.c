@@ -190,7 +190,7 @@ void pb_model_init(pb_model *m, pb_sink *out, pb_error *err, const char *oom_msg
 
 void pb_model_free(pb_model *m)
 {
-    void *own[] = {m->files, m->subs, m->sub_of_str, m->edges, m->eorder, m->efirst};
+    void *own[] = {m->files, m->subs, m->sub_of_str, m->edges, m->eorder, m->efirst, m->xscratch};
     size_t i;
     for (i = 0; i < sizeof own / sizeof own[0]; i++)
         free(own[i]);
@@ -232,8 +232,23 @@ int pb_model_file(pb_model *m, const char *name, size_t len, uint32_t variant, u
     f->fid = 0;
     f->src = NONE;
     f->src_utf8 = 0;
+    f->eval_fid = f->eval_line = f->size = f->mtime = 0;
+    f->name_utf8 = -1;
     pb_index_set(&m->fix, k, (uint32_t)m->nfiles);
     *file = (uint32_t)m->nfiles++;
+    return 0;
+}
+
+int pb_model_file_new(pb_model *m, pb_str name, uint32_t flags, uint32_t eval_fid, uint32_t eval_line, uint32_t size,
+                      uint32_t mtime, uint32_t *file)
+{
+    pb_mfile *f;
+    /* a variant no other file has: counted down from the top */
+    if (pb_model_file(m, name.ptr ? name.ptr : "", name.len, UINT32_MAX - (uint32_t)m->nfiles, flags, file) < 0)
+        return -1;
+    f = &m->files[*file];
+    f->eval_fid = eval_fid, f->eval_line = eval_line, f->size = size, f->mtime = mtime;
+    f->name_utf8 = name.utf8 ? 1 : 0;
     return 0;
 }
 
@@ -259,11 +274,15 @@ pb_status pb_model_define_fid(pb_model *m, uint32_t file)
 {
     pb_mfile *fl = &m->files[file];
     pb_chunk c;
+    pb_str name;
     pb_status st;
     fl->fid = ++m->nfids;
     if (fl->src != NONE)
         fl->flags |= PB_FID_HAS_SRC | PB_FID_SAVE_SRC;
-    pb_chunk_new_fid(&c, fl->fid, 0, 0, fl->flags, 0, 0, pb_strtab_str(&m->str, fl->name));
+    name = pb_strtab_str(&m->str, fl->name);
+    if (fl->name_utf8 >= 0)
+        name.utf8 = fl->name_utf8;
+    pb_chunk_new_fid(&c, fl->fid, fl->eval_fid, fl->eval_line, fl->flags, fl->size, fl->mtime, name);
     if ((st = pb_model_emit(m, &c)) != PB_OK)
         return st;
     return fl->src != NONE ? emit_src_lines(m, fl) : PB_OK;
@@ -304,7 +323,27 @@ int pb_model_sub(pb_model *m, const char *name, size_t len, uint32_t file, uint3
     sb->lo = UINT32_MAX;
     sb->hi = 0;
     sb->used = 0;
+    sb->name_utf8 = -1;
     m->sub_of_str[s] = (uint32_t)m->nsubs;
+    *sub = (uint32_t)m->nsubs++;
+    return 0;
+}
+
+int pb_model_sub_new(pb_model *m, const char *name, size_t len, int utf8, uint32_t file, uint32_t *sub)
+{
+    uint32_t s;
+    pb_msub *sb;
+    if (pb_strtab_intern(&m->str, name, len, &s) < 0 ||
+        pb_grow((void **)&m->subs, &m->csubs, m->nsubs + 1, sizeof *m->subs) < 0)
+        return -1;
+    sb = &m->subs[m->nsubs];
+    sb->name = s;
+    sb->file = file;
+    sb->first = 0;
+    sb->lo = UINT32_MAX;
+    sb->hi = 0;
+    sb->used = 0;
+    sb->name_utf8 = utf8 ? 1 : 0;
     *sub = (uint32_t)m->nsubs++;
     return 0;
 }
@@ -359,24 +398,27 @@ int pb_model_edge_add(pb_model *m, uint32_t thread, uint32_t caller, uint32_t fi
 }
 
 /* ---- flush ---- */
+pb_status pb_model_emit_sub_info(pb_model *m, uint32_t sub)
+{
+    const pb_msub *s;
+    uint32_t fid, first;
+    pb_chunk c;
+    pb_status st;
+    if ((st = pb_model_fid(m, m->subs[sub].file, &fid)) != PB_OK)
+        return st;
+    s = &m->subs[sub];
+    first = pb_model_sub_first(s);
+    pb_chunk_sub_info(&c, fid, first, s->lo <= s->hi ? s->hi : first, pb_model_sub_name(m, sub));
+    return pb_model_emit(m, &c);
+}
+
 pb_status pb_model_emit_sub_infos(pb_model *m, int used_only)
 {
     size_t i;
     pb_status st;
-    for (i = 0; i < m->nsubs; i++) {
-        const pb_msub *s = &m->subs[i];
-        uint32_t fid, first;
-        pb_chunk c;
-        if (used_only && !s->used)
-            continue;
-        if ((st = pb_model_fid(m, s->file, &fid)) != PB_OK)
+    for (i = 0; i < m->nsubs; i++)
+        if ((!used_only || m->subs[i].used) && (st = pb_model_emit_sub_info(m, (uint32_t)i)) != PB_OK)
             return st;
-        s = &m->subs[i];
-        first = pb_model_sub_first(s);
-        pb_chunk_sub_info(&c, fid, first, s->lo <= s->hi ? s->hi : first, pb_model_sub_name(m, (uint32_t)i));
-        if ((st = pb_model_emit(m, &c)) != PB_OK)
-            return st;
-    }
     return PB_OK;
 }
 
@@ -430,7 +472,148 @@ pb_status pb_model_emit_sub_callers(pb_model *m, uint32_t thread, uint32_t nthre
     return PB_OK;
 }
 
+/* the exclusive time an exact edge gets of its callee's E (the rule in model.h) */
+static double exact_share(const pb_medge *e, const double *E, const double *in_other, const uint64_t *calls_in,
+                          const unsigned char *self)
+{
+    double x;
+    if (self[e->callee])
+        x = calls_in[e->callee] ? E[e->callee] * ((double)e->count / (double)calls_in[e->callee]) : 0;
+    else
+        x = in_other[e->callee] > 0 ? E[e->callee] * ((double)e->incl / in_other[e->callee]) : 0;
+    return x > (double)e->incl ? (double)e->incl : x;
+}
+
+pb_status pb_model_emit_exact_callers(pb_model *m, double units_per_sec, double *sum_excl, uint64_t *max_incl)
+{
+    size_t n = m->nsubs, i;
+    double *E, *out, *given, *in_other;
+    uint64_t *calls_in;
+    unsigned char *self;
+    pb_status st = PB_OK;
+    /* one block, held by the model: a consumer that leaves the decode never
+     * runs the end of this function, pb_model_free frees it then */
+    free(m->xscratch);
+    if (n + 1 > SIZE_MAX / (4 * sizeof(double) + sizeof(uint64_t) + 1) ||
+        !(m->xscratch = calloc(n + 1, 4 * sizeof(double) + sizeof(uint64_t) + 1)))
+        return pb_model_oom(m, 0);
+    E = (double *)m->xscratch;
+    out = E + (n + 1);
+    given = out + (n + 1);
+    in_other = given + (n + 1);
+    calls_in = (uint64_t *)(in_other + (n + 1));
+    self = (unsigned char *)(calls_in + (n + 1));
+    for (i = 0; i < m->nedges; i++) {
+        const pb_medge *e = &m->edges[i];
+        E[e->callee] += (double)e->incl;
+        out[e->caller] += (double)e->incl;
+        calls_in[e->callee] += e->count;
+        if (e->caller == e->callee)
+            self[e->callee] = 1;
+        else {
+            in_other[e->callee] += (double)e->incl;
+            if (e->incl > *max_incl)
+                *max_incl = e->incl;
+        }
+    }
+    *sum_excl = 0;
+    for (i = 0; i < n; i++) {
+        E[i] = E[i] > out[i] ? E[i] - out[i] : 0; /* the in-edges' time less the out-edges' */
+        *sum_excl += E[i];
+    }
+    /* the non-recursive edges first: what they take, the self edge gets the rest */
+    for (i = 0; i < m->nedges; i++)
+        if (m->edges[i].caller != m->edges[i].callee)
+            given[m->edges[i].callee] += exact_share(&m->edges[i], E, in_other, calls_in, self);
+    for (i = 0; i < m->nedges && st == PB_OK; i++) {
+        const pb_medge *e = &m->edges[i];
+        double ticks = (double)e->incl, incl = ticks, excl, reci = 0;
+        uint32_t fid;
+        pb_chunk c;
+        if (e->caller == e->callee) {
+            excl = E[e->callee] > given[e->callee] ? E[e->callee] - given[e->callee] : 0;
+            incl = 0;
+            reci = ticks;
+        } else {
+            excl = exact_share(e, E, in_other, calls_in, self);
+        }
+        if ((st = pb_model_fid(m, e->file, &fid)) != PB_OK)
+            break;
+        e = &m->edges[i];
+        pb_chunk_sub_callers(&c, fid, e->line, e->count > UINT32_MAX ? UINT32_MAX : (uint32_t)e->count,
+                             incl / units_per_sec, excl / units_per_sec, reci / units_per_sec, e->rec_depth,
+                             pb_model_sub_name(m, e->callee), pb_model_sub_name(m, e->caller));
+        st = pb_model_emit(m, &c);
+    }
+    free(m->xscratch);
+    m->xscratch = NULL;
+    return st;
+}
+
 /* ---- statements ---- */
+/* the one wording of an exhausted statement budget */
+static pb_status budget_fail(pb_model *m, uint64_t n, uint32_t fid, uint32_t line, uint64_t off)
+{
+    return pb_fail(m->err, PB_ERR_LIMIT, off,
+                   "line %u of fid %u needs %llu more TIME_LINE chunks, more than the %llu left of "
+                   "max_statements (%llu for this file%s)",
+                   line, fid, (unsigned long long)n, (unsigned long long)m->budget.left,
+                   (unsigned long long)m->budget_total, m->budget_note ? m->budget_note : "");
+}
+
+static pb_status emit_time_line(pb_model *m, uint32_t ticks, uint32_t fid, uint32_t line)
+{
+    pb_chunk c;
+    pb_chunk_time_line(&c, (int32_t)ticks, fid, line);
+    return pb_model_emit(m, &c);
+}
+
+/* ticks in DISCOUNT+TIME_LINE pairs (count 0), at most INT32_MAX each */
+static pb_status emit_uncounted(pb_model *m, uint64_t ticks, uint32_t fid, uint32_t line)
+{
+    pb_status st;
+    while (ticks > 0) {
+        uint32_t t = ticks > (uint64_t)INT32_MAX ? (uint32_t)INT32_MAX : (uint32_t)ticks;
+        pb_chunk c;
+        pb_chunk_discount(&c);
+        if ((st = pb_model_emit(m, &c)) != PB_OK || (st = emit_time_line(m, t, fid, line)) != PB_OK)
+            return st;
+        ticks -= t;
+    }
+    return PB_OK;
+}
+
+static uint64_t pairs_for(uint64_t ticks) { return ticks / INT32_MAX + (ticks % INT32_MAX != 0); }
+
+pb_status pb_model_statements_slow(pb_model *m, uint32_t fid, uint32_t line, uint64_t n, uint64_t ticks,
+                                   uint64_t off)
+{
+    uint64_t q, rem, leftover = 0, i;
+    pb_status st;
+    if (n == 0) {
+        if (pb_model_budget_take(m, 2 * pairs_for(ticks)) < 0)
+            return budget_fail(m, 2 * pairs_for(ticks), fid, line, off);
+        return emit_uncounted(m, ticks, fid, line);
+    }
+    q = ticks / n;
+    rem = ticks % n;
+    if (q + (rem != 0) > (uint64_t)INT32_MAX) {
+        leftover = ticks - n * (uint64_t)INT32_MAX;
+        q = INT32_MAX;
+        rem = 0;
+    }
+    if (pb_model_budget_take(m, n + 2 * pairs_for(leftover)) < 0)
+        return budget_fail(m, n + 2 * pairs_for(leftover), fid, line, off);
+    if (!pb_sink_wants(m->out, PB_T_TIME_LINE) && !pb_sink_wants(m->out, PB_T_DISCOUNT)) {
+        m->out->seq += n + 2 * pairs_for(leftover); /* for_chunks' $. still counts them */
+        return PB_OK;
+    }
+    for (i = 0; i < n; i++)
+        if ((st = emit_time_line(m, (uint32_t)(q + (i < rem)), fid, line)) != PB_OK)
+            return st;
+    return emit_uncounted(m, leftover, fid, line);
+}
+
 pb_status pb_model_time_lines_slow(pb_model *m, uint64_t units, uint64_t ticks_per_unit, int negative,
                                    int at_least_one, uint32_t fid, uint32_t line)
 {
@@ -440,9 +623,7 @@ pb_status pb_model_time_lines_slow(pb_model *m, uint64_t units, uint64_t ticks_p
     if (n == 0 && at_least_one)
         n = 1;
     if (pb_model_budget_take(m, n) < 0)
-        return pb_fail(m->err, PB_ERR_LIMIT, 0,
-                       "%llu more TIME_LINE chunks on line %u of fid %u are more than the %llu left of max_statements",
-                       (unsigned long long)n, line, fid, (unsigned long long)m->budget.left);
+        return budget_fail(m, n, fid, line, 0);
     if (!pb_sink_wants(m->out, PB_T_TIME_LINE)) {
         m->out->seq += n; /* for_chunks' $. still counts them */
         return PB_OK;

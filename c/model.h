@@ -18,20 +18,33 @@
  *            widen [lo, hi]) -> SUB_INFO at flush, in sub order.
  *   edges    (thread, caller sub, call-site file:line, callee sub) with
  *            count, incl, excl, reci (in the producer's weight unit) and
- *            rec_depth -> SUB_CALLERS at flush, per thread in creation order.
+ *            rec_depth -> SUB_CALLERS at flush, per thread in creation order;
+ *            exact edges (count and incl only, each call timed on its own)
+ *            get their exclusive and recursive times from the model:
+ *            pb_model_emit_exact_callers().
+ *   producer ids  a producer that keys files and subs by its own ids
+ *            adds them with pb_model_file_new() and
+ *            pb_model_sub_new(): two of one name stay two, names flagged
+ *            UTF-8 as the producer says, NEW_FID with its size, mtime and
+ *            eval fid/line; SUB_INFO at once: pb_model_emit_sub_info().
  *   stacks   pb_mtrie: (parent, item) -> node, a prefix tree of stacks, and
  *            its replay as call events (SUB_RETURN, call_events.h).
  *   TIME_LINE  pb_model_time_lines(): a weight split into chunks of at most
  *            INT32_MAX ticks, charged to the statement budget.
+ *   statement counts  pb_model_statements(): n executions of a line with
+ *            their summed ticks (a profiler that counts statements) as n
+ *            counted TIME_LINEs plus DISCOUNT pairs for what is over
+ *            INT32_MAX, charged to the statement budget.
  *
  * The statement budget (max_statements, pb_budget below): a model's is off
- * until pb_model_set_budget(); then pb_model_time_lines() takes the chunks
- * it is about to send from it, and fails with the model's wording when they
- * are more than is left.  No producer turns it on today: the folds' chunk
- * counts are bounded per sample by their own split limits, and the decoders
- * that synthesise statements from counts in the file (some sampled
- * and traced formats) charge a pb_budget of their own (pb_statement_budget()) and
- * report with their own wording and offset.
+ * until pb_model_set_budget(); then pb_model_time_lines() and
+ * pb_model_statements() take the chunks they are about to send from it, and
+ * fail with the model's one wording ("line L of fid F needs N more TIME_LINE
+ * chunks, more than the R left of max_statements (T for this file<note>)")
+ * when they are more than is left.  A decoder that synthesises statements
+ * from counts in its file turns it on (pb_statement_budget()); the folds'
+ * chunk counts are bounded per sample by their own split limits, and the
+ * sampling decoders charge a pb_budget of their own before the fold.
  *
  * Memory: O(unique strings + files + subs + edges + trie nodes); nothing
  * grows with the number of samples or spans.  Plain C99.
@@ -163,6 +176,8 @@ typedef struct {
     uint32_t fid;      /* 0 until pb_model_fid() */
     uint32_t src;      /* string id of carried source text, PB_MODEL_NONE: none */
     int src_utf8;
+    uint32_t eval_fid, eval_line, size, mtime; /* NEW_FID's (0: none; pb_model_file_new) */
+    int name_utf8;     /* -1: the name flagged by its bytes (pb_str_wide), else as given */
 } pb_mfile;
 
 typedef struct {
@@ -171,6 +186,7 @@ typedef struct {
     uint32_t first;    /* first line as the producer knows it (0: unknown) */
     uint32_t lo, hi;   /* lines seen (lo > hi: none) */
     int used;
+    int name_utf8;     /* -1: the name flagged by its bytes (pb_str_wide), else as given */
 } pb_msub;
 
 typedef struct {
@@ -208,6 +224,11 @@ typedef struct {
     uint32_t nthreads_e;
     pb_str root;           /* caller name of root edges */
     pb_budget budget;      /* the statement budget (off in the folds) */
+    uint64_t budget_total; /* the budget as set (for its message) */
+    const char *budget_note; /* NULL, or said after the total in its message
+                              * (how the budget was bounded and is lifted) */
+    void *xscratch;        /* pb_model_emit_exact_callers' arrays (freed here
+                            * too: a consumer may leave in the middle) */
 } pb_model;
 
 void pb_model_init(pb_model *m, pb_sink *out, pb_error *err, const char *oom_msg);
@@ -234,6 +255,12 @@ int pb_model_file(pb_model *m, const char *name, size_t len, uint32_t variant, u
  * its NEW_FID, or now when it already has its fid. */
 pb_status pb_model_file_source(pb_model *m, uint32_t file, pb_str text);
 pb_status pb_model_define_fid(pb_model *m, uint32_t file);
+/* A new file whatever its name (a producer that keys files by its own ids,
+ * two ids of one name staying two), its name flagged as `name`
+ * is, with NEW_FID's eval fid/line, size and mtime: 0, -1 out of memory.
+ * Its fid is given on first use as any file's (pb_model_fid). */
+int pb_model_file_new(pb_model *m, pb_str name, uint32_t flags, uint32_t eval_fid, uint32_t eval_line, uint32_t size,
+                      uint32_t mtime, uint32_t *file);
 /* The file's fid, sending its NEW_FID (and source) the first time. */
 static inline pb_status pb_model_fid(pb_model *m, uint32_t file, uint32_t *fid)
 {
@@ -248,9 +275,16 @@ static inline pb_status pb_model_fid(pb_model *m, uint32_t file, uint32_t *fid)
 /* Find or add the sub of this name (file and first line are a new sub's;
  * first 0 = unknown): 1 found, 0 added, -1 out of memory. */
 int pb_model_sub(pb_model *m, const char *name, size_t len, uint32_t file, uint32_t first, uint32_t *sub);
+/* A new sub whatever its name (a producer that keys subs by its own ids,
+ * its sids), its name flagged UTF-8 as `utf8` says, first line
+ * unknown; pb_model_sub() does not find it by its name: 0, -1 out of memory */
+int pb_model_sub_new(pb_model *m, const char *name, size_t len, int utf8, uint32_t file, uint32_t *sub);
 static inline pb_str pb_model_sub_name(const pb_model *m, uint32_t sub)
 {
-    return pb_strtab_str(&m->str, m->subs[sub].name);
+    pb_str s = pb_strtab_str(&m->str, m->subs[sub].name);
+    if (m->subs[sub].name_utf8 >= 0)
+        s.utf8 = m->subs[sub].name_utf8;
+    return s;
 }
 /* a line executing in the sub */
 static inline void pb_model_sub_line(pb_model *m, uint32_t sub, uint32_t line)
@@ -303,12 +337,31 @@ static inline int pb_model_edge(pb_model *m, uint32_t thread, uint32_t caller, u
 /* ---- flush ---- */
 /* SUB_INFO for every sub (used_only: those marked used), in sub order. */
 pb_status pb_model_emit_sub_infos(pb_model *m, int used_only);
+/* SUB_INFO for one sub, now (a producer that sends them as it learns them) */
+pb_status pb_model_emit_sub_info(pb_model *m, uint32_t sub);
+/* Exact call edges (a profiler that times each call on its own: an edge's
+ * incl is the summed time of its calls, a recursive call's time also inside
+ * its caller's) as SUB_CALLERS with NYTProf's meaning, every edge
+ * in creation order, seconds = units / units_per_sec:
+ *   the exclusive time of sub s, exact: E(s) = its in-edges' incl - its
+ *     out-edges' incl, 0 when below 0 (a root, whose own call is not timed);
+ *   a self edge (s -> s) is recursion: incl 0, its time in reci;
+ *   E(s) is shared among s's in-edges: without a self edge by their incl;
+ *     with one, each other edge by its count (every call of s taken to cost
+ *     the same), at most its incl, and the self edge the rest.
+ * *sum_excl: the sum of E(s) (time the run spent); *max_incl raised to the
+ * largest non-recursive edge's incl. */
+pb_status pb_model_emit_exact_callers(pb_model *m, double units_per_sec, double *sum_excl, uint64_t *max_incl);
 /* SUB_CALLERS for the edges of `thread` (the producer's numbering, below
  * nthreads), in creation order. */
 pb_status pb_model_emit_sub_callers(pb_model *m, uint32_t thread, uint32_t nthreads, const pb_mtime *tm);
 
 /* ---- statements ---- */
-static inline void pb_model_set_budget(pb_model *m, uint64_t max_statements) { pb_budget_set(&m->budget, max_statements); }
+static inline void pb_model_set_budget(pb_model *m, uint64_t max_statements)
+{
+    pb_budget_set(&m->budget, max_statements);
+    m->budget_total = max_statements;
+}
 static inline int pb_model_budget_take(pb_model *m, uint64_t n) { return pb_budget_take(&m->budget, n); }
 /* TIME_LINE chunks that `units` of weight take at ticks_per_unit ticks each
  * (at most INT32_MAX ticks a chunk) */
@@ -338,6 +391,27 @@ static inline pb_status pb_model_time_lines(pb_model *m, uint64_t units, uint64_
         return pb_model_emit(m, &c);
     }
     return pb_model_time_lines_slow(m, units, ticks_per_unit, negative, at_least_one, fid, line);
+}
+
+/* n executions of fid:line taking `ticks` in all: n counted TIME_LINEs
+ * whose ticks sum to `ticks` (ticks / n each, the first ticks % n one more;
+ * at most INT32_MAX a chunk), and what is over INT32_MAX a chunk in
+ * DISCOUNT+TIME_LINE pairs of at most INT32_MAX (NYTProf counts them 0);
+ * n = 0: the pairs only.  The chunks are charged to the budget first; off
+ * is the input's offset for its message.  Filtered out by the sink, they are
+ * only counted. */
+pb_status pb_model_statements_slow(pb_model *m, uint32_t fid, uint32_t line, uint64_t n, uint64_t ticks,
+                                   uint64_t off);
+static inline pb_status pb_model_statements(pb_model *m, uint32_t fid, uint32_t line, uint64_t n, uint64_t ticks,
+                                            uint64_t off)
+{
+    /* the common case (a statement log: one execution a call): one chunk */
+    if (n == 1 && ticks <= (uint64_t)INT32_MAX && pb_budget_take(&m->budget, 1) == 0) {
+        pb_chunk c;
+        pb_chunk_time_line(&c, (int32_t)ticks, fid, line);
+        return pb_model_emit(m, &c);
+    }
+    return pb_model_statements_slow(m, fid, line, n, ticks, off);
 }
 
 /* A fold's model in one call: the model, the stack trie, the walk over it

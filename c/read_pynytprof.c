@@ -9,6 +9,14 @@
  * Framed chunk = u8 tag + u32 LE payload length + payload; integers little-endian;
  * strings NUL-terminated; ticks are the header's ticks_per_sec (100 ns).
  *
+ * The reader fills the profile model (model.h; `pyn` is this reader's state,
+ * r->m its model): files (pb_model_file_new, NEW_FID at once), subs
+ * (pb_model_sub_new, SUB_INFO at once), the C records as exact call edges
+ * (pb_model_emit_exact_callers at the end), and the S records and the
+ * statement log as statement counts (pb_model_statements, which charges the
+ * statement budget).  Header ATTRIBUTEs, PID chunks and dialect D's tokens
+ * other than NEW_FID are sent as read.
+ *
  * Mapping (documented for the POD):
  *   - file fids are renumbered densely 1.. in order of first appearance (fid 0 -> 1).
  *     Dialect C writes no string table, so its files are named
@@ -30,9 +38,9 @@
  *   - C edges (caller_sid, callee_sid, calls, ticks, sub_ticks): ticks are the summed
  *     durations of the calls, each call timed on its own (a recursive call's time
  *     is also inside its caller's); sub_ticks == ticks in every file Pynytprof
- *     wrote, so it is not used.  The edges are kept (one per caller -> callee pair)
- *     and sent at the end as SUB_CALLERS on fid 1, line 0 (no call site recorded),
- *     with NYTProf's meaning:
+ *     wrote, so it is not used.  The edges are the model's (one per caller -> callee
+ *     pair) and sent at the end as SUB_CALLERS on fid 1, line 0 (no call site
+ *     recorded), with NYTProf's meaning (pb_model_emit_exact_callers):
  *       exclusive ticks of sub s, exact: E(s) = sum of its in-edge ticks - sum of its
  *         out-edge ticks (time in s's calls minus time in the calls they made), 0 when
  *         that is negative (<module>, whose own call is never timed);
@@ -62,11 +70,11 @@
 #include "reader.h"
 #include "model.h"
 
-#define PYN_I32_MAX 2147483647u
 #define PYN_DEFAULT_TPS 10000000.0
 /* The TIME_LINE/DISCOUNT chunks synthesised from counts in the file (a 28-byte S
- * record can claim 4e9 executions) come out of pb_statement_budget(): max_statements,
- * and unless that is given, 4096 per byte of the file (at least 2^24). */
+ * record can claim 4e9 executions) come out of the model's statement budget
+ * (pb_model_statements), set to pb_statement_budget(): max_statements, and
+ * unless that is given, 4096 per byte of the file (at least 2^24). */
 
 /* ---- a small u64 -> u32 map: entries in a dense array, a pb_index on a
  * multiplicative hash of the key (the high half of key * 2^64/phi: one
@@ -155,11 +163,6 @@ typedef struct {
 } pyn_line;
 
 typedef struct {
-    char *name;             /* mapped, "main::..." */
-    int info_done;
-} pyn_sub;
-
-typedef struct {
     pb_source *s;
     const pb_options *opt;
     pb_sink *sink;
@@ -177,24 +180,14 @@ typedef struct {
     int have_calls;
     uint64_t sum_ticks, max_ticks; /* lines' exclusive ticks; longest non-recursive edge */
     double sum_sub_ticks;          /* the subs' exclusive ticks (emit_edges) */
-    pb_budget budget; /* model.h */
-    uint64_t budget_total;
+    pb_model m;             /* model.h: files (model file i has fid i + 1), subs, call
+                             * edges, the statements' spread and budget */
 
     pyn_map fidmap;         /* file fid -> our fid */
-    uint32_t nfids;
-    pyn_map sidmap;         /* sid -> index in subs */
-    pyn_sub *subs;
-    size_t nsubs, subcap;
+    pyn_map sidmap;         /* sid -> the model's sub */
     pyn_map linemap;        /* (our fid << 32 | line) -> index in lines (dialect C) */
     pyn_line *lines;
     size_t nlines, linecap;
-    pyn_map edgemap;        /* (caller idx << 32 | callee idx) -> index in edges */
-    struct pyn_edge {
-        uint32_t ci, ce;    /* caller, callee: indexes in subs */
-        uint64_t calls, ticks;
-    } *edges;
-    size_t nedges, edgecap;
-    void *escratch; /* emit_edges' arrays: freed by pyn_cleanup too (a callback may leave the decode) */
     int edges_sent;
     char *app_pending;      /* the header's ":application=-e", until the program's path is known */
     int log_seen, s_after_log_warned, names_note_done, version_done;
@@ -332,14 +325,16 @@ static pb_status ck_zstr(pyn *r, size_t *len, const char *field)
 }
 
 /* ---- fids -------------------------------------------------------------- */
-static pb_status new_fid(pyn *r, uint32_t *out, uint32_t flags, uint32_t size, uint32_t mtime, pb_str name)
+/* a file of the model, its NEW_FID sent now; *out: its fid */
+static pb_status new_fid(pyn *r, uint64_t off, uint32_t *out, uint32_t eval_fid, uint32_t eval_line, uint32_t flags,
+                         uint32_t size, uint32_t mtime, pb_str name)
 {
-    if (r->nfids >= r->opt->max_strings)
-        return pb_fail(r->err, PB_ERR_LIMIT, pb_src_offset(r->s), "more than %u files (max_strings)",
-                       r->opt->max_strings);
-    *out = ++r->nfids;
-    pb_chunk_new_fid(&r->c, *out, 0, 0, flags, size, mtime, name);
-    return emit(r);
+    uint32_t file;
+    if (r->m.nfids >= r->opt->max_strings)
+        return pb_fail(r->err, PB_ERR_LIMIT, off, "more than %u files (max_strings)", r->opt->max_strings);
+    if (pb_model_file_new(&r->m, name, flags, eval_fid, eval_line, size, mtime, &file) < 0)
+        return oom(r);
+    return pb_model_fid(&r->m, file, out);
 }
 
 /* A file fid seen without a path: define it with the placeholder name. */
@@ -349,8 +344,8 @@ static pb_status lost_fid(pyn *r, uint32_t file_fid, uint32_t *ours)
     uint32_t f = 0;
     if (map_get(&r->fidmap, file_fid, ours))
         return PB_OK;
-    snprintf(name, sizeof name, "pynytprof-fid%u-path-not-recorded", r->nfids + 1);
-    TRY(new_fid(r, &f, PB_FID_IS_FAKE, 0, 0, pb_str_c(name))); /* no source to look for */
+    snprintf(name, sizeof name, "pynytprof-fid%u-path-not-recorded", r->m.nfids + 1);
+    TRY(new_fid(r, pb_src_offset(r->s), &f, 0, 0, PB_FID_IS_FAKE, 0, 0, pb_str_c(name))); /* no source to look for */
     if (!map_put(&r->fidmap, file_fid, f))
         return oom(r);
     snprintf(key, sizeof key, "source_path_lost_fid%u", f);
@@ -360,87 +355,22 @@ static pb_status lost_fid(pyn *r, uint32_t file_fid, uint32_t *ours)
     return PB_OK;
 }
 
-/* fid for SUB_INFO / SUB_CALLERS: the first file (defined if there is none yet) */
-static pb_status sub_fid(pyn *r, uint32_t *fid)
+/* the file of SUB_INFO / SUB_CALLERS: the first (defined if there is none yet) */
+static pb_status sub_file(pyn *r)
 {
-    if (r->nfids == 0) {
+    if (r->m.nfids == 0) {
         uint32_t f;
         TRY(lost_fid(r, UINT32_MAX, &f));
     }
-    *fid = 1;
     return PB_OK;
 }
 
 /* ---- statements -------------------------------------------------------- */
-static pb_status budget(pyn *r, uint64_t n, uint32_t fid, uint32_t line)
-{
-    if (pb_budget_take(&r->budget, n) < 0)
-        return pb_fail(r->err, PB_ERR_LIMIT, pb_src_offset(r->s),
-                       "line %u of fid %u needs %llu more TIME_LINE chunks, more than the %llu left of "
-                       "max_statements (%llu for this file%s)",
-                       line, fid, (unsigned long long)n, (unsigned long long)r->budget.left,
-                       (unsigned long long)r->budget_total,
-                       r->opt->max_statements_by_size ? ": 4096 per byte of input, at least 2^24; a larger "
-                                                        "max_statements lifts it" : "");
-    return PB_OK;
-}
-
-static pb_status emit_tl(pyn *r, uint32_t ticks, uint32_t fid, uint32_t line)
-{
-    pb_chunk_time_line(&r->c, (int32_t)ticks, fid, line);
-    return emit(r);
-}
-
-/* ticks in DISCOUNT+TIME_LINE pairs (count 0), at most I32 each */
-static pb_status emit_uncounted(pyn *r, uint64_t ticks, uint32_t fid, uint32_t line)
-{
-    while (ticks > 0) {
-        uint32_t t = ticks > PYN_I32_MAX ? PYN_I32_MAX : (uint32_t)ticks;
-        pb_chunk_discount(&r->c);
-        TRY(emit(r));
-        TRY(emit_tl(r, t, fid, line));
-        ticks -= t;
-    }
-    return PB_OK;
-}
-
-static uint64_t pairs_for(uint64_t ticks)
-{
-    return ticks / PYN_I32_MAX + (ticks % PYN_I32_MAX != 0);
-}
-
-/* n executions of (fid, line) with `ticks` in total */
+/* n executions of (fid, line) with `ticks` in total: the model's spread and
+ * budget (pb_model_statements) */
 static pb_status emit_statements(pyn *r, uint32_t fid, uint32_t line, uint64_t n, uint64_t ticks)
 {
-    uint64_t q, rem, leftover = 0, i;
-    if (n == 0) {
-        TRY(budget(r, 2 * pairs_for(ticks), fid, line));
-        return emit_uncounted(r, ticks, fid, line);
-    }
-    q = ticks / n;
-    rem = ticks % n;
-    if (q + (rem != 0) > PYN_I32_MAX) {
-        leftover = ticks - n * (uint64_t)PYN_I32_MAX;
-        q = PYN_I32_MAX;
-        rem = 0;
-    }
-    TRY(budget(r, n + 2 * pairs_for(leftover), fid, line));
-    if (!pb_sink_wants(r->sink, PB_T_TIME_LINE) && !pb_sink_wants(r->sink, PB_T_DISCOUNT)) {
-        r->sink->seq += n + 2 * pairs_for(leftover);
-        return PB_OK;
-    }
-    for (i = 0; i < n; i++)
-        TRY(emit_tl(r, (uint32_t)(q + (i < rem)), fid, line));
-    return emit_uncounted(r, leftover, fid, line);
-}
-
-/* one counted execution carrying `ticks` */
-static pb_status emit_one(pyn *r, uint32_t fid, uint32_t line, uint64_t ticks)
-{
-    uint64_t first = ticks > PYN_I32_MAX ? PYN_I32_MAX : ticks;
-    TRY(budget(r, 1 + 2 * pairs_for(ticks - first), fid, line));
-    TRY(emit_tl(r, (uint32_t)first, fid, line));
-    return emit_uncounted(r, ticks - first, fid, line);
+    return pb_model_statements(&r->m, fid, line, n, ticks, pb_src_offset(r->s));
 }
 
 static pb_status inc_attr(pyn *r, uint32_t fid, uint32_t line, uint64_t inc)
@@ -470,11 +400,17 @@ static pb_status map_name(pyn *r, const char *name, size_t len)
     return PB_OK;
 }
 
-/* define (or rename) sid; name NULL = placeholder */
+/* define sid (name NULL = placeholder) as a sub of the model and send its
+ * SUB_INFO; a sid named again keeps its first name */
 static pb_status set_sub(pyn *r, uint32_t sid, const char *name, size_t len, uint32_t *idx)
 {
     char ph[48];
-    char *copy;
+    if (map_get(&r->sidmap, sid, idx)) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "sub id %u named again after it was used; keeping its first name", sid);
+        warn(r, msg);
+        return PB_OK;
+    }
     if (name) {
         TRY(map_name(r, name, len));
     } else {
@@ -482,48 +418,13 @@ static pb_status set_sub(pyn *r, uint32_t sid, const char *name, size_t len, uin
         TRY(grow(r, (void **)&r->nbuf, &r->nbufcap, strlen(ph) + 1, 1));
         strcpy(r->nbuf, ph);
     }
-    copy = (char *)malloc(strlen(r->nbuf) + 1);
-    if (!copy)
-        return oom(r);
-    strcpy(copy, r->nbuf);
-    if (map_get(&r->sidmap, sid, idx)) {
-        if (r->subs[*idx].info_done) {
-            char msg[128];
-            snprintf(msg, sizeof msg, "sub id %u named again after it was used; keeping its first name", sid);
-            free(copy);
-            warn(r, msg);
-            return PB_OK;
-        }
-        free(r->subs[*idx].name);
-        r->subs[*idx].name = copy;
-        return PB_OK;
-    }
-    if (r->nsubs >= r->opt->max_strings) {
-        free(copy);
+    if (r->m.nsubs >= r->opt->max_strings)
         return pb_fail(r->err, PB_ERR_LIMIT, pb_src_offset(r->s), "more than %u subs (max_strings)",
                        r->opt->max_strings);
-    }
-    if (grow(r, (void **)&r->subs, &r->subcap, r->nsubs + 1, sizeof *r->subs) != PB_OK) {
-        free(copy);
-        return r->err->status;
-    }
-    r->subs[r->nsubs].name = copy;
-    r->subs[r->nsubs].info_done = 0;
-    *idx = (uint32_t)r->nsubs++;
-    if (!map_put(&r->sidmap, sid, *idx))
+    TRY(sub_file(r)); /* model file 0: fid 1 */
+    if (pb_model_sub_new(&r->m, r->nbuf, strlen(r->nbuf), 0, 0, idx) < 0 || !map_put(&r->sidmap, sid, *idx))
         return oom(r);
-    return PB_OK;
-}
-
-static pb_status sub_info(pyn *r, uint32_t idx)
-{
-    uint32_t fid;
-    if (r->subs[idx].info_done)
-        return PB_OK;
-    TRY(sub_fid(r, &fid));
-    r->subs[idx].info_done = 1;
-    pb_chunk_sub_info(&r->c, fid, 0, 0, pb_str_c(r->subs[idx].name));
-    return emit(r);
+    return pb_model_emit_sub_info(&r->m, *idx);
 }
 
 /* the sub of sid, a placeholder when the file never named it */
@@ -537,7 +438,7 @@ static pb_status use_sub(pyn *r, uint32_t sid, uint32_t *idx)
         }
         TRY(set_sub(r, sid, NULL, 0, idx));
     }
-    return sub_info(r, *idx);
+    return PB_OK;
 }
 
 /* ---- text header (dialects B, C, D) ---------------------------------- */
@@ -685,7 +586,7 @@ static pb_status chunk_F_full(pyn *r)
             warn(r, msg);
             continue;
         }
-        TRY(new_fid(r, &ours, flags, size, mtime, pb_str_make(r->sbuf, len, 0)));
+        TRY(new_fid(r, pb_src_offset(r->s), &ours, 0, 0, flags, size, mtime, pb_str_make(r->sbuf, len, 0)));
         if (!map_put(&r->fidmap, file_fid, ours))
             return oom(r);
         /* the program's path names the report (a path with a newline cannot
@@ -812,7 +713,6 @@ static pb_status chunk_D_names(pyn *r)
         r->s->p += 8;
         TRY(ck_zstr(r, &len, "sub name"));
         TRY(set_sub(r, sid, r->sbuf, len, &idx));
-        TRY(sub_info(r, idx));
     }
     return PB_OK;
 }
@@ -887,7 +787,7 @@ static pb_status chunk_D_log(pyn *r)
                     warn(r, "statement log has lines the S summary lacks; their time comes from the log");
                 }
                 r->sum_ticks += ticks;
-                TRY(emit_one(r, fid, line, ticks));
+                TRY(emit_statements(r, fid, line, 1, ticks));
             } else {
                 pyn_line *L = &r->lines[idx];
                 uint64_t target, ticks;
@@ -905,7 +805,7 @@ static pb_status chunk_D_log(pyn *r)
                     target = L->exc;
                 ticks = target > L->done_ticks ? target - L->done_ticks : 0;
                 L->done_ticks += ticks;
-                TRY(emit_one(r, L->fid, L->line, ticks));
+                TRY(emit_statements(r, L->fid, L->line, 1, ticks));
             }
         }
         if (pb_src_offset(r->s) != r->chunk_end) {
@@ -921,112 +821,29 @@ static pb_status chunk_D_log(pyn *r)
     return PB_OK;
 }
 
-/* a caller -> callee pair; records of the same pair add up */
+/* a caller -> callee pair, an exact edge of the model on fid 1, line 0 (no
+ * call site recorded); records of the same pair add up */
 static pb_status add_edge(pyn *r, uint32_t ci, uint32_t ce, uint32_t calls, uint64_t ticks)
 {
-    uint64_t key = ((uint64_t)ci << 32) | ce;
+    pb_medge *e;
     uint32_t i;
-    if (!map_get(&r->edgemap, key, &i)) {
-        TRY(grow(r, (void **)&r->edges, &r->edgecap, r->nedges + 1, sizeof *r->edges));
-        i = (uint32_t)r->nedges++;
-        memset(&r->edges[i], 0, sizeof r->edges[i]);
-        r->edges[i].ci = ci;
-        r->edges[i].ce = ce;
-        if (!map_put(&r->edgemap, key, i))
-            return oom(r);
-    }
-    r->edges[i].calls += calls;
-    r->edges[i].ticks = ticks > UINT64_MAX - r->edges[i].ticks ? UINT64_MAX : r->edges[i].ticks + ticks;
+    if (pb_model_edge(&r->m, 0, ci, 0, 0, ce, &i) < 0)
+        return oom(r);
+    e = &r->m.edges[i];
+    e->count += calls;
+    e->incl = ticks > UINT64_MAX - e->incl ? UINT64_MAX : e->incl + ticks;
     return PB_OK;
 }
 
 /* the edges as SUB_CALLERS with NYTProf's inclusive / exclusive / recursive
- * times (the rule is at the top of this file) */
-/* Over 80 lines, kept whole: the time rule for edges (non-recursive first, the self edge gets the
- * rest) in one place over one block of arrays. */
+ * times (the rule is at the top of this file, and in model.h) */
 static pb_status emit_edges(pyn *r)
 {
-    size_t n = r->nsubs, i;
-    double *in, *out, *given, *in_other;
-    uint64_t *calls_in;
-    unsigned char *self;
-    uint32_t fid;
-    pb_status st = PB_OK;
-    if (r->edges_sent || !r->nedges)
+    if (r->edges_sent || !r->m.nedges)
         return PB_OK;
     r->edges_sent = 1;
-    /* one block, held by r: a callback that leaves the decode (a Perl die)
-     * never runs the end of this function, pyn_cleanup frees it then */
-    if (n + 1 > SIZE_MAX / (4 * sizeof(double) + sizeof(uint64_t) + 1) ||
-        !(r->escratch = calloc(n + 1, 4 * sizeof(double) + sizeof(uint64_t) + 1)))
-        return oom(r);
-    in = (double *)r->escratch;
-    out = in + (n + 1);
-    given = out + (n + 1);
-    in_other = given + (n + 1);
-    calls_in = (uint64_t *)(in_other + (n + 1));
-    self = (unsigned char *)(calls_in + (n + 1));
-    for (i = 0; i < r->nedges; i++) {
-        const struct pyn_edge *e = &r->edges[i];
-        in[e->ce] += (double)e->ticks;
-        out[e->ci] += (double)e->ticks;
-        calls_in[e->ce] += e->calls;
-        if (e->ci == e->ce)
-            self[e->ce] = 1;
-        else {
-            in_other[e->ce] += (double)e->ticks;
-            if (e->ticks > r->max_ticks)
-                r->max_ticks = e->ticks;
-        }
-    }
-    r->sum_sub_ticks = 0;
-    for (i = 0; i < n; i++) {
-        in[i] = in[i] > out[i] ? in[i] - out[i] : 0; /* in[] is now E(s) */
-        r->sum_sub_ticks += in[i];
-    }
-    /* the non-recursive edges first: what they take, the self edge gets the rest */
-    for (i = 0; i < r->nedges; i++) {
-        const struct pyn_edge *e = &r->edges[i];
-        double x;
-        if (e->ci == e->ce)
-            continue;
-        if (self[e->ce])
-            x = calls_in[e->ce] ? in[e->ce] * ((double)e->calls / (double)calls_in[e->ce]) : 0;
-        else
-            x = in_other[e->ce] > 0 ? in[e->ce] * ((double)e->ticks / in_other[e->ce]) : 0;
-        if (x > (double)e->ticks)
-            x = (double)e->ticks;
-        given[e->ce] += x;
-    }
-    if ((st = sub_fid(r, &fid)) != PB_OK)
-        goto done;
-    for (i = 0; i < r->nedges; i++) {
-        const struct pyn_edge *e = &r->edges[i];
-        double ticks = (double)e->ticks, incl, excl, reci;
-        if (e->ci == e->ce) {
-            excl = in[e->ce] > given[e->ce] ? in[e->ce] - given[e->ce] : 0;
-            incl = 0;
-            reci = ticks;
-        } else {
-            if (self[e->ce])
-                excl = calls_in[e->ce] ? in[e->ce] * ((double)e->calls / (double)calls_in[e->ce]) : 0;
-            else
-                excl = in_other[e->ce] > 0 ? in[e->ce] * (ticks / in_other[e->ce]) : 0;
-            if (excl > ticks)
-                excl = ticks;
-            incl = ticks;
-            reci = 0;
-        }
-        pb_chunk_sub_callers(&r->c, fid, 0, e->calls > UINT32_MAX ? UINT32_MAX : (uint32_t)e->calls, incl / r->tps,
-                             excl / r->tps, reci / r->tps, 0, pb_str_c(r->subs[e->ce].name),
-                             pb_str_c(r->subs[e->ci].name));
-        if ((st = emit(r)) != PB_OK)
-            goto done;
-    }
-done:
-    free(r->escratch);
-    r->escratch = NULL;
-    return st;
+    TRY(sub_file(r));
+    return pb_model_emit_exact_callers(&r->m, r->tps, &r->sum_sub_ticks, &r->max_ticks);
 }
 
 /* C: {u32 caller_sid, u32 callee_sid, u32 calls, u64 ticks, u64 sub_ticks}* */
@@ -1168,13 +985,9 @@ static pb_status tok_new_fid(pyn *r, uint64_t off)
     if (v[1] && !map_get(&r->fidmap, v[1], &efid))
         return pb_fail(r->err, PB_ERR_CORRUPT, off, "NEW_FID %u names eval fid %u, which is not defined", v[0],
                        v[1]);
-    if (r->nfids >= r->opt->max_strings)
-        return pb_fail(r->err, PB_ERR_LIMIT, off, "more than %u files (max_strings)", r->opt->max_strings);
-    fid = ++r->nfids;
-    if (!map_put(&r->fidmap, v[0], fid))
+    if (r->m.nfids < r->opt->max_strings && !map_put(&r->fidmap, v[0], r->m.nfids + 1))
         return oom(r);
-    pb_chunk_new_fid(&r->c, fid, efid, v[1] ? v[2] : 0, v[3], v[4], v[5], r->v.s[0]);
-    return emit(r);
+    return new_fid(r, off, &fid, efid, v[1] ? v[2] : 0, v[3], v[4], v[5], r->v.s[0]);
 }
 
 /* Over 80 lines, kept whole: one loop over the token kinds of the stream, each a few lines. */
@@ -1375,7 +1188,7 @@ static pb_status read_version_line(pyn *r)
     return emit(r);
 }
 
-static pb_status run(pyn *r)
+static pb_status pyn_decode(pyn *r)
 {
     pb_source *s = r->s;
     int got = pb_src_need(s, 8);
@@ -1446,15 +1259,12 @@ static pb_status run(pyn *r)
 static void pyn_cleanup(void *p)
 {
     pyn *r = (pyn *)p;
-    size_t i;
-    for (i = 0; i < r->nsubs; i++)
-        free(r->subs[i].name);
-    PB_FREE_ALL(r->subs, r->lines, r->sbuf, r->nbuf, r->edges, r->app_pending, r->escratch);
+    PB_FREE_ALL(r->lines, r->sbuf, r->nbuf, r->app_pending);
     nytp_rec_free(&r->v);
     map_free(&r->fidmap);
     map_free(&r->sidmap);
     map_free(&r->linemap);
-    map_free(&r->edgemap);
+    pb_model_free(&r->m);
     free(r);
 }
 
@@ -1477,12 +1287,15 @@ pb_status pb_read_pynytprof(pb_source *src, const pb_options *opt, pb_sink *sink
     r->sink = sink;
     r->err = err;
     r->tps = PYN_DEFAULT_TPS;
-    r->budget_total = pb_statement_budget(&o, pb_src_size(src)); /* also bounded by the input's size */
-    pb_budget_set(&r->budget, r->budget_total);
+    pb_model_init(&r->m, sink, err, "out of memory");
+    r->m.quiet_abort = 1;
+    pb_model_set_budget(&r->m, pb_statement_budget(&o, pb_src_size(src))); /* also bounded by the input's size */
+    if (o.max_statements_by_size)
+        r->m.budget_note = ": 4096 per byte of input, at least 2^24; a larger max_statements lifts it";
     r->chunk_end = UINT64_MAX;
     nytp_rec_init(&r->v, 1, 0, PYN_STR_LIMIT);
     seq0 = sink->seq;
-    st = run(r);
+    st = pyn_decode(r);
     if (st == PB_ERR_TRUNCATED && o.salvage && r->version_done && err->status == PB_ERR_TRUNCATED) {
         /* deliver a loadable ending for what came before */
         pb_error keep = *err;
