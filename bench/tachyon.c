@@ -63,7 +63,7 @@ int main(int argc, char **argv)
             st = pb_src_open_file(&src, file, &err);
             if (st == PB_OK) {
                 pb_sample_sink_set_row(&ss, pb_format_get(PB_FMT_TACHYON)); /* as the driver does */
-                st = pb_read_tachyon_samples(&src, NULL, &ss, &err);
+                st = pb_sample_decode(&src, NULL, &ss, &pb_tachyon_decoder, &err);
                 pb_src_close(&src);
             }
             samples = nsamples;

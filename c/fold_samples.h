@@ -132,7 +132,7 @@ int pb_fold_sub_name_wide(const pb_frame *fr);
  * to samples only.  prepare (optional): a first pass before any sample; it
  * may fill cfg (the interval read from the file).  run: replay the samples
  * into out, and finish it.  cfg: the fold's configuration (pb_fold_decode). */
-typedef struct {
+typedef struct pb_fold_decoder {
     size_t size;
     void (*init)(void *state, pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
     pb_status (*prepare)(void *state, pb_fold_config *cfg);
@@ -153,9 +153,7 @@ pb_status pb_sample_decode(pb_source *src, const pb_options *opt, pb_sample_sink
 /* ---- sampling decoders: replay a file into any pb_sample_sink ---------- */
 typedef pb_status (*pb_sample_decoder_fn)(pb_source *src, const pb_options *opt, pb_sample_sink *out,
                                           pb_error *err);
-/* the sample decoders: formats.h */
-/* NULL when the format has no sample decoder (c/formats.c) */
-pb_sample_decoder_fn pb_sample_decoder_for(pb_format f);
+/* the formats' decoders: formats.h */
 
 /* The driver of every stack-sample output: detect (fmt
  * PB_FMT_UNKNOWN), read a run of trace files whole (a directory or a root's

@@ -15,6 +15,7 @@
 #include "pb.h"
 
 struct pb_sample_sink; /* samples.h */
+struct pb_fold_decoder; /* fold_samples.h */
 
 /* what a format's files can give (pb_format_row.yields) */
 enum {
@@ -70,6 +71,10 @@ typedef struct pb_format_row {
     /* 1 when p[0..len) (the first up to 4 KB) starts a file of this format;
      * fills info's details.  file_size: UINT64_MAX when unknown. */
     int (*sniff)(const unsigned char *p, size_t len, uint64_t file_size, pb_format_info *info);
+    /* the format's one decoder (fold_samples.h): the generic fold builds
+     * chunks from it (pb_fold_decode) and stack targets read its samples
+     * (pb_sample_decode); NULL: the format's own entries below */
+    const struct pb_fold_decoder *decoder;
     pb_decoder_fn chunks;         /* file -> chunks (pb.h) */
     /* file -> pb_sample_sink (a pb_sample_decoder_fn, fold_samples.h); NULL: no stacks */
     pb_status (*stacks)(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);

@@ -427,7 +427,7 @@ static const pb_format_row formats[PB_FMT_COUNT] = {
     },
     [PB_FMT_TACHYON] = {
         .format = PB_FMT_TACHYON, .name = "tachyon", .title = "Tachyon",
-        .sniff = sniff_tachyon, .chunks = pb_read_tachyon, .stacks = pb_read_tachyon_samples,
+        .sniff = sniff_tachyon, .decoder = &pb_tachyon_decoder,
         .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES,
         .library = "zstd", .library_use = PB_LIB_SOME_FILES, .library_note = "compressed Tachyon files",
         .language = "python", .losses = tachyon_losses,
@@ -447,7 +447,7 @@ static const pb_format_row formats[PB_FMT_COUNT] = {
     },
     [PB_FMT_V8] = {
         .format = PB_FMT_V8, .name = "v8", .title = "V8 .cpuprofile",
-        .sniff = sniff_v8, .chunks = pb_read_v8, .stacks = pb_read_v8_samples,
+        .sniff = sniff_v8, .decoder = &pb_v8_decoder,
         .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES,
         .library = "yajl", .library_use = PB_LIB_EVERY_FILE, .library_note = "V8 .cpuprofile files",
         .language = "js", .losses = v8_losses,
@@ -457,7 +457,7 @@ static const pb_format_row formats[PB_FMT_COUNT] = {
     /* after every magic number: a sniffer that parses protobuf fields */
     [PB_FMT_PPROF] = {
         .format = PB_FMT_PPROF, .name = "pprof", .title = "pprof",
-        .sniff = pb_pprof_sniff, .chunks = pb_read_pprof, .stacks = pb_read_pprof_samples,
+        .sniff = pb_pprof_sniff, .decoder = &pb_pprof_decoder,
         .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES | PB_READS_GZIP,
         .language = "go", .losses = no_losses,
         .source_what = "Go", .source_names = GO_SOURCES,
@@ -473,7 +473,7 @@ static const pb_format_row formats[PB_FMT_COUNT] = {
     /* a marshal dict ('{' then a tuple: never JSON) */
     [PB_FMT_PSTATS] = {
         .format = PB_FMT_PSTATS, .name = "pstats", .title = "pstats",
-        .sniff = pb_pstats_sniff, .chunks = pb_read_pstats, .stacks = pb_read_pstats_samples,
+        .sniff = pb_pstats_sniff, .decoder = &pb_pstats_decoder,
         .yields = PB_YIELDS_CHUNKS | PB_YIELDS_GRAPH,
         .language = "python", .losses = no_losses,
         .source_what = "Python", .source_names = PY_SOURCES, .source_shebang = "python",
@@ -481,14 +481,14 @@ static const pb_format_row formats[PB_FMT_COUNT] = {
     /* text, after every binary format */
     [PB_FMT_PERF] = {
         .format = PB_FMT_PERF, .name = "perf", .title = "perf script",
-        .sniff = sniff_perf, .chunks = pb_read_perf, .stacks = pb_read_perf_samples,
+        .sniff = sniff_perf, .decoder = &pb_perf_decoder,
         .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES,
         .language = "c", .losses = perf_losses,
     },
     /* text */
     [PB_FMT_CALLGRIND] = {
         .format = PB_FMT_CALLGRIND, .name = "callgrind", .title = "callgrind",
-        .sniff = pb_callgrind_sniff, .chunks = pb_read_callgrind, .stacks = pb_read_callgrind_samples,
+        .sniff = pb_callgrind_sniff, .decoder = &pb_callgrind_decoder,
         .yields = PB_YIELDS_CHUNKS | PB_YIELDS_GRAPH,
         .language = "c", .losses = no_losses,
     },
@@ -496,7 +496,7 @@ static const pb_format_row formats[PB_FMT_COUNT] = {
      * any language's files */
     [PB_FMT_FOLDED] = {
         .format = PB_FMT_FOLDED, .name = "folded", .title = "folded stacks",
-        .sniff = sniff_folded, .chunks = pb_read_folded, .stacks = pb_read_folded_samples,
+        .sniff = sniff_folded, .decoder = &pb_folded_decoder,
         .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES,
         .language = "any", .losses = no_losses,
     },
@@ -562,16 +562,20 @@ const char *pb_format_list(unsigned yields, int titles, const char *last, char *
     return buf;
 }
 
-pb_decoder_fn pb_decoder_for(pb_format f)
-{
-    const pb_format_row *row = pb_format_get(f);
-    return row ? row->chunks : NULL;
-}
+/* a row's decoder: its fold decoder (.decoder), which the generic fold
+ * turns into chunks (pb_fold_decode) or replays into any sample sink
+ * (pb_sample_decode); else its own entries (.chunks, .stacks) */
+static int row_has_chunks(const pb_format_row *row) { return row && (row->decoder || row->chunks); }
+static int row_has_stacks(const pb_format_row *row) { return row && (row->decoder || row->stacks); }
 
-pb_sample_decoder_fn pb_sample_decoder_for(pb_format f)
+int pb_format_decodes(pb_format f) { return row_has_chunks(pb_format_get(f)); }
+
+static pb_status row_decode(const pb_format_row *row, pb_source *src, const pb_options *opt, pb_sink *sink,
+                            pb_sample_sink *ss, pb_error *err)
 {
-    const pb_format_row *row = pb_format_get(f);
-    return row ? row->stacks : NULL;
+    if (row->decoder)
+        return ss ? pb_sample_decode(src, opt, ss, row->decoder, err) : pb_fold_decode(src, opt, sink, row->decoder, err);
+    return ss ? row->stacks(src, opt, ss, err) : row->chunks(src, opt, sink, err);
 }
 
 /* ---- detection ----------------------------------------------------------- */
@@ -589,7 +593,7 @@ static void detect(const unsigned char *p, size_t len, uint64_t file_size, pb_fo
         info->compressed = -1;
     }
     info->name = pb_format_name(info->format);
-    info->supported = pb_decoder_for(info->format) != NULL;
+    info->supported = pb_format_decodes(info->format);
 }
 
 void pb_detect_bytes(const unsigned char *p, size_t len, pb_format_info *info)
@@ -717,7 +721,7 @@ static pb_status drive_source(pb_source *src, pb_format fmt, const pb_options *o
     row = pb_format_get(fmt);
     err->format = row->name;
     src->format = err->format;
-    if (t->ss && !row->stacks)
+    if (t->ss && !row_has_stacks(row))
         return pb_fail(err, PB_ERR_UNSUPPORTED, 0, "%s profiles have no stacks for %s", row->name, t->what);
     if (t->ss && (row->yields & PB_YIELDS_GRAPH) && !(row->yields & PB_YIELDS_STACKS) && !t->ss->graph_func) {
         /* a call graph has no stacks: a stack target never invents them (the
@@ -734,11 +738,11 @@ static pb_status drive_source(pb_source *src, pb_format fmt, const pb_options *o
         return pb_fail_nooff(err, PB_ERR_UNSUPPORTED, "%s profiles have no stack samples: %s needs %s input",
                              row->name, t->what, list);
     }
-    if (!t->ss && !row->chunks)
+    if (!t->ss && !row_has_chunks(row))
         return pb_fail(err, PB_ERR_UNSUPPORTED, 0, "%s files are recognised but not yet supported by this version (%s)",
                        row->name, PB_VERSION_STRING);
     hand_row(t, row);
-    st = t->ss ? row->stacks(src, &opt, t->ss, err) : row->chunks(src, &opt, t->sink, err);
+    st = row_decode(row, src, &opt, t->sink, t->ss, err);
     if (st != PB_OK && err->status == PB_OK)
         err->status = st;
     pb_src_error_to_file(src, err); /* offsets in the file, also in compressed data */

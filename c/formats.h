@@ -22,6 +22,14 @@ struct pb_sample_sink; /* samples.h */
  * built: what a missing optional library prevents is reported by the
  * decoder itself (codecs.h).
  *
+ * A fold decoder (pb_fold_decoder, fold_samples.h) is a format's one entry:
+ *     extern const struct pb_fold_decoder pb_<format>_decoder;
+ * its row names it (.decoder) and the driver makes chunks of it through the
+ * generic fold (pb_fold_decode) or replays its samples into a stack target
+ * (pb_sample_decode): Tachyon, V8, pprof, pstats, perf, callgrind, folded.
+ * The other formats still have the two entries below (NYTProf's chunk
+ * stream stays; EasyProfiler, StatProfiler, speedscope, Pynytprof: to do).
+ *
  * A chunk decoder reads src from its start (decoders read and check their
  * own magic), sends chunks to sink, and returns PB_OK or fills err:
  *     pb_status pb_read_<format>(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
@@ -34,13 +42,7 @@ struct pb_sample_sink; /* samples.h */
 pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 pb_status pb_read_easyprofiler(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 pb_status pb_read_statprofiler(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
-pb_status pb_read_v8(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
-pb_status pb_read_pprof(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
-pb_status pb_read_perf(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
-pb_status pb_read_folded(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 pb_status pb_read_speedscope(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
-pb_status pb_read_pstats(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
-pb_status pb_read_callgrind(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 
 /* ---- stack decoders -------------------------------------------------------
  * Tachyon: thread keys are dense indices (0..) in order of first
@@ -71,20 +73,19 @@ pb_status pb_read_easyprofiler_stacks(pb_source *src, const pb_options *opt, str
 pb_status pb_read_nytprof_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
 pb_status pb_read_statprofiler_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out,
                                        pb_error *err);
-pb_status pb_read_v8_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
-pb_status pb_read_pprof_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
-pb_status pb_read_perf_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
-pb_status pb_read_folded_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
+extern const struct pb_fold_decoder pb_v8_decoder;
+extern const struct pb_fold_decoder pb_pprof_decoder;
+extern const struct pb_fold_decoder pb_perf_decoder;
+extern const struct pb_fold_decoder pb_folded_decoder;
 pb_status pb_read_speedscope_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out,
                                      pb_error *err);
 /* call-graph decoders (PB_YIELDS_GRAPH): frames, then graph_func/graph_edge
  * (samples.h) on thread key 0 (pid 1), no samples; pstats: costs in ns
  * (sample_weight_unit=ns), ATTRIBUTE call_graph "exact" or "sampled". */
-pb_status pb_read_pstats_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
+extern const struct pb_fold_decoder pb_pstats_decoder;
 /* callgrind: thread keys = its thread: values (pid = key + 1), costs in
  * units of the event read (ATTRIBUTE graph_cost_unit; not time) */
-pb_status pb_read_callgrind_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out,
-                                    pb_error *err);
+extern const struct pb_fold_decoder pb_callgrind_decoder;
 
 /* ---- sniffers that live with their decoders --------------------------------
  * read_pprof.c: a pprof profile.proto (gzipped or not) starts p[0..len).

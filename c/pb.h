@@ -163,8 +163,8 @@ pb_status pb_decoder_done(pb_sink *sink, void (*cleanup)(void *), void *state, p
 
 /* ---- decoding --------------------------------------------------------- */
 typedef pb_status (*pb_decoder_fn)(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
-/* NULL when there is no decoder for f in this build */
-pb_decoder_fn pb_decoder_for(pb_format f);
+/* 1 when this build has a decoder for f (its row names one), else 0 */
+int pb_format_decodes(pb_format f);
 
 /* Detect (unless format != PB_FMT_UNKNOWN) and decode a whole file or buffer. */
 pb_status pb_decode_file(const char *path, pb_format format, const pb_options *opt,

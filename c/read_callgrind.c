@@ -795,19 +795,9 @@ static pb_status cg_run(void *p, pb_sample_sink *out)
     return out->finish(out);
 }
 
-static const pb_fold_decoder callgrind_decoder = {sizeof(cg_state), cg_init, NULL, cg_run, cg_free,
+const pb_fold_decoder pb_callgrind_decoder = {sizeof(cg_state), cg_init, NULL, cg_run, cg_free,
     {.source_format = "callgrind", .ticks_per_sec = 1000000000u, .ticks_per_weight = 1, .sampled_spans = 1,
      .call_graph = 1}};
-
-pb_status pb_read_callgrind_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err)
-{
-    return pb_sample_decode(src, opt, out, &callgrind_decoder, err);
-}
-
-pb_status pb_read_callgrind(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
-{
-    return pb_fold_decode(src, opt, sink, &callgrind_decoder, err);
-}
 
 /* "# callgrind format", or a first non-blank, non-comment line that is a
  * callgrind header line (version: 1, creator:, events:, positions:) */

@@ -571,7 +571,7 @@ static pb_status header(fr *r)
     return r->out->attribute(r->out, "basetime", pb_str_c(buf));
 }
 
-static pb_status run(void *p, pb_sample_sink *out)
+static pb_status folded_decode(void *p, pb_sample_sink *out)
 {
     fr *r = (fr *)p;
     pb_status st;
@@ -633,16 +633,6 @@ static uint32_t folded_fid_flags(void *ctx, pb_str file)
 }
 
 /* a unit of weight shows as 1 µs (see the top) */
-static const pb_fold_decoder folded_decoder = {sizeof(fr), fr_init, NULL, run, fr_free,
+const pb_fold_decoder pb_folded_decoder = {sizeof(fr), fr_init, NULL, folded_decode, fr_free,
     {.source_format = "folded", .ticks_per_sec = 1000000, .ticks_per_weight = 1, .fid_flags = folded_fid_flags,
      .sampled_spans = 1}};
-
-pb_status pb_read_folded_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err)
-{
-    return pb_sample_decode(src, opt, out, &folded_decoder, err);
-}
-
-pb_status pb_read_folded(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
-{
-    return pb_fold_decode(src, opt, sink, &folded_decoder, err);
-}

@@ -781,7 +781,7 @@ static pb_status header_attrs(pr *r)
     return attr(r, "basetime", buf);
 }
 
-static pb_status run(void *p, pb_sample_sink *out)
+static pb_status perf_decode(void *p, pb_sample_sink *out)
 {
     pr *r = (pr *)p;
     pb_status st;
@@ -886,18 +886,8 @@ static void pr_free(void *p)
 }
 
 /* ticks: ns (cpu-clock, task-clock), one count as 1 ns; see prepare() */
-static const pb_fold_decoder perf_decoder = {sizeof(pr), pr_init, prepare, run, pr_free,
+const pb_fold_decoder pb_perf_decoder = {sizeof(pr), pr_init, prepare, perf_decode, pr_free,
     {.source_format = "perf", .ticks_per_sec = 1000000000u, .ticks_per_weight = 1, .sampled_spans = 1}};
-
-pb_status pb_read_perf_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err)
-{
-    return pb_sample_decode(src, opt, out, &perf_decoder, err);
-}
-
-pb_status pb_read_perf(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
-{
-    return pb_fold_decode(src, opt, sink, &perf_decoder, err);
-}
 
 /* ---- detection ------------------------------------------------------------------ */
 int pb_perf_sniff(const unsigned char *p, size_t len, int whole)

@@ -1848,7 +1848,7 @@ static pb_status columns_and_mappings(pr *r)
 }
 
 /* pass 2: the samples, into r->out */
-static pb_status run(void *p, pb_sample_sink *out)
+static pb_status pprof_decode(void *p, pb_sample_sink *out)
 {
     pr *r = (pr *)p;
     pb_status st;
@@ -1881,18 +1881,8 @@ static pb_status run(void *p, pb_sample_sink *out)
 }
 
 /* ticks: ns, or one unit of a count or size as 1 ns; nytprof.out's time is the sampled time */
-static const pb_fold_decoder pprof_decoder = {sizeof(pr), pr_init, prepare, run, pr_free,
+const pb_fold_decoder pb_pprof_decoder = {sizeof(pr), pr_init, prepare, pprof_decode, pr_free,
     {.source_format = "pprof", .ticks_per_sec = 1000000000u, .ticks_per_weight = 1, .sampled_spans = 1}};
-
-pb_status pb_read_pprof_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err)
-{
-    return pb_sample_decode(src, opt, out, &pprof_decoder, err);
-}
-
-pb_status pb_read_pprof(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
-{
-    return pb_fold_decode(src, opt, sink, &pprof_decoder, err);
-}
 
 /* ---- detection ------------------------------------------------------------------------ */
 /* 1 when m holds only well-formed protobuf fields (a field the prefix cuts

@@ -784,19 +784,9 @@ static pb_status ps_run(void *p, pb_sample_sink *out)
     return out->finish(out);
 }
 
-static const pb_fold_decoder pstats_decoder = {sizeof(ps_state), ps_init, NULL, ps_run, ps_free,
+const pb_fold_decoder pb_pstats_decoder = {sizeof(ps_state), ps_init, NULL, ps_run, ps_free,
     {.source_format = "pstats", .ticks_per_sec = 1000000000u, .ticks_per_weight = 1,
      .fid_flags = pstats_fid_flags, .sampled_spans = 1, .call_graph = 1}};
-
-pb_status pb_read_pstats_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err)
-{
-    return pb_sample_decode(src, opt, out, &pstats_decoder, err);
-}
-
-pb_status pb_read_pstats(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
-{
-    return pb_fold_decode(src, opt, sink, &pstats_decoder, err);
-}
 
 /* a marshal dict whose first key is a tuple (of 3: a string first, or the
  * 3.15 ("__sampled__",) key), or the empty dict */

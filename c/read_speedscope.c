@@ -1268,7 +1268,7 @@ static void label_of(const ssr *r, uint32_t i, char *buf, size_t cap)
         snprintf(buf, cap, "%u", i);
 }
 
-static pb_status run(void *state, pb_sample_sink *out)
+static pb_status speedscope_decode(void *state, pb_sample_sink *out)
 {
     ssr *r = (ssr *)state;
     pb_status st;
@@ -1317,7 +1317,7 @@ static uint32_t ss_fid_flags(void *ctx, pb_str file)
     return PB_FID_IS_FAKE | PB_FID_VIA_SUB;
 }
 
-static const pb_fold_decoder ss_decoder = {sizeof(ssr), ss_init, NULL, run, ss_free,
+static const pb_fold_decoder ss_decoder = {sizeof(ssr), ss_init, NULL, speedscope_decode, ss_free,
     {.source_format = "speedscope", .ticks_per_sec = 1000000000u, .ticks_per_weight = 1,
      .fid_flags = ss_fid_flags, .sampled_spans = 1}};
 

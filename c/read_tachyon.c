@@ -1237,7 +1237,7 @@ static pb_status salvage_end(tr *r)
                            r->blind ? " with unnamed frames \"<frame N>\" (the names were in the lost tables)" : "");
 }
 
-static pb_status run(void *p, pb_sample_sink *out)
+static pb_status tachyon_decode(void *p, pb_sample_sink *out)
 {
     tr *r = (tr *)p;
     pb_status st;
@@ -1308,15 +1308,5 @@ static void tr_init(void *p, pb_source *src, const pb_options *opt, pb_sink *war
 }
 
 /* nytprof.out's time is the sampled time; the weight: prepare() */
-static const pb_fold_decoder tachyon_decoder = {sizeof(tr), tr_init, prepare, run, tr_free,
+const pb_fold_decoder pb_tachyon_decoder = {sizeof(tr), tr_init, prepare, tachyon_decode, tr_free,
     {.source_format = "tachyon", .ticks_per_sec = 1000000, .fid_flags = tachyon_fid_flags, .sampled_spans = 1}};
-
-pb_status pb_read_tachyon_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err)
-{
-    return pb_sample_decode(src, opt, out, &tachyon_decoder, err);
-}
-
-pb_status pb_read_tachyon(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
-{
-    return pb_fold_decode(src, opt, sink, &tachyon_decoder, err);
-}

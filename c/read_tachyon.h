@@ -5,12 +5,10 @@
 
 #include "pb.h"
 
-struct pb_sample_sink; /* samples.h */
+struct pb_fold_decoder; /* fold_samples.h */
 
-/* The decoder's entry points (the row in formats.c lists them; formats.h
- * says what they give) */
-pb_status pb_read_tachyon(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
-pb_status pb_read_tachyon_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
+/* The decoder (the row in formats.c lists it; formats.h says what it gives) */
+extern const struct pb_fold_decoder pb_tachyon_decoder;
 
 /* Tachyon v1 has two incompatible 64-byte headers (tachyon-format.md,
  * "Versions that exist"): the pre-rc one (u32 sample count at 28) and the

@@ -125,16 +125,20 @@ static pb_status no_yajl(pb_error *err)
 {
     return pb_fail(err, PB_ERR_UNSUPPORTED, 0, "%s", PB_NO_CODEC_MSG("yajl", "libyajl-dev"));
 }
-pb_status pb_read_v8_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err)
-{
-    (void)src, (void)opt, (void)out;
-    return no_yajl(err);
-}
-pb_status pb_read_v8(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
+static void no_yajl_init(void *state, pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
 {
     (void)src, (void)opt, (void)sink;
-    return no_yajl(err);
+    *(pb_error **)state = err;
+    no_yajl(err);
 }
+static pb_status no_yajl_decode(void *state, pb_sample_sink *out)
+{
+    (void)out;
+    return (*(pb_error **)state)->status;
+}
+static void no_yajl_free(void *state) { (void)state; }
+const pb_fold_decoder pb_v8_decoder = {sizeof(pb_error *), no_yajl_init, NULL, no_yajl_decode, no_yajl_free,
+    {.source_format = "v8", .ticks_per_sec = 1000000000u, .ticks_per_weight = 1}};
 #else
 
 #define V8_BLOCK 65536u
@@ -1555,7 +1559,7 @@ static pb_status v8_restart(v8r *r)
     return pb_src_rewind(r->s);
 }
 
-static pb_status run(void *p, pb_sample_sink *out)
+static pb_status v8_decode(void *p, pb_sample_sink *out)
 {
     v8r *r = (v8r *)p;
     pb_status st;
@@ -1641,18 +1645,8 @@ static void v8_init(void *p, pb_source *src, const pb_options *opt, pb_sink *war
 }
 
 /* ticks: ns, the weights' unit */
-static const pb_fold_decoder v8_decoder = {sizeof(v8r), v8_init, NULL, run, v8_free,
+const pb_fold_decoder pb_v8_decoder = {sizeof(v8r), v8_init, NULL, v8_decode, v8_free,
     {.source_format = "v8", .ticks_per_sec = 1000000000u, .ticks_per_weight = 1, .fid_flags = v8_fid_flags,
      .sampled_spans = 1}};
-
-pb_status pb_read_v8_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err)
-{
-    return pb_sample_decode(src, opt, out, &v8_decoder, err);
-}
-
-pb_status pb_read_v8(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
-{
-    return pb_fold_decode(src, opt, sink, &v8_decoder, err);
-}
 
 #endif /* PB_HAVE_YAJL */

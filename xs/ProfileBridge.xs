@@ -1441,7 +1441,7 @@ pbxs__format_rows()
             HV *hv = newHV();
             (void)hv_stores(hv, "name", newSVpv(row->name, 0));
             (void)hv_stores(hv, "title", newSVpv(row->title, 0));
-            (void)hv_stores(hv, "supported", newSViv(row->chunks != NULL));
+            (void)hv_stores(hv, "supported", newSViv(pb_format_decodes((pb_format)f)));
             (void)hv_stores(hv, "library", row->library ? newSVpv(row->library, 0) : newSV(0));
             (void)hv_stores(hv, "library_use",
                             newSVpv(row->library_use == PB_LIB_EVERY_FILE   ? "every"
@@ -1480,7 +1480,7 @@ pbxs_formats()
         hv = newHV();
         for (f = 1; f < PB_FMT_COUNT; f++)
             (void)hv_store(hv, pb_format_name((pb_format)f), (I32)strlen(pb_format_name((pb_format)f)),
-                           newSViv(pb_decoder_for((pb_format)f) != NULL), 0);
+                           newSViv(pb_format_decodes((pb_format)f)), 0);
         RETVAL = newRV_noinc((SV *)hv);
     OUTPUT:
         RETVAL

@@ -87,7 +87,7 @@ static int do_convert(int argc, char **argv)
         if ((st = pb_src_open_file(&src, in[0], &err)) == PB_OK) {
             /* the row the driver would hand on (own frames: format_row.h) */
             pb_sample_sink_set_row(pb_spw_sink_base(k), pb_format_get(PB_FMT_TACHYON));
-            st = pb_read_tachyon_samples(&src, NULL, pb_spw_sink_base(k), &err);
+            st = pb_sample_decode(&src, NULL, pb_spw_sink_base(k), &pb_tachyon_decoder, &err);
             pb_src_close(&src);
             if (st == PB_OK)
                 st = pb_spw_sink_base(k)->finish(pb_spw_sink_base(k));
