@@ -1350,14 +1350,19 @@ pb_status pb_sample_decode(pb_source *src, const pb_options *opt, pb_sample_sink
          * in another unit than the fold's ticks): those count in a decode
          * of their own (the caller sees chunk_teed unset) */
         pb_sample_tee tee;
+        pb_fold *fold;
         cfg.max_threads = j->opt.max_threads;
         j->opt.chunk_tee->row = cfg.row;
-        if ((st = pb_sample_tee_init(&tee, out, &cfg, j->opt.chunk_tee, err)) == PB_OK) {
+        if (!(fold = pb_fold_new(&cfg, j->opt.chunk_tee, err))) {
+            st = err->status ? err->status : PB_ERR_LIMIT;
+        } else {
+            pb_sample_tee_init(&tee, out, pb_fold_sample_sink(fold), cfg.ticks_per_sec, err);
             st = dec->run(j->state, &tee.ss);
             if (j->opt.chunk_teed && !tee.gave_up)
                 *j->opt.chunk_teed = 1;
+            pb_sample_tee_free(&tee);
+            pb_fold_free(fold);
         }
-        pb_sample_tee_free(&tee);
     } else if (st == PB_OK)
         st = dec->run(j->state, out);
     decode_job_free(j);

@@ -122,14 +122,12 @@ static pb_status tee_span(pb_sample_sink *self, uint64_t thread_key, uint32_t fr
 static const pb_sample_sink tee_calls = {.attribute = tee_attribute, .frame = tee_frame, .thread = tee_thread,
     .sample = tee_sample, .note = tee_note, .finish = tee_finish};
 
-pb_status pb_sample_tee_init(pb_sample_tee *t, pb_sample_sink *out, const pb_fold_config *cfg, pb_sink *chunks,
-                             pb_error *err)
+void pb_sample_tee_init(pb_sample_tee *t, pb_sample_sink *out, pb_sample_sink *fold, uint64_t ticks_per_sec,
+                        pb_error *err)
 {
     memset(t, 0, sizeof *t);
     t->out = out;
-    if (!(t->fold = pb_fold_new(cfg, chunks, err)))
-        return err->status ? err->status : PB_ERR_LIMIT;
-    t->fs = pb_fold_sample_sink(t->fold);
+    t->fs = fold;
     pb_sample_sink_init(&t->ss, &tee_calls, t, err, out->cleanups);
     /* what the decoder may call: the writer's optional calls */
     t->ss.sample_tags = out->sample_tags ? tee_sample_tags : NULL;
@@ -140,16 +138,14 @@ pb_status pb_sample_tee_init(pb_sample_tee *t, pb_sample_sink *out, const pb_fol
     t->ss.span = out->span ? tee_span : NULL;
     t->ss.each_tick = out->each_tick;
     t->ss.row = out->row;
-    t->ts_other_unit = cfg->ticks_per_sec != 0 && cfg->ticks_per_sec != 1000000;
+    t->ts_other_unit = ticks_per_sec != 0 && ticks_per_sec != 1000000;
     /* every sample to the fold as the chunk path gives them; where the tee
      * gives up at the first timestamp anyway, the decoder's usual way */
     t->ss.sums_stacks = t->ts_other_unit ? out->sums_stacks : 0;
-    return PB_OK;
 }
 
 void pb_sample_tee_free(pb_sample_tee *t)
 {
-    pb_fold_free(t->fold);
     free(t->map);
     free(t->ids);
     memset(t, 0, sizeof *t);

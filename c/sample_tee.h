@@ -6,7 +6,8 @@
  * writer's sample sink and hands every call to both: the writer unchanged,
  * the fold with the frame ids it gave (the tee keeps writer id -> fold id).
  * So the input is read and decoded once (pb_sample_decode, fold_samples.c,
- * when pb_options.chunk_tee is set).
+ * when pb_options.chunk_tee is set).  It knows the fold only as a sample
+ * sink: fold_samples.c makes and frees the fold.
  *
  * What the decoder sees is the writer's sink (its optional calls, each_tick),
  * except sums_stacks (0 where the fold's ticks are µs: every sample reaches
@@ -23,12 +24,11 @@
 #ifndef PB_SAMPLE_TEE_H
 #define PB_SAMPLE_TEE_H
 
-#include "fold_samples.h"
+#include "samples.h"
 
 typedef struct {
     pb_sample_sink ss;    /* hand this to the decoder */
     pb_sample_sink *out;  /* the writer's sink */
-    pb_fold *fold;        /* into the chunk sink */
     pb_sample_sink *fs;   /* the fold's sample sink */
     uint32_t *map;        /* writer frame id -> fold frame id (UINT32_MAX: none) */
     size_t map_cap;
@@ -39,11 +39,12 @@ typedef struct {
                            * those of the chunk path, so nothing more goes to it */
 } pb_sample_tee;
 
-/* out: the writer's sink; cfg: the fold's configuration (as pb_fold_decode
- * would use it); chunks: where the fold's chunks go.  PB_OK, or an error
- * (out of memory, the fold's own) in err. */
-pb_status pb_sample_tee_init(pb_sample_tee *t, pb_sample_sink *out, const pb_fold_config *cfg, pb_sink *chunks,
-                             pb_error *err);
+/* out: the writer's sink; fold: the fold's sample sink (its owner,
+ * pb_sample_decode, makes it as pb_fold_decode would and frees it);
+ * ticks_per_sec: the fold's ticks (0 or 1000000: µs, as a sample sink's
+ * timestamps).  The tee takes no memory until its first frame. */
+void pb_sample_tee_init(pb_sample_tee *t, pb_sample_sink *out, pb_sample_sink *fold, uint64_t ticks_per_sec,
+                        pb_error *err);
 void pb_sample_tee_free(pb_sample_tee *t);
 
 #endif
