@@ -31,11 +31,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     pb_error err;
     pb_status st;
     int which;
-    if (!nstacks) { /* the table's stack targets (a sample sink), in its order (outputs.h) */
+    if (!nstacks) { /* the table's stack targets (a sample sink on a stream), in its order (outputs.h);
+                     * a writer of files of its own (statprofiler) has its own branch below */
         const pb_target *t;
         size_t i;
         for (i = 0; (t = pb_target_at(i)) != NULL && nstacks < 16; i++)
-            if (t->sink)
+            if (t->open && t->sink)
                 stacks[nstacks++] = t->name;
     }
     which = (int)((size >> 1) % (size_t)(nstacks + 5));

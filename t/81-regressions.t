@@ -50,6 +50,22 @@ sub clean_end {
         && $e->message ne '';
 }
 
+subtest 'statprofiler-target-taken-for-a-stream' => sub {
+    # fuzz_writers took every target with a sample sink for a stream writer
+    # once the statprofiler target had one (it writes traces of its own) and
+    # looked for one output file: the conversion succeeds with its traces
+    # named, and nothing else is left
+    my $f = "$C/speedscope/statprofiler-target-taken-for-a-stream";
+    ok(-e $f, 'the fuzzer input is kept');
+    my $out = "$tmp/fuzz-sp";
+    my $r = eval { Devel::ProfileBridge::convert(in => $f, out => $out, to => 'statprofiler') };
+    ok(!$@ || (ref $@ && $@->class =~ /^(?:truncated|corrupt|unsupported|limit)$/), 'converts, or a clean error')
+        or diag $@;
+    my @traces = grep { !-d } glob "$out*";
+    ok(!$@ ? @traces >= 1 : @traces == 0, 'its traces, when it succeeds; nothing when it fails')
+        or diag explain \@traces;
+};
+
 subtest 'empty-snappy-packet-null-window' => sub {
     # statprofiler: a Snappy packet that decompresses to 0 bytes arriving
     # before any data made read_statprofiler.c compute NULL + 0 (UBSan:
