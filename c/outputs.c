@@ -256,9 +256,10 @@ static pb_status stream_write(FILE *fp, void *ctx, pb_error *werr, pb_error *err
 
 /* a writer of files of its own: the input's samples into its sink; after
  * a complete write, the names of the files it wrote into rq */
-static pb_status files_write(write_job *j, pb_write_req *rq, pb_error *err)
+static pb_status files_write(write_job *j, pb_error *err)
 {
     const pb_target *t = j->t;
+    pb_write_req *rq = j->rq;
     pb_counting c;
     pb_error werr;
     pb_status st;
@@ -373,7 +374,7 @@ pb_status pb_write(const pb_target *t, pb_write_mode mode, pb_write_req *rq, pb_
     else if (t->open)
         st = pb_output_with(rq->out, t->name, stream_write, &j, err);
     else
-        st = files_write(&j, rq, err);
+        st = files_write(&j, err);
     if (mode == PB_WRITE_CONVERT)
         rq->samples = j.samples;
     free((void *)once);
