@@ -75,16 +75,18 @@ typedef struct {
     uint64_t self, in_incl, out_incl, calls; /* in_incl: the calls into it; out_incl: self + its calls' */
     int called;
 } cg_fn;
-/* a statement: (function, file, line) */
+/* a statement (a = function, b = file, line; cost) or a call (a = caller,
+ * b = callee, line: the call site; count calls, cost inclusive): both
+ * summed per key in one kind of table */
 typedef struct {
-    uint32_t fn, file, line;
-    uint64_t cost;
-} cg_line;
-/* a call: (caller, callee, line) */
+    uint32_t a, b, line;
+    uint64_t count, cost;
+} cg_sum;
 typedef struct {
-    uint32_t caller, callee, line;
-    uint64_t count, incl;
-} cg_call;
+    cg_sum *e;
+    size_t n, cap;
+    pb_index ix;
+} cg_sums;
 
 typedef struct {
     pb_source *s;
@@ -94,8 +96,7 @@ typedef struct {
     pb_strtab str;
     cg_ids files, fns, objs;
     cg_fn *fn; size_t nfn, capfn; pb_index tfn;
-    cg_line *ln; size_t nln, cln; pb_index tln;
-    cg_call *cl; size_t ncl, ccl; pb_index tcl;
+    cg_sums ln, cl; /* statements, calls */
     uint64_t lineno, line_off;
     /* header */
     char events[CG_MAX_EVENTS][48];
@@ -190,19 +191,14 @@ static uint32_t fn_hash_of(const void *ctx, uint32_t i)
     const cg_fn *f = &((const cg *)ctx)->fn[i];
     return fn_hash(f->thread, f->file, f->name);
 }
-static uint32_t ln_hash(uint32_t fn, uint32_t file, uint32_t line)
+static uint32_t sum_hash(uint32_t a, uint32_t b, uint32_t line)
 {
-    return pb_mix64(((uint64_t)fn << 32 | file) ^ (uint64_t)line * UINT64_C(0xC2B2AE3D27D4EB4F));
+    return pb_mix64(((uint64_t)a << 32 | b) ^ (uint64_t)line * UINT64_C(0xC2B2AE3D27D4EB4F));
 }
-static uint32_t ln_hash_of(const void *ctx, uint32_t i)
+static uint32_t sum_hash_of(const void *ctx, uint32_t i)
 {
-    const cg_line *l = &((const cg *)ctx)->ln[i];
-    return ln_hash(l->fn, l->file, l->line);
-}
-static uint32_t cl_hash_of(const void *ctx, uint32_t i)
-{
-    const cg_call *l = &((const cg *)ctx)->cl[i];
-    return ln_hash(l->caller, l->callee, l->line);
+    const cg_sum *e = &((const cg_sums *)ctx)->e[i];
+    return sum_hash(e->a, e->b, e->line);
 }
 
 /* the function (thread, file, name): its index, added when new */
@@ -230,50 +226,30 @@ static pb_status fn_get(cg *r, uint32_t file, uint32_t name, uint32_t *out)
     return PB_OK;
 }
 
-static pb_status add_line(cg *r, uint32_t fn, uint32_t file, uint32_t line, uint64_t cost)
+/* add count and cost to the entry (a, b, line) of t, added when new;
+ * what: the cost's name in the error when its sum no longer fits */
+static pb_status sum_add(cg *r, cg_sums *t, uint32_t a, uint32_t b, uint32_t line, uint64_t count, uint64_t cost,
+                         const char *what)
 {
     size_t k;
     uint32_t i;
-    if (pb_index_reserve(&r->tln, r->nln, ln_hash_of, r) < 0)
+    if (pb_index_reserve(&t->ix, t->n, sum_hash_of, t) < 0)
         return OOM(r);
-    PB_INDEX_FIND(&r->tln, ln_hash(fn, file, line), k, i,
-                  r->ln[i].fn == fn && r->ln[i].file == file && r->ln[i].line == line);
+    PB_INDEX_FIND(&t->ix, sum_hash(a, b, line), k, i, t->e[i].a == a && t->e[i].b == b && t->e[i].line == line);
     if (i == PB_INDEX_NONE) {
-        if (r->nln >= 0x7FFFFFF0u || pb_grow((void **)&r->ln, &r->cln, r->nln + 1, sizeof *r->ln) < 0)
+        if (t->n >= 0x7FFFFFF0u || pb_grow((void **)&t->e, &t->cap, t->n + 1, sizeof *t->e) < 0)
             return OOM(r);
-        r->ln[r->nln].fn = fn;
-        r->ln[r->nln].file = file;
-        r->ln[r->nln].line = line;
-        r->ln[r->nln].cost = 0;
-        pb_index_set(&r->tln, k, (uint32_t)r->nln);
-        i = (uint32_t)r->nln++;
+        memset(&t->e[t->n], 0, sizeof *t->e);
+        t->e[t->n].a = a;
+        t->e[t->n].b = b;
+        t->e[t->n].line = line;
+        pb_index_set(&t->ix, k, (uint32_t)t->n);
+        i = (uint32_t)t->n++;
     }
-    if (r->ln[i].cost > UINT64_MAX - cost)
-        return pb_fail(r->err, PB_ERR_LIMIT, r->line_off, "a line's cost does not fit 64 bits");
-    r->ln[i].cost += cost;
-    return PB_OK;
-}
-
-static pb_status add_call(cg *r, uint32_t caller, uint32_t callee, uint32_t line, uint64_t count, uint64_t incl)
-{
-    size_t k;
-    uint32_t i;
-    if (pb_index_reserve(&r->tcl, r->ncl, cl_hash_of, r) < 0)
-        return OOM(r);
-    PB_INDEX_FIND(&r->tcl, ln_hash(caller, callee, line), k, i,
-                  r->cl[i].caller == caller && r->cl[i].callee == callee && r->cl[i].line == line);
-    if (i == PB_INDEX_NONE) {
-        if (r->ncl >= 0x7FFFFFF0u || pb_grow((void **)&r->cl, &r->ccl, r->ncl + 1, sizeof *r->cl) < 0)
-            return OOM(r);
-        memset(&r->cl[r->ncl], 0, sizeof *r->cl);
-        r->cl[r->ncl].caller = caller;
-        r->cl[r->ncl].callee = callee;
-        r->cl[r->ncl].line = line;
-        pb_index_set(&r->tcl, k, (uint32_t)r->ncl);
-        i = (uint32_t)r->ncl++;
-    }
-    r->cl[i].count += count;
-    r->cl[i].incl += incl;
+    if (t->e[i].cost > UINT64_MAX - cost)
+        return pb_fail(r->err, PB_ERR_LIMIT, r->line_off, "%s does not fit 64 bits", what);
+    t->e[i].count += count;
+    t->e[i].cost += cost;
     return PB_OK;
 }
 
@@ -541,13 +517,13 @@ static pb_status body_line(cg *r, const char *p, size_t n)
             r->fn[fn].out_incl += cost; /* the caller's, used when it is never called */
             r->cfl = NONE;
             r->cob = NONE;
-            return add_call(r, fn, callee, line, r->pending_calls, cost);
+            return sum_add(r, &r->cl, fn, callee, line, r->pending_calls, cost, "a call's inclusive cost");
         }
         if (r->fn[fn].self > UINT64_MAX - cost || r->fn[fn].out_incl > UINT64_MAX - cost)
             return pb_fail(r->err, PB_ERR_LIMIT, r->line_off, "a function's cost does not fit 64 bits");
         r->fn[fn].self += cost;
         r->fn[fn].out_incl += cost;
-        return add_line(r, fn, r->fi != NONE ? r->fi : r->fl, line, cost);
+        return sum_add(r, &r->ln, fn, r->fi != NONE ? r->fi : r->fl, line, 0, cost, "a line's cost");
     }
     if (r->in_call)
         return bad(r, "a calls= line is not followed by its cost line");
@@ -712,11 +688,11 @@ static pb_status flush(cg *r)
         if (r->out->graph_func && (st = r->out->graph_func(r->out, f->thread, &g)) != PB_OK)
             return st;
     }
-    for (i = 0; i < r->nln; i++) {
-        const cg_line *l = &r->ln[i];
-        const cg_fn *f = &r->fn[l->fn];
+    for (i = 0; i < r->ln.n; i++) {
+        const cg_sum *l = &r->ln.e[i]; /* a: function, b: file */
+        const cg_fn *f = &r->fn[l->a];
         uint32_t frame = f->frame;
-        if (l->file != f->file && (st = frame_of(r, l->fn, l->file, &frame)) != PB_OK)
+        if (l->b != f->file && (st = frame_of(r, l->a, l->b, &frame)) != PB_OK)
             return st;
         if (l->cost && r->out->graph_line && (st = r->out->graph_line(r->out, f->thread, frame, l->line, l->cost)) != PB_OK)
             return st;
@@ -725,32 +701,28 @@ static pb_status flush(cg *r)
     /* (in the state: a consumer that never returns leaks nothing) */
     if (!(ncallers = r->ncallers = (uint64_t *)calloc(r->nfn ? r->nfn : 1, sizeof *ncallers)))
         return OOM(r);
-    for (i = 0; i < r->ncl; i++)
-        ncallers[r->cl[i].callee]++;
-    for (i = 0; i < r->ncl; i++) {
-        const cg_call *c = &r->cl[i];
+    for (i = 0; i < r->cl.n; i++)
+        ncallers[r->cl.e[i].b]++;
+    for (i = 0; i < r->cl.n; i++) {
+        const cg_sum *c = &r->cl.e[i]; /* a: caller, b: callee */
         pb_graph_edge e;
         memset(&e, 0, sizeof e);
-        e.caller = r->fn[c->caller].frame;
-        e.callee = r->fn[c->callee].frame;
+        e.caller = r->fn[c->a].frame;
+        e.callee = r->fn[c->b].frame;
         e.line = c->line;
         e.nc = e.cc = c->count;
-        e.incl = c->incl;
-        if (ncallers[c->callee] == 1 && c->count == r->fn[c->callee].calls)
-            e.excl = r->fn[c->callee].self;
-        if (r->out->graph_edge && (st = r->out->graph_edge(r->out, r->fn[c->callee].thread, &e)) != PB_OK)
+        e.incl = c->cost;
+        if (ncallers[c->b] == 1 && c->count == r->fn[c->b].calls)
+            e.excl = r->fn[c->b].self;
+        if (r->out->graph_edge && (st = r->out->graph_edge(r->out, r->fn[c->b].thread, &e)) != PB_OK)
             return st;
     }
     return PB_OK;
 }
 
-typedef struct {
-    cg r;
-} cg_state;
-
 static void cg_init(void *p, pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
 {
-    cg *r = &((cg_state *)p)->r;
+    cg *r = (cg *)p;
     (void)sink;
     r->s = src;
     pb_options_copy(&r->opt, opt);
@@ -762,15 +734,15 @@ static void cg_init(void *p, pb_source *src, const pb_options *opt, pb_sink *sin
 
 static void cg_free(void *p)
 {
-    cg *r = &((cg_state *)p)->r;
+    cg *r = (cg *)p;
     pb_strtab_free(&r->str);
-    PB_FREE_ALL(r->files.e, r->fns.e, r->objs.e, r->fn, r->ln, r->cl, r->ncallers);
-    PB_INDEX_FREE_ALL(&r->files.ix, &r->fns.ix, &r->objs.ix, &r->tfn, &r->tln, &r->tcl);
+    PB_FREE_ALL(r->files.e, r->fns.e, r->objs.e, r->fn, r->ln.e, r->cl.e, r->ncallers);
+    PB_INDEX_FREE_ALL(&r->files.ix, &r->fns.ix, &r->objs.ix, &r->tfn, &r->ln.ix, &r->cl.ix);
 }
 
 static pb_status cg_run(void *p, pb_sample_sink *out)
 {
-    cg *r = &((cg_state *)p)->r;
+    cg *r = (cg *)p;
     pb_status st;
     const char *line = NULL;
     size_t len = 0;
@@ -795,7 +767,7 @@ static pb_status cg_run(void *p, pb_sample_sink *out)
     return out->finish(out);
 }
 
-const pb_fold_decoder pb_callgrind_decoder = {sizeof(cg_state), cg_init, NULL, cg_run, cg_free,
+const pb_fold_decoder pb_callgrind_decoder = {sizeof(cg), cg_init, NULL, cg_run, cg_free,
     {.source_format = "callgrind", .ticks_per_sec = 1000000000u, .ticks_per_weight = 1, .sampled_spans = 1,
      .call_graph = 1}};
 

@@ -34,7 +34,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include "fold_samples.h"
 #include "formats.h"
 #include "model.h"
@@ -512,7 +511,8 @@ static pb_status key_frame(ps *r, uint32_t i, uint32_t *id)
 {
     pkey *key = &r->keys[i];
     uint32_t file = key->file, line = key->line, func = key->func, j, nline;
-    size_t plen = 0, nlen = 0, s2;
+    size_t s2;
+    char at[24] = "";
     pb_frame pf;
     pb_status st;
     const char *fs, *ns;
@@ -539,28 +539,11 @@ static pb_status key_frame(ps *r, uint32_t i, uint32_t *id)
     ns = pb_strtab_ptr(&r->str, func);
     nl = pb_strtab_len(&r->str, func);
     memset(&pf, 0, sizeof pf);
-    if (fl == 1 && fs[0] == '~') {
-        pf.kind = PB_FRAME_SYNTHETIC;
-        pf.package = pb_str_make("", 0, 0);
-        pf.name = pb_str_make(ns, nl, 1);
-    } else {
-        pf.kind = PB_FRAME_SUB;
-        if (pb_python_package(&r->pkgbuf, &r->pkgcap, fs, fl, &plen) < 0 ||
-            pb_python_colons(&r->namebuf, &r->namecap, &nlen, ns, nl, 0) < 0)
-            return OOM(r);
-        if (nlen == 0 && pb_python_colons(&r->namebuf, &r->namecap, &nlen, "__ANON__", 8, 0) < 0)
-            return OOM(r);
-        if (nline != line && !r->sampled) {
-            char b[24];
-            snprintf(b, sizeof b, "@%u", line);
-            if (pb_python_colons(&r->namebuf, &r->namecap, &nlen, b, strlen(b), 0) < 0)
-                return OOM(r);
-        }
-        pf.package = pb_str_make(r->pkgbuf, plen, 1);
-        pf.name = pb_str_make(r->namebuf, nlen, 1);
-    }
-    pf.own = pb_str_make(ns, nl, 1);
-    pf.file = pb_str_make(fs, fl, 1);
+    /* a function of one name defined on several lines: name@line */
+    if (nline != line && !r->sampled)
+        snprintf(at, sizeof at, "@%u", line);
+    if (pb_python_frame(&pf, &r->pkgbuf, &r->pkgcap, &r->namebuf, &r->namecap, fs, fl, ns, nl, at[0] ? at : NULL) < 0)
+        return OOM(r);
     /* sampled: the key's line is the executing line (the call site in a caller) */
     pf.line = (int32_t)line;
     pf.first_line = r->sampled ? -1 : (int32_t)line;
@@ -580,18 +563,8 @@ static pb_status announce(ps *r)
         return st;
     /* what nytprofhtml's page header names: the file, and when it was
      * written (a pstats file keeps no date: its mtime stands for the run's) */
-    if (r->err->file[0] && (st = r->out->attribute(r->out, "application", pb_str_c(r->err->file))) != PB_OK)
+    if ((st = pb_sample_file_header(r->out, r->err->file, r->s, 1)) != PB_OK)
         return st;
-    {
-        struct stat sb;
-        char buf[32];
-        unsigned long long t = 0;
-        if (r->s->fp && fstat(fileno(r->s->fp), &sb) == 0 && sb.st_mtime > 0)
-            t = (unsigned long long)sb.st_mtime;
-        snprintf(buf, sizeof buf, "%llu", t);
-        if ((st = r->out->attribute(r->out, "basetime", pb_str_c(buf))) != PB_OK)
-            return st;
-    }
     if (r->out->thread && (st = r->out->thread(r->out, 0, 1, 0, NULL)) != PB_OK)
         return st;
     return PB_OK;
@@ -714,13 +687,9 @@ static pb_status flush(ps *r)
     return PB_OK;
 }
 
-typedef struct {
-    ps r;
-} ps_state;
-
 static void ps_init(void *p, pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
 {
-    ps *r = &((ps_state *)p)->r;
+    ps *r = (ps *)p;
     r->s = src;
     r->opt = opt;
     r->err = err;
@@ -729,7 +698,7 @@ static void ps_init(void *p, pb_source *src, const pb_options *opt, pb_sink *sin
 
 static void ps_free(void *p)
 {
-    ps *r = &((ps_state *)p)->r;
+    ps *r = (ps *)p;
     pb_strtab_free(&r->str);
     PB_FREE_ALL(r->tmp.v, r->tmp.k, r->per.v, r->per.k, r->refs, r->scratch, r->keys, r->names, r->ents, r->calls, r->pkgbuf,
                 r->namebuf);
@@ -738,7 +707,7 @@ static void ps_free(void *p)
 
 static pb_status ps_run(void *p, pb_sample_sink *out)
 {
-    ps *r = &((ps_state *)p)->r;
+    ps *r = (ps *)p;
     pb_status st;
     unsigned code;
     uint32_t k, v;
@@ -784,7 +753,7 @@ static pb_status ps_run(void *p, pb_sample_sink *out)
     return out->finish(out);
 }
 
-const pb_fold_decoder pb_pstats_decoder = {sizeof(ps_state), ps_init, NULL, ps_run, ps_free,
+const pb_fold_decoder pb_pstats_decoder = {sizeof(ps), ps_init, NULL, ps_run, ps_free,
     {.source_format = "pstats", .ticks_per_sec = 1000000000u, .ticks_per_weight = 1,
      .fid_flags = pstats_fid_flags, .sampled_spans = 1, .call_graph = 1}};
 
