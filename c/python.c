@@ -104,3 +104,26 @@ int pb_python_package(char **pkgbuf, size_t *pkgcap, const char *f, size_t len, 
     return 0;
 }
 
+
+int pb_python_frame(pb_frame *pf, char **pkgbuf, size_t *pkgcap, char **namebuf, size_t *namecap, const char *file,
+                    size_t flen, const char *func, size_t fnlen, const char *suffix)
+{
+    size_t plen = 0, nlen = 0;
+    if (flen == 1 && file[0] == '~') {
+        pf->kind = PB_FRAME_SYNTHETIC;
+        pf->package = pb_str_make("", 0, 0);
+        pf->name = pb_str_make(func, fnlen, 1);
+    } else {
+        pf->kind = PB_FRAME_SUB;
+        if (pb_python_package(pkgbuf, pkgcap, file, flen, &plen) < 0 ||
+            pb_python_colons(namebuf, namecap, &nlen, func, fnlen, 0) < 0 ||
+            (nlen == 0 && pb_text_append(namebuf, namecap, &nlen, "__ANON__", 8) < 0) ||
+            (suffix && pb_text_append(namebuf, namecap, &nlen, suffix, strlen(suffix)) < 0))
+            return -1;
+        pf->package = pb_str_make(*pkgbuf, plen, 1);
+        pf->name = pb_str_make(*namebuf, nlen, 1);
+    }
+    pf->own = pb_str_make(func, fnlen, 1);
+    pf->file = pb_str_make(file, flen, 1);
+    return 0;
+}

@@ -62,7 +62,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include "fold_samples.h"
 #include "model.h"
 #include "reader.h"
@@ -558,18 +557,7 @@ static pb_status one_line(fr *r, const char *p, size_t n)
 
 /* what nytprofhtml's page header names: the file, and when it was written
  * (a folded file keeps no date: its mtime stands for the run's) */
-static pb_status header(fr *r)
-{
-    struct stat sb;
-    char buf[32];
-    pb_status st;
-    if (r->err->file[0] && (st = r->out->attribute(r->out, "application", pb_str_c(r->err->file))) != PB_OK)
-        return st;
-    if (!r->s->fp || fstat(fileno(r->s->fp), &sb) != 0 || sb.st_mtime <= 0)
-        return PB_OK;
-    snprintf(buf, sizeof buf, "%llu", (unsigned long long)sb.st_mtime);
-    return r->out->attribute(r->out, "basetime", pb_str_c(buf));
-}
+static pb_status header(fr *r) { return pb_sample_file_header(r->out, r->err->file, r->s, 0); }
 
 static pb_status folded_decode(void *p, pb_sample_sink *out)
 {

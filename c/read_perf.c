@@ -67,7 +67,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include "fold_samples.h"
 #include "model.h"
 #include "reader.h"
@@ -768,17 +767,8 @@ static pb_status events_list(pr *r, char *list, size_t cap)
 
 static pb_status header_attrs(pr *r)
 {
-    struct stat sb;
-    char buf[32];
-    pb_status st;
-    if ((st = attr(r, "profiler", "perf script")) != PB_OK)
-        return st;
-    if (r->err->file[0] && (st = r->out->attribute(r->out, "application", pb_str_c(r->err->file))) != PB_OK)
-        return st;
-    if (!r->s->fp || fstat(fileno(r->s->fp), &sb) != 0 || sb.st_mtime <= 0)
-        return PB_OK;
-    snprintf(buf, sizeof buf, "%llu", (unsigned long long)sb.st_mtime);
-    return attr(r, "basetime", buf);
+    pb_status st = attr(r, "profiler", "perf script");
+    return st != PB_OK ? st : pb_sample_file_header(r->out, r->err->file, r->s, 0);
 }
 
 static pb_status perf_decode(void *p, pb_sample_sink *out)

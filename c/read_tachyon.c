@@ -730,7 +730,7 @@ static pb_status intern(tr *r, uint32_t fi, uint64_t off, uint32_t *id)
     pb_frame pf;
     pb_status st;
     const char *file, *func;
-    size_t flen, fnlen, plen = 0, nlen = 0;
+    size_t flen, fnlen;
     if (fr->file >= r->nstr || fr->func >= r->nstr)
         return pb_fail(r->err, PB_ERR_CORRUPT, off,
                        "frame %u names string %u, but the string table has %zu entries", fi,
@@ -740,22 +740,9 @@ static pb_status intern(tr *r, uint32_t fi, uint64_t off, uint32_t *id)
     func = r->strbuf + r->strs[fr->func].at;
     fnlen = r->strs[fr->func].len;
     memset(&pf, 0, sizeof pf);
-    if (flen == 1 && file[0] == '~') {
-        pf.kind = PB_FRAME_SYNTHETIC;
-        pf.package = pb_str_make("", 0, 0);
-        pf.name = pb_str_make(func, fnlen, 1);
-    } else {
-        pf.kind = PB_FRAME_SUB;
-        if (pb_python_package(&r->pkgbuf, &r->pkgcap, file, flen, &plen) < 0 ||
-            pb_python_colons(&r->namebuf, &r->namecap, &nlen, func, fnlen, 0) < 0)
-            return oom(r);
-        if (nlen == 0 && pb_text_append(&r->namebuf, &r->namecap, &nlen, "__ANON__", 8) < 0)
-            return oom(r);
-        pf.package = pb_str_make(r->pkgbuf, plen, 1);
-        pf.name = pb_str_make(r->namebuf, nlen, 1);
-    }
-    pf.own = pb_str_make(func, fnlen, 1); /* CPython's own name: the qualname */
-    pf.file = pb_str_make(file, flen, 1);
+    /* own: CPython's own name, the qualname */
+    if (pb_python_frame(&pf, &r->pkgbuf, &r->pkgcap, &r->namebuf, &r->namecap, file, flen, func, fnlen, NULL) < 0)
+        return oom(r);
     pf.line = fr->line;
     pf.first_line = -1;
     if ((st = r->out->frame(r->out, &pf, id)) != PB_OK)

@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "samples.h"
+#include "source.h"
 
 const char *pb_sample_attr_text(pb_str value, char *buf, size_t cap)
 {
@@ -368,4 +370,20 @@ int pb_sample_own_frame(const pb_format_row *row, const char *file, size_t len)
         p = nl ? nl + 1 : NULL;
     }
     return 0;
+}
+
+pb_status pb_sample_file_header(pb_sample_sink *out, const char *file, pb_source *src, int always)
+{
+    struct stat sb;
+    char buf[32];
+    unsigned long long t = 0;
+    pb_status st;
+    if (file[0] && (st = out->attribute(out, "application", pb_str_c(file))) != PB_OK)
+        return st;
+    if (src->fp && fstat(fileno(src->fp), &sb) == 0 && sb.st_mtime > 0)
+        t = (unsigned long long)sb.st_mtime;
+    if (!t && !always)
+        return PB_OK;
+    snprintf(buf, sizeof buf, "%llu", t);
+    return out->attribute(out, "basetime", pb_str_c(buf));
 }

@@ -321,6 +321,12 @@ int pb_sample_facts_take(pb_sample_facts *f, const pb_sample_sink *from, const c
 /* The attribute's value as a NUL-terminated string in buf (cut to cap - 1 bytes). */
 const char *pb_sample_attr_text(pb_str value, char *buf, size_t cap);
 
+/* What nytprofhtml's page header names, for a format whose files keep no
+ * date: ATTRIBUTE application = file (when not ""), and basetime = the
+ * mtime of src's file, which stands for the run's (when it has none: "0"
+ * with always, else no basetime). */
+pb_status pb_sample_file_header(pb_sample_sink *out, const char *file, pb_source *src, int always);
+
 /* A sample that caught no frame still counts, as the real readers count it:
  * when *depth is 0, its weight goes to the pseudo-sub main::(no frame) (a
  * synthetic frame, so in the fake fid of synthetic frames), interned through
