@@ -13,23 +13,32 @@ void pb_options_init(pb_options *o)
     memset(o, 0, sizeof *o);
 }
 
+/* a limit not given (0) takes its default; *by_size (when not NULL) says so */
+static void dflt64(uint64_t *v, uint64_t d, int *by_size)
+{
+    if (!*v) {
+        *v = d;
+        if (by_size)
+            *by_size = 1;
+    }
+}
+static void dflt32(uint32_t *v, uint32_t d)
+{
+    if (!*v)
+        *v = d;
+}
+
 void pb_options_resolve(pb_options *o)
 {
-    if (!o->max_decompressed_bytes) {
-        o->max_decompressed_bytes = PB_DEFAULT_MAX_DECOMPRESSED;
-        o->max_decompressed_by_size = 1;
-    }
-    if (!o->max_record_size) o->max_record_size = PB_DEFAULT_MAX_RECORD;
-    if (!o->max_stack_depth) o->max_stack_depth = PB_DEFAULT_MAX_STACK_DEPTH;
-    if (!o->max_strings) o->max_strings = PB_DEFAULT_MAX_STRINGS;
-    if (!o->max_frames) o->max_frames = PB_DEFAULT_MAX_FRAMES;
-    if (!o->max_statements) {
-        o->max_statements = PB_DEFAULT_MAX_STATEMENTS;
-        o->max_statements_by_size = 1;
-    }
-    if (!o->max_line) o->max_line = PB_DEFAULT_MAX_LINE;
-    if (!o->max_threads) o->max_threads = PB_DEFAULT_MAX_THREADS;
-    if (!o->max_string_bytes) o->max_string_bytes = PB_DEFAULT_MAX_STRING_BYTES;
+    dflt64(&o->max_decompressed_bytes, PB_DEFAULT_MAX_DECOMPRESSED, &o->max_decompressed_by_size);
+    dflt64(&o->max_record_size, PB_DEFAULT_MAX_RECORD, NULL);
+    dflt32(&o->max_stack_depth, PB_DEFAULT_MAX_STACK_DEPTH);
+    dflt32(&o->max_strings, PB_DEFAULT_MAX_STRINGS);
+    dflt32(&o->max_frames, PB_DEFAULT_MAX_FRAMES);
+    dflt64(&o->max_statements, PB_DEFAULT_MAX_STATEMENTS, &o->max_statements_by_size);
+    dflt32(&o->max_line, PB_DEFAULT_MAX_LINE);
+    dflt32(&o->max_threads, PB_DEFAULT_MAX_THREADS);
+    dflt64(&o->max_string_bytes, PB_DEFAULT_MAX_STRING_BYTES, NULL);
 }
 
 uint64_t pb_statement_budget(const pb_options *o, uint64_t size)

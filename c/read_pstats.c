@@ -148,6 +148,13 @@ static pb_status ref_reserve(ps *r, uint32_t ref)
     return PB_OK;
 }
 
+/* a container's node, its reference reserved first when flag (FLAG_REF) */
+static pb_status new_ref_node(ps *r, int per, uint8_t t, int flag, uint32_t *ref)
+{
+    pb_status st = new_node(r, per, t, ref);
+    return st != PB_OK || !flag ? st : ref_reserve(r, *ref);
+}
+
 static pb_status push_kid(ps *r, uint32_t ref)
 {
     if (pb_grow((void **)&r->scratch, &r->cscr, r->nscr + 1, sizeof *r->scratch) < 0)
@@ -397,15 +404,15 @@ static pb_status read_obj(ps *r, int depth, int per, uint32_t *out)
         }
         if (n < 0)
             return pb_fail(r->err, PB_ERR_CORRUPT, off, "a tuple of %ld items", (long)n);
-        if ((st = new_node(r, per, V_TUPLE, out)) != PB_OK || (flag && (st = ref_reserve(r, *out)) != PB_OK))
+        if ((st = new_ref_node(r, per, V_TUPLE, flag, out)) != PB_OK)
             return st;
         return read_items(r, depth, per, *out, n, 0);
     case '{':
-        if ((st = new_node(r, per, V_DICT, out)) != PB_OK || (flag && (st = ref_reserve(r, *out)) != PB_OK))
+        if ((st = new_ref_node(r, per, V_DICT, flag, out)) != PB_OK)
             return st;
         return read_items(r, depth, per, *out, 0, 1);
     case 'c':
-        if ((st = new_node(r, per, V_CODE, out)) != PB_OK || (flag && (st = ref_reserve(r, *out)) != PB_OK))
+        if ((st = new_ref_node(r, per, V_CODE, flag, out)) != PB_OK)
             return st;
         return read_code(r, depth, per, *out);
     case '<': case '>':
@@ -414,7 +421,7 @@ static pb_status read_obj(ps *r, int depth, int per, uint32_t *out)
             return st;
         if (n < 0)
             return pb_fail(r->err, PB_ERR_CORRUPT, off, "a set of %ld items", (long)n);
-        if ((st = new_node(r, per, V_OTHER, out)) != PB_OK || (flag && (st = ref_reserve(r, *out)) != PB_OK))
+        if ((st = new_ref_node(r, per, V_OTHER, flag, out)) != PB_OK)
             return st;
         return read_items(r, depth, per, *out, n, 0);
     case 'y':
