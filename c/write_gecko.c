@@ -381,6 +381,31 @@ static pb_status marker(pb_gecko *g, g_thread *t, uint32_t name, unsigned cat, u
     return chain_put(g, &t->markers, &r);
 }
 
+static void open_state(g_thread *t, unsigned s, uint64_t now)
+{
+    if (!t->open[s]) {
+        t->open[s] = 1;
+        t->start[s] = now;
+    }
+}
+
+static pb_status close_state(pb_gecko *g, g_thread *t, unsigned s, uint64_t now)
+{
+    if (!t->open[s])
+        return PB_OK;
+    t->open[s] = 0;
+    return marker(g, t, g->st_sid[s], st_cat[s], MK_STATE, t->start[s], now);
+}
+
+/* state s opens (cond) or closes at now */
+static pb_status set_state(pb_gecko *g, g_thread *t, int cond, unsigned s, uint64_t now)
+{
+    if (!cond)
+        return close_state(g, t, s, now);
+    open_state(t, s, now);
+    return PB_OK;
+}
+
 /* CPython's _track_state_transition: active state a, inactive i */
 static pb_status track(pb_gecko *g, g_thread *t, int cond, unsigned a, unsigned i, uint64_t now)
 {
@@ -390,23 +415,8 @@ static pb_status track(pb_gecko *g, g_thread *t, int cond, unsigned a, unsigned 
         t->start[on] = now;
         return PB_OK;
     }
-    if (!t->open[on]) {
-        t->open[on] = 1;
-        t->start[on] = now;
-    }
-    if (t->open[off]) {
-        t->open[off] = 0;
-        return marker(g, t, g->st_sid[off], st_cat[off], MK_STATE, t->start[off], now);
-    }
-    return PB_OK;
-}
-
-static pb_status close_state(pb_gecko *g, g_thread *t, unsigned s, uint64_t now)
-{
-    if (!t->open[s])
-        return PB_OK;
-    t->open[s] = 0;
-    return marker(g, t, g->st_sid[s], st_cat[s], MK_STATE, t->start[s], now);
+    open_state(t, on, now);
+    return close_state(g, t, off, now);
 }
 
 /* CPython closes every open state at the last sample's time */
@@ -446,26 +456,12 @@ static pb_status status_markers(pb_gecko *g, g_thread *t, const uint32_t *ids, u
         st = close_state(g, t, ST_NATIVE, now);
     if (st != PB_OK)
         return st;
-    if (req) {
-        if (!t->open[ST_GIL_WAIT]) {
-            t->open[ST_GIL_WAIT] = 1;
-            t->start[ST_GIL_WAIT] = now;
-        }
-    } else if ((st = close_state(g, t, ST_GIL_WAIT, now)) != PB_OK) {
-        return st;
-    }
-    if ((st = track(g, t, exc, ST_EXC, ST_NO_EXC, now)) != PB_OK)
+    if ((st = set_state(g, t, req, ST_GIL_WAIT, now)) != PB_OK || (st = track(g, t, exc, ST_EXC, ST_NO_EXC, now)) != PB_OK)
         return st;
     for (d = 0; d < depth && !gc; d++)
         gc = ids[d] < g->nframes && g->frames[ids[d]].gc;
-    if (gc) {
-        if (!t->open[ST_GC]) {
-            t->open[ST_GC] = 1;
-            t->start[ST_GC] = now;
-        }
-    } else if ((st = close_state(g, t, ST_GC, now)) != PB_OK) {
+    if ((st = set_state(g, t, gc, ST_GC, now)) != PB_OK)
         return st;
-    }
     t->inited = 1;
     return PB_OK;
 }

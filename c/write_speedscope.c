@@ -209,11 +209,9 @@ static pb_status get_thread(pb_speedscope *s, uint64_t key, const char *label, u
 
 static pb_status sc_thread(pb_sample_sink *self, uint64_t key, uint32_t pid, uint32_t ppid, const char *label)
 {
-    pb_speedscope *s = (pb_speedscope *)self->ctx;
     uint32_t ti;
-    (void)pid;
-    (void)ppid;
-    return get_thread(s, key, label, &ti);
+    (void)pid, (void)ppid;
+    return get_thread((pb_speedscope *)self->ctx, key, label, &ti);
 }
 
 /* the sample's record in its thread's chain, for a timed thread's events */
