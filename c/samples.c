@@ -3,6 +3,7 @@
  * Names here: tl_ = the thread limit (pb_thread_limit) and its sink callbacks, uf_ = the units
  * filter's sink callbacks (weights of different units never add).
  */
+#define _POSIX_C_SOURCE 200809L /* fileno */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -269,6 +269,17 @@ static inline void fuzz_source_options(pb_options *o)
     o->source_base = srcdir;
 }
 
+/* one run's input: data written to <dir>/in (its path in in), the output's
+ * path in out, options from size (fuzz_options) */
+static inline void fuzz_input(char *in, char *out, size_t cap, const uint8_t *data, size_t size, pb_options *opt)
+{
+    fuzz_dir();
+    fuzz_path(in, cap, "in");
+    fuzz_path(out, cap, "out");
+    fuzz_spew(in, data, size);
+    fuzz_options(opt, size);
+}
+
 /* the directory holds only the names in keep (NULL-terminated); else a
  * finding: what left a file behind */
 static inline void fuzz_dir_only(const char *const *keep, const char *what, const pb_error *err, pb_status st)
@@ -296,30 +307,26 @@ static inline void fuzz_dir_only(const char *const *keep, const char *what, cons
 static inline void fuzz_check_file(const char *path, const char *what, int kind, int ncounts)
 {
     size_t len = 0;
+    /* the checks of fuzz_check.h by kind ('c', 'n', 's' below) */
+    static const struct {
+        int kind;
+        const char *(*check)(const void *data, size_t len);
+    } checks[] = {{'p', fz_pprof}, {'j', fz_json}, {'l', fz_json_lines}, {'y', fz_pstats}, {'g', fz_callgrind}};
     unsigned char *out = hx_slurp(path, &len);
     const char *why;
+    size_t i;
     if (!out) {
         fprintf(stderr, "FUZZ FINDING: %s: success, but no file %s\n", what, path);
         abort();
     }
-    switch (kind) {
+    for (i = 0; i < sizeof checks / sizeof *checks && checks[i].kind != kind; i++)
+        ;
+    switch (i < sizeof checks / sizeof *checks ? 'x' : kind) {
+    case 'x':
+        why = checks[i].check(out, len);
+        break;
     case 'c':
         why = fz_collapsed(out, len, ncounts);
-        break;
-    case 'p':
-        why = fz_pprof(out, len);
-        break;
-    case 'j':
-        why = fz_json(out, len);
-        break;
-    case 'l':
-        why = fz_json_lines(out, len);
-        break;
-    case 'y':
-        why = fz_pstats(out, len);
-        break;
-    case 'g':
-        why = fz_callgrind(out, len);
         break;
     case 'n': { /* nytprof.out: our own NYTProf decoder reads it back */
         pb_membuf mb;
@@ -396,11 +403,7 @@ static inline void fuzz_convert(const uint8_t *data, size_t size, pb_format fmt,
     pb_status st;
 
     fuzz_leave(data, size, fmt);
-    fuzz_dir();
-    fuzz_path(in, sizeof in, "in");
-    fuzz_path(out, sizeof out, "out");
-    fuzz_spew(in, data, size);
-    fuzz_options(&opt, size);
+    fuzz_input(in, out, sizeof in, data, size, &opt);
     opt.no_source = 1;
     ins[0] = in;
     st = hx_write("nytprof", PB_WRITE_CONVERT, ins, 1, fmt, &opt, out, (size & 2) ? 1 : 0, fuzz_warn_ud, NULL, &err);
@@ -437,11 +440,7 @@ static inline void fuzz_collapse(const uint8_t *data, size_t size, pb_format fmt
     pb_error err;
     pb_status st;
     int which = (int)(size % 3);
-    fuzz_dir();
-    fuzz_path(in, sizeof in, "in");
-    fuzz_path(out, sizeof out, "out");
-    fuzz_spew(in, data, size);
-    fuzz_options(&opt, size);
+    fuzz_input(in, out, sizeof in, data, size, &opt);
     ins[0] = in;
     st = hx_write(to[which], PB_WRITE_CONVERT, ins, 1, fmt, &opt, out, -1, NULL, NULL, &err);
     fuzz_target_done(to[which], st, &err, keep, out, kind[which], 1);

@@ -40,11 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 stacks[nstacks++] = t->name;
     }
     which = (int)((size >> 1) % (size_t)(nstacks + 5));
-    fuzz_dir();
-    fuzz_path(in, sizeof in, "in");
-    fuzz_path(out, sizeof out, "out");
-    fuzz_spew(in, data, size);
-    fuzz_options(&opt, size);
+    fuzz_input(in, out, sizeof in, data, size, &opt);
     ins[0] = in;
     if (which == 0) {
         fuzz_source_options(&opt);
