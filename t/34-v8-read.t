@@ -16,7 +16,7 @@ use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use Needs qw(yajl);
-use Stacks qw(slurp folded_weights go_for_pprof first_differences);
+use Stacks qw(slurp folded_weights go_for_pprof first_differences refused_texts);
 use V8Truth qw(truth);
 use File::Temp qw(tempdir);
 use JSON::PP ();
@@ -184,13 +184,7 @@ for my $f (@files) {
         [ 'type', do { (my $x = $good) =~ s/"samples":\[/"samples":["x",/; $x }, qr/^v8: corrupt: an element of samples is not a number at byte \d+/ ],
         [ 'dupid', do { (my $x = $good) =~ s/"id":3,/"id":2,/; $x }, qr/^v8: corrupt: two nodes have the id 2/ ],
     );
-    for my $c (@cases) {
-        my ($name, $text, $re) = @$c;
-        spew("$tmp/$name.cpuprofile", $text);
-        ok(!eval { Devel::ProfileBridge::convert(in => "$tmp/$name.cpuprofile", out => "$tmp/bad.folded", to => 'collapsed'); 1 },
-            "bad input ($name): refused");
-        like($@, $re, "... $name: the message") ;
-    }
+    refused_texts(undef, $tmp, map { [ $_->[1], $_->[2], name => $_->[0] ] } @cases);
 }
 
 # salvage: a file cut inside its timeDeltas gives the samples before the cut

@@ -26,7 +26,7 @@ use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use Needs qw(zstd);
-use Stacks qw(slurp folded_weights weight_unit_ns first_differences go_for_pprof refused_texts);
+use Stacks qw(slurp folded_weights weight_unit_ns first_differences go_for_pprof refused_texts nytprofhtml_ok);
 use File::Temp qw(tempdir);
 use Encode ();
 use Devel::ProfileBridge ();
@@ -172,11 +172,7 @@ for my $in (@files) {
         unlink $nyt;
         ok(quietly(sub { Devel::ProfileBridge::convert(in => $in, out => $nyt) }), "$label: converted to nytprof.out");
         my $dir = "$tmp/html";
-        system("rm -rf '$dir'; cd '$tmp' && '$html' -f '$nyt' -o '$dir' > '$dir.out' 2> '$dir.err'");
-        is($? >> 8, 0, "$label: nytprofhtml exits 0");
-        my @err = grep { !/\A(?:Extracting subroutine (?:call data|links)|Generating subroutine stack flame graph)\b/
-                && !/\ADeep recursion on subroutine "/ } split /\n/, slurp("$dir.err");
-        is_deeply(\@err, [], "$label: nothing on nytprofhtml's stderr but its progress lines");
+        nytprofhtml_ok($html, $nyt, $dir, $label);
         my $list = Encode::decode('UTF-8', slurp(-e "$dir/index-subs-excl.html" ? "$dir/index-subs-excl.html"
             : "$dir/index.html"));
         $list =~ s/<span style="display: none;">[^<]*<\/span>//g;

@@ -22,7 +22,7 @@ use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use Needs qw(yajl);
-use Stacks qw(slurp stack_corpus convert_quietly weight_unit_ns folded_weights speedscope_schema_check);
+use Stacks qw(slurp stack_corpus convert_quietly weight_unit_ns folded_weights speedscope_schema_check refused_texts);
 use File::Temp qw(tempdir);
 use JSON::PP ();
 use Encode ();
@@ -369,15 +369,7 @@ ok(!Devel::ProfileBridge::detect_format("$tmp/det.json")->{format}, 'an object w
         [ 'type', qq({$S,$fr,"profiles":[{"type":"flame","name":"x","unit":"none","startValue":0,"endValue":1}]}),
           qr/^speedscope: unsupported: a profile of type "flame"/ ],
     );
-    for my $c (@cases) {
-        my ($name, $text, $re) = @$c;
-        spew("$tmp/$name.json", $text);
-        ok(!eval { Devel::ProfileBridge::convert(in => "$tmp/$name.json", out => "$tmp/bad.folded", to => 'collapsed'); 1 },
-            "bad input ($name): refused");
-        like($@, $re, "... $name: the message");
-        ok(!eval { Devel::ProfileBridge::convert(in => "$tmp/$name.json", out => "$tmp/bad.nytprof"); 1 },
-            "... $name: refused by the chunk path too");
-    }
+    refused_texts(undef, $tmp, map { [ $_->[1], $_->[2], name => $_->[0], chunks => 1 ] } @cases);
 }
 
 # a consumer that stops inside an event (its error is the one reported), and

@@ -20,6 +20,7 @@ use Devel::ProfileBridge ();
 use Devel::ProfileBridge::ReadStream ();
 use lib "$FindBin::Bin/lib";
 use CallGraph qw(package_of);
+use Stacks qw(nytprofhtml_ok);
 
 my $d = "$FindBin::Bin/data/pstats";
 my @files = grep { -f "$_.truth.json" } sort glob("$d/*.prof $d/*.pstats");
@@ -196,10 +197,7 @@ SKIP: {
             Devel::ProfileBridge::convert(in => $f, out => $out);
         }
         note "convert: @w" if @w;
-        my $log = `cd '$tmp' && '$html' -f '$out' -o '$tmp/$base-html' 2>&1`;
-        is $? >> 8, 0, "$base: nytprofhtml exits 0";
-        my @warn = grep { /\bat \S+ line \d+|warn|error/i } split /\n/, $log;
-        is "@warn", '', "$base: nytprofhtml warns nothing";
+        nytprofhtml_ok($html, $out, "$tmp/$base-html", $base);
         ok !-e "$tmp/$base-html/all_stacks_by_time.svg", "$base: no flame graph (a call graph has no stacks)";
         my $page = do { local (@ARGV, $/) = "$tmp/$base-html/index.html"; <> } // '';
         like $page, $base =~ /recursive/ ? qr/hanoi/ : qr/fib/, "$base: index.html lists the program's subs";

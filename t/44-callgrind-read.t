@@ -23,6 +23,7 @@ use Devel::ProfileBridge ();
 use Devel::ProfileBridge::ReadStream ();
 use lib "$FindBin::Bin/lib";
 use CallGraph qw(parse_annotate sub_of);
+use Stacks qw(nytprofhtml_ok);
 
 my $d = "$FindBin::Bin/data/callgrind";
 my @files = grep { -f "$_.annotate-excl.txt" } sort glob("$d/*.callgrind*");
@@ -151,10 +152,7 @@ SKIP: {
         Devel::ProfileBridge::convert(in => $f, out => $out);
     }
     note "convert: @w" if @w;
-    my $log = `cd '$tmp' && '$html' -f '$out' -o '$tmp/html' 2>&1`;
-    is $? >> 8, 0, 'nytprofhtml exits 0';
-    my @warn = grep { /\bat \S+ line \d+|warn|error/i } split /\n/, $log;
-    is "@warn", '', 'nytprofhtml warns nothing';
+    nytprofhtml_ok($html, $out, "$tmp/html", 'tmpl-threads.callgrind-02');
     my $page = do { local (@ARGV, $/) = "$tmp/html/index.html"; <> } // '';
     like $page, qr/busy/, 'index.html lists the program\'s functions';
 }

@@ -16,7 +16,7 @@ use Devel::ProfileBridge::ReadStream ();
 
 our @EXPORT_OK =
     qw(slurp stack_corpus convert_quietly convert_ok weight_unit_ns folded_weights first_differences go_for_pprof
-    nytprof_tools statprofiler_run page_text refused_texts speedscope_schema_check);
+    nytprof_tools statprofiler_run page_text refused_texts speedscope_schema_check nytprofhtml_ok);
 
 sub slurp { open my $fh, '<:raw', $_[0] or die "$_[0]: $!"; local $/; <$fh> }
 
@@ -42,23 +42,42 @@ PY
     return ($?, $out);
 }
 
-# Bad input of a text format: each [ TEXT, MESSAGE_RE, OPTIONS... ] written
-# to a file in $tmp and converted --to collapsed with format => $format must
-# fail with a message that matches (two tests each).
+# The real nytprofhtml renders $nyt into $dir (run from $dir's parent): it
+# exits 0 and writes nothing on stderr but its progress lines (two tests,
+# named after $label)
+sub nytprofhtml_ok {
+    my ($html, $nyt, $dir, $label) = @_;
+    (my $cwd = $dir) =~ s{/[^/]*\z}{};
+    system("rm -rf '$dir'; cd '$cwd' && '$html' -f '$nyt' -o '$dir' > '$dir.out' 2> '$dir.err'");
+    Test::More::is($? >> 8, 0, "$label: nytprofhtml exits 0");
+    my @err = grep { !/\A(?:Extracting subroutine (?:call data|links)|Generating subroutine stack flame graph)\b/
+            && !/\ADeep recursion on subroutine "/ } split /\n/, slurp("$dir.err");
+    Test::More::is_deeply(\@err, [], "$label: nothing on nytprofhtml's stderr but its progress lines");
+}
+
+# Bad inputs refused, each with its message ("<format>: <class>: <what> at
+# byte N of F").  Each case: [text, qr/message/, %opt]; in %opt, name => a
+# word for the file's name and the tests' (default: the text's start),
+# chunks => 1: refused by a conversion to nytprof.out too; the rest are
+# convert()'s options.  $format: convert()'s format (undef: detected, as a
+# user's file is).
 sub refused_texts {
     my ($format, $tmp, @bad) = @_;
     for my $b (@bad) {
         my ($text, $re, %opt) = @$b;
-        my $f = "$tmp/bad.$format";
+        my ($name, $chunks) = (delete $opt{name}, delete $opt{chunks});
+        my $f = "$tmp/" . ($name // 'bad') . '.' . ($format // 'profile');
+        my $what = $name // substr($text =~ s/\n/\\n/gr =~ s/\x01/\\x01/gr, 0, 40);
         open my $fh, '>:raw', $f or die "$f: $!";
         print $fh $text;
         close $fh or die "$f: $!";
-        my $ok = do {
+        my $try = sub {
             local $SIG{__WARN__} = sub { };
-            eval { Devel::ProfileBridge::convert(in => $f, out => "$tmp/bad.out", to => 'collapsed', format => $format, %opt); 1 };
+            eval { Devel::ProfileBridge::convert(in => $f, @_, defined $format ? (format => $format) : (), %opt); 1 };
         };
-        Test::More::ok(!$ok, 'bad input refused: ' . substr($text =~ s/\n/\\n/gr =~ s/\x01/\\x01/gr, 0, 40));
-        Test::More::like($@, $re, '... with its message');
+        Test::More::ok(!$try->(out => "$tmp/bad.out", to => 'collapsed'), "bad input refused: $what");
+        Test::More::like($@, $re, "... $what: its message");
+        Test::More::ok(!$try->(out => "$tmp/bad.nytprof"), "... $what: refused by the chunk path too") if $chunks;
     }
 }
 
