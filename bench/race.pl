@@ -182,41 +182,43 @@ sub tool_script {
     $real{nytprof} = $real{pynytprof} = $r;
 }
 
-# EasyProfiler: ep-read, built by build-real-easyprofiler
-if ($raced{easyprofiler}) {
-    my $s = tool_script('build-real-easyprofiler');
+# A real reader built by a script of ../shared/tools into $tools/$fmt: its
+# lines of output (the script's own: the reader's path, or its include
+# flags), or () when the script is missing or failed (then $real{$fmt}
+# says why)
+sub build_real {
+    my ($fmt, $script, $what) = @_;
+    my $s = tool_script($script);
     if (!$s) {
-        $real{easyprofiler} = { missing => "no build-real-easyprofiler in $shared_tools" };
-    } else {
-        print STDERR "race.pl: finding or building the real EasyProfiler reader in $tools/easyprofiler\n";
-        my @p = split /\n/, `'$s' '$tools/easyprofiler' 2>'${\ log_file('easyprofiler')}'`;
-        $real{easyprofiler} = $? == 0 && @p && -x $p[0]
-            ? { name => 'EasyProfiler 2.1 fillTreesFromFile (ep-read --quiet, Release build)',
-                cmd => sub { [$p[0], '--quiet', $_[0]] } }
-            : { missing => 'build-real-easyprofiler failed (log: ' . log_file('easyprofiler') . ')' };
+        $real{$fmt} = { missing => "no $script in $shared_tools" };
+        return;
     }
+    print STDERR "race.pl: finding or building $what in $tools/$fmt\n";
+    my @out = split /\n/, `'$s' '$tools/$fmt' 2>'${\ log_file($fmt)}'`;
+    return @out if $? == 0 && @out;
+    $real{$fmt} = { missing => "$script failed (log: " . log_file($fmt) . ')' };
+    return;
+}
+
+# EasyProfiler: ep-read, built by build-real-easyprofiler
+if ($raced{easyprofiler} and my @p = build_real('easyprofiler', 'build-real-easyprofiler', 'the real EasyProfiler reader')) {
+    $real{easyprofiler} = -x $p[0]
+        ? { name => 'EasyProfiler 2.1 fillTreesFromFile (ep-read --quiet, Release build)',
+            cmd => sub { [$p[0], '--quiet', $_[0]] } }
+        : { missing => 'build-real-easyprofiler gave no reader (log: ' . log_file('easyprofiler') . ')' };
 }
 
 # StatProfiler: the real Devel::StatProfiler, built by build-real-statprofiler
-if ($raced{statprofiler}) {
-    my $s = tool_script('build-real-statprofiler');
-    if (!$s) {
-        $real{statprofiler} = { missing => "no build-real-statprofiler in $shared_tools" };
-    } else {
-        print STDERR "race.pl: finding or building the real Devel::StatProfiler in $tools/statprofiler\n";
-        my $flags = `'$s' '$tools/statprofiler' 2>'${\ log_file('statprofiler')}'`;
-        chomp $flags;
-        my @inc = split ' ', $flags;
-        my $v = $? == 0 && @inc
-            ? `'$perl' @inc -MDevel::StatProfiler::Reader -e 'print \$Devel::StatProfiler::VERSION' 2>/dev/null` : '';
-        $real{statprofiler} = $v
-            ? { name => "Devel::StatProfiler::Reader $v, read_trace to the end",
-                cmd => sub {
-                    [$perl, @inc, '-MDevel::StatProfiler::Reader', '-e',
-                        'my $r = Devel::StatProfiler::Reader->new(shift); 1 while $r->read_trace', $_[0]];
-                } }
-            : { missing => 'build-real-statprofiler failed (log: ' . log_file('statprofiler') . ')' };
-    }
+if ($raced{statprofiler} and my ($flags) = build_real('statprofiler', 'build-real-statprofiler', 'the real Devel::StatProfiler')) {
+    my @inc = split ' ', $flags;
+    my $v = `'$perl' @inc -MDevel::StatProfiler::Reader -e 'print \$Devel::StatProfiler::VERSION' 2>/dev/null`;
+    $real{statprofiler} = $v
+        ? { name => "Devel::StatProfiler::Reader $v, read_trace to the end",
+            cmd => sub {
+                [$perl, @inc, '-MDevel::StatProfiler::Reader', '-e',
+                    'my $r = Devel::StatProfiler::Reader->new(shift); 1 while $r->read_trace', $_[0]];
+            } }
+        : { missing => 'build-real-statprofiler failed (log: ' . log_file('statprofiler') . ')' };
 }
 
 # Tachyon: CPython 3.15's replay in the sid chroot of make-real-python315
