@@ -319,6 +319,18 @@ static void skip_ws(const char *p, size_t n, size_t *i)
         (*i)++;
 }
 
+/* the next blank-separated word of p[*i..n): 1 with it at p[*b..*i), 0 at the end */
+static int next_word(const char *p, size_t n, size_t *i, size_t *b)
+{
+    skip_ws(p, n, i);
+    if (*i >= n)
+        return 0;
+    *b = *i;
+    while (*i < n && !is_ws(p[*i]))
+        (*i)++;
+    return 1;
+}
+
 /* "pos... cost..." -> the line and the chosen event's cost */
 static pb_status cost_line(cg *r, const char *p, size_t n, uint32_t *line, uint64_t *cost)
 {
@@ -376,14 +388,8 @@ static pb_status header_line(cg *r, const char *p, size_t n, size_t colon)
         if (r->have_events)
             return bad(r, "a second events: line");
         r->have_events = 1;
-        while (i < n) {
-            size_t b;
-            skip_ws(p, n, &i);
-            if (i >= n)
-                break;
-            b = i;
-            while (i < n && !is_ws(p[i]))
-                i++;
+        size_t b;
+        while (next_word(p, n, &i, &b)) {
             if (r->nevents >= CG_MAX_EVENTS)
                 return pb_fail(r->err, PB_ERR_LIMIT, r->line_off, "more than %d events", CG_MAX_EVENTS);
             snprintf(r->events[r->nevents++], sizeof r->events[0], "%.*s", (int)(i - b), p + b);
@@ -410,14 +416,8 @@ static pb_status header_line(cg *r, const char *p, size_t n, size_t colon)
         size_t i = v;
         r->npos = 0;
         r->pos_line = r->pos_instr = 0;
-        while (i < n) {
-            size_t b;
-            skip_ws(p, n, &i);
-            if (i >= n)
-                break;
-            b = i;
-            while (i < n && !is_ws(p[i]))
-                i++;
+        size_t b;
+        while (next_word(p, n, &i, &b)) {
             if (r->npos >= CG_MAX_POS)
                 return pb_fail(r->err, PB_ERR_UNSUPPORTED, r->line_off, "positions: more than instr and line");
             if (i - b == 4 && !memcmp(p + b, "line", 4))

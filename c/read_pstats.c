@@ -278,6 +278,18 @@ static pb_status read_code(ps *r, int depth, int per, uint32_t ref)
     return PB_OK;
 }
 
+/* a tuple's or a set's n items (what: "a tuple"), after its node */
+static pb_status read_seq(ps *r, int depth, int per, uint8_t t, int flag, uint32_t *out, int32_t n, const char *what,
+                          uint64_t off)
+{
+    pb_status st;
+    if (n < 0)
+        return pb_fail(r->err, PB_ERR_CORRUPT, off, "%s of %ld items", what, (long)n);
+    if ((st = new_ref_node(r, per, t, flag, out)) != PB_OK)
+        return st;
+    return read_items(r, depth, per, *out, n, 0);
+}
+
 /* Over 80 lines, kept whole: one switch over the marshal type codes, each case short; the codes
  * read best side by side. */
 static pb_status read_obj(ps *r, int depth, int per, uint32_t *out)
@@ -402,11 +414,7 @@ static pb_status read_obj(ps *r, int depth, int per, uint32_t *out)
         } else if ((st = rd_i32(r, &n, "a tuple")) != PB_OK) {
             return st;
         }
-        if (n < 0)
-            return pb_fail(r->err, PB_ERR_CORRUPT, off, "a tuple of %ld items", (long)n);
-        if ((st = new_ref_node(r, per, V_TUPLE, flag, out)) != PB_OK)
-            return st;
-        return read_items(r, depth, per, *out, n, 0);
+        return read_seq(r, depth, per, V_TUPLE, flag, out, n, "a tuple", off);
     case '{':
         if ((st = new_ref_node(r, per, V_DICT, flag, out)) != PB_OK)
             return st;
@@ -419,11 +427,7 @@ static pb_status read_obj(ps *r, int depth, int per, uint32_t *out)
         /* sets (in a code object's constants) */
         if ((st = rd_i32(r, &n, "a set")) != PB_OK)
             return st;
-        if (n < 0)
-            return pb_fail(r->err, PB_ERR_CORRUPT, off, "a set of %ld items", (long)n);
-        if ((st = new_ref_node(r, per, V_OTHER, flag, out)) != PB_OK)
-            return st;
-        return read_items(r, depth, per, *out, n, 0);
+        return read_seq(r, depth, per, V_OTHER, flag, out, n, "a set", off);
     case 'y':
         if ((st = need(r, 16, "a complex")) != PB_OK || (st = new_node(r, per, V_OTHER, out)) != PB_OK)
             return st;
