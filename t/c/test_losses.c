@@ -81,29 +81,27 @@ int main(void)
     for (i = 0; i < lc.n && i < 11; i++)
         ok(strcmp(lc.rule[i]->what, order[i]) == 0, "rule %zu is %s (%s)", i, order[i], lc.rule[i]->what);
 
-    /* keys:bookmark_#_pos: # is one or more digits, the whole key */
-    attr(&lc.sink, "bookmark_1_pos", "5");
-    attr(&lc.sink, "bookmark_22_pos", "5");
-    attr(&lc.sink, "bookmark__pos", "5");   /* no digit */
-    attr(&lc.sink, "bookmark_3_pos_x", "5"); /* more after */
-    attr(&lc.sink, "xbookmark_4_pos", "5");  /* more before */
-    /* sum:thread_*_switches: the values, 2 + 3 + 0.5 */
-    attr(&lc.sink, "thread_1_switches", "2");
-    attr(&lc.sink, "thread_abc_switches", "3");
-    attr(&lc.sink, "thread__switches", "0.5");
-    attr(&lc.sink, "thread_1_switch", "100");
-    /* sum:weights: whole numbers stay whole */
-    attr(&lc.sink, "weights", "7");
-    attr(&lc.sink, "weights", "8");
-    /* status:hist: the counts of every key but "0" (and "") */
-    attr(&lc.sink, "hist", "0:10,1:4,3:5,00:2,:9");
-    /* pct: a positive number as a percentage; 0 is no loss */
-    attr(&lc.sink, "rate", "1.5");
-    attr(&lc.sink, "zero", "0");
-    /* attr: the last value */
-    attr(&lc.sink, "ops", "12");
-    attr(&lc.sink, "ops", "13");
-    attr(&lc.sink, "named", "a note's value");
+    /* the ATTRIBUTEs, key and value, in order */
+    static const char *const attrs[][2] = {
+        /* keys:bookmark_#_pos: # is one or more digits, the whole key */
+        { "bookmark_1_pos", "5" }, { "bookmark_22_pos", "5" },
+        { "bookmark__pos", "5" },    /* no digit */
+        { "bookmark_3_pos_x", "5" }, /* more after */
+        { "xbookmark_4_pos", "5" },  /* more before */
+        /* sum:thread_*_switches: the values, 2 + 3 + 0.5 */
+        { "thread_1_switches", "2" }, { "thread_abc_switches", "3" }, { "thread__switches", "0.5" },
+        { "thread_1_switch", "100" },
+        /* sum:weights: whole numbers stay whole */
+        { "weights", "7" }, { "weights", "8" },
+        /* status:hist: the counts of every key but "0" (and "") */
+        { "hist", "0:10,1:4,3:5,00:2,:9" },
+        /* pct: a positive number as a percentage; 0 is no loss */
+        { "rate", "1.5" }, { "zero", "0" },
+        /* attr: the last value */
+        { "ops", "12" }, { "ops", "13" }, { "named", "a note's value" },
+    };
+    for (i = 0; i < sizeof attrs / sizeof *attrs; i++)
+        attr(&lc.sink, attrs[i][0], attrs[i][1]);
     /* comments: either alternative, from the start */
     tagged(&lc.sink, PB_T_COMMENT, "value 1\n");
     tagged(&lc.sink, PB_T_COMMENT, "other x");
