@@ -423,6 +423,9 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
     f_thread *t;
     pb_stack_head *h;
     uint64_t tpw = f->cfg.ticks_per_weight;
+    /* the split budget first, before anything of the sample is folded */
+    if (f->m.split.on && (st = pb_model_split_take(&f->m, depth ? weight : 0, tpw)) != PB_OK)
+        return st;
     if ((st = header(f)) != PB_OK)
         return st;
     if (f->last_ti != NONE && f->last_key == thread_key) {
@@ -1270,6 +1273,8 @@ pb_fold *pb_fold_new(const pb_fold_config *cfg, pb_sink *out, pb_error *err)
     f->err = err;
     f->last_ti = NONE;
     pb_model_init(&f->m, out, err, "out of memory while folding samples");
+    if (cfg->split_budget)
+        pb_model_set_split_budget(&f->m, cfg->split_budget, f->cfg.ticks_per_sec == 1000000 ? "us" : "ticks");
     pb_sample_sink_init(&f->ss, &sink_calls, f, err, out ? out->cleanups : NULL);
     f->ss.row = cfg->row;
     pb_sink_defer(out, fold_cleanup, f);
@@ -1343,12 +1348,13 @@ pb_status pb_sample_decode(pb_source *src, const pb_options *opt, pb_sample_sink
     cfg.sums_stacks = out->sums_stacks && !out->sample_values;
     if (dec->prepare)
         st = dec->prepare(j->state, &cfg);
-    if (st == PB_OK && j->opt.chunk_tee && !out->each_tick && !out->graph_func) {
+    if (st == PB_OK && j->opt.chunk_tee && !out->each_tick && !out->graph_func && !cfg.no_sample_tee) {
         /* the samples folded into chunks as well, in this decode (convert
          * --report's loss counter: sample_tee.h); not for a timeline's
          * each_tick or a call graph, nor when the tee gave up (timestamps
-         * in another unit than the fold's ticks): those count in a decode
-         * of their own (the caller sees chunk_teed unset) */
+         * in another unit than the fold's ticks) or the decoder's chunks
+         * are more than its samples (no_sample_tee): those count in a
+         * decode of their own (the caller sees chunk_teed unset) */
         pb_sample_tee tee;
         pb_fold *fold;
         cfg.max_threads = j->opt.max_threads;

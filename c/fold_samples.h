@@ -96,6 +96,15 @@ typedef struct {
      * each distinct sample may be sent once (a decoder may then read its
      * file in one pass) */
     int sums_stacks;
+    /* max_statements for the TIME_LINEs a sample's weight splits into beyond
+     * its first: the model's split budget (model.h, pb_model_split_take),
+     * charged before the fold takes the sample; 0: none */
+    uint64_t split_budget;
+    /* its chunks hold more than the fold of its samples (notes its decoder
+     * makes chunks of, facts of a run), so pb_sample_decode never tees its
+     * samples into a fold for convert --report's loss counter: that counts
+     * in a decode of its own */
+    int no_sample_tee;
 } pb_fold_config;
 
 typedef struct pb_fold pb_fold;

@@ -82,13 +82,10 @@ typedef struct pb_format_row {
     const char *library;          /* the library a file may need beyond the C library ("zstd"), or NULL */
     /* Optional, for a profile that spans several files: does path name one
      * (1: *paths, *n filled, to be freed with run_free; 0: no; -1: error),
-     * how to free that list, and the decoders of such a list. */
+     * and how to free that list.  Its decoder reads such a list (no source;
+     * the list in pb_options.run_paths, set by the driver). */
     int (*run)(const char *path, const pb_options *opt, char ***paths, size_t *n, pb_error *err);
     void (*run_free)(char **paths, size_t n);
-    pb_status (*run_chunks)(const char *const *paths, size_t n, const pb_options *opt, pb_sink *sink,
-                            pb_error *err);
-    pb_status (*run_stacks)(const char *const *paths, size_t n, const pb_options *opt, struct pb_sample_sink *ss,
-                            pb_error *err);
     /* the run's files a directory or a template names (for_chunks' files =>),
      * and what they are called in messages ("<title> traces") */
     pb_status (*run_expand)(const char *spec, char ***paths, size_t *n, pb_error *err);

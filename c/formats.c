@@ -277,13 +277,6 @@ static int sniff_speedscope(const unsigned char *p, size_t len, uint64_t file_si
     return 1;
 }
 
-/* a StatProfiler run's stacks */
-static pb_status statprofiler_run_stacks(const char *const *paths, size_t n, const pb_options *opt,
-                                         pb_sample_sink *ss, pb_error *err)
-{
-    return pb_statprofiler_files(paths, n, opt, ss, NULL, err);
-}
-
 /* folded stacks (read_folded.c): text whose every line in the first 4 KB is
  * "frame;frame;... weight" (binary formats' rows come first) */
 static int sniff_perf(const unsigned char *p, size_t len, uint64_t file_size, pb_format_info *info)
@@ -436,11 +429,10 @@ static const pb_format_row formats[PB_FMT_COUNT] = {
     },
     [PB_FMT_STATPROFILER] = {
         .format = PB_FMT_STATPROFILER, .name = "statprofiler", .title = "StatProfiler",
-        .sniff = sniff_statprofiler, .chunks = pb_read_statprofiler, .stacks = pb_read_statprofiler_samples,
+        .sniff = sniff_statprofiler, .decoder = &pb_statprofiler_decoder, /* one trace, or a run of them */
         .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES,
         .library = "snappy", .library_use = PB_LIB_EVERY_FILE, .library_note = "StatProfiler traces",
-        .run = pb_statprofiler_run, .run_free = pb_statprofiler_free_list, .run_chunks = pb_read_statprofiler_files,
-        .run_stacks = statprofiler_run_stacks, .run_expand = pb_statprofiler_expand,
+        .run = pb_statprofiler_run, .run_free = pb_statprofiler_free_list, .run_expand = pb_statprofiler_expand,
         .run_what = "Devel::StatProfiler traces",
         .language = "perl", .losses = statprofiler_losses,
         .source_what = "Perl", .source_names = PL_SOURCES, .source_shebang = "perl",
@@ -520,9 +512,9 @@ const pb_format_row *pb_format_run_row(pb_format fmt)
 {
     int f;
     if (fmt != PB_FMT_UNKNOWN)
-        return pb_format_get(fmt) && pb_format_get(fmt)->run_chunks ? pb_format_get(fmt) : NULL;
+        return pb_format_get(fmt) && pb_format_get(fmt)->run ? pb_format_get(fmt) : NULL;
     for (f = 1; f < PB_FMT_COUNT; f++)
-        if (formats[f].run_chunks)
+        if (formats[f].run)
             return &formats[f];
     return NULL;
 }
@@ -749,6 +741,23 @@ static pb_status drive_source(pb_source *src, pb_format fmt, const pb_options *o
     return st;
 }
 
+/* a profile of several files: the row's decoder reads the list (no source) */
+static pb_status drive_run(const pb_format_row *row, const char *const *paths, size_t n, const pb_options *opt_in,
+                           const target *t, pb_error *err)
+{
+    pb_options opt;
+    pb_status st;
+    pb_options_copy(&opt, opt_in);
+    opt.run_paths = paths;
+    opt.run_n = n;
+    pb_error_init(err, row->name, n ? paths[0] : "");
+    hand_row(t, row);
+    st = row_decode(row, NULL, &opt, t->sink, t->ss, err);
+    if (st != PB_OK && err->status == PB_OK)
+        err->status = st;
+    return st;
+}
+
 static pb_status drive_file_1(const char *path, pb_format fmt, const pb_options *opt, const target *t, pb_error *err)
 {
     pb_source src;
@@ -764,9 +773,7 @@ static pb_status drive_file_1(const char *path, pb_format fmt, const pb_options 
     if ((r = claim_run(path, fmt, opt, &row, &run, &nrun, err)) < 0)
         return err->status;
     if (r > 0) {
-        hand_row(t, row);
-        st = t->ss ? row->run_stacks((const char *const *)run, nrun, opt, t->ss, err)
-                   : row->run_chunks((const char *const *)run, nrun, opt, t->sink, err);
+        st = drive_run(row, (const char *const *)run, nrun, opt, t, err);
         row->run_free(run, nrun);
         return st;
     }
@@ -839,6 +846,18 @@ pb_status pb_decode_mem(const void *data, size_t len, const char *name, pb_forma
 {
     target t = target_of(sink, NULL, NULL, 0);
     return drive_mem(data, len, name, format, opt, &t, err);
+}
+
+pb_status pb_decode_run(const char *const *paths, size_t n, pb_format format, const pb_options *opt, pb_sink *sink,
+                        pb_error *err)
+{
+    target t = target_of(sink, NULL, NULL, 0);
+    const pb_format_row *row = pb_format_run_row(format);
+    if (!row) {
+        pb_error_init(err, format ? pb_format_name(format) : "profbridge", n ? paths[0] : "");
+        return pb_fail_nooff(err, PB_ERR_USAGE, "no format reads a profile of several files");
+    }
+    return drive_run(row, paths, n, opt, &t, err);
 }
 
 pb_status pb_decode_samples_file(const char *path, pb_format fmt, const pb_options *opt, pb_sample_sink *ss,

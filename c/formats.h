@@ -15,8 +15,9 @@ struct pb_sample_sink; /* samples.h */
 /* ---- every decoder's entry points ------------------------------------------
  * Each c/read_<format>.c defines its decoders and its row below lists them;
  * nothing else calls them by name (the driver dispatches).  A decoder whose
- * header formats.c includes for its sniffer (read_tachyon.h,
- * read_pynytprof.h) declares them there, and never includes this file: the
+ * header formats.c includes for its sniffer or its run hooks (read_tachyon.h,
+ * read_pynytprof.h, read_statprofiler.h) declares them there, and never
+ * includes this file: the
  * table sits above the decoders, which read their row through the sink
  * (format_row.h), so no include goes back up.  Every decoder is
  * built: what a missing optional library prevents is reported by the
@@ -26,9 +27,12 @@ struct pb_sample_sink; /* samples.h */
  *     extern const struct pb_fold_decoder pb_<format>_decoder;
  * its row names it (.decoder) and the driver makes chunks of it through the
  * generic fold (pb_fold_decode) or replays its samples into a stack target
- * (pb_sample_decode): Tachyon, V8, pprof, pstats, perf, callgrind, folded.
+ * (pb_sample_decode): Tachyon, StatProfiler, V8, pprof, pstats, perf,
+ * callgrind, folded.  A format whose profile may span several files (its
+ * row's run) reads such a run through the same entry: the driver hands it
+ * no source and the files in pb_options.run_paths.
  * The other formats still have the two entries below (NYTProf's chunk
- * stream stays; EasyProfiler, StatProfiler, speedscope, Pynytprof: to do).
+ * stream stays; EasyProfiler, speedscope, Pynytprof: to do).
  *
  * A chunk decoder reads src from its start (decoders read and check their
  * own magic), sends chunks to sink, and returns PB_OK or fills err:
@@ -41,7 +45,6 @@ struct pb_sample_sink; /* samples.h */
 /* ---- chunk decoders ------------------------------------------------------- */
 pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 pb_status pb_read_easyprofiler(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
-pb_status pb_read_statprofiler(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 pb_status pb_read_speedscope(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 
 /* ---- stack decoders -------------------------------------------------------
@@ -53,8 +56,11 @@ pb_status pb_read_speedscope(pb_source *src, const pb_options *opt, pb_sink *sin
  * nytprofcalls builds them (without call events: one-frame stacks of each
  * sub's exclusive time); weights in ns (ATTRIBUTE sample_weight_unit=ns),
  * one thread keyed 0 (the first PID_START's pid); pb_chunks_as_samples().
- * StatProfiler: one file, thread key 0 (thread() announced with the real
- * pid), no op names.
+ * StatProfiler (read_statprofiler.h): one file, thread key 0 (thread()
+ * announced with the real pid); a run, each process a thread keyed 1, 2,
+ * ... (parents first; pb_statprofiler_files); the op names in
+ * sample_tags(); to chunks, max_statements bounds the TIME_LINEs its
+ * samples' weights split into (the fold's split_budget).
  * V8: a .cpuprofile's samples, weights in ns (sample_weight_unit=ns), one
  * thread keyed 0 (pid 1, label "main"), timestamps in µs.
  * pprof: a profile.proto's samples of one sample type (weights ns for a
@@ -71,8 +77,6 @@ pb_status pb_read_speedscope(pb_source *src, const pb_options *opt, pb_sink *sin
 pb_status pb_read_easyprofiler_stacks(pb_source *src, const pb_options *opt, struct pb_sample_sink *out,
                                       pb_error *err);
 pb_status pb_read_nytprof_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
-pb_status pb_read_statprofiler_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out,
-                                       pb_error *err);
 extern const struct pb_fold_decoder pb_v8_decoder;
 extern const struct pb_fold_decoder pb_pprof_decoder;
 extern const struct pb_fold_decoder pb_perf_decoder;

@@ -614,6 +614,19 @@ pb_status pb_model_statements_slow(pb_model *m, uint32_t fid, uint32_t line, uin
     return emit_uncounted(m, leftover, fid, line);
 }
 
+pb_status pb_model_split_take_slow(pb_model *m, uint64_t units, uint64_t ticks_per_unit)
+{
+    uint64_t extra = pb_model_split_count(units, ticks_per_unit) - 1;
+    if (pb_budget_take(&m->split, extra) < 0)
+        return pb_fail_nooff(m->err, PB_ERR_LIMIT,
+                             "sample record %llu: weight %llu x %llu %s needs %llu more TIME_LINE chunks than the "
+                             "%llu left of max_statements",
+                             (unsigned long long)m->split_samples, (unsigned long long)units,
+                             (unsigned long long)ticks_per_unit, m->split_unit ? m->split_unit : "ticks",
+                             (unsigned long long)extra, (unsigned long long)m->split.left);
+    return PB_OK;
+}
+
 pb_status pb_model_time_lines_slow(pb_model *m, uint64_t units, uint64_t ticks_per_unit, int negative,
                                    int at_least_one, uint32_t fid, uint32_t line)
 {

@@ -43,8 +43,9 @@
  * chunks, more than the R left of max_statements (T for this file<note>)")
  * when they are more than is left.  A decoder that synthesises statements
  * from counts in its file turns it on (pb_statement_budget()); the folds'
- * chunk counts are bounded per sample by their own split limits, and the
- * sampling decoders charge a pb_budget of their own before the fold.
+ * chunk counts are bounded per sample by their own split limits and by the
+ * model's split budget (pb_model_split_take, below) when the decoder's fold
+ * configuration asks for it (split_budget, fold_samples.h).
  *
  * Memory: O(unique strings + files + subs + edges + trie nodes); nothing
  * grows with the number of samples or spans.  Plain C99.
@@ -229,6 +230,9 @@ typedef struct {
                               * (how the budget was bounded and is lifted) */
     void *xscratch;        /* pb_model_emit_exact_callers' arrays (freed here
                             * too: a consumer may leave in the middle) */
+    pb_budget split;       /* a fold's split budget (pb_model_split_take; off until set) */
+    uint64_t split_samples; /* the samples it was asked about (its message's sample record) */
+    const char *split_unit; /* the fold's ticks, for its message ("us") */
 } pb_model;
 
 void pb_model_init(pb_model *m, pb_sink *out, pb_error *err, const char *oom_msg);
@@ -412,6 +416,29 @@ static inline pb_status pb_model_statements(pb_model *m, uint32_t fid, uint32_t 
         return pb_model_emit(m, &c);
     }
     return pb_model_statements_slow(m, fid, line, n, ticks, off);
+}
+
+/* A fold's split budget.  A sampling fold sends each sample's weight x
+ * ticks_per_unit ticks as TIME_LINEs of at most INT32_MAX ticks, so a huge
+ * weight or interval turns a few bytes of input into many chunks.  With it
+ * on (pb_model_set_split_budget: max_statements), the fold asks
+ * pb_model_split_take() about every sample before it takes any of it (units:
+ * the weight, 0 for a sample that takes no TIME_LINE of its own), and the
+ * TIME_LINEs beyond the first are taken from the budget; when fewer are left
+ * it fails with "sample record N: weight W x T <unit> needs E more TIME_LINE
+ * chunks than the L left of max_statements" (N: this sample's number). */
+static inline void pb_model_set_split_budget(pb_model *m, uint64_t max_statements, const char *unit)
+{
+    pb_budget_set(&m->split, max_statements);
+    m->split_unit = unit;
+}
+pb_status pb_model_split_take_slow(pb_model *m, uint64_t units, uint64_t ticks_per_unit);
+static inline pb_status pb_model_split_take(pb_model *m, uint64_t units, uint64_t ticks_per_unit)
+{
+    m->split_samples++;
+    if (!(units >> 31) && !(ticks_per_unit >> 31) && units * ticks_per_unit <= (uint64_t)INT32_MAX)
+        return PB_OK; /* one TIME_LINE: nothing beyond it */
+    return pb_model_split_take_slow(m, units, ticks_per_unit);
 }
 
 /* A fold's model in one call: the model, the stack trie, the walk over it

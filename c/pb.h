@@ -41,6 +41,10 @@ typedef struct {
     const char *thread_name;         /* or by name (formats whose threads have names) */
     int have_pid;                    /* runs of trace files: only this process */
     uint32_t pid;
+    /* a profile of several files (its row's run hook found them: formats.c's
+     * driver sets these, and hands the row's decoder no source) */
+    const char *const *run_paths;
+    size_t run_n;
 
     int salvage;                     /* deliver what came before a truncation, then warn */
 
@@ -171,6 +175,12 @@ pb_status pb_decode_file(const char *path, pb_format format, const pb_options *o
                          pb_sink *sink, pb_error *err);
 pb_status pb_decode_mem(const void *data, size_t len, const char *name, pb_format format,
                         const pb_options *opt, pb_sink *sink, pb_error *err);
+/* Decode a profile of several files (n paths) through the decoder of
+ * format's row (PB_FMT_UNKNOWN: the first row whose profiles span several
+ * files), as pb_decode_file() a path its run hook claims (for_chunks'
+ * files =>); err is initialised here. */
+pb_status pb_decode_run(const char *const *paths, size_t n, pb_format format, const pb_options *opt, pb_sink *sink,
+                        pb_error *err);
 
 /* The format of src from its first 4 KB (the source stays at its start):
  * PB_ERR_CORRUPT "not a profile ..." (format "profbridge") when unknown. */

@@ -1180,16 +1180,13 @@ oom:
     return pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
 }
 
-/* ---- chunk-level entry points ------------------------------------------------ */
-/* For the pb_sample_decoder_fn table (collapsed stacks, conversions):
- * one file, thread key 0, no op names. */
-pb_status pb_read_statprofiler_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err)
-{
-    pb_status rc = pb_statprofiler_samples(src, opt, out, NULL, 0, PB_SP_ANNOUNCE_THREAD, NULL, err);
-    if (rc == PB_OK && out->finish)
-        rc = out->finish(out);
-    return rc;
-}
+/* ---- the format's one entry: pb_statprofiler_decoder ----------------------
+ * One trace file (src), or a run of them (src NULL: the files the row's run
+ * hook found, pb_options.run_paths, read by pb_statprofiler_files).  Into
+ * the generic fold (pb_fold_decode: init is given the chunk sink) the
+ * samples pass sp_chunks below, which makes chunks of the notes and adds
+ * the run's facts; into any other sample sink (pb_sample_decode) they go as
+ * the files hold them, thread key 0 for one file. */
 
 /* Between the decoder and the fold: notes the fold does not turn into
  * chunks become chunks here.  Header and body custom metadata ->
@@ -1204,8 +1201,6 @@ typedef struct {
     char *tmp;
     size_t tcap;
     uint64_t samples; /* sample records folded (salvage message) */
-    uint64_t interval; /* ticks one unit of weight stands for */
-    pb_budget budget;  /* max_statements: TIME_LINE chunks beyond one per sample */
 } sp_chunks;
 
 static pb_status spc_attribute(pb_sample_sink *self, const char *key, pb_str value)
@@ -1220,19 +1215,6 @@ static pb_status spc_sample(pb_sample_sink *self, uint64_t key, const uint32_t *
 {
     sp_chunks *c = (sp_chunks *)self->ctx;
     c->samples++;
-    if (depth && weight) {
-        /* the fold splits weight x interval ticks into TIME_LINEs of at most
-         * INT32_MAX ticks: a huge weight or interval turns a few bytes into
-         * many chunks, so the extra ones come out of max_statements */
-        uint64_t extra = pb_model_split_count(weight, c->interval) - 1;
-        if (pb_budget_take(&c->budget, extra) < 0)
-            return pb_fail_nooff(self->err, PB_ERR_LIMIT,
-                                 "sample record %llu: weight %llu x %llu us needs %llu more TIME_LINE chunks than "
-                                 "the %llu left of max_statements",
-                                 (unsigned long long)c->samples, (unsigned long long)weight,
-                                 (unsigned long long)c->interval, (unsigned long long)extra,
-                                 (unsigned long long)c->budget.left);
-    }
     return c->fold->sample(c->fold, key, ids, depth, weight, ts);
 }
 /* escaped copy into c->tmp at offset at; returns the new length or -1 */
@@ -1296,20 +1278,18 @@ static void spc_warn(void *ctx, const char *msg)
         out->warn(out, msg);
 }
 
-/* sp_fold_run()'s working state, on the heap so that a consumer that never
- * returns can release it (the fold releases itself) */
+/* the decoder's state (pb_fold_decode and pb_sample_decode hold it on the
+ * heap, the former registered with the chunk sink) */
 typedef struct {
-    sp_dec d;
-    sp_chunks c;
-} sp_run;
-
-static void sp_run_cleanup(void *p)
-{
-    sp_run *R = (sp_run *)p;
-    sp_dec_free(&R->d);
-    free(R->c.tmp);
-    free(R);
-}
+    sp_dec d;            /* one trace (src) */
+    sp_chunks c;         /* to chunks: between the decoder and the fold */
+    pb_sp_hooks hooks;   /* to chunks: warnings to the chunk sink */
+    pb_source *src;      /* NULL: a run (opt->run_paths) */
+    const pb_options *opt;
+    pb_sink *out;        /* the chunk sink (pb_fold_decode); NULL: samples only */
+    pb_error *err;
+    pb_sp_header h0;     /* a run to chunks: its first trace's header */
+} sp_state;
 
 /* nytprofhtml prints these on every page: the run's start (the genealogy
  * id's time() word) and the (first) trace's base name */
@@ -1332,118 +1312,113 @@ static pb_status run_facts(pb_sample_sink *ss, const unsigned char *id, const ch
 static const pb_sample_sink sink_calls = {.attribute = spc_attribute, .frame = pb_sample_pass_frame,
     .thread = pb_sample_pass_thread, .sample = spc_sample, .note = spc_note, .finish = pb_sample_pass_finish};
 
-/* Over 80 lines, kept whole: a run's files decoded into one fold, with the setup and release on
- * every path kept together. */
-static pb_status sp_fold_run(pb_source *src, const char *const *paths, size_t n, const pb_options *opt,
-                             pb_sink *out, pb_error *err)
+static void sp_init(void *p, pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
 {
-    pb_fold_config cfg;
-    pb_fold *fold = NULL;
-    sp_run *R;
-    sp_chunks *c;
-    pb_sp_hooks hooks;
+    sp_state *S = (sp_state *)p;
+    S->src = src;
+    S->opt = opt;
+    S->out = sink;
+    S->err = err;
+    if (src)
+        sp_dec_init(&S->d, src, opt, NULL, NULL, err);
+}
+
+static void sp_free(void *p)
+{
+    sp_state *S = (sp_state *)p;
+    if (S->src)
+        sp_dec_free(&S->d);
+    free(S->c.tmp);
+}
+
+/* the header (a run's first, for chunks), whose interval the fold's
+ * ticks per weight is; max_statements is the fold's split budget */
+static pb_status sp_prepare(void *p, pb_fold_config *cfg)
+{
+    sp_state *S = (sp_state *)p;
     pb_status rc;
-    sp_dec *d;
-    pb_options o;
-    uint32_t interval;
-    pb_options_copy(&o, opt);
-    if (!src && n == 0) {
-        pb_error_init(err, "statprofiler", "");
-        return pb_fail_nooff(err, PB_ERR_IO, "no StatProfiler trace files given");
-    }
-    R = (sp_run *)calloc(1, sizeof *R);
-    if (!R) {
-        if (!src)
-            pb_error_init(err, "statprofiler", paths[0]);
-        return pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
-    }
-    d = &R->d;
-    c = &R->c;
-    pb_sink_defer(out, sp_run_cleanup, R);
-    if (src) {
-        sp_dec_init(d, src, &o, NULL, NULL, err);
-        if ((rc = sp_header(d)) != PB_OK)
-            goto done;
-        interval = d->hdr.interval_us;
+    if (S->src) {
+        if ((rc = sp_header(&S->d)) != PB_OK)
+            return rc;
+        cfg->ticks_per_weight = S->d.hdr.interval_us;
     } else {
-        pb_sp_header h;
-        if ((rc = pb_statprofiler_read_header(paths[0], &h, err)) != PB_OK)
-            goto done;
-        interval = h.interval_us;
-    }
-    memset(&cfg, 0, sizeof cfg);
-    cfg.source_format = "statprofiler";
-    cfg.ticks_per_sec = 1000000;
-    cfg.ticks_per_weight = interval;
-    cfg.sampled_spans = 1; /* nytprof.out's time is the sampled time */
-    cfg.max_threads = o.max_threads;
-    fold = pb_fold_new(&cfg, out, err);
-    if (!fold) {
-        rc = err->status ? err->status : PB_ERR_LIMIT;
-        goto done;
-    }
-    c->interval = interval;
-    pb_budget_set(&c->budget, o.max_statements);
-    c->fold = pb_fold_sample_sink(fold);
-    c->out = out;
-    pb_sample_sink_init(&c->ss, &sink_calls, c, err, out ? out->cleanups : NULL);
-    c->ss.next = c->fold;
-    hooks.warn = spc_warn;
-    hooks.ctx = out;
-    if (src) {
-        d->sink = &c->ss;
-        d->hooks = &hooks;
-        d->key = 0;
-        rc = sp_header_facts(d);
-        if (rc == PB_OK)
-            rc = run_facts(&c->ss, d->hdr.id, err->file);
-        if (rc == PB_OK && c->ss.thread) {
-            char label[16];
-            uint32_t pid = pb_sp_id_pid(d->hdr.id);
-            snprintf(label, sizeof label, "%u", (unsigned)pid);
-            rc = c->ss.thread(&c->ss, 0, pid, pb_sp_id_pid(d->hdr.parent_id), label);
+        if (S->opt->run_n == 0) {
+            pb_error_init(S->err, "statprofiler", "");
+            return pb_fail_nooff(S->err, PB_ERR_IO, "no StatProfiler trace files given");
         }
-        if (rc == PB_OK)
-            rc = sp_body(d);
-        if (rc == PB_ERR_TRUNCATED && o.salvage) {
-            /* fold what came before the cut, then say what happened */
-            pb_error keep = *err;
-            err->status = PB_OK;
-            rc = pb_sample_pass_finish(&c->ss);
-            if (rc == PB_OK) {
-                *err = keep;
-                rc = pb_salvage_warn(err, out, "%llu sample%s", (unsigned long long)c->samples,
-                                     c->samples == 1 ? "" : "s");
-            }
-        } else if (rc == PB_OK) {
-            rc = pb_sample_pass_finish(&c->ss);
-        }
-    } else {
-        pb_sp_header h0;
-        if ((rc = pb_statprofiler_read_header(paths[0], &h0, err)) == PB_OK &&
-            (rc = run_facts(&c->ss, h0.id, paths[0])) == PB_OK)
-            rc = pb_statprofiler_files(paths, n, &o, &c->ss, &hooks, err);
+        if (!S->out)
+            return PB_OK; /* to samples: pb_statprofiler_files reads every header */
+        if ((rc = pb_statprofiler_read_header(S->opt->run_paths[0], &S->h0, S->err)) != PB_OK)
+            return rc;
+        cfg->ticks_per_weight = S->h0.interval_us;
     }
-done:
-    pb_fold_free(fold);
-    pb_sink_undefer(out, R);
-    sp_run_cleanup(R);
-    if (rc != PB_OK && err->status == PB_OK)
-        err->status = rc;
+    cfg->split_budget = S->opt->max_statements;
+    return PB_OK;
+}
+
+/* one trace: its header facts, the thread (key 0), its samples; to chunks
+ * the run's facts after the header's, and a salvage of a cut file */
+static pb_status sp_run_one(sp_state *S, pb_sample_sink *ss, const pb_sp_hooks *hooks)
+{
+    sp_dec *d = &S->d;
+    pb_status rc;
+    d->sink = ss;
+    d->hooks = hooks;
+    d->key = 0;
+    rc = sp_header_facts(d);
+    if (rc == PB_OK && S->out)
+        rc = run_facts(ss, d->hdr.id, S->err->file);
+    if (rc == PB_OK && ss->thread) {
+        char label[16];
+        uint32_t pid = pb_sp_id_pid(d->hdr.id);
+        snprintf(label, sizeof label, "%u", (unsigned)pid);
+        rc = ss->thread(ss, 0, pid, pb_sp_id_pid(d->hdr.parent_id), label);
+    }
+    if (rc == PB_OK)
+        rc = sp_body(d);
+    if (rc == PB_ERR_TRUNCATED && S->out && S->opt->salvage) {
+        /* fold what came before the cut, then say what happened */
+        pb_error keep = *S->err;
+        S->err->status = PB_OK;
+        rc = ss->finish(ss);
+        if (rc == PB_OK) {
+            *S->err = keep;
+            rc = pb_salvage_warn(S->err, S->out, "%llu sample%s", (unsigned long long)S->c.samples,
+                                 S->c.samples == 1 ? "" : "s");
+        }
+    } else if (rc == PB_OK && ss->finish) {
+        rc = ss->finish(ss);
+    }
     return rc;
 }
 
-pb_status pb_read_statprofiler(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
+static pb_status sp_run(void *p, pb_sample_sink *out)
 {
-    return sp_fold_run(src, NULL, 0, opt, sink, err);
+    sp_state *S = (sp_state *)p;
+    pb_sample_sink *ss = out;
+    const pb_sp_hooks *hooks = NULL;
+    pb_status rc;
+    if (S->out) { /* to chunks: the notes become chunks on the way to the fold */
+        sp_chunks *c = &S->c;
+        c->fold = out;
+        c->out = S->out;
+        pb_sample_sink_init(&c->ss, &sink_calls, c, S->err, S->out->cleanups);
+        c->ss.next = out;
+        S->hooks.warn = spc_warn;
+        S->hooks.ctx = S->out;
+        hooks = &S->hooks;
+        ss = &c->ss;
+    }
+    if (S->src)
+        return sp_run_one(S, ss, hooks);
+    if (S->out && (rc = run_facts(ss, S->h0.id, S->opt->run_paths[0])) != PB_OK)
+        return rc;
+    return pb_statprofiler_files(S->opt->run_paths, S->opt->run_n, S->opt, ss, hooks, S->err);
 }
 
-pb_status pb_read_statprofiler_files(const char *const *paths, size_t n, const pb_options *opt, pb_sink *sink,
-                                     pb_error *err)
-{
-    pb_error_init(err, "statprofiler", n ? paths[0] : "");
-    return sp_fold_run(NULL, paths, n, opt, sink, err);
-}
+/* nytprof.out's time is the sampled time; ticks per weight: the interval (prepare) */
+const pb_fold_decoder pb_statprofiler_decoder = {sizeof(sp_state), sp_init, sp_prepare, sp_run, sp_free,
+    {.source_format = "statprofiler", .ticks_per_sec = 1000000, .sampled_spans = 1, .no_sample_tee = 1}};
 
 /* keep[i] (1: the root's own files, 0: the others, readable or not) becomes
  * 1 for every file whose process descends from a kept one.  Through one hash

@@ -2,7 +2,8 @@
  * API of read_statprofiler.c (format: Devel::ProfileBridge::Formats; the
  * developers' spec is statprofiler-format.md).
  *
- * Reader: pb_statprofiler_samples() decodes one trace file into
+ * Reader: pb_statprofiler_decoder, the format's one entry (below), reads
+ * a trace or a run; pb_statprofiler_samples() decodes one trace file into
  * pb_sample_sink calls; pb_statprofiler_files() reads a whole genealogy
  * (rotated ordinals and forked children).  Header facts go to
  * sink->attribute, frames to sink->frame (each distinct frame record once),
@@ -101,9 +102,11 @@ void pb_statprofiler_free_list(char **paths, size_t n);
  * io, or unsupported "no process PID in this run"). */
 int pb_statprofiler_run(const char *path, const pb_options *opt, char ***paths, size_t *n, pb_error *err);
 
-/* Chunk-level entry for several files (the fold in between), like
- * pb_read_statprofiler() for one.  err is initialised here. */
-pb_status pb_read_statprofiler_files(const char *const *paths, size_t n, const pb_options *opt,
-                                     pb_sink *sink, pb_error *err);
+/* The format's one entry (a pb_fold_decoder, fold_samples.h; the row in
+ * formats.c names it, formats.h says what it gives): one trace from its
+ * source, or, with no source, the run in opt->run_paths (the files
+ * pb_statprofiler_run found, read as pb_statprofiler_files reads them). */
+struct pb_fold_decoder;
+extern const struct pb_fold_decoder pb_statprofiler_decoder;
 
 #endif

@@ -134,9 +134,24 @@ subtest 'sample-weight-time-line-amplification' => sub {
         my ($ok2, $e2, $n) = run_file($g);
         ok($ok2, 'under the default max_statements it decodes') or diag("$e2");
         is($n->{TIME_LINE}, 64 * 40000, '64 x 40000 TIME_LINEs');
-        my ($ok3, $e3) = run_file($g, max_statements => 100_000);
+        my ($ok3, $e3, $n3) = run_file($g, max_statements => 100_000);
         ok(!$ok3 && ref $e3 && $e3->class eq 'limit' && $e3->message =~ /max_statements/,
             'max_statements => 100000 stops it with a limit error naming max_statements') or diag("$e3");
+        # each sample takes 40000 - 1 TIME_LINEs beyond its first: two take
+        # 79998, the third asks 39999 of the 20002 left, before it is folded
+        is($e3->message,
+            'sample record 3: weight 40000 x 1073741824 us needs 39999 more TIME_LINE chunks than the 20002 left of '
+            . 'max_statements', 'the third sample is refused, with what was left');
+        is($n3->{TIME_LINE}, 2 * 40000, 'the two samples before it were delivered whole');
+        # the same budget over a run of trace files (for_chunks files =>)
+        my %n4;
+        my $ok4 = eval {
+            for_chunks { $n4{ $_[0] }++ } files => [$g], max_statements => 100_000;
+            1;
+        };
+        my $e4 = $@;
+        ok(!$ok4 && ref $e4 && $e4->message eq $e3->message, 'a run of traces: the same refusal') or diag("$e4");
+        is($n4{TIME_LINE}, 2 * 40000, 'a run of traces: the same TIME_LINEs before it');
     }
 };
 

@@ -1449,7 +1449,7 @@ pbxs__format_rows()
                                                                             : "built-in", 0));
             if (row->library_note)
                 (void)hv_stores(hv, "library_note", newSVpv(row->library_note, 0));
-            (void)hv_stores(hv, "runs", newSViv(row->run_chunks != NULL));
+            (void)hv_stores(hv, "runs", newSViv(row->run != NULL));
             (void)hv_stores(hv, "reads_gzip", newSViv(!!(row->yields & PB_READS_GZIP)));
             (void)hv_stores(hv, "call_graph", newSViv((row->yields & PB_YIELDS_GRAPH) && !(row->yields & PB_YIELDS_STACKS)));
             (void)hv_stores(hv, "losses", losses_rv(aTHX_ row->losses));
@@ -1591,14 +1591,14 @@ pbxs__for_chunks_files(callback, files, format_sv, opts)
         pb_error err;
         const char **paths;
         SSize_t i, n;
-        const pb_format_row *row;
+        pb_format fmt;
         pb_status st;
     CODE:
-        /* a profile of several files (a row's run_chunks, c/formats.c) */
+        /* a profile of several files (a row with run, c/formats.c) */
         ENTER;
         SAVETMPS;
-        row = pb_format_run_row(format_arg(aTHX_ format_sv));
-        if (!row)
+        fmt = format_arg(aTHX_ format_sv);
+        if (!pb_format_run_row(fmt))
             croak("Devel::ProfileBridge: no format reads a profile of several files");
         fill_options(aTHX_ opts, &o);
         x = new_xs_sink(aTHX_ callback);
@@ -1609,7 +1609,7 @@ pbxs__for_chunks_files(callback, files, format_sv, opts)
             SV **svp = av_fetch(files, i, 0);
             paths[i] = svp ? SvPV_nolen(*svp) : "";
         }
-        st = row->run_chunks(paths, (size_t)n, &o, &x->sink, &err);
+        st = pb_decode_run(paths, (size_t)n, fmt, &o, &x->sink, &err);
         light_end(aTHX_ x);
         if (st != PB_OK)
             croak_pb(aTHX_ &err);

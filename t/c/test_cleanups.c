@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "pb.h"
-#include "read_statprofiler.h"
 #include "write_statprofiler.h"
 #include "tap.h"
 #include "harness.h"
@@ -47,7 +46,7 @@ static int run_file(const char *path, const char *const *paths, size_t npaths, u
     j = setjmp(jumper.jump);
     if (j == 0) {
         if (paths) {
-            pb_read_statprofiler_files(paths, npaths, &opt, &sink, &err);
+            pb_decode_run(paths, npaths, PB_FMT_UNKNOWN, &opt, &sink, &err);
         } else {
             pb_error_init(&err, "profbridge", path);
             if (pb_src_open_file(&src, path, &err) == PB_OK) {
