@@ -1312,16 +1312,89 @@ static decode_job *decode_job_new(const pb_fold_decoder *dec, pb_source *src, co
     return j;
 }
 
+/* ---- the statement budget of a decoder's samples (pb_fold_config's
+ * split_words): a filter in front of the fold or the stack target, so that
+ * a conversion stops at the same sample whatever it writes */
+typedef struct {
+    pb_sample_sink ss;
+    pb_budget budget;
+    const pb_fold_decoder *dec;
+    void *state;
+    pb_source *src;
+    uint64_t tpw;
+} split_budget;
+
+static pb_status sb_sample(pb_sample_sink *self, uint64_t key, const uint32_t *ids, uint32_t depth, uint64_t weight,
+                           uint64_t ts)
+{
+    split_budget *b = (split_budget *)self->ctx;
+    if ((weight >> 31) || (b->tpw >> 31) || weight * b->tpw > (uint64_t)INT32_MAX) { /* it splits */
+        int summed = 0;
+        uint64_t off = b->dec->cfg.sample_at ? b->dec->cfg.sample_at(b->state, &summed) : pb_src_offset(b->src);
+        pb_status st;
+        if (!summed &&
+            (st = pb_model_charge_split(&b->budget, weight, b->tpw, b->dec->cfg.split_words, off, self->err)) != PB_OK)
+            return st;
+    }
+    return self->next->sample(self->next, key, ids, depth, weight, ts);
+}
+static pb_status sb_attribute(pb_sample_sink *self, const char *key, pb_str v)
+{
+    return self->next->attribute ? self->next->attribute(self->next, key, v) : PB_OK;
+}
+static const pb_sample_sink split_budget_calls = {.attribute = sb_attribute, .frame = pb_sample_pass_frame,
+    .thread = pb_sample_pass_thread, .sample = sb_sample, .note = pb_sample_pass_note,
+    .finish = pb_sample_pass_finish, .sample_tags = pb_sample_pass_sample_tags,
+    .thread_root = pb_sample_pass_thread_root, .columns = pb_sample_pass_columns,
+    .mapping = pb_sample_pass_mapping, .sample_values = pb_sample_pass_sample_values,
+    .graph_func = pb_sample_pass_graph_func, .graph_edge = pb_sample_pass_graph_edge,
+    .graph_line = pb_sample_pass_graph_line};
+
+/* the budget, set before prepare (which may start a view over src) */
+static void split_budget_set(split_budget *b, const pb_fold_decoder *dec, decode_job *j, pb_source *src)
+{
+    b->dec = dec;
+    b->state = j->state;
+    b->src = src;
+    pb_budget_set(&b->budget, pb_statement_budget(&j->opt, pb_src_size(src)));
+}
+
+/* next, or (split_words) the filter in front of it; tpw: the fold's, after prepare */
+static pb_sample_sink *split_budget_in_front(split_budget *b, pb_sample_sink *next, uint64_t tpw, pb_error *err)
+{
+    pb_sample_sink *ss = &b->ss;
+    if (!b->dec->cfg.split_words)
+        return next;
+    b->tpw = tpw;
+    pb_sample_sink_init(ss, &split_budget_calls, b, err, next->cleanups);
+    ss->next = next;
+    ss->row = next->row;
+    ss->sums_stacks = next->sums_stacks;
+    ss->each_tick = next->each_tick;
+    ss->keeps_cut_stacks = next->keeps_cut_stacks;
+    /* the optional calls only where they are wanted (as pb_thread_limit_init) */
+    ss->span = next->span ? ss->span : NULL;
+    ss->sample_tags = next->sample_tags ? ss->sample_tags : NULL;
+    ss->thread_root = next->thread_root ? ss->thread_root : NULL;
+    if (!next->sample_values)
+        ss->columns = NULL, ss->mapping = NULL, ss->sample_values = NULL;
+    if (!next->graph_func)
+        ss->graph_func = NULL, ss->graph_edge = NULL, ss->graph_line = NULL;
+    return ss;
+}
+
 pb_status pb_fold_decode(pb_source *src, const pb_options *opt, pb_sink *sink, const pb_fold_decoder *dec,
                          pb_error *err)
 {
     pb_fold_config cfg = dec->cfg;
     pb_fold *fold = NULL;
     pb_status st = PB_OK;
+    split_budget b;
     decode_job *j = decode_job_new(dec, src, opt, sink, err);
     if (!j)
         return err->status;
     pb_sink_defer(sink, decode_job_free, j);
+    split_budget_set(&b, dec, j, src);
     cfg.max_threads = j->opt.max_threads;
     cfg.row = sink->row;
     if (dec->prepare)
@@ -1329,7 +1402,7 @@ pb_status pb_fold_decode(pb_source *src, const pb_options *opt, pb_sink *sink, c
     if (st == PB_OK && !(fold = pb_fold_new(&cfg, sink, err)))
         st = err->status;
     if (st == PB_OK)
-        st = dec->run(j->state, pb_fold_sample_sink(fold));
+        st = dec->run(j->state, split_budget_in_front(&b, pb_fold_sample_sink(fold), cfg.ticks_per_weight, err));
     pb_fold_free(fold);
     pb_sink_undefer(sink, j);
     decode_job_free(j);
@@ -1341,9 +1414,11 @@ pb_status pb_sample_decode(pb_source *src, const pb_options *opt, pb_sample_sink
 {
     pb_fold_config cfg = dec->cfg;
     pb_status st = PB_OK;
+    split_budget b;
     decode_job *j = decode_job_new(dec, src, opt, NULL, err);
     if (!j)
         return err->status;
+    split_budget_set(&b, dec, j, src);
     cfg.row = out->row;
     cfg.sums_stacks = out->sums_stacks && !out->sample_values;
     if (dec->prepare)
@@ -1363,14 +1438,14 @@ pb_status pb_sample_decode(pb_source *src, const pb_options *opt, pb_sample_sink
             st = err->status ? err->status : PB_ERR_LIMIT;
         } else {
             pb_sample_tee_init(&tee, out, pb_fold_sample_sink(fold), cfg.ticks_per_sec, err);
-            st = dec->run(j->state, &tee.ss);
+            st = dec->run(j->state, split_budget_in_front(&b, &tee.ss, cfg.ticks_per_weight, err));
             if (j->opt.chunk_teed && !tee.gave_up)
                 *j->opt.chunk_teed = 1;
             pb_sample_tee_free(&tee);
             pb_fold_free(fold);
         }
     } else if (st == PB_OK)
-        st = dec->run(j->state, out);
+        st = dec->run(j->state, split_budget_in_front(&b, out, cfg.ticks_per_weight, err));
     decode_job_free(j);
     return st;
 }

@@ -105,6 +105,19 @@ typedef struct {
      * samples into a fold for convert --report's loss counter: that counts
      * in a decode of its own */
     int no_sample_tee;
+    /* A sampling decoder's statement budget (NULL: none; model.h): the
+     * TIME_LINE chunks beyond one that a sample of weight x
+     * ticks_per_weight (after prepare) splits into come out of
+     * max_statements (pb_statement_budget of the input's size), in a filter
+     * pb_fold_decode and pb_sample_decode put in front of the fold or the
+     * stack target alike; past it, a limit error worded split_words
+     * (pb_model_charge_split's {weight}, {interval}, {extra}, {left}). */
+    const char *split_words;
+    /* Optional, for that error: the input offset of the sample being sent
+     * (NULL: the source's offset), and *summed = 1 when it is a sum of
+     * samples (sent to a sink that sums stacks) that each split into one
+     * chunk: it is not charged.  state: the decoder's. */
+    uint64_t (*sample_at)(void *state, int *summed);
 } pb_fold_config;
 
 typedef struct pb_fold pb_fold;

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "chunk_stacks.h"
 #include "fold_samples.h"
 #include "formats.h"
 #include "reader.h"
@@ -399,14 +400,14 @@ static const pb_format_row formats[PB_FMT_COUNT] = {
     [PB_FMT_UNKNOWN] = { .format = PB_FMT_UNKNOWN },
     [PB_FMT_NYTPROF] = {
         .format = PB_FMT_NYTPROF, .name = "nytprof", .title = "NYTProf",
-        .sniff = sniff_nytprof, .chunks = pb_read_nytprof, .stacks = pb_read_nytprof_samples,
+        .sniff = sniff_nytprof, .chunks = pb_read_nytprof,
         .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS,
         .library = "zlib", .library_use = PB_LIB_BUILTIN,
         .losses = chunk_losses,
     },
     [PB_FMT_PYNYTPROF] = {
         .format = PB_FMT_PYNYTPROF, .name = "pynytprof", .title = "Pynytprof",
-        .sniff = sniff_pynytprof, .chunks = pb_read_pynytprof, .stacks = pb_read_pynytprof_samples,
+        .sniff = sniff_pynytprof, .chunks = pb_read_pynytprof,
         .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_NO_SUB_LINES,
         .language = "python", .losses = chunk_losses, .banner = PYNYTPROF_BANNER,
         .source_what = "Python", .source_names = PY_SOURCES, .source_shebang = "python",
@@ -556,9 +557,19 @@ const char *pb_format_list(unsigned yields, int titles, const char *last, char *
 
 /* a row's decoder: its fold decoder (.decoder), which the generic fold
  * turns into chunks (pb_fold_decode) or replays into any sample sink
- * (pb_sample_decode); else its own entries (.chunks, .stacks) */
+ * (pb_sample_decode); else its own entries (.chunks, .stacks).  A chunk
+ * decoder whose row yields stacks but names no stack entry (NYTProf,
+ * Pynytprof) gives them through chunk_stacks.c (pb_chunks_as_samples):
+ * its call events as stacks, as nytprofcalls builds them. */
 static int row_has_chunks(const pb_format_row *row) { return row && (row->decoder || row->chunks); }
-static int row_has_stacks(const pb_format_row *row) { return row && (row->decoder || row->stacks); }
+static int row_stacks_of_chunks(const pb_format_row *row)
+{
+    return !row->decoder && !row->stacks && row->chunks && (row->yields & PB_YIELDS_STACKS);
+}
+static int row_has_stacks(const pb_format_row *row)
+{
+    return row && (row->decoder || row->stacks || row_stacks_of_chunks(row));
+}
 
 int pb_format_decodes(pb_format f) { return row_has_chunks(pb_format_get(f)); }
 
@@ -567,6 +578,8 @@ static pb_status row_decode(const pb_format_row *row, pb_source *src, const pb_o
 {
     if (row->decoder)
         return ss ? pb_sample_decode(src, opt, ss, row->decoder, err) : pb_fold_decode(src, opt, sink, row->decoder, err);
+    if (ss && row_stacks_of_chunks(row))
+        return pb_chunks_as_samples(row->chunks, src, opt, ss, err);
     return ss ? row->stacks(src, opt, ss, err) : row->chunks(src, opt, sink, err);
 }
 

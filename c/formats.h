@@ -31,12 +31,16 @@ struct pb_sample_sink; /* samples.h */
  * callgrind, folded.  A format whose profile may span several files (its
  * row's run) reads such a run through the same entry: the driver hands it
  * no source and the files in pb_options.run_paths.
- * The other formats still have the two entries below (NYTProf's chunk
- * stream stays; EasyProfiler, speedscope, Pynytprof: to do).
+ * NYTProf's chunk stream and Pynytprof's chunk entry (which fills the
+ * model, model.h) are also one entry each: the driver takes their stacks
+ * from their chunks (chunk_stacks.h, pb_chunks_as_samples: a row that
+ * yields stacks with no stack entry).  The other formats still have the
+ * two entries below (EasyProfiler, speedscope: to do).
  *
  * A chunk decoder reads src from its start (decoders read and check their
  * own magic), sends chunks to sink, and returns PB_OK or fills err:
  *     pb_status pb_read_<format>(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
+ * (Pynytprof's is declared in read_pynytprof.h.)
  * A stack decoder replays a file into any pb_sample_sink (samples.h) and
  * calls its finish():
  *     pb_status pb_read_<format>_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out,
@@ -52,10 +56,11 @@ pb_status pb_read_speedscope(pb_source *src, const pb_options *opt, pb_sink *sin
  * appearance; thread() is called before a thread's first sample with
  * pid = key + 1, ppid 0 and label = thread id (or "tid/interpreter_id").
  * EasyProfiler: span stacks, weight = exclusive ns (fold_spans.h).
- * NYTProf, Pynytprof: the profile's call events (SUB_RETURN) as stacks, as
+ * NYTProf, Pynytprof (no stack entry: the driver's pb_chunks_as_samples()
+ * over their chunks): the profile's call events (SUB_RETURN) as stacks, as
  * nytprofcalls builds them (without call events: one-frame stacks of each
  * sub's exclusive time); weights in ns (ATTRIBUTE sample_weight_unit=ns),
- * one thread keyed 0 (the first PID_START's pid); pb_chunks_as_samples().
+ * one thread keyed 0 (the first PID_START's pid).
  * StatProfiler (read_statprofiler.h): one file, thread key 0 (thread()
  * announced with the real pid); a run, each process a thread keyed 1, 2,
  * ... (parents first; pb_statprofiler_files); the op names in
@@ -76,7 +81,6 @@ pb_status pb_read_speedscope(pb_source *src, const pb_options *opt, pb_sink *sin
  * label = its name; weights ns (time units) or as written (bytes, none). */
 pb_status pb_read_easyprofiler_stacks(pb_source *src, const pb_options *opt, struct pb_sample_sink *out,
                                       pb_error *err);
-pb_status pb_read_nytprof_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
 extern const struct pb_fold_decoder pb_v8_decoder;
 extern const struct pb_fold_decoder pb_pprof_decoder;
 extern const struct pb_fold_decoder pb_perf_decoder;

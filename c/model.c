@@ -1,4 +1,5 @@
 /* model.c - the one profile model (see model.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "model.h"
@@ -559,6 +560,34 @@ static pb_status budget_fail(pb_model *m, uint64_t n, uint32_t fid, uint32_t lin
                    "max_statements (%llu for this file%s)",
                    line, fid, (unsigned long long)n, (unsigned long long)m->budget.left,
                    (unsigned long long)m->budget_total, m->budget_note ? m->budget_note : "");
+}
+
+/* a sample's split (model.h): {weight} {interval} {extra} {left} in words
+ * filled in, anything else copied */
+pb_status pb_model_charge_split(pb_budget *b, uint64_t weight, uint64_t ticks_per_weight, const char *words,
+                                uint64_t off, pb_error *err)
+{
+    static const char *const keys[] = {"{weight}", "{interval}", "{extra}", "{left}"};
+    uint64_t n = weight ? pb_model_split_count(weight, ticks_per_weight) : 0, vals[4];
+    char buf[PB_ERR_MSG_MAX];
+    size_t len = 0, k;
+    if (n <= 1 || pb_budget_take(b, n - 1) == 0)
+        return PB_OK;
+    vals[0] = weight, vals[1] = ticks_per_weight, vals[2] = n - 1, vals[3] = b->left;
+    while (*words && len + 1 < sizeof buf) {
+        for (k = 0; k < 4 && strncmp(words, keys[k], strlen(keys[k])) != 0; k++)
+            ;
+        if (k < 4) {
+            int w = snprintf(buf + len, sizeof buf - len, "%llu", (unsigned long long)vals[k]);
+            if (w > 0)
+                len += (size_t)w < sizeof buf - len ? (size_t)w : sizeof buf - len - 1;
+            words += strlen(keys[k]);
+        } else {
+            buf[len++] = *words++;
+        }
+    }
+    buf[len] = '\0';
+    return pb_fail(err, PB_ERR_LIMIT, off, "%s", buf);
 }
 
 static pb_status emit_time_line(pb_model *m, uint32_t ticks, uint32_t fid, uint32_t line)

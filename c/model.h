@@ -43,9 +43,10 @@
  * chunks, more than the R left of max_statements (T for this file<note>)")
  * when they are more than is left.  A decoder that synthesises statements
  * from counts in its file turns it on (pb_statement_budget()); the folds'
- * chunk counts are bounded per sample by their own split limits and by the
- * model's split budget (pb_model_split_take, below) when the decoder's fold
- * configuration asks for it (split_budget, fold_samples.h).
+ * chunk counts are bounded per sample by their own split limits, and a
+ * sampling decoder's samples are charged by pb_model_charge_split() (below)
+ * in the driver's filter in front of the fold or a stack target
+ * (fold_samples.c): no decoder charges a budget of its own.
  *
  * Memory: O(unique strings + files + subs + edges + trie nodes); nothing
  * grows with the number of samples or spans.  Plain C99.
@@ -91,8 +92,8 @@ void pb_strtab_free(pb_strtab *t);
 
 /* ---- the statement budget (max_statements) -----------------------------
  * Every producer of synthesised TIME_LINE/DISCOUNT chunks charges them here:
- * the model (pb_model_budget_take), and the decoders that charge their own
- * splits without a model. */
+ * the model (pb_model_budget_take) and a sampled profile's split
+ * (pb_model_charge_split). */
 typedef struct {
     uint64_t left; /* statements left when on */
     int on;
@@ -376,6 +377,14 @@ static inline uint64_t pb_model_split_count(uint64_t units, uint64_t ticks_per_u
         per = 1;
     return units / per + (units % per != 0);
 }
+/* A sample of `weight` x ticks_per_weight ticks: the TIME_LINE chunks beyond
+ * one that it splits into (pb_model_split_count) come out of b.  PB_OK, or
+ * a `limit` error at byte off (b unchanged) whose message is words with
+ * {weight}, {interval} (ticks_per_weight), {extra} (the chunks wanted) and
+ * {left} (those left of b) filled in: a format's own wording (its
+ * decoder's pb_fold_config.split_words, fold_samples.h). */
+pb_status pb_model_charge_split(pb_budget *b, uint64_t weight, uint64_t ticks_per_weight, const char *words,
+                                uint64_t off, pb_error *err);
 /* Send the TIME_LINEs of `units` x ticks_per_unit ticks on fid:line (count:
  * pb_model_split_count(), checked by the caller against its limit); negative:
  * the ticks are below 0; at_least_one: 0 units still give one TIME_LINE of 0

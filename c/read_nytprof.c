@@ -10,7 +10,6 @@
 #include "nytp_codec.h"
 #include "pb.h"
 #include "formats.h"
-#include "chunk_stacks.h"
 #include "reader.h"
 #include "util.h"
 
@@ -484,10 +483,4 @@ done:
         }
     }
     return pb_decoder_done(sink, nyt_cleanup, r, st, err);
-}
-
-/* the stacks of its call events (formats.h) */
-pb_status pb_read_nytprof_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err)
-{
-    return pb_chunks_as_samples(pb_read_nytprof, src, opt, out, err);
 }

@@ -212,7 +212,7 @@ typedef struct {
     unsigned char *tsel;      /* per thread: selected by --thread */
     size_t ctsel;
     uint64_t samples;
-    pb_budget budget;
+    uint64_t sample_off;      /* the offset of the Sample being sent (sample_at) */
     char *pkgbuf, *abuf;      /* scratch: a Go package as Perl's, a cleaned copy */
     size_t cpkg, cabuf;
     p_agg agg;                /* pass 1's distinct samples */
@@ -1512,7 +1512,7 @@ static int other_values(const pr *r)
 }
 
 /* Over 80 lines, kept whole: one Sample: its values, its locations resolved to frames and the
- * budget checks, in the order the fields are needed. */
+ * depth checks, in the order the fields are needed. */
 static int sample_field(pr *r, const top *t)
 {
     msg m;
@@ -1597,13 +1597,7 @@ static int sample_field(pr *r, const top *t)
         for (j = 0; j < n; j++)
             r->stack[d++] = ids[j];
     }
-    /* the fold splits a weight of more than INT32_MAX ticks into several
-     * TIME_LINEs: the extra ones come out of max_statements */
-    if (w && pb_budget_take(&r->budget, pb_model_split_count(w, 1) - 1) < 0) {
-        pb_fail(r->err, PB_ERR_LIMIT, m.off, "a sample of weight %llu needs more TIME_LINE chunks than the %llu left "
-                "of max_statements", (unsigned long long)w, (unsigned long long)r->budget.left);
-        return -1;
-    }
+    r->sample_off = m.off;
     if (r->out->sample_values &&
         r->out->sample_values(r->out, r->values, (uint32_t)r->ntypes, r->labels, (uint32_t)r->nlabels) != PB_OK)
         return -1;
@@ -1654,7 +1648,7 @@ static int agg_usable(pr *r)
         return 1; /* no samples */
     if (a->nv != r->ntypes || r->vindex >= a->nv || (a->neg >> r->vindex & 1) ||
         a->vmax[r->vindex] > (uint64_t)INT32_MAX / u)
-        return 0; /* (so no sample's weight splits: pass 2's budget takes 0 for each) */
+        return 0; /* (so no sample's weight splits, and the sums are not charged: sample_at) */
     if (pb_grow((void **)&a->buf, &a->cbuf, P_AGG_BYTES + 2 + P_AGG_VALUES * 10, 1) < 0)
         return 0;
     while (ok && (h = pb_stack_table_next(&a->t, &it)) != NULL) {
@@ -1694,7 +1688,6 @@ static pb_status agg_replay(pr *r)
     pb_stack_head *h;
     size_t it = 0;
     top t;
-    pb_budget budget;
     if (!agg_usable(r)) {
         agg_stop(r);
         return each_top(r, sample_field);
@@ -1702,21 +1695,15 @@ static pb_status agg_replay(pr *r)
     memset(&t, 0, sizeof t);
     t.field = 2;
     t.wt = WT_LEN;
-    /* each sample's split took 0 of the budget (agg_usable): a sum's takes
-     * none either */
-    budget = r->budget;
-    r->budget.on = 0;
     while ((h = pb_stack_table_next(&a->t, &it)) != NULL) {
         msg m = agg_msg(r, h);
         r->replay = &m;
         if (sample_field(r, &t) < 0) {
             r->replay = NULL;
-            r->budget = budget;
             return r->err->status ? r->err->status : PB_ERR_ABORT;
         }
     }
     r->replay = NULL;
-    r->budget = budget;
     r->samples = a->samples;
     agg_stop(r);
     return PB_OK;
@@ -1744,7 +1731,15 @@ static void pr_init(void *p, pb_source *src, const pb_options *opt, pb_sink *war
     r->err = err;
     r->opt = opt;
     pb_rd_init(&r->rd, src, err, "%s needs %zu more byte%s for its %s, only %zu left", opt->max_record_size);
-    pb_budget_set(&r->budget, pb_statement_budget(opt, pb_src_size(src)));
+}
+
+/* the Sample being sent, and whether it is a sum (agg_replay: each of its
+ * samples was at most INT32_MAX ticks, agg_usable) */
+static uint64_t sample_at(void *p, int *summed)
+{
+    pr *r = (pr *)p;
+    *summed = r->replay != NULL;
+    return r->sample_off;
 }
 
 /* at the start of the input: 1 when it is gzip (1f 8b), the view then started */
@@ -1880,9 +1875,12 @@ static pb_status pprof_decode(void *p, pb_sample_sink *out)
     return r->out->finish(r->out);
 }
 
-/* ticks: ns, or one unit of a count or size as 1 ns; nytprof.out's time is the sampled time */
+/* ticks: ns, or one unit of a count or size as 1 ns; nytprof.out's time is the sampled time; a
+ * weight past INT32_MAX ns splits into TIME_LINEs charged to max_statements (split_words) */
 const pb_fold_decoder pb_pprof_decoder = {sizeof(pr), pr_init, prepare, pprof_decode, pr_free,
-    {.source_format = "pprof", .ticks_per_sec = 1000000000u, .ticks_per_weight = 1, .sampled_spans = 1}};
+    {.source_format = "pprof", .ticks_per_sec = 1000000000u, .ticks_per_weight = 1, .sampled_spans = 1,
+     .split_words = "a sample of weight {weight} needs more TIME_LINE chunks than the {left} left of max_statements",
+     .sample_at = sample_at}};
 
 /* ---- detection ------------------------------------------------------------------------ */
 /* 1 when m holds only well-formed protobuf fields (a field the prefix cuts

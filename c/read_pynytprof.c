@@ -65,7 +65,6 @@
 #include "nytp_codec.h"
 #include "nytp_records.h"
 #include "pb.h"
-#include "chunk_stacks.h"
 #include "read_pynytprof.h"
 #include "reader.h"
 #include "model.h"
@@ -1311,10 +1310,4 @@ pb_status pb_read_pynytprof(pb_source *src, const pb_options *opt, pb_sink *sink
         }
     }
     return pb_decoder_done(sink, pyn_cleanup, r, st, err);
-}
-
-/* the stacks of its call events (chunk_stacks.h) */
-pb_status pb_read_pynytprof_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err)
-{
-    return pb_chunks_as_samples(pb_read_pynytprof, src, opt, out, err);
 }

@@ -6,13 +6,11 @@
 #include <stddef.h>
 #include "pb.h"
 
-struct pb_sample_sink; /* samples.h */
-
-/* The decoder's entry points (the row in formats.c lists them; formats.h
- * says what they give) */
+/* The decoder's one entry (the row in formats.c names it; formats.h says
+ * what it gives): its chunks, the files, subs, edges and statements through
+ * the model (model.h); the driver takes its stacks from them
+ * (chunk_stacks.h) */
 pb_status pb_read_pynytprof(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
-pb_status pb_read_pynytprof_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out,
-                                    pb_error *err);
 
 /* Pynytprof's dialect from a file's first bytes (read_pynytprof.c): "A".."D",
  * or "" when they do not say */

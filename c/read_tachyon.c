@@ -136,7 +136,6 @@ typedef struct {
     size_t ccache;                 /* cache entries allocated (blind mode) */
     pb_error lost;                 /* why the tables are missing (blind mode) */
     pb_sink *warn_sink;            /* chunk sink for the salvage warning (NULL: none) */
-    pb_budget budget;              /* max_statements: TIME_LINE chunks beyond one per sample */
 } tr;
 
 static pb_status oom(tr *r) { return pb_rd_oom(&r->rd); }
@@ -943,18 +942,6 @@ static pb_status emit_sample(tr *r, t_thread *t, uint64_t weight, uint64_t ts, u
         if ((st = r->out->sample_tags(r->out, ops, pb_str_make(sbuf, sl, 0))) != PB_OK)
             return st;
     }
-    if (t->cap > t->start && r->interval > 1) {
-        /* the fold splits weight x interval ticks into TIME_LINEs of at most
-         * INT32_MAX ticks: a huge interval turns a few bytes into many
-         * chunks, so the extra ones come out of max_statements */
-        uint64_t extra = pb_model_split_count(weight, r->interval) - 1;
-        if (pb_budget_take(&r->budget, extra) < 0)
-            return pb_fail(r->err, PB_ERR_LIMIT, pb_src_offset(r->s),
-                           "sample of weight %llu x %llu us needs %llu more TIME_LINE chunks than the %llu left of "
-                           "max_statements",
-                           (unsigned long long)weight, (unsigned long long)r->interval, (unsigned long long)extra,
-                           (unsigned long long)r->budget.left);
-    }
     if (r->any_own && !r->blind && t->cap > t->start) {
         /* without the profiler's own frames (the row's own_frames), as
          * CPython's collectors see the stack */
@@ -1290,10 +1277,12 @@ static void tr_init(void *p, pb_source *src, const pb_options *opt, pb_sink *war
     r->warn_sink = warn_sink;
     r->app_frame = T_NONE;
     r->app_dist = UINT32_MAX;
-    pb_budget_set(&r->budget, pb_statement_budget(opt, pb_src_size(src)));
     r->max_depth = opt->max_stack_depth && opt->max_stack_depth < T_MAX_DEPTH ? opt->max_stack_depth : T_MAX_DEPTH;
 }
 
-/* nytprof.out's time is the sampled time; the weight: prepare() */
+/* nytprof.out's time is the sampled time; the weight: prepare(); weight x interval ticks split into
+ * TIME_LINEs charged to max_statements (split_words): a huge interval turns a few bytes into many */
 const pb_fold_decoder pb_tachyon_decoder = {sizeof(tr), tr_init, prepare, tachyon_decode, tr_free,
-    {.source_format = "tachyon", .ticks_per_sec = 1000000, .fid_flags = tachyon_fid_flags, .sampled_spans = 1}};
+    {.source_format = "tachyon", .ticks_per_sec = 1000000, .fid_flags = tachyon_fid_flags, .sampled_spans = 1,
+     .split_words = "sample of weight {weight} x {interval} us needs {extra} more TIME_LINE chunks than the {left} "
+                    "left of max_statements"}};
