@@ -1330,7 +1330,8 @@ static pb_status sb_sample(pb_sample_sink *self, uint64_t key, const uint32_t *i
     split_budget *b = (split_budget *)self->ctx;
     if ((weight >> 31) || (b->tpw >> 31) || weight * b->tpw > (uint64_t)INT32_MAX) { /* it splits */
         int summed = 0;
-        uint64_t off = b->dec->cfg.sample_at ? b->dec->cfg.sample_at(b->state, &summed) : pb_src_offset(b->src);
+        uint64_t off = b->dec->cfg.sample_at ? b->dec->cfg.sample_at(b->state, &summed)
+                       : b->src ? pb_src_offset(b->src) : 0;
         pb_status st;
         if (!summed &&
             (st = pb_model_charge_split(&b->budget, weight, b->tpw, b->dec->cfg.split_words, off, self->err)) != PB_OK)
@@ -1355,8 +1356,9 @@ static void split_budget_set(split_budget *b, const pb_fold_decoder *dec, decode
 {
     b->dec = dec;
     b->state = j->state;
-    b->src = src;
-    pb_budget_set(&b->budget, pb_statement_budget(&j->opt, pb_src_size(src)));
+    b->src = src; /* NULL: a run of files, which the decoder opens itself */
+    if (dec->cfg.split_words)
+        pb_budget_set(&b->budget, pb_statement_budget(&j->opt, src ? pb_src_size(src) : UINT64_MAX));
 }
 
 /* next, or (split_words) the filter in front of it; tpw: the fold's, after prepare */
