@@ -560,14 +560,14 @@ static pb_status one_line(fr *r, const char *p, size_t n)
  * (a folded file keeps no date: its mtime stands for the run's) */
 static pb_status header(fr *r)
 {
-    struct stat sb;
+    uint64_t mtime = pb_src_mtime(r->s); /* the file's, or its gzip header's */
     char buf[32];
     pb_status st;
     if (r->err->file[0] && (st = r->out->attribute(r->out, "application", pb_str_c(r->err->file))) != PB_OK)
         return st;
-    if (!r->s->fp || fstat(fileno(r->s->fp), &sb) != 0 || sb.st_mtime <= 0)
+    if (!mtime)
         return PB_OK;
-    snprintf(buf, sizeof buf, "%llu", (unsigned long long)sb.st_mtime);
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)mtime);
     return r->out->attribute(r->out, "basetime", pb_str_c(buf));
 }
 

@@ -768,16 +768,16 @@ static pb_status events_list(pr *r, char *list, size_t cap)
 
 static pb_status header_attrs(pr *r)
 {
-    struct stat sb;
+    uint64_t mtime = pb_src_mtime(r->s); /* the file's, or its gzip header's */
     char buf[32];
     pb_status st;
     if ((st = attr(r, "profiler", "perf script")) != PB_OK)
         return st;
     if (r->err->file[0] && (st = r->out->attribute(r->out, "application", pb_str_c(r->err->file))) != PB_OK)
         return st;
-    if (!r->s->fp || fstat(fileno(r->s->fp), &sb) != 0 || sb.st_mtime <= 0)
+    if (!mtime)
         return PB_OK;
-    snprintf(buf, sizeof buf, "%llu", (unsigned long long)sb.st_mtime);
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)mtime);
     return attr(r, "basetime", buf);
 }
 

@@ -583,11 +583,8 @@ static pb_status announce(ps *r)
     if (r->err->file[0] && (st = r->out->attribute(r->out, "application", pb_str_c(r->err->file))) != PB_OK)
         return st;
     {
-        struct stat sb;
         char buf[32];
-        unsigned long long t = 0;
-        if (r->s->fp && fstat(fileno(r->s->fp), &sb) == 0 && sb.st_mtime > 0)
-            t = (unsigned long long)sb.st_mtime;
+        unsigned long long t = (unsigned long long)pb_src_mtime(r->s); /* the file's, or its gzip header's */
         snprintf(buf, sizeof buf, "%llu", t);
         if ((st = r->out->attribute(r->out, "basetime", pb_str_c(buf))) != PB_OK)
             return st;

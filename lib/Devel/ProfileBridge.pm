@@ -25,7 +25,6 @@ my @FORMATS = @{ _format_rows() };
 my @TARGETS = @{ _targets() };
 my %TARGET = map { $_->{name} => $_ } @TARGETS;
 # the formats whose decoders read a gzip-compressed file themselves
-my %READS_GZIP = map { $_->{name} => 1 } grep { $_->{reads_gzip} } @FORMATS;
 
 # the names of the targets that can $what (convert, merge, diff), in order
 sub _targets_for {
@@ -149,17 +148,9 @@ sub _check_opts {
     }
 }
 
-# The default bound of a temporary copy (standard input, a FIFO or device, an
-# inflated .gz): 64 MiB.  Every real profile of the test corpora fits with
-# room to spare (the largest, a capture of 27.5 MB; the
-# others 10-20 MB); a larger one needs max_decompressed_bytes.  Compressed
-# regions inside a file are streamed, never stored: their default stays
-# 4 GiB (a real 10 MB nytprof.out inflates to 280 MB).
-our $COPY_LIMIT = 64 * 1024**2;
-
 {
-    # the temporary copy's directory and files, registered with the C
-    # signal path (c/output.c) while the copy lives
+    # a temporary directory and its files, registered with the C signal
+    # path (c/output.c) while they live (out => \$scalar's output)
     package Devel::ProfileBridge::_TempGuard;
     sub new {
         my ($class, $dir_obj, $dir, @files) = @_;
@@ -201,197 +192,16 @@ sub _check_not_input {
     }
 }
 
-# ---- inputs that are not plain files -------------------------------------
-# Every decoder reads a file it can open twice and seek in (detection, then
-# the decoder; some formats keep their tables at the end).  Standard input ("-"), a FIFO
-# or a device is read once, into an unlinked temporary file; a gzip-compressed
-# profile (magic 1f 8b: no profile format starts so) but one whose decoder
-# inflates it itself (the row's reads_gzip) is inflated into one,
-# bounded by max_decompressed_bytes.  Returns (path to read, guard, name the
-# user gave); errors about the temporary file are re-thrown with that name.
-# $gunzip: $file is known to be a gzip that no decoder reads itself.
-sub _input {
-    my ($file, $opts, $gunzip) = @_;
-    return ($file, undef, $file) if !defined $file || $file ne '-' && (-d $file || !-e _ );
-    my $fh;
-    if ($file eq '-') {
-        $fh = \*STDIN;
-    } elsif (!-f _) {
-        open $fh, '<:raw', $file or return ($file, undef, $file);
-    } elsif (!$gunzip) {
-        # two bytes, unbuffered: the decoder reads the file, not this peek
-        sysopen my $peek, $file, 0 or return ($file, undef, $file);
-        my $n = sysread $peek, my $magic, 2;
-        close $peek;
-        return ($file, undef, $file) unless defined $n && $n == 2 && $magic eq "\x1f\x8b";
-        # a format gzipped by every writer: its decoder reads the gzip member
-        # itself (through source.c), no copy needed
-        return ($file, undef, $file) if $READS_GZIP{ _detect($file)->{format} // '' };
-    }
-    require File::Temp;
-    require File::Basename;
-    my $limit = $opts->{max_decompressed_bytes} || $COPY_LIMIT;
-    my $name = $file eq '-' ? 'standard input' : $file;
-    # the copy keeps the original's base name (without .gz) and mtime:
-    # decoders name the application and date the profile from them
-    my $dir = File::Temp->newdir('profbridge-in-XXXXXX', TMPDIR => 1);
-    my $base = $file eq '-' ? 'stdin' : File::Basename::basename($file);
-    $base =~ s/\.gz\z//i;
-    $base = 'profile' unless length $base;
-    my $copy = "$dir/$base";
-    # removed when the call returns (the guard), and by the signal path that
-    # removes output temps (SIGINT, SIGTERM, SIGHUP) or at exit
-    my $guard = Devel::ProfileBridge::_TempGuard->new($dir, "$dir", "$copy", "$copy.spool");
-    my $mtime = $file eq '-' ? undef : (stat $file)[9];
-    my $finish = sub {
-        utime $mtime, $mtime, $copy if defined $mtime;
-        return ($copy, $guard, $_[0]);
-    };
-    if ($fh) {    # spool the stream (it may itself be gzip)
-        binmode $fh;
-        open my $out, '>:raw', "$copy.spool" or Devel::ProfileBridge::Error->throw(format => 'profbridge',
-            class => 'io', file => $name, message => "cannot spool to a temporary file: $!");
-        my ($buf, $total, $magic) = ('', 0, '');
-        while (1) {
-            my $n = sysread $fh, $buf, 1 << 16;
-            Devel::ProfileBridge::Error->throw(format => 'profbridge', class => 'io', file => $name,
-                message => "cannot read: $!") unless defined $n;
-            last unless $n;
-            # the copy is bounded like an inflated stream: no more than the limit reaches the disk
-            Devel::ProfileBridge::Error->throw(format => 'profbridge', class => 'limit', file => $name,
-                message => "holds more than max_decompressed_bytes ($limit) bytes to copy to a temporary file")
-                if $total + $n > $limit;
-            $total += $n;
-            $magic .= substr $buf, 0, 2 - length $magic if length $magic < 2;    # gzip's? (no second read)
-            _write_all($out, $buf) or Devel::ProfileBridge::Error->throw(format => 'profbridge', class => 'io',
-                file => $name, message => "cannot spool to a temporary file: $!");
-        }
-        close $fh unless $file eq '-';
-        close $out or Devel::ProfileBridge::Error->throw(format => 'profbridge', class => 'io', file => $name,
-            message => "cannot spool to a temporary file: $!");
-        Devel::ProfileBridge::Error->throw(format => 'profbridge', class => 'corrupt', file => $name,
-            message => 'empty input: no profile to read') unless $total;
-        if ($magic ne "\x1f\x8b") {
-            rename "$copy.spool", $copy or die "rename: $!";
-            return $finish->($name);
-        }
-        my $t = _gunzip("$copy.spool", $copy, $name, $limit);
-        $mtime = $t if $t;
-        unlink "$copy.spool";
-        return $finish->("$name (gunzipped)");
-    }
-    my $t = _gunzip($file, $copy, $name, $limit);
-    $mtime = $t if $t;
-    return $finish->("$name (gunzipped)");
-}
-
-# all of $buf to $fh, unbuffered: a full disk is seen here, with its errno,
-# and a handle dropped on the error path has nothing left to flush (a
-# buffered one warned "unable to close filehandle" as the error unwound)
-sub _write_all {
-    my ($fh, $buf) = @_;
-    my $off = 0;
-    while ($off < length $buf) {
-        my $n = syswrite $fh, $buf, length($buf) - $off, $off;
-        return 0 unless defined $n;
-        $off += $n;
-    }
-    return 1;
-}
-
-sub _gunzip {
-    my ($from, $to_path, $name, $limit) = @_;
-    require IO::Uncompress::Gunzip;
-    open my $to, '>:raw', $to_path or Devel::ProfileBridge::Error->throw(format => 'gzip', class => 'io',
-        file => $name, message => "cannot write a temporary file: $!");
-    my $z = IO::Uncompress::Gunzip->new($from, MultiStream => 1, Transparent => 0)
-        or Devel::ProfileBridge::Error->throw(format => 'gzip', class => 'corrupt', file => $name,
-            message => "not a gzip stream: $IO::Uncompress::Gunzip::GunzipError");
-    my ($buf, $total) = ('', 0);
-    while (1) {
-        my $n = $z->read($buf, 1 << 16);
-        Devel::ProfileBridge::Error->throw(format => 'gzip', class => 'corrupt', file => $name,
-            message => "cannot inflate: $IO::Uncompress::Gunzip::GunzipError") if $n < 0;
-        last unless $n;
-        $total += $n;
-        Devel::ProfileBridge::Error->throw(format => 'gzip', class => 'limit', file => $name,
-            message => "inflates to more than max_decompressed_bytes ($limit)") if $total > $limit;
-        _write_all($to, $buf) or Devel::ProfileBridge::Error->throw(format => 'gzip', class => 'io', file => $name,
-            message => "cannot write a temporary file: $!");
-    }
-    my $hdr = $z->getHeaderInfo;
-    my $hdr_time = ref $hdr eq 'ARRAY' ? $hdr->[0]{Time} : ref $hdr ? $hdr->{Time} : undef;
-    $z->close;
-    close $to or Devel::ProfileBridge::Error->throw(format => 'gzip', class => 'io', file => $name,
-        message => "cannot write a temporary file: $!");
-    Devel::ProfileBridge::Error->throw(format => 'gzip', class => 'corrupt', file => $name,
-        message => 'the gzip stream inflates to nothing') unless $total;
-    return $hdr_time;    # the original's mtime, as gzip(1) records it (0: none)
-}
-
-# run $code on the resolved input; errors naming the temp file name the user's
-# (true while $code reads the inflated copy of a gzip-compressed input)
-our $_GUNZIPPED;
+# ---- inputs ----------------------------------------------------------------
+# The C side opens every input (c/source.c, the driver in c/formats.c):
+# standard input ("-"), a FIFO or device read once as a stream, gzip
+# members inflated as they are read unless the format reads gzip itself,
+# a temporary copy only for a format that seeks (bounded by
+# max_decompressed_bytes), errors naming the input as the user gave it.
+# Perl hands the name over unchanged.
 sub _with_input {
-    my ($file, $opts, $code, $gunzip) = @_;
-    # a regular file the decoder can sniff itself (no format forced, or one
-    # that inflates its own gzip) is handed over unpeeked: one open of the
-    # input.  Only when detection names nothing and the file is gzip does it
-    # go through the inflated copy below (peeked then, on that path only).
-    if (!$gunzip && defined $file && $file ne '-' && -f $file
-        && (!defined $opts->{format} || $READS_GZIP{ $opts->{format} })) {
-        my (@r, $r);
-        my $want = wantarray;
-        my $caller_err = $@;    # callbacks (and the caller after) see the caller's $@
-        my $ok = eval {
-            $@ = $caller_err;
-            if ($want) { @r = $code->($file) } elsif (defined $want) { $r = $code->($file) } else { $code->($file) }
-            1;
-        };
-        if ($ok) {
-            $@ = $caller_err;
-            return $want ? @r : $r;
-        }
-        my $e = $@;
-        die $e unless _unrecognised_gzip($e, $file);
-        $gunzip = 1;
-    }
-    my ($path, $guard, $name) = _input($file, $opts, $gunzip);
-    return $code->($path) unless $guard;
-    local $_GUNZIPPED = $name =~ / \(gunzipped\)\z/ ? 1 : 0;
-    my @r;
-    my $ok = eval { @r = $code->($path); 1 };
-    die _renamed($@, { $path => $name }) unless $ok;
-    return wantarray ? @r : $r[0];
-}
-
-# $e: detection named no format for $file, and $file is gzip-compressed
-sub _unrecognised_gzip {
-    my ($e, $file) = @_;
-    return 0 unless ref $e && eval { $e->isa('Devel::ProfileBridge::Error') }
-        && ($e->{class} // '') eq 'corrupt' && ($e->{format} // '') eq 'profbridge';
-    return _is_gzip($file);
-}
-
-# $file starts with gzip's magic (1f 8b)
-sub _is_gzip {
-    my ($file) = @_;
-    sysopen my $peek, $file, 0 or return 0;
-    my $n = sysread $peek, my $magic, 2;
-    close $peek;
-    return defined $n && $n == 2 && $magic eq "\x1f\x8b";
-}
-
-# an error naming a temporary copy names the user's file instead
-sub _renamed {
-    my ($e, $name_of) = @_;
-    if (ref $e && eval { $e->isa('Devel::ProfileBridge::Error') } && defined $e->{file}
-        && exists $name_of->{ $e->{file} }) {
-        my $name = $name_of->{ $e->{file} };
-        $e->{file} = $name;
-        $e->{line} = Devel::ProfileBridge::Error::_line($e);
-    }
-    return $e;
+    my ($file, $opts, $code) = @_;
+    return $code->($file);
 }
 
 sub _xs_opts {
@@ -508,10 +318,7 @@ sub _library_notes {
 sub detect_format {
     my ($file) = @_;
     _check_path('detect_format', 'the file name', $file);
-    my $r = _with_input($file, {}, sub { _detect($_[0]) });
-    # nothing named in a regular file that is gzip: look through its inflated copy
-    return $r if defined $r->{format} || $file eq '-' || !-f $file || !_is_gzip($file);
-    return _with_input($file, {}, sub { _detect($_[0]) }, 1);
+    return _with_input($file, {}, sub { _detect($_[0]) });
 }
 
 sub chunk_counts {
@@ -538,13 +345,6 @@ sub _info_of {
     my $to_losses = delete $opts{_losses_to};
     my ($info, $counts, $attr, $pids, $lc) = @{ _info_read($path, $opts{format}, _xs_opts(\%opts), $to_losses) };
     my $facts = delete $info->{_facts};
-    # a gzip-compressed input read through its inflated copy: gzip, then
-    # whatever the format compresses inside
-    if ($_GUNZIPPED) {
-        my $inner = $info->{compression} // 'none';
-        $info->{compression} = $inner eq 'none' ? 'gzip' : "gzip+$inner";
-        $info->{compressed} = 1;
-    }
     # a file the decoder read but detection did not name is never shown with an empty format
     Devel::ProfileBridge::Error->throw(format => 'profbridge', class => 'corrupt', file => $path, offset => 0,
         message => 'not a profile this distribution recognises (detection named no format; --format NAME reads it '
@@ -739,22 +539,10 @@ sub _convert_impl {
     });
 }
 
-# run $code with every input resolved (stdin, FIFOs, gzip -> temporary copies);
-# errors naming a temporary copy name the user's file
+# run $code with the inputs (each opened by the C side, as _with_input says)
 sub _with_inputs {
     my ($files, $opts, $code) = @_;
-    my (@paths, @guards, %name_of);
-    for my $f (@$files) {
-        my ($path, $guard, $name) = _input($f, $opts);
-        push @paths, $path;
-        next unless $guard;
-        push @guards, $guard;
-        $name_of{$path} = $name;
-    }
-    my @r;
-    my $ok = eval { @r = $code->(@paths); 1 };
-    die _renamed($@, \%name_of) unless $ok;
-    return wantarray ? @r : $r[0];
+    return $code->(@$files);
 }
 
 sub merge {
