@@ -747,9 +747,11 @@ static pb_status settle_input_1(pb_source *src, pb_format *fmt, pb_format_info *
         *fmt = info->format;
     }
     row = pb_format_get(*fmt);
-    if (row && (row->yields & PB_SEEKS) && !pb_src_can_seek(src)) {
+    if (row && ((row->yields & PB_SEEKS) || (opt && opt->reread && src->in_once)) && !pb_src_can_seek(src)) {
         if (pb_src_spool(src, limit) != PB_OK)
             return err->status;
+        if (opt && opt->reread)
+            pb_src_keep(src); /* for the caller's next read of it */
         if (info != &mine && (st = sniff_source(src, 1, info, err)) != PB_OK) /* its size is known now */
             return st;
     }

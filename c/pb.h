@@ -72,6 +72,12 @@ typedef struct {
      * they went there.  NULL: none. */
     struct pb_sink *chunk_tee;
     int *chunk_teed;
+
+    /* the caller may read this input again in this process (convert
+     * --report's second, counting decode): standard input or a FIFO is
+     * spooled, and the next open of the same name reads that copy
+     * (pb_src_keep, source.h) */
+    int reread;
 } pb_options;
 
 /* the limits and the progress hook of opt (resolved) onto a source */

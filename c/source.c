@@ -36,12 +36,54 @@ static void reset(pb_source *s, pb_error *err)
 
 static int is_stdin(const char *path) { return path[0] == '-' && !path[1]; }
 
+/* the spooled copy of an input read once, kept for one more open (pb_src_keep) */
+static struct {
+    int fd;
+    char path[PB_ERR_FILE_MAX];
+} kept = { -1, "" };
+
+void pb_src_forget_kept(void)
+{
+    if (kept.fd >= 0)
+        close(kept.fd);
+    kept.fd = -1;
+}
+
+void pb_src_keep(const pb_source *s)
+{
+    if (!s->in_once || s->in_stream || !s->fp || !s->in_path || strlen(s->in_path) >= sizeof kept.path)
+        return;
+    pb_src_forget_kept();
+    kept.fd = dup(fileno(s->fp));
+    snprintf(kept.path, sizeof kept.path, "%s", s->in_path);
+}
+
+/* the kept copy of path, if any: opened (once) as a plain file */
+static int open_kept(pb_source *s, const char *path)
+{
+    int fd;
+    if (kept.fd < 0 || strcmp(kept.path, path) != 0)
+        return 0;
+    fd = kept.fd;
+    kept.fd = -1;
+    if (lseek(fd, 0, SEEK_SET) != 0 || !(s->fp = fdopen(fd, "rb"))) {
+        close(fd);
+        return 0;
+    }
+    s->own_fp = 1;
+    return 1;
+}
+
 pb_status pb_src_open_file(pb_source *s, const char *path, pb_error *err)
 {
     struct stat st;
+    int from_kept;
     reset(s, err);
     s->in_path = path;
-    if (is_stdin(path)) {
+    if ((from_kept = open_kept(s, path))) {
+        if (is_stdin(path) && err)
+            snprintf(err->file, sizeof err->file, "stdin");
+    } else if (is_stdin(path)) {
         s->fp = stdin;
         /* the decoders' name for it (an application named after it); errors say "standard input" */
         if (err)
@@ -51,7 +93,7 @@ pb_status pb_src_open_file(pb_source *s, const char *path, pb_error *err)
     } else {
         s->own_fp = 1;
     }
-    s->in_stream = 1;
+    s->in_stream = s->in_once = 1;
     if (fstat(fileno(s->fp), &st) == 0) {
         if (S_ISDIR(st.st_mode)) {
             if (s->own_fp)
@@ -59,9 +101,9 @@ pb_status pb_src_open_file(pb_source *s, const char *path, pb_error *err)
             s->fp = NULL;
             return pb_fail_nooff(err, PB_ERR_IO, "cannot read: is a directory");
         }
-        if (S_ISREG(st.st_mode) && !is_stdin(path)) {
+        if (S_ISREG(st.st_mode) && (!is_stdin(path) || from_kept)) {
             s->raw_size = (uint64_t)st.st_size;
-            s->in_stream = 0;
+            s->in_stream = s->in_once = 0;
         }
     }
     s->cap = PLAIN_BUF;

@@ -89,6 +89,7 @@ typedef struct pb_source {
      * spooled copy for a decoder that seeks */
     const char *in_path;     /* the name the caller gave (pb_src_open_file), or NULL */
     int in_stream;           /* standard input, a FIFO or a device: read once, no seeking */
+    int in_once;             /* so from its open on (in_stream also covers inflated gzip) */
     int in_settled;          /* the driver has chosen how its decoder reads it (formats.c) */
     int gunzipped;           /* read through the gzip layer below (also once spooled) */
     void *gz;                /* that layer while it reads (source.c), or NULL */
@@ -203,5 +204,10 @@ int pb_src_can_seek(const pb_source *s);
 pb_status pb_src_spool(pb_source *s, uint64_t limit);
 uint64_t pb_src_mtime(const pb_source *s);
 void pb_src_name_error(const pb_source *s, pb_error *err);
+/* A spooled input that can be read only once (in_once) kept for one more
+ * open of the same name in this process (pb_options.reread): the next
+ * pb_src_open_file(name) reads the copy.  pb_src_forget_kept drops it. */
+void pb_src_keep(const pb_source *s);
+void pb_src_forget_kept(void);
 
 #endif

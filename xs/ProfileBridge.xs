@@ -131,6 +131,7 @@ static void fill_options(pTHX_ HV *hv, pb_options *o)
     o->max_threads = opt_u32(aTHX_ hv, "max_threads");
     o->max_string_bytes = (uint64_t)opt_uv(aTHX_ hv, "max_string_bytes");
     o->salvage = (int)opt_uv(aTHX_ hv, "salvage");
+    o->reread = (int)opt_uv(aTHX_ hv, "_reread");
     o->jobs = (int)opt_uv(aTHX_ hv, "jobs");
     svp = hv_fetchs(hv, "progress", 0);
     if (svp && SvROK(*svp) && SvTYPE(SvRV(*svp)) == SVt_PVCV) {
@@ -1379,8 +1380,10 @@ pbxs__write(to, mode, in, format_sv, opts, out, level, report = NULL)
         held_warnings_emit(aTHX_ &hw);
         if (st != PB_OK)
             croak_pb(aTHX_ &err);
-        if (lc && rq.chunk_teed)
+        if (lc && rq.chunk_teed) {
             (void)hv_stores((HV *)SvRV(report), "counts", loss_counts_rv(aTHX_ lc));
+            pb_src_forget_kept(); /* no second decode reads the input */
+        }
         EXTEND(SP, 1 + (SSize_t)rq.n_names);
         mPUSHu((UV)rq.samples);
         for (i = 0; i < (SSize_t)rq.n_names; i++)

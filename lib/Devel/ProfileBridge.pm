@@ -526,6 +526,8 @@ sub _convert_impl {
         # counts; the rules are those of the row the decode is handed
         # (format undef: c/losses.c takes them from it, no sniff first)
         my $lc = $report ? { format => undef } : undef;
+        # standard input or a FIFO that one more decode may read: C keeps a copy for it
+        $x->{_reread} = 1 if $report && ($in eq '-' || !-f $in);
         my ($samples, @names) = _write($to, 'convert', [$in], $opts{format}, $x, $opts{out}, $level, $lc);
         # an empty profile is said so for every sample target
         warn "$to: warning: " . Devel::ProfileBridge::Error::_esc($opts{in})
