@@ -650,14 +650,15 @@ pb_status pb_detect_file(const char *path, pb_format_info *info, pb_error *err)
     }
     /* the input as a decode reads it: standard input, gzip inflated, a
      * copy for a format that seeks (sniffed with its size: Tachyon's
-     * header layouts) */
+     * header layouts); an input read once is kept for the decode that
+     * follows a detection (merge's), as pb_options.reread keeps it */
     {
         pb_source src;
         pb_format f = PB_FMT_UNKNOWN;
         pb_status st;
         if ((st = pb_src_open_file(&src, path, err)) != PB_OK)
             return st;
-        st = pb_settle_input(&src, &f, info, NULL, 1, err);
+        st = pb_settle_input(&src, &f, info, NULL, 2, err);
         pb_src_close(&src);
         return st;
     }
@@ -721,7 +722,7 @@ static pb_status settle_input_1(pb_source *src, pb_format *fmt, pb_format_info *
     const pb_format_row *row;
     uint64_t limit = opt && opt->max_decompressed_bytes && !opt->max_decompressed_by_size
                          ? opt->max_decompressed_bytes : PB_DEFAULT_MAX_GUNZIPPED;
-    int gz, sniffed = 0;
+    int gz, sniffed = 0, reread = quiet > 1 || (opt && opt->reread);
     pb_status st;
     if (!info)
         info = &mine;
@@ -747,14 +748,14 @@ static pb_status settle_input_1(pb_source *src, pb_format *fmt, pb_format_info *
         *fmt = info->format;
     }
     row = pb_format_get(*fmt);
-    if (row && ((row->yields & PB_SEEKS) || (opt && opt->reread && src->in_once)) && !pb_src_can_seek(src)) {
+    if (row && ((row->yields & PB_SEEKS) || (reread && src->in_once)) && !pb_src_can_seek(src)) {
         if (pb_src_spool(src, limit) != PB_OK)
             return err->status;
-        if (opt && opt->reread)
-            pb_src_keep(src); /* for the caller's next read of it */
         if (info != &mine && (st = sniff_source(src, 1, info, err)) != PB_OK) /* its size is known now */
             return st;
     }
+    if (reread && src->in_once)
+        pb_src_keep(src); /* for the caller's next read of it */
     src->in_settled = 1;
     return PB_OK;
 }

@@ -148,7 +148,8 @@ void pb_detect_bytes(const unsigned char *p, size_t len, pb_format_info *info);
 /* ... of a file of file_size bytes (UINT64_MAX: unknown), as pb_detect_file
  * sniffs its first up to 4096 */
 void pb_detect_bytes_sized(const unsigned char *p, size_t len, uint64_t file_size, pb_format_info *info);
-/* Open, sniff, close ("-": standard input; gzip looked through). PB_ERR_IO if the file can't be read. */
+/* Open, sniff, close ("-": standard input; gzip looked through; an input
+ * read once kept for the next open, pb_src_keep). PB_ERR_IO if the file can't be read. */
 pb_status pb_detect_file(const char *path, pb_format_info *info, pb_error *err);
 
 /* Salvage (opt->salvage): a decoder that met a `truncated` error after
@@ -184,9 +185,10 @@ pb_status pb_detect_source(pb_source *src, pb_format *format, pb_error *err);
 
 /* How src's decoder reads it (source.h's input section): gzip inflated
  * unless the format reads gzip itself, a spooled copy of an input that
- * cannot seek for a format that seeks (PB_SEEKS).  *format: the format
- * given, or detected (quiet: an unknown one is no error); info: the
- * sniffed facts, or NULL.  pb_decode_source does it when the caller did not. */
+ * cannot seek for a format that seeks (PB_SEEKS) or that the caller reads
+ * again (opt->reread; quiet 2 also).  *format: the format given, or
+ * detected (quiet: an unknown one is no error); info: the sniffed facts,
+ * or NULL.  pb_decode_source does it when the caller did not. */
 pb_status pb_settle_input(pb_source *src, pb_format *format, pb_format_info *info, const pb_options *opt, int quiet,
                           pb_error *err);
 

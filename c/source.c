@@ -103,7 +103,8 @@ pb_status pb_src_open_file(pb_source *s, const char *path, pb_error *err)
         }
         if (S_ISREG(st.st_mode) && (!is_stdin(path) || from_kept)) {
             s->raw_size = (uint64_t)st.st_size;
-            s->in_stream = s->in_once = 0;
+            s->in_stream = 0;
+            s->in_once = from_kept; /* (the copy of an input read once) */
         }
     }
     s->cap = PLAIN_BUF;
@@ -745,7 +746,7 @@ static size_t gz_fail(pb_source *s, pb_status st, const char *what, const char *
     gz_layer *g = (gz_layer *)s->gz;
     if (s->err && s->err->status == PB_OK) {
         s->err->format = "gzip";
-        g->failed = 1;
+        s->in_failed = g->failed = 1;
         g->fail_off = g->raw;
         if (st == PB_ERR_LIMIT)
             pb_fail(s->err, st, g->raw, "%s", what);
@@ -872,16 +873,21 @@ uint64_t pb_src_mtime(const pb_source *s)
     return 0;
 }
 
+/* the copy's own error, naming the input itself: a limit at the byte
+ * reached; the system's refusal as gzip's (an inflated copy) or ours */
 static pb_status spool_fail(pb_source *s, FILE *fp, pb_status st, uint64_t off, const char *what)
 {
+    int e = errno;
     if (fp)
         fclose(fp);
     if (s->err && s->err->status == PB_OK) {
-        s->err->format = "profbridge";
+        s->in_failed = 1;
+        s->err->format = s->gunzipped && st != PB_ERR_LIMIT ? "gzip" : "profbridge";
         if (st == PB_ERR_LIMIT)
             pb_fail(s->err, st, off, "%s", what);
         else
-            pb_fail_nooff(s->err, st, "%s: %s", what, strerror(errno));
+            pb_fail_nooff(s->err, st, "%s: %s", s->gunzipped ? "cannot write a temporary file"
+                                                             : "cannot spool to a temporary file", strerror(e));
     }
     return s->err ? s->err->status : st;
 }
@@ -898,11 +904,11 @@ pb_status pb_src_spool(pb_source *s, uint64_t limit)
         return pb_fail(s->err, PB_ERR_USAGE, pb_src_offset(s), "an input is spooled only from its first byte");
     snprintf(path, sizeof path, "%s/profbridge-in-XXXXXX", dir && *dir ? dir : "/tmp");
     if ((fd = mkstemp(path)) < 0) /* O_CREAT | O_EXCL */
-        return spool_fail(s, NULL, PB_ERR_IO, 0, "cannot make a temporary copy of the input");
+        return spool_fail(s, NULL, PB_ERR_IO, 0, NULL);
     unlink(path); /* nameless from now on: gone on every path, a kill included */
     if (!(fp = fdopen(fd, "w+b"))) {
         close(fd);
-        return spool_fail(s, NULL, PB_ERR_IO, 0, "cannot make a temporary copy of the input");
+        return spool_fail(s, NULL, PB_ERR_IO, 0, NULL);
     }
     snprintf(what, sizeof what, "holds more than max_decompressed_bytes (%llu) bytes to copy to a temporary file",
              (unsigned long long)limit);
@@ -912,7 +918,7 @@ pb_status pb_src_spool(pb_source *s, uint64_t limit)
         if (n && (total += n) > limit)
             return spool_fail(s, fp, PB_ERR_LIMIT, limit, what);
         if (n && fwrite(s->p, 1, n, fp) != n)
-            return spool_fail(s, fp, PB_ERR_IO, 0, "cannot write a temporary copy of the input");
+            return spool_fail(s, fp, PB_ERR_IO, 0, NULL);
         s->p = s->end = s->base = chunk;
         if (!(n = raw_read(s, chunk, s->cap)))
             break;
@@ -923,7 +929,7 @@ pb_status pb_src_spool(pb_source *s, uint64_t limit)
         s->end = chunk + n;
     }
     if (fflush(fp) != 0)
-        return spool_fail(s, fp, PB_ERR_IO, 0, "cannot write a temporary copy of the input");
+        return spool_fail(s, fp, PB_ERR_IO, 0, NULL);
     /* dated as the profile: the decoders that date a run by its file's mtime read it */
     if ((mtime = pb_src_mtime(s)) != 0) {
         struct timespec ts[2];
@@ -938,7 +944,7 @@ pb_status pb_src_spool(pb_source *s, uint64_t limit)
     s->own_fp = 1;
     s->in_stream = 0;
     if (fseeko(fp, 0, SEEK_SET) != 0)
-        return spool_fail(s, NULL, PB_ERR_IO, 0, "cannot read a temporary copy of the input");
+        return spool_fail(s, NULL, PB_ERR_IO, 0, NULL);
     s->raw_pos = 0;
     s->raw_eof = 0;
     s->raw_size = total;
@@ -954,8 +960,9 @@ void pb_src_name_error(const pb_source *s, pb_error *err)
     if (!err || err->status == PB_OK || !s->in_path)
         return;
     user = is_stdin(s->in_path) ? "standard input" : s->in_path;
-    if (g && g->failed) {
-        err->offset = g->fail_off; /* a compressed offset: no view maps it */
+    if (s->in_failed) {
+        if (g && g->failed)
+            err->offset = g->fail_off; /* a compressed offset: no view maps it */
         snprintf(err->file, sizeof err->file, "%s", user);
     } else if (s->gunzipped) {
         snprintf(err->file, sizeof err->file, "%s (gunzipped)", user);

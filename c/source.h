@@ -92,6 +92,7 @@ typedef struct pb_source {
     int in_once;             /* so from its open on (in_stream also covers inflated gzip) */
     int in_settled;          /* the driver has chosen how its decoder reads it (formats.c) */
     int gunzipped;           /* read through the gzip layer below (also once spooled) */
+    int in_failed;           /* the error is this section's own (gzip, the copy): it names the input itself */
     void *gz;                /* that layer while it reads (source.c), or NULL */
     uint64_t in_mtime;       /* the profile's date when the bytes read no longer have it (0: fstat) */
 } pb_source;

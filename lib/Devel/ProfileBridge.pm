@@ -576,6 +576,7 @@ sub merge {
     my $x = _xs_opts(\%opts);
     _source_opts('merge', \%opts, $x, $in[0]);
     # relative file names are looked up beside every input too
+    require File::Basename;
     my %seen;
     # (not "/": an input there does not make the whole file system a source root)
     my $root = join ':', (stat '/')[0, 1];
