@@ -85,6 +85,7 @@ pb_status pb_src_open_file(pb_source *s, const char *path, pb_error *err)
             snprintf(err->file, sizeof err->file, "stdin");
     } else if (is_stdin(path)) {
         s->fp = stdin;
+        clearerr(stdin); /* an earlier end of input (fd 0 may have been reopened since) */
         /* the decoders' name for it (an application named after it); errors say "standard input" */
         if (err)
             snprintf(err->file, sizeof err->file, "stdin");
@@ -712,8 +713,8 @@ pb_status pb_src_line(pb_source *s, uint64_t max_record, uint64_t *lineno, uint6
 
 /* ---- the input: standard input, gzip members, a spooled copy ------------
  * (source.h).  The gzip layer sits below every view: raw_read() takes its
- * bytes from gz_read(), so a format's own compressed views (NYTProf's
- * zlib, Tachyon's zstd) read inflated gzip data as they read a file. */
+ * bytes from gz_read(), so that the views a format opens itself (zlib,
+ * zstd) read inflated gzip data as they read a file. */
 
 typedef struct {
     z_stream z;

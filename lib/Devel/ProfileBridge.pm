@@ -2170,8 +2170,8 @@ too; with C<< jobs => N >>, C<$done> is the bytes all workers have read and
 C<$total> the inputs' total size, and the hook still runs in the calling
 process (the workers send their progress over their pipes).  A hook that
 calls C<exit> ends the program as anywhere else: the call never returns,
-and the output's temporary file, the copies of inputs and the workers go
-with it.
+and the output's temporary file, the copy of an input (unlinked as it is
+made) and the workers go with it.
 
 =head1 INPUT FILES
 
@@ -2183,29 +2183,37 @@ C<in>) also takes:
 
 =item C<-> (standard input), a FIFO or a device
 
-read once, into a temporary copy (a private directory under C<$TMPDIR>),
-which the decoders then read.  The copy is at most C<max_decompressed_bytes>
-bytes (default 64 MiB for a copy: see L</LIMITS>), else a C<limit> error
-(C<Devel::ProfileBridge: limit: standard input: holds more than max_decompressed_bytes
-(N) bytes ...>) as soon as the stream passes it.  The copy is removed when
-the call returns, on every error, when the process is killed by SIGINT,
-SIGTERM or SIGHUP whose disposition was the default (as output temp files
-are, L</OUTPUT FILES>), and when a callback calls C<exit>.  C<info> and
-C<convert --report> in L<profbridge> read such an input once: the loss
-report comes from the same copy.
+read once, as a stream: its first bytes tell the format (and whether it is
+gzip, below) and stay for the decoder.  Only a format whose decoder seeks
+or reads its input twice (Tachyon, Pynytprof, V8, pprof, speedscope: its
+row in the table of formats says so) gets a temporary copy, in
+C<$TMPDIR>, created with C<O_EXCL> and unlinked at once, so that it is
+gone on every path (an error, a signal, C<exit> in a callback, even
+SIGKILL).  The copy is at most C<max_decompressed_bytes> bytes (default 64
+MiB for a copy: see L</LIMITS>), else a C<limit> error (C<profbridge:
+limit: holds more than max_decompressed_bytes (N) bytes to copy to a
+temporary file at byte N of standard input>) as soon as the stream passes
+it.  Errors name C<standard input> for C<->.  C<info> and C<convert
+--report> in L<profbridge> read such an input once (where the losses need
+a second decode, it reads a copy kept for it); so does C<merge>, which
+detects its inputs before it reads them.
 
 =item a gzip-compressed profile of any format
 
-(the first bytes C<1f 8b>; no profile format starts with them) is inflated
-into such a copy, at most C<max_decompressed_bytes> bytes (else a C<limit>
-error of format C<gzip>), with the original's modification time from the
-gzip header.  A damaged gzip is a C<gzip: corrupt:> error.  Errors inside
-the profile name C<FILE.gz (gunzipped)>, and their offsets count bytes of
-the inflated data.  A regular file is handed to the decoder as it is (one
-open: its detection reads the head the decoder goes on from); only when
-detection names no format and the file starts with C<1f 8b> is it inflated
-into the copy.  A pprof file, gzipped by every writer, is inflated by its
-decoder as it reads, never copied.
+(the first bytes C<1f 8b>; no profile format starts with them), a file or
+a stream, of one gzip member or several one after the other (as C<cat
+a.gz b.gz> makes), is inflated as it is read, under whatever the format
+compresses inside: one open, one read, no copy unless the format seeks
+(then the copy above holds the inflated bytes).  At most
+C<max_decompressed_bytes> bytes are inflated (default 64 MiB here), else a
+C<limit> error of format C<gzip> (C<gzip: limit: inflates to more than
+max_decompressed_bytes (N) at byte N of FILE>, the offset in the gzip
+file).  The profile's date is the original's modification time from the
+gzip header.  A damaged or cut gzip, or bytes after a member that start no
+other, is a C<gzip: corrupt:> error.  Errors inside the profile name
+C<FILE.gz (gunzipped)> (C<standard input (gunzipped)>), and their offsets
+count bytes of the inflated data.  A pprof file, gzipped by every writer,
+is inflated by its own decoder as it reads.
 
 =item an empty file or empty input
 
@@ -2407,9 +2415,10 @@ file may use; tripping one throws a C<limit> error:
 
 Bytes one compressed region may inflate to (zlib, zstd, snappy).  Default
 4 GiB: such data is streamed, never stored (a real 10 MB nytprof.out
-inflates to 280 MB).  The same option bounds a temporary copy on disk
-(standard input, a FIFO or device, an inflated C<.gz>: L</INPUT FILES>),
-whose default is 64 MiB: every real profile of the distribution's test
+inflates to 280 MB).  The same option bounds a gzip-compressed input
+(L</INPUT FILES>: inflated as it is read) and a temporary copy on disk (a
+stream or an inflated C<.gz> read by a format that seeks), whose default
+is 64 MiB: every real profile of the distribution's test
 corpora fits with room to spare (the largest, an EasyProfiler capture, is
 27.5 MB; the other large ones 10-20 MB), and a hostile stream or a
 291 KB C<.gz> bomb cannot fill C<$TMPDIR>.  Pass a higher value for a
