@@ -1,6 +1,5 @@
 /* test_pprof - C-level checks of the pprof decoder (read_pprof.c) where the
- * Perl layer does not reach: it inflates a .gz input into a temporary copy
- * before C sees it, so here the C gzip view (source.c) reads the gzipped
+ * Perl layer does not reach: the decoder's own gzip view (source.c) reads the gzipped
  * profiles of t/data/pprof, from a file and from memory, and must give the
  * same stacks as the ungzipped twin; detection says gzip / none; a pipe (a
  * source that cannot be read twice) is read through source.c's spooled
