@@ -27,13 +27,16 @@ enum {
                                 * producer's row at its ATTRIBUTE source_format: samples.h,
                                 * pb_sample_facts_take) */
     PB_READS_GZIP = 32,       /* its decoder reads a gzip-compressed file itself (source.c's gzip view):
-                               * the Perl API makes no inflated copy of one (_format_rows' reads_gzip) */
+                               * the driver hands it the gzip bytes, not the gzip layer's (source.h) */
     PB_NO_SUB_LINES = 64,     /* its subs come without definition lines: the presentation filter finds
                                * them in the embedded source (def lines, present.c) */
-    PB_YIELDS_GRAPH = 128     /* a call graph with exact counts (a tracing profiler's: the graph_* calls of
+    PB_YIELDS_GRAPH = 128,    /* a call graph with exact counts (a tracing profiler's: the graph_* calls of
                                * the sample sink, samples.h); without PB_YIELDS_STACKS it has no stacks,
                                * and a stack target refuses it.  In a target's consumes: it takes a call
                                * graph as well (its sink has graph_func) */
+    PB_SEEKS = 256            /* its decoder seeks or reads its input twice (pb_src_seek, pb_src_rewind):
+                               * an input that cannot seek (standard input, a pipe, inflated gzip) is
+                               * handed to it as a spooled copy (pb_src_spool, source.h) */
 };
 
 /* What a conversion cannot carry of a format's files (losses() in the Perl

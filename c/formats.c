@@ -408,7 +408,7 @@ static const pb_format_row formats[PB_FMT_COUNT] = {
     [PB_FMT_PYNYTPROF] = {
         .format = PB_FMT_PYNYTPROF, .name = "pynytprof", .title = "Pynytprof",
         .sniff = sniff_pynytprof, .chunks = pb_read_pynytprof,
-        .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_NO_SUB_LINES,
+        .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_NO_SUB_LINES | PB_SEEKS,
         .language = "python", .losses = chunk_losses, .banner = PYNYTPROF_BANNER,
         .source_what = "Python", .source_names = PY_SOURCES, .source_shebang = "python",
     },
@@ -422,7 +422,7 @@ static const pb_format_row formats[PB_FMT_COUNT] = {
     [PB_FMT_TACHYON] = {
         .format = PB_FMT_TACHYON, .name = "tachyon", .title = "Tachyon",
         .sniff = sniff_tachyon, .decoder = &pb_tachyon_decoder,
-        .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES,
+        .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES | PB_SEEKS,
         .library = "zstd", .library_use = PB_LIB_SOME_FILES, .library_note = "compressed Tachyon files",
         .language = "python", .losses = tachyon_losses,
         .source_what = "Python", .source_names = PY_SOURCES, .source_shebang = "python",
@@ -441,7 +441,7 @@ static const pb_format_row formats[PB_FMT_COUNT] = {
     [PB_FMT_V8] = {
         .format = PB_FMT_V8, .name = "v8", .title = "V8 .cpuprofile",
         .sniff = sniff_v8, .decoder = &pb_v8_decoder,
-        .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES,
+        .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES | PB_SEEKS,
         .library = "yajl", .library_use = PB_LIB_EVERY_FILE, .library_note = "V8 .cpuprofile files",
         .language = "js", .losses = v8_losses,
         .source_what = "JavaScript/TypeScript", .source_names = JS_SOURCES, .source_shebang = "node",
@@ -451,7 +451,7 @@ static const pb_format_row formats[PB_FMT_COUNT] = {
     [PB_FMT_PPROF] = {
         .format = PB_FMT_PPROF, .name = "pprof", .title = "pprof",
         .sniff = pb_pprof_sniff, .decoder = &pb_pprof_decoder,
-        .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES | PB_READS_GZIP,
+        .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES | PB_READS_GZIP | PB_SEEKS,
         .language = "go", .losses = no_losses,
         .source_what = "Go", .source_names = GO_SOURCES,
     },
@@ -459,7 +459,7 @@ static const pb_format_row formats[PB_FMT_COUNT] = {
     [PB_FMT_SPEEDSCOPE] = {
         .format = PB_FMT_SPEEDSCOPE, .name = "speedscope", .title = "speedscope",
         .sniff = sniff_speedscope, .chunks = pb_read_speedscope, .stacks = pb_read_speedscope_samples,
-        .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES | PB_YIELDS_SPANS,
+        .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES | PB_YIELDS_SPANS | PB_SEEKS,
         .library = "yajl", .library_use = PB_LIB_EVERY_FILE, .library_note = "speedscope files",
         .language = "any", .losses = speedscope_losses,
     },
@@ -630,9 +630,6 @@ static int claim_run(const char *path, pb_format fmt, const pb_options *opt, con
 
 pb_status pb_detect_file(const char *path, pb_format_info *info, pb_error *err)
 {
-    unsigned char buf[4096];
-    size_t n;
-    FILE *fp;
     struct stat sb;
     int have_stat = stat(path, &sb) == 0;
     if (have_stat && S_ISDIR(sb.st_mode)) {
@@ -656,40 +653,128 @@ pb_status pb_detect_file(const char *path, pb_format_info *info, pb_error *err)
         row->run_free(run, nrun);
         return st;
     }
-    fp = fopen(path, "rb");
-    if (!fp)
-        return pb_fail_nooff(err, PB_ERR_IO, "cannot open: %s", strerror(errno));
-    n = fread(buf, 1, sizeof buf, fp);
-    /* the size of a regular file (a sniffer may need it: Tachyon's header layouts) */
-    detect(buf, n, have_stat && S_ISREG(sb.st_mode) ? (uint64_t)sb.st_size : UINT64_MAX, info);
-    fclose(fp);
-    return PB_OK;
+    /* the input as a decode reads it: standard input, gzip inflated, a
+     * copy for a format that seeks (sniffed with its size: Tachyon's
+     * header layouts); an input read once is kept for the decode that
+     * follows a detection (merge's), as pb_options.reread keeps it */
+    {
+        pb_source src;
+        pb_format f = PB_FMT_UNKNOWN;
+        pb_status st;
+        if ((st = pb_src_open_file(&src, path, err)) != PB_OK)
+            return st;
+        st = pb_settle_input(&src, &f, info, NULL, 2, err);
+        pb_src_close(&src);
+        return st;
+    }
 }
 
-pb_status pb_detect_source(pb_source *src, pb_format *format, pb_error *err)
+/* sniff the first up to 4 KB of src into info (sized: with the input's
+ * size when known, as pb_detect_file sniffs), the source staying at its start */
+static pb_status sniff_source(pb_source *src, int sized, pb_format_info *info, pb_error *err)
 {
-    pb_format_info info;
-    size_t n;
     size_t want = 4096;
     if (pb_src_size(src) != UINT64_MAX && pb_src_size(src) < want)
         want = (size_t)pb_src_size(src);
     pb_src_need(src, want);
     if (err->status)
         return err->status;
-    n = pb_src_avail(src);
-    pb_detect_bytes(src->p, n, &info);
-    if (info.format == PB_FMT_UNKNOWN) {
-        char list[256];
-        err->format = "profbridge";
-        if (n == 0)
-            return pb_fail(err, PB_ERR_CORRUPT, 0, "empty file: not a profile");
-        return pb_fail(err, PB_ERR_CORRUPT, 0,
-                       "not a profile this distribution recognises (%s); first bytes %02x %02x %02x %02x",
-                       pb_format_list(0, 1, ", ", list, sizeof list), n > 0 ? src->p[0] : 0, n > 1 ? src->p[1] : 0,
-                       n > 2 ? src->p[2] : 0, n > 3 ? src->p[3] : 0);
-    }
+    detect(src->p, pb_src_avail(src) < want ? pb_src_avail(src) : want, sized ? pb_src_size(src) : UINT64_MAX,
+           info);
+    return PB_OK;
+}
+
+static pb_status unknown_format(const pb_source *src, pb_error *err)
+{
+    char list[256];
+    size_t n = pb_src_avail(src);
+    err->format = "profbridge";
+    if (n == 0 && src->in_stream && !src->gunzipped)
+        return pb_fail_nooff(err, PB_ERR_CORRUPT, "empty input: no profile to read");
+    if (n == 0)
+        return pb_fail(err, PB_ERR_CORRUPT, 0, "empty file: not a profile");
+    return pb_fail(err, PB_ERR_CORRUPT, 0,
+                   "not a profile this distribution recognises (%s); first bytes %02x %02x %02x %02x",
+                   pb_format_list(0, 1, ", ", list, sizeof list), n > 0 ? src->p[0] : 0, n > 1 ? src->p[1] : 0,
+                   n > 2 ? src->p[2] : 0, n > 3 ? src->p[3] : 0);
+}
+
+pb_status pb_detect_source(pb_source *src, pb_format *format, pb_error *err)
+{
+    pb_format_info info;
+    pb_status st;
+    if ((st = sniff_source(src, 0, &info, err)) != PB_OK)
+        return st;
+    if (info.format == PB_FMT_UNKNOWN)
+        return unknown_format(src, err);
     *format = info.format;
     return PB_OK;
+}
+
+/* ---- the input's bytes as its decoder reads them (source.h's input section)
+ * A gzip-compressed input whose row does not read gzip itself
+ * (PB_READS_GZIP) is inflated below every view, as a stream; a row that
+ * seeks or reads twice (PB_SEEKS) is handed a spooled copy of an input that
+ * cannot seek (standard input, a pipe, inflated gzip), bounded as the gzip
+ * layer by max_decompressed_bytes (PB_DEFAULT_MAX_GUNZIPPED when not
+ * given).  *fmt: the format given, or detected here (unknown: the error,
+ * unless quiet); info: the sniffed facts (sized as pb_detect_file's) or
+ * NULL.  Errors name the input as the user gave it (pb_src_name_error). */
+static pb_status settle_input_1(pb_source *src, pb_format *fmt, pb_format_info *info, const pb_options *opt,
+                                int quiet, pb_error *err)
+{
+    pb_format_info mine;
+    const pb_format_row *row;
+    uint64_t limit = opt && opt->max_decompressed_bytes && !opt->max_decompressed_by_size
+                         ? opt->max_decompressed_bytes : PB_DEFAULT_MAX_GUNZIPPED;
+    int gz, sniffed = 0, reread = quiet > 1 || (opt && opt->reread);
+    pb_status st;
+    if (!info)
+        info = &mine;
+    if ((gz = pb_src_peek_gzip(src)) < 0)
+        return err->status;
+    if (gz && *fmt == PB_FMT_UNKNOWN) {
+        if ((st = sniff_source(src, info != &mine, info, err)) != PB_OK)
+            return st;
+        sniffed = 1;
+    }
+    row = pb_format_get(*fmt != PB_FMT_UNKNOWN ? *fmt : info->format);
+    if (gz && !(row && (row->yields & PB_READS_GZIP))) {
+        if (pb_src_gunzip(src, limit) != PB_OK)
+            return err->status;
+        sniffed = 0;
+    }
+    if (!sniffed && (*fmt == PB_FMT_UNKNOWN || info != &mine) &&
+        (st = sniff_source(src, info != &mine, info, err)) != PB_OK)
+        return st;
+    if (*fmt == PB_FMT_UNKNOWN) {
+        if (info->format == PB_FMT_UNKNOWN)
+            return quiet ? PB_OK : unknown_format(src, err);
+        *fmt = info->format;
+    }
+    row = pb_format_get(*fmt);
+    if (row && ((row->yields & PB_SEEKS) || (reread && src->in_once)) && !pb_src_can_seek(src)) {
+        if (pb_src_spool(src, limit) != PB_OK)
+            return err->status;
+        if (info != &mine && (st = sniff_source(src, 1, info, err)) != PB_OK) /* its size is known now */
+            return st;
+    }
+    if (reread && src->in_once)
+        pb_src_keep(src); /* for the caller's next read of it */
+    src->in_settled = 1;
+    return PB_OK;
+}
+
+pb_status pb_settle_input(pb_source *src, pb_format *fmt, pb_format_info *info, const pb_options *opt, int quiet,
+                          pb_error *err)
+{
+    pb_status st = settle_input_1(src, fmt, info, opt, quiet, err);
+    if (st != PB_OK) {
+        if (err->status == PB_OK)
+            err->status = st;
+        pb_src_name_error(src, err);
+    }
+    return st;
 }
 
 /* ---- the one driver ------------------------------------------------------
@@ -713,14 +798,16 @@ static void hand_row(const target *t, const pb_format_row *row)
         t->sink->row = row;
 }
 
-static pb_status drive_source(pb_source *src, pb_format fmt, const pb_options *opt_in, const target *t,
-                              pb_error *err)
+static pb_status drive_source_1(pb_source *src, pb_format fmt, const pb_options *opt_in, const target *t,
+                                pb_error *err)
 {
     pb_options opt;
     const pb_format_row *row;
     pb_status st;
     pb_options_copy(&opt, opt_in);
     pb_options_to_source(&opt, src);
+    if (!src->in_settled && (st = settle_input_1(src, &fmt, NULL, &opt, 0, err)) != PB_OK)
+        return st;
     if (fmt == PB_FMT_UNKNOWN && (st = pb_detect_source(src, &fmt, err)) != PB_OK)
         return st;
     row = pb_format_get(fmt);
@@ -768,6 +855,18 @@ static pb_status drive_run(const pb_format_row *row, const char *const *paths, s
     st = row_decode(row, NULL, &opt, t->sink, t->ss, err);
     if (st != PB_OK && err->status == PB_OK)
         err->status = st;
+    return st;
+}
+
+/* drive_source_1, its errors naming the input as the user gave it */
+static pb_status drive_source(pb_source *src, pb_format fmt, const pb_options *opt, const target *t, pb_error *err)
+{
+    pb_status st = drive_source_1(src, fmt, opt, t, err);
+    if (st != PB_OK) {
+        if (err->status == PB_OK)
+            err->status = st;
+        pb_src_name_error(src, err);
+    }
     return st;
 }
 

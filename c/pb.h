@@ -76,6 +76,12 @@ typedef struct {
      * they went there.  NULL: none. */
     struct pb_sink *chunk_tee;
     int *chunk_teed;
+
+    /* the caller may read this input again in this process (convert
+     * --report's second, counting decode): standard input or a FIFO is
+     * spooled, and the next open of the same name reads that copy
+     * (pb_src_keep, source.h) */
+    int reread;
 } pb_options;
 
 /* the limits and the progress hook of opt (resolved) onto a source */
@@ -146,7 +152,8 @@ void pb_detect_bytes(const unsigned char *p, size_t len, pb_format_info *info);
 /* ... of a file of file_size bytes (UINT64_MAX: unknown), as pb_detect_file
  * sniffs its first up to 4096 */
 void pb_detect_bytes_sized(const unsigned char *p, size_t len, uint64_t file_size, pb_format_info *info);
-/* Open, sniff, close. PB_ERR_IO if the file can't be read. */
+/* Open, sniff, close ("-": standard input; gzip looked through; an input
+ * read once kept for the next open, pb_src_keep). PB_ERR_IO if the file can't be read. */
 pb_status pb_detect_file(const char *path, pb_format_info *info, pb_error *err);
 
 /* Salvage (opt->salvage): a decoder that met a `truncated` error after
@@ -185,6 +192,15 @@ pb_status pb_decode_run(const char *const *paths, size_t n, pb_format format, co
 /* The format of src from its first 4 KB (the source stays at its start):
  * PB_ERR_CORRUPT "not a profile ..." (format "profbridge") when unknown. */
 pb_status pb_detect_source(pb_source *src, pb_format *format, pb_error *err);
+
+/* How src's decoder reads it (source.h's input section): gzip inflated
+ * unless the format reads gzip itself, a spooled copy of an input that
+ * cannot seek for a format that seeks (PB_SEEKS) or that the caller reads
+ * again (opt->reread; quiet 2 also).  *format: the format given, or
+ * detected (quiet: an unknown one is no error); info: the sniffed facts,
+ * or NULL.  pb_decode_source does it when the caller did not. */
+pb_status pb_settle_input(pb_source *src, pb_format *format, pb_format_info *info, const pb_options *opt, int quiet,
+                          pb_error *err);
 
 /* Decode from a source the caller opened (and will close): lets a caller
  * that may be unwound (a Perl callback dying) own the resources. */

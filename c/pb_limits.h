@@ -22,6 +22,11 @@
  * profiles inflate 3-20 times; a bomb 1000 times) */
 #define PB_INFLATE_RATIO            64u
 #define PB_INFLATE_FLOOR            (UINT64_C(64) << 20)
+/* max_decompressed_bytes not given, for a gzip-compressed input whose
+ * format does not read gzip itself (inflated as a stream, or into the
+ * spooled copy of a format that seeks: source.h), and for that copy of
+ * standard input or a pipe */
+#define PB_DEFAULT_MAX_GUNZIPPED    (UINT64_C(64) << 20) /* 64 MiB */
 #define PB_DEFAULT_MAX_STRING_BYTES (UINT64_C(32) << 20) /* 32 MiB */
 
 #endif

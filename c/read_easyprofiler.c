@@ -430,11 +430,10 @@ static pb_status header_chunks(ep_rd *r, const char *vs)
         return PB_ERR_ABORT;
     if (r->s->fp) {
         /* the file carries no wall-clock time: basetime (NYTProf's $^T) is
-         * estimated as the file's mtime minus the profiled duration */
-        struct stat sb;
-        if (fstat(fileno(r->s->fp), &sb) == 0 && sb.st_mtime > 0) {
+         * estimated as the file's mtime (or its gzip header's) minus the profiled duration */
+        uint64_t mt = pb_src_mtime(r->s);
+        if (mt) {
             uint64_t dur = r->end_ns > r->begin_ns ? (r->end_ns - r->begin_ns + 500000000u) / 1000000000u : 0;
-            uint64_t mt = (uint64_t)sb.st_mtime;
             if (pb_emit_attribute_u64(r->sink, "basetime", mt > dur ? mt - dur : mt))
                 return PB_ERR_ABORT;
         }

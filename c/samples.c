@@ -3,11 +3,9 @@
  * Names here: tl_ = the thread limit (pb_thread_limit) and its sink callbacks, uf_ = the units
  * filter's sink callbacks (weights of different units never add).
  */
-#define _POSIX_C_SOURCE 200809L /* fileno */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include "samples.h"
 #include "source.h"
 
@@ -375,14 +373,11 @@ int pb_sample_own_frame(const pb_format_row *row, const char *file, size_t len)
 
 pb_status pb_sample_file_header(pb_sample_sink *out, const char *file, pb_source *src, int always)
 {
-    struct stat sb;
     char buf[32];
-    unsigned long long t = 0;
+    unsigned long long t = pb_src_mtime(src); /* the file's, or its gzip header's */
     pb_status st;
     if (file[0] && (st = out->attribute(out, "application", pb_str_c(file))) != PB_OK)
         return st;
-    if (src->fp && fstat(fileno(src->fp), &sb) == 0 && sb.st_mtime > 0)
-        t = (unsigned long long)sb.st_mtime;
     if (!t && !always)
         return PB_OK;
     snprintf(buf, sizeof buf, "%llu", t);

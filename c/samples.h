@@ -323,8 +323,9 @@ const char *pb_sample_attr_text(pb_str value, char *buf, size_t cap);
 
 /* What nytprofhtml's page header names, for a format whose files keep no
  * date: ATTRIBUTE application = file (when not ""), and basetime = the
- * mtime of src's file, which stands for the run's (when it has none: "0"
- * with always, else no basetime). */
+ * date of src's file (pb_src_mtime: its gzip header's, or its mtime), which
+ * stands for the run's (when it has none: "0" with always, else no
+ * basetime). */
 pb_status pb_sample_file_header(pb_sample_sink *out, const char *file, pb_source *src, int always);
 
 /* A sample that caught no frame still counts, as the real readers count it:

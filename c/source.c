@@ -6,6 +6,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
 #include <zlib.h>
 #include "codecs.h"
 #include "pb_limits.h"
@@ -31,27 +34,85 @@ static void reset(pb_source *s, pb_error *err)
     s->format = err && err->format ? err->format : "profbridge";
 }
 
+static int is_stdin(const char *path) { return path[0] == '-' && !path[1]; }
+
+/* the spooled copy of an input read once, kept for one more open (pb_src_keep) */
+static struct {
+    int fd;
+    char path[PB_ERR_FILE_MAX];
+} kept = { -1, "" };
+
+void pb_src_forget_kept(void)
+{
+    if (kept.fd >= 0)
+        close(kept.fd);
+    kept.fd = -1;
+}
+
+void pb_src_keep(const pb_source *s)
+{
+    if (!s->in_once || s->in_stream || !s->fp || !s->in_path || strlen(s->in_path) >= sizeof kept.path)
+        return;
+    pb_src_forget_kept();
+    kept.fd = dup(fileno(s->fp));
+    snprintf(kept.path, sizeof kept.path, "%s", s->in_path);
+}
+
+/* the kept copy of path, if any: opened (once) as a plain file */
+static int open_kept(pb_source *s, const char *path)
+{
+    int fd;
+    if (kept.fd < 0 || strcmp(kept.path, path) != 0)
+        return 0;
+    fd = kept.fd;
+    kept.fd = -1;
+    if (lseek(fd, 0, SEEK_SET) != 0 || !(s->fp = fdopen(fd, "rb"))) {
+        close(fd);
+        return 0;
+    }
+    s->own_fp = 1;
+    return 1;
+}
+
 pb_status pb_src_open_file(pb_source *s, const char *path, pb_error *err)
 {
     struct stat st;
+    int from_kept;
     reset(s, err);
-    s->fp = fopen(path, "rb");
-    if (!s->fp)
+    s->in_path = path;
+    if ((from_kept = open_kept(s, path))) {
+        if (is_stdin(path) && err)
+            snprintf(err->file, sizeof err->file, "stdin");
+    } else if (is_stdin(path)) {
+        s->fp = stdin;
+        clearerr(stdin); /* an earlier end of input (fd 0 may have been reopened since) */
+        /* the decoders' name for it (an application named after it); errors say "standard input" */
+        if (err)
+            snprintf(err->file, sizeof err->file, "stdin");
+    } else if (!(s->fp = fopen(path, "rb"))) {
         return pb_fail_nooff(err, PB_ERR_IO, "cannot open: %s", strerror(errno));
-    s->own_fp = 1;
+    } else {
+        s->own_fp = 1;
+    }
+    s->in_stream = s->in_once = 1;
     if (fstat(fileno(s->fp), &st) == 0) {
         if (S_ISDIR(st.st_mode)) {
-            fclose(s->fp);
+            if (s->own_fp)
+                fclose(s->fp);
             s->fp = NULL;
             return pb_fail_nooff(err, PB_ERR_IO, "cannot read: is a directory");
         }
-        if (S_ISREG(st.st_mode))
+        if (S_ISREG(st.st_mode) && (!is_stdin(path) || from_kept)) {
             s->raw_size = (uint64_t)st.st_size;
+            s->in_stream = 0;
+            s->in_once = from_kept; /* (the copy of an input read once) */
+        }
     }
     s->cap = PLAIN_BUF;
     s->buf = (unsigned char *)malloc(s->cap);
     if (!s->buf) {
-        fclose(s->fp);
+        if (s->own_fp)
+            fclose(s->fp);
         s->fp = NULL;
         return pb_fail_nooff(err, PB_ERR_LIMIT, "out of memory");
     }
@@ -92,9 +153,12 @@ static void end_view(pb_source *s)
     }
 }
 
+static void gz_end(pb_source *s);
+
 void pb_src_close(pb_source *s)
 {
     end_view(s);
+    gz_end(s);
     if (s->fp && s->own_fp)
         fclose(s->fp);
     s->fp = NULL;
@@ -104,6 +168,8 @@ void pb_src_close(pb_source *s)
     s->rawbuf = NULL;
     s->p = s->end = s->base = NULL;
 }
+
+static size_t gz_read(pb_source *s, unsigned char *dst, size_t max);
 
 /* Read raw input bytes (file or memory) honouring raw_limit. */
 static size_t raw_read(pb_source *s, unsigned char *dst, size_t max)
@@ -127,7 +193,9 @@ static size_t raw_read(pb_source *s, unsigned char *dst, size_t max)
     } else {
         if (s->raw_eof)
             return 0;
-        got = fread(dst, 1, max, s->fp);
+        got = s->gz ? gz_read(s, dst, max) : fread(dst, 1, max, s->fp);
+        if (got == (size_t)-1)
+            return got;
         if (got < max) {
             if (ferror(s->fp)) {
                 pb_fail(s->err, PB_ERR_IO, s->raw_pos + got, "read error: %s", strerror(errno));
@@ -641,4 +709,265 @@ pb_status pb_src_line(pb_source *s, uint64_t max_record, uint64_t *lineno, uint6
     if (*len && (*line)[*len - 1] == '\r')
         (*len)--;
     return PB_OK;
+}
+
+/* ---- the input: standard input, gzip members, a spooled copy ------------
+ * (source.h).  The gzip layer sits below every view: raw_read() takes its
+ * bytes from gz_read(), so that the views a format opens itself (zlib,
+ * zstd) read inflated gzip data as they read a file. */
+
+typedef struct {
+    z_stream z;
+    gz_header hdr;           /* the first member's header: its time dates the profile */
+    unsigned char *in;       /* compressed bytes staged (the peeked ones first) */
+    size_t cap;
+    int between;             /* a member ended: another member, or the end, follows */
+    int ended;
+    uint64_t out, limit;     /* inflated bytes so far, and their bound */
+    uint64_t raw;            /* compressed bytes consumed */
+    int failed;              /* the error in s->err is the layer's own */
+    uint64_t fail_off;
+} gz_layer;
+
+static void gz_end(pb_source *s)
+{
+    gz_layer *g = (gz_layer *)s->gz;
+    if (!g)
+        return;
+    inflateEnd(&g->z);
+    free(g->in);
+    free(g);
+    s->gz = NULL;
+}
+
+/* the layer's own error: format "gzip", the file's own name (no offset
+ * but for a limit, at the compressed byte reached) */
+static size_t gz_fail(pb_source *s, pb_status st, const char *what, const char *detail)
+{
+    gz_layer *g = (gz_layer *)s->gz;
+    if (s->err && s->err->status == PB_OK) {
+        s->err->format = "gzip";
+        s->in_failed = g->failed = 1;
+        g->fail_off = g->raw;
+        if (st == PB_ERR_LIMIT)
+            pb_fail(s->err, st, g->raw, "%s", what);
+        else
+            pb_fail_nooff(s->err, st, "%s%s", what, detail ? detail : "");
+    }
+    return (size_t)-1;
+}
+
+/* up to max inflated bytes into dst: fewer only at the end of the last member */
+static size_t gz_read(pb_source *s, unsigned char *dst, size_t max)
+{
+    gz_layer *g = (gz_layer *)s->gz;
+    char what[128];
+    g->z.next_out = dst;
+    g->z.avail_out = (uInt)max;
+    while (g->z.avail_out && !g->ended) {
+        uInt before;
+        int r;
+        if (!g->z.avail_in) {
+            size_t n = fread(g->in, 1, g->cap, s->fp);
+            if (!n && ferror(s->fp))
+                return gz_fail(s, PB_ERR_IO, "cannot read: ", strerror(errno));
+            g->z.next_in = g->in;
+            g->z.avail_in = (uInt)n;
+            if (!n) {
+                if (g->between) {
+                    g->ended = 1;
+                    break;
+                }
+                return gz_fail(s, PB_ERR_CORRUPT, "cannot inflate: the input ends inside a gzip member", NULL);
+            }
+        }
+        if (g->between) {
+            if (g->z.next_in[0] != 0x1f || (g->z.avail_in > 1 && g->z.next_in[1] != 0x8b)) {
+                snprintf(what, sizeof what, "bytes after a gzip member (from byte %llu) are not another gzip member",
+                         (unsigned long long)g->raw);
+                return gz_fail(s, PB_ERR_CORRUPT, what, NULL);
+            }
+            if (inflateReset(&g->z) != Z_OK)
+                return gz_fail(s, PB_ERR_CORRUPT, "cannot inflate: zlib inflateReset failed", NULL);
+            g->between = 0;
+        }
+        before = g->z.avail_in;
+        r = inflate(&g->z, Z_NO_FLUSH);
+        g->raw += before - g->z.avail_in;
+        if (r == Z_STREAM_END)
+            g->between = 1;
+        else if (r != Z_OK && r != Z_BUF_ERROR)
+            return gz_fail(s, PB_ERR_CORRUPT, "cannot inflate: ", g->z.msg ? g->z.msg : "corrupt data");
+    }
+    g->out += max - g->z.avail_out;
+    if (g->out > g->limit) {
+        snprintf(what, sizeof what, "inflates to more than max_decompressed_bytes (%llu)",
+                 (unsigned long long)g->limit);
+        return gz_fail(s, PB_ERR_LIMIT, what, NULL);
+    }
+    if (g->ended && !g->out)
+        return gz_fail(s, PB_ERR_CORRUPT, "the gzip stream inflates to nothing", NULL);
+    return max - g->z.avail_out;
+}
+
+int pb_src_peek_gzip(pb_source *s)
+{
+    int r;
+    if (!s->fp || s->gz || s->view != PB_VIEW_PLAIN || s->fill || pb_src_offset(s) != 0)
+        return 0;
+    if ((r = pb_src_need(s, 2)) < 0)
+        return -1;
+    return r && s->p[0] == 0x1f && s->p[1] == 0x8b;
+}
+
+pb_status pb_src_gunzip(pb_source *s, uint64_t limit)
+{
+    size_t have = (size_t)(s->end - s->p);
+    gz_layer *g;
+    size_t n;
+    if (!s->fp || s->gz || s->view != PB_VIEW_PLAIN || s->fill || pb_src_offset(s) != 0)
+        return pb_fail(s->err, PB_ERR_USAGE, pb_src_offset(s), "gzip is read only from the input's first byte");
+    g = (gz_layer *)calloc(1, sizeof *g);
+    if (g)
+        g->cap = have > RAW_BUF ? have : RAW_BUF;
+    if (!g || !(g->in = (unsigned char *)malloc(g->cap))) {
+        free(g);
+        return pb_fail(s->err, PB_ERR_LIMIT, 0, "out of memory");
+    }
+    if (inflateInit2(&g->z, 15 + 16) != Z_OK) {
+        free(g->in);
+        free(g);
+        return pb_fail(s->err, PB_ERR_LIMIT, 0, "zlib inflateInit2 failed");
+    }
+    inflateGetHeader(&g->z, &g->hdr);
+    g->limit = limit;
+    /* the peeked bytes are the first compressed ones */
+    memcpy(g->in, s->p, have);
+    g->z.next_in = g->in;
+    g->z.avail_in = (uInt)have;
+    s->gz = g;
+    s->gunzipped = 1;
+    s->in_stream = 1;
+    s->base = s->p = s->end = s->buf;
+    s->buf_off = s->raw_pos = 0;
+    s->raw_eof = 0;
+    s->raw_size = UINT64_MAX;
+    /* the decoders' name: the file without .gz (as gzip -d names it) */
+    n = s->err ? strlen(s->err->file) : 0;
+    if (n > 3 && s->in_path && !is_stdin(s->in_path) && !strcasecmp(s->err->file + n - 3, ".gz"))
+        s->err->file[n - 3] = '\0';
+    return PB_OK;
+}
+
+int pb_src_can_seek(const pb_source *s) { return s->mem || (s->fp && !s->in_stream && !s->gz); }
+
+uint64_t pb_src_mtime(const pb_source *s)
+{
+    const gz_layer *g = (const gz_layer *)s->gz;
+    struct stat sb;
+    if (g && g->hdr.done == 1 && g->hdr.time)
+        return g->hdr.time;
+    if (s->in_mtime)
+        return s->in_mtime;
+    if (s->fp && fstat(fileno(s->fp), &sb) == 0 && sb.st_mtime > 0)
+        return (uint64_t)sb.st_mtime;
+    return 0;
+}
+
+/* the copy's own error, naming the input itself: a limit at the byte
+ * reached; the system's refusal as gzip's (an inflated copy) or ours */
+static pb_status spool_fail(pb_source *s, FILE *fp, pb_status st, uint64_t off, const char *what)
+{
+    int e = errno;
+    if (fp)
+        fclose(fp);
+    if (s->err && s->err->status == PB_OK) {
+        s->in_failed = 1;
+        s->err->format = s->gunzipped && st != PB_ERR_LIMIT ? "gzip" : "profbridge";
+        if (st == PB_ERR_LIMIT)
+            pb_fail(s->err, st, off, "%s", what);
+        else
+            pb_fail_nooff(s->err, st, "%s: %s", s->gunzipped ? "cannot write a temporary file"
+                                                             : "cannot spool to a temporary file", strerror(e));
+    }
+    return s->err ? s->err->status : st;
+}
+
+pb_status pb_src_spool(pb_source *s, uint64_t limit)
+{
+    const char *dir = getenv("TMPDIR");
+    char path[PB_ERR_FILE_MAX], what[160];
+    unsigned char *chunk;
+    uint64_t total = 0, mtime;
+    FILE *fp;
+    int fd;
+    if (!s->fp || s->view != PB_VIEW_PLAIN || s->fill || s->buf_off != 0 || s->p != s->base)
+        return pb_fail(s->err, PB_ERR_USAGE, pb_src_offset(s), "an input is spooled only from its first byte");
+    snprintf(path, sizeof path, "%s/profbridge-in-XXXXXX", dir && *dir ? dir : "/tmp");
+    if ((fd = mkstemp(path)) < 0) /* O_CREAT | O_EXCL */
+        return spool_fail(s, NULL, PB_ERR_IO, 0, NULL);
+    unlink(path); /* nameless from now on: gone on every path, a kill included */
+    if (!(fp = fdopen(fd, "w+b"))) {
+        close(fd);
+        return spool_fail(s, NULL, PB_ERR_IO, 0, NULL);
+    }
+    snprintf(what, sizeof what, "holds more than max_decompressed_bytes (%llu) bytes to copy to a temporary file",
+             (unsigned long long)limit);
+    /* the bytes peeked (detection's) first, then the rest */
+    for (chunk = s->buf;;) {
+        size_t n = (size_t)(s->end - s->p);
+        if (n && (total += n) > limit)
+            return spool_fail(s, fp, PB_ERR_LIMIT, limit, what);
+        if (n && fwrite(s->p, 1, n, fp) != n)
+            return spool_fail(s, fp, PB_ERR_IO, 0, NULL);
+        s->p = s->end = s->base = chunk;
+        if (!(n = raw_read(s, chunk, s->cap)))
+            break;
+        if (n == (size_t)-1) {
+            fclose(fp);
+            return s->err->status;
+        }
+        s->end = chunk + n;
+    }
+    if (fflush(fp) != 0)
+        return spool_fail(s, fp, PB_ERR_IO, 0, NULL);
+    /* dated as the profile: the decoders that date a run by its file's mtime read it */
+    if ((mtime = pb_src_mtime(s)) != 0) {
+        struct timespec ts[2];
+        ts[0].tv_sec = ts[1].tv_sec = (time_t)mtime;
+        ts[0].tv_nsec = ts[1].tv_nsec = 0;
+        (void)futimens(fd, ts);
+    }
+    gz_end(s);
+    if (s->own_fp)
+        fclose(s->fp);
+    s->fp = fp;
+    s->own_fp = 1;
+    s->in_stream = 0;
+    if (fseeko(fp, 0, SEEK_SET) != 0)
+        return spool_fail(s, NULL, PB_ERR_IO, 0, NULL);
+    s->raw_pos = 0;
+    s->raw_eof = 0;
+    s->raw_size = total;
+    s->base = s->p = s->end = s->buf;
+    s->buf_off = 0;
+    return PB_OK;
+}
+
+void pb_src_name_error(const pb_source *s, pb_error *err)
+{
+    const gz_layer *g = (const gz_layer *)s->gz;
+    const char *user;
+    if (!err || err->status == PB_OK || !s->in_path)
+        return;
+    user = is_stdin(s->in_path) ? "standard input" : s->in_path;
+    if (s->in_failed) {
+        if (g && g->failed)
+            err->offset = g->fail_off; /* a compressed offset: no view maps it */
+        snprintf(err->file, sizeof err->file, "%s", user);
+    } else if (s->gunzipped) {
+        snprintf(err->file, sizeof err->file, "%s (gunzipped)", user);
+    } else {
+        snprintf(err->file, sizeof err->file, "%s", user);
+    }
 }

@@ -83,9 +83,23 @@ typedef struct pb_source {
     void (*progress)(void *ud, uint64_t done, uint64_t total);
     void *progress_ud;
     uint64_t progress_next;  /* raw offset of the next call */
+
+    /* the input itself (source.c's input section): a path, standard input
+     * ("-") or another stream, gzip members inflated under every view, a
+     * spooled copy for a decoder that seeks */
+    const char *in_path;     /* the name the caller gave (pb_src_open_file), or NULL */
+    int in_stream;           /* standard input, a FIFO or a device: read once, no seeking */
+    int in_once;             /* so from its open on (in_stream also covers inflated gzip) */
+    int in_settled;          /* the driver has chosen how its decoder reads it (formats.c) */
+    int gunzipped;           /* read through the gzip layer below (also once spooled) */
+    int in_failed;           /* the error is this section's own (gzip, the copy): it names the input itself */
+    void *gz;                /* that layer while it reads (source.c), or NULL */
+    uint64_t in_mtime;       /* the profile's date when the bytes read no longer have it (0: fstat) */
 } pb_source;
 
-/* Open a file.  On failure returns PB_ERR_IO with the error filled. */
+/* Open a file; "-" is standard input, and a FIFO or device is read as a
+ * stream (once, no seeking): see the input section below.  On failure
+ * returns PB_ERR_IO with the error filled. */
 pb_status pb_src_open_file(pb_source *s, const char *path, pb_error *err);
 /* Read from memory (not copied; must outlive the source). */
 void pb_src_open_mem(pb_source *s, const void *data, size_t len, pb_error *err);
@@ -160,5 +174,41 @@ static inline uint64_t pb_src_size(const pb_source *s) { return s->raw_size; }
  * one line reader of the text decoders. */
 pb_status pb_src_line(pb_source *s, uint64_t max_record, uint64_t *lineno, uint64_t *line_off, pb_error *err,
                       const char **line, size_t *len, int *eof);
+
+/* ---- the input: standard input, gzip members, a spooled copy ----------
+ * The one place inputs are opened (formats.c's driver decides, by the
+ * format's row, which of these a decoder needs):
+ *  - pb_src_peek_gzip: 1 when the input starts with gzip's magic (1f 8b),
+ *    0 not, -1 error; the bytes peeked stay in the window for the decoder.
+ *  - pb_src_gunzip: from the input's first byte on, the bytes every view
+ *    reads are the inflated gzip members (any number, RFC 1952 2.2), read
+ *    forward as a stream; offsets count inflated bytes.  At most `limit`
+ *    inflated bytes, else "gzip: limit: inflates to more than
+ *    max_decompressed_bytes (N) at byte <compressed offset> of <file>"; a
+ *    damaged or cut gzip is "gzip: corrupt: <file>: cannot inflate: ...".
+ *    The decoder's name for the input (err->file, which decoders name the
+ *    application from) loses a ".gz".
+ *  - pb_src_can_seek: a regular file (or memory) read as it is.
+ *  - pb_src_spool: the rest of an input that cannot seek (from its first
+ *    byte: nothing may have been consumed) into an O_EXCL temporary file,
+ *    unlinked at once (removed on every path, a kill included), bounded by
+ *    `limit` bytes, dated as the profile (pb_src_mtime); the source then
+ *    reads that file, seekable, of known size.
+ *  - pb_src_mtime: the profile's date: the first gzip member's header
+ *    time when it has one, else the input's mtime (fstat); 0 unknown.
+ *  - pb_src_name_error: an error's file as the user gave it ("standard
+ *    input" for "-"; "<file> (gunzipped)" for an error inside inflated
+ *    data; the gzip layer's own errors name the file itself). */
+int pb_src_peek_gzip(pb_source *s);
+pb_status pb_src_gunzip(pb_source *s, uint64_t limit);
+int pb_src_can_seek(const pb_source *s);
+pb_status pb_src_spool(pb_source *s, uint64_t limit);
+uint64_t pb_src_mtime(const pb_source *s);
+void pb_src_name_error(const pb_source *s, pb_error *err);
+/* A spooled input that can be read only once (in_once) kept for one more
+ * open of the same name in this process (pb_options.reread): the next
+ * pb_src_open_file(name) reads the copy.  pb_src_forget_kept drops it. */
+void pb_src_keep(const pb_source *s);
+void pb_src_forget_kept(void);
 
 #endif

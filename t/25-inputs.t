@@ -141,6 +141,66 @@ for my $fmt (sort keys %inputs) {
     }
 }
 
+# read in C (c/source.c): gzip members as a stream, standard input as a
+# stream, a copy only for a format that seeks (none left behind)
+{
+    my $spool = "$tmp/spool";
+    mkdir $spool or die;
+    local $ENV{TMPDIR} = $spool;
+    my $left = sub { opendir my $d, $spool or die; scalar grep { !/\A\.\.?\z/ } readdir $d };
+    # a multi-member gzip (two gzip files one after the other, RFC 1952 2.2) on standard input
+    my $folded = "$data/folded/nytprofcalls_modapp.folded";
+    my @lines = split /^/m, slurp_raw($folded);
+    my $half = int(@lines / 2);
+    spew("$tmp/part1", join '', @lines[0 .. $half - 1]);
+    spew("$tmp/part2", join '', @lines[$half .. $#lines]);
+    gz("$tmp/part$_", "$tmp/part$_.gz") for 1, 2;
+    spew("$tmp/two-members.gz", slurp_raw("$tmp/part1.gz") . slurp_raw("$tmp/part2.gz"));
+    my ($rc0, $want) = run_pb(undef, 'convert', $folded, '--to', 'collapsed', '-o', '-');
+    my ($rc, $out, $err) = run_pb("$tmp/two-members.gz", 'convert', '-', '--to', 'collapsed', '-o', '-');
+    ok($rc0 == 0 && $rc == 0 && $out eq $want, 'a two-member gzip on standard input reads as the whole file')
+        or note "rc $rc: $err";
+    ($rc, $out, $err) = run_pb(undef, 'convert', "$tmp/two-members.gz", '--to', 'collapsed', '-o', '-');
+    ok($rc == 0 && $out eq $want, '... and as a file') or note "rc $rc: $err";
+    # a member followed by bytes that start no other: corrupt, not ignored
+    spew("$tmp/trailing.gz", slurp_raw("$tmp/part1.gz") . "trailing junk");
+    ($rc, $out, $err) = run_pb("$tmp/trailing.gz", 'info', '-');
+    ok($rc != 0 && $err =~ /^gzip: corrupt: standard input: bytes after a gzip member/m,
+        'bytes after a gzip member on standard input: gzip: corrupt') or note "rc $rc: $err";
+    # a gzip larger than the limit on standard input, read as a stream and into a copy
+    ($rc, $out, $err) = run_pb("$tmp/two-members.gz", 'info', '-', '--max-decompressed-bytes', 1000);
+    ok($rc == 2 && $err =~ /^gzip: limit: inflates to more than max_decompressed_bytes \(1000\) at byte \d+ of standard input$/m,
+        'a gzip on standard input past --max-decompressed-bytes: gzip: limit, at a byte of standard input')
+        or note "rc $rc: $err";
+    my $tach = $inputs{tachyon};
+    (my $tgz = $tach) =~ s{.*/}{$tmp/};
+    $tgz .= '.gz';    # (made above)
+    ($rc, $out, $err) = run_pb($tgz, 'info', '-', '--max-decompressed-bytes', 1000);
+    ok($rc == 2 && $err =~ /^gzip: limit: inflates to more than max_decompressed_bytes \(1000\) at byte \d+ of standard input$/m,
+        '... and for a format that seeks (its copy bounded as well)') or note "rc $rc: $err";
+    # formats that seek or read twice, from standard input: what the file gives
+    my %seeking = (tachyon => $tach, pprof => "$data/pprof/cpu_inline.prof",
+        pynytprof => $inputs{pynytprof},    # (no stack samples: an empty output)
+        (defined $lib->{yajl} ? (v8 => "$data/v8/v8_recursion.cpuprofile") : ()));
+    for my $fmt (sort keys %seeking) {
+        my $f = $seeking{$fmt};
+        ($rc0, $want) = run_pb(undef, 'convert', $f, '--to', 'collapsed', '-o', '-');
+        ($rc, $out, $err) = run_pb($f, 'convert', '-', '--to', 'collapsed', '-o', '-');
+        ok($rc0 == 0 && $rc == 0 && $out eq $want && (length $out || $fmt eq 'pynytprof'),
+            "$fmt (seeks) from standard input = from the file")
+            or note "rc $rc: $err";
+        gz($f, "$tmp/$fmt-seek.gz");
+        ($rc, $out, $err) = run_pb("$tmp/$fmt-seek.gz", 'convert', '-', '--to', 'collapsed', '-o', '-');
+        ok($rc == 0 && $out eq $want, "$fmt (seeks) gzipped on standard input = the file") or note "rc $rc: $err";
+    }
+    # an error inside a gzipped standard input names it (gunzipped)
+    gz("$tmp/trunc.bin", "$tmp/trunc-stdin.gz");
+    ($rc, $out, $err) = run_pb("$tmp/trunc-stdin.gz", 'info', '-');
+    ok($rc != 0 && $err =~ /^tachyon: truncated: .* of standard input \(gunzipped\)$/m,
+        'an error inside gzipped standard input names standard input (gunzipped)') or note "rc $rc: $err";
+    is($left->(), 0, 'no temporary copy left behind');
+}
+
 # empty input, empty profile, bad thread
 {
     spew("$tmp/empty", '');

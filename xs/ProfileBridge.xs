@@ -131,6 +131,7 @@ static void fill_options(pTHX_ HV *hv, pb_options *o)
     o->max_threads = opt_u32(aTHX_ hv, "max_threads");
     o->max_string_bytes = (uint64_t)opt_uv(aTHX_ hv, "max_string_bytes");
     o->salvage = (int)opt_uv(aTHX_ hv, "salvage");
+    o->reread = (int)opt_uv(aTHX_ hv, "_reread");
     o->jobs = (int)opt_uv(aTHX_ hv, "jobs");
     svp = hv_fetchs(hv, "progress", 0);
     if (svp && SvROK(*svp) && SvTYPE(SvRV(*svp)) == SVt_PVCV) {
@@ -1213,16 +1214,33 @@ pbxs__info_read(file, format_sv, opts, loss_to = NULL)
         fmt = format_arg(aTHX_ format_sv);
         fill_options(aTHX_ opts, &o);
         pb_error_init(&err, fmt ? pb_format_name(fmt) : "profbridge", file);
-        if (!o.progress && stat(file, &sb) == 0 && S_ISREG(sb.st_mode) && pb_src_open_file(&src, file, &err) == PB_OK) {
-            size_t want = sb.st_size < 4096 ? (size_t)sb.st_size : 4096, n;
+        /* standard input, a FIFO or a device can be read only once: always here */
+        if ((strcmp(file, "-") == 0 || (stat(file, &sb) == 0 && !S_ISDIR(sb.st_mode) &&
+                                        (!o.progress || !S_ISREG(sb.st_mode)))) &&
+            pb_src_open_file(&src, file, &err) == PB_OK) {
             const pb_format_row *row;
-            from_src = pb_src_need(&src, want) >= 0;
-            n = pb_src_avail(&src) < want ? pb_src_avail(&src) : want;
-            if (from_src)
-                pb_detect_bytes_sized(src.p, n, (uint64_t)sb.st_size, &info);
-            row = from_src ? pb_format_get(fmt ? fmt : info.format) : NULL;
-            if (row && row->run) { /* a run's files are found by name: pb_decode_file
-                                    * (no row: the decode says so, in this open) */
+            pb_format f = fmt;
+            if (pb_settle_input(&src, &f, &info, &o, 1, &err) != PB_OK) {
+                pb_src_close(&src);
+                croak_pb(aTHX_ &err);
+            }
+            if (src.gunzipped) { /* gzip, then whatever the format compresses inside */
+                char inner[sizeof info.compression];
+                size_t k;
+                memcpy(inner, info.compression, sizeof inner);
+                k = !strcmp(inner, "none") ? 0 : strlen(inner);
+                if (k > sizeof info.compression - 6)
+                    k = sizeof info.compression - 6;
+                memcpy(info.compression, k ? "gzip+" : "gzip", k ? 5 : 5);
+                memcpy(info.compression + (k ? 5 : 4), inner, k);
+                info.compression[(k ? 5 : 4) + k] = '\0';
+                info.compressed = 1;
+            }
+            from_src = 1;
+            row = pb_format_get(fmt ? fmt : info.format);
+            if (row && row->run && !src.in_stream && !src.gunzipped) {
+                /* a run's files are found by name: pb_decode_file
+                 * (no row: the decode says so, in this open) */
                 from_src = 0;
                 pb_src_close(&src);
             }
@@ -1248,7 +1266,9 @@ pbxs__info_read(file, format_sv, opts, loss_to = NULL)
         }
         if (from_src) {
             pb_status st;
-            pb_error_init(&err, fmt ? pb_format_name(fmt) : "profbridge", file);
+            char dname[PB_ERR_FILE_MAX]; /* the decoder's name for it (pb_src_open_file, pb_src_gunzip) */
+            memcpy(dname, err.file, sizeof dname);
+            pb_error_init(&err, fmt ? pb_format_name(fmt) : "profbridge", dname);
             st = pb_decode_source(&src, file, fmt, &o, &is.cs.sink, &err);
             pb_src_close(&src);
             if (st != PB_OK)
@@ -1360,8 +1380,10 @@ pbxs__write(to, mode, in, format_sv, opts, out, level, report = NULL)
         held_warnings_emit(aTHX_ &hw);
         if (st != PB_OK)
             croak_pb(aTHX_ &err);
-        if (lc && rq.chunk_teed)
+        if (lc && rq.chunk_teed) {
             (void)hv_stores((HV *)SvRV(report), "counts", loss_counts_rv(aTHX_ lc));
+            pb_src_forget_kept(); /* no second decode reads the input */
+        }
         EXTEND(SP, 1 + (SSize_t)rq.n_names);
         mPUSHu((UV)rq.samples);
         for (i = 0; i < (SSize_t)rq.n_names; i++)

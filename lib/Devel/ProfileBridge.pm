@@ -25,7 +25,6 @@ my @FORMATS = @{ _format_rows() };
 my @TARGETS = @{ _targets() };
 my %TARGET = map { $_->{name} => $_ } @TARGETS;
 # the formats whose decoders read a gzip-compressed file themselves
-my %READS_GZIP = map { $_->{name} => 1 } grep { $_->{reads_gzip} } @FORMATS;
 
 # the names of the targets that can $what (convert, merge, diff), in order
 sub _targets_for {
@@ -149,17 +148,9 @@ sub _check_opts {
     }
 }
 
-# The default bound of a temporary copy (standard input, a FIFO or device, an
-# inflated .gz): 64 MiB.  Every real profile of the test corpora fits with
-# room to spare (the largest, a capture of 27.5 MB; the
-# others 10-20 MB); a larger one needs max_decompressed_bytes.  Compressed
-# regions inside a file are streamed, never stored: their default stays
-# 4 GiB (a real 10 MB nytprof.out inflates to 280 MB).
-our $COPY_LIMIT = 64 * 1024**2;
-
 {
-    # the temporary copy's directory and files, registered with the C
-    # signal path (c/output.c) while the copy lives
+    # a temporary directory and its files, registered with the C signal
+    # path (c/output.c) while they live (out => \$scalar's output)
     package Devel::ProfileBridge::_TempGuard;
     sub new {
         my ($class, $dir_obj, $dir, @files) = @_;
@@ -201,197 +192,16 @@ sub _check_not_input {
     }
 }
 
-# ---- inputs that are not plain files -------------------------------------
-# Every decoder reads a file it can open twice and seek in (detection, then
-# the decoder; some formats keep their tables at the end).  Standard input ("-"), a FIFO
-# or a device is read once, into an unlinked temporary file; a gzip-compressed
-# profile (magic 1f 8b: no profile format starts so) but one whose decoder
-# inflates it itself (the row's reads_gzip) is inflated into one,
-# bounded by max_decompressed_bytes.  Returns (path to read, guard, name the
-# user gave); errors about the temporary file are re-thrown with that name.
-# $gunzip: $file is known to be a gzip that no decoder reads itself.
-sub _input {
-    my ($file, $opts, $gunzip) = @_;
-    return ($file, undef, $file) if !defined $file || $file ne '-' && (-d $file || !-e _ );
-    my $fh;
-    if ($file eq '-') {
-        $fh = \*STDIN;
-    } elsif (!-f _) {
-        open $fh, '<:raw', $file or return ($file, undef, $file);
-    } elsif (!$gunzip) {
-        # two bytes, unbuffered: the decoder reads the file, not this peek
-        sysopen my $peek, $file, 0 or return ($file, undef, $file);
-        my $n = sysread $peek, my $magic, 2;
-        close $peek;
-        return ($file, undef, $file) unless defined $n && $n == 2 && $magic eq "\x1f\x8b";
-        # a format gzipped by every writer: its decoder reads the gzip member
-        # itself (through source.c), no copy needed
-        return ($file, undef, $file) if $READS_GZIP{ _detect($file)->{format} // '' };
-    }
-    require File::Temp;
-    require File::Basename;
-    my $limit = $opts->{max_decompressed_bytes} || $COPY_LIMIT;
-    my $name = $file eq '-' ? 'standard input' : $file;
-    # the copy keeps the original's base name (without .gz) and mtime:
-    # decoders name the application and date the profile from them
-    my $dir = File::Temp->newdir('profbridge-in-XXXXXX', TMPDIR => 1);
-    my $base = $file eq '-' ? 'stdin' : File::Basename::basename($file);
-    $base =~ s/\.gz\z//i;
-    $base = 'profile' unless length $base;
-    my $copy = "$dir/$base";
-    # removed when the call returns (the guard), and by the signal path that
-    # removes output temps (SIGINT, SIGTERM, SIGHUP) or at exit
-    my $guard = Devel::ProfileBridge::_TempGuard->new($dir, "$dir", "$copy", "$copy.spool");
-    my $mtime = $file eq '-' ? undef : (stat $file)[9];
-    my $finish = sub {
-        utime $mtime, $mtime, $copy if defined $mtime;
-        return ($copy, $guard, $_[0]);
-    };
-    if ($fh) {    # spool the stream (it may itself be gzip)
-        binmode $fh;
-        open my $out, '>:raw', "$copy.spool" or Devel::ProfileBridge::Error->throw(format => 'profbridge',
-            class => 'io', file => $name, message => "cannot spool to a temporary file: $!");
-        my ($buf, $total, $magic) = ('', 0, '');
-        while (1) {
-            my $n = sysread $fh, $buf, 1 << 16;
-            Devel::ProfileBridge::Error->throw(format => 'profbridge', class => 'io', file => $name,
-                message => "cannot read: $!") unless defined $n;
-            last unless $n;
-            # the copy is bounded like an inflated stream: no more than the limit reaches the disk
-            Devel::ProfileBridge::Error->throw(format => 'profbridge', class => 'limit', file => $name,
-                message => "holds more than max_decompressed_bytes ($limit) bytes to copy to a temporary file")
-                if $total + $n > $limit;
-            $total += $n;
-            $magic .= substr $buf, 0, 2 - length $magic if length $magic < 2;    # gzip's? (no second read)
-            _write_all($out, $buf) or Devel::ProfileBridge::Error->throw(format => 'profbridge', class => 'io',
-                file => $name, message => "cannot spool to a temporary file: $!");
-        }
-        close $fh unless $file eq '-';
-        close $out or Devel::ProfileBridge::Error->throw(format => 'profbridge', class => 'io', file => $name,
-            message => "cannot spool to a temporary file: $!");
-        Devel::ProfileBridge::Error->throw(format => 'profbridge', class => 'corrupt', file => $name,
-            message => 'empty input: no profile to read') unless $total;
-        if ($magic ne "\x1f\x8b") {
-            rename "$copy.spool", $copy or die "rename: $!";
-            return $finish->($name);
-        }
-        my $t = _gunzip("$copy.spool", $copy, $name, $limit);
-        $mtime = $t if $t;
-        unlink "$copy.spool";
-        return $finish->("$name (gunzipped)");
-    }
-    my $t = _gunzip($file, $copy, $name, $limit);
-    $mtime = $t if $t;
-    return $finish->("$name (gunzipped)");
-}
-
-# all of $buf to $fh, unbuffered: a full disk is seen here, with its errno,
-# and a handle dropped on the error path has nothing left to flush (a
-# buffered one warned "unable to close filehandle" as the error unwound)
-sub _write_all {
-    my ($fh, $buf) = @_;
-    my $off = 0;
-    while ($off < length $buf) {
-        my $n = syswrite $fh, $buf, length($buf) - $off, $off;
-        return 0 unless defined $n;
-        $off += $n;
-    }
-    return 1;
-}
-
-sub _gunzip {
-    my ($from, $to_path, $name, $limit) = @_;
-    require IO::Uncompress::Gunzip;
-    open my $to, '>:raw', $to_path or Devel::ProfileBridge::Error->throw(format => 'gzip', class => 'io',
-        file => $name, message => "cannot write a temporary file: $!");
-    my $z = IO::Uncompress::Gunzip->new($from, MultiStream => 1, Transparent => 0)
-        or Devel::ProfileBridge::Error->throw(format => 'gzip', class => 'corrupt', file => $name,
-            message => "not a gzip stream: $IO::Uncompress::Gunzip::GunzipError");
-    my ($buf, $total) = ('', 0);
-    while (1) {
-        my $n = $z->read($buf, 1 << 16);
-        Devel::ProfileBridge::Error->throw(format => 'gzip', class => 'corrupt', file => $name,
-            message => "cannot inflate: $IO::Uncompress::Gunzip::GunzipError") if $n < 0;
-        last unless $n;
-        $total += $n;
-        Devel::ProfileBridge::Error->throw(format => 'gzip', class => 'limit', file => $name,
-            message => "inflates to more than max_decompressed_bytes ($limit)") if $total > $limit;
-        _write_all($to, $buf) or Devel::ProfileBridge::Error->throw(format => 'gzip', class => 'io', file => $name,
-            message => "cannot write a temporary file: $!");
-    }
-    my $hdr = $z->getHeaderInfo;
-    my $hdr_time = ref $hdr eq 'ARRAY' ? $hdr->[0]{Time} : ref $hdr ? $hdr->{Time} : undef;
-    $z->close;
-    close $to or Devel::ProfileBridge::Error->throw(format => 'gzip', class => 'io', file => $name,
-        message => "cannot write a temporary file: $!");
-    Devel::ProfileBridge::Error->throw(format => 'gzip', class => 'corrupt', file => $name,
-        message => 'the gzip stream inflates to nothing') unless $total;
-    return $hdr_time;    # the original's mtime, as gzip(1) records it (0: none)
-}
-
-# run $code on the resolved input; errors naming the temp file name the user's
-# (true while $code reads the inflated copy of a gzip-compressed input)
-our $_GUNZIPPED;
+# ---- inputs ----------------------------------------------------------------
+# The C side opens every input (c/source.c, the driver in c/formats.c):
+# standard input ("-"), a FIFO or device read once as a stream, gzip
+# members inflated as they are read unless the format reads gzip itself,
+# a temporary copy only for a format that seeks (bounded by
+# max_decompressed_bytes), errors naming the input as the user gave it.
+# Perl hands the name over unchanged.
 sub _with_input {
-    my ($file, $opts, $code, $gunzip) = @_;
-    # a regular file the decoder can sniff itself (no format forced, or one
-    # that inflates its own gzip) is handed over unpeeked: one open of the
-    # input.  Only when detection names nothing and the file is gzip does it
-    # go through the inflated copy below (peeked then, on that path only).
-    if (!$gunzip && defined $file && $file ne '-' && -f $file
-        && (!defined $opts->{format} || $READS_GZIP{ $opts->{format} })) {
-        my (@r, $r);
-        my $want = wantarray;
-        my $caller_err = $@;    # callbacks (and the caller after) see the caller's $@
-        my $ok = eval {
-            $@ = $caller_err;
-            if ($want) { @r = $code->($file) } elsif (defined $want) { $r = $code->($file) } else { $code->($file) }
-            1;
-        };
-        if ($ok) {
-            $@ = $caller_err;
-            return $want ? @r : $r;
-        }
-        my $e = $@;
-        die $e unless _unrecognised_gzip($e, $file);
-        $gunzip = 1;
-    }
-    my ($path, $guard, $name) = _input($file, $opts, $gunzip);
-    return $code->($path) unless $guard;
-    local $_GUNZIPPED = $name =~ / \(gunzipped\)\z/ ? 1 : 0;
-    my @r;
-    my $ok = eval { @r = $code->($path); 1 };
-    die _renamed($@, { $path => $name }) unless $ok;
-    return wantarray ? @r : $r[0];
-}
-
-# $e: detection named no format for $file, and $file is gzip-compressed
-sub _unrecognised_gzip {
-    my ($e, $file) = @_;
-    return 0 unless ref $e && eval { $e->isa('Devel::ProfileBridge::Error') }
-        && ($e->{class} // '') eq 'corrupt' && ($e->{format} // '') eq 'profbridge';
-    return _is_gzip($file);
-}
-
-# $file starts with gzip's magic (1f 8b)
-sub _is_gzip {
-    my ($file) = @_;
-    sysopen my $peek, $file, 0 or return 0;
-    my $n = sysread $peek, my $magic, 2;
-    close $peek;
-    return defined $n && $n == 2 && $magic eq "\x1f\x8b";
-}
-
-# an error naming a temporary copy names the user's file instead
-sub _renamed {
-    my ($e, $name_of) = @_;
-    if (ref $e && eval { $e->isa('Devel::ProfileBridge::Error') } && defined $e->{file}
-        && exists $name_of->{ $e->{file} }) {
-        my $name = $name_of->{ $e->{file} };
-        $e->{file} = $name;
-        $e->{line} = Devel::ProfileBridge::Error::_line($e);
-    }
-    return $e;
+    my ($file, $opts, $code) = @_;
+    return $code->($file);
 }
 
 sub _xs_opts {
@@ -508,10 +318,7 @@ sub _library_notes {
 sub detect_format {
     my ($file) = @_;
     _check_path('detect_format', 'the file name', $file);
-    my $r = _with_input($file, {}, sub { _detect($_[0]) });
-    # nothing named in a regular file that is gzip: look through its inflated copy
-    return $r if defined $r->{format} || $file eq '-' || !-f $file || !_is_gzip($file);
-    return _with_input($file, {}, sub { _detect($_[0]) }, 1);
+    return _with_input($file, {}, sub { _detect($_[0]) });
 }
 
 sub chunk_counts {
@@ -538,13 +345,6 @@ sub _info_of {
     my $to_losses = delete $opts{_losses_to};
     my ($info, $counts, $attr, $pids, $lc) = @{ _info_read($path, $opts{format}, _xs_opts(\%opts), $to_losses) };
     my $facts = delete $info->{_facts};
-    # a gzip-compressed input read through its inflated copy: gzip, then
-    # whatever the format compresses inside
-    if ($_GUNZIPPED) {
-        my $inner = $info->{compression} // 'none';
-        $info->{compression} = $inner eq 'none' ? 'gzip' : "gzip+$inner";
-        $info->{compressed} = 1;
-    }
     # a file the decoder read but detection did not name is never shown with an empty format
     Devel::ProfileBridge::Error->throw(format => 'profbridge', class => 'corrupt', file => $path, offset => 0,
         message => 'not a profile this distribution recognises (detection named no format; --format NAME reads it '
@@ -726,6 +526,8 @@ sub _convert_impl {
         # counts; the rules are those of the row the decode is handed
         # (format undef: c/losses.c takes them from it, no sniff first)
         my $lc = $report ? { format => undef } : undef;
+        # standard input or a FIFO that one more decode may read: C keeps a copy for it
+        $x->{_reread} = 1 if $report && ($in eq '-' || !-f $in);
         my ($samples, @names) = _write($to, 'convert', [$in], $opts{format}, $x, $opts{out}, $level, $lc);
         # an empty profile is said so for every sample target
         warn "$to: warning: " . Devel::ProfileBridge::Error::_esc($opts{in})
@@ -739,22 +541,10 @@ sub _convert_impl {
     });
 }
 
-# run $code with every input resolved (stdin, FIFOs, gzip -> temporary copies);
-# errors naming a temporary copy name the user's file
+# run $code with the inputs (each opened by the C side, as _with_input says)
 sub _with_inputs {
     my ($files, $opts, $code) = @_;
-    my (@paths, @guards, %name_of);
-    for my $f (@$files) {
-        my ($path, $guard, $name) = _input($f, $opts);
-        push @paths, $path;
-        next unless $guard;
-        push @guards, $guard;
-        $name_of{$path} = $name;
-    }
-    my @r;
-    my $ok = eval { @r = $code->(@paths); 1 };
-    die _renamed($@, \%name_of) unless $ok;
-    return wantarray ? @r : $r[0];
+    return $code->(@$files);
 }
 
 sub merge {
@@ -786,6 +576,7 @@ sub merge {
     my $x = _xs_opts(\%opts);
     _source_opts('merge', \%opts, $x, $in[0]);
     # relative file names are looked up beside every input too
+    require File::Basename;
     my %seen;
     # (not "/": an input there does not make the whole file system a source root)
     my $root = join ':', (stat '/')[0, 1];
@@ -2379,8 +2170,8 @@ too; with C<< jobs => N >>, C<$done> is the bytes all workers have read and
 C<$total> the inputs' total size, and the hook still runs in the calling
 process (the workers send their progress over their pipes).  A hook that
 calls C<exit> ends the program as anywhere else: the call never returns,
-and the output's temporary file, the copies of inputs and the workers go
-with it.
+and the output's temporary file, the copy of an input (unlinked as it is
+made) and the workers go with it.
 
 =head1 INPUT FILES
 
@@ -2392,29 +2183,37 @@ C<in>) also takes:
 
 =item C<-> (standard input), a FIFO or a device
 
-read once, into a temporary copy (a private directory under C<$TMPDIR>),
-which the decoders then read.  The copy is at most C<max_decompressed_bytes>
-bytes (default 64 MiB for a copy: see L</LIMITS>), else a C<limit> error
-(C<Devel::ProfileBridge: limit: standard input: holds more than max_decompressed_bytes
-(N) bytes ...>) as soon as the stream passes it.  The copy is removed when
-the call returns, on every error, when the process is killed by SIGINT,
-SIGTERM or SIGHUP whose disposition was the default (as output temp files
-are, L</OUTPUT FILES>), and when a callback calls C<exit>.  C<info> and
-C<convert --report> in L<profbridge> read such an input once: the loss
-report comes from the same copy.
+read once, as a stream: its first bytes tell the format (and whether it is
+gzip, below) and stay for the decoder.  Only a format whose decoder seeks
+or reads its input twice (Tachyon, Pynytprof, V8, pprof, speedscope: its
+row in the table of formats says so) gets a temporary copy, in
+C<$TMPDIR>, created with C<O_EXCL> and unlinked at once, so that it is
+gone on every path (an error, a signal, C<exit> in a callback, even
+SIGKILL).  The copy is at most C<max_decompressed_bytes> bytes (default 64
+MiB for a copy: see L</LIMITS>), else a C<limit> error (C<profbridge:
+limit: holds more than max_decompressed_bytes (N) bytes to copy to a
+temporary file at byte N of standard input>) as soon as the stream passes
+it.  Errors name C<standard input> for C<->.  C<info> and C<convert
+--report> in L<profbridge> read such an input once (where the losses need
+a second decode, it reads a copy kept for it); so does C<merge>, which
+detects its inputs before it reads them.
 
 =item a gzip-compressed profile of any format
 
-(the first bytes C<1f 8b>; no profile format starts with them) is inflated
-into such a copy, at most C<max_decompressed_bytes> bytes (else a C<limit>
-error of format C<gzip>), with the original's modification time from the
-gzip header.  A damaged gzip is a C<gzip: corrupt:> error.  Errors inside
-the profile name C<FILE.gz (gunzipped)>, and their offsets count bytes of
-the inflated data.  A regular file is handed to the decoder as it is (one
-open: its detection reads the head the decoder goes on from); only when
-detection names no format and the file starts with C<1f 8b> is it inflated
-into the copy.  A pprof file, gzipped by every writer, is inflated by its
-decoder as it reads, never copied.
+(the first bytes C<1f 8b>; no profile format starts with them), a file or
+a stream, of one gzip member or several one after the other (as C<cat
+a.gz b.gz> makes), is inflated as it is read, under whatever the format
+compresses inside: one open, one read, no copy unless the format seeks
+(then the copy above holds the inflated bytes).  At most
+C<max_decompressed_bytes> bytes are inflated (default 64 MiB here), else a
+C<limit> error of format C<gzip> (C<gzip: limit: inflates to more than
+max_decompressed_bytes (N) at byte N of FILE>, the offset in the gzip
+file).  The profile's date is the original's modification time from the
+gzip header.  A damaged or cut gzip, or bytes after a member that start no
+other, is a C<gzip: corrupt:> error.  Errors inside the profile name
+C<FILE.gz (gunzipped)> (C<standard input (gunzipped)>), and their offsets
+count bytes of the inflated data.  A pprof file, gzipped by every writer,
+is inflated by its own decoder as it reads.
 
 =item an empty file or empty input
 
@@ -2616,9 +2415,10 @@ file may use; tripping one throws a C<limit> error:
 
 Bytes one compressed region may inflate to (zlib, zstd, snappy).  Default
 4 GiB: such data is streamed, never stored (a real 10 MB nytprof.out
-inflates to 280 MB).  The same option bounds a temporary copy on disk
-(standard input, a FIFO or device, an inflated C<.gz>: L</INPUT FILES>),
-whose default is 64 MiB: every real profile of the distribution's test
+inflates to 280 MB).  The same option bounds a gzip-compressed input
+(L</INPUT FILES>: inflated as it is read) and a temporary copy on disk (a
+stream or an inflated C<.gz> read by a format that seeks), whose default
+is 64 MiB: every real profile of the distribution's test
 corpora fits with room to spare (the largest, an EasyProfiler capture, is
 27.5 MB; the other large ones 10-20 MB), and a hostile stream or a
 291 KB C<.gz> bomb cannot fill C<$TMPDIR>.  Pass a higher value for a

@@ -1,10 +1,11 @@
 /* test_pprof - C-level checks of the pprof decoder (read_pprof.c) where the
- * Perl layer does not reach: it inflates a .gz input into a temporary copy
- * before C sees it, so here the C gzip view (source.c) reads the gzipped
+ * Perl layer does not reach: the decoder's own gzip view (source.c) reads the gzipped
  * profiles of t/data/pprof, from a file and from memory, and must give the
  * same stacks as the ungzipped twin; detection says gzip / none; a pipe (a
- * source that cannot be read twice) is a clear io error; the chunk decoder
- * and the sample decoder agree on the total.
+ * source that cannot be read twice) is read through source.c's spooled
+ * copy (the row seeks: PB_SEEKS) as the file, and a rewind of a pipe
+ * itself is a clear io error; the chunk decoder and the sample decoder
+ * agree on the total.
  *
  *   test_pprof [DATA_DIR]     (default t/data/pprof)
  */
@@ -143,37 +144,55 @@ int main(int argc, char **argv)
     }
 
     /* a pipe: the profile's tables come after its samples, it cannot be read
-     * twice (the source opened here and decoded as pprof: no detection read) */
-    snprintf(fifo, sizeof fifo, "/tmp/test_pprof_fifo_%ld", (long)getpid());
-    if (mkfifo(fifo, 0600) == 0) {
-        pid_t pid = fork();
-        if (pid == 0) {
-            FILE *in = fopen(raw, "rb"), *out = fopen(fifo, "wb");
-            int ch;
-            while (in && out && (ch = getc(in)) != EOF)
-                putc(ch, out);
-            if (out)
-                fclose(out);
-            _exit(0);
-        }
-        {
-            pb_source src;
-            tick_sink ts;
-            memset(&ts, 0, sizeof ts);
-            ts.sink.chunk = on_chunk;
-            pb_error_init(&err, "pprof", fifo);
-            st = pb_src_open_file(&src, fifo, &err);
-            if (st == PB_OK) {
-                st = pb_decode_source(&src, fifo, PB_FMT_PPROF, NULL, &ts.sink, &err);
-                pb_src_close(&src);
+     * twice: the driver reads it from a spooled copy (the source opened
+     * here and decoded as pprof: no detection read), as the file */
+    {
+        unsigned long long want = 0;
+        int round;
+        tick_sink ts;
+        memset(&ts, 0, sizeof ts);
+        ts.sink.chunk = on_chunk;
+        pb_error_init(&err, "pprof", raw);
+        if (pb_decode_file(raw, PB_FMT_PPROF, NULL, &ts.sink, &err) == PB_OK)
+            want = ts.ticks;
+        for (round = 0; round < 2; round++) {
+            snprintf(fifo, sizeof fifo, "/tmp/test_pprof_fifo_%ld", (long)getpid());
+            if (mkfifo(fifo, 0600) != 0)
+                break;
+            pid_t pid = fork();
+            if (pid == 0) {
+                FILE *in = fopen(raw, "rb"), *out = fopen(fifo, "wb");
+                int ch;
+                while (in && out && (ch = getc(in)) != EOF)
+                    putc(ch, out);
+                if (out)
+                    fclose(out);
+                _exit(0);
             }
+            {
+                pb_source src;
+                memset(&ts, 0, sizeof ts);
+                ts.sink.chunk = on_chunk;
+                pb_error_init(&err, "pprof", fifo);
+                st = pb_src_open_file(&src, fifo, &err);
+                if (st == PB_OK && round == 0)
+                    st = pb_decode_source(&src, fifo, PB_FMT_PPROF, NULL, &ts.sink, &err);
+                else if (st == PB_OK) /* the pipe itself: read, then back to its start */
+                    st = pb_src_need(&src, 16) < 0 ? PB_ERR_IO : pb_src_rewind(&src);
+                if (src.fp)
+                    pb_src_close(&src);
+            }
+            pb_error_format(&err, msg, sizeof msg);
+            if (round == 0)
+                ok(st == PB_OK && want && ts.ticks == want, "a pipe: read from a spooled copy as the file (%llu ticks): %s",
+                   ts.ticks, st == PB_OK ? "ok" : msg);
+            else
+                ok(st == PB_ERR_IO && strstr(msg, "pprof: io: cannot go back to the start of the input") != NULL,
+                   "a pipe itself cannot be rewound: %s", msg);
+            unlink(fifo);
+            while (pid > 0 && waitpid(pid, NULL, 0) < 0)
+                ;
         }
-        pb_error_format(&err, msg, sizeof msg);
-        ok(st == PB_ERR_IO && strstr(msg, "pprof: io: cannot go back to the start of the input") != NULL,
-           "a pipe: %s", msg);
-        unlink(fifo);
-        while (pid > 0 && waitpid(pid, NULL, 0) < 0)
-            ;
     }
 
     /* a gzip member cut short: truncated, at a byte of the file */
