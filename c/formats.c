@@ -420,7 +420,7 @@ static const pb_format_row formats[PB_FMT_COUNT] = {
     },
     [PB_FMT_EASYPROFILER] = {
         .format = PB_FMT_EASYPROFILER, .name = "easyprofiler", .title = "EasyProfiler",
-        .sniff = sniff_easyprofiler, .chunks = pb_read_easyprofiler, .stacks = pb_read_easyprofiler_stacks,
+        .sniff = sniff_easyprofiler, .decoder = &pb_easyprofiler_decoder,
         .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SPANS | PB_YIELDS_NS_WEIGHTS,
         .language = "c", .losses = easyprofiler_losses,
         .source_what = "C/C++", .source_names = C_SOURCES,
@@ -465,7 +465,7 @@ static const pb_format_row formats[PB_FMT_COUNT] = {
     /* JSON, after V8's (whose keys it does not have) */
     [PB_FMT_SPEEDSCOPE] = {
         .format = PB_FMT_SPEEDSCOPE, .name = "speedscope", .title = "speedscope",
-        .sniff = sniff_speedscope, .chunks = pb_read_speedscope, .stacks = pb_read_speedscope_samples,
+        .sniff = sniff_speedscope, .decoder = &pb_speedscope_decoder,
         .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES | PB_YIELDS_SPANS,
         .library = "yajl", .library_use = PB_LIB_EVERY_FILE, .library_note = "speedscope files",
         .language = "any", .losses = speedscope_losses,
