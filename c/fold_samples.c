@@ -1385,6 +1385,53 @@ static pb_sample_sink *split_budget_in_front(split_budget *b, pb_sample_sink *ne
     return ss;
 }
 
+/* A span decoder's chunks when a sample sink is the target: its ATTRIBUTEs
+ * (source_format, times, clock) go to out, every chunk to tee (convert
+ * --report's loss counter) when there is one */
+typedef struct {
+    pb_sink sink;
+    pb_sample_sink *out;
+    pb_sink *tee;
+    unsigned char wants[PB_TAG_COUNT];
+} span_chunks;
+
+static int span_chunk(pb_sink *self, const pb_chunk *c)
+{
+    span_chunks *sc = (span_chunks *)self->ctx;
+    char key[128];
+    if (sc->tee && pb_emit(sc->tee, c))
+        return 1;
+    if (!sc->out || c->tag != PB_T_ATTRIBUTE || c->s[0].len >= sizeof key)
+        return 0;
+    memcpy(key, c->s[0].ptr, c->s[0].len);
+    key[c->s[0].len] = '\0';
+    return sc->out->attribute(sc->out, key, c->s[1]) != PB_OK;
+}
+
+static void span_chunks_init(span_chunks *sc, pb_sample_sink *out, pb_sink *tee)
+{
+    int t;
+    memset(sc, 0, sizeof *sc);
+    sc->out = out;
+    sc->tee = tee;
+    for (t = 0; t < PB_TAG_COUNT; t++)
+        sc->wants[t] = (out && t == PB_T_ATTRIBUTE) || (tee && (!tee->wants || tee->wants[t]));
+    sc->sink.chunk = span_chunk;
+    sc->sink.ctx = sc;
+    sc->sink.wants = sc->wants;
+    sc->sink.cleanups = out ? out->cleanups : tee->cleanups;
+}
+
+/* a span decoder's decode (cfg.run_spans): chunks to sink, samples (if any) to out */
+static pb_status span_decode(decode_job *j, const pb_fold_config *cfg, pb_sink *sink, pb_sample_sink *out,
+                             pb_error *err)
+{
+    pb_status st = cfg->run_spans(j->state, sink, out);
+    if (st == PB_ERR_ABORT && err->status == PB_OK)
+        err->status = PB_ERR_ABORT;
+    return st;
+}
+
 pb_status pb_fold_decode(pb_source *src, const pb_options *opt, pb_sink *sink, const pb_fold_decoder *dec,
                          pb_error *err)
 {
@@ -1401,9 +1448,11 @@ pb_status pb_fold_decode(pb_source *src, const pb_options *opt, pb_sink *sink, c
     cfg.row = sink->row;
     if (dec->prepare)
         st = dec->prepare(j->state, &cfg);
-    if (st == PB_OK && !(fold = pb_fold_new(&cfg, sink, err)))
+    if (st == PB_OK && cfg.run_spans)
+        st = span_decode(j, &cfg, sink, NULL, err);
+    else if (st == PB_OK && !(fold = pb_fold_new(&cfg, sink, err)))
         st = err->status;
-    if (st == PB_OK)
+    else if (st == PB_OK)
         st = dec->run(j->state, split_budget_in_front(&b, pb_fold_sample_sink(fold), cfg.ticks_per_weight, err));
     pb_fold_free(fold);
     pb_sink_undefer(sink, j);
@@ -1425,7 +1474,18 @@ pb_status pb_sample_decode(pb_source *src, const pb_options *opt, pb_sample_sink
     cfg.sums_stacks = out->sums_stacks && !out->sample_values;
     if (dec->prepare)
         st = dec->prepare(j->state, &cfg);
-    if (st == PB_OK && j->opt.chunk_tee && !out->each_tick && !out->graph_func && !cfg.no_sample_tee) {
+    if (st == PB_OK && cfg.run_spans && (!dec->run || j->opt.chunk_tee)) {
+        /* a span decoder: its stacks are its span fold's (no run), or the
+         * loss counter takes the chunks of its span fold, in this decode */
+        span_chunks sc;
+        pb_sink *tee = j->opt.chunk_tee;
+        if (tee)
+            tee->row = cfg.row;
+        span_chunks_init(&sc, dec->run ? NULL : out, tee);
+        st = span_decode(j, &cfg, &sc.sink, out, err);
+        if (tee && j->opt.chunk_teed)
+            *j->opt.chunk_teed = 1;
+    } else if (st == PB_OK && j->opt.chunk_tee && !out->each_tick && !out->graph_func && !cfg.no_sample_tee) {
         /* the samples folded into chunks as well, in this decode (convert
          * --report's loss counter: sample_tee.h); not for a timeline's
          * each_tick or a call graph, nor when the tee gave up (timestamps

@@ -118,6 +118,22 @@ typedef struct {
      * samples (sent to a sink that sums stacks) that each split into one
      * chunk: it is not charged.  state: the decoder's. */
     uint64_t (*sample_at)(void *state, int *summed);
+    /* A span decoder (PB_YIELDS_SPANS) whose chunks come from the span fold
+     * (fold_spans.h), not from this one: its run for them, set in its cfg
+     * (or cleared by its prepare(), after a first pass that found
+     * sampled profiles).  pb_fold_decode then calls it with the chunk sink
+     * instead of making a sample fold; so does pb_sample_decode with convert
+     * --report's loss counter (pb_options chunk_tee), in the same decode as
+     * the samples, and always for a decoder without run (a block profiler).
+     * It makes a span fold on sink, delivers the spans into it (the
+     * decoder's own chunks go to sink too) and, when out is not NULL, the
+     * samples to out, and finishes out.  Without run, the samples are the
+     * stacks the span fold keeps (pb_spans_set_stacks(out)), and sink
+     * passes ATTRIBUTEs on to out.  The decoder makes the fold, not the
+     * driver: fold_spans.c reads the presentation (present.h), which reads
+     * the table of formats, which includes decoders that include this
+     * file. */
+    pb_status (*run_spans)(void *state, pb_sink *sink, struct pb_sample_sink *out);
 } pb_fold_config;
 
 typedef struct pb_fold pb_fold;
@@ -153,7 +169,8 @@ int pb_fold_sub_name_wide(const pb_frame *fr);
  * state; sink is the chunk sink for warnings (a salvage), NULL when decoding
  * to samples only.  prepare (optional): a first pass before any sample; it
  * may fill cfg (the interval read from the file).  run: replay the samples
- * into out, and finish it.  cfg: the fold's configuration (pb_fold_decode). */
+ * into out, and finish it.  cfg: the fold's configuration (pb_fold_decode).
+ * A span decoder sets cfg.run_spans (above). */
 typedef struct pb_fold_decoder {
     size_t size;
     void (*init)(void *state, pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
@@ -163,18 +180,15 @@ typedef struct pb_fold_decoder {
     pb_fold_config cfg;
 } pb_fold_decoder;
 
-/* pb_read_<format>: decode src into a fold writing NYTProf chunks to sink.
+/* decode src into a fold writing NYTProf chunks to sink.
  * The state lives on the heap and is registered with sink, so that a
  * consumer that never returns can release it. */
 pb_status pb_fold_decode(pb_source *src, const pb_options *opt, pb_sink *sink, const pb_fold_decoder *dec,
                          pb_error *err);
-/* pb_read_<format>_samples: decode src into any sample sink */
+/* decode src into any sample sink (a stack target), which the decoder finishes */
 pb_status pb_sample_decode(pb_source *src, const pb_options *opt, pb_sample_sink *out, const pb_fold_decoder *dec,
                            pb_error *err);
 
-/* ---- sampling decoders: replay a file into any pb_sample_sink ---------- */
-typedef pb_status (*pb_sample_decoder_fn)(pb_source *src, const pb_options *opt, pb_sample_sink *out,
-                                          pb_error *err);
 /* the formats' decoders: formats.h */
 
 /* The driver of every stack-sample output: detect (fmt

@@ -78,11 +78,9 @@ typedef struct pb_format_row {
      * chunks from it (pb_fold_decode) and stack targets read its samples
      * (pb_sample_decode); NULL: the format's own entries below */
     const struct pb_fold_decoder *decoder;
-    pb_decoder_fn chunks;         /* file -> chunks (pb.h) */
-    /* file -> pb_sample_sink (a pb_sample_decoder_fn, fold_samples.h); NULL: no
-     * stacks, or (chunks and PB_YIELDS_STACKS) the stacks of its chunks'
-     * call events (the driver's pb_chunks_as_samples, chunk_stacks.h) */
-    pb_status (*stacks)(pb_source *src, const pb_options *opt, struct pb_sample_sink *out, pb_error *err);
+    /* file -> chunks (pb.h); with PB_YIELDS_STACKS, its stacks are its
+     * chunks' call events (the driver's pb_chunks_as_samples, chunk_stacks.h) */
+    pb_decoder_fn chunks;
     unsigned yields;              /* PB_YIELDS_* */
     const char *library;          /* the library a file may need beyond the C library ("zstd"), or NULL */
     /* Optional, for a profile that spans several files: does path name one

@@ -414,7 +414,7 @@ static const pb_format_row formats[PB_FMT_COUNT] = {
     },
     [PB_FMT_EASYPROFILER] = {
         .format = PB_FMT_EASYPROFILER, .name = "easyprofiler", .title = "EasyProfiler",
-        .sniff = sniff_easyprofiler, .chunks = pb_read_easyprofiler, .stacks = pb_read_easyprofiler_stacks,
+        .sniff = sniff_easyprofiler, .decoder = &pb_easyprofiler_decoder,
         .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SPANS | PB_YIELDS_NS_WEIGHTS,
         .language = "c", .losses = easyprofiler_losses,
         .source_what = "C/C++", .source_names = C_SOURCES,
@@ -458,7 +458,7 @@ static const pb_format_row formats[PB_FMT_COUNT] = {
     /* JSON, after V8's (whose keys it does not have) */
     [PB_FMT_SPEEDSCOPE] = {
         .format = PB_FMT_SPEEDSCOPE, .name = "speedscope", .title = "speedscope",
-        .sniff = sniff_speedscope, .chunks = pb_read_speedscope, .stacks = pb_read_speedscope_samples,
+        .sniff = sniff_speedscope, .decoder = &pb_speedscope_decoder,
         .yields = PB_YIELDS_CHUNKS | PB_YIELDS_STACKS | PB_YIELDS_SAMPLES | PB_YIELDS_SPANS | PB_SEEKS,
         .library = "yajl", .library_use = PB_LIB_EVERY_FILE, .library_note = "speedscope files",
         .language = "any", .losses = speedscope_losses,
@@ -557,18 +557,14 @@ const char *pb_format_list(unsigned yields, int titles, const char *last, char *
 
 /* a row's decoder: its fold decoder (.decoder), which the generic fold
  * turns into chunks (pb_fold_decode) or replays into any sample sink
- * (pb_sample_decode); else its own entries (.chunks, .stacks).  A chunk
- * decoder whose row yields stacks but names no stack entry (NYTProf,
- * Pynytprof) gives them through chunk_stacks.c (pb_chunks_as_samples):
- * its call events as stacks, as nytprofcalls builds them. */
+ * (pb_sample_decode); else its chunk entry (.chunks: NYTProf, Pynytprof),
+ * whose stacks, when its row yields them, come through chunk_stacks.c
+ * (pb_chunks_as_samples): its call events as stacks, as nytprofcalls
+ * builds them. */
 static int row_has_chunks(const pb_format_row *row) { return row && (row->decoder || row->chunks); }
-static int row_stacks_of_chunks(const pb_format_row *row)
-{
-    return !row->decoder && !row->stacks && row->chunks && (row->yields & PB_YIELDS_STACKS);
-}
 static int row_has_stacks(const pb_format_row *row)
 {
-    return row && (row->decoder || row->stacks || row_stacks_of_chunks(row));
+    return row && (row->decoder || (row->chunks && (row->yields & PB_YIELDS_STACKS)));
 }
 
 int pb_format_decodes(pb_format f) { return row_has_chunks(pb_format_get(f)); }
@@ -578,9 +574,7 @@ static pb_status row_decode(const pb_format_row *row, pb_source *src, const pb_o
 {
     if (row->decoder)
         return ss ? pb_sample_decode(src, opt, ss, row->decoder, err) : pb_fold_decode(src, opt, sink, row->decoder, err);
-    if (ss && row_stacks_of_chunks(row))
-        return pb_chunks_as_samples(row->chunks, src, opt, ss, err);
-    return ss ? row->stacks(src, opt, ss, err) : row->chunks(src, opt, sink, err);
+    return ss ? pb_chunks_as_samples(row->chunks, src, opt, ss, err) : row->chunks(src, opt, sink, err);
 }
 
 /* ---- detection ----------------------------------------------------------- */

@@ -28,34 +28,30 @@ struct pb_sample_sink; /* samples.h */
  * its row names it (.decoder) and the driver makes chunks of it through the
  * generic fold (pb_fold_decode) or replays its samples into a stack target
  * (pb_sample_decode): Tachyon, StatProfiler, V8, pprof, pstats, perf,
- * callgrind, folded.  A format whose profile may span several files (its
- * row's run) reads such a run through the same entry: the driver hands it
- * no source and the files in pb_options.run_paths.
- * NYTProf's chunk stream and Pynytprof's chunk entry (which fills the
- * model, model.h) are also one entry each: the driver takes their stacks
- * from their chunks (chunk_stacks.h, pb_chunks_as_samples: a row that
- * yields stacks with no stack entry).  The other formats still have the
- * two entries below (EasyProfiler, speedscope: to do).
+ * callgrind, folded, and the span formats EasyProfiler and speedscope,
+ * whose chunks come from the span fold (fold_spans.h) when the decoder says
+ * so (cfg.run_spans: the driver then calls it).  A format whose profile may
+ * span several files (its row's run) reads such a run through the same
+ * entry: the driver hands it no source and the files in
+ * pb_options.run_paths.  NYTProf's chunk stream and Pynytprof's chunk entry
+ * (which fills the model, model.h) are one entry each: the driver takes
+ * their stacks from their chunks (chunk_stacks.h, pb_chunks_as_samples: a
+ * row that yields stacks with no stack entry).
  *
  * A chunk decoder reads src from its start (decoders read and check their
  * own magic), sends chunks to sink, and returns PB_OK or fills err:
  *     pb_status pb_read_<format>(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
  * (Pynytprof's is declared in read_pynytprof.h.)
- * A stack decoder replays a file into any pb_sample_sink (samples.h) and
- * calls its finish():
- *     pb_status pb_read_<format>_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out,
- *                                        pb_error *err);
  */
 /* ---- chunk decoders ------------------------------------------------------- */
 pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
-pb_status pb_read_easyprofiler(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
-pb_status pb_read_speedscope(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 
-/* ---- stack decoders -------------------------------------------------------
+/* ---- fold decoders: what each delivers to a sample sink -------------------
  * Tachyon: thread keys are dense indices (0..) in order of first
  * appearance; thread() is called before a thread's first sample with
  * pid = key + 1, ppid 0 and label = thread id (or "tid/interpreter_id").
- * EasyProfiler: span stacks, weight = exclusive ns (fold_spans.h).
+ * EasyProfiler: span stacks, weight = exclusive ns (fold_spans.h); its
+ * chunks and stacks: the span fold (cfg.run_spans, and no run).
  * NYTProf, Pynytprof (no stack entry: the driver's pb_chunks_as_samples()
  * over their chunks): the profile's call events (SUB_RETURN) as stacks, as
  * nytprofcalls builds them (without call events: one-frame stacks of each
@@ -78,15 +74,15 @@ pb_status pb_read_speedscope(pb_source *src, const pb_options *opt, pb_sink *sin
  * frames (tid:, pid:, ...), pid = key + 1, each announced with its root
  * frames as written (thread_root); frames carry their text (verbatim).
  * speedscope: each profile a thread keyed by its index, pid = key + 1,
- * label = its name; weights ns (time units) or as written (bytes, none). */
-pb_status pb_read_easyprofiler_stacks(pb_source *src, const pb_options *opt, struct pb_sample_sink *out,
-                                      pb_error *err);
+ * label = its name; weights ns (time units) or as written (bytes, none);
+ * its chunks: the span fold when every chosen profile is evented (its
+ * prepare() keeps cfg.run_spans after the first pass), else the sample fold. */
+extern const struct pb_fold_decoder pb_easyprofiler_decoder;
 extern const struct pb_fold_decoder pb_v8_decoder;
 extern const struct pb_fold_decoder pb_pprof_decoder;
 extern const struct pb_fold_decoder pb_perf_decoder;
 extern const struct pb_fold_decoder pb_folded_decoder;
-pb_status pb_read_speedscope_samples(pb_source *src, const pb_options *opt, struct pb_sample_sink *out,
-                                     pb_error *err);
+extern const struct pb_fold_decoder pb_speedscope_decoder;
 /* call-graph decoders (PB_YIELDS_GRAPH): frames, then graph_func/graph_edge
  * (samples.h) on thread key 0 (pid 1), no samples; pstats: costs in ns
  * (sample_weight_unit=ns), ATTRIBUTE call_graph "exact" or "sampled". */

@@ -37,6 +37,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "pb.h"
+#include "fold_samples.h"
 #include "fold_spans.h"
 #include "json_lines.h"
 #include "reader.h"
@@ -999,47 +1000,30 @@ static pb_status read_end(ep_rd *r)
 }
 
 /* everything the reader owns but its fold (which releases itself) */
-static void ep_cleanup(void *p)
+static void ep_free(void *state)
 {
-    ep_rd *r = (ep_rd *)p;
-    PB_FREE_ALL(r->desc, r->text.p, r->cur_name, r->cur_pkg, r->app, r);
+    ep_rd *r = (ep_rd *)state;
+    PB_FREE_ALL(r->desc, r->text.p, r->cur_name, r->cur_pkg, r->app);
+    memset(r, 0, sizeof *r);
 }
 
-/* stacks: also hand the span stacks to this sample sink (collapsed output) */
-static pb_status ep_read(pb_source *src, const pb_options *opt, pb_sink *sink, pb_sample_sink *stacks, pb_error *err)
+static void ep_init(void *state, pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
 {
-    ep_rd *r;
-    pb_status st;
-    pb_options defopt;
-    uint32_t t;
-    if (!opt) {
-        pb_options_copy(&defopt, NULL);
-        opt = &defopt;
-    }
-    /* on the heap, so that a consumer that never returns can release it */
-    r = (ep_rd *)calloc(1, sizeof *r);
-    if (!r)
-        return pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
+    ep_rd *r = (ep_rd *)state;
+    (void)sink; /* run_spans gets the chunk sink */
     r->s = src;
     r->err = err;
     pb_rd_init(&r->rd, src, err, "%s needs %zu byte%s%.0s, the file has %zu left", opt->max_record_size);
-    r->sink = sink;
     r->opt = opt;
-    r->fold = pb_spans_new(sink, opt, err);
-    if (!r->fold) {
-        free(r);
-        return pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
-    }
-    pb_sink_defer(sink, ep_cleanup, r); /* the fold registered itself */
-    if (stacks)
-        pb_spans_set_stacks(r->fold, stacks);
+}
 
-    if ((st = read_header(r)) != PB_OK)
-        goto done;
-    if ((st = read_descriptors(r, r->desc_count)) != PB_OK)
-        goto done;
-    if ((st = application(r)) != PB_OK)
-        goto done;
+static pb_status ep_blocks(ep_rd *r)
+{
+    pb_status st;
+    uint32_t t;
+    if ((st = read_header(r)) != PB_OK || (st = read_descriptors(r, r->desc_count)) != PB_OK ||
+        (st = application(r)) != PB_OK)
+        return st;
     for (t = 0;; t++) {
         if (r->version >= V(2, 1, 0)) {
             if (t == r->threads_count)
@@ -1047,18 +1031,33 @@ static pb_status ep_read(pb_source *src, const pb_options *opt, pb_sink *sink, p
         } else {
             int eof;
             if ((st = pb_rd_at_end(&r->rd, &eof)) != PB_OK)
-                goto done;
+                return st;
             if (eof)
                 break;
         }
         if ((st = read_thread(r, t)) != PB_OK)
-            goto done;
+            return st;
     }
     if (r->version >= V(2, 1, 0) && (st = read_tail(r)) != PB_OK)
-        goto done;
-    st = read_end(r);
-done:
-    if (st == PB_ERR_TRUNCATED && opt->salvage && r->records > 0) {
+        return st;
+    return read_end(r);
+}
+
+/* pb_fold_config.run_spans: the span fold on sink; out (the stack
+ * outputs): the span stacks weighted by exclusive ns, thread key = thread
+ * id (sink passes the ATTRIBUTEs on to it: source_format, times, clock) */
+static pb_status ep_run(void *state, pb_sink *sink, pb_sample_sink *out)
+{
+    ep_rd *r = (ep_rd *)state;
+    pb_error *err = r->err;
+    pb_status st;
+    r->sink = sink;
+    if (!(r->fold = pb_spans_new(sink, r->opt, err)))
+        return pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
+    if (out)
+        pb_spans_set_stacks(r->fold, out);
+    st = ep_blocks(r);
+    if (st == PB_ERR_TRUNCATED && r->opt->salvage && r->records > 0) {
         /* salvage: fold the blocks read so far; the open thread is closed
          * (its SUB_INFO, SUB_CALLERS, PID_END) as if its data ended here */
         pb_error keep = *err;
@@ -1073,43 +1072,11 @@ done:
         }
     }
     pb_spans_free(r->fold);
-    pb_sink_undefer(sink, r);
-    ep_cleanup(r);
-    if (st == PB_ERR_ABORT && err->status == PB_OK)
-        err->status = PB_ERR_ABORT;
+    r->fold = NULL;
+    if (st == PB_OK && out)
+        st = out->finish(out);
     return st;
 }
 
-pb_status pb_read_easyprofiler(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
-{
-    return ep_read(src, opt, sink, NULL, err);
-}
-
-/* pb_sample_decoder_fn: span stacks weighted by exclusive ns, thread key =
- * thread id (the stack outputs); of the chunks only the ATTRIBUTEs are
- * built, and handed to the sample sink (source_format, times, clock) */
-static int ep_attr_chunk(pb_sink *self, const pb_chunk *c)
-{
-    pb_sample_sink *out = (pb_sample_sink *)self->ctx;
-    char key[128];
-    if (c->tag != PB_T_ATTRIBUTE || c->s[0].len >= sizeof key)
-        return 0;
-    memcpy(key, c->s[0].ptr, c->s[0].len);
-    key[c->s[0].len] = '\0';
-    return out->attribute(out, key, c->s[1]) != PB_OK;
-}
-
-pb_status pb_read_easyprofiler_stacks(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err)
-{
-    static const unsigned char attrs_only[PB_TAG_COUNT] = {[PB_T_ATTRIBUTE] = 1};
-    pb_sink sink;
-    pb_status st;
-    memset(&sink, 0, sizeof sink);
-    sink.chunk = ep_attr_chunk;
-    sink.ctx = out;
-    sink.wants = attrs_only;
-    sink.cleanups = out->cleanups;
-    if ((st = ep_read(src, opt, &sink, out, err)) != PB_OK)
-        return st;
-    return out->finish(out);
-}
+/* the span fold gives the chunks and the stacks alike (run NULL) */
+const pb_fold_decoder pb_easyprofiler_decoder = {sizeof(ep_rd), ep_init, NULL, NULL, ep_free, {.run_spans = ep_run}};

@@ -94,16 +94,20 @@ static pb_status no_yajl(pb_error *err)
 {
     return pb_fail(err, PB_ERR_UNSUPPORTED, 0, "%s", PB_NO_CODEC_MSG("yajl", "libyajl-dev"));
 }
-pb_status pb_read_speedscope_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err)
-{
-    (void)src, (void)opt, (void)out;
-    return no_yajl(err);
-}
-pb_status pb_read_speedscope(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
+static void no_yajl_init(void *state, pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
 {
     (void)src, (void)opt, (void)sink;
-    return no_yajl(err);
+    *(pb_error **)state = err;
+    no_yajl(err);
 }
+static pb_status no_yajl_decode(void *state, pb_sample_sink *out)
+{
+    (void)out;
+    return (*(pb_error **)state)->status;
+}
+static void no_yajl_free(void *state) { (void)state; }
+const pb_fold_decoder pb_speedscope_decoder = {sizeof(pb_error *), no_yajl_init, NULL, no_yajl_decode, no_yajl_free,
+    {.source_format = "speedscope", .ticks_per_sec = 1000000000u, .ticks_per_weight = 1}};
 #else
 
 #define SS_BLOCK 65536u
@@ -975,7 +979,7 @@ static int event_cursor(ssp *p)
         return complain(p, PB_ERR_CORRUPT, "an event names frame %u, but shared.frames has %zu frames", f, r->nframes);
     if (t < r->last_ns)
         t = r->last_ns; /* rounding cannot go back */
-    if (!r->spans && r->nopen && t > r->last_ns) {
+    if (r->out && r->nopen && t > r->last_ns) {
         uint32_t d = 0;
         size_t i;
         if (pb_grow((void **)&r->ids, &r->cids, r->nopen, sizeof *r->ids) < 0)
@@ -1001,7 +1005,7 @@ static int event_cursor(ssp *p)
         return complain(p, PB_ERR_CORRUPT, "a C event closes frame %u, which is not the frame open last (did the file "
                         "change?)", f);
     r->nopen--;
-    if (!r->spans && r->out->span) {
+    if (r->out && r->out->span) {
         /* a timeline consumer (samples.h span()) also takes each O..C pair
          * as a span, in the samples' clock (ns after the earliest startValue) */
         uint32_t id;
@@ -1268,22 +1272,41 @@ static void label_of(const ssr *r, uint32_t i, char *buf, size_t cap)
         snprintf(buf, cap, "%u", i);
 }
 
+/* pb_fold_decoder.prepare: the first pass, which tells which fold makes
+ * the chunks: every chosen profile evented -> spans */
+static pb_status ss_prepare(void *state, pb_fold_config *cfg)
+{
+    ssr *r = (ssr *)state;
+    pb_status st;
+    int all_evented = 0;
+    if ((st = pass1(r)) != PB_OK || (st = choose(r, &all_evented)) != PB_OK)
+        return st;
+    /* sampled (or mixed), or deeper than the span fold nests: the sample fold */
+    if (!all_evented || r->max_nest > PB_SPANS_MAX_DEPTH)
+        cfg->run_spans = NULL;
+    return PB_OK;
+}
+
+/* one profile's samples (a thread keyed by its index) */
+static pb_status thread_out(ssr *r, uint32_t i)
+{
+    char label[128];
+    label_of(r, i, label, sizeof label);
+    return r->out->thread(r->out, i, i + 1, 0, label);
+}
+
 static pb_status speedscope_decode(void *state, pb_sample_sink *out)
 {
     ssr *r = (ssr *)state;
     pb_status st;
-    int all_evented;
     uint32_t i;
     r->out = out;
-    if ((st = pass1(r)) != PB_OK || (st = choose(r, &all_evented)) != PB_OK ||
-        (st = attributes(r, to_sample_sink, out)) != PB_OK)
+    if ((st = attributes(r, to_sample_sink, out)) != PB_OK)
         return st;
     for (i = 0; i < r->nprofs; i++) {
-        char label[128];
         if (!r->profs[i].selected)
             continue;
-        label_of(r, i, label, sizeof label);
-        if ((st = out->thread(out, i, i + 1, 0, label)) != PB_OK || (st = pass2_profile(r, i)) != PB_OK)
+        if ((st = thread_out(r, i)) != PB_OK || (st = pass2_profile(r, i)) != PB_OK)
             return st;
     }
     return out->finish(out);
@@ -1317,15 +1340,6 @@ static uint32_t ss_fid_flags(void *ctx, pb_str file)
     return PB_FID_IS_FAKE | PB_FID_VIA_SUB;
 }
 
-static const pb_fold_decoder ss_decoder = {sizeof(ssr), ss_init, NULL, speedscope_decode, ss_free,
-    {.source_format = "speedscope", .ticks_per_sec = 1000000000u, .ticks_per_weight = 1,
-     .fid_flags = ss_fid_flags, .sampled_spans = 1}};
-
-pb_status pb_read_speedscope_samples(pb_source *src, const pb_options *opt, pb_sample_sink *out, pb_error *err)
-{
-    return pb_sample_decode(src, opt, out, &ss_decoder, err);
-}
-
 /* ---- the evented chunk path: spans ------------------------------------------ */
 static pb_status to_chunk_sink(void *ctx, const char *key, pb_str v)
 {
@@ -1338,17 +1352,16 @@ static pb_status to_chunk_sink(void *ctx, const char *key, pb_str v)
     return pb_emit(s, &c) ? PB_ERR_ABORT : PB_OK;
 }
 
-static void spans_cleanup(void *p)
+/* pb_fold_config.run_spans (every chosen profile evented): the
+ * span fold on sink; with out (convert --report's loss counter beside a
+ * stack output) the samples go to out too, in the same pass */
+static pb_status spans_run(void *state, pb_sink *sink, pb_sample_sink *out)
 {
-    ss_free(p);
-    free(p);
-}
-
-static pb_status spans_run(ssr *r, pb_sink *sink)
-{
+    ssr *r = (ssr *)state;
     pb_chunk c;
     pb_status st;
     uint32_t i;
+    r->out = out;
     memset(&c, 0, sizeof c);
     pb_chunk_version(&c, 5, 0);
     if (pb_emit(sink, &c))
@@ -1357,7 +1370,7 @@ static pb_status spans_run(ssr *r, pb_sink *sink)
     if (pb_emit(sink, &c) || pb_emit_attribute(sink, "ticks_per_sec", "1000000000") ||
         pb_emit_attribute(sink, "cumulative_overhead_ticks", "0"))
         return PB_ERR_ABORT;
-    if ((st = attributes(r, to_chunk_sink, sink)) != PB_OK)
+    if ((st = attributes(r, to_chunk_sink, sink)) != PB_OK || (out && (st = attributes(r, to_sample_sink, out)) != PB_OK))
         return st;
     if (r->s->fp) {
         struct stat sb;
@@ -1392,51 +1405,20 @@ static pb_status spans_run(ssr *r, pb_sink *sink)
         th.end_time = (double)(e - r->base_ns) / 1e9;
         snprintf(pkg, sizeof pkg, "thread_%u", i);
         th.package = r->nprofs == 1 ? "main" : pkg;
-        if ((st = pb_spans_thread_begin(r->spans, &th)) != PB_OK || (st = pass2_profile(r, i)) != PB_OK)
+        if ((st = pb_spans_thread_begin(r->spans, &th)) != PB_OK || (out && (st = thread_out(r, i)) != PB_OK) ||
+            (st = pass2_profile(r, i)) != PB_OK)
             break;
         st = pb_spans_thread_end(r->spans);
     }
     pb_spans_free(r->spans);
     r->spans = NULL;
+    if (st == PB_OK && out)
+        st = out->finish(out);
     return st;
 }
 
-pb_status pb_read_speedscope(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
-{
-    ssr *r;
-    pb_status st;
-    pb_options defopt;
-    int all_evented = 0;
-    if (!opt) {
-        pb_options_copy(&defopt, NULL);
-        opt = &defopt;
-    }
-    /* the first pass tells which fold: all evented -> spans */
-    r = (ssr *)calloc(1, sizeof *r);
-    if (!r)
-        return pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
-    ss_init(r, src, opt, sink, err);
-    pb_sink_defer(sink, spans_cleanup, r);
-    st = pass1(r);
-    if (st == PB_OK)
-        st = choose(r, &all_evented);
-    /* deeper than the span fold nests: folded as samples */
-    if (r->max_nest > PB_SPANS_MAX_DEPTH)
-        all_evented = 0;
-    if (st == PB_OK && all_evented) {
-        st = spans_run(r, sink);
-        if (st == PB_ERR_ABORT && err->status == PB_OK)
-            err->status = PB_ERR_ABORT;
-    }
-    pb_sink_undefer(sink, r);
-    ss_free(r);
-    free(r);
-    if (st != PB_OK || all_evented)
-        return st;
-    /* sampled (or mixed): the sample fold, reading the file from its start */
-    if (pb_src_rewind(src) != PB_OK)
-        return err->status ? err->status : PB_ERR_IO;
-    return pb_fold_decode(src, opt, sink, &ss_decoder, err);
-}
+const pb_fold_decoder pb_speedscope_decoder = {sizeof(ssr), ss_init, ss_prepare, speedscope_decode, ss_free,
+    {.source_format = "speedscope", .ticks_per_sec = 1000000000u, .ticks_per_weight = 1,
+     .fid_flags = ss_fid_flags, .sampled_spans = 1, .run_spans = spans_run}};
 
 #endif /* SS_HAVE_YAJL */

@@ -171,4 +171,28 @@ $values += @{ $_->{values} } for @{ truth($ep)->{threads} };
     like($err, qr/^not carried to nytprof: nothing$/m, '... and reports');
 }
 
+# to a stack output from a span decoder (EasyProfiler's blocks, speedscope's
+# evented profiles): the counter reads the span fold's chunks in the decode
+# that feeds the writer, so --report reads the input once here too
+{
+    my $sf = "$d/speedscope/evented_two_threads.speedscope.json";
+    my $cols = grep { exists $_->{col} } @{ JSON::PP->new->decode(slurp($sf))->{shared}{frames} };
+    for my $case ([$ep, qr/^value records/, $values, 'value records, as its reader counts them'],
+                  [$sf, qr/^column numbers/, $cols, 'frames with a col, as the file lists them']) {
+        my ($in, $re, $want, $what) = @$case;
+        my ($name) = $in =~ m{([^/]+)\z};
+        for my $to (qw(collapsed pprof speedscope)) {
+            my ($out, $err, $rc) = run("$pb convert '$in' --to $to -o '$tmp/sp.$to' --report");
+            is($rc, 0, "$name --report --to $to");
+            is(count_of(losses_of($err, $to), $re), $want, "... $want $what");
+            run("$pb convert '$in' --to $to -o '$tmp/sp0.$to'");
+            ok(slurp("$tmp/sp.$to") eq slurp("$tmp/sp0.$to"), '... and the same output as without --report');
+        }
+        my $lc = { format => undef };
+        require Devel::ProfileBridge;
+        Devel::ProfileBridge::_write('collapsed', 'convert', [$in], undef, {}, "$tmp/one.txt", -1, $lc);
+        ok($lc->{counts}, "--report --to collapsed of $name: counted in the one decode");
+    }
+}
+
 done_testing;
