@@ -949,6 +949,9 @@ static pb_status emit(v8r *r, uint32_t node, int64_t ts, int64_t w, uint64_t off
     if (!depth && (st = pb_sample_noframe(r->out, &ids, &depth)) != PB_OK)
         return st;
     r->emitted++;
+    /* a sample's node names its stack (the sink may key on it) */
+    if (r->out->sample_stack_id)
+        return r->out->sample_stack_id(r->out, 0, node, ids, depth, wns, t);
     return r->out->sample(r->out, 0, ids, depth, wns, t);
 }
 
@@ -1318,6 +1321,9 @@ static pb_status pass1_fast(v8r *r, int *other)
             i = skip_to - off >= n ? n : (size_t)(skip_to - off);
         }
         r->s->p += n;
+        /* the rest of an array the integer reader read is not read again */
+        if (st == PB_OK && !*other && skip_to > pb_src_offset(r->s))
+            st = pb_src_seek(r->s, skip_to);
     }
     if (r->skim_open)
         *other = 1; /* the input ends inside an array */
