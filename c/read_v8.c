@@ -196,9 +196,8 @@ typedef struct {
      * the queue is drained before it is refilled) */
     int64_t *q;
     size_t qn, qhead, qcap;
-    uint64_t pos;          /* next input byte to read */
-    int started;
-    unsigned char *buf;    /* file input: the block read */
+    pb_src_cursor rd;      /* a cursor: its array's bytes (source.h) */
+    int started;           /* a cursor: 1 reading from the first byte, 2 from its array's key */
     /* a callback's complaint, turned into the error after yajl_parse */
     pb_status fail;
     char why[200];
@@ -610,10 +609,10 @@ static void parser_free(v8p *p)
 {
     if (p->h)
         yajl_free(p->h);
-    PB_FREE_ALL(p->q, p->buf);
+    free(p->q);
+    pb_src_cursor_free(&p->rd);
     p->h = NULL;
     p->q = NULL;
-    p->buf = NULL;
 }
 
 /* the error of a parse that did not return yajl_status_ok */
@@ -863,51 +862,27 @@ static pb_status cursor_step(v8r *r, v8p *c)
 {
     const unsigned char *b;
     size_t n;
-    uint64_t size = pb_src_size(r->s);
+    pb_status st;
     if (!c->started) {
         /* from the byte after the array's key: its ':' and white space */
-        c->pos = c->target == C_SAMPLES ? r->samples_at : r->deltas_at;
-        c->started = c->pos ? 2 : 1;
+        uint64_t at = c->target == C_SAMPLES ? r->samples_at : r->deltas_at;
+        c->started = at ? 2 : 1;
+        pb_src_cursor_open(&c->rd, r->s, at, V8_BLOCK, at ? ": \t\r\n" : NULL);
     }
-    if (r->s->mem) {
-        n = c->pos < r->s->mem_len ? r->s->mem_len - c->pos : 0;
-        if (n > V8_BLOCK)
-            n = V8_BLOCK;
-        b = r->s->mem + c->pos;
-    } else {
-        ssize_t got;
-        if (!c->buf && !(c->buf = (unsigned char *)malloc(V8_BLOCK)))
-            return oom(r, c->pos);
-        n = size != UINT64_MAX && c->pos < size ? (size_t)(size - c->pos < V8_BLOCK ? size - c->pos : V8_BLOCK) : 0;
-        do
-            got = n ? pread(fileno(r->s->fp), c->buf, n, (off_t)c->pos) : 0;
-        while (got < 0 && errno == EINTR);
-        if (got < 0)
-            return pb_fail(r->err, PB_ERR_IO, c->pos, "cannot read the input again: %s", strerror(errno));
-        n = (size_t)got;
-        b = c->buf;
-    }
-    if (c->started == 2 && c->chunk == NULL) {
-        size_t k = 0;
-        while (k < n && (b[k] == ':' || b[k] == ' ' || b[k] == '\t' || b[k] == '\r' || b[k] == '\n'))
-            k++;
-        b += k;
-        n -= k;
-        c->pos += k;
-    }
+    if ((st = pb_src_cursor_next(&c->rd, &b, &n, r->err)) != PB_OK)
+        return st;
     if (n == 0 && r->salvaging) {
         c->done = 1; /* the cut: what came before it is all there is */
         return PB_OK;
     }
     if (n == 0) {
-        pb_status st = feed(c, NULL, 0, c->pos);
+        st = feed(c, NULL, 0, c->rd.pos);
         if (st == PB_OK && !c->done)
-            st = pb_fail(r->err, PB_ERR_TRUNCATED, c->pos, "%s ends before its array is closed (did the file change?)",
+            st = pb_fail(r->err, PB_ERR_TRUNCATED, c->rd.pos, "%s ends before its array is closed (did the file change?)",
                          ctx_name(c->target));
         return st;
     }
-    c->pos += n;
-    return feed(c, b, n, c->pos - n);
+    return feed(c, b, n, c->rd.pos - n);
 }
 
 /* the sample with weight w µs that began at ts µs */
