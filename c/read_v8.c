@@ -53,7 +53,10 @@
  * ids, the times, the stacks): the sink hears nothing before both passes
  * are through, so anything amiss can still take the general path.  Any
  * other consumer (the fold, a timeline) gets every sample in order with its
- * time, the stacks built once per node (a bounded cache).  Anything the
+ * time, the stacks built once per node (a bounded cache), and the node as
+ * the stack's id where the sink takes one (sample_stack_id, samples.h: the
+ * fold then never compares a repeated stack's frames).  Pass 1 seeks past
+ * an array the integer reader read (the source does not read it again).  Anything the
  * fast path does not take - an array the strict reader does not accept (a
  * fraction, a number past 18 digits, the file cut inside it: its error is
  * yajl's), a sample that pass 2 would refuse, node ids from 2^22, times
@@ -66,8 +69,9 @@
  * counting the two arrays and noting where each starts (the byte after its
  * key, from the key pointer yajl hands over when the key lies in the block
  * fed; else 0: the cursor then parses the document from the start and takes
- * only that array).  Pass 2 opens two cursors on the same input (pread on
- * the file, or the memory block), each a yajl parser over its own array;
+ * only that array).  Pass 2 opens two cursors on the same input
+ * (pb_src_cursor, source.h: pread on the file, or the memory block), each
+ * a yajl parser over its own array;
  * they advance in lockstep: a cursor is fed one 64 KB block only when its
  * queue of parsed numbers is empty, so a queue never holds more than one
  * block's numbers (32 K), and pairs are taken from the heads of both.  An
