@@ -1199,6 +1199,8 @@ static pb_status fast_array(v8r *r, int which, uint64_t at, uint64_t *end, int *
     uint64_t n = 0;
     if (v8_ints_open(r, &c, at) < 0)
         return oom(r, at);
+    if (which == 0)
+        pb_json_ints_runs(&c); /* node ids come in runs */
     k = pb_json_ints_begin(&c);
     if (which == 0) {
         if (!r->seen && !(r->seen = (uint64_t *)calloc(V8_SEEN_IDS / 64u, sizeof *r->seen))) {
@@ -1424,6 +1426,7 @@ static pb_status pass2_fast(v8r *r, int sums, int *other)
         pb_json_ints_free(&a);
         return oom(r, r->arr_at[1]);
     }
+    pb_json_ints_runs(&a);
     ka = pb_json_ints_begin(&a);
     kb = pb_json_ints_begin(&b);
     while (ka == PB_JSON_INTS_VALUE && kb == PB_JSON_INTS_VALUE) {
