@@ -125,8 +125,8 @@ struct pb_sample_sink {
                         uint64_t weight, uint64_t timestamp);
     /* Optional (NULL: not offered; the producer calls sample()): sample()
      * with the stack named by the producer, for a producer whose stacks are
-     * the nodes of a tree it keeps (a call tree: a sample's node id is its
-     * stack).  Within one decode, two calls with the same stack_id carry the
+     * the nodes of a tree it keeps (a call tree whose node a sample names:
+     * the node is its stack).  Within one decode, two calls with the same stack_id carry the
      * same ids and depth, so a consumer may key what it keeps for a stack on
      * stack_id (below PB_STACK_ID_MAX; others it takes as sample()) instead
      * of comparing or hashing the frames.  A filter leaves it NULL unless it

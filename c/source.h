@@ -163,9 +163,9 @@ pb_status pb_src_line(pb_source *s, uint64_t max_record, uint64_t *lineno, uint6
 
 /* ---- a cursor that reads a region of the input again -----------------------
  * For a decoder that reads its input in two passes and, in the second, parts
- * of it from where the first noted them (two JSON arrays in lockstep: a
- * .cpuprofile's samples and timeDeltas, a speedscope profile's samples and
- * weights): each cursor reads blocks from a byte offset on, from the memory
+ * of it from where the first noted them (two JSON arrays of a profile read
+ * in lockstep: its samples and their times or weights): each cursor reads
+ * blocks from a byte offset on, from the memory
  * block or with pread on the file into a buffer of its own, so several
  * cursors walk one input at once and the source's own position and window
  * are left alone.  Plain input only (a file of known size or a memory block,
