@@ -39,6 +39,7 @@ typedef struct {
     pb_stack_cursor cur; /* the previous sample and its trie path (samples.h) */
     size_t lazy;         /* the kept stack whose nodes are that path (its byte offset in the stack
                           * table's pool + 1: copied into cur.path only when a walk needs it), or 0 */
+    uint32_t sid1;       /* the producer's stack id of that sample + 1 (sample_stack_id), 0: none */
 } f_thread;
 
 /* a function of a call-graph source, per thread: its totals as the source counted them */
@@ -95,6 +96,8 @@ struct pb_fold {
      * (pool byte offset / 8 + 1; 0: none): most samples find theirs here,
      * without hashing all their frames (checked against the kept ids) */
     uint32_t scache[FOLD_SCACHE];
+    /* kept stacks by the producer's stack id (sample_stack_id, samples.h), as scache */
+    uint32_t *sid_at; size_t csid;
 };
 
 #define OOM(f) pb_fail((f)->err, PB_ERR_LIMIT, 0, "out of memory while folding samples")
@@ -412,10 +415,28 @@ static inline uint32_t scache_slot(uint32_t ti, const uint32_t *ids, uint32_t de
     return pb_mix64(k) & (FOLD_SCACHE - 1);
 }
 
+/* a kept stack by the producer's stack id (sid < PB_STACK_ID_MAX), of thread ti: its head, or NULL */
+static inline pb_stack_head *sid_find(pb_fold *f, uint32_t sid, uint32_t ti)
+{
+    pb_stack_head *h;
+    if (sid >= f->csid || !f->sid_at[sid])
+        return NULL;
+    h = (pb_stack_head *)(f->stacks.pool + (size_t)(f->sid_at[sid] - 1) * 8);
+    return h->key == ti ? h : NULL;
+}
+
+/* the stack id names the kept stack h (pool byte offset / 8) from now on */
+static inline void sid_keep(pb_fold *f, uint32_t sid, size_t off8)
+{
+    if (sid < PB_STACK_ID_MAX && pb_grow_zero((void **)&f->sid_at, &f->csid, (size_t)sid + 1, sizeof *f->sid_at) == 0)
+        f->sid_at[sid] = (uint32_t)off8 + 1;
+}
+
 /* Over 80 lines, kept whole: the per-sample hot path: the stack cursor, the stack table and the
- * per-node charges in one pass, kept together so nothing is looked up twice. */
-static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint32_t *ids, uint32_t depth,
-                           uint64_t weight, uint64_t timestamp)
+ * per-node charges in one pass, kept together so nothing is looked up twice.  sid: the producer's
+ * stack id (sample_stack_id), NONE when it names none (sample). */
+static inline pb_status fold_sample(pb_sample_sink *self, uint64_t thread_key, uint32_t sid, const uint32_t *ids,
+                                    uint32_t depth, uint64_t weight, uint64_t timestamp)
 {
     pb_fold *f = (pb_fold *)self->ctx;
     pb_status st;
@@ -444,7 +465,8 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
     /* the stack of the previous sample of this thread again, a kept one:
      * its nodes take no activation (each would take one, counted by val,
      * and give it back, as m = depth), only its weight */
-    if (t->lazy && depth && depth == t->cur.depth && !memcmp(t->cur.prev, ids, depth * sizeof *ids)) {
+    if (t->lazy && depth &&
+        (sid != NONE ? sid + 1 == t->sid1 : depth == t->cur.depth && !memcmp(t->cur.prev, ids, depth * sizeof *ids))) {
         h = (pb_stack_head *)(f->stacks.pool + t->lazy - 1);
         h->sum += weight;
         goto timed;
@@ -456,12 +478,17 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
      * no probe for them (the path stays the sample's, root first) */
     {
         /* the cache first (a kept stack of this thread, depth and frames), then the table */
-        uint32_t c = scache_slot(ti, ids, depth), e = f->scache[c];
-        h = e ? (pb_stack_head *)(f->stacks.pool + (size_t)(e - 1) * 8) : NULL;
-        if (!h || h->key != ti || h->depth != depth || memcmp(h + 1, ids, (size_t)depth * sizeof *ids) != 0) {
-            h = pb_stack_table_find(&f->stacks, ti, ids, depth);
-            if (h)
-                f->scache[c] = (uint32_t)(((char *)h - f->stacks.pool) / 8 + 1);
+        h = sid != NONE ? sid_find(f, sid, ti) : NULL;
+        if (!h) {
+            uint32_t c = scache_slot(ti, ids, depth), e = f->scache[c];
+            h = e ? (pb_stack_head *)(f->stacks.pool + (size_t)(e - 1) * 8) : NULL;
+            if (!h || h->key != ti || h->depth != depth || memcmp(h + 1, ids, (size_t)depth * sizeof *ids) != 0) {
+                h = pb_stack_table_find(&f->stacks, ti, ids, depth);
+                if (h)
+                    f->scache[c] = (uint32_t)(((char *)h - f->stacks.pool) / 8 + 1);
+            }
+            if (h && sid != NONE)
+                sid_keep(f, sid, (size_t)((char *)h - f->stacks.pool) / 8);
         }
     }
     if (h != NULL) {
@@ -513,10 +540,14 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
         if (pb_grow((void **)&t->cur.path, &t->cur.hcap, (size_t)depth + 2, sizeof *t->cur.path) < 0)
             return OOM(f);
         t->cur.path[depth] = t->cur.path[depth + 1] = 0;
-        if (pb_stack_table_add_more(&f->stacks, ti, ids, depth, 0, 0, t->cur.path, depth + 2) < 0)
+        int kept = pb_stack_table_add_more(&f->stacks, ti, ids, depth, 0, 0, t->cur.path, depth + 2);
+        if (kept < 0)
             return OOM(f);
+        if (kept && sid != NONE)
+            sid_keep(f, sid, f->stacks.order[f->stacks.n - 1]);
     }
     pb_stack_cursor_end(&t->cur, ids, depth);
+    t->sid1 = sid + 1; /* (NONE + 1: 0) */
 timed:
     if (depth) {
         /* ticks = weight x interval, in TIME_LINEs of at most INT32_MAX
@@ -558,6 +589,18 @@ timed:
     }
     t->weight += weight;
     return PB_OK;
+}
+
+static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint32_t *ids, uint32_t depth,
+                           uint64_t weight, uint64_t timestamp)
+{
+    return fold_sample(self, thread_key, NONE, ids, depth, weight, timestamp);
+}
+
+static pb_status ss_sample_stack_id(pb_sample_sink *self, uint64_t thread_key, uint32_t stack_id,
+                                    const uint32_t *ids, uint32_t depth, uint64_t weight, uint64_t timestamp)
+{
+    return fold_sample(self, thread_key, stack_id < PB_STACK_ID_MAX ? stack_id : NONE, ids, depth, weight, timestamp);
 }
 
 /* the next double above a positive finite x (nextafter(x, +inf), without libm) */
@@ -1244,7 +1287,7 @@ void pb_fold_free(pb_fold *f)
     }
     pb_stack_table_free(&f->stacks);
     PB_FREE_ALL(f->frames, f->self_w, f->calls, f->nthread, f->threads, f->namebuf, f->filebuf, f->fin_total,
-                f->fin_byorder, f->app, f->fin_end, f->gf, f->ecc);
+                f->fin_byorder, f->app, f->fin_end, f->gf, f->ecc, f->sid_at);
     pb_model_free_fold(&f->m, &f->nodes, &f->walk, &f->cev);
     PB_INDEX_FREE_ALL(&f->tframes, &f->tthreads, &f->tgf);
     pb_sink_undefer(f->out, f);
@@ -1254,7 +1297,7 @@ void pb_fold_free(pb_fold *f)
 static void fold_cleanup(void *p) { pb_fold_free((pb_fold *)p); }
 
 static const pb_sample_sink sink_calls = {.attribute = ss_attribute, .frame = ss_frame, .thread = ss_thread,
-    .sample = ss_sample, .note = ss_note, .finish = ss_finish, .graph_func = ss_graph_func,
+    .sample = ss_sample, .sample_stack_id = ss_sample_stack_id, .note = ss_note, .finish = ss_finish, .graph_func = ss_graph_func,
     .graph_edge = ss_graph_edge, .graph_line = ss_graph_line};
 
 pb_fold *pb_fold_new(const pb_fold_config *cfg, pb_sink *out, pb_error *err)

@@ -41,6 +41,12 @@ typedef struct {
     int eof;                      /* nothing past end */
     int first;                    /* the next element is the array's first */
     int io_errno;
+    /* pb_json_ints_runs: the bytes ",digits," of an element read (up to 6
+     * digits), masked, its length without the last ',' and its value */
+    int runs;
+    uint64_t run_w, run_mask;
+    unsigned run_len;
+    int64_t run_v;
 } pb_json_ints;
 
 /* A reader of mem (len bytes), or of the file fd of size bytes when mem is
@@ -51,6 +57,12 @@ void pb_json_ints_free(pb_json_ints *c);
 int pb_json_ints_begin(pb_json_ints *c);
 /* the next element: PB_JSON_INTS_VALUE (*v), _END, _OTHER or _IO */
 int pb_json_ints_next_any(pb_json_ints *c, int64_t *v);
+/* For an array whose values come in runs (a profile's samples: one node
+ * for many samples in a row): the text of an element read in the common
+ * form (',', 1 to 6 digits, ',') is kept, and an element of the same bytes
+ * is then taken without being parsed again (what it is and ends with is
+ * the same).  Set after open; the values read are the same either way. */
+static inline void pb_json_ints_runs(pb_json_ints *c) { c->runs = 1; }
 static inline int pb_json_ints_end_byte(unsigned char ch)
 {
     return ch == ',' || ch == ']' || ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t';
@@ -62,6 +74,15 @@ static inline int pb_json_ints_next(pb_json_ints *c, int64_t *v)
 {
     /* the common case inline: ",digits" with room for any number in the window */
     const unsigned char *q = c->p;
+    if (c->run_mask && c->end - q > 24) { /* the kept element again (pb_json_ints_runs) */
+        uint64_t w;
+        memcpy(&w, q, 8);
+        if (!((w ^ c->run_w) & c->run_mask)) {
+            c->p = q + c->run_len;
+            *v = c->run_v;
+            return PB_JSON_INTS_VALUE;
+        }
+    }
     if (c->end - q > 24 && q[0] == ',' && q[1] >= '1' && q[1] <= '9' && !c->first) {
         uint64_t x = (uint64_t)(q[1] - '0');
         unsigned n = 1;
@@ -86,6 +107,12 @@ static inline int pb_json_ints_next(pb_json_ints *c, int64_t *v)
                     d = (d * 10000u + (d >> 32)) & UINT64_C(0xFFFFFFFF);
                     c->p = q + 1 + n;
                     *v = (int64_t)d;
+                    if (c->runs && n <= 6 && q[1 + n] == ',') { /* kept: ",digits," */
+                        c->run_w = (w << 8) | ',';
+                        c->run_mask = n == 6 ? ~UINT64_C(0) : (UINT64_C(1) << ((n + 2) * 8)) - 1u;
+                        c->run_len = 1 + n;
+                        c->run_v = (int64_t)d;
+                    }
                     return PB_JSON_INTS_VALUE;
                 }
                 return pb_json_ints_next_any(c, v); /* a fraction, an exponent, ...: said there */

@@ -162,9 +162,8 @@ typedef struct {
     const unsigned char *chunk;
     size_t chunk_len;
     uint64_t chunk_off;
-    uint64_t pos;
-    int started;
-    unsigned char *buf;
+    pb_src_cursor rd;    /* a cursor: its array's bytes (source.h) */
+    int started;         /* a cursor: 1 reading from the first byte, 2 from its array's key */
     uint32_t prof_i;     /* profiles opened so far */
     int in_target;       /* inside the target profile */
     /* the event being read */
@@ -766,7 +765,8 @@ static void parser_free(ssp *p)
 {
     if (p->h)
         yajl_free(p->h);
-    PB_FREE_ALL(p->qids, p->qstart, p->qoff, p->qw, p->buf);
+    PB_FREE_ALL(p->qids, p->qstart, p->qoff, p->qw);
+    pb_src_cursor_free(&p->rd);
     memset(p, 0, sizeof *p);
 }
 
@@ -843,46 +843,23 @@ static pb_status cursor_step(ssr *r, ssp *c)
 {
     const unsigned char *b;
     size_t n;
-    uint64_t size = pb_src_size(r->s);
+    pb_status st;
     if (!c->started) {
-        c->pos = r->profs[c->tprof].at[c->target - 1];
-        c->started = c->pos ? 2 : 1;
+        /* from the byte after the array's key: its ':' and white space */
+        uint64_t at = r->profs[c->tprof].at[c->target - 1];
+        c->started = at ? 2 : 1;
+        pb_src_cursor_open(&c->rd, r->s, at, SS_BLOCK, at ? ": \t\r\n" : NULL);
     }
-    if (r->s->mem) {
-        n = c->pos < r->s->mem_len ? r->s->mem_len - c->pos : 0;
-        if (n > SS_BLOCK)
-            n = SS_BLOCK;
-        b = r->s->mem + c->pos;
-    } else {
-        ssize_t got;
-        if (!c->buf && !(c->buf = (unsigned char *)malloc(SS_BLOCK)))
-            return oom(r, c->pos);
-        n = size != UINT64_MAX && c->pos < size ? (size_t)(size - c->pos < SS_BLOCK ? size - c->pos : SS_BLOCK) : 0;
-        do
-            got = n ? pread(fileno(r->s->fp), c->buf, n, (off_t)c->pos) : 0;
-        while (got < 0 && errno == EINTR);
-        if (got < 0)
-            return pb_fail(r->err, PB_ERR_IO, c->pos, "cannot read the input again: %s", strerror(errno));
-        n = (size_t)got;
-        b = c->buf;
-    }
-    if (c->started == 2 && c->chunk == NULL) {
-        size_t k = 0;
-        while (k < n && (b[k] == ':' || b[k] == ' ' || b[k] == '\t' || b[k] == '\r' || b[k] == '\n'))
-            k++;
-        b += k;
-        n -= k;
-        c->pos += k;
-    }
+    if ((st = pb_src_cursor_next(&c->rd, &b, &n, r->err)) != PB_OK)
+        return st;
     if (n == 0) {
-        pb_status st = feed(c, NULL, 0, c->pos);
+        st = feed(c, NULL, 0, c->rd.pos);
         if (st == PB_OK && !c->done)
-            st = pb_fail(r->err, PB_ERR_TRUNCATED, c->pos, "a profile's array ends before it is closed (did the "
+            st = pb_fail(r->err, PB_ERR_TRUNCATED, c->rd.pos, "a profile's array ends before it is closed (did the "
                          "file change?)");
         return st;
     }
-    c->pos += n;
-    return feed(c, b, n, c->pos - n);
+    return feed(c, b, n, c->rd.pos - n);
 }
 
 /* ---- frames to the sinks ---------------------------------------------------- */

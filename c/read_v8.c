@@ -53,7 +53,10 @@
  * ids, the times, the stacks): the sink hears nothing before both passes
  * are through, so anything amiss can still take the general path.  Any
  * other consumer (the fold, a timeline) gets every sample in order with its
- * time, the stacks built once per node (a bounded cache).  Anything the
+ * time, the stacks built once per node (a bounded cache), and the node as
+ * the stack's id where the sink takes one (sample_stack_id, samples.h: the
+ * fold then never compares a repeated stack's frames).  Pass 1 seeks past
+ * an array the integer reader read (the source does not read it again).  Anything the
  * fast path does not take - an array the strict reader does not accept (a
  * fraction, a number past 18 digits, the file cut inside it: its error is
  * yajl's), a sample that pass 2 would refuse, node ids from 2^22, times
@@ -66,8 +69,9 @@
  * counting the two arrays and noting where each starts (the byte after its
  * key, from the key pointer yajl hands over when the key lies in the block
  * fed; else 0: the cursor then parses the document from the start and takes
- * only that array).  Pass 2 opens two cursors on the same input (pread on
- * the file, or the memory block), each a yajl parser over its own array;
+ * only that array).  Pass 2 opens two cursors on the same input
+ * (pb_src_cursor, source.h: pread on the file, or the memory block), each
+ * a yajl parser over its own array;
  * they advance in lockstep: a cursor is fed one 64 KB block only when its
  * queue of parsed numbers is empty, so a queue never holds more than one
  * block's numbers (32 K), and pairs are taken from the heads of both.  An
@@ -196,9 +200,8 @@ typedef struct {
      * the queue is drained before it is refilled) */
     int64_t *q;
     size_t qn, qhead, qcap;
-    uint64_t pos;          /* next input byte to read */
-    int started;
-    unsigned char *buf;    /* file input: the block read */
+    pb_src_cursor rd;      /* a cursor: its array's bytes (source.h) */
+    int started;           /* a cursor: 1 reading from the first byte, 2 from its array's key */
     /* a callback's complaint, turned into the error after yajl_parse */
     pb_status fail;
     char why[200];
@@ -610,10 +613,10 @@ static void parser_free(v8p *p)
 {
     if (p->h)
         yajl_free(p->h);
-    PB_FREE_ALL(p->q, p->buf);
+    free(p->q);
+    pb_src_cursor_free(&p->rd);
     p->h = NULL;
     p->q = NULL;
-    p->buf = NULL;
 }
 
 /* the error of a parse that did not return yajl_status_ok */
@@ -863,51 +866,27 @@ static pb_status cursor_step(v8r *r, v8p *c)
 {
     const unsigned char *b;
     size_t n;
-    uint64_t size = pb_src_size(r->s);
+    pb_status st;
     if (!c->started) {
         /* from the byte after the array's key: its ':' and white space */
-        c->pos = c->target == C_SAMPLES ? r->samples_at : r->deltas_at;
-        c->started = c->pos ? 2 : 1;
+        uint64_t at = c->target == C_SAMPLES ? r->samples_at : r->deltas_at;
+        c->started = at ? 2 : 1;
+        pb_src_cursor_open(&c->rd, r->s, at, V8_BLOCK, at ? ": \t\r\n" : NULL);
     }
-    if (r->s->mem) {
-        n = c->pos < r->s->mem_len ? r->s->mem_len - c->pos : 0;
-        if (n > V8_BLOCK)
-            n = V8_BLOCK;
-        b = r->s->mem + c->pos;
-    } else {
-        ssize_t got;
-        if (!c->buf && !(c->buf = (unsigned char *)malloc(V8_BLOCK)))
-            return oom(r, c->pos);
-        n = size != UINT64_MAX && c->pos < size ? (size_t)(size - c->pos < V8_BLOCK ? size - c->pos : V8_BLOCK) : 0;
-        do
-            got = n ? pread(fileno(r->s->fp), c->buf, n, (off_t)c->pos) : 0;
-        while (got < 0 && errno == EINTR);
-        if (got < 0)
-            return pb_fail(r->err, PB_ERR_IO, c->pos, "cannot read the input again: %s", strerror(errno));
-        n = (size_t)got;
-        b = c->buf;
-    }
-    if (c->started == 2 && c->chunk == NULL) {
-        size_t k = 0;
-        while (k < n && (b[k] == ':' || b[k] == ' ' || b[k] == '\t' || b[k] == '\r' || b[k] == '\n'))
-            k++;
-        b += k;
-        n -= k;
-        c->pos += k;
-    }
+    if ((st = pb_src_cursor_next(&c->rd, &b, &n, r->err)) != PB_OK)
+        return st;
     if (n == 0 && r->salvaging) {
         c->done = 1; /* the cut: what came before it is all there is */
         return PB_OK;
     }
     if (n == 0) {
-        pb_status st = feed(c, NULL, 0, c->pos);
+        st = feed(c, NULL, 0, c->rd.pos);
         if (st == PB_OK && !c->done)
-            st = pb_fail(r->err, PB_ERR_TRUNCATED, c->pos, "%s ends before its array is closed (did the file change?)",
+            st = pb_fail(r->err, PB_ERR_TRUNCATED, c->rd.pos, "%s ends before its array is closed (did the file change?)",
                          ctx_name(c->target));
         return st;
     }
-    c->pos += n;
-    return feed(c, b, n, c->pos - n);
+    return feed(c, b, n, c->rd.pos - n);
 }
 
 /* the sample with weight w µs that began at ts µs */
@@ -949,6 +928,9 @@ static pb_status emit(v8r *r, uint32_t node, int64_t ts, int64_t w, uint64_t off
     if (!depth && (st = pb_sample_noframe(r->out, &ids, &depth)) != PB_OK)
         return st;
     r->emitted++;
+    /* a sample's node names its stack (the sink may key on it) */
+    if (r->out->sample_stack_id)
+        return r->out->sample_stack_id(r->out, 0, node, ids, depth, wns, t);
     return r->out->sample(r->out, 0, ids, depth, wns, t);
 }
 
@@ -1217,6 +1199,8 @@ static pb_status fast_array(v8r *r, int which, uint64_t at, uint64_t *end, int *
     uint64_t n = 0;
     if (v8_ints_open(r, &c, at) < 0)
         return oom(r, at);
+    if (which == 0)
+        pb_json_ints_runs(&c); /* node ids come in runs */
     k = pb_json_ints_begin(&c);
     if (which == 0) {
         if (!r->seen && !(r->seen = (uint64_t *)calloc(V8_SEEN_IDS / 64u, sizeof *r->seen))) {
@@ -1318,6 +1302,9 @@ static pb_status pass1_fast(v8r *r, int *other)
             i = skip_to - off >= n ? n : (size_t)(skip_to - off);
         }
         r->s->p += n;
+        /* the rest of an array the integer reader read is not read again */
+        if (st == PB_OK && !*other && skip_to > pb_src_offset(r->s))
+            st = pb_src_seek(r->s, skip_to);
     }
     if (r->skim_open)
         *other = 1; /* the input ends inside an array */
@@ -1439,6 +1426,7 @@ static pb_status pass2_fast(v8r *r, int sums, int *other)
         pb_json_ints_free(&a);
         return oom(r, r->arr_at[1]);
     }
+    pb_json_ints_runs(&a);
     ka = pb_json_ints_begin(&a);
     kb = pb_json_ints_begin(&b);
     while (ka == PB_JSON_INTS_VALUE && kb == PB_JSON_INTS_VALUE) {

@@ -94,6 +94,7 @@ typedef struct {
  * source says sample_weight_unit=ns, else what ATTRIBUTE graph_cost_unit
  * names: "Ir" instructions are not time). */
 #define PB_GRAPH_ROOT UINT32_MAX /* an edge's caller: called from outside the profile */
+#define PB_STACK_ID_MAX (1u << 22) /* sample_stack_id: the stack ids a consumer keys on (a table by id) */
 typedef struct {
     uint32_t frame;     /* the function: a frame id (its file, its def line as line) */
     uint64_t nc, cc;    /* calls; primitive calls (those not made while it was already running) */
@@ -122,6 +123,16 @@ struct pb_sample_sink {
      * for; timestamp in the source's unit (µs), 0 if unknown. */
     pb_status (*sample)(pb_sample_sink *self, uint64_t thread_key, const uint32_t *ids, uint32_t depth,
                         uint64_t weight, uint64_t timestamp);
+    /* Optional (NULL: not offered; the producer calls sample()): sample()
+     * with the stack named by the producer, for a producer whose stacks are
+     * the nodes of a tree it keeps (a call tree whose node a sample names:
+     * the node is its stack).  Within one decode, two calls with the same stack_id carry the
+     * same ids and depth, so a consumer may key what it keeps for a stack on
+     * stack_id (below PB_STACK_ID_MAX; others it takes as sample()) instead
+     * of comparing or hashing the frames.  A filter leaves it NULL unless it
+     * passes it on unchanged. */
+    pb_status (*sample_stack_id)(pb_sample_sink *self, uint64_t thread_key, uint32_t stack_id,
+                                 const uint32_t *ids, uint32_t depth, uint64_t weight, uint64_t timestamp);
     /* Text that is not a sample: sections, eval source, metadata.  kind is
      * "section_start", "section_end", "eval_source", "metadata"; n is the
      * eval number for eval_source. */

@@ -971,3 +971,67 @@ void pb_src_name_error(const pb_source *s, pb_error *err)
         snprintf(err->file, sizeof err->file, "%s", user);
     }
 }
+
+/* ---- a cursor that reads a region of the input again (source.h) ---------- */
+void pb_src_cursor_open(pb_src_cursor *c, const pb_source *s, uint64_t at, size_t block, const char *skip)
+{
+    memset(c, 0, sizeof *c);
+    c->mem = s->mem;
+    c->mem_len = s->mem_len;
+    c->fd = s->fp ? fileno(s->fp) : -1;
+    c->size = s->raw_size;
+    c->pos = at;
+    c->block = block ? block : PLAIN_BUF;
+    c->skip = skip;
+}
+
+/* one block from c->pos on (0 bytes at the end of the input) */
+static pb_status cursor_read(pb_src_cursor *c, const unsigned char **b, size_t *n, pb_error *err)
+{
+    ssize_t got;
+    if (c->mem) {
+        *n = c->pos < c->mem_len ? (size_t)(c->mem_len - c->pos < c->block ? c->mem_len - c->pos : c->block) : 0;
+        *b = c->mem + (*n ? c->pos : 0);
+        return PB_OK;
+    }
+    if (!c->buf && !(c->buf = (unsigned char *)malloc(c->block)))
+        return pb_fail(err, PB_ERR_LIMIT, c->pos, "out of memory");
+    *n = c->size != UINT64_MAX && c->pos < c->size ? (size_t)(c->size - c->pos < c->block ? c->size - c->pos : c->block)
+                                                   : 0;
+    do
+        got = *n && c->fd >= 0 ? pread(c->fd, c->buf, *n, (off_t)c->pos) : 0;
+    while (got < 0 && errno == EINTR);
+    if (got < 0)
+        return pb_fail(err, PB_ERR_IO, c->pos, "cannot read the input again: %s", strerror(errno));
+    *n = (size_t)got;
+    *b = c->buf;
+    return PB_OK;
+}
+
+pb_status pb_src_cursor_next(pb_src_cursor *c, const unsigned char **b, size_t *n, pb_error *err)
+{
+    pb_status st;
+    for (;;) {
+        size_t k = 0;
+        if ((st = cursor_read(c, b, n, err)) != PB_OK)
+            return st;
+        if (c->skip)
+            while (k < *n && strchr(c->skip, (*b)[k]) && (*b)[k])
+                k++;
+        *b += k;
+        *n -= k;
+        c->pos += k;
+        if (*n || !k) /* bytes, or the end */
+            break;
+    }
+    if (*n)
+        c->skip = NULL; /* only before the first byte */
+    c->pos += *n;
+    return PB_OK;
+}
+
+void pb_src_cursor_free(pb_src_cursor *c)
+{
+    free(c->buf);
+    c->buf = NULL;
+}

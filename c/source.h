@@ -211,4 +211,35 @@ void pb_src_name_error(const pb_source *s, pb_error *err);
 void pb_src_keep(const pb_source *s);
 void pb_src_forget_kept(void);
 
+/* ---- a cursor that reads a region of the input again -----------------------
+ * For a decoder that reads its input in two passes and, in the second, parts
+ * of it from where the first noted them (two JSON arrays of a profile read
+ * in lockstep: its samples and their times or weights): each cursor reads
+ * blocks from a byte offset on, from the memory
+ * block or with pread on the file into a buffer of its own, so several
+ * cursors walk one input at once and the source's own position and window
+ * are left alone.  Plain input only (a file of known size or a memory block,
+ * no view): the caller checks that a pipe, which cannot be read again, is
+ * not one.  Memory: one block per cursor (file input). */
+typedef struct {
+    const unsigned char *mem; /* the memory block (mem_len bytes), or NULL: */
+    size_t mem_len;
+    int fd;                   /* the file, read with pread up to size bytes */
+    uint64_t size;
+    uint64_t pos;             /* the next byte to read */
+    size_t block;             /* bytes per block at the most */
+    unsigned char *buf;       /* file input: the block read (allocated at the first read) */
+    const char *skip;         /* bytes dropped before the first one returned (NULL: none) */
+} pb_src_cursor;
+
+/* A cursor on s's input from byte offset at, blocks of at most block bytes;
+ * skip: a set of bytes passed over before the first byte returned (": \t\r\n"
+ * after a JSON key: its value follows), or NULL.  Allocates nothing. */
+void pb_src_cursor_open(pb_src_cursor *c, const pb_source *s, uint64_t at, size_t block, const char *skip);
+/* The next block: *b and *n (*n 0: the input ended), c->pos then the byte
+ * after it.  PB_OK, or (err filled, at c->pos) PB_ERR_LIMIT "out of memory"
+ * or PB_ERR_IO "cannot read the input again: ...". */
+pb_status pb_src_cursor_next(pb_src_cursor *c, const unsigned char **b, size_t *n, pb_error *err);
+void pb_src_cursor_free(pb_src_cursor *c);
+
 #endif

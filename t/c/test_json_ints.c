@@ -3,7 +3,9 @@
  * white space between the elements), written with printf and read back,
  * from memory and from a file, value by value; then arrays with one element
  * that is not the strict form (a fraction, an exponent, a leading zero, a
- * 19th digit, a '+', two commas) after k good ones: k values, then OTHER. */
+ * 19th digit, a '+', two commas) after k good ones: k values, then OTHER;
+ * then both again with pb_json_ints_runs on, over values in runs drawn from
+ * a few that share their first digits (12, 123, 1234, ...). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +55,16 @@ static size_t write_array(char *buf, size_t cap, const int64_t *vals, size_t n, 
     return len;
 }
 
+/* values in runs (runs_on), from a few that share their first digits */
+static int runs_on;
+static int64_t run_value(int64_t prev)
+{
+    static const int64_t pool[] = {1, 5, 12, 123, 1234, 12345, 123456, 1234567, 12345678, 0, -12, 120, 1200};
+    if (next_rand() % 5)
+        return prev;
+    return pool[next_rand() % (sizeof pool / sizeof *pool)];
+}
+
 /* read it back (from memory, or from the file fd): 1 when the values and the
  * end are as expected (bad: k values, then OTHER) */
 static int read_back(const char *buf, size_t len, int fd, const int64_t *vals, size_t n, size_t k, int bad)
@@ -63,6 +75,8 @@ static int read_back(const char *buf, size_t len, int fd, const int64_t *vals, s
     int r, okay = 1;
     if (pb_json_ints_open(&c, fd < 0 ? (const unsigned char *)buf : NULL, len, fd, len, 0) < 0)
         return 0;
+    if (runs_on)
+        pb_json_ints_runs(&c);
     r = pb_json_ints_begin(&c);
     if (r != PB_JSON_INTS_VALUE)
         okay = 0;
@@ -91,17 +105,19 @@ int main(void)
     static const char *const bads[] = {"1.5", "12e3", "7E+1", "01", "-01", "1234567890123456789", "+5", "-", "",
                                        "12a", "0x10", "1234567.0", "99999999999999999999", "true"};
     char path[] = "/tmp/pb-json-ints-XXXXXX";
-    int fd = mkstemp(path), round, mem_ok = 1, file_ok = 1, bad_ok = 1;
+    int fd = mkstemp(path), round, mem_ok, file_ok, bad_ok;
     size_t i, len;
     if (fd < 0) {
         printf("1..0 # SKIP no temp file\n");
         return 0;
     }
     unlink(path);
+  again:
+    mem_ok = file_ok = bad_ok = 1;
     for (round = 0; round < ROUNDS; round++) {
         size_t n = round == 0 ? 0 : round == 1 ? 1 : 1 + (size_t)(next_rand() % N);
         for (i = 0; i < n; i++)
-            vals[i] = rand_value();
+            vals[i] = runs_on ? run_value(i ? vals[i - 1] : 12) : rand_value();
         len = write_array(buf, sizeof buf, vals, n, 0, NULL);
         mem_ok &= read_back(buf, len, -1, vals, n, 0, 0);
         if (ftruncate(fd, 0) != 0 || pwrite(fd, buf, len, 0) != (ssize_t)len)
@@ -109,19 +125,21 @@ int main(void)
         else
             file_ok &= read_back(buf, len, fd, vals, n, 0, 0);
     }
-    ok(mem_ok, "random arrays from memory: every value, then the end");
-    ok(file_ok, "random arrays from a file: every value, then the end");
+    ok(mem_ok, "random arrays from memory: every value, then the end%s", runs_on ? " (runs)" : "");
+    ok(file_ok, "random arrays from a file: every value, then the end%s", runs_on ? " (runs)" : "");
     for (i = 0; i < sizeof bads / sizeof *bads; i++) {
         size_t n = 2 + (size_t)(next_rand() % 3000), k = (size_t)(next_rand() % n), j;
         for (j = 0; j < n; j++)
-            vals[j] = rand_value();
+            vals[j] = runs_on ? run_value(j ? vals[j - 1] : 12) : rand_value();
         len = write_array(buf, sizeof buf, vals, n, k, bads[i]);
         if (!read_back(buf, len, -1, vals, n, k, 1)) {
             diag("bad element \"%s\" at %zu", bads[i], k);
             bad_ok = 0;
         }
     }
-    ok(bad_ok, "an element not in the strict form: the values before it, then OTHER");
+    ok(bad_ok, "an element not in the strict form: the values before it, then OTHER%s", runs_on ? " (runs)" : "");
+    if (!runs_on++)
+        goto again;
     close(fd);
     printf("1..%d\n", tests);
     return failures ? 1 : 0;
