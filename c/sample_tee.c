@@ -51,7 +51,9 @@ static pb_status tee_sample(pb_sample_sink *self, uint64_t thread_key, const uin
     pb_sample_tee *t = TEE(self);
     uint32_t i;
     pb_status st = t->out->sample(t->out, thread_key, ids, depth, weight, timestamp);
-    if (timestamp && t->ts_other_unit)
+    int ticked = t->ticked;
+    t->ticked = 0;
+    if (timestamp && t->ts_other_unit && !ticked)
         t->gave_up = 1;
     if (st != PB_OK || t->gave_up || (weight == 0 && t->out->sample_values))
         return st;
@@ -63,7 +65,16 @@ static pb_status tee_sample(pb_sample_sink *self, uint64_t thread_key, const uin
                            (unsigned)ids[i]);
         t->ids[i] = t->map[ids[i]];
     }
-    return t->fs->sample(t->fs, thread_key, t->ids, depth, weight, timestamp);
+    return t->fs->sample(t->fs, thread_key, t->ids, depth, weight, t->ts_other_unit ? t->ticks : timestamp);
+}
+
+/* the next sample's timestamp in the fold's ticks: kept for tee_sample */
+static pb_status tee_sample_ticks(pb_sample_sink *self, uint64_t ticks)
+{
+    pb_sample_tee *t = TEE(self);
+    t->ticks = ticks;
+    t->ticked = 1;
+    return PB_OK;
 }
 
 static pb_status tee_note(pb_sample_sink *self, const char *kind, pb_str a, pb_str b, uint32_t n)
@@ -120,7 +131,7 @@ static pb_status tee_span(pb_sample_sink *self, uint64_t thread_key, uint32_t fr
 }
 
 static const pb_sample_sink tee_calls = {.attribute = tee_attribute, .frame = tee_frame, .thread = tee_thread,
-    .sample = tee_sample, .note = tee_note, .finish = tee_finish};
+    .sample = tee_sample, .note = tee_note, .finish = tee_finish, .sample_ticks = tee_sample_ticks};
 
 void pb_sample_tee_init(pb_sample_tee *t, pb_sample_sink *out, pb_sample_sink *fold, uint64_t ticks_per_sec,
                         pb_error *err)
@@ -139,9 +150,9 @@ void pb_sample_tee_init(pb_sample_tee *t, pb_sample_sink *out, pb_sample_sink *f
     t->ss.each_tick = out->each_tick;
     t->ss.row = out->row;
     t->ts_other_unit = ticks_per_sec != 0 && ticks_per_sec != 1000000;
-    /* every sample to the fold as the chunk path gives them; where the tee
-     * gives up at the first timestamp anyway, the decoder's usual way */
-    t->ss.sums_stacks = t->ts_other_unit ? out->sums_stacks : 0;
+    /* every sample to the fold as the chunk path gives them (a decoder
+     * that sends no sample_ticks where they differ makes the tee give up) */
+    t->ss.sums_stacks = 0;
 }
 
 void pb_sample_tee_free(pb_sample_tee *t)

@@ -144,6 +144,12 @@ struct pb_sample_sink {
      * source records no thread state).  Both stay valid only
      * during the call. */
     pb_status (*sample_tags)(pb_sample_sink *self, pb_str op, pb_str status);
+    /* Optional (NULL: not wanted): the next sample's timestamp in the fold's
+     * ticks (pb_fold_config.ticks_per_sec, as the decoder gives a fold its
+     * samples), called just before that sample() by a decoder whose fold
+     * ticks are not µs: the sample tee (sample_tee.h) hands sample()'s µs to
+     * the writer and these ticks to the fold, in one decode. */
+    pb_status (*sample_ticks)(pb_sample_sink *self, uint64_t ticks);
     /* Optional (NULL: not wanted): how the source's own stack lines name a
      * thread, after thread() announced it: the root frames written before
      * its stacks, exactly as written (folded stacks: "tid:5081",
