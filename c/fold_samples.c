@@ -95,6 +95,7 @@ struct pb_fold {
      * (pool byte offset / 8 + 1; 0: none): most samples find theirs here,
      * without hashing all their frames (checked against the kept ids) */
     uint32_t scache[FOLD_SCACHE];
+    uint64_t sum_n;        /* sample_sum(): the samples the next sample stands for (0: one) */
 };
 
 #define OOM(f) pb_fail((f)->err, PB_ERR_LIMIT, 0, "out of memory while folding samples")
@@ -422,7 +423,8 @@ static pb_status ss_sample(pb_sample_sink *self, uint64_t thread_key, const uint
     uint32_t ti, j, m;
     f_thread *t;
     pb_stack_head *h;
-    uint64_t tpw = f->cfg.ticks_per_weight;
+    uint64_t tpw = f->cfg.ticks_per_weight, sum_n = f->sum_n;
+    f->sum_n = 0;
     if ((st = header(f)) != PB_OK)
         return st;
     if (f->last_ti != NONE && f->last_key == thread_key) {
@@ -525,13 +527,17 @@ timed:
                                ? 1 : pb_model_split_count(weight, tpw); /* (one, without a division) */
         if (!h)
             f->self_w[t->cur.path[depth - 1]] += weight;
-        if (nchunks > PB_FOLD_MAX_SPLIT)
+        if (sum_n) { /* n samples of one TIME_LINE each, which the sink only counts (sample_sum) */
+            if ((st = pb_model_skip_time_lines(&f->m, sum_n, f->m.files[leaf->file].fid, leaf->line)) != PB_OK)
+                return st;
+        } else if (nchunks > PB_FOLD_MAX_SPLIT)
             return pb_fail_nooff(f->err, PB_ERR_LIMIT,
                                  "a sample of weight %llu x %llu ticks would need %llu TIME_LINE chunks; one "
                                  "sample may fill at most %u (%u x 2^31 ticks)",
                                  (unsigned long long)weight, (unsigned long long)tpw, (unsigned long long)nchunks,
                                  (unsigned)PB_FOLD_MAX_SPLIT, (unsigned)PB_FOLD_MAX_SPLIT);
-        if ((st = pb_model_time_lines(&f->m, weight, tpw, 0, 0, f->m.files[leaf->file].fid, leaf->line)) != PB_OK)
+        else if ((st = pb_model_time_lines(&f->m, weight, tpw, 0, 0, f->m.files[leaf->file].fid, leaf->line)) !=
+                 PB_OK)
             return st;
     }
     if (timestamp)
@@ -554,6 +560,13 @@ timed:
             t->end_ts = end; /* the last sample covers one interval */
     }
     t->weight += weight;
+    return PB_OK;
+}
+
+/* the next sample stands for n (fold_samples.h sums_counted) */
+static pb_status ss_sample_sum(pb_sample_sink *self, uint64_t n)
+{
+    ((pb_fold *)self->ctx)->sum_n = n;
     return PB_OK;
 }
 
@@ -1272,6 +1285,8 @@ pb_fold *pb_fold_new(const pb_fold_config *cfg, pb_sink *out, pb_error *err)
     pb_model_init(&f->m, out, err, "out of memory while folding samples");
     pb_sample_sink_init(&f->ss, &sink_calls, f, err, out ? out->cleanups : NULL);
     f->ss.row = cfg->row;
+    if (cfg->sums_counted)
+        f->ss.sample_sum = ss_sample_sum;
     pb_sink_defer(out, fold_cleanup, f);
     return f;
 }
@@ -1319,6 +1334,10 @@ pb_status pb_fold_decode(pb_source *src, const pb_options *opt, pb_sink *sink, c
     pb_sink_defer(sink, decode_job_free, j);
     cfg.max_threads = j->opt.max_threads;
     cfg.row = sink->row;
+    /* a sink that only counts the chunks whose contents the order of the
+     * samples sets (TIME_LINE, SUB_CALLERS' call counts): summed stacks
+     * make the same counts (sample_sum) */
+    cfg.sums_counted = sink->skipped && !pb_sink_wants(sink, PB_T_TIME_LINE) && !pb_sink_wants(sink, PB_T_SUB_CALLERS);
     if (dec->prepare)
         st = dec->prepare(j->state, &cfg);
     if (st == PB_OK && !(fold = pb_fold_new(&cfg, sink, err)))

@@ -96,6 +96,13 @@ typedef struct {
      * each distinct sample may be sent once (a decoder may then read its
      * file in one pass) */
     int sums_stacks;
+    /* set by pb_fold_decode when its sink only counts TIME_LINE and
+     * SUB_CALLERS chunks (their wants 0, skipped counted: chunk.h), for a
+     * decoder's prepare(): it may then sum as for sums_stacks, calling the
+     * fold's sample_sum() (samples.h) before each summed sample: the chunk
+     * counts, the other chunks and every ATTRIBUTE stay those of every
+     * sample sent */
+    int sums_counted;
 } pb_fold_config;
 
 typedef struct pb_fold pb_fold;
