@@ -30,7 +30,8 @@
  *   pass 2 skips everything but the samples and streams each one to the
  *          sample sink as it is read.
  * One pass, for a sink that only sums stacks (samples.h sums_stacks, and no
- * sample_values: the stack targets that only sum): pass 1 keeps each
+ * sample_values: the stack targets that only sum; or the fold of a sink that
+ * only counts, told each sum's samples: sample_sum): pass 1 keeps each
  * distinct sample as it reads it (agg_sample: its fields but its values
  * as the key of a stack table, its values summed) and sends each one once
  * at the end, in the order first seen; pass 2 is not run unless the sums
