@@ -1297,12 +1297,19 @@ pbxs__loss_counts(file, format_sv, opts, loss_format)
         pb_options o;
         pb_error err;
         pb_format fmt;
+        unsigned char loss_wants[PB_TAG_COUNT];
     CODE:
         /* losses() alone: one decode that only counts */
         fmt = format_arg(aTHX_ format_sv);
         fill_options(aTHX_ opts, &o);
         lc = loss_count_new(aTHX_ loss_format, NULL);
         lc->sink.warn = loss_pass_warn;
+        /* no rule reads a TIME_LINE or a SUB_CALLERS but its tag: those are
+         * counted, not built (a fold may then sum stacks: sums_counted) */
+        memset(loss_wants, 1, sizeof loss_wants);
+        loss_wants[PB_T_TIME_LINE] = loss_wants[PB_T_SUB_CALLERS] = 0;
+        lc->sink.wants = loss_wants;
+        lc->sink.skipped = lc->tags;
         if (pb_decode_file(file, fmt, &o, &lc->sink, &err) != PB_OK)
             croak_pb(aTHX_ &err);
         RETVAL = loss_counts_rv(aTHX_ lc);
