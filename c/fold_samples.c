@@ -527,8 +527,10 @@ timed:
                                ? 1 : pb_model_split_count(weight, tpw); /* (one, without a division) */
         if (!h)
             f->self_w[t->cur.path[depth - 1]] += weight;
-        if (sum_n) { /* n samples of one TIME_LINE each, which the sink only counts (sample_sum) */
-            if ((st = pb_model_skip_time_lines(&f->m, sum_n, f->m.files[leaf->file].fid, leaf->line)) != PB_OK)
+        if (sum_n || (!pb_sink_wants(f->out, PB_T_TIME_LINE) && nchunks <= PB_FOLD_MAX_SPLIT)) {
+            /* TIME_LINEs the sink only counts: n samples of one each (sample_sum), or this one's */
+            if ((st = pb_model_skip_time_lines(&f->m, sum_n ? sum_n : weight ? nchunks : 0,
+                                               f->m.files[leaf->file].fid, leaf->line)) != PB_OK)
                 return st;
         } else if (nchunks > PB_FOLD_MAX_SPLIT)
             return pb_fail_nooff(f->err, PB_ERR_LIMIT,
