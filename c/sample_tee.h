@@ -21,7 +21,14 @@
  * a sample that carries a timestamp without them makes the tee give up
  * (gave_up; the counts then come from a decode of their own).
  *
- * Memory: one id per distinct frame the decoder interns, and a stack's ids.
+ * A writer that sums stacks gets each run of samples of one stack (thread and
+ * ids) as one sample, its weight summed (each below 2^32 and the sum too,
+ * so nothing the writer sums can wrap where it would not otherwise), with
+ * the first one's timestamp: what sums_stacks promises it gives the same
+ * output; the decoder sends every sample (the fold takes each).  A run ends
+ * at any other call.
+ *
+ * Memory: one id per distinct frame the decoder interns, and two stacks' ids.
  */
 #ifndef PB_SAMPLE_TEE_H
 #define PB_SAMPLE_TEE_H
@@ -39,6 +46,13 @@ typedef struct {
     int ts_other_unit;    /* the fold's ticks are not µs, a sample sink's timestamps' unit */
     uint64_t ticks;       /* the next sample's timestamp in the fold's ticks (sample_ticks) */
     int ticked;           /* ... was given */
+    int tagged;           /* sample_tags or sample_values came for the next sample */
+    int runs;             /* the writer sums stacks: a run of samples of one stack goes to it as one */
+    int run_on;           /* a run is held: */
+    uint64_t run_key, run_weight, run_ts;
+    uint32_t *run_ids, run_depth;
+    size_t run_cap;
+    int ids_ok;           /* ids holds the run's stack in fold ids */
     int gave_up;          /* a timestamp came in that unit: the fold's chunks would not be
                            * those of the chunk path, so nothing more goes to it */
 } pb_sample_tee;

@@ -152,6 +152,8 @@ $values += @{ $_->{values} } for @{ truth($ep)->{threads} };
     for my $in ("$d/perf/rec_fork.perf", $yajl ? ("$d/v8/v8_mixed.cpuprofile") : ()) {
         my ($out, $err, $rc) = run("$pb convert '$in' --to collapsed -o '$tmp/tk.txt' --report");
         is($rc, 0, "--report --to collapsed of $in");
+        my ($plain) = run("$pb convert '$in' --to collapsed -o '$tmp/tk0.txt'");
+        ok(slurp("$tmp/tk.txt") eq slurp("$tmp/tk0.txt"), '... the same output as without --report (runs of a stack summed)');
         my $one = losses_of($err, 'collapsed');
         ok($one && %$one, '... lists its losses');
         my %own = map { ($_->{what} => $_->{count}) } @{ Devel::ProfileBridge::losses($in, to => 'collapsed') };
