@@ -2,14 +2,16 @@
 # bench/info-vs-collapsed.pl - what `profbridge info` costs against
 # `profbridge convert --to collapsed` of the same file, in one run.
 #
-#   perl bench/info-vs-collapsed.pl [--runs N] [--corpus DIR] [--tools DIR] [--only WORD]...
+#   perl bench/info-vs-collapsed.pl [--runs N] [--corpus DIR] [--tools DIR] [--v8-mb N] [--only WORD]...
 #
 # Run from the distribution root after "perl Makefile.PL && make".  The
 # files: every large corpus file (CORPUS/<format>/large/, as bench/race.pl
-# picks them) and a Go CPU profile of about 50 MB made here once with
-# t/data/pprof/gen_labels.go (8,750,000 samples; `go` needed) into --tools
-# DIR (default $PB_BENCH_TOOLS or $TMPDIR/pb-bench-tools, the file
-# bench/race.pl makes and reuses).
+# picks them), a Go CPU profile of about 50 MB made here once with
+# t/data/pprof/gen_labels.go (8,750,000 samples; `go` needed) and a V8
+# .cpuprofile of about 100 MB (--v8-mb N) made once with
+# bench/make-cpuprofile.js (`node` needed), both into --tools DIR (default
+# $PB_BENCH_TOOLS or $TMPDIR/pb-bench-tools: the files bench/race.pl makes
+# and reuses).
 #
 # info reads its input once: its chunk counts, threads and the losses of a
 # conversion to nytprof.out come from one decode (c/losses.c counts the
@@ -24,7 +26,7 @@ use warnings;
 use Getopt::Long;
 use Config;
 use Cwd qw(abs_path);
-use File::Basename qw(basename);
+use File::Basename qw(basename dirname);
 use File::Path qw(make_path);
 use File::Temp qw(tempdir);
 use Time::HiRes qw(time);
@@ -34,9 +36,11 @@ use BenchCommon qw(large_go_profile median %LARGE_PICK);
 my $runs = 5;
 my $corpus = $ENV{CORPUS} // '../shared/corpus';
 my $tools = $ENV{PB_BENCH_TOOLS} // ($ENV{TMPDIR} // '/tmp') . '/pb-bench-tools';
+my $v8_mb = 100;
 my @only;
-GetOptions('runs=i' => \$runs, 'corpus=s' => \$corpus, 'tools=s' => \$tools, 'only=s' => \@only)
-    or die "usage: $0 [--runs N] [--corpus DIR] [--tools DIR] [--only WORD]...\n";
+GetOptions('runs=i' => \$runs, 'corpus=s' => \$corpus, 'tools=s' => \$tools, 'v8-mb=i' => \$v8_mb,
+    'only=s' => \@only)
+    or die "usage: $0 [--runs N] [--corpus DIR] [--tools DIR] [--v8-mb N] [--only WORD]...\n";
 $runs = 1 if $runs < 1;
 die "info-vs-collapsed.pl: run it from the distribution root after 'perl Makefile.PL && make' (no blib/)\n"
     unless -d 'blib/arch' && -f 'bin/profbridge';
@@ -53,6 +57,17 @@ my $big = large_go_profile($tools, 'info-vs-collapsed.pl', 0);
 if (wanted(pprof => $big) && ($big = large_go_profile($tools, 'info-vs-collapsed.pl', 1))) {
     push @files, [ pprof => $big ];
 }
+# the V8 file, as bench/race.pl makes it (and reuses it)
+my $v8 = "$tools/v8/large/synthetic-${v8_mb}mb.cpuprofile";
+my $node = `which node 2>/dev/null`;
+chomp $node;
+if (wanted(v8 => $v8) && !-s $v8 && $node) {
+    make_path(dirname($v8));
+    print STDERR "info-vs-collapsed.pl: making $v8 (node bench/make-cpuprofile.js, $v8_mb MB)\n";
+    system($node, 'bench/make-cpuprofile.js', "$v8.part", $v8_mb) == 0 && rename("$v8.part", $v8)
+        or die "info-vs-collapsed.pl: bench/make-cpuprofile.js failed\n";
+}
+push @files, [ v8 => $v8 ] if -s $v8;
 @files = grep { wanted(@$_) } @files;
 die "info-vs-collapsed.pl: no files (no $corpus/*/large, and no Go profile)\n" unless @files;
 

@@ -25,7 +25,7 @@ static pb_status close_to(pb_callev *cv, size_t keep)
             cv->f[d - 1].incl += fr->incl;
         cv->emitted++;
         if (!pb_sink_wants(cv->out, PB_T_SUB_RETURN)) {
-            cv->out->seq++; /* for_chunks' $. still counts it */
+            pb_sink_skip(cv->out, PB_T_SUB_RETURN, 1); /* for_chunks' $. still counts it */
             continue;
         }
         pb_chunk_sub_return(&c, (uint32_t)d + 1, fr->incl, fr->excl, cv->name(cv->name_ctx, fr->sub));

@@ -101,6 +101,10 @@ struct pb_sink {
     /* Optional fast filter: wants[tag] == 0 means the sink ignores that tag,
      * so producers may skip building it.  NULL means every tag is wanted. */
     const unsigned char *wants;
+    /* Optional, with wants: per tag, the chunks a producer skipped because
+     * the sink does not want them (pb_sink_skip), for a sink that counts
+     * what it does not read (info).  NULL: only seq counts them. */
+    uint64_t *skipped;
     /* Chunks produced so far, filtered ones included.  Inside chunk(),
      * seq - 1 is this chunk's sequence number (for_chunks' $.: VERSION is 0). */
     uint64_t seq;
@@ -119,6 +123,14 @@ struct pb_sink {
 static inline int pb_sink_wants(const pb_sink *s, pb_tag t)
 {
     return s->wants == NULL || s->wants[t];
+}
+
+/* n chunks of tag t the sink does not want, not built: still counted (seq, skipped) */
+static inline void pb_sink_skip(pb_sink *s, pb_tag t, uint64_t n)
+{
+    s->seq += n;
+    if (s->skipped)
+        s->skipped[t] += n;
 }
 
 /* Register heap state that fn(ctx) frees, for as long as this producer may
@@ -233,9 +245,11 @@ static inline void pb_chunk_sub_return(pb_chunk *c, uint32_t depth, double incl,
 /* Send one chunk, honouring the sink's filter.  Returns the sink's status. */
 static inline int pb_emit(pb_sink *s, const pb_chunk *c)
 {
-    s->seq++;
-    if (s->wants && !s->wants[c->tag])
+    if (s->wants && !s->wants[c->tag]) {
+        pb_sink_skip(s, c->tag, 1);
         return 0;
+    }
+    s->seq++;
     return s->chunk(s, c);
 }
 

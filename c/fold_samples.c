@@ -98,6 +98,7 @@ struct pb_fold {
     uint32_t scache[FOLD_SCACHE];
     /* kept stacks by the producer's stack id (sample_stack_id, samples.h), as scache */
     uint32_t *sid_at; size_t csid;
+    uint64_t sum_n;        /* sample_sum(): the samples the next sample stands for (0: one) */
 };
 
 #define OOM(f) pb_fail((f)->err, PB_ERR_LIMIT, 0, "out of memory while folding samples")
@@ -443,7 +444,8 @@ static inline pb_status fold_sample(pb_sample_sink *self, uint64_t thread_key, u
     uint32_t ti, j, m;
     f_thread *t;
     pb_stack_head *h;
-    uint64_t tpw = f->cfg.ticks_per_weight;
+    uint64_t tpw = f->cfg.ticks_per_weight, sum_n = f->sum_n;
+    f->sum_n = 0;
     /* the split budget first, before anything of the sample is folded */
     if (f->m.split.on && (st = pb_model_split_take(&f->m, depth ? weight : 0, tpw)) != PB_OK)
         return st;
@@ -559,13 +561,19 @@ timed:
                                ? 1 : pb_model_split_count(weight, tpw); /* (one, without a division) */
         if (!h)
             f->self_w[t->cur.path[depth - 1]] += weight;
-        if (nchunks > PB_FOLD_MAX_SPLIT)
+        if (sum_n || (!pb_sink_wants(f->out, PB_T_TIME_LINE) && nchunks <= PB_FOLD_MAX_SPLIT)) {
+            /* TIME_LINEs the sink only counts: n samples of one each (sample_sum), or this one's */
+            if ((st = pb_model_skip_time_lines(&f->m, sum_n ? sum_n : weight ? nchunks : 0,
+                                               f->m.files[leaf->file].fid, leaf->line)) != PB_OK)
+                return st;
+        } else if (nchunks > PB_FOLD_MAX_SPLIT)
             return pb_fail_nooff(f->err, PB_ERR_LIMIT,
                                  "a sample of weight %llu x %llu ticks would need %llu TIME_LINE chunks; one "
                                  "sample may fill at most %u (%u x 2^31 ticks)",
                                  (unsigned long long)weight, (unsigned long long)tpw, (unsigned long long)nchunks,
                                  (unsigned)PB_FOLD_MAX_SPLIT, (unsigned)PB_FOLD_MAX_SPLIT);
-        if ((st = pb_model_time_lines(&f->m, weight, tpw, 0, 0, f->m.files[leaf->file].fid, leaf->line)) != PB_OK)
+        else if ((st = pb_model_time_lines(&f->m, weight, tpw, 0, 0, f->m.files[leaf->file].fid, leaf->line)) !=
+                 PB_OK)
             return st;
     }
     if (timestamp)
@@ -601,6 +609,13 @@ static pb_status ss_sample_stack_id(pb_sample_sink *self, uint64_t thread_key, u
                                     const uint32_t *ids, uint32_t depth, uint64_t weight, uint64_t timestamp)
 {
     return fold_sample(self, thread_key, stack_id < PB_STACK_ID_MAX ? stack_id : NONE, ids, depth, weight, timestamp);
+}
+
+/* the next sample stands for n (fold_samples.h sums_counted) */
+static pb_status ss_sample_sum(pb_sample_sink *self, uint64_t n)
+{
+    ((pb_fold *)self->ctx)->sum_n = n;
+    return PB_OK;
 }
 
 /* the next double above a positive finite x (nextafter(x, +inf), without libm) */
@@ -1320,6 +1335,8 @@ pb_fold *pb_fold_new(const pb_fold_config *cfg, pb_sink *out, pb_error *err)
         pb_model_set_split_budget(&f->m, cfg->split_budget, f->cfg.ticks_per_sec == 1000000 ? "us" : "ticks");
     pb_sample_sink_init(&f->ss, &sink_calls, f, err, out ? out->cleanups : NULL);
     f->ss.row = cfg->row;
+    if (cfg->sums_counted)
+        f->ss.sample_sum = ss_sample_sum;
     pb_sink_defer(out, fold_cleanup, f);
     return f;
 }
@@ -1367,8 +1384,8 @@ typedef struct {
     uint64_t tpw;
 } split_budget;
 
-static pb_status sb_sample(pb_sample_sink *self, uint64_t key, const uint32_t *ids, uint32_t depth, uint64_t weight,
-                           uint64_t ts)
+/* PB_OK, or the error when weight splits into more TIME_LINEs than are left */
+static pb_status sb_charge(pb_sample_sink *self, uint64_t weight)
 {
     split_budget *b = (split_budget *)self->ctx;
     if ((weight >> 31) || (b->tpw >> 31) || weight * b->tpw > (uint64_t)INT32_MAX) { /* it splits */
@@ -1380,14 +1397,30 @@ static pb_status sb_sample(pb_sample_sink *self, uint64_t key, const uint32_t *i
             (st = pb_model_charge_split(&b->budget, weight, b->tpw, b->dec->cfg.split_words, off, self->err)) != PB_OK)
             return st;
     }
-    return self->next->sample(self->next, key, ids, depth, weight, ts);
+    return PB_OK;
 }
+static pb_status sb_sample(pb_sample_sink *self, uint64_t key, const uint32_t *ids, uint32_t depth, uint64_t weight,
+                           uint64_t ts)
+{
+    pb_status st = sb_charge(self, weight);
+    return st != PB_OK ? st : self->next->sample(self->next, key, ids, depth, weight, ts);
+}
+static pb_status sb_sample_stack_id(pb_sample_sink *self, uint64_t key, uint32_t sid, const uint32_t *ids,
+                                    uint32_t depth, uint64_t weight, uint64_t ts)
+{
+    pb_status st = sb_charge(self, weight);
+    return st != PB_OK ? st : self->next->sample_stack_id(self->next, key, sid, ids, depth, weight, ts);
+}
+/* (a summed sample's parts split into one TIME_LINE each: sample_at says it is summed) */
+static pb_status sb_sample_sum(pb_sample_sink *self, uint64_t n) { return self->next->sample_sum(self->next, n); }
+static pb_status sb_sample_ticks(pb_sample_sink *self, uint64_t t) { return self->next->sample_ticks(self->next, t); }
 static pb_status sb_attribute(pb_sample_sink *self, const char *key, pb_str v)
 {
     return self->next->attribute ? self->next->attribute(self->next, key, v) : PB_OK;
 }
 static const pb_sample_sink split_budget_calls = {.attribute = sb_attribute, .frame = pb_sample_pass_frame,
-    .thread = pb_sample_pass_thread, .sample = sb_sample, .note = pb_sample_pass_note,
+    .thread = pb_sample_pass_thread, .sample = sb_sample, .sample_stack_id = sb_sample_stack_id,
+    .sample_sum = sb_sample_sum, .sample_ticks = sb_sample_ticks, .note = pb_sample_pass_note,
     .finish = pb_sample_pass_finish, .sample_tags = pb_sample_pass_sample_tags,
     .thread_root = pb_sample_pass_thread_root, .columns = pb_sample_pass_columns,
     .mapping = pb_sample_pass_mapping, .sample_values = pb_sample_pass_sample_values,
@@ -1421,6 +1454,9 @@ static pb_sample_sink *split_budget_in_front(split_budget *b, pb_sample_sink *ne
     ss->span = next->span ? ss->span : NULL;
     ss->sample_tags = next->sample_tags ? ss->sample_tags : NULL;
     ss->thread_root = next->thread_root ? ss->thread_root : NULL;
+    ss->sample_stack_id = next->sample_stack_id ? ss->sample_stack_id : NULL;
+    ss->sample_sum = next->sample_sum ? ss->sample_sum : NULL;
+    ss->sample_ticks = next->sample_ticks ? ss->sample_ticks : NULL;
     if (!next->sample_values)
         ss->columns = NULL, ss->mapping = NULL, ss->sample_values = NULL;
     if (!next->graph_func)
@@ -1489,6 +1525,10 @@ pb_status pb_fold_decode(pb_source *src, const pb_options *opt, pb_sink *sink, c
     split_budget_set(&b, dec, j, src);
     cfg.max_threads = j->opt.max_threads;
     cfg.row = sink->row;
+    /* a sink that only counts the chunks whose contents the order of the
+     * samples sets (TIME_LINE, SUB_CALLERS' call counts): summed stacks
+     * make the same counts (sample_sum) */
+    cfg.sums_counted = sink->skipped && !pb_sink_wants(sink, PB_T_TIME_LINE) && !pb_sink_wants(sink, PB_T_SUB_CALLERS);
     if (dec->prepare)
         st = dec->prepare(j->state, &cfg);
     if (st == PB_OK && cfg.run_spans)

@@ -134,6 +134,13 @@ typedef struct {
      * the table of formats, which includes decoders that include this
      * file. */
     pb_status (*run_spans)(void *state, pb_sink *sink, struct pb_sample_sink *out);
+    /* set by pb_fold_decode when its sink only counts TIME_LINE and
+     * SUB_CALLERS chunks (their wants 0, skipped counted: chunk.h), for a
+     * decoder's prepare(): it may then sum as for sums_stacks, calling the
+     * fold's sample_sum() (samples.h) before each summed sample: the chunk
+     * counts, the other chunks and every ATTRIBUTE stay those of every
+     * sample sent */
+    int sums_counted;
 } pb_fold_config;
 
 typedef struct pb_fold pb_fold;

@@ -231,6 +231,13 @@ void pb_loss_count_chunk(pb_loss_count *lc, const pb_chunk *c)
     }
 }
 
+void pb_loss_count_skipped(pb_loss_count *lc, const uint64_t *skipped)
+{
+    int t;
+    for (t = 0; t < PB_TAG_COUNT; t++)
+        lc->tags[t] += skipped[t];
+}
+
 void pb_loss_count_init_by_row(pb_loss_count *lc, const pb_loss *common, pb_sink *next)
 {
     pb_loss_count_init(lc, NULL, common, next);

@@ -61,6 +61,10 @@ void pb_loss_count_init_by_row(pb_loss_count *lc, const pb_loss *common, pb_sink
 void pb_loss_count_free(pb_loss_count *lc);
 /* count one chunk (what the sink does before handing it on) */
 void pb_loss_count_chunk(pb_loss_count *lc, const pb_chunk *c);
+/* chunks a producer skipped, per tag (pb_sink.skipped, chunk.h): counted as
+ * if each had gone by (no rule reads more of a TIME_LINE or SUB_CALLERS than
+ * its tag) */
+void pb_loss_count_skipped(pb_loss_count *lc, const uint64_t *skipped);
 /* rule i's count as the text losses() shows ("0": nothing lost), into buf */
 const char *pb_loss_count_text(const pb_loss_count *lc, size_t i, char *buf, size_t cap);
 /* 1 when that text is a number (0 for "attr:" values and "pct:" texts) */

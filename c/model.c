@@ -634,7 +634,8 @@ pb_status pb_model_statements_slow(pb_model *m, uint32_t fid, uint32_t line, uin
     if (pb_model_budget_take(m, n + 2 * pairs_for(leftover)) < 0)
         return budget_fail(m, n + 2 * pairs_for(leftover), fid, line, off);
     if (!pb_sink_wants(m->out, PB_T_TIME_LINE) && !pb_sink_wants(m->out, PB_T_DISCOUNT)) {
-        m->out->seq += n + 2 * pairs_for(leftover); /* for_chunks' $. still counts them */
+        pb_sink_skip(m->out, PB_T_TIME_LINE, n + pairs_for(leftover)); /* for_chunks' $. still counts them */
+        pb_sink_skip(m->out, PB_T_DISCOUNT, pairs_for(leftover));
         return PB_OK;
     }
     for (i = 0; i < n; i++)
@@ -667,7 +668,7 @@ pb_status pb_model_time_lines_slow(pb_model *m, uint64_t units, uint64_t ticks_p
     if (pb_model_budget_take(m, n) < 0)
         return budget_fail(m, n, fid, line, 0);
     if (!pb_sink_wants(m->out, PB_T_TIME_LINE)) {
-        m->out->seq += n; /* for_chunks' $. still counts them */
+        pb_sink_skip(m->out, PB_T_TIME_LINE, n); /* for_chunks' $. still counts them */
         return PB_OK;
     }
     if (per == 0)
@@ -683,6 +684,14 @@ pb_status pb_model_time_lines_slow(pb_model *m, uint64_t units, uint64_t ticks_p
             return st;
         units -= w;
     } while (units);
+    return PB_OK;
+}
+
+pb_status pb_model_skip_time_lines(pb_model *m, uint64_t n, uint32_t fid, uint32_t line)
+{
+    if (pb_model_budget_take(m, n) < 0)
+        return budget_fail(m, n, fid, line, 0);
+    pb_sink_skip(m->out, PB_T_TIME_LINE, n);
     return PB_OK;
 }
 

@@ -406,6 +406,11 @@ static inline pb_status pb_model_time_lines(pb_model *m, uint64_t units, uint64_
     return pb_model_time_lines_slow(m, units, ticks_per_unit, negative, at_least_one, fid, line);
 }
 
+/* n TIME_LINEs of fid:line (one each) for a sink that does not want them
+ * (pb_sink_wants): charged to the budget as pb_model_time_lines() charges
+ * them, and only counted (pb_sink_skip) */
+pb_status pb_model_skip_time_lines(pb_model *m, uint64_t n, uint32_t fid, uint32_t line);
+
 /* n executions of fid:line taking `ticks` in all: n counted TIME_LINEs
  * whose ticks sum to `ticks` (ticks / n each, the first ticks % n one more;
  * at most INT32_MAX a chunk), and what is over INT32_MAX a chunk in

@@ -88,6 +88,7 @@ typedef struct {
     pb_error *err;
     pb_sample_sink *out;
     int ts_ns;          /* timestamps to the sink in ns (the fold's ticks), else µs */
+    int fold_us;        /* the fold's ticks are µs (prepare: no period) */
     pb_strtab raw;      /* "symbol\1dso\1java" as printed (offset dropped) */
     uint32_t *raw_first, *raw_count; /* per raw entry: its ids in pool */
     size_t craw_first, craw_count;
@@ -106,7 +107,7 @@ typedef struct {
     int period_mode;    /* -1 undecided, 0 no period printed, 1 a period */
     /* the sample being read */
     int in_sample, take, chain; /* chain: frame lines may follow */
-    uint64_t key, weight, ts;
+    uint64_t key, weight, ts, ticks; /* ticks: ts in the fold's ticks (sample_ticks) */
     int java;
     uint32_t *ids;
     size_t cids;
@@ -631,7 +632,10 @@ static pb_status end_sample(pr *r)
     pb_status st = PB_OK;
     if (r->in_sample && r->take && r->weight) {
         r->taken++;
-        st = r->out->sample(r->out, r->key, r->ids, r->depth, r->weight, r->ts);
+        if (!r->ts_ns && r->out->sample_ticks) /* (a tee: the fold's ticks too) */
+            st = r->out->sample_ticks(r->out, r->ticks);
+        if (st == PB_OK)
+            st = r->out->sample(r->out, r->key, r->ids, r->depth, r->weight, r->ts);
     }
     r->in_sample = r->take = r->chain = 0;
     r->depth = 0;
@@ -681,6 +685,7 @@ static pb_status start_sample(pr *r, const ph *h)
     r->java = h->comm_len >= 4 && memcmp(h->comm, "java", 4) == 0;
     r->weight = h->have_period ? h->period : 1;
     r->ts = !h->have_time ? 0 : r->ts_ns ? h->time_ns : h->time_ns / 1000u;
+    r->ticks = !h->have_time ? 0 : r->fold_us ? h->time_ns / 1000u : h->time_ns;
     return r->chain ? PB_OK : frame_line(r, &f, 0);
 }
 
@@ -844,6 +849,7 @@ static pb_status prepare(void *p, pb_fold_config *cfg)
             if (parse_header(t, n, &h) && !h.have_period) {
                 cfg->ticks_per_sec = 1000000;
                 r->ts_ns = 0;
+                r->fold_us = 1;
             }
             break;
         }

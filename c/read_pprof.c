@@ -30,7 +30,8 @@
  *   pass 2 skips everything but the samples and streams each one to the
  *          sample sink as it is read.
  * One pass, for a sink that only sums stacks (samples.h sums_stacks, and no
- * sample_values: the stack targets that only sum): pass 1 keeps each
+ * sample_values: the stack targets that only sum; or the fold of a sink that
+ * only counts, told each sum's samples: sample_sum): pass 1 keeps each
  * distinct sample as it reads it (agg_sample: its fields but its values
  * as the key of a stack table, its values summed) and sends each one once
  * at the end, in the order first seen; pass 2 is not run unless the sums
@@ -140,7 +141,8 @@ typedef struct {
     int on;                 /* still gathering (else pass 2 reads the samples) */
     pb_stack_table t;       /* key: the bytes of a sample's fields but its values (as words, key = their
                              * length); kept with it: its values' sums (nv x 64 bits), its first sample's
-                             * offset (64 bits), the columns that were 0 in that sample (32 bits) */
+                             * offset (64 bits), the columns that were 0 in that sample (32 bits), those
+                             * 0 in any of its samples (32 bits), its samples (64 bits: sample_sum) */
     uint32_t nv;            /* values per sample (UINT32_MAX: no sample yet) */
     uint32_t neg;           /* the columns with a negative value */
     uint64_t vmax[P_AGG_VALUES]; /* each column's largest value */
@@ -217,6 +219,7 @@ typedef struct {
     size_t cpkg, cabuf;
     p_agg agg;                /* pass 1's distinct samples */
     const struct p_msg *replay; /* sample_field's sample when replaying one of them */
+    uint64_t replay_n;          /* ... and the samples it stands for */
 } pr;
 
 static pb_status oom(pr *r) { return pb_rd_oom(&r->rd); }
@@ -671,7 +674,7 @@ static void agg_put(uint32_t *w, uint64_t v) { memcpy(w, &v, sizeof v); }
 static int agg_flush(pr *r)
 {
     p_agg *a = &r->agg;
-    uint32_t more[P_AGG_VALUES * 2 + 3];
+    uint32_t more[P_AGG_VALUES * 2 + 6];
     unsigned b;
     size_t i;
     for (b = 0; b < a->npend && a->on; b++) {
@@ -688,13 +691,16 @@ static int agg_flush(pr *r)
             }
             if (i < a->nv)
                 agg_stop(r);
+            s[2 * a->nv + 3] |= q->zero;
+            agg_put(s + 2 * a->nv + 4, agg_get(s + 2 * a->nv + 4) + 1);
             continue;
         }
         for (i = 0; i < a->nv; i++)
             agg_put(more + 2 * i, q->vals[i]);
         agg_put(more + 2 * a->nv, q->off);
-        more[2 * a->nv + 2] = q->zero;
-        if (a->t.oom || pb_stack_table_add_more(&a->t, q->bytes, key, q->words, 0, 0, more, 2 * a->nv + 3) != 1)
+        more[2 * a->nv + 2] = more[2 * a->nv + 3] = q->zero;
+        agg_put(more + 2 * a->nv + 4, 1);
+        if (a->t.oom || pb_stack_table_add_more(&a->t, q->bytes, key, q->words, 0, 0, more, 2 * a->nv + 6) != 1)
             agg_stop(r);
     }
     a->npend = 0;
@@ -1601,6 +1607,8 @@ static int sample_field(pr *r, const top *t)
     if (r->out->sample_values &&
         r->out->sample_values(r->out, r->values, (uint32_t)r->ntypes, r->labels, (uint32_t)r->nlabels) != PB_OK)
         return -1;
+    if (r->replay && r->out->sample_sum && r->out->sample_sum(r->out, r->replay_n) != PB_OK)
+        return -1;
     return r->out->sample(r->out, key, r->stack, d, w, 0) == PB_OK ? 0 : -1;
 }
 
@@ -1642,7 +1650,7 @@ static int agg_usable(pr *r)
     size_t it = 0, i;
     uint64_t u = r->unit_ns > 1 ? r->unit_ns : 1;
     int ok = 1;
-    if (!a->on || !r->out->sums_stacks || r->out->sample_values)
+    if (!a->on || !(r->out->sums_stacks || r->out->sample_sum) || r->out->sample_values)
         return 0;
     if (a->nv == UINT32_MAX)
         return 1; /* no samples */
@@ -1661,6 +1669,8 @@ static int agg_usable(pr *r)
         }
         if (w && (pb_stack_table_more(h)[2 * a->nv + 2] >> r->vindex & 1))
             ok = 0; /* its first sample was left out, a later one not */
+        if (w && r->out->sample_sum && (pb_stack_table_more(h)[2 * a->nv + 3] >> r->vindex & 1))
+            ok = 0; /* one of its samples was left out: it makes no TIME_LINE (sample_sum) */
         for (i = 0; ok && w && i < r->nslocs; i++) {
             uint64_t id = r->slocs[i];
             uint32_t li = id < r->nlocmap ? r->locmap[id] : P_NONE;
@@ -1698,6 +1708,7 @@ static pb_status agg_replay(pr *r)
     while ((h = pb_stack_table_next(&a->t, &it)) != NULL) {
         msg m = agg_msg(r, h);
         r->replay = &m;
+        r->replay_n = agg_get(pb_stack_table_more(h) + 2 * a->nv + 4);
         if (sample_field(r, &t) < 0) {
             r->replay = NULL;
             return r->err->status ? r->err->status : PB_ERR_ABORT;
@@ -1770,7 +1781,7 @@ static pb_status prepare(void *p, pb_fold_config *cfg)
 {
     pr *r = (pr *)p;
     pb_status st;
-    r->agg.on = cfg->sums_stacks; /* one pass, where the sink allows */
+    r->agg.on = cfg->sums_stacks || cfg->sums_counted; /* one pass, where the sink allows */
     r->agg.nv = UINT32_MAX;
     if ((st = open_pass(r)) != PB_OK || (st = each_top(r, table_field)) != PB_OK)
         return st;

@@ -924,6 +924,8 @@ static pb_status emit(v8r *r, uint32_t node, int64_t ts, int64_t w, uint64_t off
         r->synth_ns[n->kind - N_SYNTH] += wns;
     /* the fold (ns ticks) takes a sample's last tick; a stack sink its start, µs */
     t = ts < 0 ? 0 : (uint64_t)ts;
+    if (!r->ts_ns && r->out->sample_ticks && (st = r->out->sample_ticks(r->out, t * 1000u + wns - 1)) != PB_OK)
+        return st; /* (a tee: the fold's ticks too) */
     t = r->ts_ns ? t * 1000u + wns - 1 : t;
     if (!depth && (st = pb_sample_noframe(r->out, &ids, &depth)) != PB_OK)
         return st;

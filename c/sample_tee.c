@@ -11,11 +11,32 @@
 #include "util.h"
 
 #define TEE(self) ((pb_sample_tee *)(self)->ctx)
+/* a run's weight stays below this (and each of its samples' does), so no sum
+ * the writer makes of runs can wrap where its sum of the samples would not */
+#define TEE_RUN_MAX (UINT64_C(1) << 32)
+
+/* the run of samples held for a writer that sums stacks, to it as one sample
+ * (its weight summed, its first sample's timestamp), before any other call */
+static pb_status run_flush(pb_sample_tee *t)
+{
+    if (!t->run_on)
+        return PB_OK;
+    t->run_on = 0;
+    return t->out->sample(t->out, t->run_key, t->run_ids, t->run_depth, t->run_weight, t->run_ts);
+}
+#define FLUSH(t)                                  \
+    do {                                          \
+        pb_status fst_ = run_flush(t);            \
+        if (fst_ != PB_OK)                        \
+            return fst_;                          \
+    } while (0)
 
 static pb_status tee_attribute(pb_sample_sink *self, const char *key, pb_str value)
 {
     pb_sample_tee *t = TEE(self);
-    pb_status st = t->out->attribute ? t->out->attribute(t->out, key, value) : PB_OK;
+    pb_status st;
+    FLUSH(t);
+    st = t->out->attribute ? t->out->attribute(t->out, key, value) : PB_OK;
     return st != PB_OK || t->gave_up ? st : t->fs->attribute(t->fs, key, value);
 }
 
@@ -24,7 +45,9 @@ static pb_status tee_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *i
     pb_sample_tee *t = TEE(self);
     uint32_t fid;
     size_t old = t->map_cap;
-    pb_status st = t->out->frame(t->out, fr, id);
+    pb_status st;
+    FLUSH(t);
+    st = t->out->frame(t->out, fr, id);
     if (st != PB_OK || t->gave_up)
         return st;
     if ((st = t->fs->frame(t->fs, fr, &fid)) != PB_OK)
@@ -41,7 +64,9 @@ static pb_status tee_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *i
 static pb_status tee_thread(pb_sample_sink *self, uint64_t key, uint32_t pid, uint32_t ppid, const char *label)
 {
     pb_sample_tee *t = TEE(self);
-    pb_status st = t->out->thread ? t->out->thread(t->out, key, pid, ppid, label) : PB_OK;
+    pb_status st;
+    FLUSH(t);
+    st = t->out->thread ? t->out->thread(t->out, key, pid, ppid, label) : PB_OK;
     return st != PB_OK || t->gave_up ? st : t->fs->thread(t->fs, key, pid, ppid, label);
 }
 
@@ -50,11 +75,36 @@ static pb_status tee_sample(pb_sample_sink *self, uint64_t thread_key, const uin
 {
     pb_sample_tee *t = TEE(self);
     uint32_t i;
-    pb_status st = t->out->sample(t->out, thread_key, ids, depth, weight, timestamp);
-    if (timestamp && t->ts_other_unit)
+    pb_status st = PB_OK;
+    int ticked = t->ticked, tagged = t->tagged, same;
+    t->ticked = t->tagged = 0;
+    /* the writer sums stacks: a run of samples of one stack goes to it as
+     * one (samples.h sums_stacks), and to the fold in the ids translated
+     * for the run's first */
+    same = t->run_on && thread_key == t->run_key && depth == t->run_depth && weight && weight < TEE_RUN_MAX &&
+           t->run_weight + weight < TEE_RUN_MAX && !memcmp(ids, t->run_ids, (size_t)depth * sizeof *ids);
+    if (same) {
+        t->run_weight += weight;
+    } else {
+        FLUSH(t);
+        if (t->runs && !tagged && weight && weight < TEE_RUN_MAX &&
+            (depth <= t->run_cap || pb_grow((void **)&t->run_ids, &t->run_cap, depth, sizeof *t->run_ids) == 0)) {
+            memcpy(t->run_ids, ids, (size_t)depth * sizeof *ids);
+            t->run_on = 1;
+            t->run_key = thread_key;
+            t->run_depth = depth;
+            t->run_weight = weight;
+            t->run_ts = timestamp;
+        } else
+            st = t->out->sample(t->out, thread_key, ids, depth, weight, timestamp);
+    }
+    if (timestamp && t->ts_other_unit && !ticked)
         t->gave_up = 1;
     if (st != PB_OK || t->gave_up || (weight == 0 && t->out->sample_values))
         return st;
+    if (same && t->ids_ok)
+        return t->fs->sample(t->fs, thread_key, t->ids, depth, weight, t->ts_other_unit ? t->ticks : timestamp);
+    t->ids_ok = 0;
     if (depth > t->ids_cap && pb_grow((void **)&t->ids, &t->ids_cap, depth, sizeof *t->ids) < 0)
         return pb_fail(self->err, PB_ERR_LIMIT, 0, "out of memory counting the losses (a stack)");
     for (i = 0; i < depth; i++) {
@@ -63,20 +113,34 @@ static pb_status tee_sample(pb_sample_sink *self, uint64_t thread_key, const uin
                            (unsigned)ids[i]);
         t->ids[i] = t->map[ids[i]];
     }
-    return t->fs->sample(t->fs, thread_key, t->ids, depth, weight, timestamp);
+    t->ids_ok = t->run_on; /* (the run's stack in fold ids) */
+    return t->fs->sample(t->fs, thread_key, t->ids, depth, weight, t->ts_other_unit ? t->ticks : timestamp);
+}
+
+/* the next sample's timestamp in the fold's ticks: kept for tee_sample */
+static pb_status tee_sample_ticks(pb_sample_sink *self, uint64_t ticks)
+{
+    pb_sample_tee *t = TEE(self);
+    t->ticks = ticks;
+    t->ticked = 1;
+    return PB_OK;
 }
 
 static pb_status tee_note(pb_sample_sink *self, const char *kind, pb_str a, pb_str b, uint32_t n)
 {
     pb_sample_tee *t = TEE(self);
-    pb_status st = t->out->note ? t->out->note(t->out, kind, a, b, n) : PB_OK;
+    pb_status st;
+    FLUSH(t);
+    st = t->out->note ? t->out->note(t->out, kind, a, b, n) : PB_OK;
     return st != PB_OK || t->gave_up ? st : t->fs->note(t->fs, kind, a, b, n);
 }
 
 static pb_status tee_finish(pb_sample_sink *self)
 {
     pb_sample_tee *t = TEE(self);
-    pb_status st = t->out->finish ? t->out->finish(t->out) : PB_OK;
+    pb_status st;
+    FLUSH(t);
+    st = t->out->finish ? t->out->finish(t->out) : PB_OK;
     return st != PB_OK || t->gave_up ? st : t->fs->finish(t->fs);
 }
 
@@ -84,24 +148,29 @@ static pb_status tee_finish(pb_sample_sink *self)
 static pb_status tee_sample_tags(pb_sample_sink *self, pb_str op, pb_str status)
 {
     pb_sample_tee *t = TEE(self);
+    FLUSH(t);
+    t->tagged = 1; /* (its sample goes to the writer as it is) */
     return t->out->sample_tags(t->out, op, status);
 }
 
 static pb_status tee_thread_root(pb_sample_sink *self, uint64_t key, pb_str root)
 {
     pb_sample_tee *t = TEE(self);
+    FLUSH(t);
     return t->out->thread_root(t->out, key, root);
 }
 
 static pb_status tee_columns(pb_sample_sink *self, const pb_sample_columns *c)
 {
     pb_sample_tee *t = TEE(self);
+    FLUSH(t);
     return t->out->columns(t->out, c);
 }
 
 static pb_status tee_mapping(pb_sample_sink *self, const pb_mapping *m, uint32_t *id)
 {
     pb_sample_tee *t = TEE(self);
+    FLUSH(t);
     return t->out->mapping(t->out, m, id);
 }
 
@@ -109,6 +178,8 @@ static pb_status tee_sample_values(pb_sample_sink *self, const int64_t *values, 
                                    uint32_t nlabels)
 {
     pb_sample_tee *t = TEE(self);
+    FLUSH(t);
+    t->tagged = 1;
     return t->out->sample_values(t->out, values, n, labels, nlabels);
 }
 
@@ -116,11 +187,12 @@ static pb_status tee_span(pb_sample_sink *self, uint64_t thread_key, uint32_t fr
                           uint64_t end_ns)
 {
     pb_sample_tee *t = TEE(self);
+    FLUSH(t);
     return t->out->span(t->out, thread_key, frame, begin_ns, end_ns);
 }
 
 static const pb_sample_sink tee_calls = {.attribute = tee_attribute, .frame = tee_frame, .thread = tee_thread,
-    .sample = tee_sample, .note = tee_note, .finish = tee_finish};
+    .sample = tee_sample, .note = tee_note, .finish = tee_finish, .sample_ticks = tee_sample_ticks};
 
 void pb_sample_tee_init(pb_sample_tee *t, pb_sample_sink *out, pb_sample_sink *fold, uint64_t ticks_per_sec,
                         pb_error *err)
@@ -139,14 +211,16 @@ void pb_sample_tee_init(pb_sample_tee *t, pb_sample_sink *out, pb_sample_sink *f
     t->ss.each_tick = out->each_tick;
     t->ss.row = out->row;
     t->ts_other_unit = ticks_per_sec != 0 && ticks_per_sec != 1000000;
-    /* every sample to the fold as the chunk path gives them; where the tee
-     * gives up at the first timestamp anyway, the decoder's usual way */
-    t->ss.sums_stacks = t->ts_other_unit ? out->sums_stacks : 0;
+    /* every sample to the fold as the chunk path gives them (a decoder
+     * that sends no sample_ticks where they differ makes the tee give up) */
+    t->ss.sums_stacks = 0;
+    t->runs = out->sums_stacks && !out->each_tick;
 }
 
 void pb_sample_tee_free(pb_sample_tee *t)
 {
     free(t->map);
     free(t->ids);
+    free(t->run_ids);
     memset(t, 0, sizeof *t);
 }

@@ -10,16 +10,25 @@
  * sink: fold_samples.c makes and frees the fold.
  *
  * What the decoder sees is the writer's sink (its optional calls, each_tick),
- * except sums_stacks (0 where the fold's ticks are µs: every sample reaches
- * the fold as the chunk path gives it; a writer that sums stacks takes every
- * sample alike).  A sample
+ * except sums_stacks (0: every sample reaches the fold as the chunk path
+ * gives it; a writer that sums stacks takes every sample alike) and
+ * sample_ticks (the tee's own).  A sample
  * of weight 0 that a writer's sample_values() asked for is not folded (the
  * fold has no sample_values(), and the chunk path never sends one).  A
  * decoder gives a fold timestamps in the fold's ticks (ns for most) and a
- * writer µs: when they differ and a sample carries a timestamp, the tee gives
- * up (gave_up; the counts then come from a decode of their own).
+ * writer µs: when they differ, the decoder says each sample's ticks with
+ * sample_ticks() before its sample() (samples.h), and the fold takes those;
+ * a sample that carries a timestamp without them makes the tee give up
+ * (gave_up; the counts then come from a decode of their own).
  *
- * Memory: one id per distinct frame the decoder interns, and a stack's ids.
+ * A writer that sums stacks gets each run of samples of one stack (thread and
+ * ids) as one sample, its weight summed (each below 2^32 and the sum too,
+ * so nothing the writer sums can wrap where it would not otherwise), with
+ * the first one's timestamp: what sums_stacks promises it gives the same
+ * output; the decoder sends every sample (the fold takes each).  A run ends
+ * at any other call.
+ *
+ * Memory: one id per distinct frame the decoder interns, and two stacks' ids.
  */
 #ifndef PB_SAMPLE_TEE_H
 #define PB_SAMPLE_TEE_H
@@ -35,6 +44,15 @@ typedef struct {
     uint32_t *ids;        /* a stack in fold ids */
     size_t ids_cap;
     int ts_other_unit;    /* the fold's ticks are not µs, a sample sink's timestamps' unit */
+    uint64_t ticks;       /* the next sample's timestamp in the fold's ticks (sample_ticks) */
+    int ticked;           /* ... was given */
+    int tagged;           /* sample_tags or sample_values came for the next sample */
+    int runs;             /* the writer sums stacks: a run of samples of one stack goes to it as one */
+    int run_on;           /* a run is held: */
+    uint64_t run_key, run_weight, run_ts;
+    uint32_t *run_ids, run_depth;
+    size_t run_cap;
+    int ids_ok;           /* ids holds the run's stack in fold ids */
     int gave_up;          /* a timestamp came in that unit: the fold's chunks would not be
                            * those of the chunk path, so nothing more goes to it */
 } pb_sample_tee;

@@ -155,6 +155,19 @@ struct pb_sample_sink {
      * source records no thread state).  Both stay valid only
      * during the call. */
     pb_status (*sample_tags)(pb_sample_sink *self, pb_str op, pb_str status);
+    /* Optional (NULL: not wanted): the next sample's timestamp in the fold's
+     * ticks (pb_fold_config.ticks_per_sec, as the decoder gives a fold its
+     * samples), called just before that sample() by a decoder whose fold
+     * ticks are not µs: the sample tee (sample_tee.h) hands sample()'s µs to
+     * the writer and these ticks to the fold, in one decode. */
+    pb_status (*sample_ticks)(pb_sample_sink *self, uint64_t ticks);
+    /* Optional (NULL: not wanted), set by a consumer that sums stacks but
+     * counts the samples too (the fold of a sink that only counts chunks:
+     * info; fold_samples.h sums_counted): called just before a summed
+     * sample() by a decoder that sums for it: that sample stands for n
+     * samples of timestamp 0, each of a weight > 0 that alone fills one
+     * TIME_LINE.  A decoder that cannot say so sends every sample. */
+    pb_status (*sample_sum)(pb_sample_sink *self, uint64_t n);
     /* Optional (NULL: not wanted): how the source's own stack lines name a
      * thread, after thread() announced it: the root frames written before
      * its stacks, exactly as written (folded stacks: "tid:5081",

@@ -289,6 +289,33 @@ for my $in (@files) {
     is_deeply([ first_differences($m, \%parts, 4) ], [], 'merge: every stack weighs what it weighs in its part');
 }
 
+# info of a profile whose stacks repeat (made by `go run gen_labels.go
+# repeats.pprof 3000 7 40 1`: 3,000 samples over 40 stacks) reads it in one
+# pass, the distinct samples summed with their counts (fold_samples.h
+# sums_counted): one TIME_LINE per Sample record all the same, as the
+# records counted here say, and every other count that of the chunk path
+{
+    my $in = "$d/repeats.pprof";
+    require IO::Uncompress::Gunzip;
+    IO::Uncompress::Gunzip::gunzip($in => \my $pb) or die "gunzip $in";
+    my ($at, $records) = (0, 0);
+    my $varint = sub { my ($v, $s) = (0, 0); while (1) { my $b = ord substr($pb, $at++, 1); $v |= ($b & 0x7f) << $s; $s += 7; return $v if $b < 0x80 } };
+    while ($at < length $pb) {    # the Profile's top-level fields: 2 is a Sample
+        my $key = $varint->();
+        if (($key & 7) == 2) { my $len = $varint->(); $at += $len; $records++ if $key >> 3 == 2 }
+        elsif (($key & 7) == 0) { $varint->() }
+        else { die "wire type " . ($key & 7) }
+    }
+    is($records, 3000, 'repeats.pprof holds 3000 Sample records');
+    my $out = `$^X -Mblib "$FindBin::Bin/../bin/profbridge" info "$in" 2>&1`;
+    is($? >> 8, 0, 'info repeats.pprof');
+    my %info = $out =~ /^  ([A-Z_]+) +(\d+)$/mg;
+    is($info{TIME_LINE}, $records, '... one TIME_LINE per Sample record');
+    my $chunks = Devel::ProfileBridge::chunk_counts($in);
+    is_deeply(\%info, { map { ($_ => $chunks->{$_}) } grep { $chunks->{$_} } keys %$chunks },
+        "... and the chunk path's count of every tag");
+}
+
 # nytprofhtml renders the conversion: every function in the pages and the flame graph
 SKIP: {
     my $html = `which nytprofhtml 2>/dev/null`;

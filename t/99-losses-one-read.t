@@ -137,11 +137,27 @@ $values += @{ $_->{values} } for @{ truth($ep)->{threads} };
         ok(slurp("$tmp/at.$to") eq slurp("$tmp/at0.$to"), '... and the same output as without --report');
     }
     # the counts came from the writer's own decode (the driver says so: counts)
-    for my $in ($f, "$d/folded/nytprofcalls_modapp.folded", "$d/pprof/cpu_inline.prof") {
+    # (V8 and perf give the fold ns ticks, the writer µs: sample_ticks; V8 needs yajl)
+    require Devel::ProfileBridge;
+    my $yajl = defined Devel::ProfileBridge::features()->{libraries}{yajl};
+    for my $in ($f, "$d/folded/nytprofcalls_modapp.folded", "$d/pprof/cpu_inline.prof", "$d/perf/rec_fork.perf",
+        "$d/perf/rec_noperiod.perf",
+        $yajl ? ("$d/v8/v8_mixed.cpuprofile", "$d/v8/v8_recursion.cpuprofile") : ()) {
         my $lc = { format => undef };
-        require Devel::ProfileBridge;
         Devel::ProfileBridge::_write('collapsed', 'convert', [$in], undef, {}, "$tmp/one.txt", -1, $lc);
         ok($lc->{counts}, "--report --to collapsed of $in: counted in the one decode");
+    }
+    # ... and what they count is what a decode of their own counts (the
+    # chunks of the chunk path, whose timestamps are the fold's ns)
+    for my $in ("$d/perf/rec_fork.perf", $yajl ? ("$d/v8/v8_mixed.cpuprofile") : ()) {
+        my ($out, $err, $rc) = run("$pb convert '$in' --to collapsed -o '$tmp/tk.txt' --report");
+        is($rc, 0, "--report --to collapsed of $in");
+        my ($plain) = run("$pb convert '$in' --to collapsed -o '$tmp/tk0.txt'");
+        ok(slurp("$tmp/tk.txt") eq slurp("$tmp/tk0.txt"), '... the same output as without --report (runs of a stack summed)');
+        my $one = losses_of($err, 'collapsed');
+        ok($one && %$one, '... lists its losses');
+        my %own = map { ($_->{what} => $_->{count}) } @{ Devel::ProfileBridge::losses($in, to => 'collapsed') };
+        is_deeply($one, \%own, '... the same counts as losses() (a decode of its own)');
     }
 }
 

@@ -920,6 +920,8 @@ typedef struct {
     AV *pids;
     pb_loss_count *lc; /* losses counted in the same pass (NULL: not asked) */
     SV *warnings;      /* with lc: the decoder's warnings, said once it has succeeded */
+    unsigned char wants[PB_TAG_COUNT]; /* all but TIME_LINE and SUB_CALLERS: those are only counted */
+    uint64_t skipped[PB_TAG_COUNT];    /* ... here (pb_sink.skipped) */
 } info_sink;
 
 /* info's warnings wait for the decode's end: a file that fails says only its error */
@@ -1258,6 +1260,12 @@ pbxs__info_read(file, format_sv, opts, loss_to = NULL)
         is.cs.sink.ctx = &is;
         is.attrs = (HV *)sv_2mortal((SV *)newHV());
         is.pids = (AV *)sv_2mortal((SV *)newAV());
+        /* TIME_LINE and SUB_CALLERS are only counted, not built (a fold may
+         * then sum stacks: fold_samples.h sums_counted) */
+        memset(is.wants, 1, sizeof is.wants);
+        is.wants[PB_T_TIME_LINE] = is.wants[PB_T_SUB_CALLERS] = 0;
+        is.cs.sink.wants = is.wants;
+        is.cs.sink.skipped = is.skipped;
         if (loss_to && SvOK(loss_to) && !(info.name && strcmp(info.name, SvPV_nolen(loss_to)) == 0)) {
             SV *lf = sv_2mortal(info.name ? newSVpv(info.name, 0) : newSVpvs(""));
             is.lc = loss_count_new(aTHX_ lf, NULL);
@@ -1285,8 +1293,10 @@ pbxs__info_read(file, format_sv, opts, loss_to = NULL)
             }
         }
         counts = newHV();
+        if (is.lc)
+            pb_loss_count_skipped(is.lc, is.skipped);
         for (t = 0; t < PB_TAG_COUNT; t++)
-            if (is.cs.count[t])
+            if ((is.cs.count[t] += is.skipped[t]) != 0)
                 (void)hv_store(counts, pb_tag_name[t], (I32)strlen(pb_tag_name[t]), newSVuv((UV)is.cs.count[t]), 0);
         av_push(r, newRV_noinc((SV *)counts));
         av_push(r, newRV_inc((SV *)is.attrs));
@@ -1307,12 +1317,19 @@ pbxs__loss_counts(file, format_sv, opts, loss_format)
         pb_options o;
         pb_error err;
         pb_format fmt;
+        unsigned char loss_wants[PB_TAG_COUNT];
     CODE:
         /* losses() alone: one decode that only counts */
         fmt = format_arg(aTHX_ format_sv);
         fill_options(aTHX_ opts, &o);
         lc = loss_count_new(aTHX_ loss_format, NULL);
         lc->sink.warn = loss_pass_warn;
+        /* no rule reads a TIME_LINE or a SUB_CALLERS but its tag: those are
+         * counted, not built (a fold may then sum stacks: sums_counted) */
+        memset(loss_wants, 1, sizeof loss_wants);
+        loss_wants[PB_T_TIME_LINE] = loss_wants[PB_T_SUB_CALLERS] = 0;
+        lc->sink.wants = loss_wants;
+        lc->sink.skipped = lc->tags;
         if (pb_decode_file(file, fmt, &o, &lc->sink, &err) != PB_OK)
             croak_pb(aTHX_ &err);
         RETVAL = loss_counts_rv(aTHX_ lc);
