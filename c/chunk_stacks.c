@@ -38,6 +38,7 @@ typedef struct {
 typedef struct {
     pb_sink sink;
     pb_sample_sink *out;
+    pb_sink *tee; /* convert --report's loss counter (pb_options.chunk_tee): every chunk first */
     pb_error *err;
     pb_source *src; /* where a failure is detected: the decoder's position */
     /* names */
@@ -214,6 +215,8 @@ static int cs_chunk(pb_sink *self, const pb_chunk *ch)
     chunk_stacks *c = (chunk_stacks *)self->ctx;
     uint32_t id;
     pb_status st = PB_OK;
+    if (c->tee && pb_emit(c->tee, ch))
+        return 1;
     switch (ch->tag) {
     case PB_T_ATTRIBUTE:
         if (ch->s[0].len == 13 && !memcmp(ch->s[0].ptr, "ticks_per_sec", 13)) {
@@ -385,6 +388,12 @@ pb_status pb_chunks_as_samples(pb_decoder_fn dec, pb_source *src, const pb_optio
     c->sink.chunk = cs_chunk;
     c->sink.ctx = c;
     c->sink.cleanups = out->cleanups;
+    if (opt && opt->chunk_tee) { /* the loss counter counts the chunks of this decode */
+        c->tee = opt->chunk_tee;
+        c->tee->row = out->row;
+        if (opt->chunk_teed)
+            *opt->chunk_teed = 1;
+    }
     pb_cleanups_add(out->cleanups, cs_cleanup, c);
     st = dec(src, opt, &c->sink, err);
     if (st == PB_OK)

@@ -171,6 +171,12 @@ $values += @{ $_->{values} } for @{ truth($ep)->{threads} };
     my $l = losses_of($err, 'collapsed');
     is(count_of($l, qr/^statement/), $tags->{TIME_LINE}, "... every TIME_LINE of NYTProf's reader ($tags->{TIME_LINE})");
     is(count_of($l, qr/call counts/), $tags->{SUB_CALLERS}, "... every SUB_CALLERS ($tags->{SUB_CALLERS})");
+    # counted from the chunks whose call events make the stacks, in that one decode
+    for my $in ($f, "$d/pynytprof/tlv/B_ascii_FSDCE_670fbc8/recursion.nytprof.out") {
+        my $lc = { format => undef };
+        Devel::ProfileBridge::_write('collapsed', 'convert', [$in], undef, {}, "$tmp/one.txt", -1, $lc);
+        ok($lc->{counts}, "--report --to collapsed of $in: counted in the one decode");
+    }
 }
 
 # one decode: a decoder's warning is said once by info and by convert --report
