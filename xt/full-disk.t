@@ -35,13 +35,15 @@ for my $to (qw(nytprof collapsed statprofiler pprof speedscope)) {
     is($left, "filler\n", "--to $to: nothing left behind") or diag $out;
 }
 
-# standard input copied into a full $TMPDIR (issue 34): one line, no stray
-# "unable to close filehandle ... at Error.pm line 23" before it
+# standard input of a format that seeks (a 38 KB Tachyon profile: only such
+# a stream is copied) copied into a full $TMPDIR (issue 34): one line, no
+# stray "unable to close filehandle ... at Error.pm line 23" before it
 {
     my $disk = "$tmp/disk-stdin";
     mkdir $disk or die "$disk: $!";
+    my $seeks = "$FindBin::Bin/../t/data/tachyon/real315/multithread_cpu_none.bin";
     my $info = join ' ', map { "'$_'" } @pb, 'info', '-';
-    my $out = `unshare -m sh -c "mount -t tmpfs -o size=64k tmpfs '$disk' && head -c 40000 /dev/zero > '$disk/filler' 2>/dev/null; head -c 300000 /dev/urandom | TMPDIR='$disk' $info >/dev/null; echo rc=\\\$?; ls -A '$disk'" 2>&1`;
+    my $out = `unshare -m sh -c "mount -t tmpfs -o size=64k tmpfs '$disk' && head -c 40000 /dev/zero > '$disk/filler' 2>/dev/null; TMPDIR='$disk' $info < '$seeks' >/dev/null; echo rc=\\\$?; ls -A '$disk'" 2>&1`;
     like($out, qr/\Aprofbridge: io: standard input: cannot spool to a temporary file: No space left on device\nrc=2\nfiller\n\z/,
         'standard input copied into a full $TMPDIR: exit 2, one line, nothing left behind') or diag $out;
 }
