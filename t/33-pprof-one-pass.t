@@ -18,6 +18,7 @@ use warnings;
 use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/lib";
+use ProtoBytes qw(varint fv fl);
 use RawFile qw(slurp_raw spew_raw);
 use File::Temp qw(tempdir);
 use JSON::PP ();
@@ -25,18 +26,6 @@ use Devel::ProfileBridge;
 
 my $tmp = tempdir('pb33o-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 
-sub varint {
-    my ($v) = @_;
-    my $o = '';
-    while (1) {
-        my $b = $v % 128;
-        $v = int($v / 128);
-        return $o . chr($b) unless $v;
-        $o .= chr($b | 0x80);
-    }
-}
-sub fv { my ($f, $v) = @_; return varint($f * 8) . varint($v) }
-sub fl { my ($f, $b) = @_; return varint($f * 8 + 2) . varint(length $b) . $b }
 
 # strings: 1 cpu, 2 nanoseconds, 3 main.go, 4 tid, 5.. main.f1 .. main.f5
 my @STR = ('', 'cpu', 'nanoseconds', 'main.go', 'tid', map {"main.f$_"} 1 .. 5);

@@ -15,6 +15,7 @@ use warnings;
 use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/lib";
+use ProtoBytes qw(varint fv fl);
 use RawFile qw(slurp_raw spew_raw);
 use File::Temp qw(tempdir);
 use Devel::ProfileBridge;
@@ -22,18 +23,6 @@ use Devel::ProfileBridge;
 my $tmp = tempdir('pb83b-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 my $I32 = 2**31 - 1;
 
-sub varint {
-    my ($v) = @_;
-    my $o = '';
-    while (1) {
-        my $b = $v % 128;
-        $v = int($v / 128);
-        return $o . chr($b) unless $v;
-        $o .= chr($b | 0x80);
-    }
-}
-sub fv { my ($f, $v) = @_; return varint($f * 8) . varint($v) }
-sub fl { my ($f, $b) = @_; return varint($f * 8 + 2) . varint(length $b) . $b }
 
 # samples of one value (cpu/nanoseconds) on locations 1..3 (main.f1..f3);
 # returns the bytes and each sample's payload offset

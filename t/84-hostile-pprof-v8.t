@@ -20,6 +20,7 @@ use warnings;
 use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/lib";
+use ProtoBytes qw(varint fv fl);
 use RawFile qw(slurp_raw spew_raw);
 use File::Temp qw(tempdir);
 use Compress::Zlib ();
@@ -32,18 +33,6 @@ my @PERL = ($^X, '-Mblib');
 my $CLI = 'blib/script/profbridge';
 
 # ---- protobuf by hand (independent of the reader) ----------------------------
-sub varint {
-    my ($v) = @_;
-    my $o = '';
-    while (1) {
-        my $b = $v & 0x7f;
-        $v = int($v / 128);
-        return $o . chr($b) unless $v;
-        $o .= chr($b | 0x80);
-    }
-}
-sub fv { my ($f, $v) = @_; return varint($f * 8) . varint($v) }
-sub fl { my ($f, $b) = @_; return varint($f * 8 + 2) . varint(length $b) . $b }
 my @STR = ('', 'cpu', 'nanoseconds', 'main.main', 'main.go', 'main.f', 'tid');
 # a CPU profile: locations 1 (main.f) and 2 (main.main), the samples given
 sub profile {
