@@ -1511,6 +1511,13 @@ static pb_status span_decode(decode_job *j, const pb_fold_config *cfg, pb_sink *
     return st;
 }
 
+/* a decoder this build cannot run (cfg.missing_library) */
+static pb_status missing_library(const pb_fold_decoder *dec, pb_error *err)
+{
+    return pb_fail(err, PB_ERR_UNSUPPORTED, 0, "this build has no %s (install lib%s-dev and rebuild Devel::ProfileBridge)",
+                   dec->cfg.missing_library, dec->cfg.missing_library);
+}
+
 pb_status pb_fold_decode(pb_source *src, const pb_options *opt, pb_sink *sink, const pb_fold_decoder *dec,
                          pb_error *err)
 {
@@ -1518,7 +1525,10 @@ pb_status pb_fold_decode(pb_source *src, const pb_options *opt, pb_sink *sink, c
     pb_fold *fold = NULL;
     pb_status st = PB_OK;
     split_budget b;
-    decode_job *j = decode_job_new(dec, src, opt, sink, err);
+    decode_job *j;
+    if (dec->cfg.missing_library)
+        return missing_library(dec, err);
+    j = decode_job_new(dec, src, opt, sink, err);
     if (!j)
         return err->status;
     pb_sink_defer(sink, decode_job_free, j);
@@ -1549,7 +1559,10 @@ pb_status pb_sample_decode(pb_source *src, const pb_options *opt, pb_sample_sink
     pb_fold_config cfg = dec->cfg;
     pb_status st = PB_OK;
     split_budget b;
-    decode_job *j = decode_job_new(dec, src, opt, NULL, err);
+    decode_job *j;
+    if (dec->cfg.missing_library)
+        return missing_library(dec, err);
+    j = decode_job_new(dec, src, opt, NULL, err);
     if (!j)
         return err->status;
     split_budget_set(&b, dec, j, src);

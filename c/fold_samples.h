@@ -141,6 +141,11 @@ typedef struct {
      * counts, the other chunks and every ATTRIBUTE stay those of every
      * sample sent */
     int sums_counted;
+    /* the library the decoder needs, which this build lacks ("yajl"; NULL:
+     * none missing): pb_fold_decode and pb_sample_decode fail at once,
+     * unsupported, "this build has no <lib> (install lib<lib>-dev and
+     * rebuild Devel::ProfileBridge)", and call nothing of the decoder */
+    const char *missing_library;
 } pb_fold_config;
 
 typedef struct pb_fold pb_fold;

@@ -77,6 +77,7 @@
 #include "codecs.h"
 #include "fold_samples.h"
 #include "fold_spans.h"
+#include "json_ints.h" /* pb_json_yajl_message */
 #include "pb.h"
 #include "reader.h"
 #include "samples.h"
@@ -90,24 +91,9 @@
 #endif
 
 #if !SS_HAVE_YAJL
-static pb_status no_yajl(pb_error *err)
-{
-    return pb_fail(err, PB_ERR_UNSUPPORTED, 0, "%s", PB_NO_CODEC_MSG("yajl", "libyajl-dev"));
-}
-static void no_yajl_init(void *state, pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
-{
-    (void)src, (void)opt, (void)sink;
-    *(pb_error **)state = err;
-    no_yajl(err);
-}
-static pb_status no_yajl_decode(void *state, pb_sample_sink *out)
-{
-    (void)out;
-    return (*(pb_error **)state)->status;
-}
-static void no_yajl_free(void *state) { (void)state; }
-const pb_fold_decoder pb_speedscope_decoder = {sizeof(pb_error *), no_yajl_init, NULL, no_yajl_decode, no_yajl_free,
-    {.source_format = "speedscope", .ticks_per_sec = 1000000000u, .ticks_per_weight = 1}};
+/* this build has no yajl: the driver says so (cfg.missing_library) */
+const pb_fold_decoder pb_speedscope_decoder = {.cfg = {.source_format = "speedscope", .ticks_per_sec = 1000000000u, .ticks_per_weight = 1,
+                                                .missing_library = "yajl"}};
 #else
 
 #define SS_BLOCK 65536u
@@ -784,18 +770,8 @@ static pb_status parse_error(ssp *p, yajl_status ys, const unsigned char *b, siz
         return pb_fail(r->err, p->fail ? p->fail : PB_ERR_CORRUPT, off, "%s", p->why);
     }
     {
-        unsigned char *e = yajl_get_error(p->h, 0, b, n);
         char msg[160];
-        size_t k;
-        snprintf(msg, sizeof msg, "%s", e ? (const char *)e : "JSON syntax error");
-        if (e)
-            yajl_free_error(p->h, e);
-        for (k = 0; msg[k]; k++)
-            if (msg[k] == '\n')
-                msg[k] = ' ';
-        while (k && msg[k - 1] == ' ')
-            msg[--k] = '\0';
-        return pb_fail(r->err, PB_ERR_CORRUPT, off, "bad JSON: %s", msg);
+        return pb_fail(r->err, PB_ERR_CORRUPT, off, "bad JSON: %s", pb_json_yajl_message(p->h, b, n, msg, sizeof msg));
     }
 }
 
