@@ -1233,7 +1233,7 @@ static pb_status pass1_fast(v8r *r, int *other)
     v8p *pp = &r->p1;
     v8scan sc;
     pb_status st;
-    int got;
+    int got = 0; /* (set by the loop's first test) */
     uint64_t skip_to = 0; /* the bytes before it are an array's, read */
     memset(&sc, 0, sizeof sc);
     if ((st = parser_new(r, pp, 0)) != PB_OK)
