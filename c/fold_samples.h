@@ -201,16 +201,7 @@ pb_status pb_fold_decode(pb_source *src, const pb_options *opt, pb_sink *sink, c
 pb_status pb_sample_decode(pb_source *src, const pb_options *opt, pb_sample_sink *out, const pb_fold_decoder *dec,
                            pb_error *err);
 
-/* the formats' decoders: formats.h */
-
-/* The driver of every stack-sample output: detect (fmt
- * PB_FMT_UNKNOWN), read a run of trace files whole (a directory or a root's
- * first file), decode into ss, which the decoder finishes.  what names the
- * output in the error for a format without stacks ("collapsed output"):
- * PB_ERR_UNSUPPORTED.  opt may be NULL. */
-pb_status pb_decode_samples_file(const char *path, pb_format fmt, const pb_options *opt, pb_sample_sink *ss,
-                                 const char *what, pb_error *err);
-pb_status pb_decode_samples_mem(const void *data, size_t len, const char *name, pb_format fmt, const pb_options *opt,
-                                pb_sample_sink *ss, const char *what, pb_error *err);
+/* the formats' decoders, and the driver of every stack-sample output
+ * (pb_decode_samples_file, pb_decode_samples_mem): formats.h */
 
 #endif

@@ -33,7 +33,7 @@
 #ifndef PB_FOLD_SPANS_H
 #define PB_FOLD_SPANS_H
 
-#include "pb.h"
+#include "options.h"
 #include "samples.h"
 
 typedef struct pb_spans pb_spans;

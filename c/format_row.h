@@ -1,8 +1,10 @@
 /* format_row.h - the shape of one row of the table of formats (formats.c).
  *
- * Types only, no functions: what every layer below the table reads of a
- * format.  A decoder's producer (pb_sink.row, chunk.h; pb_sample_sink.row,
- * samples.h) carries its format's row as a typed pointer, set by the driver
+ * What every layer below the table reads of a format: its types, and
+ * what a sniffer fills (pb_format_info, with pb_info_fact: c/format_row.c,
+ * so that a decoder's sniffer adds facts without the table's header).  A
+ * decoder's producer (pb_sink.row, chunk.h; pb_sample_sink.row, samples.h)
+ * carries its format's row as a typed pointer, set by the driver
  * (formats.c), so the model, the presentation filter, merge and the writers
  * read a format's facts (its language, source-file names, files that are
  * none on disk, whether a profile spans several files, its weights' unit)
@@ -12,7 +14,48 @@
 #ifndef PB_FORMAT_ROW_H
 #define PB_FORMAT_ROW_H
 
-#include "pb.h"
+#include "options.h"
+
+/* a format is a row of the table of formats: its id (PB_FMT_<NAME>) is
+ * declared there (formats.h), with the rows; 0 is none, or unknown */
+typedef int pb_format;
+#define PB_FMT_UNKNOWN 0
+
+/* A fact about a file that only its format has (a header layout, a
+ * dialect): the row's sniffer adds them (c/formats.c), info shows them
+ * without knowing them: as "key: value (note)" (PB_FACT_TEXT), as a list
+ * of the comma-separated items of value, "none" when empty (PB_FACT_LIST),
+ * or beside the format's name, "name (key value)" (PB_FACT_BESIDE); in
+ * --json and detect_format() as key => value (a list: an array). */
+enum { PB_FACT_TEXT, PB_FACT_LIST, PB_FACT_BESIDE };
+#define PB_MAX_FACTS 6
+typedef struct {
+    const char *key; /* static: "layout" */
+    int type;        /* PB_FACT_* */
+    char value[64];
+    char note[48];   /* "" or what the text adds after the value */
+} pb_fact;
+
+typedef struct {
+    pb_format format;
+    const char *name;       /* "nytprof", ... or NULL when unknown */
+    char version[32];       /* "5.0", "2.1.0", "1", ... ("" unknown) */
+    int compressed;         /* 1 zlib/zstd/snappy in use, 0 not, -1 unknown */
+    char compression[16];   /* "zlib", "zstd", "snappy", "none" */
+    char byte_order[8];     /* "little", "big" or "" */
+    pb_fact facts[PB_MAX_FACTS]; /* what else the format's sniffer found (its row, c/formats.c) */
+    size_t n_facts;
+    size_t run_files;       /* a profile of several files (a directory): its files; 0 otherwise */
+    int supported;          /* a decoder exists in this build */
+} pb_format_info;
+
+/* add a fact to info (dropped past PB_MAX_FACTS; value and note cut to fit) */
+void pb_info_fact(pb_format_info *info, const char *key, int type, const char *value, const char *note);
+/* the value of info's fact `key`, or NULL */
+const char *pb_info_fact_value(const pb_format_info *info, const char *key);
+
+/* a format's chunk decoder: file -> chunks (formats.h) */
+typedef pb_status (*pb_decoder_fn)(pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err);
 
 struct pb_sample_sink; /* samples.h */
 struct pb_fold_decoder; /* fold_samples.h */
@@ -78,7 +121,7 @@ typedef struct pb_format_row {
      * chunks from it (pb_fold_decode) and stack targets read its samples
      * (pb_sample_decode); NULL: the format's own entries below */
     const struct pb_fold_decoder *decoder;
-    /* file -> chunks (pb.h); with PB_YIELDS_STACKS, its stacks are its
+    /* file -> chunks (formats.h); with PB_YIELDS_STACKS, its stacks are its
      * chunks' call events (the driver's pb_chunks_as_samples, chunk_stacks.h) */
     pb_decoder_fn chunks;
     unsigned yields;              /* PB_YIELDS_* */

@@ -11,10 +11,10 @@
  * decode into a sink: the chunk sink of for_chunks, dump, info and convert,
  * or the sample sink of collapsed, pprof, speedscope, merge and the
  * StatProfiler writer.  Every pb_decode_* and pb_decode_samples_* entry point
- * (pb.h, fold_samples.h) is a line over it.
+ * (formats.h) is a line over it.
  *
  * Adding a format: a c/read_<format>.c with its decoder(s), a PB_FMT_ value in
- * pb.h, and one row here (Internals.pod, "ADDING A FORMAT").
+ * formats.h, and one row here (Internals.pod, "ADDING A FORMAT").
  */
 #include <limits.h>
 #include <errno.h>
@@ -25,6 +25,11 @@
 #include "fold_samples.h"
 #include "formats.h"
 #include "reader.h"
+#include "read_callgrind.h"
+#include "read_folded.h"
+#include "read_perf.h"
+#include "read_pprof.h"
+#include "read_pstats.h"
 #include "read_pynytprof.h"
 #include "read_statprofiler.h"
 #include "read_tachyon.h"
@@ -41,27 +46,6 @@ static int has_substr(const unsigned char *p, size_t len, const char *needle)
         if (memcmp(p + i, needle, n) == 0)
             return 1;
     return 0;
-}
-
-void pb_info_fact(pb_format_info *info, const char *key, int type, const char *value, const char *note)
-{
-    pb_fact *f;
-    if (info->n_facts >= PB_MAX_FACTS)
-        return;
-    f = &info->facts[info->n_facts++];
-    f->key = key;
-    f->type = type;
-    snprintf(f->value, sizeof f->value, "%s", value);
-    snprintf(f->note, sizeof f->note, "%s", note);
-}
-
-const char *pb_info_fact_value(const pb_format_info *info, const char *key)
-{
-    size_t i;
-    for (i = 0; i < info->n_facts; i++)
-        if (strcmp(info->facts[i].key, key) == 0)
-            return info->facts[i].value;
-    return NULL;
 }
 
 static void set_compression(pb_format_info *info, int compressed, const char *how)

@@ -1,27 +1,35 @@
-/* formats.h - the table of formats (c/formats.c).
+/* formats.h - the table of formats and the one driver (c/formats.c).
  *
  * One row per format: what detection, the driver, info and formats() know
- * of it.  Rows are indexed by pb_format (pb.h); pb_format_get() returns
- * NULL for PB_FMT_UNKNOWN and out-of-range values.
+ * of it.  Rows are indexed by pb_format (format_row.h); pb_format_get()
+ * returns NULL for PB_FMT_UNKNOWN and out-of-range values.
+ *
+ * It declares what c/formats.c defines: the rows' ids, the calls on the
+ * table, format detection (pb_detect_*) and the driver (pb_decode_*,
+ * pb_decode_samples_*); and one decoder entry point per format, which its
+ * row names: the fold decoders (pb_<format>_decoder) and the NYTProf chunk
+ * stream (pb_read_nytprof, defined in read_nytprof.c: the one prototype
+ * here whose definition lives in another .c).  Tachyon's, StatProfiler's
+ * and Pynytprof's entries, and every sniffer that lives with its decoder,
+ * are declared in that decoder's header (read_<format>.h), which formats.c
+ * includes.
  */
 #ifndef PB_FORMATS_H
 #define PB_FORMATS_H
 
-#include "pb.h"
-#include "format_row.h" /* pb_format_row and its fields' values */
+#include "format_row.h" /* pb_format_row and its fields' values, pb_format_info */
 
 struct pb_sample_sink; /* samples.h */
 
 /* ---- every decoder's entry points ------------------------------------------
  * Each c/read_<format>.c defines its decoders and its row below lists them;
  * nothing else calls them by name (the driver dispatches).  A decoder whose
- * header formats.c includes for its sniffer or its run hooks (read_tachyon.h,
- * read_pynytprof.h, read_statprofiler.h) declares them there, and never
- * includes this file: the
- * table sits above the decoders, which read their row through the sink
- * (format_row.h), so no include goes back up.  Every decoder is
- * built: what a missing optional library prevents is reported by the
- * decoder itself (codecs.h).
+ * header formats.c includes for its sniffer or its run hooks
+ * (read_<format>.h) never includes this file (Tachyon, Pynytprof and
+ * StatProfiler declare their entries there too): the table sits above the
+ * decoders, which read their row through the sink (format_row.h), so no
+ * include goes back up.  Every decoder is built: what a missing optional
+ * library prevents is reported by the decoder itself (codecs.h).
  *
  * A fold decoder (pb_fold_decoder, fold_samples.h) is a format's one entry:
  *     extern const struct pb_fold_decoder pb_<format>_decoder;
@@ -91,23 +99,11 @@ extern const struct pb_fold_decoder pb_pstats_decoder;
  * units of the event read (ATTRIBUTE graph_cost_unit; not time) */
 extern const struct pb_fold_decoder pb_callgrind_decoder;
 
-/* ---- sniffers that live with their decoders --------------------------------
- * read_pprof.c: a pprof profile.proto (gzipped or not) starts p[0..len).
- * read_folded.c: 1 when every non-blank line of p[0..len) is "stack
- * weight" (whole: p is the whole input, so its last line counts even
- * without a newline; else a line cut at len is only checked for NULs, and a
- * first line longer than len must be 16 or more frames).
- * read_perf.c: 1 when p[0..len) starts `perf script` text (a "# ========"
- * header block, or sample headers and frame lines; whole as above). */
-int pb_pprof_sniff(const unsigned char *p, size_t len, uint64_t file_size, pb_format_info *info);
-int pb_folded_sniff(const unsigned char *p, size_t len, int whole);
-int pb_perf_sniff(const unsigned char *p, size_t len, int whole);
-/* read_pstats.c: a marshal dict whose first key is a pstats key */
-int pb_pstats_sniff(const unsigned char *p, size_t len, uint64_t file_size, pb_format_info *info);
-/* read_callgrind.c: "# callgrind format" or a callgrind header line first */
-int pb_callgrind_sniff(const unsigned char *p, size_t len, uint64_t file_size, pb_format_info *info);
+/* ---- sniffers that live with their decoders: read_pprof.h, read_folded.h,
+ * read_perf.h, read_pstats.h, read_callgrind.h (with Tachyon's,
+ * Pynytprof's and StatProfiler's in their headers) */
 
-/* the formats' ids (pb_format, pb.h): the rows of formats[] in c/formats.c, in order */
+/* the formats' ids (pb_format, format_row.h): the rows of formats[] in c/formats.c, in order */
 enum {
     PB_FMT_NYTPROF = 1,
     PB_FMT_PYNYTPROF,
@@ -138,7 +134,63 @@ const pb_format_row *pb_format_run_row(pb_format fmt);
  * cap). */
 const char *pb_format_list(unsigned yields, int titles, const char *last, char *buf, size_t cap);
 
-/* pb_decode_samples_file (fold_samples.h) for a consumer that needs more
+/* ---- the driver (c/formats.c) ---------------------------------------------- */
+const char *pb_format_name(pb_format f);
+pb_format pb_format_from_name(const char *name);
+
+/* Sniff the first bytes (as many as are there, up to 4096 is plenty). */
+void pb_detect_bytes(const unsigned char *p, size_t len, pb_format_info *info);
+/* ... of a file of file_size bytes (UINT64_MAX: unknown), as pb_detect_file
+ * sniffs its first up to 4096 */
+void pb_detect_bytes_sized(const unsigned char *p, size_t len, uint64_t file_size, pb_format_info *info);
+/* Open, sniff, close ("-": standard input; gzip looked through; an input
+ * read once kept for the next open, pb_src_keep). PB_ERR_IO if the file can't be read. */
+pb_status pb_detect_file(const char *path, pb_format_info *info, pb_error *err);
+
+/* 1 when this build has a decoder for f (its row names one), else 0 */
+int pb_format_decodes(pb_format f);
+
+/* Detect (unless format != PB_FMT_UNKNOWN) and decode a whole file or buffer. */
+pb_status pb_decode_file(const char *path, pb_format format, const pb_options *opt,
+                         pb_sink *sink, pb_error *err);
+pb_status pb_decode_mem(const void *data, size_t len, const char *name, pb_format format,
+                        const pb_options *opt, pb_sink *sink, pb_error *err);
+/* Decode a profile of several files (n paths) through the decoder of
+ * format's row (PB_FMT_UNKNOWN: the first row whose profiles span several
+ * files), as pb_decode_file() a path its run hook claims (for_chunks'
+ * files =>); err is initialised here. */
+pb_status pb_decode_run(const char *const *paths, size_t n, pb_format format, const pb_options *opt, pb_sink *sink,
+                        pb_error *err);
+
+/* The format of src from its first 4 KB (the source stays at its start):
+ * PB_ERR_CORRUPT "not a profile ..." (format "profbridge") when unknown. */
+pb_status pb_detect_source(pb_source *src, pb_format *format, pb_error *err);
+
+/* How src's decoder reads it (source.h's input section): gzip inflated
+ * unless the format reads gzip itself, a spooled copy of an input that
+ * cannot seek for a format that seeks (PB_SEEKS) or that the caller reads
+ * again (opt->reread; quiet 2 also).  *format: the format given, or
+ * detected (quiet: an unknown one is no error); info: the sniffed facts,
+ * or NULL.  pb_decode_source does it when the caller did not. */
+pb_status pb_settle_input(pb_source *src, pb_format *format, pb_format_info *info, const pb_options *opt, int quiet,
+                          pb_error *err);
+
+/* Decode from a source the caller opened (and will close): lets a caller
+ * that may be unwound (a Perl callback dying) own the resources. */
+pb_status pb_decode_source(pb_source *src, const char *name, pb_format format, const pb_options *opt,
+                          pb_sink *sink, pb_error *err);
+
+/* The driver of every stack-sample output: detect (fmt
+ * PB_FMT_UNKNOWN), read a run of trace files whole (a directory or a root's
+ * first file), decode into ss, which the decoder finishes.  what names the
+ * output in the error for a format without stacks ("collapsed output"):
+ * PB_ERR_UNSUPPORTED.  opt may be NULL. */
+pb_status pb_decode_samples_file(const char *path, pb_format fmt, const pb_options *opt, struct pb_sample_sink *ss,
+                                 const char *what, pb_error *err);
+pb_status pb_decode_samples_mem(const void *data, size_t len, const char *name, pb_format fmt, const pb_options *opt,
+                                struct pb_sample_sink *ss, const char *what, pb_error *err);
+
+/* pb_decode_samples_file (above) for a consumer that needs more
  * of a format than stacks: needs = the PB_YIELDS_* bits its row must have
  * (PB_YIELDS_SAMPLES: real stack samples); a format without them is
  * refused, unsupported, naming what (the output) and the formats that have

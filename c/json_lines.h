@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 #include <string.h>
-#include "pb.h"
+#include "options.h"
 
 /* Write one chunk as ["TAG",args...]\n */
 void pb_json_chunk(FILE *out, const pb_chunk *c);

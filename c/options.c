@@ -1,12 +1,15 @@
 /* options.c - pb_options defaults and resolution, the salvage warning, and
- * what the optional libraries of this build are (pb.h).  Decoders use these;
+ * what the optional libraries of this build are (options.h).  Decoders use these;
  * nothing here knows a format. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <zlib.h>
 #include "codecs.h"
-#include "pb.h"
+#include "options.h"
+#ifndef PB_NO_YAJL
+#include <yajl/yajl_version.h>
+#endif
 
 void pb_options_init(pb_options *o)
 {
@@ -101,6 +104,19 @@ const char *pb_zstd_version(void)
     return "";
 #endif
 }
+#ifndef PB_NO_YAJL
+const int pb_have_yajl = 1;
+const char *pb_yajl_version(void)
+{
+    static char v[24];
+    int n = yajl_version();
+    snprintf(v, sizeof v, "%d.%d.%d", n / 10000, n / 100 % 100, n % 100);
+    return v;
+}
+#else
+const int pb_have_yajl = 0;
+const char *pb_yajl_version(void) { return ""; }
+#endif
 
 pb_status pb_decoder_done(pb_sink *sink, void (*cleanup)(void *), void *state, pb_status st, pb_error *err)
 {

@@ -1,7 +1,7 @@
 /* pb_limits.h - the default resource limits (pb_options' max_*, 0 = these).
  *
- * Its own header, below pb.h, so that the byte source (source.c) reads the
- * record limit without the options and decoders pb.h declares.  The LIMITS
+ * Its own header, below options.h, so that the byte source (source.c) reads
+ * the record limit without the options options.h declares.  The LIMITS
  * section of Devel::ProfileBridge's POD documents each one.
  */
 #ifndef PB_PB_LIMITS_H

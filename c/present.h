@@ -66,7 +66,7 @@
 #ifndef PB_PRESENT_H
 #define PB_PRESENT_H
 
-#include "pb.h"
+#include "options.h"
 
 typedef struct pb_present pb_present;
 

@@ -49,7 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fold_samples.h"
-#include "formats.h"
+#include "read_callgrind.h"
 #include "model.h"
 #include "reader.h"
 

@@ -36,7 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include "pb.h"
+#include "options.h"
 #include "fold_samples.h"
 #include "fold_spans.h"
 #include "json_lines.h"

@@ -64,6 +64,7 @@
 #include <string.h>
 #include "fold_samples.h"
 #include "model.h"
+#include "read_folded.h"
 #include "reader.h"
 
 typedef struct {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "nytp_codec.h"
-#include "pb.h"
+#include "options.h"
 #include "formats.h"
 #include "reader.h"
 #include "util.h"

@@ -69,6 +69,7 @@
 #include <string.h>
 #include "fold_samples.h"
 #include "model.h"
+#include "read_perf.h"
 #include "reader.h"
 
 typedef struct {

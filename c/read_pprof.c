@@ -91,7 +91,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
-#include "pb.h"
+#include "options.h"
+#include "read_pprof.h"
 #include "reader.h"
 #include "util.h"
 #include "fold_samples.h"

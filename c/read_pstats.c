@@ -35,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fold_samples.h"
-#include "formats.h"
+#include "read_pstats.h"
 #include "model.h"
 #include "python.h"
 #include "reader.h"

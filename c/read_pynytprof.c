@@ -64,7 +64,7 @@
 #include <string.h>
 #include "nytp_codec.h"
 #include "nytp_records.h"
-#include "pb.h"
+#include "options.h"
 #include "read_pynytprof.h"
 #include "reader.h"
 #include "model.h"

@@ -4,7 +4,7 @@
 #define PB_READ_PYNYTPROF_H
 
 #include <stddef.h>
-#include "pb.h"
+#include "options.h"
 
 /* The decoder's one entry (the row in formats.c names it; formats.h says
  * what it gives): its chunks, the files, subs, edges and statements through

@@ -78,7 +78,7 @@
 #include "fold_samples.h"
 #include "fold_spans.h"
 #include "json_ints.h" /* pb_json_yajl_message */
-#include "pb.h"
+#include "options.h"
 #include "reader.h"
 #include "samples.h"
 #include "util.h"

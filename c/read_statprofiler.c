@@ -29,7 +29,7 @@
 #include <dirent.h>
 #include <sys/stat.h>
 #include "codecs.h"
-#include "pb.h"
+#include "options.h"
 #include "reader.h"
 #include "samples.h"
 #include "read_statprofiler.h"

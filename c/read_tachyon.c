@@ -43,7 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include "pb.h"
+#include "options.h"
 #include "read_tachyon.h"
 #include "python.h"
 #include "reader.h"
@@ -101,7 +101,7 @@ typedef struct {
     uint64_t sample_count;
     uint32_t thread_count, compression;
     int layout;                    /* PB_TACH_314 / PB_TACH_315 */
-    uint32_t mode_field;           /* 3.15 header offset 60: the bit field (pb.h, PB_TACH_MODE_BITS ...) */
+    uint32_t mode_field;           /* 3.15 header offset 60: the bit field (read_tachyon.h, PB_TACH_MODE_BITS ...) */
     uint64_t str_off, frame_off, size, footer_off;
     uint32_t nstrings_decl, nframes_decl;
     /* tables */

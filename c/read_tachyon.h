@@ -3,7 +3,7 @@
 #ifndef PB_READ_TACHYON_H
 #define PB_READ_TACHYON_H
 
-#include "pb.h"
+#include "options.h"
 
 struct pb_fold_decoder; /* fold_samples.h */
 

@@ -97,32 +97,17 @@
 #include "codecs.h"
 #include "fold_samples.h"
 #include "json_ints.h"
-#include "pb.h"
+#include "options.h"
 #include "reader.h"
 #include "samples.h"
 #include "util.h"
 
 #ifndef PB_NO_YAJL
 #include <yajl/yajl_parse.h>
-#include <yajl/yajl_version.h>
 #define PB_HAVE_YAJL 1
 #else
 #define PB_HAVE_YAJL 0
 #endif
-
-const int pb_have_yajl = PB_HAVE_YAJL;
-
-const char *pb_yajl_version(void)
-{
-#if PB_HAVE_YAJL
-    static char v[24];
-    int n = yajl_version();
-    snprintf(v, sizeof v, "%d.%d.%d", n / 10000, n / 100 % 100, n % 100);
-    return v;
-#else
-    return "";
-#endif
-}
 
 #if !PB_HAVE_YAJL
 /* this build has no yajl: the driver says so (cfg.missing_library) */

@@ -26,7 +26,7 @@
 #include <string.h>
 #include "error.h"
 #include "nytp_codec.h"
-#include "pb.h"
+#include "options.h"
 #include "source.h"
 #include "util.h"
 

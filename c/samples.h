@@ -14,7 +14,7 @@
 #ifndef PB_SAMPLES_H
 #define PB_SAMPLES_H
 
-#include "pb.h"
+#include "options.h"
 #include "format_row.h"
 #include "util.h"
 

@@ -24,7 +24,7 @@
 #ifndef PB_STACK_TABLE_H
 #define PB_STACK_TABLE_H
 
-#include "pb.h"
+#include "options.h"
 #include "util.h"
 
 #define PB_STACK_TABLE_MAX_BYTES ((size_t)16 << 20) /* the stacks' ids and heads, without the index */

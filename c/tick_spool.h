@@ -15,7 +15,7 @@
 #ifndef PB_TICK_SPOOL_H
 #define PB_TICK_SPOOL_H
 
-#include "pb.h"
+#include "options.h"
 
 typedef struct {
     uint32_t x, y;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "write_collapsed.h"
 #include "output.h"
+#include "formats.h" /* pb_decode_samples_file */
 #include "model.h"
 #include "stack_table.h"
 #include "util.h"

@@ -3,7 +3,7 @@
 #define PB_WRITE_DUMP_H
 
 #include <stdio.h>
-#include "pb.h"
+#include "options.h"
 
 /* The dump writer on an open stream (its row in outputs.c; pb_write opens
  * the stream through output.h: "-" is standard output, a file is written to

@@ -33,7 +33,7 @@
 #include <zlib.h>
 #include "nytp_codec.h"
 #include "output.h"
-#include "pb.h"
+#include "options.h"
 #include "util.h"
 #include "write_nytprof.h"
 #include "present.h"
