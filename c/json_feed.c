@@ -21,6 +21,21 @@ void pb_json_feed_close(pb_json_feed *f)
     pb_src_cursor_free(&f->rd);
 }
 
+int pb_json_feed_push(pb_json_feed *f, int c)
+{
+    if (f->depth >= PB_JSON_MAX_NEST) {
+        if (!f->fail) {
+            f->fail = PB_ERR_CORRUPT;
+            snprintf(f->why, sizeof f->why, "JSON nested deeper than %u levels", PB_JSON_MAX_NEST);
+        }
+        return 0;
+    }
+    if (f->depth < PB_JSON_CTX)
+        f->ctx[f->depth] = (unsigned char)c;
+    f->depth++;
+    return 1;
+}
+
 /* yajl's own message for a parse of b[0..n) that failed, on one line
  * ("JSON syntax error" when it has none), into msg[cap]; returns msg */
 static char *error_line(void *h, const unsigned char *b, size_t n, char *msg, size_t cap)

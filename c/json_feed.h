@@ -18,12 +18,16 @@
 #include "error.h"
 #include "source.h"
 
+#define PB_JSON_MAX_NEST 512u /* JSON nested deeper than this is refused */
+#define PB_JSON_CTX 16u       /* levels whose context is kept; deeper is context 0 */
+
 typedef struct {
     void *h;                    /* the yajl_handle */
     const unsigned char *chunk; /* the block being parsed, its length and its offset */
     size_t chunk_len;
     uint64_t chunk_off;
     unsigned depth;             /* containers open (the callbacks count them) */
+    unsigned char ctx[PB_JSON_CTX]; /* what each open container is to the decoder (its own numbers) */
     int done;                   /* a callback stopped the parse on purpose */
     pb_status fail;             /* a callback's complaint (in why), or a sink's status (sink_failed) */
     int sink_failed;
@@ -31,6 +35,16 @@ typedef struct {
     pb_src_cursor rd;           /* a cursor: its array's bytes (source.h) */
     int started;                /* a cursor: 1 reading from the first byte, 2 from its array's key */
 } pb_json_feed;
+
+/* the innermost open container's context (0: none open, or deeper than
+ * PB_JSON_CTX: the decoder's number for a container it skips) */
+static inline int pb_json_feed_ctx(const pb_json_feed *f)
+{
+    return f->depth && f->depth <= PB_JSON_CTX ? f->ctx[f->depth - 1] : 0;
+}
+/* a container of context c opens: 1, or 0 (a yajl callback's stop, the
+ * complaint made) when it would be nested deeper than PB_JSON_MAX_NEST */
+int pb_json_feed_push(pb_json_feed *f, int c);
 
 /* A parser of f (zeroed by the caller) whose callbacks are cb (a const
  * yajl_callbacks *) with ctx; one_value: the parse ends after the first

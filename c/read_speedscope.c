@@ -98,10 +98,8 @@ const pb_fold_decoder pb_speedscope_decoder = {.cfg = {.source_format = "speedsc
 
 #define SS_BLOCK 65536u
 #define SS_NONE UINT32_MAX
-#define SS_MAX_NEST 512u
-#define SS_CTX 16u
 
-/* contexts */
+/* contexts (C_SKIP 0: json_feed.h's context of a level not kept) */
 enum { C_SKIP, C_TOP, C_SHARED, C_FRAMES, C_FRAME, C_PROFILES, C_PROFILE, C_SAMPLES, C_STACK, C_WEIGHTS, C_EVENTS,
        C_EVENT };
 /* keys */
@@ -141,7 +139,6 @@ typedef struct {
     ssr *r;
     int target;          /* 0: pass 1; else 1 + A_* */
     uint32_t tprof;      /* a cursor's profile */
-    unsigned char ctx[SS_CTX];
     int key;
     uint32_t prof_i;     /* profiles opened so far */
     int in_target;       /* inside the target profile */
@@ -224,7 +221,7 @@ static int sink_fail(ssp *p, pb_status st)
     return 0;
 }
 
-static int cur_ctx(const ssp *p) { return p->j.depth && p->j.depth <= SS_CTX ? p->ctx[p->j.depth - 1] : C_SKIP; }
+static int cur_ctx(const ssp *p) { return pb_json_feed_ctx(&p->j); }
 
 static int key_is(const unsigned char *k, size_t n, const char *s) { return n == strlen(s) && !memcmp(k, s, n); }
 
@@ -408,11 +405,8 @@ static int ss_open(void *ctx, int is_map)
                         : pc == C_SAMPLES ? "an array of frame indices" : "a different value",
                         ctx_what(pc));
     }
-    if (p->j.depth >= SS_MAX_NEST)
-        return complain(p, PB_ERR_CORRUPT, "JSON nested deeper than %u levels", SS_MAX_NEST);
-    if (p->j.depth < SS_CTX)
-        p->ctx[p->j.depth] = (unsigned char)c;
-    p->j.depth++;
+    if (!pb_json_feed_push(&p->j, c))
+        return 0;
     p->key = K_OTHER;
     if (c == C_PROFILE) {
         p->prof_i++;

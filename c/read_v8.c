@@ -133,8 +133,6 @@ const pb_fold_decoder pb_v8_decoder = {.cfg = {.source_format = "v8", .ticks_per
 
 #define V8_BLOCK 65536u
 #define V8_NONE UINT32_MAX
-#define V8_MAX_NEST 512u /* JSON nesting: a cpuprofile needs 5 levels */
-#define V8_CTX 16u       /* levels whose context is kept; deeper is skipped */
 #define V8_SEEN_IDS (1u << 22)   /* the fast path: sampled node ids below this (a 512 KB bitmap) */
 #define V8_TIME_MAX (INT64_C(1) << 52) /* the fast path: µs times and sums below this (ns below 2^62) */
 #define V8_DELTA_MAX (INT64_C(1) << 40)
@@ -143,7 +141,7 @@ const pb_fold_decoder pb_v8_decoder = {.cfg = {.source_format = "v8", .ticks_per
 /* what a key names, in the map it is in */
 enum { K_OTHER, K_NODES, K_SAMPLES, K_DELTAS, K_START, K_END, K_ID, K_CALLFRAME, K_CHILDREN, K_PARENT,
        K_POSTICKS, K_FNAME, K_URL, K_LINE, K_COL };
-/* what a container is */
+/* what a container is (C_SKIP 0: json_feed.h's context of a level not kept) */
 enum { C_SKIP, C_TOP, C_NODES, C_NODE, C_CALLFRAME, C_CHILDREN, C_SAMPLES, C_DELTAS, C_POSTICKS };
 /* node kinds */
 enum { N_FUNC, N_ROOT, N_SYNTH };
@@ -175,7 +173,6 @@ typedef struct {
     pb_json_feed j;        /* the parser, its block, depth and complaint (j.done: a cursor's array ended) */
     v8r *r;
     int target;            /* pass 1: 0; a cursor: C_SAMPLES or C_DELTAS */
-    unsigned char ctx[V8_CTX];
     int key;
     /* a cursor: numbers parsed, not yet paired (a ring would save nothing:
      * the queue is drained before it is refilled) */
@@ -255,7 +252,7 @@ static int complain(v8p *p, pb_status st, const char *fmt, const char *a)
     return 0;
 }
 
-static int cur_ctx(const v8p *p) { return p->j.depth && p->j.depth <= V8_CTX ? p->ctx[p->j.depth - 1] : C_SKIP; }
+static int cur_ctx(const v8p *p) { return pb_json_feed_ctx(&p->j); }
 
 static const char *ctx_name(int c)
 {
@@ -377,11 +374,8 @@ static int v8_open(void *ctx, int is_map)
                                                             "timeDeltas, children)"
                                                           : "an array where an object belongs (callFrame)");
     }
-    if (p->j.depth >= V8_MAX_NEST)
-        return complain(p, PB_ERR_CORRUPT, "JSON nested deeper than %s levels", "512");
-    if (p->j.depth < V8_CTX)
-        p->ctx[p->j.depth] = (unsigned char)c;
-    p->j.depth++;
+    if (!pb_json_feed_push(&p->j, c))
+        return 0;
     p->key = K_OTHER;
     if (!p->target) {
         if (c == C_NODES)
