@@ -45,6 +45,15 @@ static inline int pb_json_feed_ctx(const pb_json_feed *f)
 /* a container of context c opens: 1, or 0 (a yajl callback's stop, the
  * complaint made) when it would be nested deeper than PB_JSON_MAX_NEST */
 int pb_json_feed_push(pb_json_feed *f, int c);
+/* the innermost container closes: its context, or -1 when none is open */
+static inline int pb_json_feed_pop(pb_json_feed *f)
+{
+    int c = pb_json_feed_ctx(f);
+    if (!f->depth)
+        return -1;
+    f->depth--;
+    return c;
+}
 
 /* A parser of f (zeroed by the caller) whose callbacks are cb (a const
  * yajl_callbacks *) with ctx; one_value: the parse ends after the first

@@ -451,10 +451,9 @@ static int event_cursor(ssp *p);
 static int ss_close(void *ctx)
 {
     ssp *p = P(ctx);
-    int c = cur_ctx(p);
-    if (!p->j.depth)
+    int c = pb_json_feed_pop(&p->j);
+    if (c < 0)
         return 1;
-    p->j.depth--;
     p->key = K_OTHER;
     if (c == C_FRAME && !p->target && !p->r->frames[p->r->nframes - 1].have_name)
         return complain(p, PB_ERR_CORRUPT, "frame %zu has no \"name\"", p->r->nframes - 1);

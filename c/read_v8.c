@@ -396,10 +396,9 @@ static int v8_start_array(void *ctx) { return v8_open(ctx, 0); }
 static int v8_close(void *ctx)
 {
     v8p *p = P(ctx);
-    int c = cur_ctx(p);
-    if (!p->j.depth)
+    int c = pb_json_feed_pop(&p->j);
+    if (c < 0)
         return 1;
-    p->j.depth--;
     if (c == C_NODE) {
         v8_node *n = &p->r->nodes[p->r->nnodes - 1];
         if (!n->have_id)
