@@ -231,12 +231,11 @@ static pb_status ss_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
                   f->frames[i].sub == sub && f->frames[i].file == file && f->frames[i].line == line);
     if ((*id = i) != PB_INDEX_NONE)
         return PB_OK;
-    if (pb_grow((void **)&f->frames, &f->cframes, f->nframes + 1, sizeof *f->frames) < 0)
+    if (pb_index_add(&f->tframes, k, (void **)&f->frames, &f->cframes, f->nframes, sizeof *f->frames) < 0)
         return OOM(f);
     f->frames[f->nframes].sub = sub;
     f->frames[f->nframes].file = file;
     f->frames[f->nframes].line = line;
-    pb_index_set(&f->tframes, k, (uint32_t)f->nframes);
     *id = (uint32_t)f->nframes++;
     return PB_OK;
 }
@@ -673,13 +672,11 @@ static pb_status graph_fn_of(pb_fold *f, uint32_t thread, uint32_t sub, uint32_t
         return OOM(f);
     PB_INDEX_FIND(&f->tgf, gf_hash(thread, sub), k, i, f->gf[i].thread == thread && f->gf[i].sub == sub);
     if (i == PB_INDEX_NONE) {
-        if (pb_grow((void **)&f->gf, &f->cgf, f->ngf + 1, sizeof *f->gf) < 0)
+        if (pb_index_add(&f->tgf, k, (void **)&f->gf, &f->cgf, f->ngf, sizeof *f->gf) < 0)
             return OOM(f);
-        memset(&f->gf[f->ngf], 0, sizeof *f->gf);
         f->gf[f->ngf].thread = thread;
         f->gf[f->ngf].sub = sub;
         f->gf[f->ngf].frame = frame;
-        pb_index_set(&f->tgf, k, (uint32_t)f->ngf);
         i = (uint32_t)f->ngf++;
     }
     *idx = i;

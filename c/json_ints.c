@@ -7,10 +7,6 @@
 #include <sys/types.h>
 #include <unistd.h>
 #include "json_ints.h"
-#ifndef PB_NO_YAJL
-#include <stdio.h>
-#include <yajl/yajl_parse.h>
-#endif
 
 #define BUF_CAP (PB_JSON_INTS_WINDOW + 64u)
 #define NUM_MAX 24u /* '-', 18 digits and the byte after them, with room */
@@ -153,20 +149,3 @@ int pb_json_ints_next_any(pb_json_ints *c, int64_t *v)
     *v = neg ? -(int64_t)x : (int64_t)x;
     return PB_JSON_INTS_VALUE;
 }
-
-#ifndef PB_NO_YAJL
-char *pb_json_yajl_message(void *h, const unsigned char *b, size_t n, char *msg, size_t cap)
-{
-    unsigned char *e = yajl_get_error((yajl_handle)h, 0, b, n);
-    size_t k;
-    snprintf(msg, cap, "%s", e ? (const char *)e : "JSON syntax error");
-    if (e)
-        yajl_free_error((yajl_handle)h, e);
-    for (k = 0; msg[k]; k++) /* yajl's message ends with a newline */
-        if (msg[k] == '\n')
-            msg[k] = ' ';
-    while (k && msg[k - 1] == ' ')
-        msg[--k] = '\0';
-    return msg;
-}
-#endif

@@ -133,9 +133,4 @@ static inline int pb_json_ints_next(pb_json_ints *c, int64_t *v)
 /* the offset of the next byte to read */
 static inline uint64_t pb_json_ints_offset(const pb_json_ints *c) { return c->base + (uint64_t)(c->p - c->win); }
 
-/* yajl's own message for a parse of b[0..n) that failed (h: the parser's
- * yajl_handle), on one line ("JSON syntax error" when it has none), into
- * msg[cap]; returns msg.  Only in a build with yajl (PB_NO_YAJL unset). */
-char *pb_json_yajl_message(void *h, const unsigned char *b, size_t n, char *msg, size_t cap);
-
 #endif

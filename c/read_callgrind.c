@@ -237,13 +237,11 @@ static pb_status sum_add(cg *r, cg_sums *t, uint32_t a, uint32_t b, uint32_t lin
         return OOM(r);
     PB_INDEX_FIND(&t->ix, sum_hash(a, b, line), k, i, t->e[i].a == a && t->e[i].b == b && t->e[i].line == line);
     if (i == PB_INDEX_NONE) {
-        if (t->n >= 0x7FFFFFF0u || pb_grow((void **)&t->e, &t->cap, t->n + 1, sizeof *t->e) < 0)
+        if (t->n >= 0x7FFFFFF0u || pb_index_add(&t->ix, k, (void **)&t->e, &t->cap, t->n, sizeof *t->e) < 0)
             return OOM(r);
-        memset(&t->e[t->n], 0, sizeof *t->e);
         t->e[t->n].a = a;
         t->e[t->n].b = b;
         t->e[t->n].line = line;
-        pb_index_set(&t->ix, k, (uint32_t)t->n);
         i = (uint32_t)t->n++;
     }
     if (t->e[i].cost > UINT64_MAX - cost)

@@ -502,13 +502,13 @@ static pb_status key_of(ps *r, uint32_t kref, uint32_t *out)
     PB_INDEX_FIND(&r->tkeys, key_hash(file, line, func), slot, i,
                   r->keys[i].file == file && r->keys[i].line == line && r->keys[i].func == func);
     if (i == PB_INDEX_NONE) {
-        if (r->nkeys >= 0x7FFFFFF0u || pb_grow((void **)&r->keys, &r->ckeys, r->nkeys + 1, sizeof *r->keys) < 0)
+        if (r->nkeys >= 0x7FFFFFF0u ||
+            pb_index_add(&r->tkeys, slot, (void **)&r->keys, &r->ckeys, r->nkeys, sizeof *r->keys) < 0)
             return OOM(r);
         r->keys[r->nkeys].file = file;
         r->keys[r->nkeys].line = line;
         r->keys[r->nkeys].func = func;
         r->keys[r->nkeys].id = UINT32_MAX;
-        pb_index_set(&r->tkeys, slot, (uint32_t)r->nkeys);
         i = (uint32_t)r->nkeys++;
     }
     *out = i;
@@ -536,12 +536,11 @@ static pb_status key_frame(ps *r, uint32_t i, uint32_t *id)
         return OOM(r);
     PB_INDEX_FIND(&r->tnames, key_hash(file, 0, func), s2, j, r->names[j].file == file && r->names[j].func == func);
     if (j == PB_INDEX_NONE) {
-        if (pb_grow((void **)&r->names, &r->cnames, r->nnames + 1, sizeof *r->names) < 0)
+        if (pb_index_add(&r->tnames, s2, (void **)&r->names, &r->cnames, r->nnames, sizeof *r->names) < 0)
             return OOM(r);
         r->names[r->nnames].file = file;
         r->names[r->nnames].func = func;
         r->names[r->nnames].line = line;
-        pb_index_set(&r->tnames, s2, (uint32_t)r->nnames);
         j = (uint32_t)r->nnames++;
     }
     nline = r->names[j].line;

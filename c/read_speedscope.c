@@ -77,7 +77,7 @@
 #include "codecs.h"
 #include "fold_samples.h"
 #include "fold_spans.h"
-#include "json_ints.h" /* pb_json_yajl_message */
+#include "json_feed.h"
 #include "options.h"
 #include "reader.h"
 #include "samples.h"
@@ -98,10 +98,8 @@ const pb_fold_decoder pb_speedscope_decoder = {.cfg = {.source_format = "speedsc
 
 #define SS_BLOCK 65536u
 #define SS_NONE UINT32_MAX
-#define SS_MAX_NEST 512u
-#define SS_CTX 16u
 
-/* contexts */
+/* contexts (C_SKIP 0: json_feed.h's context of a level not kept) */
 enum { C_SKIP, C_TOP, C_SHARED, C_FRAMES, C_FRAME, C_PROFILES, C_PROFILE, C_SAMPLES, C_STACK, C_WEIGHTS, C_EVENTS,
        C_EVENT };
 /* keys */
@@ -137,19 +135,11 @@ typedef struct {
 typedef struct ssr ssr;
 
 typedef struct {
+    pb_json_feed j;      /* the parser, its block, depth and complaint (j.done: a cursor's array ended) */
     ssr *r;
-    yajl_handle h;
     int target;          /* 0: pass 1; else 1 + A_* */
     uint32_t tprof;      /* a cursor's profile */
-    unsigned depth;
-    unsigned char ctx[SS_CTX];
     int key;
-    int done;
-    const unsigned char *chunk;
-    size_t chunk_len;
-    uint64_t chunk_off;
-    pb_src_cursor rd;    /* a cursor: its array's bytes (source.h) */
-    int started;         /* a cursor: 1 reading from the first byte, 2 from its array's key */
     uint32_t prof_i;     /* profiles opened so far */
     int in_target;       /* inside the target profile */
     /* the event being read */
@@ -164,9 +154,6 @@ typedef struct {
     size_t nq, cq, cqoff, qhead;
     double *qw;
     size_t nqw, cqw;
-    pb_status fail;
-    int sink_failed;     /* fail is a sink's status (its error already filled, or an abort) */
-    char why[200];
 } ssp;
 
 struct ssr {
@@ -214,11 +201,11 @@ static int64_t round_i64(double x) { return x >= 0 ? (int64_t)(x + 0.5) : -(int6
 static int complain(ssp *p, pb_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int complain(ssp *p, pb_status st, const char *fmt, ...)
 {
-    if (!p->fail) {
+    if (!p->j.fail) {
         va_list ap;
         va_start(ap, fmt);
-        p->fail = st;
-        vsnprintf(p->why, sizeof p->why, fmt, ap);
+        p->j.fail = st;
+        vsnprintf(p->j.why, sizeof p->j.why, fmt, ap);
         va_end(ap);
     }
     return 0;
@@ -227,14 +214,14 @@ static int complain(ssp *p, pb_status st, const char *fmt, ...)
 /* a sink's failure inside a callback: its status kept, yajl told to stop */
 static int sink_fail(ssp *p, pb_status st)
 {
-    if (!p->fail) {
-        p->fail = st;
-        p->sink_failed = 1;
+    if (!p->j.fail) {
+        p->j.fail = st;
+        p->j.sink_failed = 1;
     }
     return 0;
 }
 
-static int cur_ctx(const ssp *p) { return p->depth && p->depth <= SS_CTX ? p->ctx[p->depth - 1] : C_SKIP; }
+static int cur_ctx(const ssp *p) { return pb_json_feed_ctx(&p->j); }
 
 static int key_is(const unsigned char *k, size_t n, const char *s) { return n == strlen(s) && !memcmp(k, s, n); }
 
@@ -288,8 +275,8 @@ static int ss_map_key(void *ctx, const unsigned char *k, size_t n)
             if (pr->have[a])
                 return complain(p, PB_ERR_CORRUPT, "profile %zu has two \"%.*s\" keys", p->r->nprofs - 1, (int)n,
                                 (const char *)k);
-            if (k >= p->chunk && k + n < p->chunk + p->chunk_len && k[n] == '"')
-                pr->at[a] = p->chunk_off + (uint64_t)(k - p->chunk) + n + 1;
+            if (k >= p->j.chunk && k + n < p->j.chunk + p->j.chunk_len && k[n] == '"')
+                pr->at[a] = p->j.chunk_off + (uint64_t)(k - p->j.chunk) + n + 1;
         }
     } else if (c == C_EVENT) {
         p->key = key_is(k, n, "type") ? K_TYPE : key_is(k, n, "frame") ? K_FRAME : key_is(k, n, "at") ? K_AT
@@ -323,7 +310,7 @@ static int new_prof(ssp *p)
         return complain(p, PB_ERR_LIMIT, "out of memory");
     pr = &r->profs[r->nprofs++];
     memset(pr, 0, sizeof *pr);
-    pr->off = p->chunk_off + (p->h ? yajl_get_bytes_consumed(p->h) : 0);
+    pr->off = p->j.chunk_off + (p->j.h ? yajl_get_bytes_consumed(p->j.h) : 0);
     r->nopen = 0;
     return 1;
 }
@@ -333,8 +320,8 @@ static int open_ctx(ssp *p, int is_map, int *ok)
 {
     int c = cur_ctx(p), k = p->key;
     *ok = 1;
-    if (p->depth == 0) {
-        if (p->target && p->started == 2) {
+    if (p->j.depth == 0) {
+        if (p->target && p->j.started == 2) {
             *ok = !is_map;
             p->in_target = 1;
             return p->target - 1 == A_SAMPLES ? C_SAMPLES : p->target - 1 == A_WEIGHTS ? C_WEIGHTS : C_EVENTS;
@@ -411,22 +398,19 @@ static int ss_open(void *ctx, int is_map)
     ssp *p = P(ctx);
     int ok, c = open_ctx(p, is_map, &ok), pc = cur_ctx(p);
     if (!ok) {
-        if (p->depth == 0)
+        if (p->j.depth == 0)
             return complain(p, PB_ERR_CORRUPT, "a speedscope file is a JSON object; this is an array");
         return complain(p, PB_ERR_CORRUPT, "%s where %s belongs (in %s)", is_map ? "an object" : "an array",
                         pc == C_FRAMES || pc == C_PROFILES || pc == C_EVENTS ? "an object"
                         : pc == C_SAMPLES ? "an array of frame indices" : "a different value",
                         ctx_what(pc));
     }
-    if (p->depth >= SS_MAX_NEST)
-        return complain(p, PB_ERR_CORRUPT, "JSON nested deeper than %u levels", SS_MAX_NEST);
-    if (p->depth < SS_CTX)
-        p->ctx[p->depth] = (unsigned char)c;
-    p->depth++;
+    if (!pb_json_feed_push(&p->j, c))
+        return 0;
     p->key = K_OTHER;
     if (c == C_PROFILE) {
         p->prof_i++;
-        if (p->target && p->started != 2)
+        if (p->target && p->j.started != 2)
             p->in_target = p->prof_i - 1 == p->tprof;
     }
     if (c == C_EVENT)
@@ -452,7 +436,7 @@ static int ss_open(void *ctx, int is_map)
             pb_grow((void **)&p->qoff, &p->cqoff, p->nq + 1, sizeof *p->qoff) < 0)
             return complain(p, PB_ERR_LIMIT, "out of memory");
         p->qstart[p->nq] = p->nqids;
-        p->qoff[p->nq] = p->chunk_off + yajl_get_bytes_consumed(p->h);
+        p->qoff[p->nq] = p->j.chunk_off + yajl_get_bytes_consumed(p->j.h);
     }
     return 1;
 }
@@ -467,10 +451,9 @@ static int event_cursor(ssp *p);
 static int ss_close(void *ctx)
 {
     ssp *p = P(ctx);
-    int c = cur_ctx(p);
-    if (!p->depth)
+    int c = pb_json_feed_pop(&p->j);
+    if (c < 0)
         return 1;
-    p->depth--;
     p->key = K_OTHER;
     if (c == C_FRAME && !p->target && !p->r->frames[p->r->nframes - 1].have_name)
         return complain(p, PB_ERR_CORRUPT, "frame %zu has no \"name\"", p->r->nframes - 1);
@@ -507,7 +490,7 @@ static int ss_close(void *ctx)
     }
     if (p->target && p->in_target && (c == C_SAMPLES || c == C_WEIGHTS || c == C_EVENTS) &&
         c == (p->target - 1 == A_SAMPLES ? C_SAMPLES : p->target - 1 == A_WEIGHTS ? C_WEIGHTS : C_EVENTS)) {
-        p->done = 1;
+        p->j.done = 1;
         return 0; /* this cursor's array is read */
     }
     return 1;
@@ -520,7 +503,7 @@ static int ss_number(ssp *p, double v, int64_t iv, int integral)
 {
     int c = cur_ctx(p), k = p->key;
     ssr *r = p->r;
-    if (!p->depth)
+    if (!p->j.depth)
         return complain(p, PB_ERR_CORRUPT, "a speedscope file is a JSON object; this is a number");
     if (c == C_STACK) {
         int64_t ix = integral ? (iv >= 0 && iv < (int64_t)UINT32_MAX ? iv : -1) : index_of(v);
@@ -597,7 +580,7 @@ static int ss_double(void *ctx, double d) { return ss_number(P(ctx), d, 0, 0); }
 static int ss_other(ssp *p, const char *what)
 {
     int c = cur_ctx(p), k = p->key;
-    if (!p->depth)
+    if (!p->j.depth)
         return complain(p, PB_ERR_CORRUPT, "a speedscope file is a JSON object; this is %s", what);
     if (c == C_STACK || c == C_WEIGHTS)
         return complain(p, PB_ERR_CORRUPT, "%s in %s, where numbers belong", what, ctx_what(c));
@@ -740,76 +723,23 @@ static pb_status parser_new(ssr *r, ssp *p, int target, uint32_t tprof)
     p->r = r;
     p->target = target;
     p->tprof = tprof;
-    p->h = yajl_alloc(&ss_callbacks, NULL, p);
-    if (!p->h)
-        return oom(r, 0);
-    yajl_config(p->h, yajl_allow_trailing_garbage, target ? 1 : 0);
-    return PB_OK;
+    return pb_json_feed_open(&p->j, &ss_callbacks, p, target) < 0 ? oom(r, 0) : PB_OK;
 }
 
 static void parser_free(ssp *p)
 {
-    if (p->h)
-        yajl_free(p->h);
+    pb_json_feed_close(&p->j);
     PB_FREE_ALL(p->qids, p->qstart, p->qoff, p->qw);
-    pb_src_cursor_free(&p->rd);
     memset(p, 0, sizeof *p);
-}
-
-static pb_status parse_error(ssp *p, yajl_status ys, const unsigned char *b, size_t n)
-{
-    ssr *r = p->r;
-    uint64_t off = p->chunk_off + yajl_get_bytes_consumed(p->h);
-    if (ys == yajl_status_client_canceled) {
-        if (p->done)
-            return PB_OK;
-        if (r->err->status) /* a sink's error, already filled */
-            return r->err->status;
-        if (p->sink_failed) /* a consumer that stopped (PB_ERR_ABORT) */
-            return p->fail;
-        return pb_fail(r->err, p->fail ? p->fail : PB_ERR_CORRUPT, off, "%s", p->why);
-    }
-    {
-        char msg[160];
-        return pb_fail(r->err, PB_ERR_CORRUPT, off, "bad JSON: %s", pb_json_yajl_message(p->h, b, n, msg, sizeof msg));
-    }
-}
-
-static pb_status feed(ssp *p, const unsigned char *b, size_t n, uint64_t off)
-{
-    yajl_status ys;
-    p->chunk = b;
-    p->chunk_len = n;
-    p->chunk_off = off;
-    ys = n ? yajl_parse(p->h, b, n) : yajl_complete_parse(p->h);
-    return ys == yajl_status_ok ? PB_OK : parse_error(p, ys, b, n);
 }
 
 static pb_status pass1(ssr *r)
 {
     ssp *pp = &r->p1;
     pb_status st;
-    int got;
     if ((st = parser_new(r, pp, 0, 0)) != PB_OK)
         return st;
-    while (st == PB_OK && (got = pb_src_need(r->s, 1)) > 0) {
-        size_t n = pb_src_avail(r->s);
-        if (n > SS_BLOCK)
-            n = SS_BLOCK;
-        st = feed(pp, r->s->p, n, pb_src_offset(r->s));
-        r->s->p += n;
-    }
-    if (st == PB_OK && got < 0)
-        st = r->err->status ? r->err->status : PB_ERR_IO;
-    if (st == PB_OK) {
-        uint64_t end = pb_src_offset(r->s);
-        st = feed(pp, NULL, 0, end);
-        if (st == PB_ERR_CORRUPT && pp->depth > 0 && !pp->fail) {
-            r->err->status = PB_OK;
-            st = pb_fail(r->err, PB_ERR_TRUNCATED, end, "the JSON object ends before it is closed (%u level%s open)",
-                         pp->depth, pp->depth == 1 ? "" : "s");
-        }
-    }
+    st = pb_json_feed_source(&pp->j, r->s, SS_BLOCK, r->err);
     parser_free(pp);
     return st;
 }
@@ -817,25 +747,13 @@ static pb_status pass1(ssr *r)
 /* one block more for cursor c */
 static pb_status cursor_step(ssr *r, ssp *c)
 {
-    const unsigned char *b;
-    size_t n;
-    pb_status st;
-    if (!c->started) {
-        /* from the byte after the array's key: its ':' and white space */
-        uint64_t at = r->profs[c->tprof].at[c->target - 1];
-        c->started = at ? 2 : 1;
-        pb_src_cursor_open(&c->rd, r->s, at, SS_BLOCK, at ? ": \t\r\n" : NULL);
-    }
-    if ((st = pb_src_cursor_next(&c->rd, &b, &n, r->err)) != PB_OK)
-        return st;
-    if (n == 0) {
-        st = feed(c, NULL, 0, c->rd.pos);
-        if (st == PB_OK && !c->done)
-            st = pb_fail(r->err, PB_ERR_TRUNCATED, c->rd.pos, "a profile's array ends before it is closed (did the "
-                         "file change?)");
-        return st;
-    }
-    return feed(c, b, n, c->rd.pos - n);
+    int unclosed = 0;
+    pb_status st = pb_json_feed_cursor(&c->j, r->s, r->profs[c->tprof].at[c->target - 1], SS_BLOCK, 0, r->err,
+                                       &unclosed);
+    if (unclosed)
+        st = pb_fail(r->err, PB_ERR_TRUNCATED, c->j.rd.pos, "a profile's array ends before it is closed (did the "
+                     "file change?)");
+    return st;
 }
 
 /* ---- frames to the sinks ---------------------------------------------------- */
@@ -923,7 +841,7 @@ static int event_cursor(ssp *p)
 {
     ssr *r = p->r;
     uint32_t f = (uint32_t)index_of(p->ev_frame);
-    uint64_t off = p->chunk_off + yajl_get_bytes_consumed(p->h);
+    uint64_t off = p->j.chunk_off + yajl_get_bytes_consumed(p->j.h);
     int64_t t;
     pb_status st = PB_OK;
     if (to_ticks(r, p->ev_at, &t) < 0)
@@ -996,7 +914,7 @@ static pb_status pair_up(ssr *r, ssp *a, ssp *b)
         int64_t w;
         uint64_t off = a->qoff[s];
         if (to_ticks(r, b->qw[b->qhead + k], &w) < 0 || w > INT64_MAX - r->last_ns)
-            return pb_fail(r->err, PB_ERR_CORRUPT, b->chunk_off, "the weights add up past 63 bits of ns");
+            return pb_fail(r->err, PB_ERR_CORRUPT, b->j.chunk_off, "the weights add up past 63 bits of ns");
         if (pb_grow((void **)&r->ids, &r->cids, to - from + 1, sizeof *r->ids) < 0)
             return oom(r, off);
         for (i = to; i-- > from;)
@@ -1040,7 +958,7 @@ static pb_status pass2_profile(ssr *r, uint32_t i)
     if (pr->type == P_EVENTED) {
         if ((st = parser_new(r, a, 1 + A_EVENTS, i)) != PB_OK)
             return st;
-        while (st == PB_OK && !a->done)
+        while (st == PB_OK && !a->j.done)
             st = cursor_step(r, a);
         parser_free(a);
         if (st == PB_OK && r->nopen)
@@ -1051,9 +969,9 @@ static pb_status pass2_profile(ssr *r, uint32_t i)
     if ((st = parser_new(r, a, 1 + A_SAMPLES, i)) != PB_OK || (st = parser_new(r, b, 1 + A_WEIGHTS, i)) != PB_OK)
         return st;
     while (st == PB_OK) {
-        while (st == PB_OK && a->nq == a->qhead && !a->done)
+        while (st == PB_OK && a->nq == a->qhead && !a->j.done)
             st = cursor_step(r, a);
-        while (st == PB_OK && b->nqw == b->qhead && !b->done)
+        while (st == PB_OK && b->nqw == b->qhead && !b->j.done)
             st = cursor_step(r, b);
         if (st != PB_OK || a->nq == a->qhead || b->nqw == b->qhead)
             break;

@@ -96,6 +96,7 @@
 #include <unistd.h>
 #include "codecs.h"
 #include "fold_samples.h"
+#include "json_feed.h"
 #include "json_ints.h"
 #include "options.h"
 #include "reader.h"
@@ -117,8 +118,6 @@ const pb_fold_decoder pb_v8_decoder = {.cfg = {.source_format = "v8", .ticks_per
 
 #define V8_BLOCK 65536u
 #define V8_NONE UINT32_MAX
-#define V8_MAX_NEST 512u /* JSON nesting: a cpuprofile needs 5 levels */
-#define V8_CTX 16u       /* levels whose context is kept; deeper is skipped */
 #define V8_SEEN_IDS (1u << 22)   /* the fast path: sampled node ids below this (a 512 KB bitmap) */
 #define V8_TIME_MAX (INT64_C(1) << 52) /* the fast path: µs times and sums below this (ns below 2^62) */
 #define V8_DELTA_MAX (INT64_C(1) << 40)
@@ -127,7 +126,7 @@ const pb_fold_decoder pb_v8_decoder = {.cfg = {.source_format = "v8", .ticks_per
 /* what a key names, in the map it is in */
 enum { K_OTHER, K_NODES, K_SAMPLES, K_DELTAS, K_START, K_END, K_ID, K_CALLFRAME, K_CHILDREN, K_PARENT,
        K_POSTICKS, K_FNAME, K_URL, K_LINE, K_COL };
-/* what a container is */
+/* what a container is (C_SKIP 0: json_feed.h's context of a level not kept) */
 enum { C_SKIP, C_TOP, C_NODES, C_NODE, C_CALLFRAME, C_CHILDREN, C_SAMPLES, C_DELTAS, C_POSTICKS };
 /* node kinds */
 enum { N_FUNC, N_ROOT, N_SYNTH };
@@ -156,25 +155,14 @@ typedef struct v8r v8r;
 
 /* one yajl parser with its place in the document */
 typedef struct {
+    pb_json_feed j;        /* the parser, its block, depth and complaint (j.done: a cursor's array ended) */
     v8r *r;
-    yajl_handle h;
     int target;            /* pass 1: 0; a cursor: C_SAMPLES or C_DELTAS */
-    unsigned depth;
-    unsigned char ctx[V8_CTX];
     int key;
-    int done;              /* a cursor: its array ended */
-    const unsigned char *chunk; /* the block being parsed and its offset */
-    size_t chunk_len;
-    uint64_t chunk_off;
     /* a cursor: numbers parsed, not yet paired (a ring would save nothing:
      * the queue is drained before it is refilled) */
     int64_t *q;
     size_t qn, qhead, qcap;
-    pb_src_cursor rd;      /* a cursor: its array's bytes (source.h) */
-    int started;           /* a cursor: 1 reading from the first byte, 2 from its array's key */
-    /* a callback's complaint, turned into the error after yajl_parse */
-    pb_status fail;
-    char why[200];
 } v8p;
 
 struct v8r {
@@ -242,14 +230,14 @@ static pb_status oom(v8r *r, uint64_t off) { return pb_fail(r->err, PB_ERR_LIMIT
 /* a complaint from inside a callback: kept, and yajl told to stop */
 static int complain(v8p *p, pb_status st, const char *fmt, const char *a)
 {
-    if (!p->fail) {
-        p->fail = st;
-        snprintf(p->why, sizeof p->why, fmt, a);
+    if (!p->j.fail) {
+        p->j.fail = st;
+        snprintf(p->j.why, sizeof p->j.why, fmt, a);
     }
     return 0;
 }
 
-static int cur_ctx(const v8p *p) { return p->depth && p->depth <= V8_CTX ? p->ctx[p->depth - 1] : C_SKIP; }
+static int cur_ctx(const v8p *p) { return pb_json_feed_ctx(&p->j); }
 
 static const char *ctx_name(int c)
 {
@@ -281,8 +269,8 @@ static int v8_map_key(void *ctx, const unsigned char *k, size_t n)
                 return complain(p, PB_ERR_CORRUPT, "the profile has two \"%s\" keys", p->key == K_SAMPLES ? "samples" : "timeDeltas");
             /* the key's bytes in the block fed, then its closing quote: the
              * cursor starts after them */
-            if (k >= p->chunk && k + n < p->chunk + p->chunk_len && k[n] == '"')
-                *at = p->chunk_off + (uint64_t)(k - p->chunk) + n + 1;
+            if (k >= p->j.chunk && k + n < p->j.chunk + p->j.chunk_len && k[n] == '"')
+                *at = p->j.chunk_off + (uint64_t)(k - p->j.chunk) + n + 1;
         }
         if (!p->target && p->key == K_NODES && p->r->have_nodes)
             return complain(p, PB_ERR_CORRUPT, "the profile has two \"%s\" keys", "nodes");
@@ -303,8 +291,8 @@ static int open_ctx(v8p *p, int is_map, int *ok)
 {
     int c = cur_ctx(p), k = p->key;
     *ok = 1;
-    if (p->depth == 0) {
-        if (p->target && p->started == 2) {
+    if (p->j.depth == 0) {
+        if (p->target && p->j.started == 2) {
             *ok = !is_map; /* a cursor started at its array */
             return p->target;
         }
@@ -362,7 +350,7 @@ static int v8_open(void *ctx, int is_map)
     int ok, c = open_ctx(p, is_map, &ok);
     if (!ok) {
         int pc = cur_ctx(p);
-        if (p->depth == 0)
+        if (p->j.depth == 0)
             return complain(p, PB_ERR_CORRUPT, "%s", "a .cpuprofile is a JSON object; this is an array");
         if (pc == C_SAMPLES || pc == C_DELTAS || pc == C_CHILDREN)
             return complain(p, PB_ERR_CORRUPT, "an element of %s is not a number", ctx_name(pc));
@@ -371,11 +359,8 @@ static int v8_open(void *ctx, int is_map)
                                                             "timeDeltas, children)"
                                                           : "an array where an object belongs (callFrame)");
     }
-    if (p->depth >= V8_MAX_NEST)
-        return complain(p, PB_ERR_CORRUPT, "JSON nested deeper than %s levels", "512");
-    if (p->depth < V8_CTX)
-        p->ctx[p->depth] = (unsigned char)c;
-    p->depth++;
+    if (!pb_json_feed_push(&p->j, c))
+        return 0;
     p->key = K_OTHER;
     if (!p->target) {
         if (c == C_NODES)
@@ -396,10 +381,9 @@ static int v8_start_array(void *ctx) { return v8_open(ctx, 0); }
 static int v8_close(void *ctx)
 {
     v8p *p = P(ctx);
-    int c = cur_ctx(p);
-    if (!p->depth)
+    int c = pb_json_feed_pop(&p->j);
+    if (c < 0)
         return 1;
-    p->depth--;
     if (c == C_NODE) {
         v8_node *n = &p->r->nodes[p->r->nnodes - 1];
         if (!n->have_id)
@@ -408,7 +392,7 @@ static int v8_close(void *ctx)
             return complain(p, PB_ERR_CORRUPT, "a node has no %s", "\"callFrame\"");
     }
     if (p->target && c == p->target) {
-        p->done = 1;
+        p->j.done = 1;
         return 0; /* this cursor's array is read: stop here */
     }
     if (!p->target && c == C_NODES)
@@ -426,7 +410,7 @@ static int add_edge(v8p *p, int is_child, int64_t other)
     r->edges[r->nedges].node = (uint32_t)(r->nnodes - 1);
     r->edges[r->nedges].is_child = is_child;
     r->edges[r->nedges].other = other;
-    r->edges[r->nedges].off = p->chunk_off;
+    r->edges[r->nedges].off = p->j.chunk_off;
     r->nedges++;
     return 1;
 }
@@ -483,7 +467,7 @@ static int node_number(v8p *p, int c, int64_t v, int integral)
 static int v8_number(v8p *p, int64_t v, int integral)
 {
     int c = cur_ctx(p);
-    if (!p->depth)
+    if (!p->j.depth)
         return complain(p, PB_ERR_CORRUPT, "%s", "a .cpuprofile is a JSON object; this is a number");
     if (c == C_SAMPLES || c == C_DELTAS) {
         if (!integral)
@@ -520,7 +504,7 @@ static int v8_double(void *ctx, double d)
 static int v8_other(v8p *p, const char *what)
 {
     int c = cur_ctx(p);
-    if (!p->depth)
+    if (!p->j.depth)
         return complain(p, PB_ERR_CORRUPT, "a .cpuprofile is a JSON object; this is %s", what);
     if (c == C_SAMPLES || c == C_DELTAS || c == C_CHILDREN)
         return complain(p, PB_ERR_CORRUPT, "an element of %s is not a number", ctx_name(c));
@@ -565,54 +549,26 @@ static const yajl_callbacks v8_callbacks = {
     v8_start_map, v8_map_key, v8_close, v8_start_array, v8_close
 };
 
-/* ---- feeding a parser ------------------------------------------------------ */
+/* ---- feeding a parser (json_feed.c) ---------------------------------------- */
 static pb_status parser_new(v8r *r, v8p *p, int target)
 {
     memset(p, 0, sizeof *p);
     p->r = r;
     p->target = target;
-    p->h = yajl_alloc(&v8_callbacks, NULL, p);
-    if (!p->h)
-        return oom(r, 0);
     /* a cursor that starts at its array stops after it */
-    yajl_config(p->h, yajl_allow_trailing_garbage, target ? 1 : 0);
-    return PB_OK;
+    return pb_json_feed_open(&p->j, &v8_callbacks, p, target) < 0 ? oom(r, 0) : PB_OK;
 }
 
 static void parser_free(v8p *p)
 {
-    if (p->h)
-        yajl_free(p->h);
+    pb_json_feed_close(&p->j);
     free(p->q);
-    pb_src_cursor_free(&p->rd);
-    p->h = NULL;
     p->q = NULL;
-}
-
-/* the error of a parse that did not return yajl_status_ok */
-static pb_status parse_error(v8p *p, yajl_status ys, const unsigned char *b, size_t n)
-{
-    v8r *r = p->r;
-    uint64_t off = p->chunk_off + yajl_get_bytes_consumed(p->h);
-    if (ys == yajl_status_client_canceled) {
-        if (p->done)
-            return PB_OK;
-        return pb_fail(r->err, p->fail ? p->fail : PB_ERR_CORRUPT, off, "%s", p->why);
-    }
-    {
-        char msg[160];
-        return pb_fail(r->err, PB_ERR_CORRUPT, off, "bad JSON: %s", pb_json_yajl_message(p->h, b, n, msg, sizeof msg));
-    }
 }
 
 static pb_status feed(v8p *p, const unsigned char *b, size_t n, uint64_t off)
 {
-    yajl_status ys;
-    p->chunk = b;
-    p->chunk_len = n;
-    p->chunk_off = off;
-    ys = n ? yajl_parse(p->h, b, n) : yajl_complete_parse(p->h);
-    return ys == yajl_status_ok ? PB_OK : parse_error(p, ys, b, n);
+    return pb_json_feed_block(&p->j, b, n, off, p->r->err);
 }
 
 /* pass 1: the whole input through the source */
@@ -620,28 +576,9 @@ static pb_status pass1(v8r *r)
 {
     v8p *pp = &r->p1;
     pb_status st;
-    int got;
     if ((st = parser_new(r, pp, 0)) != PB_OK)
         return st;
-    while (st == PB_OK && (got = pb_src_need(r->s, 1)) > 0) {
-        size_t n = pb_src_avail(r->s);
-        if (n > V8_BLOCK)
-            n = V8_BLOCK;
-        st = feed(pp, r->s->p, n, pb_src_offset(r->s));
-        r->s->p += n;
-    }
-    if (st == PB_OK && got < 0)
-        st = r->err->status ? r->err->status : PB_ERR_IO;
-    if (st == PB_OK) {
-        uint64_t end = pb_src_offset(r->s);
-        st = feed(pp, NULL, 0, end);
-        /* yajl ends a document cut short with a syntax error: say truncated */
-        if (st == PB_ERR_CORRUPT && pp->depth > 0 && !pp->fail) {
-            r->err->status = PB_OK;
-            st = pb_fail(r->err, PB_ERR_TRUNCATED, end, "the JSON object ends before it is closed (%u level%s open)",
-                         pp->depth, pp->depth == 1 ? "" : "s");
-        }
-    }
+    st = pb_json_feed_source(&pp->j, r->s, V8_BLOCK, r->err);
     parser_free(pp);
     return st;
 }
@@ -824,29 +761,13 @@ static pb_status stack_of(v8r *r, uint32_t i, uint32_t *depth, uint64_t off)
 /* one block more for cursor c: 0 read, or the error */
 static pb_status cursor_step(v8r *r, v8p *c)
 {
-    const unsigned char *b;
-    size_t n;
-    pb_status st;
-    if (!c->started) {
-        /* from the byte after the array's key: its ':' and white space */
-        uint64_t at = c->target == C_SAMPLES ? r->samples_at : r->deltas_at;
-        c->started = at ? 2 : 1;
-        pb_src_cursor_open(&c->rd, r->s, at, V8_BLOCK, at ? ": \t\r\n" : NULL);
-    }
-    if ((st = pb_src_cursor_next(&c->rd, &b, &n, r->err)) != PB_OK)
-        return st;
-    if (n == 0 && r->salvaging) {
-        c->done = 1; /* the cut: what came before it is all there is */
-        return PB_OK;
-    }
-    if (n == 0) {
-        st = feed(c, NULL, 0, c->rd.pos);
-        if (st == PB_OK && !c->done)
-            st = pb_fail(r->err, PB_ERR_TRUNCATED, c->rd.pos, "%s ends before its array is closed (did the file change?)",
-                         ctx_name(c->target));
-        return st;
-    }
-    return feed(c, b, n, c->rd.pos - n);
+    int unclosed = 0;
+    pb_status st = pb_json_feed_cursor(&c->j, r->s, c->target == C_SAMPLES ? r->samples_at : r->deltas_at, V8_BLOCK,
+                                       r->salvaging, r->err, &unclosed);
+    if (unclosed)
+        st = pb_fail(r->err, PB_ERR_TRUNCATED, c->j.rd.pos, "%s ends before its array is closed (did the file change?)",
+                     ctx_name(c->target));
+    return st;
 }
 
 /* the sample with weight w µs that began at ts µs */
@@ -896,6 +817,21 @@ static pb_status emit(v8r *r, uint32_t node, int64_t ts, int64_t w, uint64_t off
     return r->out->sample(r->out, 0, ids, depth, wns, t);
 }
 
+/* after pass 2: the same counts, other numbers (the file's size, time or
+ * inode moved between the two passes) are an error too */
+static pb_status same_file(v8r *r)
+{
+    struct stat now;
+    if (!r->have_stat)
+        return PB_OK;
+    if (fstat(fileno(r->s->fp), &now) != 0 || now.st_size != r->st0.st_size || now.st_ino != r->st0.st_ino ||
+        now.st_mtim.tv_sec != r->st0.st_mtim.tv_sec || now.st_mtim.tv_nsec != r->st0.st_mtim.tv_nsec)
+        return pb_fail(r->err, PB_ERR_CORRUPT, 0,
+                       "the file changed while it was read (its size or modification time moved between the two "
+                       "passes)");
+    return PB_OK;
+}
+
 /* pairs of (node id, delta) from the heads of both queues */
 static pb_status pair_up(v8r *r, v8p *a, v8p *b, int64_t *ts, uint32_t *prev, int64_t *prev_ts)
 {
@@ -905,12 +841,12 @@ static pb_status pair_up(v8r *r, v8p *a, v8p *b, int64_t *ts, uint32_t *prev, in
         int64_t id = a->q[a->qhead + k], d = b->q[b->qhead + k];
         uint32_t node = node_of(r, id);
         if (node == V8_NONE)
-            return pb_fail(r->err, PB_ERR_CORRUPT, a->chunk_off, "a sample names node %lld, which no node has",
+            return pb_fail(r->err, PB_ERR_CORRUPT, a->j.chunk_off, "a sample names node %lld, which no node has",
                            (long long)id);
         if ((d > 0 && *ts > INT64_MAX - d) || (d < 0 && *ts < INT64_MIN - d))
-            return pb_fail(r->err, PB_ERR_CORRUPT, b->chunk_off, "timeDeltas add up past 63 bits");
+            return pb_fail(r->err, PB_ERR_CORRUPT, b->j.chunk_off, "timeDeltas add up past 63 bits");
         *ts += d;
-        if (*prev != V8_NONE && (st = emit(r, *prev, *prev_ts, d, a->chunk_off)) != PB_OK)
+        if (*prev != V8_NONE && (st = emit(r, *prev, *prev_ts, d, a->j.chunk_off)) != PB_OK)
             return st;
         *prev = node;
         *prev_ts = *ts;
@@ -934,9 +870,9 @@ static pb_status pass2(v8r *r)
     if ((st = parser_new(r, a, C_SAMPLES)) != PB_OK || (st = parser_new(r, b, C_DELTAS)) != PB_OK)
         return st;
     while (st == PB_OK) {
-        while (st == PB_OK && a->qn == a->qhead && !a->done)
+        while (st == PB_OK && a->qn == a->qhead && !a->j.done)
             st = cursor_step(r, a);
-        while (st == PB_OK && b->qn == b->qhead && !b->done)
+        while (st == PB_OK && b->qn == b->qhead && !b->j.done)
             st = cursor_step(r, b);
         if (st != PB_OK || a->qn == a->qhead || b->qn == b->qhead)
             break;
@@ -945,19 +881,12 @@ static pb_status pass2(v8r *r)
     /* pass 2 read what pass 1 counted, or the file changed in between (a
      * longer array leaves numbers queued; a shorter one pairs fewer) */
     if (st == PB_OK && !r->salvaging && (r->paired != r->nsamples || a->qn != a->qhead || b->qn != b->qhead))
-        st = pb_fail(r->err, PB_ERR_CORRUPT, a->chunk_off,
+        st = pb_fail(r->err, PB_ERR_CORRUPT, a->j.chunk_off,
                      "the file changed while it was read: pass 1 counted %llu samples and timeDeltas, pass 2 "
                      "paired %llu and the arrays no longer match", (unsigned long long)r->nsamples,
                      (unsigned long long)r->paired);
-    /* the same counts, other numbers: the file's size, time or inode moved */
-    if (st == PB_OK && r->have_stat) {
-        struct stat now;
-        if (fstat(fileno(r->s->fp), &now) != 0 || now.st_size != r->st0.st_size || now.st_ino != r->st0.st_ino ||
-            now.st_mtim.tv_sec != r->st0.st_mtim.tv_sec || now.st_mtim.tv_nsec != r->st0.st_mtim.tv_nsec)
-            st = pb_fail(r->err, PB_ERR_CORRUPT, 0,
-                         "the file changed while it was read (its size or modification time moved between the "
-                         "two passes)");
-    }
+    if (st == PB_OK)
+        st = same_file(r);
     /* the last sample lasts to endTime (salvaged: its end was cut off) */
     if (st == PB_OK && prev != V8_NONE && r->have_end && !r->salvaging)
         st = emit(r, prev, prev_ts, r->end_us - prev_ts, pb_src_offset(r->s));
@@ -1272,15 +1201,8 @@ static pb_status pass1_fast(v8r *r, int *other)
         *other = 1; /* the input ends inside an array */
     if (st == PB_OK && !*other && got < 0)
         st = r->err->status ? r->err->status : PB_ERR_IO;
-    if (st == PB_OK && !*other) {
-        uint64_t end = pb_src_offset(r->s);
-        st = feed(pp, NULL, 0, end);
-        if (st == PB_ERR_CORRUPT && pp->depth > 0 && !pp->fail) {
-            r->err->status = PB_OK;
-            st = pb_fail(r->err, PB_ERR_TRUNCATED, end, "the JSON object ends before it is closed (%u level%s open)",
-                         pp->depth, pp->depth == 1 ? "" : "s");
-        }
-    }
+    if (st == PB_OK && !*other)
+        st = pb_json_feed_end(&pp->j, pb_src_offset(r->s), r->err);
     parser_free(pp);
     return st;
 }
@@ -1442,14 +1364,8 @@ static pb_status pass2_fast(v8r *r, int sums, int *other)
     pb_json_ints_free(&b);
     if (other && *other)
         return st;
-    if (st == PB_OK && r->have_stat) {
-        struct stat now;
-        if (fstat(fileno(r->s->fp), &now) != 0 || now.st_size != r->st0.st_size || now.st_ino != r->st0.st_ino ||
-            now.st_mtim.tv_sec != r->st0.st_mtim.tv_sec || now.st_mtim.tv_nsec != r->st0.st_mtim.tv_nsec)
-            st = pb_fail(r->err, PB_ERR_CORRUPT, 0,
-                         "the file changed while it was read (its size or modification time moved between the "
-                         "two passes)");
-    }
+    if (st == PB_OK)
+        st = same_file(r);
     /* the last sample lasts to endTime */
     if (st == PB_OK && prev != V8_NONE && r->have_end && r->end_us > prev_ts) {
         if (!sums) {

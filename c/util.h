@@ -273,6 +273,17 @@ static inline uint32_t pb_index_at(const pb_index *ix, size_t k)
     return ix->cap && ix->slot[k] ? ix->slot[k] - 1 : PB_INDEX_NONE;
 }
 static inline void pb_index_set(pb_index *ix, size_t k, uint32_t id) { ix->slot[k] = id + 1; }
+/* A new entry n of the array *arr (*cap entries of elem bytes, grown by
+ * pb_grow), zeroed, and slot k of ix (where the probe stopped) set to it:
+ * 0, or -1 when out of memory.  The caller fills its key and counts n. */
+static inline int pb_index_add(pb_index *ix, size_t k, void **arr, size_t *cap, size_t n, size_t elem)
+{
+    if (pb_grow(arr, cap, n + 1, elem) < 0)
+        return -1;
+    memset((char *)*arr + n * elem, 0, elem);
+    pb_index_set(ix, k, (uint32_t)n);
+    return 0;
+}
 /* The probe in one statement: stops with k at the slot of the first entry id
  * for which EQ (an expression in id) holds, or with k at the empty slot where
  * a new entry goes and id PB_INDEX_NONE.  Reserve first.
