@@ -446,9 +446,6 @@ static inline pb_status fold_sample(pb_sample_sink *self, uint64_t thread_key, u
     pb_stack_head *h;
     uint64_t tpw = f->cfg.ticks_per_weight, sum_n = f->sum_n;
     f->sum_n = 0;
-    /* the split budget first, before anything of the sample is folded */
-    if (f->m.split.on && (st = pb_model_split_take(&f->m, depth ? weight : 0, tpw)) != PB_OK)
-        return st;
     if ((st = header(f)) != PB_OK)
         return st;
     if (f->last_ti != NONE && f->last_key == thread_key) {
@@ -1331,8 +1328,6 @@ pb_fold *pb_fold_new(const pb_fold_config *cfg, pb_sink *out, pb_error *err)
     f->err = err;
     f->last_ti = NONE;
     pb_model_init(&f->m, out, err, "out of memory while folding samples");
-    if (cfg->split_budget)
-        pb_model_set_split_budget(&f->m, cfg->split_budget, f->cfg.ticks_per_sec == 1000000 ? "us" : "ticks");
     pb_sample_sink_init(&f->ss, &sink_calls, f, err, out ? out->cleanups : NULL);
     f->ss.row = cfg->row;
     if (cfg->sums_counted)
@@ -1373,28 +1368,31 @@ static decode_job *decode_job_new(const pb_fold_decoder *dec, pb_source *src, co
 }
 
 /* ---- the statement budget of a decoder's samples (pb_fold_config's
- * split_words): a filter in front of the fold or the stack target, so that
- * a conversion stops at the same sample whatever it writes */
+ * split, pb_split_rule): a filter in front of the fold or the stack target,
+ * so that a conversion stops at the same sample whatever it writes */
 typedef struct {
     pb_sample_sink ss;
-    pb_budget budget;
+    pb_split_budget budget;
     const pb_fold_decoder *dec;
     void *state;
     pb_source *src;
     uint64_t tpw;
 } split_budget;
 
-/* PB_OK, or the error when weight splits into more TIME_LINEs than are left */
-static pb_status sb_charge(pb_sample_sink *self, uint64_t weight)
+/* PB_OK, or the error when the sample splits into more TIME_LINEs than are left */
+static pb_status sb_charge(pb_sample_sink *self, uint32_t depth, uint64_t weight)
 {
     split_budget *b = (split_budget *)self->ctx;
+    const pb_split_rule *r = &b->dec->cfg.split;
+    b->budget.records++;
+    if (!depth && r->empty_free)
+        return PB_OK;
     if ((weight >> 31) || (b->tpw >> 31) || weight * b->tpw > (uint64_t)INT32_MAX) { /* it splits */
         int summed = 0;
-        uint64_t off = b->dec->cfg.sample_at ? b->dec->cfg.sample_at(b->state, &summed)
+        uint64_t off = r->no_offset ? 0 : r->sample_at ? r->sample_at(b->state, &summed)
                        : b->src ? pb_src_offset(b->src) : 0;
         pb_status st;
-        if (!summed &&
-            (st = pb_model_charge_split(&b->budget, weight, b->tpw, b->dec->cfg.split_words, off, self->err)) != PB_OK)
+        if (!summed && (st = pb_model_charge_split(&b->budget, weight, b->tpw, off, self->err)) != PB_OK)
             return st;
     }
     return PB_OK;
@@ -1402,13 +1400,13 @@ static pb_status sb_charge(pb_sample_sink *self, uint64_t weight)
 static pb_status sb_sample(pb_sample_sink *self, uint64_t key, const uint32_t *ids, uint32_t depth, uint64_t weight,
                            uint64_t ts)
 {
-    pb_status st = sb_charge(self, weight);
+    pb_status st = sb_charge(self, depth, weight);
     return st != PB_OK ? st : self->next->sample(self->next, key, ids, depth, weight, ts);
 }
 static pb_status sb_sample_stack_id(pb_sample_sink *self, uint64_t key, uint32_t sid, const uint32_t *ids,
                                     uint32_t depth, uint64_t weight, uint64_t ts)
 {
-    pb_status st = sb_charge(self, weight);
+    pb_status st = sb_charge(self, depth, weight);
     return st != PB_OK ? st : self->next->sample_stack_id(self->next, key, sid, ids, depth, weight, ts);
 }
 /* (a summed sample's parts split into one TIME_LINE each: sample_at says it is summed) */
@@ -1433,15 +1431,22 @@ static void split_budget_set(split_budget *b, const pb_fold_decoder *dec, decode
     b->dec = dec;
     b->state = j->state;
     b->src = src; /* NULL: a run of files, which the decoder opens itself */
-    if (dec->cfg.split_words)
-        pb_budget_set(&b->budget, pb_statement_budget(&j->opt, src ? pb_src_size(src) : UINT64_MAX));
+    memset(&b->budget, 0, sizeof b->budget);
+    b->budget.words = dec->cfg.split.words;
+    b->budget.no_offset = dec->cfg.split.no_offset;
+    if (dec->cfg.split.whole_max && j->opt.max_statements)
+        pb_budget_set(&b->budget.budget, j->opt.max_statements);
+    else if (!dec->cfg.split.whole_max)
+        pb_budget_set(&b->budget.budget, pb_statement_budget(&j->opt, src ? pb_src_size(src) : UINT64_MAX));
 }
 
-/* next, or (split_words) the filter in front of it; tpw: the fold's, after prepare */
-static pb_sample_sink *split_budget_in_front(split_budget *b, pb_sample_sink *next, uint64_t tpw, pb_error *err)
+/* next, or (split.words) the filter in front of it; tpw: the fold's, after
+ * prepare; to_chunks: next folds into chunks (split.chunks_only) */
+static pb_sample_sink *split_budget_in_front(split_budget *b, pb_sample_sink *next, uint64_t tpw, int to_chunks,
+                                             pb_error *err)
 {
     pb_sample_sink *ss = &b->ss;
-    if (!b->dec->cfg.split_words)
+    if (!b->dec->cfg.split.words || (b->dec->cfg.split.chunks_only && !to_chunks))
         return next;
     b->tpw = tpw;
     pb_sample_sink_init(ss, &split_budget_calls, b, err, next->cleanups);
@@ -1546,7 +1551,7 @@ pb_status pb_fold_decode(pb_source *src, const pb_options *opt, pb_sink *sink, c
     else if (st == PB_OK && !(fold = pb_fold_new(&cfg, sink, err)))
         st = err->status;
     else if (st == PB_OK)
-        st = dec->run(j->state, split_budget_in_front(&b, pb_fold_sample_sink(fold), cfg.ticks_per_weight, err));
+        st = dec->run(j->state, split_budget_in_front(&b, pb_fold_sample_sink(fold), cfg.ticks_per_weight, 1, err));
     pb_fold_free(fold);
     pb_sink_undefer(sink, j);
     decode_job_free(j);
@@ -1596,14 +1601,14 @@ pb_status pb_sample_decode(pb_source *src, const pb_options *opt, pb_sample_sink
             st = err->status ? err->status : PB_ERR_LIMIT;
         } else {
             pb_sample_tee_init(&tee, out, pb_fold_sample_sink(fold), cfg.ticks_per_sec, err);
-            st = dec->run(j->state, split_budget_in_front(&b, &tee.ss, cfg.ticks_per_weight, err));
+            st = dec->run(j->state, split_budget_in_front(&b, &tee.ss, cfg.ticks_per_weight, 1, err));
             if (j->opt.chunk_teed && !tee.gave_up)
                 *j->opt.chunk_teed = 1;
             pb_sample_tee_free(&tee);
             pb_fold_free(fold);
         }
     } else if (st == PB_OK)
-        st = dec->run(j->state, split_budget_in_front(&b, out, cfg.ticks_per_weight, err));
+        st = dec->run(j->state, split_budget_in_front(&b, out, cfg.ticks_per_weight, 0, err));
     decode_job_free(j);
     return st;
 }

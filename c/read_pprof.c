@@ -1887,11 +1887,11 @@ static pb_status pprof_decode(void *p, pb_sample_sink *out)
 }
 
 /* ticks: ns, or one unit of a count or size as 1 ns; nytprof.out's time is the sampled time; a
- * weight past INT32_MAX ns splits into TIME_LINEs charged to max_statements (split_words) */
+ * weight past INT32_MAX ns splits into TIME_LINEs charged to max_statements (split) */
 const pb_fold_decoder pb_pprof_decoder = {sizeof(pr), pr_init, prepare, pprof_decode, pr_free,
     {.source_format = "pprof", .ticks_per_sec = 1000000000u, .ticks_per_weight = 1, .sampled_spans = 1,
-     .split_words = "a sample of weight {weight} needs more TIME_LINE chunks than the {left} left of max_statements",
-     .sample_at = sample_at}};
+     .split = {.words = "a sample of weight {weight} needs more TIME_LINE chunks than the {left} left of max_statements",
+               .sample_at = sample_at}}};
 
 /* ---- detection ------------------------------------------------------------------------ */
 /* 1 when m holds only well-formed protobuf fields (a field the prefix cuts
