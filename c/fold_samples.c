@@ -1042,6 +1042,17 @@ static pb_status build_edges(pb_fold *f, uint32_t root_sub)
     return PB_OK;
 }
 
+/* a started thread into the run's totals: its sampled ticks, the first
+ * timestamp and the last end of any thread */
+static void thread_totals(const f_thread *t, uint64_t *sampled, uint64_t *first, uint64_t *last)
+{
+    *sampled += t->sampled;
+    if (t->first_ts < *first)
+        *first = t->first_ts;
+    if (t->end_ts > *last)
+        *last = t->end_ts;
+}
+
 /* Sampled input: what the spans say (the sampled total) and what the
  * clock said (the run's wall-clock length), both in seconds. */
 static pb_status span_attributes(pb_fold *f)
@@ -1055,11 +1066,7 @@ static pb_status span_attributes(pb_fold *f)
         const f_thread *t = &f->threads[i];
         if (!t->started)
             continue;
-        sampled += t->sampled;
-        if (t->first_ts < first)
-            first = t->first_ts;
-        if (t->end_ts > last)
-            last = t->end_ts;
+        thread_totals(t, &sampled, &first, &last);
     }
     st = emit_attr(f, "sampled_time_sec", pb_str_c(pb_fmt_double(buf, sizeof buf, (double)sampled / tps)));
     if (st != PB_OK || !f->have_ts || last <= first)
@@ -1098,11 +1105,7 @@ static pb_status pid_ends(pb_fold *f, const uint32_t *by_order)
         const f_thread *t = by_order[r] != NONE ? &f->threads[by_order[r]] : NULL;
         if (!t)
             continue;
-        sampled += t->sampled;
-        if (t->first_ts < first)
-            first = t->first_ts;
-        if (t->end_ts > last)
-            last = t->end_ts;
+        thread_totals(t, &sampled, &first, &last);
     }
     if (f->cfg.sampled_spans && !f->cfg.no_run_length && sampled) {
         if (f->facts.duration_ns)
@@ -1425,7 +1428,7 @@ static const pb_sample_sink split_budget_calls = {.attribute = sb_attribute, .fr
     .graph_func = pb_sample_pass_graph_func, .graph_edge = pb_sample_pass_graph_edge,
     .graph_line = pb_sample_pass_graph_line};
 
-/* the budget, set before prepare (which may start a view over src) */
+/* the budget (decode_begin) */
 static void split_budget_set(split_budget *b, const pb_fold_decoder *dec, decode_job *j, pb_source *src)
 {
     b->dec = dec;
@@ -1516,11 +1519,29 @@ static pb_status span_decode(decode_job *j, const pb_fold_config *cfg, pb_sink *
     return st;
 }
 
-/* a decoder this build cannot run (cfg.missing_library) */
-static pb_status missing_library(const pb_fold_decoder *dec, pb_error *err)
+/* the decoder's job, its budget b set (before prepare, which may start a
+ * view over src); NULL after the error, or when this build cannot run the
+ * decoder (cfg.missing_library).  sink: the chunk sink (NULL: samples) */
+static decode_job *decode_begin(const pb_fold_decoder *dec, pb_source *src, const pb_options *opt, pb_sink *sink,
+                                split_budget *b, pb_error *err)
 {
-    return pb_fail(err, PB_ERR_UNSUPPORTED, 0, "this build has no %s (install lib%s-dev and rebuild Devel::ProfileBridge)",
-                   dec->cfg.missing_library, dec->cfg.missing_library);
+    decode_job *j;
+    if (dec->cfg.missing_library) {
+        pb_fail(err, PB_ERR_UNSUPPORTED, 0, "this build has no %s (install lib%s-dev and rebuild Devel::ProfileBridge)",
+                dec->cfg.missing_library, dec->cfg.missing_library);
+        return NULL;
+    }
+    if ((j = decode_job_new(dec, src, opt, sink, err)) != NULL)
+        split_budget_set(b, dec, j, src);
+    return j;
+}
+
+/* the decoder's run into next, through the budget's filter where its rule
+ * wants one (to_chunks: next folds into chunks) */
+static pb_status decode_run(decode_job *j, split_budget *b, pb_sample_sink *next, const pb_fold_config *cfg,
+                            int to_chunks, pb_error *err)
+{
+    return j->dec->run(j->state, split_budget_in_front(b, next, cfg->ticks_per_weight, to_chunks, err));
 }
 
 pb_status pb_fold_decode(pb_source *src, const pb_options *opt, pb_sink *sink, const pb_fold_decoder *dec,
@@ -1530,14 +1551,10 @@ pb_status pb_fold_decode(pb_source *src, const pb_options *opt, pb_sink *sink, c
     pb_fold *fold = NULL;
     pb_status st = PB_OK;
     split_budget b;
-    decode_job *j;
-    if (dec->cfg.missing_library)
-        return missing_library(dec, err);
-    j = decode_job_new(dec, src, opt, sink, err);
+    decode_job *j = decode_begin(dec, src, opt, sink, &b, err);
     if (!j)
         return err->status;
     pb_sink_defer(sink, decode_job_free, j);
-    split_budget_set(&b, dec, j, src);
     cfg.max_threads = j->opt.max_threads;
     cfg.row = sink->row;
     /* a sink that only counts the chunks whose contents the order of the
@@ -1551,7 +1568,7 @@ pb_status pb_fold_decode(pb_source *src, const pb_options *opt, pb_sink *sink, c
     else if (st == PB_OK && !(fold = pb_fold_new(&cfg, sink, err)))
         st = err->status;
     else if (st == PB_OK)
-        st = dec->run(j->state, split_budget_in_front(&b, pb_fold_sample_sink(fold), cfg.ticks_per_weight, 1, err));
+        st = decode_run(j, &b, pb_fold_sample_sink(fold), &cfg, 1, err);
     pb_fold_free(fold);
     pb_sink_undefer(sink, j);
     decode_job_free(j);
@@ -1564,13 +1581,9 @@ pb_status pb_sample_decode(pb_source *src, const pb_options *opt, pb_sample_sink
     pb_fold_config cfg = dec->cfg;
     pb_status st = PB_OK;
     split_budget b;
-    decode_job *j;
-    if (dec->cfg.missing_library)
-        return missing_library(dec, err);
-    j = decode_job_new(dec, src, opt, NULL, err);
+    decode_job *j = decode_begin(dec, src, opt, NULL, &b, err);
     if (!j)
         return err->status;
-    split_budget_set(&b, dec, j, src);
     cfg.row = out->row;
     cfg.sums_stacks = out->sums_stacks && !out->sample_values;
     if (dec->prepare)
@@ -1601,14 +1614,14 @@ pb_status pb_sample_decode(pb_source *src, const pb_options *opt, pb_sample_sink
             st = err->status ? err->status : PB_ERR_LIMIT;
         } else {
             pb_sample_tee_init(&tee, out, pb_fold_sample_sink(fold), cfg.ticks_per_sec, err);
-            st = dec->run(j->state, split_budget_in_front(&b, &tee.ss, cfg.ticks_per_weight, 1, err));
+            st = decode_run(j, &b, &tee.ss, &cfg, 1, err);
             if (j->opt.chunk_teed && !tee.gave_up)
                 *j->opt.chunk_teed = 1;
             pb_sample_tee_free(&tee);
             pb_fold_free(fold);
         }
     } else if (st == PB_OK)
-        st = dec->run(j->state, split_budget_in_front(&b, out, cfg.ticks_per_weight, 0, err));
+        st = decode_run(j, &b, out, &cfg, 0, err);
     decode_job_free(j);
     return st;
 }
