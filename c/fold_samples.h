@@ -68,8 +68,8 @@
  * pb_model_charge_split (model.h) in a filter that pb_fold_decode and
  * pb_sample_decode put in front of the fold or the stack target, so that a
  * conversion stops at the same sample whatever it writes.  Where decoders
- * differ, a field of the rule says how; all 0 but words: pprof's and
- * Tachyon's. */
+ * differ, a field of the rule says how (all 0 but words and sample_at: the
+ * budget of every conversion, at the sample's byte). */
 typedef struct {
     /* the limit error's message (NULL: no budget): pb_model_charge_split's
      * {record} (the sample's number), {weight}, {interval}, {extra}, {left} */
