@@ -445,9 +445,6 @@ static inline pb_status fold_sample(pb_sample_sink *self, uint64_t thread_key, u
     pb_stack_head *h;
     uint64_t tpw = f->cfg.ticks_per_weight, sum_n = f->sum_n;
     f->sum_n = 0;
-    /* the split budget first, before anything of the sample is folded */
-    if (f->m.split.on && (st = pb_model_split_take(&f->m, depth ? weight : 0, tpw)) != PB_OK)
-        return st;
     if ((st = header(f)) != PB_OK)
         return st;
     if (f->last_ti != NONE && f->last_key == thread_key) {
@@ -1042,6 +1039,17 @@ static pb_status build_edges(pb_fold *f, uint32_t root_sub)
     return PB_OK;
 }
 
+/* a started thread into the run's totals: its sampled ticks, the first
+ * timestamp and the last end of any thread */
+static void thread_totals(const f_thread *t, uint64_t *sampled, uint64_t *first, uint64_t *last)
+{
+    *sampled += t->sampled;
+    if (t->first_ts < *first)
+        *first = t->first_ts;
+    if (t->end_ts > *last)
+        *last = t->end_ts;
+}
+
 /* Sampled input: what the spans say (the sampled total) and what the
  * clock said (the run's wall-clock length), both in seconds. */
 static pb_status span_attributes(pb_fold *f)
@@ -1055,11 +1063,7 @@ static pb_status span_attributes(pb_fold *f)
         const f_thread *t = &f->threads[i];
         if (!t->started)
             continue;
-        sampled += t->sampled;
-        if (t->first_ts < first)
-            first = t->first_ts;
-        if (t->end_ts > last)
-            last = t->end_ts;
+        thread_totals(t, &sampled, &first, &last);
     }
     st = emit_attr(f, "sampled_time_sec", pb_str_c(pb_fmt_double(buf, sizeof buf, (double)sampled / tps)));
     if (st != PB_OK || !f->have_ts || last <= first)
@@ -1098,11 +1102,7 @@ static pb_status pid_ends(pb_fold *f, const uint32_t *by_order)
         const f_thread *t = by_order[r] != NONE ? &f->threads[by_order[r]] : NULL;
         if (!t)
             continue;
-        sampled += t->sampled;
-        if (t->first_ts < first)
-            first = t->first_ts;
-        if (t->end_ts > last)
-            last = t->end_ts;
+        thread_totals(t, &sampled, &first, &last);
     }
     if (f->cfg.sampled_spans && !f->cfg.no_run_length && sampled) {
         if (f->facts.duration_ns)
@@ -1328,8 +1328,6 @@ pb_fold *pb_fold_new(const pb_fold_config *cfg, pb_sink *out, pb_error *err)
     f->err = err;
     f->last_ti = NONE;
     pb_model_init(&f->m, out, err, "out of memory while folding samples");
-    if (cfg->split_budget)
-        pb_model_set_split_budget(&f->m, cfg->split_budget, f->cfg.ticks_per_sec == 1000000 ? "us" : "ticks");
     pb_sample_sink_init(&f->ss, &sink_calls, f, err, out ? out->cleanups : NULL);
     f->ss.row = cfg->row;
     if (cfg->sums_counted)
@@ -1370,28 +1368,31 @@ static decode_job *decode_job_new(const pb_fold_decoder *dec, pb_source *src, co
 }
 
 /* ---- the statement budget of a decoder's samples (pb_fold_config's
- * split_words): a filter in front of the fold or the stack target, so that
- * a conversion stops at the same sample whatever it writes */
+ * split, pb_split_rule): a filter in front of the fold or the stack target,
+ * so that a conversion stops at the same sample whatever it writes */
 typedef struct {
     pb_sample_sink ss;
-    pb_budget budget;
+    pb_split_budget budget;
     const pb_fold_decoder *dec;
     void *state;
     pb_source *src;
     uint64_t tpw;
 } split_budget;
 
-/* PB_OK, or the error when weight splits into more TIME_LINEs than are left */
-static pb_status sb_charge(pb_sample_sink *self, uint64_t weight)
+/* PB_OK, or the error when the sample splits into more TIME_LINEs than are left */
+static pb_status sb_charge(pb_sample_sink *self, uint32_t depth, uint64_t weight)
 {
     split_budget *b = (split_budget *)self->ctx;
+    const pb_split_rule *r = &b->dec->cfg.split;
+    b->budget.records++;
+    if (!depth && r->empty_free)
+        return PB_OK;
     if ((weight >> 31) || (b->tpw >> 31) || weight * b->tpw > (uint64_t)INT32_MAX) { /* it splits */
         int summed = 0;
-        uint64_t off = b->dec->cfg.sample_at ? b->dec->cfg.sample_at(b->state, &summed)
+        uint64_t off = r->no_offset ? 0 : r->sample_at ? r->sample_at(b->state, &summed)
                        : b->src ? pb_src_offset(b->src) : 0;
         pb_status st;
-        if (!summed &&
-            (st = pb_model_charge_split(&b->budget, weight, b->tpw, b->dec->cfg.split_words, off, self->err)) != PB_OK)
+        if (!summed && (st = pb_model_charge_split(&b->budget, weight, b->tpw, off, self->err)) != PB_OK)
             return st;
     }
     return PB_OK;
@@ -1399,13 +1400,13 @@ static pb_status sb_charge(pb_sample_sink *self, uint64_t weight)
 static pb_status sb_sample(pb_sample_sink *self, uint64_t key, const uint32_t *ids, uint32_t depth, uint64_t weight,
                            uint64_t ts)
 {
-    pb_status st = sb_charge(self, weight);
+    pb_status st = sb_charge(self, depth, weight);
     return st != PB_OK ? st : self->next->sample(self->next, key, ids, depth, weight, ts);
 }
 static pb_status sb_sample_stack_id(pb_sample_sink *self, uint64_t key, uint32_t sid, const uint32_t *ids,
                                     uint32_t depth, uint64_t weight, uint64_t ts)
 {
-    pb_status st = sb_charge(self, weight);
+    pb_status st = sb_charge(self, depth, weight);
     return st != PB_OK ? st : self->next->sample_stack_id(self->next, key, sid, ids, depth, weight, ts);
 }
 /* (a summed sample's parts split into one TIME_LINE each: sample_at says it is summed) */
@@ -1424,21 +1425,28 @@ static const pb_sample_sink split_budget_calls = {.attribute = sb_attribute, .fr
     .graph_func = pb_sample_pass_graph_func, .graph_edge = pb_sample_pass_graph_edge,
     .graph_line = pb_sample_pass_graph_line};
 
-/* the budget, set before prepare (which may start a view over src) */
+/* the budget (decode_begin) */
 static void split_budget_set(split_budget *b, const pb_fold_decoder *dec, decode_job *j, pb_source *src)
 {
     b->dec = dec;
     b->state = j->state;
     b->src = src; /* NULL: a run of files, which the decoder opens itself */
-    if (dec->cfg.split_words)
-        pb_budget_set(&b->budget, pb_statement_budget(&j->opt, src ? pb_src_size(src) : UINT64_MAX));
+    memset(&b->budget, 0, sizeof b->budget);
+    b->budget.words = dec->cfg.split.words;
+    b->budget.no_offset = dec->cfg.split.no_offset;
+    if (dec->cfg.split.whole_max && j->opt.max_statements)
+        pb_budget_set(&b->budget.budget, j->opt.max_statements);
+    else if (!dec->cfg.split.whole_max)
+        pb_budget_set(&b->budget.budget, pb_statement_budget(&j->opt, src ? pb_src_size(src) : UINT64_MAX));
 }
 
-/* next, or (split_words) the filter in front of it; tpw: the fold's, after prepare */
-static pb_sample_sink *split_budget_in_front(split_budget *b, pb_sample_sink *next, uint64_t tpw, pb_error *err)
+/* next, or (split.words) the filter in front of it; tpw: the fold's, after
+ * prepare; to_chunks: next folds into chunks (split.chunks_only) */
+static pb_sample_sink *split_budget_in_front(split_budget *b, pb_sample_sink *next, uint64_t tpw, int to_chunks,
+                                             pb_error *err)
 {
     pb_sample_sink *ss = &b->ss;
-    if (!b->dec->cfg.split_words)
+    if (!b->dec->cfg.split.words || (b->dec->cfg.split.chunks_only && !to_chunks))
         return next;
     b->tpw = tpw;
     pb_sample_sink_init(ss, &split_budget_calls, b, err, next->cleanups);
@@ -1508,11 +1516,29 @@ static pb_status span_decode(decode_job *j, const pb_fold_config *cfg, pb_sink *
     return st;
 }
 
-/* a decoder this build cannot run (cfg.missing_library) */
-static pb_status missing_library(const pb_fold_decoder *dec, pb_error *err)
+/* the decoder's job, its budget b set (before prepare, which may start a
+ * view over src); NULL after the error, or when this build cannot run the
+ * decoder (cfg.missing_library).  sink: the chunk sink (NULL: samples) */
+static decode_job *decode_begin(const pb_fold_decoder *dec, pb_source *src, const pb_options *opt, pb_sink *sink,
+                                split_budget *b, pb_error *err)
 {
-    return pb_fail(err, PB_ERR_UNSUPPORTED, 0, "this build has no %s (install lib%s-dev and rebuild Devel::ProfileBridge)",
-                   dec->cfg.missing_library, dec->cfg.missing_library);
+    decode_job *j;
+    if (dec->cfg.missing_library) {
+        pb_fail(err, PB_ERR_UNSUPPORTED, 0, "this build has no %s (install lib%s-dev and rebuild Devel::ProfileBridge)",
+                dec->cfg.missing_library, dec->cfg.missing_library);
+        return NULL;
+    }
+    if ((j = decode_job_new(dec, src, opt, sink, err)) != NULL)
+        split_budget_set(b, dec, j, src);
+    return j;
+}
+
+/* the decoder's run into next, through the budget's filter where its rule
+ * wants one (to_chunks: next folds into chunks) */
+static pb_status decode_run(decode_job *j, split_budget *b, pb_sample_sink *next, const pb_fold_config *cfg,
+                            int to_chunks, pb_error *err)
+{
+    return j->dec->run(j->state, split_budget_in_front(b, next, cfg->ticks_per_weight, to_chunks, err));
 }
 
 pb_status pb_fold_decode(pb_source *src, const pb_options *opt, pb_sink *sink, const pb_fold_decoder *dec,
@@ -1522,14 +1548,10 @@ pb_status pb_fold_decode(pb_source *src, const pb_options *opt, pb_sink *sink, c
     pb_fold *fold = NULL;
     pb_status st = PB_OK;
     split_budget b;
-    decode_job *j;
-    if (dec->cfg.missing_library)
-        return missing_library(dec, err);
-    j = decode_job_new(dec, src, opt, sink, err);
+    decode_job *j = decode_begin(dec, src, opt, sink, &b, err);
     if (!j)
         return err->status;
     pb_sink_defer(sink, decode_job_free, j);
-    split_budget_set(&b, dec, j, src);
     cfg.max_threads = j->opt.max_threads;
     cfg.row = sink->row;
     /* a sink that only counts the chunks whose contents the order of the
@@ -1543,7 +1565,7 @@ pb_status pb_fold_decode(pb_source *src, const pb_options *opt, pb_sink *sink, c
     else if (st == PB_OK && !(fold = pb_fold_new(&cfg, sink, err)))
         st = err->status;
     else if (st == PB_OK)
-        st = dec->run(j->state, split_budget_in_front(&b, pb_fold_sample_sink(fold), cfg.ticks_per_weight, err));
+        st = decode_run(j, &b, pb_fold_sample_sink(fold), &cfg, 1, err);
     pb_fold_free(fold);
     pb_sink_undefer(sink, j);
     decode_job_free(j);
@@ -1556,13 +1578,9 @@ pb_status pb_sample_decode(pb_source *src, const pb_options *opt, pb_sample_sink
     pb_fold_config cfg = dec->cfg;
     pb_status st = PB_OK;
     split_budget b;
-    decode_job *j;
-    if (dec->cfg.missing_library)
-        return missing_library(dec, err);
-    j = decode_job_new(dec, src, opt, NULL, err);
+    decode_job *j = decode_begin(dec, src, opt, NULL, &b, err);
     if (!j)
         return err->status;
-    split_budget_set(&b, dec, j, src);
     cfg.row = out->row;
     cfg.sums_stacks = out->sums_stacks && !out->sample_values;
     if (dec->prepare)
@@ -1593,14 +1611,14 @@ pb_status pb_sample_decode(pb_source *src, const pb_options *opt, pb_sample_sink
             st = err->status ? err->status : PB_ERR_LIMIT;
         } else {
             pb_sample_tee_init(&tee, out, pb_fold_sample_sink(fold), cfg.ticks_per_sec, err);
-            st = dec->run(j->state, split_budget_in_front(&b, &tee.ss, cfg.ticks_per_weight, err));
+            st = decode_run(j, &b, &tee.ss, &cfg, 1, err);
             if (j->opt.chunk_teed && !tee.gave_up)
                 *j->opt.chunk_teed = 1;
             pb_sample_tee_free(&tee);
             pb_fold_free(fold);
         }
     } else if (st == PB_OK)
-        st = dec->run(j->state, split_budget_in_front(&b, out, cfg.ticks_per_weight, err));
+        st = decode_run(j, &b, out, &cfg, 0, err);
     decode_job_free(j);
     return st;
 }

@@ -62,6 +62,35 @@
 
 #include "samples.h"
 
+/* A sampling decoder's statement budget (pb_fold_config.split): the
+ * TIME_LINE chunks beyond one that a sample of weight x ticks_per_weight
+ * (after prepare) splits into come out of max_statements, charged by
+ * pb_model_charge_split (model.h) in a filter that pb_fold_decode and
+ * pb_sample_decode put in front of the fold or the stack target, so that a
+ * conversion stops at the same sample whatever it writes.  Where decoders
+ * differ, a field of the rule says how (all 0 but words and sample_at: the
+ * budget of every conversion, at the sample's byte). */
+typedef struct {
+    /* the limit error's message (NULL: no budget): pb_model_charge_split's
+     * {record} (the sample's number), {weight}, {interval}, {extra}, {left} */
+    const char *words;
+    /* Optional: the input offset of the sample being sent (NULL: the
+     * source's offset), and *summed = 1 when it is a sum of samples (sent
+     * to a sink that sums stacks) that each split into one chunk: it is not
+     * charged.  state: the decoder's. */
+    uint64_t (*sample_at)(void *state, int *summed);
+    /* 1: the message names no byte offset (it names {record}) */
+    int no_offset;
+    /* 1: a sample without frames takes no TIME_LINE of its own: not charged */
+    int empty_free;
+    /* 1: the budget is max_statements as given (0: none); 0: the input's
+     * (pb_statement_budget, bounded by the input's size) */
+    int whole_max;
+    /* 1: charged to chunks only (pb_fold_decode), not in front of a stack
+     * target (pb_sample_decode) */
+    int chunks_only;
+} pb_split_rule;
+
 typedef struct {
     const char *source_format;   /* the row's name: COMMENT + ATTRIBUTE source_format (NULL: none) */
     uint64_t ticks_per_sec;      /* unit of timestamps and ticks (1000000 = µs); 0 -> 1000000 */
@@ -96,28 +125,13 @@ typedef struct {
      * each distinct sample may be sent once (a decoder may then read its
      * file in one pass) */
     int sums_stacks;
-    /* max_statements for the TIME_LINEs a sample's weight splits into beyond
-     * its first: the model's split budget (model.h, pb_model_split_take),
-     * charged before the fold takes the sample; 0: none */
-    uint64_t split_budget;
     /* its chunks hold more than the fold of its samples (notes its decoder
      * makes chunks of, facts of a run), so pb_sample_decode never tees its
      * samples into a fold for convert --report's loss counter: that counts
      * in a decode of its own */
     int no_sample_tee;
-    /* A sampling decoder's statement budget (NULL: none; model.h): the
-     * TIME_LINE chunks beyond one that a sample of weight x
-     * ticks_per_weight (after prepare) splits into come out of
-     * max_statements (pb_statement_budget of the input's size), in a filter
-     * pb_fold_decode and pb_sample_decode put in front of the fold or the
-     * stack target alike; past it, a limit error worded split_words
-     * (pb_model_charge_split's {weight}, {interval}, {extra}, {left}). */
-    const char *split_words;
-    /* Optional, for that error: the input offset of the sample being sent
-     * (NULL: the source's offset), and *summed = 1 when it is a sum of
-     * samples (sent to a sink that sums stacks) that each split into one
-     * chunk: it is not charged.  state: the decoder's. */
-    uint64_t (*sample_at)(void *state, int *summed);
+    /* A sampling decoder's statement budget (pb_split_rule above) */
+    pb_split_rule split;
     /* A span decoder (PB_YIELDS_SPANS) whose chunks come from the span fold
      * (fold_spans.h), not from this one: its run for them, set in its cfg
      * (or cleared by its prepare(), after a first pass that found

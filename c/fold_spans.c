@@ -570,11 +570,13 @@ static int path_prepend(pb_spans *f, uint32_t s, uint32_t p, uint32_t *out)
     return 0;
 }
 
-/* R (sub s) adopts the roots from k on: their stack entries, with s above
- * each, replace them at the tail of the path pool (equal paths merged) */
-static pb_status adopt_stacks(pb_spans *f, size_t k, uint32_t s, uint64_t off)
+/* The path pool's entries from `from` on, with sub s above each (NONE: as
+ * they are), replaced by one entry per distinct path (their ns summed):
+ * R (sub s) adopting the roots from k on (from: their first entry), or a
+ * seal merging every entry (from 0, s NONE) */
+static pb_status merge_paths(pb_spans *f, size_t from, uint32_t s, uint64_t off)
 {
-    size_t from = f->top[k].pmap_off, p, nout = 0;
+    size_t p, nout = 0;
     if (++f->pstamp == 0) {
         memset(f->path_stamp, 0, f->paths.len * sizeof *f->path_stamp);
         memset(f->pre_stamp, 0, f->paths.len * sizeof *f->pre_stamp);
@@ -583,8 +585,8 @@ static pb_status adopt_stacks(pb_spans *f, size_t k, uint32_t s, uint64_t off)
     if (pb_grow((void **)&f->pscratch, &f->pscratch_cap, f->nppool - from + 1, sizeof *f->pscratch))
         return oom(f, off);
     for (p = from; p < f->nppool; p++) {
-        uint32_t q;
-        if (path_prepend(f, s, f->ppool[p].path, &q))
+        uint32_t q = f->ppool[p].path;
+        if (s != NONE && path_prepend(f, s, q, &q))
             return oom(f, off);
         if (f->path_stamp[q] == f->pstamp) {
             f->pscratch[f->path_pos[q]].ns += f->ppool[p].ns;
@@ -752,7 +754,7 @@ pb_status pb_spans_span(pb_spans *f, uint32_t key, uint64_t begin_ns, uint64_t e
     pmap_off = k < n ? f->top[k].pmap_off : f->nppool;
     if (k < n) {
         map_off = f->top[k].map_off; /* R's entries replace the adopted roots' */
-        if ((st = adopt_stacks(f, k, s, offset)) != PB_OK)
+        if ((st = merge_paths(f, f->top[k].pmap_off, s, offset)) != PB_OK)
             return st;
         if ((st = adopt(f, k, s, &children, &height, offset)) != PB_OK)
             return st;
@@ -793,12 +795,12 @@ pb_status pb_spans_span(pb_spans *f, uint32_t key, uint64_t begin_ns, uint64_t e
     return time_line(f, r->excl, f->kinds[key].file, f->kinds[key].line, offset);
 }
 
-pb_status pb_spans_seal(pb_spans *f)
+/* the thread's roots so far (f->top) are called by RUNTIME: their edges
+ * from the root sub, and its top-level count */
+static pb_status roots_to_runtime(pb_spans *f)
 {
     size_t i;
     pb_status st;
-    if (!f->in_thread || f->stacks)
-        return PB_OK;
     for (i = 0; i < f->ntop; i++) {
         const fs_root *x = &f->top[i];
         uint32_t ed;
@@ -809,33 +811,20 @@ pb_status pb_spans_seal(pb_spans *f)
         f->m.edges[ed].excl += x->excl;
     }
     f->cur.top_level += f->ntop;
+    return PB_OK;
+}
+
+pb_status pb_spans_seal(pb_spans *f)
+{
+    pb_status st;
+    if (!f->in_thread || f->stacks)
+        return PB_OK;
+    if ((st = roots_to_runtime(f)) != PB_OK)
+        return st;
     f->ntop = 0;
     f->npool = 0;
     /* the sealed roots' stack entries: one per distinct path */
-    if (f->nppool > 1) {
-        size_t p, nout = 0;
-        if (++f->pstamp == 0) {
-            memset(f->path_stamp, 0, f->paths.len * sizeof *f->path_stamp);
-            memset(f->pre_stamp, 0, f->paths.len * sizeof *f->pre_stamp);
-            f->pstamp = 1;
-        }
-        if (pb_grow((void **)&f->pscratch, &f->pscratch_cap, f->nppool, sizeof *f->pscratch))
-            return oom(f, 0);
-        for (p = 0; p < f->nppool; p++) {
-            uint32_t q = f->ppool[p].path;
-            if (f->path_stamp[q] == f->pstamp) {
-                f->pscratch[f->path_pos[q]].ns += f->ppool[p].ns;
-            } else {
-                f->path_stamp[q] = f->pstamp;
-                f->path_pos[q] = (uint32_t)nout;
-                f->pscratch[nout].path = q;
-                f->pscratch[nout++].ns = f->ppool[p].ns;
-            }
-        }
-        memcpy(f->ppool, f->pscratch, nout * sizeof *f->ppool);
-        f->nppool = nout;
-    }
-    return PB_OK;
+    return f->nppool > 1 ? merge_paths(f, 0, NONE, 0) : PB_OK;
 }
 
 pb_status pb_spans_thread_end(pb_spans *f)
@@ -847,16 +836,8 @@ pb_status pb_spans_thread_end(pb_spans *f)
     if (!f->in_thread)
         return PB_OK;
     /* the remaining roots are called by RUNTIME */
-    for (i = 0; i < f->ntop; i++) {
-        const fs_root *x = &f->top[i];
-        uint32_t ed;
-        if ((st = get_edge(f, f->root_sub, x->sub, &ed, 0)) != PB_OK)
-            return st;
-        f->m.edges[ed].count++;
-        f->m.edges[ed].incl += x->incl;
-        f->m.edges[ed].excl += x->excl;
-    }
-    f->cur.top_level += f->ntop;
+    if ((st = roots_to_runtime(f)) != PB_OK)
+        return st;
     if ((st = flush_stacks(f)) != PB_OK)
         return st;
     f->ntop = 0;

@@ -69,7 +69,7 @@ pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, 
  * announced with the real pid); a run, each process a thread keyed 1, 2,
  * ... (parents first; pb_statprofiler_files); the op names in
  * sample_tags(); to chunks, max_statements bounds the TIME_LINEs its
- * samples' weights split into (the fold's split_budget).
+ * samples' weights split into (its pb_fold_config.split).
  * V8: a .cpuprofile's samples, weights in ns (sample_weight_unit=ns), one
  * thread keyed 0 (pid 1, label "main"), timestamps in µs.
  * pprof: a profile.proto's samples of one sample type (weights ns for a

@@ -562,22 +562,23 @@ static pb_status budget_fail(pb_model *m, uint64_t n, uint32_t fid, uint32_t lin
                    (unsigned long long)m->budget_total, m->budget_note ? m->budget_note : "");
 }
 
-/* a sample's split (model.h): {weight} {interval} {extra} {left} in words
- * filled in, anything else copied */
-pb_status pb_model_charge_split(pb_budget *b, uint64_t weight, uint64_t ticks_per_weight, const char *words,
-                                uint64_t off, pb_error *err)
+/* a sample's split (model.h): {record} {weight} {interval} {extra} {left}
+ * in s->words filled in, anything else copied */
+pb_status pb_model_charge_split(pb_split_budget *s, uint64_t weight, uint64_t ticks_per_weight, uint64_t off,
+                                pb_error *err)
 {
-    static const char *const keys[] = {"{weight}", "{interval}", "{extra}", "{left}"};
-    uint64_t n = weight ? pb_model_split_count(weight, ticks_per_weight) : 0, vals[4];
+    static const char *const keys[] = {"{record}", "{weight}", "{interval}", "{extra}", "{left}"};
+    uint64_t n = weight ? pb_model_split_count(weight, ticks_per_weight) : 0, vals[5];
+    const char *words = s->words;
     char buf[PB_ERR_MSG_MAX];
     size_t len = 0, k;
-    if (n <= 1 || pb_budget_take(b, n - 1) == 0)
+    if (n <= 1 || pb_budget_take(&s->budget, n - 1) == 0)
         return PB_OK;
-    vals[0] = weight, vals[1] = ticks_per_weight, vals[2] = n - 1, vals[3] = b->left;
+    vals[0] = s->records, vals[1] = weight, vals[2] = ticks_per_weight, vals[3] = n - 1, vals[4] = s->budget.left;
     while (*words && len + 1 < sizeof buf) {
-        for (k = 0; k < 4 && strncmp(words, keys[k], strlen(keys[k])) != 0; k++)
+        for (k = 0; k < 5 && strncmp(words, keys[k], strlen(keys[k])) != 0; k++)
             ;
-        if (k < 4) {
+        if (k < 5) {
             int w = snprintf(buf + len, sizeof buf - len, "%llu", (unsigned long long)vals[k]);
             if (w > 0)
                 len += (size_t)w < sizeof buf - len ? (size_t)w : sizeof buf - len - 1;
@@ -587,7 +588,7 @@ pb_status pb_model_charge_split(pb_budget *b, uint64_t weight, uint64_t ticks_pe
         }
     }
     buf[len] = '\0';
-    return pb_fail(err, PB_ERR_LIMIT, off, "%s", buf);
+    return s->no_offset ? pb_fail_nooff(err, PB_ERR_LIMIT, "%s", buf) : pb_fail(err, PB_ERR_LIMIT, off, "%s", buf);
 }
 
 static pb_status emit_time_line(pb_model *m, uint32_t ticks, uint32_t fid, uint32_t line)
@@ -642,19 +643,6 @@ pb_status pb_model_statements_slow(pb_model *m, uint32_t fid, uint32_t line, uin
         if ((st = emit_time_line(m, (uint32_t)(q + (i < rem)), fid, line)) != PB_OK)
             return st;
     return emit_uncounted(m, leftover, fid, line);
-}
-
-pb_status pb_model_split_take_slow(pb_model *m, uint64_t units, uint64_t ticks_per_unit)
-{
-    uint64_t extra = pb_model_split_count(units, ticks_per_unit) - 1;
-    if (pb_budget_take(&m->split, extra) < 0)
-        return pb_fail_nooff(m->err, PB_ERR_LIMIT,
-                             "sample record %llu: weight %llu x %llu %s needs %llu more TIME_LINE chunks than the "
-                             "%llu left of max_statements",
-                             (unsigned long long)m->split_samples, (unsigned long long)units,
-                             (unsigned long long)ticks_per_unit, m->split_unit ? m->split_unit : "ticks",
-                             (unsigned long long)extra, (unsigned long long)m->split.left);
-    return PB_OK;
 }
 
 pb_status pb_model_time_lines_slow(pb_model *m, uint64_t units, uint64_t ticks_per_unit, int negative,

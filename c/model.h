@@ -231,9 +231,6 @@ typedef struct {
                               * (how the budget was bounded and is lifted) */
     void *xscratch;        /* pb_model_emit_exact_callers' arrays (freed here
                             * too: a consumer may leave in the middle) */
-    pb_budget split;       /* a fold's split budget (pb_model_split_take; off until set) */
-    uint64_t split_samples; /* the samples it was asked about (its message's sample record) */
-    const char *split_unit; /* the fold's ticks, for its message ("us") */
 } pb_model;
 
 void pb_model_init(pb_model *m, pb_sink *out, pb_error *err, const char *oom_msg);
@@ -377,14 +374,22 @@ static inline uint64_t pb_model_split_count(uint64_t units, uint64_t ticks_per_u
         per = 1;
     return units / per + (units % per != 0);
 }
-/* A sample of `weight` x ticks_per_weight ticks: the TIME_LINE chunks beyond
- * one that it splits into (pb_model_split_count) come out of b.  PB_OK, or
- * a `limit` error at byte off (b unchanged) whose message is words with
- * {weight}, {interval} (ticks_per_weight), {extra} (the chunks wanted) and
- * {left} (those left of b) filled in: a format's own wording (its
- * decoder's pb_fold_config.split_words, fold_samples.h). */
-pb_status pb_model_charge_split(pb_budget *b, uint64_t weight, uint64_t ticks_per_weight, const char *words,
-                                uint64_t off, pb_error *err);
+/* A sampling decoder's split budget as it runs (pb_fold_config.split,
+ * fold_samples.h, sets it up): a sample of `weight` x ticks_per_weight ticks
+ * splits into TIME_LINE chunks of at most INT32_MAX ticks, and those beyond
+ * one come out of budget. */
+typedef struct {
+    pb_budget budget;
+    uint64_t records;  /* the samples asked about, this one included */
+    const char *words; /* the limit message: {record} (records), {weight},
+                        * {interval} (ticks_per_weight), {extra} (the chunks
+                        * wanted) and {left} (those left) filled in */
+    int no_offset;     /* 1: the message names no byte offset */
+} pb_split_budget;
+/* Charge one sample (records already counts it): PB_OK, or a `limit` error
+ * worded s->words, at byte off unless s->no_offset (s->budget unchanged). */
+pb_status pb_model_charge_split(pb_split_budget *s, uint64_t weight, uint64_t ticks_per_weight, uint64_t off,
+                                pb_error *err);
 /* Send the TIME_LINEs of `units` x ticks_per_unit ticks on fid:line (count:
  * pb_model_split_count(), checked by the caller against its limit); negative:
  * the ticks are below 0; at_least_one: 0 units still give one TIME_LINE of 0
@@ -430,29 +435,6 @@ static inline pb_status pb_model_statements(pb_model *m, uint32_t fid, uint32_t 
         return pb_model_emit(m, &c);
     }
     return pb_model_statements_slow(m, fid, line, n, ticks, off);
-}
-
-/* A fold's split budget.  A sampling fold sends each sample's weight x
- * ticks_per_unit ticks as TIME_LINEs of at most INT32_MAX ticks, so a huge
- * weight or interval turns a few bytes of input into many chunks.  With it
- * on (pb_model_set_split_budget: max_statements), the fold asks
- * pb_model_split_take() about every sample before it takes any of it (units:
- * the weight, 0 for a sample that takes no TIME_LINE of its own), and the
- * TIME_LINEs beyond the first are taken from the budget; when fewer are left
- * it fails with "sample record N: weight W x T <unit> needs E more TIME_LINE
- * chunks than the L left of max_statements" (N: this sample's number). */
-static inline void pb_model_set_split_budget(pb_model *m, uint64_t max_statements, const char *unit)
-{
-    pb_budget_set(&m->split, max_statements);
-    m->split_unit = unit;
-}
-pb_status pb_model_split_take_slow(pb_model *m, uint64_t units, uint64_t ticks_per_unit);
-static inline pb_status pb_model_split_take(pb_model *m, uint64_t units, uint64_t ticks_per_unit)
-{
-    m->split_samples++;
-    if (!(units >> 31) && !(ticks_per_unit >> 31) && units * ticks_per_unit <= (uint64_t)INT32_MAX)
-        return PB_OK; /* one TIME_LINE: nothing beyond it */
-    return pb_model_split_take_slow(m, units, ticks_per_unit);
 }
 
 /* A fold's model in one call: the model, the stack trie, the walk over it

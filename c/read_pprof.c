@@ -86,6 +86,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,6 +161,19 @@ typedef struct {
     unsigned npend;
 } p_agg;
 
+/* the value of a thread, tid or pid label: the string str (P_NONE: no such
+ * label), or the number num when is_num */
+typedef struct {
+    uint32_t str;
+    int is_num;
+    int64_t num;
+} p_label;
+
+static int same_label(const p_label *a, const p_label *b)
+{
+    return a->str == b->str && a->is_num == b->is_num && a->num == b->num;
+}
+
 typedef struct {
     pb_source *s;
     pb_error *err;
@@ -208,9 +222,9 @@ typedef struct {
     size_t nslocs, cslocs;
     pb_strtab threads;        /* "<thread label>\0<pid label>" of each thread: key = id, in order of first appearance */
     struct p_tcache {         /* the threads of the labels recently seen (a thread's first one went through thread_of) */
-        uint32_t thread_key, pid_key, key;
-        int thread_is_num, pid_is_num, sel, valid;
-        int64_t thread_num, pid_num;
+        p_label thread, pid;
+        uint32_t key;
+        int sel, valid;
     } tcache[8];
     unsigned char *tsel;      /* per thread: selected by --thread */
     size_t ctsel;
@@ -413,23 +427,57 @@ static pb_status add_string(pr *r, const unsigned char *p, size_t n)
 }
 
 /* ---- pass 1: the tables ---------------------------------------------------------- */
-static int read_value_type(pr *r, msg *m, p_vt *vt)
+/* Where a table's message keeps its varint field i (p_slot[i]): as the
+ * varint (P_U64), as int64_t (P_I64), as a string index (P_STR, uint32_t;
+ * past UINT32_MAX clamped: past any table), or a bool that sets `bit` in
+ * an unsigned (P_FLAG: set by any true one).  Each message is one table. */
+enum { P_NO_SLOT, P_U64, P_I64, P_STR, P_FLAG };
+typedef struct {
+    unsigned char kind;
+    unsigned short at; /* offsetof the member */
+    unsigned bit;
+} p_slot;
+
+/* Read message m into rec (zeroed first, `size` bytes) by slots[1..n]: a
+ * field of those with another wire type than a varint is corrupt, any other
+ * field skipped (the last of a repeated one wins, but for P_FLAG).  0, or -1
+ * after the error. */
+static int read_varints(pr *r, msg *m, void *rec, size_t size, const p_slot *slots, uint32_t n)
 {
     fld f;
     int k;
-    uint64_t type = 0, unit = 0;
+    memset(rec, 0, size);
     while ((k = msg_field(r, m, &f)) > 0) {
-        if ((f.field == 1 || f.field == 2) && want_wt(r, m, &f, WT_VARINT) < 0)
+        const p_slot *sl = &slots[f.field >= 1 && f.field <= n ? f.field : 0];
+        char *at = (char *)rec + sl->at;
+        if (sl->kind == P_NO_SLOT)
+            continue;
+        if (want_wt(r, m, &f, WT_VARINT) < 0)
             return -1;
-        if (f.field == 1)
-            type = f.v;
-        else if (f.field == 2)
-            unit = f.v;
+        switch (sl->kind) {
+        case P_U64: *(uint64_t *)(void *)at = f.v; break;
+        case P_I64: *(int64_t *)(void *)at = (int64_t)f.v; break;
+        case P_STR: *(uint32_t *)(void *)at = (uint32_t)(f.v > UINT32_MAX ? UINT32_MAX : f.v); break;
+        default: *(unsigned *)(void *)at |= f.v ? sl->bit : 0; break;
+        }
     }
-    vt->type = (uint32_t)(type > UINT32_MAX ? UINT32_MAX : type); /* checked when the table is complete */
-    vt->unit = (uint32_t)(unit > UINT32_MAX ? UINT32_MAX : unit);
     return k;
 }
+
+/* ValueType: type, unit (checked when the table is complete) */
+static const p_slot vt_slots[] = {{0}, {P_STR, offsetof(p_vt, type), 0}, {P_STR, offsetof(p_vt, unit), 0}};
+static const p_slot func_slots[] = {{0}, {P_U64, offsetof(p_func, id), 0}, {P_STR, offsetof(p_func, name), 0},
+    {P_STR, offsetof(p_func, sysname), 0}, {P_STR, offsetof(p_func, file), 0},
+    {P_I64, offsetof(p_func, start_line), 0}};
+static const p_slot line_slots[] = {{0}, {P_U64, offsetof(p_line, func), 0}, {P_I64, offsetof(p_line, line), 0}};
+static const p_slot map_slots[] = {{0}, {P_U64, offsetof(p_map, id), 0}, {P_U64, offsetof(p_map, start), 0},
+    {P_U64, offsetof(p_map, limit), 0}, {P_U64, offsetof(p_map, offset), 0}, {P_STR, offsetof(p_map, file), 0},
+    {P_STR, offsetof(p_map, build_id), 0}, {P_FLAG, offsetof(p_map, flags), PB_MAP_FUNCTIONS},
+    {P_FLAG, offsetof(p_map, flags), PB_MAP_FILENAMES}, {P_FLAG, offsetof(p_map, flags), PB_MAP_LINES},
+    {P_FLAG, offsetof(p_map, flags), PB_MAP_INLINES}};
+#define READ_VARINTS(r, m, rec, slots) read_varints(r, m, rec, sizeof *(rec), slots, sizeof slots / sizeof *slots - 1)
+
+static int read_value_type(pr *r, msg *m, p_vt *vt) { return READ_VARINTS(r, m, vt, vt_slots); }
 
 /* -1 after the error when a table of n entries already holds max_frames */
 static int full(pr *r, uint64_t off, size_t n, const char *what)
@@ -448,42 +496,13 @@ static int push(pr *r, void **arr, size_t *n, size_t *cap, const void *item, siz
 
 static int read_function(pr *r, msg *m)
 {
-    fld f;
-    int k;
     p_func fn;
-    memset(&fn, 0, sizeof fn);
-    while ((k = msg_field(r, m, &f)) > 0) {
-        if (f.field >= 1 && f.field <= 5 && want_wt(r, m, &f, WT_VARINT) < 0)
-            return -1;
-        switch (f.field) {
-        case 1: fn.id = f.v; break;
-        case 2: fn.name = (uint32_t)(f.v > UINT32_MAX ? UINT32_MAX : f.v); break;
-        case 3: fn.sysname = (uint32_t)(f.v > UINT32_MAX ? UINT32_MAX : f.v); break;
-        case 4: fn.file = (uint32_t)(f.v > UINT32_MAX ? UINT32_MAX : f.v); break;
-        case 5: fn.start_line = (int64_t)f.v; break;
-        default: break;
-        }
-    }
-    if (k < 0 || full(r, m->off, r->nfuncs, "functions") < 0)
+    if (READ_VARINTS(r, m, &fn, func_slots) < 0 || full(r, m->off, r->nfuncs, "functions") < 0)
         return -1;
     return push(r, (void **)&r->funcs, &r->nfuncs, &r->cfuncs, &fn, sizeof fn);
 }
 
-static int read_line(pr *r, msg *m, p_line *ln)
-{
-    fld f;
-    int k;
-    memset(ln, 0, sizeof *ln);
-    while ((k = msg_field(r, m, &f)) > 0) {
-        if ((f.field == 1 || f.field == 2) && want_wt(r, m, &f, WT_VARINT) < 0)
-            return -1;
-        if (f.field == 1)
-            ln->func = f.v;
-        else if (f.field == 2)
-            ln->line = (int64_t)f.v;
-    }
-    return k;
-}
+static int read_line(pr *r, msg *m, p_line *ln) { return READ_VARINTS(r, m, ln, line_slots); }
 
 static int read_location(pr *r, msg *m)
 {
@@ -523,28 +542,8 @@ static int read_location(pr *r, msg *m)
 
 static int read_mapping(pr *r, msg *m)
 {
-    fld f;
-    int k;
     p_map mp;
-    memset(&mp, 0, sizeof mp);
-    while ((k = msg_field(r, m, &f)) > 0) {
-        if (f.field >= 1 && f.field <= 10 && want_wt(r, m, &f, WT_VARINT) < 0)
-            return -1;
-        switch (f.field) {
-        case 1: mp.id = f.v; break;
-        case 2: mp.start = f.v; break;
-        case 3: mp.limit = f.v; break;
-        case 4: mp.offset = f.v; break;
-        case 5: mp.file = (uint32_t)(f.v > UINT32_MAX ? UINT32_MAX : f.v); break;
-        case 6: mp.build_id = (uint32_t)(f.v > UINT32_MAX ? UINT32_MAX : f.v); break;
-        case 7: mp.flags |= f.v ? PB_MAP_FUNCTIONS : 0; break;
-        case 8: mp.flags |= f.v ? PB_MAP_FILENAMES : 0; break;
-        case 9: mp.flags |= f.v ? PB_MAP_LINES : 0; break;
-        case 10: mp.flags |= f.v ? PB_MAP_INLINES : 0; break;
-        default: break;
-        }
-    }
-    if (k < 0 || full(r, m->off, r->nmaps, "mappings") < 0)
+    if (READ_VARINTS(r, m, &mp, map_slots) < 0 || full(r, m->off, r->nmaps, "mappings") < 0)
         return -1;
     return push(r, (void **)&r->maps, &r->nmaps, &r->cmaps, &mp, sizeof mp);
 }
@@ -1260,9 +1259,7 @@ static pb_status loc_ids(pr *r, uint32_t li, const uint32_t **ids, uint32_t *n)
 typedef struct {
     uint32_t nvalues;
     int64_t value;
-    uint32_t thread_key, pid_key; /* string indices of the labels' texts, or P_NONE */
-    int64_t thread_num, pid_num;
-    int thread_is_num, pid_is_num;
+    p_label thread, pid; /* P_NONE: no such label */
     int named; /* the thread label came from "thread" (not "tid") */
 } p_sample;
 
@@ -1344,13 +1341,9 @@ static int read_label(pr *r, msg *m, p_sample *sm)
     is_num = is_num && !str;
     if (!strcmp(kn, "thread") || (!strcmp(kn, "tid") && !sm->named)) {
         sm->named = !strcmp(kn, "thread"); /* a thread's name wins over its id */
-        sm->thread_key = (uint32_t)str;
-        sm->thread_num = (int64_t)num;
-        sm->thread_is_num = is_num;
+        sm->thread = (p_label){(uint32_t)str, is_num, (int64_t)num};
     } else if (!strcmp(kn, "pid")) {
-        sm->pid_key = (uint32_t)str;
-        sm->pid_num = (int64_t)num;
-        sm->pid_is_num = is_num;
+        sm->pid = (p_label){(uint32_t)str, is_num, (int64_t)num};
     }
     return 0;
 }
@@ -1363,7 +1356,7 @@ static inline int read_sample(pr *r, msg *m, p_sample *sm)
     fld f;
     int k;
     memset(sm, 0, sizeof *sm);
-    sm->thread_key = sm->pid_key = P_NONE;
+    sm->thread.str = sm->pid.str = P_NONE;
     r->nslocs = 0;
     r->nlabels = 0;
     while ((k = msg_field(r, m, &f)) > 0) {
@@ -1411,16 +1404,16 @@ static inline int read_sample(pr *r, msg *m, p_sample *sm)
 }
 
 /* a label's text: its string, or its number in decimal */
-static const char *label_text(const pr *r, uint32_t si, int is_num, int64_t num, char *buf, size_t cap)
+static const char *label_text(const pr *r, const p_label *l, char *buf, size_t cap)
 {
     size_t len;
-    if (si == P_NONE)
+    if (l->str == P_NONE)
         return NULL;
-    if (is_num) {
-        snprintf(buf, cap, "%lld", (long long)num);
+    if (l->is_num) {
+        snprintf(buf, cap, "%lld", (long long)l->num);
         return buf;
     }
-    return str_at(r, si, &len);
+    return str_at(r, l->str, &len);
 }
 
 /* the 1 when a thread is selected by --thread (a number or a name) */
@@ -1449,8 +1442,8 @@ static const char *thread_label(const pr *r, uint32_t i, const char **pid)
 static pb_status thread_of(pr *r, const p_sample *sm, uint64_t off, uint32_t *key, int *selected)
 {
     char tb[32], pb[32], attr_key[48];
-    const char *t = label_text(r, sm->thread_key, sm->thread_is_num, sm->thread_num, tb, sizeof tb);
-    const char *p = label_text(r, sm->pid_key, sm->pid_is_num, sm->pid_num, pb, sizeof pb);
+    const char *t = label_text(r, &sm->thread, tb, sizeof tb);
+    const char *p = label_text(r, &sm->pid, pb, sizeof pb);
     size_t lt, lp;
     uint32_t i;
     int k;
@@ -1538,22 +1531,16 @@ static int sample_field(pr *r, const top *t)
     if (w == 0 && !other_values(r))
         return 0;
     {   /* the labels' thread: one of the last few seen, else thread_of */
-        struct p_tcache *c = &r->tcache[(sm.thread_key ^ (sm.pid_key << 1) ^ (uint32_t)sm.thread_num ^
-                                         ((uint32_t)sm.pid_num << 2)) & 7];
-        if (c->valid && c->thread_key == sm.thread_key && c->pid_key == sm.pid_key &&
-            c->thread_is_num == sm.thread_is_num && c->pid_is_num == sm.pid_is_num &&
-            c->thread_num == sm.thread_num && c->pid_num == sm.pid_num) {
+        struct p_tcache *c = &r->tcache[(sm.thread.str ^ (sm.pid.str << 1) ^ (uint32_t)sm.thread.num ^
+                                         ((uint32_t)sm.pid.num << 2)) & 7];
+        if (c->valid && same_label(&c->thread, &sm.thread) && same_label(&c->pid, &sm.pid)) {
             key = c->key;
             sel = c->sel;
         } else {
             if (thread_of(r, &sm, m.off, &key, &sel) != PB_OK)
                 return -1;
-            c->thread_key = sm.thread_key;
-            c->pid_key = sm.pid_key;
-            c->thread_is_num = sm.thread_is_num;
-            c->pid_is_num = sm.pid_is_num;
-            c->thread_num = sm.thread_num;
-            c->pid_num = sm.pid_num;
+            c->thread = sm.thread;
+            c->pid = sm.pid;
             c->key = key;
             c->sel = sel;
             c->valid = 1;
@@ -1888,11 +1875,11 @@ static pb_status pprof_decode(void *p, pb_sample_sink *out)
 }
 
 /* ticks: ns, or one unit of a count or size as 1 ns; nytprof.out's time is the sampled time; a
- * weight past INT32_MAX ns splits into TIME_LINEs charged to max_statements (split_words) */
+ * weight past INT32_MAX ns splits into TIME_LINEs charged to max_statements (split) */
 const pb_fold_decoder pb_pprof_decoder = {sizeof(pr), pr_init, prepare, pprof_decode, pr_free,
     {.source_format = "pprof", .ticks_per_sec = 1000000000u, .ticks_per_weight = 1, .sampled_spans = 1,
-     .split_words = "a sample of weight {weight} needs more TIME_LINE chunks than the {left} left of max_statements",
-     .sample_at = sample_at}};
+     .split = {.words = "a sample of weight {weight} needs more TIME_LINE chunks than the {left} left of max_statements",
+               .sample_at = sample_at}}};
 
 /* ---- detection ------------------------------------------------------------------------ */
 /* 1 when m holds only well-formed protobuf fields (a field the prefix cuts

@@ -1332,7 +1332,7 @@ static void sp_free(void *p)
 }
 
 /* the header (a run's first, for chunks), whose interval the fold's
- * ticks per weight is; max_statements is the fold's split budget */
+ * ticks per weight is */
 static pb_status sp_prepare(void *p, pb_fold_config *cfg)
 {
     sp_state *S = (sp_state *)p;
@@ -1352,7 +1352,6 @@ static pb_status sp_prepare(void *p, pb_fold_config *cfg)
             return rc;
         cfg->ticks_per_weight = S->h0.interval_us;
     }
-    cfg->split_budget = S->opt->max_statements;
     return PB_OK;
 }
 
@@ -1416,9 +1415,13 @@ static pb_status sp_run(void *p, pb_sample_sink *out)
     return pb_statprofiler_files(S->opt->run_paths, S->opt->run_n, S->opt, ss, hooks, S->err);
 }
 
-/* nytprof.out's time is the sampled time; ticks per weight: the interval (prepare) */
+/* nytprof.out's time is the sampled time; ticks per weight: the interval (prepare); to chunks, the
+ * TIME_LINEs beyond one of a sample with frames are charged to max_statements as given (split) */
 const pb_fold_decoder pb_statprofiler_decoder = {sizeof(sp_state), sp_init, sp_prepare, sp_run, sp_free,
-    {.source_format = "statprofiler", .ticks_per_sec = 1000000, .sampled_spans = 1, .no_sample_tee = 1}};
+    {.source_format = "statprofiler", .ticks_per_sec = 1000000, .sampled_spans = 1, .no_sample_tee = 1,
+     .split = {.words = "sample record {record}: weight {weight} x {interval} us needs {extra} more TIME_LINE "
+                        "chunks than the {left} left of max_statements",
+               .no_offset = 1, .empty_free = 1, .whole_max = 1, .chunks_only = 1}}};
 
 /* keep[i] (1: the root's own files, 0: the others, readable or not) becomes
  * 1 for every file whose process descends from a kept one.  Through one hash

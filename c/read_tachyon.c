@@ -1281,8 +1281,8 @@ static void tr_init(void *p, pb_source *src, const pb_options *opt, pb_sink *war
 }
 
 /* nytprof.out's time is the sampled time; the weight: prepare(); weight x interval ticks split into
- * TIME_LINEs charged to max_statements (split_words): a huge interval turns a few bytes into many */
+ * TIME_LINEs charged to max_statements (split): a huge interval turns a few bytes into many */
 const pb_fold_decoder pb_tachyon_decoder = {sizeof(tr), tr_init, prepare, tachyon_decode, tr_free,
     {.source_format = "tachyon", .ticks_per_sec = 1000000, .fid_flags = tachyon_fid_flags, .sampled_spans = 1,
-     .split_words = "sample of weight {weight} x {interval} us needs {extra} more TIME_LINE chunks than the {left} "
-                    "left of max_statements"}};
+     .split = {.words = "sample of weight {weight} x {interval} us needs {extra} more TIME_LINE chunks than the "
+                        "{left} left of max_statements"}}};
