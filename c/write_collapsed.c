@@ -137,9 +137,8 @@ static pb_status new_node(pb_collapse *c, uint32_t parent, uint32_t sub, uint32_
                           uint32_t *idx)
 {
     c_node *n;
-    if (c->nnodes >= UINT32_MAX - 1 || pb_grow((void **)&c->nodes, &c->cnodes, c->nnodes + 1, sizeof *c->nodes) < 0)
+    if (!(n = PB_GROW_ID(c->nodes, c->cnodes, c->nnodes)))
         return C_OOM(c);
-    n = &c->nodes[c->nnodes];
     n->parent = parent;
     n->sub = sub;
     n->thread = thread;

@@ -268,9 +268,8 @@ static pb_status gk_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
     PB_INDEX_FIND(&g->fnix, h_func2(name, file), j, i, g->funcs[i].name == name && g->funcs[i].file == file);
     if (i == PB_INDEX_NONE) {
         g_func *fn;
-        if (g->nfuncs >= UINT32_MAX - 1 || pb_grow((void **)&g->funcs, &g->cfuncs, g->nfuncs + 1, sizeof *g->funcs) < 0)
+        if (!(fn = PB_GROW_ID(g->funcs, g->cfuncs, g->nfuncs)))
             return G_OOM(g);
-        fn = &g->funcs[g->nfuncs];
         fn->name = name;
         fn->file = file;
         fn->line = fr->first_line > 0 ? fr->first_line : 0;
@@ -283,9 +282,8 @@ static pb_status gk_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
     } else if (fr->first_line > 0 && (g->funcs[i].line <= 0 || fr->first_line < g->funcs[i].line)) {
         g->funcs[i].line = fr->first_line;
     }
-    if (g->nframes >= UINT32_MAX - 1 || pb_grow((void **)&g->frames, &g->cframes, g->nframes + 1, sizeof *g->frames) < 0)
+    if (!(f = PB_GROW_ID(g->frames, g->cframes, g->nframes)))
         return G_OOM(g);
-    f = &g->frames[g->nframes];
     f->func = i;
     f->line = fr->line > 0 ? fr->line : 0;
     f->gc = need - 1 == 4 && !memcmp(g->namebuf, "<GC>", 4);

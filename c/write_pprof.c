@@ -231,7 +231,7 @@ static pb_status pp_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
                       p->funcs[i].start_line == first && p->funcs[i].sys == sys);
     fi = i;
     if (fi == NONE) {
-        if (p->nfuncs >= UINT32_MAX - 1 || pb_grow((void **)&p->funcs, &p->cfuncs, p->nfuncs + 1, sizeof *p->funcs) < 0)
+        if (!PB_GROW_ID(p->funcs, p->cfuncs, p->nfuncs))
             return OOM(p);
         p->funcs[p->nfuncs].name = name;
         p->funcs[p->nfuncs].file = file;
@@ -253,7 +253,7 @@ location:
                       p->locs[i].place == fr->place);
     if ((*id = i) != PB_INDEX_NONE)
         return PB_OK;
-    if (p->nlocs >= UINT32_MAX - 1 || pb_grow((void **)&p->locs, &p->clocs, p->nlocs + 1, sizeof *p->locs) < 0)
+    if (!PB_GROW_ID(p->locs, p->clocs, p->nlocs))
         return OOM(p);
     p->locs[p->nlocs].func = fi;
     p->locs[p->nlocs].line = line;
@@ -275,7 +275,7 @@ static pb_status get_thread(pb_pprof *p, uint64_t key, uint32_t *ti)
     PB_INDEX_FIND(&p->tthreads, pb_mix64(key), j, i, p->threads[i].key == key);
     if ((*ti = i) != PB_INDEX_NONE)
         return PB_OK;
-    if (p->nthreads >= UINT32_MAX - 1 || pb_grow((void **)&p->threads, &p->cthreads, p->nthreads + 1, sizeof *p->threads) < 0)
+    if (!PB_GROW_ID(p->threads, p->cthreads, p->nthreads))
         return OOM(p);
     memset(&p->threads[p->nthreads], 0, sizeof *p->threads);
     p->threads[p->nthreads].key = key;

@@ -156,9 +156,8 @@ static pb_status sc_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
         *id = i;
         return PB_OK;
     }
-    if (s->nframes >= UINT32_MAX - 1 || pb_grow((void **)&s->frames, &s->cframes, s->nframes + 1, sizeof *s->frames) < 0)
+    if (!(f = PB_GROW_ID(s->frames, s->cframes, s->nframes)))
         return S_OOM(s);
-    f = &s->frames[s->nframes];
     f->name = name;
     f->file = file;
     f->line = fr->first_line > 0 ? fr->first_line : (fr->line > 0 ? fr->line : 0);
@@ -292,7 +291,7 @@ static pb_status sc_span(pb_sample_sink *self, uint64_t key, uint32_t frame, uin
     if (frame >= s->nframes)
         return pb_fail(s->w.err, PB_ERR_CORRUPT, 0, "span uses frame id %u, only %zu interned", frame, s->nframes);
     t = &s->threads[ti];
-    if (t->nspans >= UINT32_MAX - 1 || pb_grow((void **)&t->spans, &t->cspans, t->nspans + 1, sizeof *t->spans) < 0)
+    if (!PB_GROW_ID(t->spans, t->cspans, t->nspans))
         return S_OOM(s);
     t->spans[t->nspans].begin = begin;
     t->spans[t->nspans].end = end < begin ? begin : end;
