@@ -442,7 +442,7 @@ static inline void pb_stack_cursor_free(pb_stack_cursor *c) { PB_FREE_ALL(c->pre
 
 /* ---- a stack target's writer (outputs.c's STACKS rows) ---------------------
  * The first member of each writer on an open stream that consumes samples
- * (write_collapsed.c, write_pprof.c, write_speedscope.c, write_gecko.c): its
+ * (each STACKS row's): its
  * sink (ctx: the writer), the stream it writes, the error record and the
  * profile's title (the driver's: the input's base name or "merged
  * profile"; NULL: "profile").  pb_stack_writer_new allocates a writer of
