@@ -23,28 +23,24 @@
 #include "write_statprofiler.h"
 
 /* ---- the writer entries ---------------------------------------------------- */
+/* a stack writer's sink and free: every one is a pb_stack_writer (samples.h) */
+static pb_sample_sink *stacks_sink(void *w) { return pb_stack_writer_sink((pb_stack_writer *)w); }
+static void stacks_free(void *w) { pb_stack_writer_free((pb_stack_writer *)w); }
+
 static void *collapsed_open(FILE *fp, const char *t, const pb_options *o, pb_error *werr) { return (void)t, (void)o, pb_collapse_new(fp, werr); }
-static pb_sample_sink *collapsed_sink(void *w) { return pb_collapse_sample_sink((pb_collapse *)w); }
-static void collapsed_free(void *w) { pb_collapse_free((pb_collapse *)w); }
 static pb_status collapsed_diff(FILE *fp, const char *before, const char *after, const pb_options *opt, pb_error *err)
 {
     return pb_collapse_diff_files(before, after, opt, fp, err);
 }
 
 static void *pprof_open(FILE *fp, const char *t, const pb_options *o, pb_error *werr) { return (void)t, (void)o, pb_pprof_new(fp, werr); }
-static pb_sample_sink *pprof_sink(void *w) { return pb_pprof_sample_sink((pb_pprof *)w); }
-static void pprof_free(void *w) { pb_pprof_free((pb_pprof *)w); }
 
 static void *speedscope_open(FILE *fp, const char *title, const pb_options *o, pb_error *werr)
 {
     return pb_speedscope_new(fp, title, !(o && o->no_time_order), werr);
 }
-static pb_sample_sink *speedscope_sink(void *w) { return pb_speedscope_sample_sink((pb_speedscope *)w); }
-static void speedscope_free(void *w) { pb_speedscope_free((pb_speedscope *)w); }
 
 static void *gecko_open(FILE *fp, const char *title, const pb_options *o, pb_error *werr) { return (void)o, pb_gecko_new(fp, title, werr); }
-static pb_sample_sink *gecko_sink(void *w) { return pb_gecko_sample_sink((pb_gecko *)w); }
-static void gecko_free(void *w) { pb_gecko_free((pb_gecko *)w); }
 
 /* nytprof.out: the writer behind the presentation filter (write_nytprof.h) */
 static void *nytprof_open(const pb_write_req *rq, const char *input, int bare_is_dot, pb_sink **sink,
@@ -108,8 +104,8 @@ static pb_sink *dump_sink(void *w) { return (pb_sink *)w; }
 static void dump_free(void *w) { pb_dump_free((pb_sink *)w); }
 
 /* ---- THE table ------------------------------------------------------------- */
-/* a writer on an open stream that consumes samples */
-#define STACKS(name) .open = name##_open, .sink = name##_sink, .free = name##_free
+/* a writer on an open stream that consumes samples (a pb_stack_writer) */
+#define STACKS(name) .open = name##_open, .sink = stacks_sink, .free = stacks_free
 static const pb_target targets[] = {
     { .name = "nytprof", .what = "nytprof output", .consumes = PB_YIELDS_CHUNKS,
       .flags = PB_TO_CONVERT | PB_TO_DEFAULT | PB_TO_STDOUT | PB_TO_COMPRESS | PB_TO_SOURCE | PB_TO_SALVAGE

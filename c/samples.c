@@ -383,3 +383,31 @@ pb_status pb_sample_file_header(pb_sample_sink *out, const char *file, pb_source
     snprintf(buf, sizeof buf, "%llu", t);
     return out->attribute(out, "basetime", pb_str_c(buf));
 }
+
+pb_stack_writer *pb_stack_writer_new(size_t size, const pb_sample_sink *calls, void (*teardown)(pb_stack_writer *w),
+                                     FILE *out, const char *title, pb_error *err)
+{
+    pb_stack_writer *w = (pb_stack_writer *)calloc(1, size);
+    if (!title)
+        title = "profile";
+    if (!w || !(w->title = pb_memdup0(title, strlen(title)))) {
+        free(w);
+        pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
+        return NULL;
+    }
+    pb_sample_sink_init(&w->ss, calls, w, err, NULL);
+    w->out = out;
+    w->err = err;
+    w->teardown = teardown;
+    return w;
+}
+
+void pb_stack_writer_free(pb_stack_writer *w)
+{
+    if (!w)
+        return;
+    if (w->teardown)
+        w->teardown(w);
+    free(w->title);
+    free(w);
+}

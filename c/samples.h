@@ -440,4 +440,28 @@ static inline void pb_stack_cursor_end(pb_stack_cursor *c, const uint32_t *ids, 
 }
 static inline void pb_stack_cursor_free(pb_stack_cursor *c) { PB_FREE_ALL(c->prev, c->path); }
 
+/* ---- a stack target's writer (outputs.c's STACKS rows) ---------------------
+ * The first member of each writer on an open stream that consumes samples
+ * (each STACKS row's): its
+ * sink (ctx: the writer), the stream it writes, the error record and the
+ * profile's title (the driver's: the input's base name or "merged
+ * profile"; NULL: "profile").  pb_stack_writer_new allocates a writer of
+ * size bytes (zeroed) and sets them up, calls' sink with them; NULL on
+ * out-of-memory (err filled).  The table reaches every such writer's sink
+ * through pb_stack_writer_sink and frees it with pb_stack_writer_free:
+ * teardown (NULL: none) frees what the writer holds besides these, then
+ * the rest goes (w NULL: nothing). */
+typedef struct pb_stack_writer pb_stack_writer;
+struct pb_stack_writer {
+    pb_sample_sink ss;
+    FILE *out;
+    pb_error *err;
+    char *title;
+    void (*teardown)(pb_stack_writer *w);
+};
+pb_stack_writer *pb_stack_writer_new(size_t size, const pb_sample_sink *calls, void (*teardown)(pb_stack_writer *w),
+                                     FILE *out, const char *title, pb_error *err);
+static inline pb_sample_sink *pb_stack_writer_sink(pb_stack_writer *w) { return &w->ss; }
+void pb_stack_writer_free(pb_stack_writer *w);
+
 #endif

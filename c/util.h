@@ -324,6 +324,19 @@ static inline int pb_append(void **p, size_t *n, size_t *cap, const void *src, s
     return 0;
 }
 
+/* Room for element n, one past the last, of the growable array *p (*cap
+ * allocated; pb_grow) whose indexes are 32-bit ids: element n (not set; the
+ * caller counts it), or NULL when out of memory or n would reach
+ * UINT32_MAX - 1 (that and UINT32_MAX stay free to mark "none").
+ * PB_GROW_ID(arr, cap, n) for arr of its own type. */
+static inline void *pb_grow_id(void **p, size_t *cap, size_t n, size_t elem)
+{
+    if (n >= UINT32_MAX - 1 || pb_grow(p, cap, n + 1, elem) < 0)
+        return NULL;
+    return (char *)*p + n * elem;
+}
+#define PB_GROW_ID(arr, cap, n) pb_grow_id((void **)&(arr), &(cap), (n), sizeof *(arr))
+
 /* A copy of n bytes at p with a NUL after them, or NULL when out of memory. */
 static inline char *pb_memdup0(const char *p, size_t n)
 {

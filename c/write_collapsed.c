@@ -30,9 +30,7 @@ typedef struct {
 } c_thread;
 
 struct pb_collapse {
-    pb_sample_sink ss;
-    FILE *out;
-    pb_error *err;
+    pb_stack_writer w; /* first (samples.h) */
     pb_strtab subs;     /* the frames' names as written (ids: the frame ids) */
     c_node *nodes; size_t nnodes, cnodes; pb_index tnodes; /* every node, roots too */
     c_thread *threads; size_t nthreads, cthreads; pb_index tthreads;
@@ -44,7 +42,7 @@ struct pb_collapse {
     int diff, side;     /* diff mode (pb_collapse_diff_new): which input is being read */
 };
 
-#define C_OOM(c) pb_fail((c)->err, PB_ERR_LIMIT, 0, "out of memory while collapsing stacks")
+#define C_OOM(c) pb_fail((c)->w.err, PB_ERR_LIMIT, 0, "out of memory while collapsing stacks")
 
 static uint32_t h_node(const void *c, uint32_t i) { return ((const pb_collapse *)c)->nodes[i].h; }
 static uint32_t h_thread(const void *c, uint32_t i) { return pb_mix64(((const pb_collapse *)c)->threads[i].key); }
@@ -140,9 +138,8 @@ static pb_status new_node(pb_collapse *c, uint32_t parent, uint32_t sub, uint32_
                           uint32_t *idx)
 {
     c_node *n;
-    if (c->nnodes >= UINT32_MAX - 1 || pb_grow((void **)&c->nodes, &c->cnodes, c->nnodes + 1, sizeof *c->nodes) < 0)
+    if (!(n = PB_GROW_ID(c->nodes, c->cnodes, c->nnodes)))
         return C_OOM(c);
-    n = &c->nodes[c->nnodes];
     n->parent = parent;
     n->sub = sub;
     n->thread = thread;
@@ -254,7 +251,7 @@ static pb_status cs_sample(pb_sample_sink *self, uint64_t thread_key, const uint
      * cursor keeps the last walked sample and its path, still true for each
      * other); flush() moves the sums to the nodes */
     if ((h = pb_stack_table_find(&c->stacks, ti, ids, depth)) != NULL)
-        return pb_checked_add(c->err, &h->sum, weight, "a stack's weight", "");
+        return pb_checked_add(c->w.err, &h->sum, weight, "a stack's weight", "");
     if (c->stacks.oom)
         return C_OOM(c);
     if ((st = walk(c, t, ti, ids, depth)) != PB_OK)
@@ -266,7 +263,7 @@ static pb_status cs_sample(pb_sample_sink *self, uint64_t thread_key, const uint
         return PB_OK;
     /* not kept (the table is full): on its node; exact sums (a merge's
      * weights are ns: they can reach 2^63) */
-    return pb_checked_add(c->err, c->side ? &c->nodes[leaf].count2 : &c->nodes[leaf].count, weight,
+    return pb_checked_add(c->w.err, c->side ? &c->nodes[leaf].count2 : &c->nodes[leaf].count, weight,
                           "a stack's weight", "");
 }
 
@@ -281,7 +278,7 @@ static pb_status walk(pb_collapse *c, c_thread *t, uint32_t ti, const uint32_t *
         uint32_t sub = ids[depth - 1 - j];
         uint32_t parent = j ? t->cur.path[j - 1] : t->root;
         if (sub >= c->subs.n)
-            return pb_fail(c->err, PB_ERR_CORRUPT, 0, "sample uses frame id %u, only %zu interned", sub, c->subs.n);
+            return pb_fail(c->w.err, PB_ERR_CORRUPT, 0, "sample uses frame id %u, only %zu interned", sub, c->subs.n);
         uint32_t h = pb_mix64(((uint64_t)parent << 32) | sub);
         uint32_t node;
         size_t k;
@@ -305,7 +302,7 @@ static pb_status flush(pb_collapse *c)
     pb_stack_head *h;
     pb_status st;
     while ((h = pb_stack_table_next(&c->stacks, &off)) != NULL) {
-        if (h->sum && (st = pb_checked_add(c->err, c->side ? &c->nodes[h->val].count2 : &c->nodes[h->val].count,
+        if (h->sum && (st = pb_checked_add(c->w.err, c->side ? &c->nodes[h->val].count2 : &c->nodes[h->val].count,
                                            h->sum, "a stack's weight", "")) != PB_OK)
             return st;
         h->sum = 0;
@@ -388,17 +385,17 @@ static pb_status write_lines(pb_collapse *c)
     if (nlines)
         qsort(lines, nlines, sizeof *lines, cmp_line);
     for (i = 0; i < nlines; i++) {
-        int w = c->diff ? fprintf(c->out, "%s %llu %llu\n", lines[i].text,
+        int w = c->diff ? fprintf(c->w.out, "%s %llu %llu\n", lines[i].text,
                                   (unsigned long long)(lines[i].count - lines[i].count2),
                                   (unsigned long long)lines[i].count2)
-                        : fprintf(c->out, "%s %llu\n", lines[i].text, (unsigned long long)lines[i].count);
+                        : fprintf(c->w.out, "%s %llu\n", lines[i].text, (unsigned long long)lines[i].count);
         if (w < 0) {
-            st = pb_fail_write(c->err, "the collapsed stacks", errno);
+            st = pb_fail_write(c->w.err, "the collapsed stacks", errno);
             goto done;
         }
     }
-    if (fflush(c->out) != 0)
-        st = pb_fail_write(c->err, "the collapsed stacks", errno);
+    if (fflush(c->w.out) != 0)
+        st = pb_fail_write(c->w.err, "the collapsed stacks", errno);
 done:
     for (i = 0; i < nlines; i++)
         free(lines[i].text);
@@ -415,7 +412,7 @@ static pb_status cs_finish(pb_sample_sink *self)
 
 pb_collapse *pb_collapse_diff_new(FILE *out, pb_error *err)
 {
-    pb_collapse *c = pb_collapse_new(out, err);
+    pb_collapse *c = (pb_collapse *)pb_collapse_new(out, err);
     if (c)
         c->diff = 1;
     return c;
@@ -434,24 +431,10 @@ static const pb_sample_sink sink_calls = {.sums_stacks = 1, .attribute = pb_samp
     .thread = cs_thread, .sample = cs_sample, .note = pb_sample_note_ignore, .finish = cs_finish,
     .thread_root = cs_thread_root};
 
-pb_collapse *pb_collapse_new(FILE *out, pb_error *err)
+static void cs_teardown(pb_stack_writer *w)
 {
-    pb_collapse *c = (pb_collapse *)pb_new_zeroed(sizeof *c, err);
-    if (!c)
-        return NULL;
-    c->out = out;
-    c->err = err;
-    pb_sample_sink_init(&c->ss, &sink_calls, c, err, NULL);
-    return c;
-}
-
-pb_sample_sink *pb_collapse_sample_sink(pb_collapse *c) { return &c->ss; }
-
-void pb_collapse_free(pb_collapse *c)
-{
+    pb_collapse *c = (pb_collapse *)w;
     size_t i;
-    if (!c)
-        return;
     for (i = 0; i < c->nthreads; i++) {
         free(c->threads[i].label);
         free(c->threads[i].written);
@@ -461,7 +444,11 @@ void pb_collapse_free(pb_collapse *c)
     pb_strtab_free(&c->subs);
     pb_stack_table_free(&c->stacks);
     PB_INDEX_FREE_ALL(&c->tnodes, &c->tthreads);
-    free(c);
+}
+
+pb_stack_writer *pb_collapse_new(FILE *out, pb_error *err)
+{
+    return pb_stack_writer_new(sizeof(pb_collapse), &sink_calls, cs_teardown, out, NULL, err);
 }
 
 /* ---- the collapsed row's diff (outputs.c) --------------------------------------- */
@@ -474,7 +461,7 @@ pb_status pb_collapse_diff_files(const char *before, const char *after, const pb
     pb_error_init(err, "profbridge", before);
     if (!(c = pb_collapse_diff_new(out, err)))
         return err->status;
-    pb_units_filter_init(&g, pb_collapse_sample_sink(c), before, err);
+    pb_units_filter_init(&g, pb_stack_writer_sink(&c->w), before, err);
     st = pb_decode_samples_file(before, PB_FMT_UNKNOWN, opt, &g.ss, "a diff", err);
     if (st == PB_OK) {
         st = pb_collapse_diff_side(c, 1);
@@ -484,6 +471,6 @@ pb_status pb_collapse_diff_files(const char *before, const char *after, const pb
         st = pb_decode_samples_file(after, PB_FMT_UNKNOWN, opt, &g.ss, "a diff", err);
     if (st == PB_OK)
         st = pb_collapse_diff_write(c);
-    pb_collapse_free(c);
+    pb_stack_writer_free(&c->w);
     return st;
 }

@@ -21,10 +21,9 @@
 
 typedef struct pb_collapse pb_collapse;
 
-/* Lines go to out at finish().  NULL on out-of-memory (err filled). */
-pb_collapse *pb_collapse_new(FILE *out, pb_error *err);
-pb_sample_sink *pb_collapse_sample_sink(pb_collapse *c);
-void pb_collapse_free(pb_collapse *c);
+/* Lines go to out at finish().  NULL on out-of-memory (err filled).  Its
+ * sink: pb_stack_writer_sink; freed by pb_stack_writer_free (samples.h). */
+pb_stack_writer *pb_collapse_new(FILE *out, pb_error *err);
 
 /* Diff mode (difffolded.pl's input): both profiles' stacks, threads merged,
  * one line per stack "outer;...;inner BEFORE AFTER" (weights as above, 0

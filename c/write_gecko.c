@@ -100,11 +100,8 @@ typedef struct {
     unsigned char kind;
 } l_key;
 
-struct pb_gecko {
-    pb_sample_sink ss;
-    FILE *out;
-    pb_error *err;
-    char *title;
+typedef struct {
+    pb_stack_writer w; /* first (samples.h) */
     pb_strtab strs;
     g_func *funcs;
     size_t nfuncs, cfuncs;
@@ -141,9 +138,9 @@ struct pb_gecko {
     uint32_t *tname;
     size_t ctname;
     char source[64];
-};
+} pb_gecko;
 
-#define G_OOM(g) pb_fail((g)->err, PB_ERR_LIMIT, 0, "out of memory while building the gecko file")
+#define G_OOM(g) pb_fail((g)->w.err, PB_ERR_LIMIT, 0, "out of memory while building the gecko file")
 #define CLK(g) (&(g)->clk[(g)->nclk - 1])
 
 static uint32_t h_func2(uint32_t name, uint32_t file) { return pb_mix64(((uint64_t)name << 32) | file); }
@@ -212,7 +209,7 @@ static pb_status next_clock(pb_gecko *g)
     }
     g->ntouched = 0;
     if (g->nclk >= G_MAX_CLOCKS)
-        return pb_fail(g->err, PB_ERR_LIMIT, 0, "more than %u merged inputs in one gecko file", G_MAX_CLOCKS);
+        return pb_fail(g->w.err, PB_ERR_LIMIT, 0, "more than %u merged inputs in one gecko file", G_MAX_CLOCKS);
     if (pb_grow((void **)&g->clk, &g->cclk, g->nclk + 1, sizeof *g->clk) < 0)
         return G_OOM(g);
     memset(&g->clk[g->nclk++], 0, sizeof *g->clk);
@@ -271,9 +268,8 @@ static pb_status gk_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
     PB_INDEX_FIND(&g->fnix, h_func2(name, file), j, i, g->funcs[i].name == name && g->funcs[i].file == file);
     if (i == PB_INDEX_NONE) {
         g_func *fn;
-        if (g->nfuncs >= UINT32_MAX - 1 || pb_grow((void **)&g->funcs, &g->cfuncs, g->nfuncs + 1, sizeof *g->funcs) < 0)
+        if (!(fn = PB_GROW_ID(g->funcs, g->cfuncs, g->nfuncs)))
             return G_OOM(g);
-        fn = &g->funcs[g->nfuncs];
         fn->name = name;
         fn->file = file;
         fn->line = fr->first_line > 0 ? fr->first_line : 0;
@@ -286,9 +282,8 @@ static pb_status gk_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
     } else if (fr->first_line > 0 && (g->funcs[i].line <= 0 || fr->first_line < g->funcs[i].line)) {
         g->funcs[i].line = fr->first_line;
     }
-    if (g->nframes >= UINT32_MAX - 1 || pb_grow((void **)&g->frames, &g->cframes, g->nframes + 1, sizeof *g->frames) < 0)
+    if (!(f = PB_GROW_ID(g->frames, g->cframes, g->nframes)))
         return G_OOM(g);
-    f = &g->frames[g->nframes];
     f->func = i;
     f->line = fr->line > 0 ? fr->line : 0;
     f->gc = need - 1 == 4 && !memcmp(g->namebuf, "<GC>", 4);
@@ -440,7 +435,7 @@ static pb_status status_markers(pb_gecko *g, g_thread *t, const uint32_t *ids, u
     if (!g->st_interned) {
         for (k = 0; k < N_ST; k++)
             if (intern(g, st_name[k], strlen(st_name[k]), &g->st_sid[k]) != PB_OK)
-                return g->err->status;
+                return g->w.err->status;
         g->st_interned = 1;
     }
     if (s & 32)
@@ -525,7 +520,7 @@ static pb_status gk_sample(pb_sample_sink *self, uint64_t key, const uint32_t *i
         c->maxw = t->ctot;
     if (status && (st = status_markers(g, t, ids, depth, ts * 1000u)) != PB_OK)
         return st;
-    if ((st = pb_checked_add(g->err, &t->total, weight, "a thread's sample weight", "")) != PB_OK)
+    if ((st = pb_checked_add(g->w.err, &t->total, weight, "a thread's sample weight", "")) != PB_OK)
         return st;
     if (weight != 1)
         g->all_one = 0;
@@ -537,7 +532,7 @@ static pb_status gk_sample(pb_sample_sink *self, uint64_t key, const uint32_t *i
         uint32_t id = ids[depth - 1 - j], fn, fr;
         const g_frame *f;
         if (id >= g->nframes)
-            return pb_fail(g->err, PB_ERR_CORRUPT, 0, "sample uses frame id %u, only %zu interned", id, g->nframes);
+            return pb_fail(g->w.err, PB_ERR_CORRUPT, 0, "sample uses frame id %u, only %zu interned", id, g->nframes);
         f = &g->frames[id];
         if ((st = local(g, ti, 0, f->func, 0, 0, &t->funcs, &t->nfuncs, &t->cfuncs, &fn)) != PB_OK ||
             (st = local(g, ti, 1, fn, (uint32_t)f->line, f->func, &t->frames, &t->nframes, &t->cframes, &fr)) !=
@@ -566,7 +561,7 @@ static pb_status gk_span(pb_sample_sink *self, uint64_t key, uint32_t frame, uin
     if ((st = get_thread(g, key, NULL, 0, &ti)) != PB_OK)
         return st;
     if (frame >= g->nframes)
-        return pb_fail(g->err, PB_ERR_CORRUPT, 0, "span uses frame id %u, only %zu interned", frame, g->nframes);
+        return pb_fail(g->w.err, PB_ERR_CORRUPT, 0, "span uses frame id %u, only %zu interned", frame, g->nframes);
     if (end < begin)
         end = begin;
     if (!c->have_span || begin < c->span_lo)
@@ -786,7 +781,7 @@ static pb_status write_thread(pb_gecko *g, g_out *o, g_thread *t, size_t ti, g_r
         pb_jout_str(o, &nm);
     }
     o_puts(",\"processName\":", o);
-    nm = str_of(g->title, strlen(g->title));
+    nm = str_of(g->w.title, strlen(g->w.title));
     pb_jout_str(o, &nm);
     /* samples, then one of no stack where the last one ends (the speedscope app
      * closes the last sample's frames there) */
@@ -872,15 +867,15 @@ static pb_status gk_finish(pb_sample_sink *self)
     pb_status st;
     if (!(o = (g_out *)malloc(sizeof *o)))
         return G_OOM(g);
-    o->f = g->out;
+    o->f = g->w.out;
     o->n = 0;
     st = finish_out(g, o);
     pb_jout_flush(o);
     free(o);
     if (st != PB_OK)
         return st;
-    if (ferror(g->out) || fflush(g->out) != 0)
-        return pb_fail_write(g->err, "the gecko file", errno);
+    if (ferror(g->w.out) || fflush(g->w.out) != 0)
+        return pb_fail_write(g->w.err, "the gecko file", errno);
     return PB_OK;
 }
 
@@ -934,7 +929,7 @@ static pb_status finish_out(pb_gecko *g, g_out *o)
                "\"presymbolicated\":true,\"markerSchema\":[],\"product\":",
             cat_json);
     {
-        pb_str t = str_of(g->title, strlen(g->title));
+        pb_str t = str_of(g->w.title, strlen(g->w.title));
         pb_jout_str(o, &t);
     }
     o_puts(",\"importedFrom\":", o);
@@ -982,38 +977,12 @@ static const pb_sample_sink sink_calls = {.attribute = gk_attribute, .frame = gk
     .sample = gk_sample, .note = pb_sample_note_ignore, .finish = gk_finish, .span = gk_span,
     .sample_tags = gk_sample_tags};
 
-pb_gecko *pb_gecko_new(FILE *out, const char *name, pb_error *err)
-{
-    pb_gecko *g = (pb_gecko *)calloc(1, sizeof *g);
-    if (!g || !(g->title = pb_memdup0(name ? name : "profile", strlen(name ? name : "profile")))) {
-        free(g);
-        pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
-        return NULL;
-    }
-    g->out = out;
-    g->err = err;
-    pb_tick_spool_init(&g->spool, err, "the gecko writer's spool", "out of memory while building the gecko file");
-    g->all_one = 1;
-    if (!(g->clk = (g_clock *)calloc(1, sizeof *g->clk))) {
-        PB_FREE_ALL(g->title, g);
-        pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
-        return NULL;
-    }
-    g->nclk = g->cclk = 1;
-    pb_sample_sink_init(&g->ss, &sink_calls, g, err, NULL);
-    g->ss.each_tick = 1;
-    return g;
-}
-
-pb_sample_sink *pb_gecko_sample_sink(pb_gecko *g) { return &g->ss; }
-
 static void chain_free(g_chain *c) { pb_tick_chain_free(c); }
 
-void pb_gecko_free(pb_gecko *g)
+static void gk_teardown(pb_stack_writer *w)
 {
+    pb_gecko *g = (pb_gecko *)w;
     size_t i;
-    if (!g)
-        return;
     for (i = 0; i < g->nthreads; i++) {
         g_thread *t = &g->threads[i];
         chain_free(&t->samples);
@@ -1024,7 +993,23 @@ void pb_gecko_free(pb_gecko *g)
     pb_tick_spool_close(&g->spool);
     pb_strtab_free(&g->strs);
     pb_strtab_free(&g->tlabels);
-    PB_FREE_ALL(g->funcs, g->frames, g->threads, g->keys, g->namebuf, g->title, g->tname, g->clk, g->touched);
+    PB_FREE_ALL(g->funcs, g->frames, g->threads, g->keys, g->namebuf, g->tname, g->clk, g->touched);
     PB_INDEX_FREE_ALL(&g->fnix, &g->tix, &g->kix);
-    free(g);
+}
+
+pb_stack_writer *pb_gecko_new(FILE *out, const char *name, pb_error *err)
+{
+    pb_gecko *g = (pb_gecko *)pb_stack_writer_new(sizeof *g, &sink_calls, gk_teardown, out, name, err);
+    if (!g)
+        return NULL;
+    pb_tick_spool_init(&g->spool, err, "the gecko writer's spool", "out of memory while building the gecko file");
+    g->all_one = 1;
+    if (!(g->clk = (g_clock *)calloc(1, sizeof *g->clk))) {
+        pb_stack_writer_free(&g->w);
+        pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
+        return NULL;
+    }
+    g->nclk = g->cclk = 1;
+    g->w.ss.each_tick = 1;
+    return &g->w;
 }

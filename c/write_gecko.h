@@ -50,11 +50,9 @@
 #include <stdio.h>
 #include "samples.h"
 
-typedef struct pb_gecko pb_gecko;
-
-/* name: the process's name (NULL: "profile").  JSON goes to out at finish(). */
-pb_gecko *pb_gecko_new(FILE *out, const char *name, pb_error *err);
-pb_sample_sink *pb_gecko_sample_sink(pb_gecko *g);
-void pb_gecko_free(pb_gecko *g);
+/* name: the process's name (NULL: "profile").  JSON goes to out at finish().
+ * NULL on out-of-memory (err filled).  Its sink: pb_stack_writer_sink; freed
+ * by pb_stack_writer_free (samples.h). */
+pb_stack_writer *pb_gecko_new(FILE *out, const char *name, pb_error *err);
 
 #endif

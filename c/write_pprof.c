@@ -100,10 +100,8 @@ typedef struct {
     uint64_t weight;
 } p_stack;
 
-struct pb_pprof {
-    pb_sample_sink ss;
-    FILE *out;
-    pb_error *err;
+typedef struct pb_pprof {
+    pb_stack_writer w; /* first (samples.h) */
     pb_strtab strs;
     p_func *funcs;
     size_t nfuncs, cfuncs;
@@ -147,9 +145,9 @@ struct pb_pprof {
     uint32_t *comments;
     size_t ncomments, ccomments;
     uint32_t drop_frames, keep_frames;
-};
+} pb_pprof;
 
-#define OOM(p) pb_fail((p)->err, PB_ERR_LIMIT, 0, "out of memory while building the pprof profile")
+#define OOM(p) pb_fail((p)->w.err, PB_ERR_LIMIT, 0, "out of memory while building the pprof profile")
 
 static uint32_t h_func(const void *p, uint32_t i) { return ((const pb_pprof *)p)->funcs[i].hash; }
 static uint32_t h_loc(const void *p, uint32_t i) { return ((const pb_pprof *)p)->locs[i].hash; }
@@ -233,7 +231,7 @@ static pb_status pp_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
                       p->funcs[i].start_line == first && p->funcs[i].sys == sys);
     fi = i;
     if (fi == NONE) {
-        if (p->nfuncs >= UINT32_MAX - 1 || pb_grow((void **)&p->funcs, &p->cfuncs, p->nfuncs + 1, sizeof *p->funcs) < 0)
+        if (!PB_GROW_ID(p->funcs, p->cfuncs, p->nfuncs))
             return OOM(p);
         p->funcs[p->nfuncs].name = name;
         p->funcs[p->nfuncs].file = file;
@@ -255,7 +253,7 @@ location:
                       p->locs[i].place == fr->place);
     if ((*id = i) != PB_INDEX_NONE)
         return PB_OK;
-    if (p->nlocs >= UINT32_MAX - 1 || pb_grow((void **)&p->locs, &p->clocs, p->nlocs + 1, sizeof *p->locs) < 0)
+    if (!PB_GROW_ID(p->locs, p->clocs, p->nlocs))
         return OOM(p);
     p->locs[p->nlocs].func = fi;
     p->locs[p->nlocs].line = line;
@@ -277,7 +275,7 @@ static pb_status get_thread(pb_pprof *p, uint64_t key, uint32_t *ti)
     PB_INDEX_FIND(&p->tthreads, pb_mix64(key), j, i, p->threads[i].key == key);
     if ((*ti = i) != PB_INDEX_NONE)
         return PB_OK;
-    if (p->nthreads >= UINT32_MAX - 1 || pb_grow((void **)&p->threads, &p->cthreads, p->nthreads + 1, sizeof *p->threads) < 0)
+    if (!PB_GROW_ID(p->threads, p->cthreads, p->nthreads))
         return OOM(p);
     memset(&p->threads[p->nthreads], 0, sizeof *p->threads);
     p->threads[p->nthreads].key = key;
@@ -350,7 +348,7 @@ static pb_status pp_sample(pb_sample_sink *self, uint64_t thread_key, const uint
         return st;
     /* a stack's weight is at most its thread's: checking the threads' sums
      * (and their products with the interval, in pp_finish) covers both */
-    if ((st = pb_checked_add(p->err, &p->threads[ti].weight, weight, "a thread's sample weight", "")) != PB_OK)
+    if ((st = pb_checked_add(p->w.err, &p->threads[ti].weight, weight, "a thread's sample weight", "")) != PB_OK)
         return st;
     if (ts) {
         if (!p->ts_min || ts < p->ts_min)
@@ -364,7 +362,7 @@ static pb_status pp_sample(pb_sample_sink *self, uint64_t thread_key, const uint
         return st;
     for (i = 0; i < depth; i++)
         if (ids[i] >= p->nlocs)
-            return pb_fail(p->err, PB_ERR_CORRUPT, 0, "sample uses frame id %u, only %zu interned", ids[i], p->nlocs);
+            return pb_fail(p->w.err, PB_ERR_CORRUPT, 0, "sample uses frame id %u, only %zu interned", ids[i], p->nlocs);
     h = pb_mix64(ti ^ ((uint64_t)p->base << 40) ^ ((uint64_t)op << 20) ^ ((uint64_t)status << 44)) ^
         pb_hash_bytes((const char *)ids, depth * sizeof *ids) ^ pb_mix64((uint64_t)labels << 8);
     if (pb_index_reserve(&p->tstacks, p->nstacks, h_stack, p) < 0)
@@ -404,7 +402,7 @@ static pb_status add_values(pb_pprof *p, const p_stack *st, int pend)
         int64_t *v = &p->vpool[st->voff + i];
         if ((p->pend_values[i] > 0 && *v > INT64_MAX - p->pend_values[i]) ||
             (p->pend_values[i] < 0 && *v < INT64_MIN - p->pend_values[i]))
-            return pb_fail(p->err, PB_ERR_LIMIT, 0, "a stack's sum of sample values does not fit 63 bits");
+            return pb_fail(p->w.err, PB_ERR_LIMIT, 0, "a stack's sum of sample values does not fit 63 bits");
         *v += p->pend_values[i];
     }
     return PB_OK;
@@ -512,11 +510,11 @@ static pb_status gzip_out(pb_pprof *p)
         rc = deflate(&z, Z_FINISH);
         if (rc == Z_STREAM_ERROR) {
             deflateEnd(&z);
-            return pb_fail_nooff(p->err, PB_ERR_IO, "zlib deflate failed");
+            return pb_fail_nooff(p->w.err, PB_ERR_IO, "zlib deflate failed");
         }
-        if (fwrite(buf, 1, sizeof buf - z.avail_out, p->out) != sizeof buf - z.avail_out) {
+        if (fwrite(buf, 1, sizeof buf - z.avail_out, p->w.out) != sizeof buf - z.avail_out) {
             deflateEnd(&z);
-            return pb_fail_write(p->err, "the pprof profile", errno);
+            return pb_fail_write(p->w.err, "the pprof profile", errno);
         }
     } while (rc != Z_STREAM_END);
     deflateEnd(&z);
@@ -749,7 +747,7 @@ static pb_status pp_finish(pb_sample_sink *self)
     for (i = 0; i < p->nthreads; i++) {
         uint64_t ns;
         if (!p->facts.weight_ns &&
-            (st = pb_checked_mul(p->err, p->threads[i].weight, p->facts.interval_ns, "a thread's sampled time",
+            (st = pb_checked_mul(p->w.err, p->threads[i].weight, p->facts.interval_ns, "a thread's sampled time",
                                  "ns", &ns)) != PB_OK)
             return st;
     }
@@ -811,7 +809,7 @@ static pb_status pp_finish(pb_sample_sink *self)
     if (m->oom || s->oom || s2->oom)
         return OOM(p);
     if (m->n > UINT32_MAX)
-        return pb_fail(p->err, PB_ERR_LIMIT, 0, "the pprof profile would exceed 4 GiB");
+        return pb_fail(p->w.err, PB_ERR_LIMIT, 0, "the pprof profile would exceed 4 GiB");
     return gzip_out(p);
 }
 
@@ -820,36 +818,27 @@ static const pb_sample_sink sink_calls = {.sums_stacks = 1, .attribute = pp_attr
     .columns = pp_columns, .mapping = pp_mapping, .sample_values = pp_sample_values};
 
 /* ---- life ---------------------------------------------------------------------- */
-pb_pprof *pb_pprof_new(FILE *out, pb_error *err)
+static void pp_teardown(pb_stack_writer *w)
 {
-    pb_pprof *p = (pb_pprof *)pb_new_zeroed(sizeof *p, err);
-    uint32_t zero;
-    if (!p)
-        return NULL;
-    p->out = out;
-    p->err = err;
-    if (str_id(p, "", 0, &zero) < 0) { /* string_table[0] must be "" */
-        pb_pprof_free(p);
-        pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
-        return NULL;
-    }
-    pb_sample_sink_init(&p->ss, &sink_calls, p, err, NULL);
-    return p;
-}
-
-pb_sample_sink *pb_pprof_sample_sink(pb_pprof *p) { return &p->ss; }
-
-uint64_t pb_pprof_samples(const pb_pprof *p) { return p->nstacks; }
-
-void pb_pprof_free(pb_pprof *p)
-{
-    if (!p)
-        return;
+    pb_pprof *p = (pb_pprof *)w;
     PB_FREE_ALL(p->funcs, p->locs, p->threads, p->stacks, p->pool, p->namebuf, p->msg.p,
                 p->sub.p, p->sub2.p, p->cols, p->vpool, p->pend_values, p->maps, p->comments);
     pb_strtab_free(&p->strs);
     pb_strtab_free(&p->labsets);
     pb_strtab_free(&p->locruns);
     PB_INDEX_FREE_ALL(&p->tfuncs, &p->tlocs, &p->tthreads, &p->tstacks);
-    free(p);
+}
+
+pb_stack_writer *pb_pprof_new(FILE *out, pb_error *err)
+{
+    pb_pprof *p = (pb_pprof *)pb_stack_writer_new(sizeof *p, &sink_calls, pp_teardown, out, NULL, err);
+    uint32_t zero;
+    if (!p)
+        return NULL;
+    if (str_id(p, "", 0, &zero) < 0) { /* string_table[0] must be "" */
+        pb_stack_writer_free(&p->w);
+        pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
+        return NULL;
+    }
+    return &p->w;
 }

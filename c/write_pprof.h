@@ -44,14 +44,10 @@
 #include <stdio.h>
 #include "samples.h"
 
-typedef struct pb_pprof pb_pprof;
-
-/* The gzipped message goes to out at finish().  NULL on out-of-memory. */
-pb_pprof *pb_pprof_new(FILE *out, pb_error *err);
-pb_sample_sink *pb_pprof_sample_sink(pb_pprof *p);
-/* distinct samples written (after finish) */
-uint64_t pb_pprof_samples(const pb_pprof *p);
-void pb_pprof_free(pb_pprof *p);
+/* The gzipped message goes to out at finish().  NULL on out-of-memory (err
+ * filled).  Its sink: pb_stack_writer_sink; freed by pb_stack_writer_free
+ * (samples.h). */
+pb_stack_writer *pb_pprof_new(FILE *out, pb_error *err);
 
 /* A file to a pprof file: pb_write (outputs.h), the pprof row. */
 

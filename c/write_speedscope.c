@@ -43,11 +43,8 @@ typedef struct {
     uint64_t weight;
 } s_stack;
 
-struct pb_speedscope {
-    pb_sample_sink ss;
-    FILE *out;
-    pb_error *err;
-    char *title;
+typedef struct {
+    pb_stack_writer w; /* first (samples.h) */
     pb_strtab strs;
     s_frame *frames;
     size_t nframes, cframes;
@@ -76,10 +73,10 @@ struct pb_speedscope {
     pb_strtab tlabels;
     uint32_t *tname, *nuse;
     size_t ctname, cnuse;
-};
+} pb_speedscope;
 
 #define NONE UINT32_MAX
-#define S_OOM(s) pb_fail((s)->err, PB_ERR_LIMIT, 0, "out of memory while building the speedscope file")
+#define S_OOM(s) pb_fail((s)->w.err, PB_ERR_LIMIT, 0, "out of memory while building the speedscope file")
 
 static uint32_t frame_hash(uint32_t name, uint32_t file) { return pb_mix64(((uint64_t)name << 32) | file); }
 static uint32_t h_frame(const void *s, uint32_t i)
@@ -159,9 +156,8 @@ static pb_status sc_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
         *id = i;
         return PB_OK;
     }
-    if (s->nframes >= UINT32_MAX - 1 || pb_grow((void **)&s->frames, &s->cframes, s->nframes + 1, sizeof *s->frames) < 0)
+    if (!(f = PB_GROW_ID(s->frames, s->cframes, s->nframes)))
         return S_OOM(s);
-    f = &s->frames[s->nframes];
     f->name = name;
     f->file = file;
     f->line = fr->first_line > 0 ? fr->first_line : (fr->line > 0 ? fr->line : 0);
@@ -250,13 +246,13 @@ static pb_status sc_sample(pb_sample_sink *self, uint64_t key, const uint32_t *i
         return S_OOM(s);
     for (i = 0; i < depth; i++) {
         if (ids[i] >= s->nframes)
-            return pb_fail(s->err, PB_ERR_CORRUPT, 0, "sample uses frame id %u, only %zu interned", ids[i],
+            return pb_fail(s->w.err, PB_ERR_CORRUPT, 0, "sample uses frame id %u, only %zu interned", ids[i],
                            s->nframes);
         s->path[i] = ids[depth - 1 - i]; /* root first */
     }
     /* a stack's weight is at most its thread's total: checking the totals
      * (and total x interval in sc_finish) keeps every number exact */
-    if ((st = pb_checked_add(s->err, &s->threads[ti].total, weight, "a thread's sample weight", "")) != PB_OK)
+    if ((st = pb_checked_add(s->w.err, &s->threads[ti].total, weight, "a thread's sample weight", "")) != PB_OK)
         return st;
     h = pb_mix64(ti) ^ pb_hash_bytes((const char *)s->path, depth * sizeof *s->path);
     if (pb_index_reserve(&s->six, s->nstacks, h_stack, s) < 0)
@@ -293,9 +289,9 @@ static pb_status sc_span(pb_sample_sink *self, uint64_t key, uint32_t frame, uin
     if ((st = get_thread(s, key, NULL, &ti)) != PB_OK)
         return st;
     if (frame >= s->nframes)
-        return pb_fail(s->err, PB_ERR_CORRUPT, 0, "span uses frame id %u, only %zu interned", frame, s->nframes);
+        return pb_fail(s->w.err, PB_ERR_CORRUPT, 0, "span uses frame id %u, only %zu interned", frame, s->nframes);
     t = &s->threads[ti];
-    if (t->nspans >= UINT32_MAX - 1 || pb_grow((void **)&t->spans, &t->cspans, t->nspans + 1, sizeof *t->spans) < 0)
+    if (!PB_GROW_ID(t->spans, t->cspans, t->nspans))
         return S_OOM(s);
     t->spans[t->nspans].begin = begin;
     t->spans[t->nspans].end = end < begin ? begin : end;
@@ -454,8 +450,8 @@ static void timed_one(void *p, const pb_tick_rec *r)
         return;
     sk = &s->stacks[r->x];
     fr = s->pool + sk->off;
-    if ((c->st = pb_checked_mul(s->err, r->a - s->origin, 1000u, "a sample's time", "ns", &at)) != PB_OK ||
-        (c->st = pb_checked_mul(s->err, r->b, c->unit, "a sample's time", "ns", &len)) != PB_OK)
+    if ((c->st = pb_checked_mul(s->w.err, r->a - s->origin, 1000u, "a sample's time", "ns", &at)) != PB_OK ||
+        (c->st = pb_checked_mul(s->w.err, r->b, c->unit, "a sample's time", "ns", &len)) != PB_OK)
         return;
     if (at < c->end)
         at = c->end; /* overlaps the sample before: starts at its end */
@@ -476,7 +472,7 @@ static void timed_one(void *p, const pb_tick_rec *r)
         c->first = 0;
     }
     c->end = at;
-    c->st = pb_checked_add(s->err, &c->end, len, "a sample's end", "ns");
+    c->st = pb_checked_add(s->w.err, &c->end, len, "a sample's end", "ns");
 }
 
 static pb_status write_timed(pb_speedscope *s, s_thread *th, s_out *w, uint64_t unit, pb_tick_rec *tmp)
@@ -508,17 +504,17 @@ static pb_str str_of(const char *p, size_t n) { return pb_str_make(p, n, pb_str_
 static pb_status sc_finish(pb_sample_sink *self)
 {
     pb_speedscope *s = (pb_speedscope *)self->ctx;
-    FILE *o = s->out;
+    FILE *o = s->w.out;
     size_t i;
     uint32_t k, d;
     s_out *w;
     pb_tick_rec *tmp = NULL;
     uint64_t unit = s->facts.weight_ns ? 1 : s->facts.interval_ns; /* ns per unit of weight; 0: counts */
-    pb_str t = str_of(s->title, strlen(s->title));
+    pb_str t = str_of(s->w.title, strlen(s->w.title));
     for (i = 0; i < s->nthreads; i++) {
         uint64_t ns;
         pb_status st;
-        if (unit && (st = pb_checked_mul(s->err, s->threads[i].total, unit, "a thread's sampled time", "ns", &ns)) !=
+        if (unit && (st = pb_checked_mul(s->w.err, s->threads[i].total, unit, "a thread's sampled time", "ns", &ns)) !=
                         PB_OK)
             return st;
     }
@@ -549,7 +545,7 @@ static pb_status sc_finish(pb_sample_sink *self)
     for (i = 0; i < s->nthreads; i++)
         if (thread_title(s, &s->threads[i], NULL, 0, 1) != PB_OK) {
             free(w);
-            return s->err->status;
+            return s->w.err->status;
         }
     for (i = 0; i < s->nthreads; i++) {
         const s_thread *th = &s->threads[i];
@@ -558,7 +554,7 @@ static pb_status sc_finish(pb_sample_sink *self)
         if (thread_title(s, th, nm, sizeof nm, 0) != PB_OK) {
             free(w);
             free(tmp);
-            return s->err->status;
+            return s->w.err->status;
         }
         l = str_of(nm, strlen(nm));
         if (th->nspans || (th->timed && unit)) {
@@ -610,39 +606,16 @@ static pb_status sc_finish(pb_sample_sink *self)
     free(tmp);
     fputs("]}\n", o);
     if (ferror(o) || fflush(o) != 0)
-        return pb_fail_write(s->err, "the speedscope file", errno);
+        return pb_fail_write(s->w.err, "the speedscope file", errno);
     return PB_OK;
 }
 
 static const pb_sample_sink sink_calls = {.attribute = sc_attribute, .frame = sc_frame, .thread = sc_thread, .sample = sc_sample, .note = pb_sample_note_ignore, .finish = sc_finish, .span = sc_span};
 
-pb_speedscope *pb_speedscope_new(FILE *out, const char *name, int time_order, pb_error *err)
+static void sc_teardown(pb_stack_writer *w)
 {
-    pb_speedscope *s = (pb_speedscope *)calloc(1, sizeof *s);
-    if (!s || !(s->title = pb_memdup0(name ? name : "profile", strlen(name ? name : "profile")))) {
-        free(s);
-        pb_fail(err, PB_ERR_LIMIT, 0, "out of memory");
-        return NULL;
-    }
-    s->out = out;
-    s->err = err;
-    pb_sample_sink_init(&s->ss, &sink_calls, s, err, NULL);
-    s->time_order = time_order;
-    if (time_order)
-        s->ss.each_tick = 1; /* every recorded sample at its own time (samples.h) */
-    else
-        s->ss.sums_stacks = 1; /* each distinct stack once, its weight summed */
-    pb_tick_spool_init(&s->spool, err, "the speedscope writer's spool", "out of memory while building the speedscope file");
-    return s;
-}
-
-pb_sample_sink *pb_speedscope_sample_sink(pb_speedscope *s) { return &s->ss; }
-
-void pb_speedscope_free(pb_speedscope *s)
-{
+    pb_speedscope *s = (pb_speedscope *)w;
     size_t i;
-    if (!s)
-        return;
     pb_strtab_free(&s->strs);
     pb_strtab_free(&s->tlabels);
     free(s->frames);
@@ -651,7 +624,20 @@ void pb_speedscope_free(pb_speedscope *s)
         pb_tick_chain_free(&s->threads[i].ticks);
     }
     pb_tick_spool_close(&s->spool);
-    PB_FREE_ALL(s->threads, s->stacks, s->pool, s->path, s->namebuf, s->title, s->tname, s->nuse);
+    PB_FREE_ALL(s->threads, s->stacks, s->pool, s->path, s->namebuf, s->tname, s->nuse);
     PB_INDEX_FREE_ALL(&s->fix, &s->tix, &s->six);
-    free(s);
+}
+
+pb_stack_writer *pb_speedscope_new(FILE *out, const char *name, int time_order, pb_error *err)
+{
+    pb_speedscope *s = (pb_speedscope *)pb_stack_writer_new(sizeof *s, &sink_calls, sc_teardown, out, name, err);
+    if (!s)
+        return NULL;
+    s->time_order = time_order;
+    if (time_order)
+        s->w.ss.each_tick = 1; /* every recorded sample at its own time (samples.h) */
+    else
+        s->w.ss.sums_stacks = 1; /* each distinct stack once, its weight summed */
+    pb_tick_spool_init(&s->spool, err, "the speedscope writer's spool", "out of memory while building the speedscope file");
+    return &s->w;
 }

@@ -34,15 +34,12 @@
 #include <stdio.h>
 #include "samples.h"
 
-typedef struct pb_speedscope pb_speedscope;
-
 /* name: the file's "name" (NULL: "profile").  time_order: 1 writes a thread
  * whose samples have times as an evented profile at those times; 0 writes
  * every thread as summed stacks (pb_options.no_time_order).  JSON goes to out
- * at finish(). */
-pb_speedscope *pb_speedscope_new(FILE *out, const char *name, int time_order, pb_error *err);
-pb_sample_sink *pb_speedscope_sample_sink(pb_speedscope *s);
-void pb_speedscope_free(pb_speedscope *s);
+ * at finish().  NULL on out-of-memory (err filled).  Its sink:
+ * pb_stack_writer_sink; freed by pb_stack_writer_free (samples.h). */
+pb_stack_writer *pb_speedscope_new(FILE *out, const char *name, int time_order, pb_error *err);
 
 /* A file to a speedscope file: pb_write (outputs.h), the speedscope row. */
 

@@ -718,9 +718,8 @@ static pb_status k_frame_cb(pb_sample_sink *self, const pb_frame *f, uint32_t *i
 {
     pb_spw_sink *k = (pb_spw_sink *)self->ctx;
     k_frame *e;
-    if (k->nfr >= UINT32_MAX - 1 || pb_grow((void **)&k->fr, &k->capfr, k->nfr + 1, sizeof *k->fr) < 0)
+    if (!(e = PB_GROW_ID(k->fr, k->capfr, k->nfr)))
         return k_oom(k);
-    e = &k->fr[k->nfr];
     if (pb_strtab_intern(&k->strs, f->package.ptr ? f->package.ptr : "", f->package.len, &e->pkg) < 0 ||
         pb_strtab_intern(&k->strs, f->name.ptr ? f->name.ptr : "", f->name.len, &e->name) < 0 ||
         pb_strtab_intern(&k->strs, f->file.ptr ? f->file.ptr : "", f->file.len, &e->file) < 0)

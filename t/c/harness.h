@@ -283,13 +283,13 @@ static inline pb_status hx_convert(const char *to, const char *in, pb_format fmt
 static inline pb_status hx_collapse_mem(const void *data, size_t len, const char *name, pb_format fmt,
                                         const pb_options *opt, FILE *out, pb_error *err)
 {
-    pb_collapse *c;
+    pb_stack_writer *c;
     pb_status st;
     pb_error_init(err, fmt ? pb_format_name(fmt) : "profbridge", name);
     if (!(c = pb_collapse_new(out, err)))
         return err->status;
-    st = pb_decode_samples_mem(data, len, name, fmt, opt, pb_collapse_sample_sink(c), "collapsed output", err);
-    pb_collapse_free(c);
+    st = pb_decode_samples_mem(data, len, name, fmt, opt, pb_stack_writer_sink(c), "collapsed output", err);
+    pb_stack_writer_free(c);
     return st;
 }
 
