@@ -28,6 +28,18 @@
  * output; the decoder sends every sample (the fold takes each).  A run ends
  * at any other call.
  *
+ * A writer that sets each_tick gets every recorded sample on its own; a
+ * decoder says which of them the chunk path sums into the one before
+ * (tick_joins, samples.h), and the fold takes such a run as one sample (the
+ * weights summed, the last one's timestamp), held until the next call.
+ *
+ * A span (a timeline writer's, samples.h span()) makes the tee give up: the
+ * chunk path folds the spans otherwise.
+ *
+ * An error of the fold's (a limit of the chunk path) does not stop the
+ * writer: the tee stops feeding the fold and returns the error at finish,
+ * after the writer's, as a decode of its own after the writer's would.
+ *
  * Memory: one id per distinct frame the decoder interns, and two stacks' ids.
  */
 #ifndef PB_SAMPLE_TEE_H
@@ -55,6 +67,13 @@ typedef struct {
     int ids_ok;           /* ids holds the run's stack in fold ids */
     int gave_up;          /* a timestamp came in that unit: the fold's chunks would not be
                            * those of the chunk path, so nothing more goes to it */
+    int joins;            /* tick_joins came for the next sample */
+    int held;             /* a fold sample is held (each_tick: a run may join it): */
+    uint64_t held_key, held_weight, held_ts;
+    uint32_t *held_ids, held_depth;
+    size_t held_cap;
+    int fold_failed;      /* the fold's error, kept for finish: */
+    pb_error fold_err, err0;
 } pb_sample_tee;
 
 /* out: the writer's sink; fold: the fold's sample sink (its owner,
