@@ -860,6 +860,36 @@ pb_status pb_statprofiler_read_header(const char *path, pb_sp_header *hdr, pb_er
     return rc;
 }
 
+/* path's header, from src when given (path opened by the driver,
+ * pb_src_open_file, at its start): read from the bytes its window holds
+ * (up to 64 KB, the source left at its start), else from path itself */
+static pb_status sp_header_of(const char *path, pb_source *src, pb_sp_header *hdr, pb_error *err)
+{
+    if (src && pb_src_offset(src) == 0 && !src->in_stream && !src->gunzipped && src->raw_size != UINT64_MAX) {
+        size_t want = src->raw_size < 65536 ? (size_t)src->raw_size : 65536;
+        pb_source m;
+        pb_options opt;
+        sp_dec d;
+        pb_error e;
+        pb_status rc;
+        if (pb_src_need(src, want) < 0)
+            return err->status ? err->status : PB_ERR_IO;
+        pb_error_init(&e, "statprofiler", path);
+        pb_src_open_mem(&m, src->p, pb_src_avail(src), &e);
+        pb_options_copy(&opt, NULL);
+        sp_dec_init(&d, &m, &opt, NULL, NULL, &e);
+        rc = sp_header(&d);
+        *hdr = d.hdr;
+        sp_dec_free(&d);
+        pb_src_close(&m);
+        if (rc == PB_OK || pb_src_avail(src) == src->raw_size) { /* (the whole file: its own answer) */
+            *err = e;
+            return rc;
+        }
+    }
+    return pb_statprofiler_read_header(path, hdr, err);
+}
+
 /* ---- several files ------------------------------------------------------- */
 typedef struct {
     const char *path;
@@ -1507,7 +1537,8 @@ out:
 
 /* Over 80 lines, kept whole: a run's genealogy (which files belong to the root) in ordered steps
  * that share the headers read once. */
-int pb_statprofiler_run(const char *path, const pb_options *opt, char ***paths, size_t *n, pb_error *err)
+int pb_statprofiler_run(const char *path, pb_source *src, const pb_options *opt, char ***paths, size_t *n,
+                        pb_error *err)
 {
     static const unsigned char zero[PB_SP_ID_BYTES];
     struct stat sb;
@@ -1531,7 +1562,7 @@ int pb_statprofiler_run(const char *path, const pb_options *opt, char ***paths, 
         if (!sp_trace_name(base, &plen))
             return 0;
         pb_error_init(&herr, "statprofiler", path);
-        if (pb_statprofiler_read_header(path, &root, &herr) != PB_OK)
+        if (sp_header_of(path, src, &root, &herr) != PB_OK)
             return 0; /* not readable as a trace: the decoder will say why */
         if (root.ordinal != 1 || memcmp(root.parent_id, zero, sizeof zero) != 0) {
             /* one file of one process: read it alone, if it is that process's */
@@ -1568,8 +1599,13 @@ int pb_statprofiler_run(const char *path, const pb_options *opt, char ***paths, 
     }
     for (i = 0; i < cnt; i++) {
         pb_error herr;
+        const char *lb = strrchr(list[i], '/');
         pb_error_init(&herr, "statprofiler", list[i]);
-        keep[i] = pb_statprofiler_read_header(list[i], &hs[i], &herr) == PB_OK;
+        if (!is_dir && !strcmp(lb ? lb + 1 : list[i], base)) { /* path itself (its directory's): read above */
+            hs[i] = root;
+            keep[i] = 1;
+        } else
+            keep[i] = pb_statprofiler_read_header(list[i], &hs[i], &herr) == PB_OK;
         if (!keep[i])
             memset(&hs[i], 0, sizeof hs[i]);
         else if (!is_dir)
