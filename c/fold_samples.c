@@ -1583,27 +1583,33 @@ pb_status pb_sample_decode(pb_source *src, const pb_options *opt, pb_sample_sink
         st = span_decode(j, &cfg, &sc.sink, out, err);
         if (tee && j->opt.chunk_teed)
             *j->opt.chunk_teed = 1;
-    } else if (st == PB_OK && j->opt.chunk_tee && !out->graph_func && !cfg.no_sample_tee) {
+    } else if (st == PB_OK && j->opt.chunk_tee && !out->graph_func && (!cfg.no_sample_tee || (cfg.fold_front && src))) {
         /* the samples folded into chunks as well, in this decode (convert
-         * --report's loss counter: sample_tee.h); not for a timeline's
-         * each_tick or a call graph, nor when the tee gave up (timestamps
-         * in another unit than the fold's ticks) or the decoder's chunks
+         * --report's loss counter: sample_tee.h; a timeline's each_tick
+         * too, its runs joined for the fold); not for a call graph, nor
+         * when the tee gave up (timestamps in another unit than the fold's
+         * ticks, a timeline's spans) or the decoder's chunks
          * are more than its samples (no_sample_tee): those count in a
          * decode of their own (the caller sees chunk_teed unset) */
         pb_sample_tee tee;
         pb_fold *fold;
+        pb_sample_sink *fs = NULL;
         cfg.max_threads = j->opt.max_threads;
         j->opt.chunk_tee->row = cfg.row;
-        if (!(fold = pb_fold_new(&cfg, j->opt.chunk_tee, err))) {
+        if (!(fold = pb_fold_new(&cfg, j->opt.chunk_tee, err)))
             st = err->status ? err->status : PB_ERR_LIMIT;
-        } else {
-            pb_sample_tee_init(&tee, out, pb_fold_sample_sink(fold), cfg.ticks_per_sec, err);
+        else if (!(fs = cfg.no_sample_tee ? cfg.fold_front(j->state, pb_fold_sample_sink(fold), j->opt.chunk_tee)
+                                          : pb_fold_sample_sink(fold))) /* (the decoder's own front, or none) */
+            st = dec->run(j->state, split_budget_in_front(&b, out, cfg.ticks_per_weight, err));
+        if (fs) {
+            pb_sample_tee_init(&tee, out, fs, cfg.ticks_per_sec, err);
+            tee.defers |= cfg.no_sample_tee; /* (the writer's errors first, as without the tee) */
             st = dec->run(j->state, split_budget_in_front(&b, &tee.ss, cfg.ticks_per_weight, err));
             if (j->opt.chunk_teed && !tee.gave_up)
                 *j->opt.chunk_teed = 1;
             pb_sample_tee_free(&tee);
-            pb_fold_free(fold);
         }
+        pb_fold_free(fold);
     } else if (st == PB_OK)
         st = dec->run(j->state, split_budget_in_front(&b, out, cfg.ticks_per_weight, err));
     decode_job_free(j);

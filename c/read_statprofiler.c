@@ -1317,6 +1317,7 @@ typedef struct {
     pb_source *src;      /* NULL: a run (opt->run_paths) */
     const pb_options *opt;
     pb_sink *out;        /* the chunk sink (pb_fold_decode); NULL: samples only */
+    pb_sample_sink *front; /* samples only, and to a tee's fold: its front (sp_fold_front) */
     pb_error *err;
     pb_sp_header h0;     /* a run to chunks: its first trace's header */
 } sp_state;
@@ -1396,8 +1397,8 @@ static pb_status sp_run_one(sp_state *S, pb_sample_sink *ss, const pb_sp_hooks *
     d->hooks = hooks;
     d->key = 0;
     rc = sp_header_facts(d);
-    if (rc == PB_OK && S->out)
-        rc = run_facts(ss, d->hdr.id, S->err->file);
+    if (rc == PB_OK && (S->out || S->front)) /* (to a tee's fold only: the writer's decode does without) */
+        rc = run_facts(S->front ? S->front : ss, d->hdr.id, S->err->file);
     if (rc == PB_OK && ss->thread) {
         char label[16];
         uint32_t pid = pb_sp_id_pid(d->hdr.id);
@@ -1422,6 +1423,29 @@ static pb_status sp_run_one(sp_state *S, pb_sample_sink *ss, const pb_sp_hooks *
     return rc;
 }
 
+/* to chunks: the notes become chunks on the way to the fold */
+static pb_sample_sink *sp_chunks_front(sp_state *S, pb_sample_sink *fold, pb_sink *chunks)
+{
+    sp_chunks *c = &S->c;
+    c->fold = fold;
+    c->out = chunks;
+    pb_sample_sink_init(&c->ss, &sink_calls, c, S->err, chunks->cleanups);
+    c->ss.next = fold;
+    S->hooks.warn = spc_warn;
+    S->hooks.ctx = chunks;
+    return &c->ss;
+}
+
+/* a sample tee's fold (fold_samples.h fold_front): the chunk path's front,
+ * the warnings to its chunks, for one trace */
+static pb_sample_sink *sp_fold_front(void *p, pb_sample_sink *fold, pb_sink *chunks)
+{
+    sp_state *S = (sp_state *)p;
+    if (!S->src || S->out)
+        return NULL;
+    return S->front = sp_chunks_front(S, fold, chunks);
+}
+
 static pb_status sp_run(void *p, pb_sample_sink *out)
 {
     sp_state *S = (sp_state *)p;
@@ -1429,15 +1453,10 @@ static pb_status sp_run(void *p, pb_sample_sink *out)
     const pb_sp_hooks *hooks = NULL;
     pb_status rc;
     if (S->out) { /* to chunks: the notes become chunks on the way to the fold */
-        sp_chunks *c = &S->c;
-        c->fold = out;
-        c->out = S->out;
-        pb_sample_sink_init(&c->ss, &sink_calls, c, S->err, S->out->cleanups);
-        c->ss.next = out;
-        S->hooks.warn = spc_warn;
-        S->hooks.ctx = S->out;
+        ss = sp_chunks_front(S, out, S->out);
         hooks = &S->hooks;
-        ss = &c->ss;
+    } else if (S->front) {
+        hooks = &S->hooks;
     }
     if (S->src)
         return sp_run_one(S, ss, hooks);
@@ -1448,7 +1467,8 @@ static pb_status sp_run(void *p, pb_sample_sink *out)
 
 /* nytprof.out's time is the sampled time; ticks per weight: the interval (prepare) */
 const pb_fold_decoder pb_statprofiler_decoder = {sizeof(sp_state), sp_init, sp_prepare, sp_run, sp_free,
-    {.source_format = "statprofiler", .ticks_per_sec = 1000000, .sampled_spans = 1, .no_sample_tee = 1}};
+    {.source_format = "statprofiler", .ticks_per_sec = 1000000, .sampled_spans = 1, .no_sample_tee = 1,
+     .fold_front = sp_fold_front}};
 
 /* keep[i] (1: the root's own files, 0: the others, readable or not) becomes
  * 1 for every file whose process descends from a kept one.  Through one hash

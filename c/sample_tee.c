@@ -2,7 +2,7 @@
  *
  * The tee's calls are named tee_<call>; each hands the call to the writer's
  * sink first (its result decides), then to the fold's with frame ids
- * translated through map[].  The optional calls the fold has none of go to
+ * translated through map[] (the writer's through wmap[]).  The optional calls the fold has none of go to
  * the writer only, through the same pointers the writer's table has.
  */
 #include <stdlib.h>
@@ -24,13 +24,13 @@ static pb_status run_flush(pb_sample_tee *t)
     t->run_on = 0;
     return t->out->sample(t->out, t->run_key, t->run_ids, t->run_depth, t->run_weight, t->run_ts);
 }
-/* the fold's status: its error kept for finish (sample_tee.h), the
- * decode going on for the writer */
+/* the fold's status; where it defers (a timeline writer's): its error kept for
+ * finish (sample_tee.h), the decode going on for the writer */
 static pb_status fold_st(pb_sample_tee *t, pb_status st)
 {
     pb_error *e = t->ss.err;
-    if (st == PB_OK)
-        return PB_OK;
+    if (st == PB_OK || !t->defers)
+        return st;
     if (e->status == PB_OK)
         e->status = st;
     t->fold_err = *e;
@@ -67,27 +67,54 @@ static pb_status tee_attribute(pb_sample_sink *self, const char *key, pb_str val
     return st != PB_OK || t->gave_up ? st : fold_st(t, t->fs->attribute(t->fs, key, value));
 }
 
+/* slot k of an id array (grown, new slots UINT32_MAX); NULL out of memory */
+static uint32_t *id_slot(uint32_t **a, size_t *cap, uint32_t k)
+{
+    size_t old = *cap;
+    if ((size_t)k >= *cap) {
+        if (pb_grow((void **)a, cap, (size_t)k + 1, sizeof **a) < 0)
+            return NULL;
+        memset(*a + old, 0xff, (*cap - old) * sizeof **a);
+    }
+    return *a + k;
+}
+
+/* the decoder's id of a frame: one per (writer id, fold id) pair, so a
+ * writer that takes two frames as one (collapsed: by the shown name) still
+ * has the fold see two */
 static pb_status tee_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id)
 {
     pb_sample_tee *t = TEE(self);
-    uint32_t fid;
-    size_t old = t->map_cap;
+    uint32_t wid, fid = UINT32_MAX, *first, *w, *f;
     pb_status st;
     FLUSH(t);
-    st = t->out->frame(t->out, fr, id);
+    st = t->out->frame(t->out, fr, &wid);
     if (st == PB_OK)
         st = held_flush(t);
-    if (st != PB_OK || t->gave_up)
+    if (st != PB_OK)
         return st;
-    if ((st = t->fs->frame(t->fs, fr, &fid)) != PB_OK)
-        return fold_st(t, st);
-    if ((size_t)*id >= t->map_cap) {
-        if (pb_grow((void **)&t->map, &t->map_cap, (size_t)*id + 1, sizeof *t->map) < 0)
-            return pb_fail(self->err, PB_ERR_LIMIT, 0, "out of memory counting the losses (frame ids)");
-        memset(t->map + old, 0xff, (t->map_cap - old) * sizeof *t->map);
+    if (!t->gave_up && (st = t->fs->frame(t->fs, fr, &fid)) != PB_OK) {
+        fid = UINT32_MAX;
+        if ((st = fold_st(t, st)) != PB_OK)
+            return st;
     }
-    t->map[*id] = fid;
+    /* the pair's id, if it has one: by the fold's id, else by the writer's */
+    if (!(first = fid != UINT32_MAX ? id_slot(&t->by_fold, &t->by_fold_cap, fid) : id_slot(&t->by_out, &t->by_out_cap, wid)))
+        goto oom;
+    if (*first != UINT32_MAX && t->wmap[*first] == wid && t->map[*first] == fid) {
+        *id = *first;
+        return PB_OK;
+    }
+    if (!(w = id_slot(&t->wmap, &t->wmap_cap, t->nids)) || !(f = id_slot(&t->map, &t->map_cap, t->nids)))
+        goto oom;
+    *w = wid;
+    *f = fid;
+    if (*first == UINT32_MAX)
+        *first = t->nids;
+    *id = t->nids++;
     return PB_OK;
+oom:
+    return pb_fail(self->err, PB_ERR_LIMIT, 0, "out of memory counting the losses (frame ids)");
 }
 
 static pb_status tee_thread(pb_sample_sink *self, uint64_t key, uint32_t pid, uint32_t ppid, const char *label)
@@ -109,10 +136,19 @@ static pb_status tee_sample(pb_sample_sink *self, uint64_t thread_key, const uin
     pb_status st = PB_OK;
     int ticked = t->ticked, tagged = t->tagged, joins = t->joins, same;
     uint64_t fts;
+    const uint32_t *dids = ids; /* the decoder's ids; ids: the writer's */
     t->ticked = t->tagged = t->joins = 0;
-    /* the writer sums stacks: a run of samples of one stack goes to it as
-     * one (samples.h sums_stacks), and to the fold in the ids translated
-     * for the run's first */
+    if (depth > t->wids_cap && pb_grow((void **)&t->wids, &t->wids_cap, depth, sizeof *t->wids) < 0)
+        return pb_fail(self->err, PB_ERR_LIMIT, 0, "out of memory counting the losses (a stack)");
+    for (i = 0; i < depth; i++) {
+        if ((size_t)dids[i] >= t->nids)
+            return pb_fail(self->err, PB_ERR_CORRUPT, 0, "a sample names frame id %u that was never interned",
+                           (unsigned)dids[i]);
+        t->wids[i] = t->wmap[dids[i]];
+    }
+    ids = t->wids;
+    /* the writer sums stacks: a run of samples of one stack (its ids) goes
+     * to it as one (samples.h sums_stacks); each to the fold */
     same = t->run_on && thread_key == t->run_key && depth == t->run_depth && weight && weight < TEE_RUN_MAX &&
            t->run_weight + weight < TEE_RUN_MAX && !memcmp(ids, t->run_ids, (size_t)depth * sizeof *ids);
     if (same) {
@@ -142,18 +178,14 @@ static pb_status tee_sample(pb_sample_sink *self, uint64_t thread_key, const uin
     }
     if ((st = held_flush(t)) != PB_OK || t->gave_up)
         return st;
-    if (same && t->ids_ok)
-        return fold_st(t, t->fs->sample(t->fs, thread_key, t->ids, depth, weight, fts));
-    t->ids_ok = 0;
     if (depth > t->ids_cap && pb_grow((void **)&t->ids, &t->ids_cap, depth, sizeof *t->ids) < 0)
         return pb_fail(self->err, PB_ERR_LIMIT, 0, "out of memory counting the losses (a stack)");
     for (i = 0; i < depth; i++) {
-        if ((size_t)ids[i] >= t->map_cap || t->map[ids[i]] == UINT32_MAX)
+        if (t->map[dids[i]] == UINT32_MAX) /* (interned after the fold stopped: not fed since) */
             return pb_fail(self->err, PB_ERR_CORRUPT, 0, "a sample names frame id %u that was never interned",
-                           (unsigned)ids[i]);
-        t->ids[i] = t->map[ids[i]];
+                           (unsigned)dids[i]);
+        t->ids[i] = t->map[dids[i]];
     }
-    t->ids_ok = t->run_on; /* (the run's stack in fold ids) */
     if (t->ss.tick_joins) { /* each_tick: held for a run that may join it */
         if (depth > t->held_cap && pb_grow((void **)&t->held_ids, &t->held_cap, depth, sizeof *t->held_ids) < 0)
             return pb_fail(self->err, PB_ERR_LIMIT, 0, "out of memory counting the losses (a stack)");
@@ -258,7 +290,9 @@ static pb_status tee_span(pb_sample_sink *self, uint64_t thread_key, uint32_t fr
     FLUSH(t);
     /* a span the chunk path would fold otherwise: its chunks come from a decode of their own */
     t->gave_up = 1;
-    return t->out->span(t->out, thread_key, frame, begin_ns, end_ns);
+    if ((size_t)frame >= t->nids)
+        return pb_fail(self->err, PB_ERR_CORRUPT, 0, "a span names frame id %u that was never interned", (unsigned)frame);
+    return t->out->span(t->out, thread_key, t->wmap[frame], begin_ns, end_ns);
 }
 
 static const pb_sample_sink tee_calls = {.attribute = tee_attribute, .frame = tee_frame, .thread = tee_thread,
@@ -282,6 +316,7 @@ void pb_sample_tee_init(pb_sample_tee *t, pb_sample_sink *out, pb_sample_sink *f
     t->ss.tick_joins = out->each_tick ? tee_tick_joins : NULL;
     t->ss.row = out->row;
     t->err0 = *err;
+    t->defers = out->each_tick;
     t->ts_other_unit = ticks_per_sec != 0 && ticks_per_sec != 1000000;
     /* every sample to the fold as the chunk path gives them (a decoder
      * that sends no sample_ticks where they differ makes the tee give up) */
@@ -292,6 +327,10 @@ void pb_sample_tee_init(pb_sample_tee *t, pb_sample_sink *out, pb_sample_sink *f
 void pb_sample_tee_free(pb_sample_tee *t)
 {
     free(t->map);
+    free(t->wmap);
+    free(t->wids);
+    free(t->by_fold);
+    free(t->by_out);
     free(t->ids);
     free(t->run_ids);
     free(t->held_ids);
