@@ -223,10 +223,13 @@ $values += @{ $_->{values} } for @{ truth($ep)->{threads} };
 # runs) as one sample, so the counts are those of a decode of their own
 {
     require Devel::ProfileBridge;
+    # (StatProfiler: its sections, metadata and eval source become chunks
+    # on the way to the tee's fold, as on its chunk path: fold_front)
+    my @sp = grep { !/\.(?:md|json|jsonl)\z/ } glob "$d/statprofiler/{evals,sections_meta}.out.*";
     for my $in ("$d/tachyon/async_tasks.bin", "$d/tachyon/cpu_recursion.bin", "$d/pprof/cpu_inline.prof",
-                "$d/perf/rec_fork.perf") {
+                "$d/perf/rec_fork.perf", @sp) {
         my ($name) = $in =~ m{([^/]+)\z};
-        for my $to (qw(speedscope gecko)) {
+        for my $to ($in =~ /statprofiler/ ? qw(speedscope gecko collapsed pprof) : qw(speedscope gecko)) {
             my $lc = { format => undef };
             Devel::ProfileBridge::_write($to, 'convert', [$in], undef, {}, "$tmp/tl.$to", -1, $lc);
             ok($lc->{counts}, "--report --to $to of $name: counted in the one decode");
@@ -262,6 +265,10 @@ SKIP: {
         'convert of a StatProfiler trace opens it once');
     is($opens->($sp, "$pb convert '$sp' --report -o '$tmp/sp.nytprof'"), 1,
         'convert --report of a StatProfiler trace to nytprof.out opens it once');
+    for my $to (qw(collapsed speedscope)) {
+        is($opens->($sp, "$pb convert '$sp' --report --to $to -o '$tmp/sp.$to'"), 1,
+            "convert --report --to $to of a StatProfiler trace opens it once");
+    }
 }
 
 done_testing;
