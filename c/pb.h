@@ -208,7 +208,7 @@ pb_status pb_decode_source(pb_source *src, const char *name, pb_format format, c
                           pb_sink *sink, pb_error *err);
 /* pb_decode_file of path, which the caller opened in src (pb_src_open_file;
  * the caller closes it): a profile of several files that path names (a
- * StatProfiler root) is found from the bytes in src, path not opened again. */
+ * run's root file) is found from the bytes in src, path not opened again. */
 pb_status pb_decode_opened(pb_source *src, const char *path, pb_format format, const pb_options *opt, pb_sink *sink,
                            pb_error *err);
 
