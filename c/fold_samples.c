@@ -1412,13 +1412,14 @@ static pb_status sb_sample_stack_id(pb_sample_sink *self, uint64_t key, uint32_t
 /* (a summed sample's parts split into one TIME_LINE each: sample_at says it is summed) */
 static pb_status sb_sample_sum(pb_sample_sink *self, uint64_t n) { return self->next->sample_sum(self->next, n); }
 static pb_status sb_sample_ticks(pb_sample_sink *self, uint64_t t) { return self->next->sample_ticks(self->next, t); }
+static pb_status sb_tick_joins(pb_sample_sink *self) { return self->next->tick_joins(self->next); }
 static pb_status sb_attribute(pb_sample_sink *self, const char *key, pb_str v)
 {
     return self->next->attribute ? self->next->attribute(self->next, key, v) : PB_OK;
 }
 static const pb_sample_sink split_budget_calls = {.attribute = sb_attribute, .frame = pb_sample_pass_frame,
     .thread = pb_sample_pass_thread, .sample = sb_sample, .sample_stack_id = sb_sample_stack_id,
-    .sample_sum = sb_sample_sum, .sample_ticks = sb_sample_ticks, .note = pb_sample_pass_note,
+    .sample_sum = sb_sample_sum, .sample_ticks = sb_sample_ticks, .tick_joins = sb_tick_joins, .note = pb_sample_pass_note,
     .finish = pb_sample_pass_finish, .sample_tags = pb_sample_pass_sample_tags,
     .thread_root = pb_sample_pass_thread_root, .columns = pb_sample_pass_columns,
     .mapping = pb_sample_pass_mapping, .sample_values = pb_sample_pass_sample_values,
@@ -1462,6 +1463,7 @@ static pb_sample_sink *split_budget_in_front(split_budget *b, pb_sample_sink *ne
     ss->sample_stack_id = next->sample_stack_id ? ss->sample_stack_id : NULL;
     ss->sample_sum = next->sample_sum ? ss->sample_sum : NULL;
     ss->sample_ticks = next->sample_ticks ? ss->sample_ticks : NULL;
+    ss->tick_joins = next->tick_joins ? ss->tick_joins : NULL;
     if (!next->sample_values)
         ss->columns = NULL, ss->mapping = NULL, ss->sample_values = NULL;
     if (!next->graph_func)
@@ -1596,27 +1598,33 @@ pb_status pb_sample_decode(pb_source *src, const pb_options *opt, pb_sample_sink
         st = span_decode(j, &cfg, &sc.sink, out, err);
         if (tee && j->opt.chunk_teed)
             *j->opt.chunk_teed = 1;
-    } else if (st == PB_OK && j->opt.chunk_tee && !out->each_tick && !out->graph_func && !cfg.no_sample_tee) {
+    } else if (st == PB_OK && j->opt.chunk_tee && !out->graph_func && (!cfg.no_sample_tee || (cfg.fold_front && src))) {
         /* the samples folded into chunks as well, in this decode (convert
-         * --report's loss counter: sample_tee.h); not for a timeline's
-         * each_tick or a call graph, nor when the tee gave up (timestamps
-         * in another unit than the fold's ticks) or the decoder's chunks
+         * --report's loss counter: sample_tee.h; a timeline's each_tick
+         * too, its runs joined for the fold); not for a call graph, nor
+         * when the tee gave up (timestamps in another unit than the fold's
+         * ticks, a timeline's spans) or the decoder's chunks
          * are more than its samples (no_sample_tee): those count in a
          * decode of their own (the caller sees chunk_teed unset) */
         pb_sample_tee tee;
         pb_fold *fold;
+        pb_sample_sink *fs = NULL;
         cfg.max_threads = j->opt.max_threads;
         j->opt.chunk_tee->row = cfg.row;
-        if (!(fold = pb_fold_new(&cfg, j->opt.chunk_tee, err))) {
+        if (!(fold = pb_fold_new(&cfg, j->opt.chunk_tee, err)))
             st = err->status ? err->status : PB_ERR_LIMIT;
-        } else {
-            pb_sample_tee_init(&tee, out, pb_fold_sample_sink(fold), cfg.ticks_per_sec, err);
+        else if (!(fs = cfg.no_sample_tee ? cfg.fold_front(j->state, pb_fold_sample_sink(fold), j->opt.chunk_tee)
+                                          : pb_fold_sample_sink(fold))) /* (the decoder's own front, or none) */
+            st = decode_run(j, &b, out, &cfg, 0, err);
+        if (fs) {
+            pb_sample_tee_init(&tee, out, fs, cfg.ticks_per_sec, err);
+            tee.defers |= cfg.no_sample_tee; /* (the writer's errors first, as without the tee) */
             st = decode_run(j, &b, &tee.ss, &cfg, 1, err);
             if (j->opt.chunk_teed && !tee.gave_up)
                 *j->opt.chunk_teed = 1;
             pb_sample_tee_free(&tee);
-            pb_fold_free(fold);
         }
+        pb_fold_free(fold);
     } else if (st == PB_OK)
         st = decode_run(j, &b, out, &cfg, 0, err);
     decode_job_free(j);

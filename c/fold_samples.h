@@ -126,10 +126,18 @@ typedef struct {
      * file in one pass) */
     int sums_stacks;
     /* its chunks hold more than the fold of its samples (notes its decoder
-     * makes chunks of, facts of a run), so pb_sample_decode never tees its
-     * samples into a fold for convert --report's loss counter: that counts
-     * in a decode of its own */
+     * makes chunks of, facts of a run), so pb_sample_decode tees its
+     * samples into a fold for convert --report's loss counter only through
+     * fold_front (below); else that counts in a decode of its own */
     int no_sample_tee;
+    /* Optional, for a decoder whose chunks are more than the fold of its
+     * samples (no_sample_tee): after prepare, the filter its chunk path
+     * puts in front of the fold (notes and facts into chunks to the chunk
+     * sink), made for the sample tee's fold (convert --report to a stack
+     * writer, sample_tee.h) of one source (not a run of files), so the
+     * losses count in the writer's decode; NULL from it: a decode of its
+     * own counts them. */
+    pb_sample_sink *(*fold_front)(void *state, pb_sample_sink *fold, pb_sink *chunks); /* (state: the decoder's) */
     /* A sampling decoder's statement budget (pb_split_rule above) */
     pb_split_rule split;
     /* A span decoder (PB_YIELDS_SPANS) whose chunks come from the span fold

@@ -129,8 +129,11 @@ typedef struct pb_format_row {
     /* Optional, for a profile that spans several files: does path name one
      * (1: *paths, *n filled, to be freed with run_free; 0: no; -1: error),
      * and how to free that list.  Its decoder reads such a list (no source;
-     * the list in pb_options.run_paths, set by the driver). */
-    int (*run)(const char *path, const pb_options *opt, char ***paths, size_t *n, pb_error *err);
+     * the list in pb_options.run_paths, set by the driver).  src: path
+     * already open at its start (pb_src_open_file), for the hook to peek at
+     * without opening it again, or NULL. */
+    int (*run)(const char *path, struct pb_source *src, const pb_options *opt, char ***paths, size_t *n,
+               pb_error *err);
     void (*run_free)(char **paths, size_t n);
     /* the run's files a directory or a template names (for_chunks' files =>),
      * and what they are called in messages ("<title> traces") */

@@ -590,15 +590,16 @@ void pb_detect_bytes_sized(const unsigned char *p, size_t len, uint64_t file_siz
 }
 
 /* the row that claims path as a profile of several files (a directory, or a
- * StatProfiler root's first file): 1 (*paths filled), 0 none, -1 error */
-static int claim_run(const char *path, pb_format fmt, const pb_options *opt, const pb_format_row **rowp,
-                     char ***paths, size_t *n, pb_error *err)
+ * StatProfiler root's first file): 1 (*paths filled), 0 none, -1 error;
+ * src: path already open at its start (the row peeks there), or NULL */
+static int claim_run(const char *path, pb_source *src, pb_format fmt, const pb_options *opt,
+                     const pb_format_row **rowp, char ***paths, size_t *n, pb_error *err)
 {
     int f, r;
     for (f = 1; f < PB_FMT_COUNT; f++) {
         if (!formats[f].run || (fmt != PB_FMT_UNKNOWN && fmt != (pb_format)f))
             continue;
-        if ((r = formats[f].run(path, opt, paths, n, err)) != 0) {
+        if ((r = formats[f].run(path, src, opt, paths, n, err)) != 0) {
             *rowp = &formats[f];
             return r;
         }
@@ -616,7 +617,7 @@ pb_status pb_detect_file(const char *path, pb_format_info *info, pb_error *err)
         char **run;
         size_t nrun;
         pb_status st;
-        if (claim_run(path, PB_FMT_UNKNOWN, NULL, &row, &run, &nrun, err) <= 0) {
+        if (claim_run(path, NULL, PB_FMT_UNKNOWN, NULL, &row, &run, &nrun, err) <= 0) {
             char what[256];
             size_t k = 0;
             int f;
@@ -848,28 +849,54 @@ static pb_status drive_source(pb_source *src, pb_format fmt, const pb_options *o
     return st;
 }
 
+/* a profile of several files, the row's list freed */
+static pb_status drive_run_list(const pb_format_row *row, char **run, size_t nrun, const pb_options *opt,
+                                const target *t, pb_error *err)
+{
+    pb_status st = drive_run(row, (const char *const *)run, nrun, opt, t, err);
+    row->run_free(run, nrun);
+    return st;
+}
+
+/* path, open in src: a profile of several files (a StatProfiler run: the
+ * whole fork genealogy, as for_chunks(files => ...) reads it; each file's
+ * decoder resolves the options itself), the row's hook peeking at src
+ * rather than opening path again, or src's one profile */
+static pb_status drive_opened(pb_source *src, const char *path, pb_format fmt, const pb_options *opt,
+                              const target *t, pb_error *err)
+{
+    const pb_format_row *row;
+    char **run;
+    size_t nrun;
+    int r = 0;
+    if (!src->in_stream && !src->gunzipped && pb_src_offset(src) == 0 &&
+        (r = claim_run(path, src, fmt, opt, &row, &run, &nrun, err)) < 0)
+        return err->status;
+    if (r > 0)
+        return drive_run_list(row, run, nrun, opt, t, err);
+    return drive_source(src, fmt, opt, t, err);
+}
+
 static pb_status drive_file_1(const char *path, pb_format fmt, const pb_options *opt, const target *t, pb_error *err)
 {
     pb_source src;
     pb_status st;
+    struct stat sb;
     const pb_format_row *row;
     char **run;
     size_t nrun;
     int r;
     pb_error_init(err, fmt ? pb_format_name(fmt) : "profbridge", path);
-    /* a profile of several files (a StatProfiler run: the whole fork
-     * genealogy, as for_chunks(files => ...) reads it); each file's decoder
-     * resolves the options itself */
-    if ((r = claim_run(path, fmt, opt, &row, &run, &nrun, err)) < 0)
-        return err->status;
-    if (r > 0) {
-        st = drive_run(row, (const char *const *)run, nrun, opt, t, err);
-        row->run_free(run, nrun);
-        return st;
+    if (strcmp(path, "-") != 0 && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        /* a directory: a run, else the open below says why not */
+        if ((r = claim_run(path, NULL, fmt, opt, &row, &run, &nrun, err)) < 0)
+            return err->status;
+        if (r > 0)
+            return drive_run_list(row, run, nrun, opt, t, err);
     }
     if ((st = pb_src_open_file(&src, path, err)) != PB_OK)
         return st;
-    st = drive_source(&src, fmt, opt, t, err);
+    st = drive_opened(&src, path, fmt, opt, t, err);
     pb_src_close(&src);
     return st;
 }
@@ -923,6 +950,13 @@ pb_status pb_decode_source(pb_source *src, const char *name, pb_format format, c
     target t = target_of(sink, NULL, NULL, 0);
     (void)name;
     return drive_source(src, format, opt, &t, err);
+}
+
+pb_status pb_decode_opened(pb_source *src, const char *path, pb_format format, const pb_options *opt, pb_sink *sink,
+                           pb_error *err)
+{
+    target t = target_of(sink, NULL, NULL, 0);
+    return drive_opened(src, path, format, opt, &t, err);
 }
 
 pb_status pb_decode_file(const char *path, pb_format format, const pb_options *opt, pb_sink *sink, pb_error *err)

@@ -179,6 +179,11 @@ pb_status pb_settle_input(pb_source *src, pb_format *format, pb_format_info *inf
  * that may be unwound (a Perl callback dying) own the resources. */
 pb_status pb_decode_source(pb_source *src, const char *name, pb_format format, const pb_options *opt,
                           pb_sink *sink, pb_error *err);
+/* pb_decode_file of path, which the caller opened in src (pb_src_open_file;
+ * the caller closes it): a profile of several files that path names (a
+ * run's root file) is found from the bytes in src, path not opened again. */
+pb_status pb_decode_opened(pb_source *src, const char *path, pb_format format, const pb_options *opt, pb_sink *sink,
+                           pb_error *err);
 
 /* The driver of every stack-sample output: detect (fmt
  * PB_FMT_UNKNOWN), read a run of trace files whole (a directory or a root's

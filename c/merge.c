@@ -1352,7 +1352,7 @@ static int run_files(const pb_format_row *row, const char *path, const pb_option
     if (!row || !row->run)
         return 0;
     pb_error_init(&e, row->name, path);
-    r = row->run(path, opt, &run, &nrun, &e);
+    r = row->run(path, NULL, opt, &run, &nrun, &e);
     if (r < 0)
         return 0; /* the decoder will say why */
     if (r == 0) {

@@ -828,6 +828,9 @@ static pb_status emit(ssr *r, uint32_t depth, uint64_t w, uint64_t off)
     (void)off;
     if (!w)
         return PB_OK;
+    /* (the fold's ns, to a sink that asks as well: samples.h sample_ticks) */
+    if (!r->ts_ns && r->out->sample_ticks && (st = r->out->sample_ticks(r->out, t + w - 1)) != PB_OK)
+        return st;
     t = r->ts_ns ? t + w - 1 : t / 1000u;
     if ((st = pb_sample_noframe(r->out, &ids, &depth)) != PB_OK)
         return st;

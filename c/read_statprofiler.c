@@ -860,6 +860,36 @@ pb_status pb_statprofiler_read_header(const char *path, pb_sp_header *hdr, pb_er
     return rc;
 }
 
+/* path's header, from src when given (path opened by the driver,
+ * pb_src_open_file, at its start): read from the bytes its window holds
+ * (up to 64 KB, the source left at its start), else from path itself */
+static pb_status sp_header_of(const char *path, pb_source *src, pb_sp_header *hdr, pb_error *err)
+{
+    if (src && pb_src_offset(src) == 0 && !src->in_stream && !src->gunzipped && src->raw_size != UINT64_MAX) {
+        size_t want = src->raw_size < 65536 ? (size_t)src->raw_size : 65536;
+        pb_source m;
+        pb_options opt;
+        sp_dec d;
+        pb_error e;
+        pb_status rc;
+        if (pb_src_need(src, want) < 0)
+            return err->status ? err->status : PB_ERR_IO;
+        pb_error_init(&e, "statprofiler", path);
+        pb_src_open_mem(&m, src->p, pb_src_avail(src), &e);
+        pb_options_copy(&opt, NULL);
+        sp_dec_init(&d, &m, &opt, NULL, NULL, &e);
+        rc = sp_header(&d);
+        *hdr = d.hdr;
+        sp_dec_free(&d);
+        pb_src_close(&m);
+        if (rc == PB_OK || pb_src_avail(src) == src->raw_size) { /* (the whole file: its own answer) */
+            *err = e;
+            return rc;
+        }
+    }
+    return pb_statprofiler_read_header(path, hdr, err);
+}
+
 /* ---- several files ------------------------------------------------------- */
 typedef struct {
     const char *path;
@@ -1287,6 +1317,7 @@ typedef struct {
     pb_source *src;      /* NULL: a run (opt->run_paths) */
     const pb_options *opt;
     pb_sink *out;        /* the chunk sink (pb_fold_decode); NULL: samples only */
+    pb_sample_sink *front; /* samples only, and to a tee's fold: its front (sp_fold_front) */
     pb_error *err;
     pb_sp_header h0;     /* a run to chunks: its first trace's header */
 } sp_state;
@@ -1365,8 +1396,8 @@ static pb_status sp_run_one(sp_state *S, pb_sample_sink *ss, const pb_sp_hooks *
     d->hooks = hooks;
     d->key = 0;
     rc = sp_header_facts(d);
-    if (rc == PB_OK && S->out)
-        rc = run_facts(ss, d->hdr.id, S->err->file);
+    if (rc == PB_OK && (S->out || S->front)) /* (to a tee's fold only: the writer's decode does without) */
+        rc = run_facts(S->front ? S->front : ss, d->hdr.id, S->err->file);
     if (rc == PB_OK && ss->thread) {
         char label[16];
         uint32_t pid = pb_sp_id_pid(d->hdr.id);
@@ -1391,6 +1422,29 @@ static pb_status sp_run_one(sp_state *S, pb_sample_sink *ss, const pb_sp_hooks *
     return rc;
 }
 
+/* to chunks: the notes become chunks on the way to the fold */
+static pb_sample_sink *sp_chunks_front(sp_state *S, pb_sample_sink *fold, pb_sink *chunks)
+{
+    sp_chunks *c = &S->c;
+    c->fold = fold;
+    c->out = chunks;
+    pb_sample_sink_init(&c->ss, &sink_calls, c, S->err, chunks->cleanups);
+    c->ss.next = fold;
+    S->hooks.warn = spc_warn;
+    S->hooks.ctx = chunks;
+    return &c->ss;
+}
+
+/* a sample tee's fold (fold_samples.h fold_front): the chunk path's front,
+ * the warnings to its chunks, for one trace */
+static pb_sample_sink *sp_fold_front(void *p, pb_sample_sink *fold, pb_sink *chunks)
+{
+    sp_state *S = (sp_state *)p;
+    if (!S->src || S->out)
+        return NULL;
+    return S->front = sp_chunks_front(S, fold, chunks);
+}
+
 static pb_status sp_run(void *p, pb_sample_sink *out)
 {
     sp_state *S = (sp_state *)p;
@@ -1398,15 +1452,10 @@ static pb_status sp_run(void *p, pb_sample_sink *out)
     const pb_sp_hooks *hooks = NULL;
     pb_status rc;
     if (S->out) { /* to chunks: the notes become chunks on the way to the fold */
-        sp_chunks *c = &S->c;
-        c->fold = out;
-        c->out = S->out;
-        pb_sample_sink_init(&c->ss, &sink_calls, c, S->err, S->out->cleanups);
-        c->ss.next = out;
-        S->hooks.warn = spc_warn;
-        S->hooks.ctx = S->out;
+        ss = sp_chunks_front(S, out, S->out);
         hooks = &S->hooks;
-        ss = &c->ss;
+    } else if (S->front) {
+        hooks = &S->hooks;
     }
     if (S->src)
         return sp_run_one(S, ss, hooks);
@@ -1421,7 +1470,8 @@ const pb_fold_decoder pb_statprofiler_decoder = {sizeof(sp_state), sp_init, sp_p
     {.source_format = "statprofiler", .ticks_per_sec = 1000000, .sampled_spans = 1, .no_sample_tee = 1,
      .split = {.words = "sample record {record}: weight {weight} x {interval} us needs {extra} more TIME_LINE "
                         "chunks than the {left} left of max_statements",
-               .no_offset = 1, .empty_free = 1, .whole_max = 1, .chunks_only = 1}}};
+               .no_offset = 1, .empty_free = 1, .whole_max = 1, .chunks_only = 1},
+     .fold_front = sp_fold_front}};
 
 /* keep[i] (1: the root's own files, 0: the others, readable or not) becomes
  * 1 for every file whose process descends from a kept one.  Through one hash
@@ -1510,7 +1560,8 @@ out:
 
 /* Over 80 lines, kept whole: a run's genealogy (which files belong to the root) in ordered steps
  * that share the headers read once. */
-int pb_statprofiler_run(const char *path, const pb_options *opt, char ***paths, size_t *n, pb_error *err)
+int pb_statprofiler_run(const char *path, pb_source *src, const pb_options *opt, char ***paths, size_t *n,
+                        pb_error *err)
 {
     static const unsigned char zero[PB_SP_ID_BYTES];
     struct stat sb;
@@ -1534,7 +1585,7 @@ int pb_statprofiler_run(const char *path, const pb_options *opt, char ***paths, 
         if (!sp_trace_name(base, &plen))
             return 0;
         pb_error_init(&herr, "statprofiler", path);
-        if (pb_statprofiler_read_header(path, &root, &herr) != PB_OK)
+        if (sp_header_of(path, src, &root, &herr) != PB_OK)
             return 0; /* not readable as a trace: the decoder will say why */
         if (root.ordinal != 1 || memcmp(root.parent_id, zero, sizeof zero) != 0) {
             /* one file of one process: read it alone, if it is that process's */
@@ -1571,8 +1622,13 @@ int pb_statprofiler_run(const char *path, const pb_options *opt, char ***paths, 
     }
     for (i = 0; i < cnt; i++) {
         pb_error herr;
+        const char *lb = strrchr(list[i], '/');
         pb_error_init(&herr, "statprofiler", list[i]);
-        keep[i] = pb_statprofiler_read_header(list[i], &hs[i], &herr) == PB_OK;
+        if (!is_dir && !strcmp(lb ? lb + 1 : list[i], base)) { /* path itself (its directory's): read above */
+            hs[i] = root;
+            keep[i] = 1;
+        } else
+            keep[i] = pb_statprofiler_read_header(list[i], &hs[i], &herr) == PB_OK;
         if (!keep[i])
             memset(&hs[i], 0, sizeof hs[i]);
         else if (!is_dir)

@@ -99,8 +99,11 @@ void pb_statprofiler_free_list(char **paths, size_t n);
  * only the files of that process (id word 0), also for a single trace file.
  * Returns 1 with *paths / *n filled (free with pb_statprofiler_free_list),
  * 0 when path is to be read as the one file it is, -1 on error (in err:
- * io, or unsupported "no process PID in this run"). */
-int pb_statprofiler_run(const char *path, const pb_options *opt, char ***paths, size_t *n, pb_error *err);
+ * io, or unsupported "no process PID in this run").  src: path already
+ * open (pb_src_open_file, at its start) or NULL: path's own header is read
+ * from the bytes its window holds, path not opened again. */
+int pb_statprofiler_run(const char *path, pb_source *src, const pb_options *opt, char ***paths, size_t *n,
+                        pb_error *err);
 
 /* The format's one entry (a pb_fold_decoder, fold_samples.h; the row in
  * formats.c names it, formats.h says what it gives): one trace from its

@@ -1005,6 +1005,10 @@ static pb_status replay_repeat(tr *r, t_thread *t, uint64_t rec_off, uint64_t re
         if ((int)status != bstatus || r->out->each_tick) { /* each_tick: every sample its own (samples.h) */
             if (n && t->selected && (st = emit_sample(r, t, n, ts_last, (unsigned)bstatus)) != PB_OK)
                 return st;
+            /* (the run goes on: a tee's fold takes it as one, samples.h tick_joins) */
+            if (n && (int)status == bstatus && t->selected && r->out->tick_joins &&
+                (st = r->out->tick_joins(r->out)) != PB_OK)
+                return st;
             bstatus = (int)status;
             n = 0;
         }

@@ -2,7 +2,7 @@
  *
  * The tee's calls are named tee_<call>; each hands the call to the writer's
  * sink first (its result decides), then to the fold's with frame ids
- * translated through map[].  The optional calls the fold has none of go to
+ * translated through map[] (the writer's through wmap[]).  The optional calls the fold has none of go to
  * the writer only, through the same pointers the writer's table has.
  */
 #include <stdlib.h>
@@ -24,6 +24,31 @@ static pb_status run_flush(pb_sample_tee *t)
     t->run_on = 0;
     return t->out->sample(t->out, t->run_key, t->run_ids, t->run_depth, t->run_weight, t->run_ts);
 }
+/* the fold's status; where it defers (a timeline writer's): its error kept for
+ * finish (sample_tee.h), the decode going on for the writer */
+static pb_status fold_st(pb_sample_tee *t, pb_status st)
+{
+    pb_error *e = t->ss.err;
+    if (st == PB_OK || !t->defers)
+        return st;
+    if (e->status == PB_OK)
+        e->status = st;
+    t->fold_err = *e;
+    *e = t->err0;
+    t->fold_failed = t->gave_up = 1;
+    t->held = 0;
+    return PB_OK;
+}
+
+/* the fold sample held for a run that may join it */
+static pb_status held_flush(pb_sample_tee *t)
+{
+    if (!t->held)
+        return PB_OK;
+    t->held = 0;
+    return fold_st(t, t->fs->sample(t->fs, t->held_key, t->held_ids, t->held_depth, t->held_weight, t->held_ts));
+}
+
 #define FLUSH(t)                                  \
     do {                                          \
         pb_status fst_ = run_flush(t);            \
@@ -37,28 +62,59 @@ static pb_status tee_attribute(pb_sample_sink *self, const char *key, pb_str val
     pb_status st;
     FLUSH(t);
     st = t->out->attribute ? t->out->attribute(t->out, key, value) : PB_OK;
-    return st != PB_OK || t->gave_up ? st : t->fs->attribute(t->fs, key, value);
+    if (st == PB_OK)
+        st = held_flush(t);
+    return st != PB_OK || t->gave_up ? st : fold_st(t, t->fs->attribute(t->fs, key, value));
 }
 
+/* slot k of an id array (grown, new slots UINT32_MAX); NULL out of memory */
+static uint32_t *id_slot(uint32_t **a, size_t *cap, uint32_t k)
+{
+    size_t old = *cap;
+    if ((size_t)k >= *cap) {
+        if (pb_grow((void **)a, cap, (size_t)k + 1, sizeof **a) < 0)
+            return NULL;
+        memset(*a + old, 0xff, (*cap - old) * sizeof **a);
+    }
+    return *a + k;
+}
+
+/* the decoder's id of a frame: one per (writer id, fold id) pair, so a
+ * writer that takes two frames as one (collapsed: by the shown name) still
+ * has the fold see two */
 static pb_status tee_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id)
 {
     pb_sample_tee *t = TEE(self);
-    uint32_t fid;
-    size_t old = t->map_cap;
+    uint32_t wid, fid = UINT32_MAX, *first, *w, *f;
     pb_status st;
     FLUSH(t);
-    st = t->out->frame(t->out, fr, id);
-    if (st != PB_OK || t->gave_up)
+    st = t->out->frame(t->out, fr, &wid);
+    if (st == PB_OK)
+        st = held_flush(t);
+    if (st != PB_OK)
         return st;
-    if ((st = t->fs->frame(t->fs, fr, &fid)) != PB_OK)
-        return st;
-    if ((size_t)*id >= t->map_cap) {
-        if (pb_grow((void **)&t->map, &t->map_cap, (size_t)*id + 1, sizeof *t->map) < 0)
-            return pb_fail(self->err, PB_ERR_LIMIT, 0, "out of memory counting the losses (frame ids)");
-        memset(t->map + old, 0xff, (t->map_cap - old) * sizeof *t->map);
+    if (!t->gave_up && (st = t->fs->frame(t->fs, fr, &fid)) != PB_OK) {
+        fid = UINT32_MAX;
+        if ((st = fold_st(t, st)) != PB_OK)
+            return st;
     }
-    t->map[*id] = fid;
+    /* the pair's id, if it has one: by the fold's id, else by the writer's */
+    if (!(first = fid != UINT32_MAX ? id_slot(&t->by_fold, &t->by_fold_cap, fid) : id_slot(&t->by_out, &t->by_out_cap, wid)))
+        goto oom;
+    if (*first != UINT32_MAX && t->wmap[*first] == wid && t->map[*first] == fid) {
+        *id = *first;
+        return PB_OK;
+    }
+    if (!(w = id_slot(&t->wmap, &t->wmap_cap, t->nids)) || !(f = id_slot(&t->map, &t->map_cap, t->nids)))
+        goto oom;
+    *w = wid;
+    *f = fid;
+    if (*first == UINT32_MAX)
+        *first = t->nids;
+    *id = t->nids++;
     return PB_OK;
+oom:
+    return pb_fail(self->err, PB_ERR_LIMIT, 0, "out of memory counting the losses (frame ids)");
 }
 
 static pb_status tee_thread(pb_sample_sink *self, uint64_t key, uint32_t pid, uint32_t ppid, const char *label)
@@ -67,7 +123,9 @@ static pb_status tee_thread(pb_sample_sink *self, uint64_t key, uint32_t pid, ui
     pb_status st;
     FLUSH(t);
     st = t->out->thread ? t->out->thread(t->out, key, pid, ppid, label) : PB_OK;
-    return st != PB_OK || t->gave_up ? st : t->fs->thread(t->fs, key, pid, ppid, label);
+    if (st == PB_OK)
+        st = held_flush(t);
+    return st != PB_OK || t->gave_up ? st : fold_st(t, t->fs->thread(t->fs, key, pid, ppid, label));
 }
 
 static pb_status tee_sample(pb_sample_sink *self, uint64_t thread_key, const uint32_t *ids, uint32_t depth,
@@ -76,11 +134,21 @@ static pb_status tee_sample(pb_sample_sink *self, uint64_t thread_key, const uin
     pb_sample_tee *t = TEE(self);
     uint32_t i;
     pb_status st = PB_OK;
-    int ticked = t->ticked, tagged = t->tagged, same;
-    t->ticked = t->tagged = 0;
-    /* the writer sums stacks: a run of samples of one stack goes to it as
-     * one (samples.h sums_stacks), and to the fold in the ids translated
-     * for the run's first */
+    int ticked = t->ticked, tagged = t->tagged, joins = t->joins, same;
+    uint64_t fts;
+    const uint32_t *dids = ids; /* the decoder's ids; ids: the writer's */
+    t->ticked = t->tagged = t->joins = 0;
+    if (depth > t->wids_cap && pb_grow((void **)&t->wids, &t->wids_cap, depth, sizeof *t->wids) < 0)
+        return pb_fail(self->err, PB_ERR_LIMIT, 0, "out of memory counting the losses (a stack)");
+    for (i = 0; i < depth; i++) {
+        if ((size_t)dids[i] >= t->nids)
+            return pb_fail(self->err, PB_ERR_CORRUPT, 0, "a sample names frame id %u that was never interned",
+                           (unsigned)dids[i]);
+        t->wids[i] = t->wmap[dids[i]];
+    }
+    ids = t->wids;
+    /* the writer sums stacks: a run of samples of one stack (its ids) goes
+     * to it as one (samples.h sums_stacks); each to the fold */
     same = t->run_on && thread_key == t->run_key && depth == t->run_depth && weight && weight < TEE_RUN_MAX &&
            t->run_weight + weight < TEE_RUN_MAX && !memcmp(ids, t->run_ids, (size_t)depth * sizeof *ids);
     if (same) {
@@ -102,19 +170,41 @@ static pb_status tee_sample(pb_sample_sink *self, uint64_t thread_key, const uin
         t->gave_up = 1;
     if (st != PB_OK || t->gave_up || (weight == 0 && t->out->sample_values))
         return st;
-    if (same && t->ids_ok)
-        return t->fs->sample(t->fs, thread_key, t->ids, depth, weight, t->ts_other_unit ? t->ticks : timestamp);
-    t->ids_ok = 0;
+    fts = t->ts_other_unit ? t->ticks : timestamp;
+    if (joins && t->held && thread_key == t->held_key && depth == t->held_depth) {
+        t->held_weight += weight; /* a run of the chunk path's: one sample (the last one's time) */
+        t->held_ts = fts;
+        return PB_OK;
+    }
+    if ((st = held_flush(t)) != PB_OK || t->gave_up)
+        return st;
     if (depth > t->ids_cap && pb_grow((void **)&t->ids, &t->ids_cap, depth, sizeof *t->ids) < 0)
         return pb_fail(self->err, PB_ERR_LIMIT, 0, "out of memory counting the losses (a stack)");
     for (i = 0; i < depth; i++) {
-        if ((size_t)ids[i] >= t->map_cap || t->map[ids[i]] == UINT32_MAX)
+        if (t->map[dids[i]] == UINT32_MAX) /* (interned after the fold stopped: not fed since) */
             return pb_fail(self->err, PB_ERR_CORRUPT, 0, "a sample names frame id %u that was never interned",
-                           (unsigned)ids[i]);
-        t->ids[i] = t->map[ids[i]];
+                           (unsigned)dids[i]);
+        t->ids[i] = t->map[dids[i]];
     }
-    t->ids_ok = t->run_on; /* (the run's stack in fold ids) */
-    return t->fs->sample(t->fs, thread_key, t->ids, depth, weight, t->ts_other_unit ? t->ticks : timestamp);
+    if (t->ss.tick_joins) { /* each_tick: held for a run that may join it */
+        if (depth > t->held_cap && pb_grow((void **)&t->held_ids, &t->held_cap, depth, sizeof *t->held_ids) < 0)
+            return pb_fail(self->err, PB_ERR_LIMIT, 0, "out of memory counting the losses (a stack)");
+        memcpy(t->held_ids, t->ids, (size_t)depth * sizeof *t->ids);
+        t->held = 1;
+        t->held_key = thread_key;
+        t->held_depth = depth;
+        t->held_weight = weight;
+        t->held_ts = fts;
+        return PB_OK;
+    }
+    return fold_st(t, t->fs->sample(t->fs, thread_key, t->ids, depth, weight, fts));
+}
+
+/* the next sample joins the held one in the fold (samples.h tick_joins) */
+static pb_status tee_tick_joins(pb_sample_sink *self)
+{
+    TEE(self)->joins = 1;
+    return PB_OK;
 }
 
 /* the next sample's timestamp in the fold's ticks: kept for tee_sample */
@@ -132,7 +222,9 @@ static pb_status tee_note(pb_sample_sink *self, const char *kind, pb_str a, pb_s
     pb_status st;
     FLUSH(t);
     st = t->out->note ? t->out->note(t->out, kind, a, b, n) : PB_OK;
-    return st != PB_OK || t->gave_up ? st : t->fs->note(t->fs, kind, a, b, n);
+    if (st == PB_OK)
+        st = held_flush(t);
+    return st != PB_OK || t->gave_up ? st : fold_st(t, t->fs->note(t->fs, kind, a, b, n));
 }
 
 static pb_status tee_finish(pb_sample_sink *self)
@@ -141,7 +233,15 @@ static pb_status tee_finish(pb_sample_sink *self)
     pb_status st;
     FLUSH(t);
     st = t->out->finish ? t->out->finish(t->out) : PB_OK;
-    return st != PB_OK || t->gave_up ? st : t->fs->finish(t->fs);
+    if (st == PB_OK)
+        st = held_flush(t);
+    if (st == PB_OK && !t->gave_up)
+        st = fold_st(t, t->fs->finish(t->fs));
+    if (st == PB_OK && t->fold_failed) { /* the fold's error, after the writer's work */
+        *self->err = t->fold_err;
+        return t->fold_err.status;
+    }
+    return st;
 }
 
 /* the writer's own optional calls, its own ids: straight through */
@@ -188,7 +288,11 @@ static pb_status tee_span(pb_sample_sink *self, uint64_t thread_key, uint32_t fr
 {
     pb_sample_tee *t = TEE(self);
     FLUSH(t);
-    return t->out->span(t->out, thread_key, frame, begin_ns, end_ns);
+    /* a span the chunk path would fold otherwise: its chunks come from a decode of their own */
+    t->gave_up = 1;
+    if ((size_t)frame >= t->nids)
+        return pb_fail(self->err, PB_ERR_CORRUPT, 0, "a span names frame id %u that was never interned", (unsigned)frame);
+    return t->out->span(t->out, thread_key, t->wmap[frame], begin_ns, end_ns);
 }
 
 static const pb_sample_sink tee_calls = {.attribute = tee_attribute, .frame = tee_frame, .thread = tee_thread,
@@ -209,7 +313,10 @@ void pb_sample_tee_init(pb_sample_tee *t, pb_sample_sink *out, pb_sample_sink *f
     t->ss.sample_values = out->sample_values ? tee_sample_values : NULL;
     t->ss.span = out->span ? tee_span : NULL;
     t->ss.each_tick = out->each_tick;
+    t->ss.tick_joins = out->each_tick ? tee_tick_joins : NULL;
     t->ss.row = out->row;
+    t->err0 = *err;
+    t->defers = out->each_tick;
     t->ts_other_unit = ticks_per_sec != 0 && ticks_per_sec != 1000000;
     /* every sample to the fold as the chunk path gives them (a decoder
      * that sends no sample_ticks where they differ makes the tee give up) */
@@ -220,7 +327,12 @@ void pb_sample_tee_init(pb_sample_tee *t, pb_sample_sink *out, pb_sample_sink *f
 void pb_sample_tee_free(pb_sample_tee *t)
 {
     free(t->map);
+    free(t->wmap);
+    free(t->wids);
+    free(t->by_fold);
+    free(t->by_out);
     free(t->ids);
     free(t->run_ids);
+    free(t->held_ids);
     memset(t, 0, sizeof *t);
 }

@@ -168,6 +168,13 @@ struct pb_sample_sink {
      * samples of timestamp 0, each of a weight > 0 that alone fills one
      * TIME_LINE.  A decoder that cannot say so sends every sample. */
     pb_status (*sample_sum)(pb_sample_sink *self, uint64_t n);
+    /* Optional (NULL: not wanted), set by the sample tee (sample_tee.h) for
+     * a consumer that sets each_tick: called just before a sample() that a
+     * decoder sends on its own only for each_tick (below), where it would
+     * otherwise have summed it into the sample before (a sampler's REPEAT
+     * run).  The tee's fold then takes the run as one sample, as the chunk
+     * path gives it: the weights summed, the last one's timestamp. */
+    pb_status (*tick_joins)(pb_sample_sink *self);
     /* Optional (NULL: not wanted): how the source's own stack lines name a
      * thread, after thread() announced it: the root frames written before
      * its stacks, exactly as written (folded stacks: "tid:5081",

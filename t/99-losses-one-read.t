@@ -217,4 +217,58 @@ $values += @{ $_->{values} } for @{ truth($ep)->{threads} };
     }
 }
 
+# to a timeline target (speedscope, gecko: each_tick, every recorded sample
+# on its own) the losses are counted in the writer's decode too: the tee's
+# fold takes a run the decoder says the chunk path sums (Tachyon's REPEAT
+# runs) as one sample, so the counts are those of a decode of their own
+{
+    require Devel::ProfileBridge;
+    # (StatProfiler: its sections, metadata and eval source become chunks
+    # on the way to the tee's fold, as on its chunk path: fold_front)
+    my @sp = grep { !/\.(?:md|json|jsonl)\z/ } glob "$d/statprofiler/{evals,sections_meta}.out.*";
+    for my $in ("$d/tachyon/async_tasks.bin", "$d/tachyon/cpu_recursion.bin", "$d/pprof/cpu_inline.prof",
+                "$d/perf/rec_fork.perf", @sp) {
+        my ($name) = $in =~ m{([^/]+)\z};
+        for my $to ($in =~ /statprofiler/ ? qw(speedscope gecko collapsed pprof) : qw(speedscope gecko)) {
+            my $lc = { format => undef };
+            Devel::ProfileBridge::_write($to, 'convert', [$in], undef, {}, "$tmp/tl.$to", -1, $lc);
+            ok($lc->{counts}, "--report --to $to of $name: counted in the one decode");
+            my ($out, $err, $rc) = run("$pb convert '$in' --to $to -o '$tmp/tl.$to' --report");
+            is($rc, 0, "... convert --report --to $to");
+            my %own = map { ($_->{what} => $_->{count}) } @{ Devel::ProfileBridge::losses($in, to => $to) };
+            is_deeply(losses_of($err, $to) || {}, \%own, '... the same counts as losses() (a decode of its own)');
+        }
+    }
+}
+
+# opened once: info of a StatProfiler trace (whose run of files is found
+# from the head of the one open), of a gzip file and of standard input, and
+# convert --report to a timeline target (seen with strace where it runs)
+SKIP: {
+    my $st = `strace -V 2>/dev/null`;
+    skip 'strace is not available', 1 unless $st && system("strace -o /dev/null true 2>/dev/null") == 0;
+    my ($sp) = glob "$d/statprofiler/evals.out.*[0-9a-f]";
+    system("gzip -c '$d/tachyon/cpu_recursion.bin' > '$tmp/cr.bin.gz'") == 0 or die "gzip: $?";
+    my $opens = sub {
+        my ($f, $cmd) = @_;
+        system("strace -f -e trace=openat -o '$tmp/strace' $cmd >/dev/null 2>'$tmp/err'");
+        open my $fh, '<', "$tmp/strace" or die "$tmp/strace: $!";
+        return scalar grep { /"\Q$f\E"/ && !/ENOENT|O_DIRECTORY/ } <$fh>;
+    };
+    is($opens->($sp, "$pb info '$sp'"), 1, 'info of a StatProfiler trace opens it once');
+    is($opens->("$tmp/cr.bin.gz", "$pb info '$tmp/cr.bin.gz'"), 1, 'info of a gzip file opens it once');
+    for my $to (qw(speedscope gecko collapsed)) {
+        is($opens->("$tmp/cr.bin.gz", "$pb convert '$tmp/cr.bin.gz' --report --to $to -o '$tmp/cr.$to'"), 1,
+            "convert --report --to $to of a gzip file opens it once");
+    }
+    is($opens->($sp, "$pb convert '$sp' --to speedscope -o '$tmp/sp.json'"), 1,
+        'convert of a StatProfiler trace opens it once');
+    is($opens->($sp, "$pb convert '$sp' --report -o '$tmp/sp.nytprof'"), 1,
+        'convert --report of a StatProfiler trace to nytprof.out opens it once');
+    for my $to (qw(collapsed speedscope)) {
+        is($opens->($sp, "$pb convert '$sp' --report --to $to -o '$tmp/sp.$to'"), 1,
+            "convert --report --to $to of a StatProfiler trace opens it once");
+    }
+}
+
 done_testing;

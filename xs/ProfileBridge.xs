@@ -1220,7 +1220,6 @@ pbxs__info_read(file, format_sv, opts, loss_to = NULL)
         if ((strcmp(file, "-") == 0 || (stat(file, &sb) == 0 && !S_ISDIR(sb.st_mode) &&
                                         (!o.progress || !S_ISREG(sb.st_mode)))) &&
             pb_src_open_file(&src, file, &err) == PB_OK) {
-            const pb_format_row *row;
             pb_format f = fmt;
             if (pb_settle_input(&src, &f, &info, &o, 1, &err) != PB_OK) {
                 pb_src_close(&src);
@@ -1239,13 +1238,6 @@ pbxs__info_read(file, format_sv, opts, loss_to = NULL)
                 info.compressed = 1;
             }
             from_src = 1;
-            row = pb_format_get(fmt ? fmt : info.format);
-            if (row && row->run && !src.in_stream && !src.gunzipped) {
-                /* a run's files are found by name: pb_decode_file
-                 * (no row: the decode says so, in this open) */
-                from_src = 0;
-                pb_src_close(&src);
-            }
         }
         if (!from_src) {
             pb_error_init(&err, "profbridge", file);
@@ -1277,7 +1269,8 @@ pbxs__info_read(file, format_sv, opts, loss_to = NULL)
             char dname[PB_ERR_FILE_MAX]; /* the decoder's name for it (pb_src_open_file, pb_src_gunzip) */
             memcpy(dname, err.file, sizeof dname);
             pb_error_init(&err, fmt ? pb_format_name(fmt) : "profbridge", dname);
-            st = pb_decode_source(&src, file, fmt, &o, &is.cs.sink, &err);
+            /* (a run's other files found from the head in src: pb_decode_opened) */
+            st = pb_decode_opened(&src, file, fmt, &o, &is.cs.sink, &err);
             pb_src_close(&src);
             if (st != PB_OK)
                 croak_pb(aTHX_ &err);
