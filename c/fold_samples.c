@@ -273,11 +273,15 @@ static pb_status get_thread(pb_fold *f, uint64_t key, uint32_t *idx)
     f_thread *t;
     pb_status st;
     int added;
+    if (f->last_ti != NONE && f->last_key == key) { /* most samples repeat the previous one's thread */
+        *idx = f->last_ti;
+        return PB_OK;
+    }
     if (pb_index_reserve(&f->tthreads, f->nthreads, thread_hash_of, f) < 0)
         return OOM(f);
     PB_INDEX_FIND(&f->tthreads, h, k, i, f->threads[i].key == key);
     if ((*idx = i) != PB_INDEX_NONE)
-        return PB_OK;
+        goto found;
     if (f->nthreads >= (f->cfg.max_threads ? f->cfg.max_threads : PB_DEFAULT_MAX_THREADS))
         return pb_fail_nooff(f->err, PB_ERR_LIMIT, "more than max_threads (%u) threads",
                              f->cfg.max_threads ? f->cfg.max_threads : PB_DEFAULT_MAX_THREADS);
@@ -290,6 +294,9 @@ static pb_status get_thread(pb_fold *f, uint64_t key, uint32_t *idx)
         return st;
     pb_index_set(&f->tthreads, k, (uint32_t)f->nthreads);
     *idx = (uint32_t)f->nthreads++;
+found:
+    f->last_key = key;
+    f->last_ti = *idx;
     return PB_OK;
 }
 
@@ -447,14 +454,8 @@ static inline pb_status fold_sample(pb_sample_sink *self, uint64_t thread_key, u
     f->sum_n = 0;
     if ((st = header(f)) != PB_OK)
         return st;
-    if (f->last_ti != NONE && f->last_key == thread_key) {
-        ti = f->last_ti;
-    } else {
-        if ((st = get_thread(f, thread_key, &ti)) != PB_OK)
-            return st;
-        f->last_key = thread_key;
-        f->last_ti = ti;
-    }
+    if ((st = get_thread(f, thread_key, &ti)) != PB_OK)
+        return st;
     t = &f->threads[ti];
     if (!t->started && (st = start_thread(f, t, weight, timestamp)) != PB_OK)
         return st;

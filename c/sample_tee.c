@@ -56,15 +56,22 @@ static pb_status held_flush(pb_sample_tee *t)
             return fst_;                          \
     } while (0)
 
+/* After the writer took a call (*st: its status): the held fold sample
+ * flushed; 1 when the fold is to take the call too (both fine, the tee not
+ * given up), else 0 with *st what the call returns */
+static int fold_too(pb_sample_tee *t, pb_status *st)
+{
+    if (*st == PB_OK)
+        *st = held_flush(t);
+    return *st == PB_OK && !t->gave_up;
+}
 static pb_status tee_attribute(pb_sample_sink *self, const char *key, pb_str value)
 {
     pb_sample_tee *t = TEE(self);
     pb_status st;
     FLUSH(t);
     st = t->out->attribute ? t->out->attribute(t->out, key, value) : PB_OK;
-    if (st == PB_OK)
-        st = held_flush(t);
-    return st != PB_OK || t->gave_up ? st : fold_st(t, t->fs->attribute(t->fs, key, value));
+    return fold_too(t, &st) ? fold_st(t, t->fs->attribute(t->fs, key, value)) : st;
 }
 
 /* slot k of an id array (grown, new slots UINT32_MAX); NULL out of memory */
@@ -89,14 +96,12 @@ static pb_status tee_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *i
     pb_status st;
     FLUSH(t);
     st = t->out->frame(t->out, fr, &wid);
-    if (st == PB_OK)
-        st = held_flush(t);
-    if (st != PB_OK)
-        return st;
-    if (!t->gave_up && (st = t->fs->frame(t->fs, fr, &fid)) != PB_OK) {
+    if (fold_too(t, &st) && (st = t->fs->frame(t->fs, fr, &fid)) != PB_OK) {
         fid = UINT32_MAX;
         if ((st = fold_st(t, st)) != PB_OK)
             return st;
+    } else if (st != PB_OK) {
+        return st;
     }
     /* the pair's id, if it has one: by the fold's id, else by the writer's */
     if (!(first = fid != UINT32_MAX ? id_slot(&t->by_fold, &t->by_fold_cap, fid) : id_slot(&t->by_out, &t->by_out_cap, wid)))
@@ -123,9 +128,7 @@ static pb_status tee_thread(pb_sample_sink *self, uint64_t key, uint32_t pid, ui
     pb_status st;
     FLUSH(t);
     st = t->out->thread ? t->out->thread(t->out, key, pid, ppid, label) : PB_OK;
-    if (st == PB_OK)
-        st = held_flush(t);
-    return st != PB_OK || t->gave_up ? st : fold_st(t, t->fs->thread(t->fs, key, pid, ppid, label));
+    return fold_too(t, &st) ? fold_st(t, t->fs->thread(t->fs, key, pid, ppid, label)) : st;
 }
 
 static pb_status tee_sample(pb_sample_sink *self, uint64_t thread_key, const uint32_t *ids, uint32_t depth,
@@ -222,9 +225,7 @@ static pb_status tee_note(pb_sample_sink *self, const char *kind, pb_str a, pb_s
     pb_status st;
     FLUSH(t);
     st = t->out->note ? t->out->note(t->out, kind, a, b, n) : PB_OK;
-    if (st == PB_OK)
-        st = held_flush(t);
-    return st != PB_OK || t->gave_up ? st : fold_st(t, t->fs->note(t->fs, kind, a, b, n));
+    return fold_too(t, &st) ? fold_st(t, t->fs->note(t->fs, kind, a, b, n)) : st;
 }
 
 static pb_status tee_finish(pb_sample_sink *self)
@@ -233,9 +234,7 @@ static pb_status tee_finish(pb_sample_sink *self)
     pb_status st;
     FLUSH(t);
     st = t->out->finish ? t->out->finish(t->out) : PB_OK;
-    if (st == PB_OK)
-        st = held_flush(t);
-    if (st == PB_OK && !t->gave_up)
+    if (fold_too(t, &st))
         st = fold_st(t, t->fs->finish(t->fs));
     if (st == PB_OK && t->fold_failed) { /* the fold's error, after the writer's work */
         *self->err = t->fold_err;

@@ -150,27 +150,38 @@ static pb_status new_node(pb_collapse *c, uint32_t parent, uint32_t sub, uint32_
     return PB_OK;
 }
 
+/* the thread of the last sample, kept for the next */
+static pb_status remember_thread(pb_collapse *c, uint64_t key, uint32_t ti)
+{
+    c->last_key = key;
+    c->last_ti = ti;
+    c->have_last = 1;
+    return PB_OK;
+}
+
 static pb_status get_thread(pb_collapse *c, uint64_t key, uint32_t *idx)
 {
     uint32_t i;
     size_t j;
     c_thread *t;
     char buf[32];
+    if (c->have_last && c->last_key == key) { /* most samples repeat the previous one's thread */
+        *idx = c->last_ti;
+        return PB_OK;
+    }
     if (pb_index_reserve(&c->tthreads, c->nthreads, h_thread, c) < 0)
         return C_OOM(c);
     PB_INDEX_FIND(&c->tthreads, pb_mix64(key), j, i, c->threads[i].key == key);
     if ((*idx = i) != PB_INDEX_NONE)
-        return PB_OK;
-    if (pb_grow((void **)&c->threads, &c->cthreads, c->nthreads + 1, sizeof *c->threads) < 0)
+        return remember_thread(c, key, i);
+    if (pb_index_add(&c->tthreads, j, (void **)&c->threads, &c->cthreads, c->nthreads, sizeof *c->threads) < 0)
         return C_OOM(c);
     t = &c->threads[c->nthreads];
-    memset(t, 0, sizeof *t);
     t->key = key;
+    *idx = (uint32_t)c->nthreads++;
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)key);
     if (!(t->label = pb_memdup0(buf, strlen(buf))))
         return C_OOM(c);
-    *idx = (uint32_t)c->nthreads++;
-    pb_index_set(&c->tthreads, j, *idx);
     /* the thread's root: no lookup asks for it (no parent is NONE), but it
      * is in the index, so it hashes by its thread: with one hash for every
      * root, each new thread probed past all the roots before it (quadratic
@@ -180,7 +191,8 @@ static pb_status get_thread(pb_collapse *c, uint64_t key, uint32_t *idx)
         if (pb_index_reserve(&c->tnodes, c->nnodes, h_node, c) < 0)
             return C_OOM(c);
         PB_INDEX_FIND(&c->tnodes, h, j, i, 0); /* to the first empty slot */
-        return new_node(c, NONE, NONE, *idx, h, j, &c->threads[*idx].root);
+        pb_status st = new_node(c, NONE, NONE, *idx, h, j, &c->threads[*idx].root);
+        return st != PB_OK ? st : remember_thread(c, key, *idx);
     }
 }
 
@@ -237,15 +249,8 @@ static pb_status cs_sample(pb_sample_sink *self, uint64_t thread_key, const uint
         return st;
     if (c->diff)
         thread_key = 0; /* a diff compares stacks, whatever thread ran them */
-    if (c->have_last && c->last_key == thread_key) {
-        ti = c->last_ti;
-    } else {
-        if ((st = get_thread(c, thread_key, &ti)) != PB_OK)
-            return st;
-        c->last_key = thread_key;
-        c->last_ti = ti;
-        c->have_last = 1;
-    }
+    if ((st = get_thread(c, thread_key, &ti)) != PB_OK)
+        return st;
     t = &c->threads[ti];
     /* a stack seen before: its weight summed in the table, no walk (the
      * cursor keeps the last walked sample and its path, still true for each

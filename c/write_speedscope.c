@@ -186,10 +186,9 @@ static pb_status get_thread(pb_speedscope *s, uint64_t key, const char *label, u
             snprintf(s->threads[i].label, sizeof s->threads[i].label, "%s", label);
         return PB_OK;
     }
-    if (pb_grow((void **)&s->threads, &s->cthreads, s->nthreads + 1, sizeof *s->threads) < 0)
+    if (pb_index_add(&s->tix, j, (void **)&s->threads, &s->cthreads, s->nthreads, sizeof *s->threads) < 0)
         return S_OOM(s);
     t = &s->threads[s->nthreads];
-    memset(t, 0, sizeof *t);
     t->key = key;
     t->first = t->last = NONE;
     if (label)
@@ -199,7 +198,6 @@ static pb_status get_thread(pb_speedscope *s, uint64_t key, const char *label, u
     *ti = s->last_ti = (uint32_t)s->nthreads++;
     s->last_key = key;
     s->have_last = 1;
-    pb_index_set(&s->tix, j, *ti);
     return PB_OK;
 }
 
