@@ -214,6 +214,19 @@ typedef struct {
     pb_write_req *rq; /* its chunk_tee: the loss counter of --report */
 } write_job;
 
+/* the options of a convert's decode: with --report's loss counter, to
+ * which a sampling decoder folds its samples too (sample_tee.h) */
+static const pb_options *convert_options(write_job *j, pb_options *o)
+{
+    if (j->mode != PB_WRITE_CONVERT || !j->rq->chunk_tee)
+        return j->opt;
+    pb_options_copy(o, j->opt);
+    *j->rq->chunk_tee_next = NULL;
+    o->chunk_tee = j->rq->chunk_tee;
+    o->chunk_teed = &j->rq->chunk_teed;
+    return o;
+}
+
 /* the producer: one input's decoder (convert) or the merge layer (merge.h)
  * into a writer on the stream output.h opened */
 static pb_status stream_write(FILE *fp, void *ctx, pb_error *werr, pb_error *err)
@@ -234,14 +247,8 @@ static pb_status stream_write(FILE *fp, void *ctx, pb_error *werr, pb_error *err
         st = pb_decode_file(j->in[0], j->fmt, j->opt, t->chunk_sink(w), err);
     } else if (j->mode == PB_WRITE_CONVERT) {
         pb_options o;
-        pb_options_copy(&o, j->opt);
-        if (j->rq->chunk_tee) { /* a sampling decoder folds for the loss counter too (sample_tee.h) */
-            *j->rq->chunk_tee_next = NULL;
-            o.chunk_tee = j->rq->chunk_tee;
-            o.chunk_teed = &j->rq->chunk_teed;
-        }
-        st = pb_decode_samples_file_for(j->in[0], j->fmt, &o, pb_counting_init(&c, t->sink(w)), t->what,
-                                        t->consumes, err);
+        st = pb_decode_samples_file_for(j->in[0], j->fmt, convert_options(j, &o), pb_counting_init(&c, t->sink(w)),
+                                        t->what, t->consumes, err);
         j->samples = c.samples;
     } else {
         st = pb_merge_samples(j->in, j->n, j->opt, j->mode == PB_WRITE_DIFF, t->sink(w), err);
@@ -257,6 +264,7 @@ static pb_status files_write(write_job *j, pb_error *err)
     const pb_target *t = j->t;
     pb_write_req *rq = j->rq;
     pb_counting c;
+    pb_options o;
     pb_error werr;
     pb_status st;
     void *w;
@@ -265,8 +273,8 @@ static pb_status files_write(write_job *j, pb_error *err)
         *err = werr;
         return err->status;
     }
-    st = pb_decode_samples_file_for(j->in[0], j->fmt, j->opt, pb_counting_init(&c, t->sink(w)), t->what,
-                                    t->consumes, err);
+    st = pb_decode_samples_file_for(j->in[0], j->fmt, convert_options(j, &o), pb_counting_init(&c, t->sink(w)),
+                                    t->what, t->consumes, err);
     j->samples = c.samples;
     if (st != PB_OK && werr.status != PB_OK &&
         (err->status == PB_OK || err->status == PB_ERR_ABORT || !err->message[0])) {

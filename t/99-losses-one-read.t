@@ -218,7 +218,8 @@ $values += @{ $_->{values} } for @{ truth($ep)->{threads} };
 }
 
 # to a timeline target (speedscope, gecko: each_tick, every recorded sample
-# on its own) the losses are counted in the writer's decode too: the tee's
+# on its own) and to StatProfiler's files the losses are counted in the
+# writer's decode too: the tee's
 # fold takes a run the decoder says the chunk path sums (Tachyon's REPEAT
 # runs) as one sample, so the counts are those of a decode of their own
 {
@@ -229,7 +230,8 @@ $values += @{ $_->{values} } for @{ truth($ep)->{threads} };
     for my $in ("$d/tachyon/async_tasks.bin", "$d/tachyon/cpu_recursion.bin", "$d/pprof/cpu_inline.prof",
                 "$d/perf/rec_fork.perf", @sp) {
         my ($name) = $in =~ m{([^/]+)\z};
-        for my $to ($in =~ /statprofiler/ ? qw(speedscope gecko collapsed pprof) : qw(speedscope gecko)) {
+        for my $to ($in =~ /statprofiler/ ? qw(speedscope gecko collapsed pprof statprofiler)
+                                          : qw(speedscope gecko statprofiler)) {
             my $lc = { format => undef };
             Devel::ProfileBridge::_write($to, 'convert', [$in], undef, {}, "$tmp/tl.$to", -1, $lc);
             ok($lc->{counts}, "--report --to $to of $name: counted in the one decode");
@@ -257,7 +259,7 @@ SKIP: {
     };
     is($opens->($sp, "$pb info '$sp'"), 1, 'info of a StatProfiler trace opens it once');
     is($opens->("$tmp/cr.bin.gz", "$pb info '$tmp/cr.bin.gz'"), 1, 'info of a gzip file opens it once');
-    for my $to (qw(speedscope gecko collapsed)) {
+    for my $to (qw(speedscope gecko collapsed statprofiler)) {
         is($opens->("$tmp/cr.bin.gz", "$pb convert '$tmp/cr.bin.gz' --report --to $to -o '$tmp/cr.$to'"), 1,
             "convert --report --to $to of a gzip file opens it once");
     }
