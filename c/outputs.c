@@ -28,10 +28,9 @@ static pb_sample_sink *stacks_sink(void *w) { return pb_stack_writer_sink((pb_st
 static void stacks_free(void *w) { pb_stack_writer_free((pb_stack_writer *)w); }
 
 static void *collapsed_open(FILE *fp, const char *t, const pb_options *o, pb_error *werr) { return (void)t, (void)o, pb_collapse_new(fp, werr); }
-static pb_status collapsed_diff(FILE *fp, const char *before, const char *after, const pb_options *opt, pb_error *err)
-{
-    return pb_collapse_diff_files(before, after, opt, fp, err);
-}
+static void *collapsed_diff_open(FILE *fp, pb_error *err) { return pb_collapse_diff_new(fp, err); }
+static pb_status collapsed_diff_next(void *w) { return pb_collapse_diff_side((pb_collapse *)w, 1); }
+static pb_status collapsed_diff_finish(void *w) { return pb_collapse_diff_write((pb_collapse *)w); }
 
 static void *pprof_open(FILE *fp, const char *t, const pb_options *o, pb_error *werr) { return (void)t, (void)o, pb_pprof_new(fp, werr); }
 
@@ -116,7 +115,8 @@ static const pb_target targets[] = {
     { .name = "collapsed", .what = "collapsed output", .consumes = PB_YIELDS_STACKS,
       .flags = PB_TO_CONVERT | PB_TO_DIFF_DEFAULT | PB_TO_STDOUT | PB_TO_MERGE_STDOUT,
       .empty = "the output is empty",
-      STACKS(collapsed), .diff_write = collapsed_diff,
+      STACKS(collapsed), .diff_open = collapsed_diff_open, .diff_next = collapsed_diff_next,
+      .diff_finish = collapsed_diff_finish,
       .keeps = "" },
     { .name = "statprofiler", .what = "StatProfiler output", .consumes = PB_YIELDS_SAMPLES,
       .flags = PB_TO_CONVERT | PB_TO_FILES, .library = "snappy",
@@ -181,7 +181,7 @@ int pb_target_can(const pb_target *t, pb_write_mode mode)
     switch (mode) {
     case PB_WRITE_CONVERT: return t->files_open || t->open || t->chunks_open;
     case PB_WRITE_MERGE: return (t->open && t->sink) || t->chunks_open;
-    default: return t->diff_write || ((t->flags & PB_TO_DIFF) && t->open && t->sink);
+    default: return t->diff_open || ((t->flags & PB_TO_DIFF) && t->open && t->sink);
     }
 }
 
@@ -298,12 +298,31 @@ static pb_status files_write(write_job *j, pb_error *err)
     return st;
 }
 
-/* a difference the target writes itself (its diff_write) on the stream */
+/* a difference the target writes itself (its diff_open) on the stream:
+ * before's samples, then after's, through the sample driver */
 static pb_status diff_write(FILE *fp, void *ctx, pb_error *werr, pb_error *err)
 {
     const write_job *j = (const write_job *)ctx;
+    const pb_target *t = j->t;
+    pb_units_filter g; /* bytes and ns are never set side by side */
+    pb_status st;
+    void *w;
     (void)werr;
-    return j->t->diff_write(fp, j->in[0], j->in[1], j->opt, err);
+    pb_error_init(err, "profbridge", j->in[0]);
+    if (!(w = t->diff_open(fp, err)))
+        return err->status;
+    pb_units_filter_init(&g, t->sink(w), j->in[0], err);
+    st = pb_decode_samples_file(j->in[0], PB_FMT_UNKNOWN, j->opt, &g.ss, "a diff", err);
+    if (st == PB_OK) {
+        st = t->diff_next(w);
+        pb_units_filter_next_input(&g);
+    }
+    if (st == PB_OK)
+        st = pb_decode_samples_file(j->in[1], PB_FMT_UNKNOWN, j->opt, &g.ss, "a diff", err);
+    if (st == PB_OK)
+        st = t->diff_finish(w);
+    t->free(w);
+    return st;
 }
 
 /* a chunk writer that owns its file: the input's chunks (convert), or every
@@ -363,7 +382,7 @@ pb_status pb_write(const pb_target *t, pb_write_mode mode, pb_write_req *rq, pb_
     j.fmt = rq->fmt;
     j.opt = rq->opt;
     j.rq = rq;
-    if (mode == PB_WRITE_DIFF && t->diff_write)
+    if (mode == PB_WRITE_DIFF && t->diff_open)
         return pb_output_with(rq->out, "diff", diff_write, &j, err);
     if (mode == PB_WRITE_MERGE) {
         /* every trace file once (merge.h) */

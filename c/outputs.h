@@ -16,8 +16,8 @@
  *     decodes the input's chunks into its sink, merge folds every input's
  *     samples into chunks for it (pb_merge_chunks);
  *   - a writer of files of its own (files): one input's samples.
- * diff, when not the merge layer's (PB_TO_DIFF), is the row's diff_write on
- * the stream pb_write opens.
+ * diff, when not the merge layer's (PB_TO_DIFF), is the row's own diff
+ * writer (diff_open) on the stream pb_write opens, fed both inputs by it.
  *
  * Adding a target: a c/write_<target>.c with its writer, and one row
  * (Internals.pod, "ADDING AN OUTPUT").
@@ -98,10 +98,14 @@ struct pb_target {
      * them all unless finish() succeeded.  werr: the writer's own errors. */
     void *(*files_open)(const char *out, const pb_options *opt, pb_error *werr);
     size_t (*files)(void *w, const char *const **names);
-    /* a difference of its own: before's and after's samples written to fp
-     * (output.h's stream, errors about it named "diff"); NULL: PB_TO_DIFF
-     * says whether the merge layer diffs into the stream writer */
-    pb_status (*diff_write)(FILE *fp, const char *before, const char *after, const pb_options *opt, pb_error *err);
+    /* a difference of its own, on fp (output.h's stream, errors about it
+     * named "diff"): its writer (sink and free above) takes before's
+     * samples, then diff_next(w), then after's; diff_finish(w) writes it.
+     * NULL: PB_TO_DIFF says whether the merge layer diffs into the stream
+     * writer */
+    void *(*diff_open)(FILE *fp, pb_error *err);
+    pb_status (*diff_next)(void *w);
+    pb_status (*diff_finish)(void *w);
     /* what it keeps of an input, for losses() (pb_loss, formats.h): tags
      * separated by ';', each "fact" or "fact=how" (kept whole: the input
      * loses nothing of it) or "~fact=how" (kept in part: a note may say how) */

@@ -8,7 +8,6 @@
 #include <string.h>
 #include "write_collapsed.h"
 #include "output.h"
-#include "formats.h" /* pb_decode_samples_file */
 #include "model.h"
 #include "stack_table.h"
 #include "util.h"
@@ -454,28 +453,4 @@ static void cs_teardown(pb_stack_writer *w)
 pb_stack_writer *pb_collapse_new(FILE *out, pb_error *err)
 {
     return pb_stack_writer_new(sizeof(pb_collapse), &sink_calls, cs_teardown, out, NULL, err);
-}
-
-/* ---- the collapsed row's diff (outputs.c) --------------------------------------- */
-pb_status pb_collapse_diff_files(const char *before, const char *after, const pb_options *opt, FILE *out,
-                                 pb_error *err)
-{
-    pb_collapse *c;
-    pb_status st;
-    pb_units_filter g; /* bytes and ns are never set side by side */
-    pb_error_init(err, "profbridge", before);
-    if (!(c = pb_collapse_diff_new(out, err)))
-        return err->status;
-    pb_units_filter_init(&g, pb_stack_writer_sink(&c->w), before, err);
-    st = pb_decode_samples_file(before, PB_FMT_UNKNOWN, opt, &g.ss, "a diff", err);
-    if (st == PB_OK) {
-        st = pb_collapse_diff_side(c, 1);
-        pb_units_filter_next_input(&g);
-    }
-    if (st == PB_OK)
-        st = pb_decode_samples_file(after, PB_FMT_UNKNOWN, opt, &g.ss, "a diff", err);
-    if (st == PB_OK)
-        st = pb_collapse_diff_write(c);
-    pb_stack_writer_free(&c->w);
-    return st;
 }

@@ -30,14 +30,10 @@ pb_stack_writer *pb_collapse_new(FILE *out, pb_error *err);
  * where a side lacks the stack), sorted by BEFORE + AFTER then text.  Feed
  * BEFORE, call pb_collapse_diff_side(c, 1) (PB_OK, or PB_ERR_LIMIT when a
  * stack's weight passes 64 bits), feed AFTER, then pb_collapse_diff_write()
- * (the decoders' finish() writes nothing). */
+ * (the decoders' finish() writes nothing): the collapsed row's diff, whose
+ * two inputs pb_write's driver feeds (outputs.c). */
 pb_collapse *pb_collapse_diff_new(FILE *out, pb_error *err);
 pb_status pb_collapse_diff_side(pb_collapse *c, int after);
 pb_status pb_collapse_diff_write(pb_collapse *c);
-/* The two files through the sample driver (formats.c) into out: the
- * collapsed row's diff (outputs.c; pb_write writes out through output.h:
- * "-" is standard output, a file is written to a temp file and renamed). */
-pb_status pb_collapse_diff_files(const char *before, const char *after, const pb_options *opt, FILE *out,
-                                 pb_error *err);
 
 #endif
