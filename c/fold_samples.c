@@ -1339,6 +1339,22 @@ pb_fold *pb_fold_new(const pb_fold_config *cfg, pb_sink *out, pb_error *err)
 
 pb_sample_sink *pb_fold_sample_sink(pb_fold *f) { return &f->ss; }
 
+uint32_t pb_fid_flags_absolute(void *ctx, pb_str file)
+{
+    (void)ctx;
+    if (file.len && file.ptr[0] == '/')
+        return PB_FID_VIA_STMT | PB_FID_VIA_SUB;
+    return PB_FID_IS_FAKE | PB_FID_VIA_SUB;
+}
+
+uint32_t pb_fid_flags_angled(void *ctx, pb_str file)
+{
+    (void)ctx;
+    if (file.len >= 2 && file.ptr[0] == '<' && file.ptr[file.len - 1] == '>')
+        return PB_FID_IS_FAKE | PB_FID_VIA_SUB;
+    return PB_FID_VIA_STMT | PB_FID_VIA_SUB;
+}
+
 /* ---- a sampling decoder's entry points ---------------------------------- */
 typedef struct {
     const pb_fold_decoder *dec;

@@ -183,6 +183,14 @@ pb_fold *pb_fold_new(const pb_fold_config *cfg, pb_sink *out, pb_error *err);
 /* The sample sink to hand to a sampling decoder.  Calls return PB_OK or an
  * error status (PB_ERR_ABORT when out asked to stop). */
 pb_sample_sink *pb_fold_sample_sink(pb_fold *f);
+
+/* Two fid_flags (pb_fold_config) most formats take: real files are
+ * absolute paths, the rest fake (pb_fid_flags_absolute); or fake files are
+ * named <...>, like <string> or <frozen importlib._bootstrap>, the rest
+ * real (pb_fid_flags_angled).  Real: PB_FID_VIA_STMT | PB_FID_VIA_SUB;
+ * fake: PB_FID_IS_FAKE | PB_FID_VIA_SUB.  ctx is not used. */
+uint32_t pb_fid_flags_absolute(void *ctx, pb_str file);
+uint32_t pb_fid_flags_angled(void *ctx, pb_str file);
 void pb_fold_free(pb_fold *f);
 
 /* The sub name the fold (and the collapsed writer) gives a frame:

@@ -134,4 +134,19 @@ pb_status pb_json_feed_cursor(pb_json_feed *f, const pb_source *s, uint64_t at, 
     }
     return pb_json_feed_block(f, b, n, f->rd.pos - n, err);
 }
+pb_status pb_json_lockstep_run(const pb_json_lockstep *l)
+{
+    pb_status st = PB_OK;
+    int i;
+    for (;;) {
+        for (i = 0; i < 2; i++)
+            while (st == PB_OK && !l->queued(l->ctx, i) && !l->f[i]->done)
+                st = l->step(l->ctx, i);
+        if (st != PB_OK || !l->queued(l->ctx, 0) || !l->queued(l->ctx, 1))
+            return st;
+        if ((st = l->pair(l->ctx)) != PB_OK)
+            return st;
+    }
+}
+
 #endif

@@ -15,9 +15,61 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "error.h"
+#include "options.h"
 #include "source.h"
 
+#ifndef PB_NO_YAJL
+#include <yajl/yajl_parse.h>
+#define PB_HAVE_YAJL 1
+#else
+#define PB_HAVE_YAJL 0
+#endif
+
+/* A build without yajl: a JSON format's decoder (fold_samples.h) is a stub
+ * whose cfg.missing_library makes the driver refuse it, saying why */
+#define PB_JSON_DECODER_WITHOUT_YAJL(decoder, format)                                                     \
+    const pb_fold_decoder decoder = {.cfg = {.source_format = format, .ticks_per_sec = 1000000000u,       \
+                                             .ticks_per_weight = 1, .missing_library = "yajl"}}
+
+/* What a JSON decoder's init is given (fold_samples.h), kept as one: into
+ * a fold (warn_sink given) its timestamps go to the sink in ns, the fold's
+ * ticks, else in µs (ts_ns) */
+typedef struct {
+    pb_source *s;
+    const pb_options *opt;
+    pb_error *err;
+    pb_sink *warn_sink;
+    int ts_ns;
+} pb_json_io;
+static inline void pb_json_io_init(pb_json_io *io, pb_source *src, const pb_options *opt, pb_sink *warn_sink,
+                                   pb_error *err)
+{
+    io->s = src;
+    io->opt = opt;
+    io->err = err;
+    io->warn_sink = warn_sink;
+    io->ts_ns = warn_sink != NULL;
+}
+
+/* A key a decoder knows in the objects of one context: its name and the
+ * decoder's number for it; a table of them ends with name NULL */
+typedef struct {
+    const char *name;
+    int key;
+} pb_json_key;
+/* the number of key k (n bytes, as yajl gives it) in keys (NULL: none),
+ * else 0 (the decoder's "another key") */
+static inline int pb_json_key_of(const pb_json_key *keys, const unsigned char *k, size_t n)
+{
+    for (; keys && keys->name; keys++)
+        if (strlen(keys->name) == n && !memcmp(keys->name, k, n))
+            return keys->key;
+    return 0;
+}
+
+#define PB_JSON_BLOCK 65536u    /* bytes of the input parsed at a time */
 #define PB_JSON_MAX_NEST 512u /* JSON nested deeper than this is refused */
 #define PB_JSON_CTX 16u       /* levels whose context is kept; deeper is context 0 */
 
@@ -35,6 +87,21 @@ typedef struct {
     pb_src_cursor rd;           /* a cursor: its array's bytes (source.h) */
     int started;                /* a cursor: 1 reading from the first byte, 2 from its array's key */
 } pb_json_feed;
+
+/* Pass 2's two cursors in lockstep (the arrays a decoder pairs item by
+ * item: V8's samples and timeDeltas, speedscope's samples and weights):
+ * cursor i (0, 1) is stepped (step(ctx, i): one more block) until it has
+ * an item queued (queued(ctx, i) > 0) or its array ended (f[i]->done);
+ * pair(ctx) takes one item of each; it ends when either has none (PB_OK)
+ * or at the first status not PB_OK. */
+typedef struct {
+    void *ctx;
+    pb_json_feed *f[2];
+    size_t (*queued)(void *ctx, int i);
+    pb_status (*step)(void *ctx, int i);
+    pb_status (*pair)(void *ctx);
+} pb_json_lockstep;
+pb_status pb_json_lockstep_run(const pb_json_lockstep *l);
 
 /* the innermost open container's context (0: none open, or deeper than
  * PB_JSON_CTX: the decoder's number for a container it skips) */

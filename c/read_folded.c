@@ -613,15 +613,7 @@ static void fr_free(void *p)
     PB_FREE_ALL(r->sink_id, r->selected, r->ids, r->buf, r->buf2);
 }
 
-static uint32_t folded_fid_flags(void *ctx, pb_str file)
-{
-    (void)ctx;
-    if (file.len >= 2 && file.ptr[0] == '<' && file.ptr[file.len - 1] == '>')
-        return PB_FID_IS_FAKE | PB_FID_VIA_SUB;
-    return PB_FID_VIA_STMT | PB_FID_VIA_SUB;
-}
-
 /* a unit of weight shows as 1 µs (see the top) */
 const pb_fold_decoder pb_folded_decoder = {sizeof(fr), fr_init, NULL, folded_decode, fr_free,
-    {.source_format = "folded", .ticks_per_sec = 1000000, .ticks_per_weight = 1, .fid_flags = folded_fid_flags,
+    {.source_format = "folded", .ticks_per_sec = 1000000, .ticks_per_weight = 1, .fid_flags = pb_fid_flags_angled,
      .sampled_spans = 1}};

@@ -85,9 +85,7 @@ typedef struct {
 
 typedef struct {
     pb_source *s;
-    const pb_options *opt;
     pb_error *err;
-    pb_sink *warn_sink;
     pb_sample_sink *out;
     pb_strtab str;
     arena tmp, per;
@@ -473,14 +471,6 @@ static pb_status corrupt(ps *r, const char *what)
     return pb_fail(r->err, PB_ERR_CORRUPT, pb_src_offset(r->s), "%s", what);
 }
 
-static uint32_t pstats_fid_flags(void *ctx, pb_str file)
-{
-    (void)ctx;
-    if (file.len >= 2 && file.ptr[0] == '<' && file.ptr[file.len - 1] == '>')
-        return PB_FID_IS_FAKE | PB_FID_VIA_SUB;
-    return PB_FID_VIA_STMT | PB_FID_VIA_SUB;
-}
-
 /* the key (file, line, func) of tuple kref: its index in r->keys */
 static pb_status key_of(ps *r, uint32_t kref, uint32_t *out)
 {
@@ -700,10 +690,9 @@ static pb_status flush(ps *r)
 static void ps_init(void *p, pb_source *src, const pb_options *opt, pb_sink *sink, pb_error *err)
 {
     ps *r = (ps *)p;
+    (void)opt, (void)sink; /* its limits are the source's (max_record_size); it warns of nothing */
     r->s = src;
-    r->opt = opt;
     r->err = err;
-    r->warn_sink = sink;
 }
 
 static void ps_free(void *p)
@@ -765,7 +754,7 @@ static pb_status ps_run(void *p, pb_sample_sink *out)
 
 const pb_fold_decoder pb_pstats_decoder = {sizeof(ps), ps_init, NULL, ps_run, ps_free,
     {.source_format = "pstats", .ticks_per_sec = 1000000000u, .ticks_per_weight = 1,
-     .fid_flags = pstats_fid_flags, .sampled_spans = 1, .call_graph = 1}};
+     .fid_flags = pb_fid_flags_angled, .sampled_spans = 1, .call_graph = 1}};
 
 /* a marshal dict whose first key is a tuple (of 3: a string first, or the
  * 3.15 ("__sampled__",) key), or the empty dict */

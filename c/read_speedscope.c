@@ -83,28 +83,34 @@
 #include "samples.h"
 #include "util.h"
 
-#ifndef PB_NO_YAJL
-#include <yajl/yajl_parse.h>
-#define SS_HAVE_YAJL 1
-#else
-#define SS_HAVE_YAJL 0
-#endif
-
-#if !SS_HAVE_YAJL
-/* this build has no yajl: the driver says so (cfg.missing_library) */
-const pb_fold_decoder pb_speedscope_decoder = {.cfg = {.source_format = "speedscope", .ticks_per_sec = 1000000000u, .ticks_per_weight = 1,
-                                                .missing_library = "yajl"}};
+#if !PB_HAVE_YAJL
+PB_JSON_DECODER_WITHOUT_YAJL(pb_speedscope_decoder, "speedscope");
 #else
 
-#define SS_BLOCK 65536u
 #define SS_NONE UINT32_MAX
 
-/* contexts (C_SKIP 0: json_feed.h's context of a level not kept) */
+/* contexts (C_SKIP 0: json_feed.h's context of a level not kept), and
+ * what an error calls each */
 enum { C_SKIP, C_TOP, C_SHARED, C_FRAMES, C_FRAME, C_PROFILES, C_PROFILE, C_SAMPLES, C_STACK, C_WEIGHTS, C_EVENTS,
-       C_EVENT };
+       C_EVENT, C_N };
+static const char *const ctx_names[C_N] = {"the file", "the file's object", "shared", "shared.frames", "a frame",
+    "profiles", "a profile", "a profile's samples", "a sample's stack", "a profile's weights", "a profile's events",
+    "an event"};
 /* keys */
 enum { K_OTHER, K_SCHEMA, K_SHARED, K_PROFILES, K_NAME, K_EXPORTER, K_ACTIVE, K_FRAMES, K_FILE, K_LINE, K_COL,
        K_TYPE, K_UNIT, K_START, K_END, K_SAMPLES, K_WEIGHTS, K_EVENTS, K_FRAME, K_AT };
+/* the keys of each context's objects */
+static const pb_json_key top_keys[] = {{"$schema", K_SCHEMA}, {"shared", K_SHARED}, {"profiles", K_PROFILES},
+    {"name", K_NAME}, {"exporter", K_EXPORTER}, {"activeProfileIndex", K_ACTIVE}, {NULL, 0}};
+static const pb_json_key shared_keys[] = {{"frames", K_FRAMES}, {NULL, 0}};
+static const pb_json_key frame_keys[] = {{"name", K_NAME}, {"file", K_FILE}, {"line", K_LINE}, {"col", K_COL},
+    {NULL, 0}};
+static const pb_json_key profile_keys[] = {{"type", K_TYPE}, {"name", K_NAME}, {"unit", K_UNIT},
+    {"startValue", K_START}, {"endValue", K_END}, {"samples", K_SAMPLES}, {"weights", K_WEIGHTS},
+    {"events", K_EVENTS}, {NULL, 0}};
+static const pb_json_key event_keys[] = {{"type", K_TYPE}, {"frame", K_FRAME}, {"at", K_AT}, {NULL, 0}};
+static const pb_json_key *const ctx_keys[C_N] = {[C_TOP] = top_keys, [C_SHARED] = shared_keys,
+    [C_FRAME] = frame_keys, [C_PROFILE] = profile_keys, [C_EVENT] = event_keys};
 /* the arrays of a profile (a cursor's target) */
 enum { A_SAMPLES, A_WEIGHTS, A_EVENTS };
 /* profile types; unit kinds */
@@ -157,12 +163,8 @@ typedef struct {
 } ssp;
 
 struct ssr {
-    pb_source *s;
-    const pb_options *opt;
-    pb_error *err;
+    pb_json_io io;
     pb_sample_sink *out;
-    pb_sink *warn_sink;
-    int ts_ns;
     ss_frame *frames;
     size_t nframes, cframes;
     ss_prof *profs;
@@ -189,7 +191,7 @@ struct ssr {
     ssp p1, c[2];
 };
 
-static pb_status oom(ssr *r, uint64_t off) { return pb_fail(r->err, PB_ERR_LIMIT, off, "out of memory"); }
+static pb_status oom(ssr *r, uint64_t off) { return pb_fail(r->io.err, PB_ERR_LIMIT, off, "out of memory"); }
 
 /* without libm: |x| < lim (NaN fails), and x rounded half away from 0
  * (|x| well inside int64) */
@@ -250,25 +252,13 @@ static int ss_map_key(void *ctx, const unsigned char *k, size_t n)
 {
     ssp *p = P(ctx);
     int c = cur_ctx(p);
-    p->key = K_OTHER;
+    p->key = c > 0 && c < C_N ? pb_json_key_of(ctx_keys[c], k, n) : K_OTHER;
     if (c == C_TOP) {
-        p->key = key_is(k, n, "$schema") ? K_SCHEMA : key_is(k, n, "shared") ? K_SHARED
-               : key_is(k, n, "profiles") ? K_PROFILES : key_is(k, n, "name") ? K_NAME
-               : key_is(k, n, "exporter") ? K_EXPORTER : key_is(k, n, "activeProfileIndex") ? K_ACTIVE : K_OTHER;
         if (!p->target && p->key == K_PROFILES && p->r->have_profiles)
             return complain(p, PB_ERR_CORRUPT, "the file has two \"profiles\" keys");
         if (!p->target && p->key == K_SHARED && p->r->have_shared)
             return complain(p, PB_ERR_CORRUPT, "the file has two \"shared\" keys");
-    } else if (c == C_SHARED) {
-        p->key = key_is(k, n, "frames") ? K_FRAMES : K_OTHER;
-    } else if (c == C_FRAME) {
-        p->key = key_is(k, n, "name") ? K_NAME : key_is(k, n, "file") ? K_FILE : key_is(k, n, "line") ? K_LINE
-               : key_is(k, n, "col") ? K_COL : K_OTHER;
     } else if (c == C_PROFILE) {
-        p->key = key_is(k, n, "type") ? K_TYPE : key_is(k, n, "name") ? K_NAME : key_is(k, n, "unit") ? K_UNIT
-               : key_is(k, n, "startValue") ? K_START : key_is(k, n, "endValue") ? K_END
-               : key_is(k, n, "samples") ? K_SAMPLES : key_is(k, n, "weights") ? K_WEIGHTS
-               : key_is(k, n, "events") ? K_EVENTS : K_OTHER;
         if (!p->target && (p->key == K_SAMPLES || p->key == K_WEIGHTS || p->key == K_EVENTS)) {
             int a = p->key == K_SAMPLES ? A_SAMPLES : p->key == K_WEIGHTS ? A_WEIGHTS : A_EVENTS;
             ss_prof *pr = prof_now(p);
@@ -278,9 +268,6 @@ static int ss_map_key(void *ctx, const unsigned char *k, size_t n)
             if (k >= p->j.chunk && k + n < p->j.chunk + p->j.chunk_len && k[n] == '"')
                 pr->at[a] = p->j.chunk_off + (uint64_t)(k - p->j.chunk) + n + 1;
         }
-    } else if (c == C_EVENT) {
-        p->key = key_is(k, n, "type") ? K_TYPE : key_is(k, n, "frame") ? K_FRAME : key_is(k, n, "at") ? K_AT
-               : K_OTHER;
     }
     return 1;
 }
@@ -289,8 +276,8 @@ static int new_frame(ssp *p)
 {
     ssr *r = p->r;
     ss_frame *f;
-    if (r->nframes >= r->opt->max_frames)
-        return complain(p, PB_ERR_LIMIT, "more frames than max_frames (%u) allows", (unsigned)r->opt->max_frames);
+    if (r->nframes >= r->io.opt->max_frames)
+        return complain(p, PB_ERR_LIMIT, "more frames than max_frames (%u) allows", (unsigned)r->io.opt->max_frames);
     if (pb_grow((void **)&r->frames, &r->cframes, r->nframes + 1, sizeof *r->frames) < 0)
         return complain(p, PB_ERR_LIMIT, "out of memory");
     f = &r->frames[r->nframes++];
@@ -304,8 +291,8 @@ static int new_prof(ssp *p)
 {
     ssr *r = p->r;
     ss_prof *pr;
-    if (r->nprofs >= r->opt->max_frames || r->nprofs >= UINT32_MAX - 1)
-        return complain(p, PB_ERR_LIMIT, "more profiles than max_frames (%u) allows", (unsigned)r->opt->max_frames);
+    if (r->nprofs >= r->io.opt->max_frames || r->nprofs >= UINT32_MAX - 1)
+        return complain(p, PB_ERR_LIMIT, "more profiles than max_frames (%u) allows", (unsigned)r->io.opt->max_frames);
     if (pb_grow((void **)&r->profs, &r->cprofs, r->nprofs + 1, sizeof *r->profs) < 0)
         return complain(p, PB_ERR_LIMIT, "out of memory");
     pr = &r->profs[r->nprofs++];
@@ -375,23 +362,7 @@ static int open_ctx(ssp *p, int is_map, int *ok)
     }
 }
 
-static const char *ctx_what(int c)
-{
-    switch (c) {
-    case C_TOP: return "the file's object";
-    case C_SHARED: return "shared";
-    case C_FRAMES: return "shared.frames";
-    case C_FRAME: return "a frame";
-    case C_PROFILES: return "profiles";
-    case C_PROFILE: return "a profile";
-    case C_SAMPLES: return "a profile's samples";
-    case C_STACK: return "a sample's stack";
-    case C_WEIGHTS: return "a profile's weights";
-    case C_EVENTS: return "a profile's events";
-    case C_EVENT: return "an event";
-    default: return "the file";
-    }
-}
+static const char *ctx_what(int c) { return c >= 0 && c < C_N ? ctx_names[c] : "the file"; }
 
 static int ss_open(void *ctx, int is_map)
 {
@@ -510,9 +481,9 @@ static int ss_number(ssp *p, double v, int64_t iv, int integral)
         if (ix < 0)
             return complain(p, PB_ERR_CORRUPT, "a sample's frame index is not a non-negative integer");
         if (!p->target) {
-            if (++r->nopen > r->opt->max_stack_depth)
+            if (++r->nopen > r->io.opt->max_stack_depth)
                 return complain(p, PB_ERR_LIMIT, "a sample's stack is deeper than max_stack_depth (%u)",
-                                (unsigned)r->opt->max_stack_depth);
+                                (unsigned)r->io.opt->max_stack_depth);
             return 1;
         }
         if (!p->in_target)
@@ -608,7 +579,7 @@ static int ss_boolean(void *ctx, int b) { (void)b; return ss_other(P(ctx), "a bo
 static int keep(ssp *p, const unsigned char *s, size_t n, size_t *at, uint32_t *len)
 {
     ssr *r = p->r;
-    if (n > r->opt->max_record_size || n > UINT32_MAX - 1)
+    if (n > r->io.opt->max_record_size || n > UINT32_MAX - 1)
         return complain(p, PB_ERR_LIMIT, "a string longer than max_record_size");
     if (pb_grow((void **)&r->str, &r->cstr, r->nstr + n + 1, 1) < 0)
         return complain(p, PB_ERR_LIMIT, "out of memory");
@@ -692,9 +663,9 @@ static int event_pass1(ssp *p)
     pr->last_at = p->ev_at;
     pr->count[A_EVENTS]++;
     if (p->ev_type == 'O') {
-        if (r->nopen >= r->opt->max_stack_depth)
+        if (r->nopen >= r->io.opt->max_stack_depth)
             return complain(p, PB_ERR_LIMIT, "frames nest deeper than max_stack_depth (%u)",
-                            (unsigned)r->opt->max_stack_depth);
+                            (unsigned)r->io.opt->max_stack_depth);
         if (pb_grow((void **)&r->open, &r->copen, r->nopen + 1, sizeof *r->open) < 0)
             return complain(p, PB_ERR_LIMIT, "out of memory");
         r->open[r->nopen++] = (uint32_t)f;
@@ -739,7 +710,7 @@ static pb_status pass1(ssr *r)
     pb_status st;
     if ((st = parser_new(r, pp, 0, 0)) != PB_OK)
         return st;
-    st = pb_json_feed_source(&pp->j, r->s, SS_BLOCK, r->err);
+    st = pb_json_feed_source(&pp->j, r->io.s, PB_JSON_BLOCK, r->io.err);
     parser_free(pp);
     return st;
 }
@@ -748,10 +719,10 @@ static pb_status pass1(ssr *r)
 static pb_status cursor_step(ssr *r, ssp *c)
 {
     int unclosed = 0;
-    pb_status st = pb_json_feed_cursor(&c->j, r->s, r->profs[c->tprof].at[c->target - 1], SS_BLOCK, 0, r->err,
+    pb_status st = pb_json_feed_cursor(&c->j, r->io.s, r->profs[c->tprof].at[c->target - 1], PB_JSON_BLOCK, 0, r->io.err,
                                        &unclosed);
     if (unclosed)
-        st = pb_fail(r->err, PB_ERR_TRUNCATED, c->j.rd.pos, "a profile's array ends before it is closed (did the "
+        st = pb_fail(r->io.err, PB_ERR_TRUNCATED, c->j.rd.pos, "a profile's array ends before it is closed (did the "
                      "file change?)");
     return st;
 }
@@ -772,7 +743,7 @@ static pb_status sink_frame(ssr *r, uint32_t i, uint64_t off, uint32_t *id)
     int u8;
     pb_status st;
     if (i >= r->nframes)
-        return pb_fail(r->err, PB_ERR_CORRUPT, off, "frame index %u, but shared.frames has %zu frames", i, r->nframes);
+        return pb_fail(r->io.err, PB_ERR_CORRUPT, off, "frame index %u, but shared.frames has %zu frames", i, r->nframes);
     f = &r->frames[i];
     if (f->sink_id != SS_NONE) {
         *id = f->sink_id;
@@ -829,9 +800,9 @@ static pb_status emit(ssr *r, uint32_t depth, uint64_t w, uint64_t off)
     if (!w)
         return PB_OK;
     /* (the fold's ns, to a sink that asks as well: samples.h sample_ticks) */
-    if (!r->ts_ns && r->out->sample_ticks && (st = r->out->sample_ticks(r->out, t + w - 1)) != PB_OK)
+    if (!r->io.ts_ns && r->out->sample_ticks && (st = r->out->sample_ticks(r->out, t + w - 1)) != PB_OK)
         return st;
-    t = r->ts_ns ? t + w - 1 : t / 1000u;
+    t = r->io.ts_ns ? t + w - 1 : t / 1000u;
     if ((st = pb_sample_noframe(r->out, &ids, &depth)) != PB_OK)
         return st;
     r->emitted++;
@@ -917,7 +888,7 @@ static pb_status pair_up(ssr *r, ssp *a, ssp *b)
         int64_t w;
         uint64_t off = a->qoff[s];
         if (to_ticks(r, b->qw[b->qhead + k], &w) < 0 || w > INT64_MAX - r->last_ns)
-            return pb_fail(r->err, PB_ERR_CORRUPT, b->j.chunk_off, "the weights add up past 63 bits of ns");
+            return pb_fail(r->io.err, PB_ERR_CORRUPT, b->j.chunk_off, "the weights add up past 63 bits of ns");
         if (pb_grow((void **)&r->ids, &r->cids, to - from + 1, sizeof *r->ids) < 0)
             return oom(r, off);
         for (i = to; i-- > from;)
@@ -944,10 +915,19 @@ static pb_status prof_start_ns(ssr *r, uint32_t i, int64_t *out)
         v = pr->first_at;
     v *= unit_factor(pr->unit);
     if (!within(v, 4e18))
-        return pb_fail(r->err, PB_ERR_CORRUPT, pr->off, "profile %u's startValue does not fit 63 bits of ns", i);
+        return pb_fail(r->io.err, PB_ERR_CORRUPT, pr->off, "profile %u's startValue does not fit 63 bits of ns", i);
     *out = round_i64(v);
     return PB_OK;
 }
+
+/* a sampled profile's pass 2 in lockstep (json_feed.h): samples, cursor c[0], and weights, c[1] */
+static size_t ss_queued(void *ctx, int i)
+{
+    const ssp *c = &((ssr *)ctx)->c[i];
+    return (i ? c->nqw : c->nq) - c->qhead;
+}
+static pb_status ss_step(void *ctx, int i) { return cursor_step((ssr *)ctx, &((ssr *)ctx)->c[i]); }
+static pb_status ss_pair(void *ctx) { return pair_up((ssr *)ctx, &((ssr *)ctx)->c[0], &((ssr *)ctx)->c[1]); }
 
 static pb_status pass2_profile(ssr *r, uint32_t i)
 {
@@ -965,23 +945,18 @@ static pb_status pass2_profile(ssr *r, uint32_t i)
             st = cursor_step(r, a);
         parser_free(a);
         if (st == PB_OK && r->nopen)
-            st = pb_fail(r->err, PB_ERR_CORRUPT, pr->off, "evented profile %u ends with frames open (did the file "
+            st = pb_fail(r->io.err, PB_ERR_CORRUPT, pr->off, "evented profile %u ends with frames open (did the file "
                          "change?)", i);
         return st;
     }
     if ((st = parser_new(r, a, 1 + A_SAMPLES, i)) != PB_OK || (st = parser_new(r, b, 1 + A_WEIGHTS, i)) != PB_OK)
         return st;
-    while (st == PB_OK) {
-        while (st == PB_OK && a->nq == a->qhead && !a->j.done)
-            st = cursor_step(r, a);
-        while (st == PB_OK && b->nqw == b->qhead && !b->j.done)
-            st = cursor_step(r, b);
-        if (st != PB_OK || a->nq == a->qhead || b->nqw == b->qhead)
-            break;
-        st = pair_up(r, a, b);
+    {
+        pb_json_lockstep l = {r, {&a->j, &b->j}, ss_queued, ss_step, ss_pair};
+        st = pb_json_lockstep_run(&l);
     }
     if (st == PB_OK && (a->nq != a->qhead || b->nqw != b->qhead))
-        st = pb_fail(r->err, PB_ERR_CORRUPT, pr->off, "profile %u's samples and weights differ in number (did the "
+        st = pb_fail(r->io.err, PB_ERR_CORRUPT, pr->off, "profile %u's samples and weights differ in number (did the "
                      "file change?)", i);
     parser_free(a);
     parser_free(b);
@@ -1002,17 +977,17 @@ static pb_status choose(ssr *r, int *all_evented)
     int kinds = 0;
     memset(nk, 0, sizeof nk);
     if (!r->have_shared || !r->have_frames)
-        return pb_fail(r->err, PB_ERR_CORRUPT, 0, "no \"shared\": {\"frames\": [...]}: not a speedscope file");
+        return pb_fail(r->io.err, PB_ERR_CORRUPT, 0, "no \"shared\": {\"frames\": [...]}: not a speedscope file");
     if (!r->have_profiles)
-        return pb_fail(r->err, PB_ERR_CORRUPT, 0, "no \"profiles\" array: not a speedscope file");
-    if (!r->s->mem && (!r->s->fp || pb_src_size(r->s) == UINT64_MAX))
-        return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0, "a speedscope file is read in two passes and this input cannot "
+        return pb_fail(r->io.err, PB_ERR_CORRUPT, 0, "no \"profiles\" array: not a speedscope file");
+    if (!r->io.s->mem && (!r->io.s->fp || pb_src_size(r->io.s) == UINT64_MAX))
+        return pb_fail(r->io.err, PB_ERR_UNSUPPORTED, 0, "a speedscope file is read in two passes and this input cannot "
                        "be read again (a pipe?): save it to a file first");
     *all_evented = 1;
     for (i = 0; i < r->nprofs; i++) {
         ss_prof *pr = &r->profs[i];
-        if (r->opt->have_thread) {
-            if (r->opt->thread_name ? !name_is(r, pr, r->opt->thread_name) : r->opt->thread_id != i)
+        if (r->io.opt->have_thread) {
+            if (r->io.opt->thread_name ? !name_is(r, pr, r->io.opt->thread_name) : r->io.opt->thread_id != i)
                 continue;
         }
         pr->selected = 1;
@@ -1022,21 +997,21 @@ static pb_status choose(ssr *r, int *all_evented)
         if (pr->type != P_EVENTED)
             *all_evented = 0;
     }
-    if (r->opt->have_thread && !nsel) {
+    if (r->io.opt->have_thread && !nsel) {
         for (i = 0; i < r->nprofs && len + 60 < sizeof list; i++)
             len += (size_t)snprintf(list + len, sizeof list - len, "%s%zu \"%.30s\"", i ? ", " : "", i,
                                     r->str + r->profs[i].name_at);
-        if (r->opt->thread_name)
-            return pb_fail_nooff(r->err, PB_ERR_UNSUPPORTED, "no profile named \"%.100s\" in this file (profiles: %s)",
-                           r->opt->thread_name, r->nprofs ? list : "none");
-        return pb_fail_nooff(r->err, PB_ERR_UNSUPPORTED, "no profile %llu in this file (profiles: %s)",
-                       (unsigned long long)r->opt->thread_id, r->nprofs ? list : "none");
+        if (r->io.opt->thread_name)
+            return pb_fail_nooff(r->io.err, PB_ERR_UNSUPPORTED, "no profile named \"%.100s\" in this file (profiles: %s)",
+                           r->io.opt->thread_name, r->nprofs ? list : "none");
+        return pb_fail_nooff(r->io.err, PB_ERR_UNSUPPORTED, "no profile %llu in this file (profiles: %s)",
+                       (unsigned long long)r->io.opt->thread_id, r->nprofs ? list : "none");
     }
     if (kinds > 1) {
         for (i = 0; i < r->nprofs && len + 60 < sizeof list; i++)
             len += (size_t)snprintf(list + len, sizeof list - len, "%s%zu %s", i ? ", " : "", i,
                                     unit_name(r->profs[i].unit));
-        return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0, "the profiles are in units that do not add up (%s): pick "
+        return pb_fail(r->io.err, PB_ERR_UNSUPPORTED, 0, "the profiles are in units that do not add up (%s): pick "
                        "profiles of one kind with --thread", list);
     }
     r->unit_kind = U_NONE;
@@ -1084,7 +1059,7 @@ static pb_status attributes(ssr *r, pb_status (*fn)(void *, const char *, pb_str
     if (r->have_top_name && (st = fn(ctx, "application", pb_str_make(r->str + r->top_name_at, r->top_name_len, 1))) !=
         PB_OK)
         return st;
-    if (!r->have_top_name && r->err->file[0] && (st = fn(ctx, "application", pb_str_c(r->err->file))) != PB_OK)
+    if (!r->have_top_name && r->io.err->file[0] && (st = fn(ctx, "application", pb_str_c(r->io.err->file))) != PB_OK)
         return st;
     if (r->have_active) {
         snprintf(buf, sizeof buf, "%.17g", r->active);
@@ -1198,20 +1173,7 @@ static void ss_free(void *state)
 
 static void ss_init(void *state, pb_source *src, const pb_options *opt, pb_sink *warn_sink, pb_error *err)
 {
-    ssr *r = (ssr *)state;
-    r->warn_sink = warn_sink;
-    r->ts_ns = warn_sink != NULL;
-    r->s = src;
-    r->opt = opt;
-    r->err = err;
-}
-
-static uint32_t ss_fid_flags(void *ctx, pb_str file)
-{
-    (void)ctx;
-    if (file.len && file.ptr[0] == '/')
-        return PB_FID_VIA_STMT | PB_FID_VIA_SUB;
-    return PB_FID_IS_FAKE | PB_FID_VIA_SUB;
+    pb_json_io_init(&((ssr *)state)->io, src, opt, warn_sink, err);
 }
 
 /* ---- the evented chunk path: spans ------------------------------------------ */
@@ -1246,13 +1208,13 @@ static pb_status spans_run(void *state, pb_sink *sink, pb_sample_sink *out)
         return PB_ERR_ABORT;
     if ((st = attributes(r, to_chunk_sink, sink)) != PB_OK || (out && (st = attributes(r, to_sample_sink, out)) != PB_OK))
         return st;
-    if (r->s->fp) {
+    if (r->io.s->fp) {
         struct stat sb;
-        if (fstat(fileno(r->s->fp), &sb) == 0 && sb.st_mtime > 0 && pb_emit_attribute_u64(sink, "basetime",
+        if (fstat(fileno(r->io.s->fp), &sb) == 0 && sb.st_mtime > 0 && pb_emit_attribute_u64(sink, "basetime",
                                                                                           (uint64_t)sb.st_mtime))
             return PB_ERR_ABORT;
     }
-    if (!(r->spans = pb_spans_new(sink, r->opt, r->err)))
+    if (!(r->spans = pb_spans_new(sink, r->io.opt, r->io.err)))
         return oom(r, 0);
     for (i = 0; i < r->nprofs && st == PB_OK; i++) {
         pb_spans_thread th;
@@ -1293,6 +1255,6 @@ static pb_status spans_run(void *state, pb_sink *sink, pb_sample_sink *out)
 
 const pb_fold_decoder pb_speedscope_decoder = {sizeof(ssr), ss_init, ss_prepare, speedscope_decode, ss_free,
     {.source_format = "speedscope", .ticks_per_sec = 1000000000u, .ticks_per_weight = 1,
-     .fid_flags = ss_fid_flags, .sampled_spans = 1, .run_spans = spans_run}};
+     .fid_flags = pb_fid_flags_absolute, .sampled_spans = 1, .run_spans = spans_run}};
 
-#endif /* SS_HAVE_YAJL */
+#endif /* PB_HAVE_YAJL */

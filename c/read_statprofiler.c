@@ -595,24 +595,13 @@ static pb_status sp_mark_cut(sp_dec *d, unsigned outer_tag, size_t *depth)
     return PB_OK;
 }
 
-static const char *sp_tag_name(unsigned tag)
-{
-    switch (tag) {
-    case SP_SAMPLE_START: return "SAMPLE_START (1)";
-    case SP_SAMPLE_END: return "SAMPLE_END (2)";
-    case SP_SUB_FRAME: return "SUB_FRAME (3)";
-    case SP_EVAL_FRAME: return "EVAL_FRAME (4)";
-    case SP_XSUB_FRAME: return "XSUB_FRAME (5)";
-    case SP_MAIN_FRAME: return "MAIN_FRAME (6)";
-    case SP_EVAL_SOURCE: return "EVAL_SOURCE (8)";
-    case SP_FILE_END: return "FILE_END (196)";
-    case SP_STREAM_END: return "STREAM_END (197)";
-    case SP_SECTION_START: return "SECTION_START (198)";
-    case SP_SECTION_END: return "SECTION_END (199)";
-    case SP_META: return "CUSTOM_METADATA (200)";
-    default: return "body";
-    }
-}
+/* a record's name in messages, by its tag (the others: "body") */
+static const char *const sp_tag_names[256] = {[SP_SAMPLE_START] = "SAMPLE_START (1)",
+    [SP_SAMPLE_END] = "SAMPLE_END (2)", [SP_SUB_FRAME] = "SUB_FRAME (3)", [SP_EVAL_FRAME] = "EVAL_FRAME (4)",
+    [SP_XSUB_FRAME] = "XSUB_FRAME (5)", [SP_MAIN_FRAME] = "MAIN_FRAME (6)", [SP_EVAL_SOURCE] = "EVAL_SOURCE (8)",
+    [SP_FILE_END] = "FILE_END (196)", [SP_STREAM_END] = "STREAM_END (197)", [SP_SECTION_START] = "SECTION_START (198)",
+    [SP_SECTION_END] = "SECTION_END (199)", [SP_META] = "CUSTOM_METADATA (200)"};
+static const char *sp_tag_name(unsigned tag) { return tag < 256 && sp_tag_names[tag] ? sp_tag_names[tag] : "body"; }
 
 /* the op name of the sample now starting, kept for its SAMPLE_END */
 static pb_status sp_keep_op(sp_dec *d, const sp_strref *op)

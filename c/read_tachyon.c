@@ -714,14 +714,6 @@ static pb_status header_attributes(tr *r)
 }
 
 /* ---- frames -> sink ids ----------------------------------------------------- */
-static uint32_t tachyon_fid_flags(void *ctx, pb_str file)
-{
-    (void)ctx;
-    if (file.len >= 2 && file.ptr[0] == '<' && file.ptr[file.len - 1] == '>')
-        return PB_FID_IS_FAKE | PB_FID_VIA_SUB;
-    return PB_FID_VIA_STMT | PB_FID_VIA_SUB;
-}
-
 /* sink id of frame index fi (already range-checked) */
 static pb_status intern(tr *r, uint32_t fi, uint64_t off, uint32_t *id)
 {
@@ -1287,6 +1279,6 @@ static void tr_init(void *p, pb_source *src, const pb_options *opt, pb_sink *war
 /* nytprof.out's time is the sampled time; the weight: prepare(); weight x interval ticks split into
  * TIME_LINEs charged to max_statements (split): a huge interval turns a few bytes into many */
 const pb_fold_decoder pb_tachyon_decoder = {sizeof(tr), tr_init, prepare, tachyon_decode, tr_free,
-    {.source_format = "tachyon", .ticks_per_sec = 1000000, .fid_flags = tachyon_fid_flags, .sampled_spans = 1,
+    {.source_format = "tachyon", .ticks_per_sec = 1000000, .fid_flags = pb_fid_flags_angled, .sampled_spans = 1,
      .split = {.words = "sample of weight {weight} x {interval} us needs {extra} more TIME_LINE chunks than the "
                         "{left} left of max_statements"}}};

@@ -103,20 +103,10 @@
 #include "samples.h"
 #include "util.h"
 
-#ifndef PB_NO_YAJL
-#include <yajl/yajl_parse.h>
-#define PB_HAVE_YAJL 1
-#else
-#define PB_HAVE_YAJL 0
-#endif
-
 #if !PB_HAVE_YAJL
-/* this build has no yajl: the driver says so (cfg.missing_library) */
-const pb_fold_decoder pb_v8_decoder = {.cfg = {.source_format = "v8", .ticks_per_sec = 1000000000u, .ticks_per_weight = 1,
-                                                .missing_library = "yajl"}};
+PB_JSON_DECODER_WITHOUT_YAJL(pb_v8_decoder, "v8");
 #else
 
-#define V8_BLOCK 65536u
 #define V8_NONE UINT32_MAX
 #define V8_SEEN_IDS (1u << 22)   /* the fast path: sampled node ids below this (a 512 KB bitmap) */
 #define V8_TIME_MAX (INT64_C(1) << 52) /* the fast path: µs times and sums below this (ns below 2^62) */
@@ -127,7 +117,16 @@ const pb_fold_decoder pb_v8_decoder = {.cfg = {.source_format = "v8", .ticks_per
 enum { K_OTHER, K_NODES, K_SAMPLES, K_DELTAS, K_START, K_END, K_ID, K_CALLFRAME, K_CHILDREN, K_PARENT,
        K_POSTICKS, K_FNAME, K_URL, K_LINE, K_COL };
 /* what a container is (C_SKIP 0: json_feed.h's context of a level not kept) */
-enum { C_SKIP, C_TOP, C_NODES, C_NODE, C_CALLFRAME, C_CHILDREN, C_SAMPLES, C_DELTAS, C_POSTICKS };
+enum { C_SKIP, C_TOP, C_NODES, C_NODE, C_CALLFRAME, C_CHILDREN, C_SAMPLES, C_DELTAS, C_POSTICKS, C_N };
+/* the keys of each context's objects */
+static const pb_json_key top_keys[] = {{"nodes", K_NODES}, {"samples", K_SAMPLES}, {"timeDeltas", K_DELTAS},
+    {"startTime", K_START}, {"endTime", K_END}, {NULL, 0}};
+static const pb_json_key node_keys[] = {{"id", K_ID}, {"callFrame", K_CALLFRAME}, {"children", K_CHILDREN},
+    {"parent", K_PARENT}, {"positionTicks", K_POSTICKS}, {NULL, 0}};
+static const pb_json_key callframe_keys[] = {{"functionName", K_FNAME}, {"url", K_URL}, {"lineNumber", K_LINE},
+    {"columnNumber", K_COL}, {NULL, 0}};
+static const pb_json_key *const ctx_keys[C_N] = {[C_TOP] = top_keys, [C_NODE] = node_keys,
+    [C_CALLFRAME] = callframe_keys};
 /* node kinds */
 enum { N_FUNC, N_ROOT, N_SYNTH };
 
@@ -166,12 +165,8 @@ typedef struct {
 } v8p;
 
 struct v8r {
-    pb_source *s;
-    const pb_options *opt;
-    pb_error *err;
+    pb_json_io io;        /* its handles; io.ts_ns: timestamps in ns (the fold's ticks), else µs */
     pb_sample_sink *out;
-    pb_sink *warn_sink;
-    int ts_ns;            /* timestamps to the sink in ns (the fold's ticks), else µs */
     v8_node *nodes;
     size_t nnodes, cnodes;
     v8_edge *edges;
@@ -222,7 +217,7 @@ struct v8r {
 
 static const char *const synth_names[3] = { "(program)", "(idle)", "(garbage collector)" };
 
-static pb_status oom(v8r *r, uint64_t off) { return pb_fail(r->err, PB_ERR_LIMIT, off, "out of memory"); }
+static pb_status oom(v8r *r, uint64_t off) { return pb_fail(r->io.err, PB_ERR_LIMIT, off, "out of memory"); }
 
 /* ---- pass 1 and the cursors: yajl callbacks ------------------------------- */
 #define P(ctx) ((v8p *)(ctx))
@@ -250,17 +245,12 @@ static const char *ctx_name(int c)
     }
 }
 
-static int key_is(const unsigned char *k, size_t n, const char *s) { return n == strlen(s) && !memcmp(k, s, n); }
-
 static int v8_map_key(void *ctx, const unsigned char *k, size_t n)
 {
     v8p *p = P(ctx);
     int c = cur_ctx(p);
-    p->key = K_OTHER;
+    p->key = c > 0 && c < C_N ? pb_json_key_of(ctx_keys[c], k, n) : K_OTHER;
     if (c == C_TOP) {
-        p->key = key_is(k, n, "nodes") ? K_NODES : key_is(k, n, "samples") ? K_SAMPLES
-               : key_is(k, n, "timeDeltas") ? K_DELTAS : key_is(k, n, "startTime") ? K_START
-               : key_is(k, n, "endTime") ? K_END : K_OTHER;
         if (!p->target && (p->key == K_SAMPLES || p->key == K_DELTAS)) {
             v8r *r = p->r;
             uint64_t *at = p->key == K_SAMPLES ? &r->samples_at : &r->deltas_at;
@@ -274,13 +264,6 @@ static int v8_map_key(void *ctx, const unsigned char *k, size_t n)
         }
         if (!p->target && p->key == K_NODES && p->r->have_nodes)
             return complain(p, PB_ERR_CORRUPT, "the profile has two \"%s\" keys", "nodes");
-    } else if (c == C_NODE) {
-        p->key = key_is(k, n, "id") ? K_ID : key_is(k, n, "callFrame") ? K_CALLFRAME
-               : key_is(k, n, "children") ? K_CHILDREN : key_is(k, n, "parent") ? K_PARENT
-               : key_is(k, n, "positionTicks") ? K_POSTICKS : K_OTHER;
-    } else if (c == C_CALLFRAME) {
-        p->key = key_is(k, n, "functionName") ? K_FNAME : key_is(k, n, "url") ? K_URL
-               : key_is(k, n, "lineNumber") ? K_LINE : key_is(k, n, "columnNumber") ? K_COL : K_OTHER;
     }
     return 1;
 }
@@ -331,7 +314,7 @@ static int new_node(v8p *p)
 {
     v8r *r = p->r;
     v8_node *n;
-    if (r->nnodes >= r->opt->max_frames)
+    if (r->nnodes >= r->io.opt->max_frames)
         return complain(p, PB_ERR_LIMIT, "more nodes than max_frames allows%s", "");
     if (pb_grow((void **)&r->nodes, &r->cnodes, r->nnodes + 1, sizeof *r->nodes) < 0)
         return complain(p, PB_ERR_LIMIT, "out of memory%s", "");
@@ -530,7 +513,7 @@ static int v8_string(void *ctx, const unsigned char *s, size_t n)
     if (p->target || cur_ctx(p) != C_CALLFRAME || (p->key != K_FNAME && p->key != K_URL))
         return v8_other(p, "a string");
     nd = &r->nodes[r->nnodes - 1];
-    if (n > r->opt->max_record_size || n > UINT32_MAX)
+    if (n > r->io.opt->max_record_size || n > UINT32_MAX)
         return complain(p, PB_ERR_LIMIT, "a name longer than max_record_size%s", "");
     if (pb_grow((void **)&r->str, &r->cstr, r->nstr + n + 1, 1) < 0)
         return complain(p, PB_ERR_LIMIT, "out of memory%s", "");
@@ -568,7 +551,7 @@ static void parser_free(v8p *p)
 
 static pb_status feed(v8p *p, const unsigned char *b, size_t n, uint64_t off)
 {
-    return pb_json_feed_block(&p->j, b, n, off, p->r->err);
+    return pb_json_feed_block(&p->j, b, n, off, p->r->io.err);
 }
 
 /* pass 1: the whole input through the source */
@@ -578,7 +561,7 @@ static pb_status pass1(v8r *r)
     pb_status st;
     if ((st = parser_new(r, pp, 0)) != PB_OK)
         return st;
-    st = pb_json_feed_source(&pp->j, r->s, V8_BLOCK, r->err);
+    st = pb_json_feed_source(&pp->j, r->io.s, PB_JSON_BLOCK, r->io.err);
     parser_free(pp);
     return st;
 }
@@ -638,7 +621,7 @@ static pb_status build_tree(v8r *r)
             return oom(r, 0);
         PB_INDEX_FIND(&r->ix, pb_mix64((uint64_t)n->id), k, j, r->nodes[j].id == n->id);
         if (j != PB_INDEX_NONE)
-            return pb_fail(r->err, PB_ERR_CORRUPT, 0, "two nodes have the id %lld", (long long)n->id);
+            return pb_fail(r->io.err, PB_ERR_CORRUPT, 0, "two nodes have the id %lld", (long long)n->id);
         pb_index_set(&r->ix, k, (uint32_t)i);
         n->kind = name_is(r, n, "(root)") ? N_ROOT : N_FUNC;
         if (n->col >= 0)
@@ -648,10 +631,10 @@ static pb_status build_tree(v8r *r)
         const v8_edge *e = &r->edges[i];
         uint32_t o = node_of(r, e->other), child = e->is_child ? o : e->node, parent = e->is_child ? e->node : o;
         if (o == V8_NONE)
-            return pb_fail(r->err, PB_ERR_CORRUPT, e->off, "a node names %s %lld, which no node has",
+            return pb_fail(r->io.err, PB_ERR_CORRUPT, e->off, "a node names %s %lld, which no node has",
                            e->is_child ? "a child" : "a parent", (long long)e->other);
         if (r->nodes[child].parent != V8_NONE && r->nodes[child].parent != parent)
-            return pb_fail(r->err, PB_ERR_CORRUPT, e->off, "node %lld has two parents",
+            return pb_fail(r->io.err, PB_ERR_CORRUPT, e->off, "node %lld has two parents",
                            (long long)r->nodes[child].id);
         r->nodes[child].parent = parent;
     }
@@ -736,17 +719,17 @@ static pb_status intern(v8r *r, v8_node *n)
 /* the stack of node i into r->ids, innermost first */
 static pb_status stack_of(v8r *r, uint32_t i, uint32_t *depth, uint64_t off)
 {
-    uint32_t d = 0, steps = 0, max = r->opt->max_stack_depth;
+    uint32_t d = 0, steps = 0, max = r->io.opt->max_stack_depth;
     pb_status st;
     for (; i != V8_NONE; i = r->nodes[i].parent) {
         v8_node *n = &r->nodes[i];
         if (++steps > r->nnodes)
-            return pb_fail(r->err, PB_ERR_CORRUPT, off, "the node tree has a cycle through node %lld",
+            return pb_fail(r->io.err, PB_ERR_CORRUPT, off, "the node tree has a cycle through node %lld",
                            (long long)n->id);
         if (n->kind == N_ROOT)
             continue;
         if (d >= max)
-            return pb_fail(r->err, PB_ERR_LIMIT, off, "a sample's stack is deeper than max_stack_depth (%u)", max);
+            return pb_fail(r->io.err, PB_ERR_LIMIT, off, "a sample's stack is deeper than max_stack_depth (%u)", max);
         if (n->frame == V8_NONE && (st = intern(r, n)) != PB_OK)
             return st;
         if (pb_grow((void **)&r->ids, &r->cids, d + 1, sizeof *r->ids) < 0)
@@ -762,10 +745,10 @@ static pb_status stack_of(v8r *r, uint32_t i, uint32_t *depth, uint64_t off)
 static pb_status cursor_step(v8r *r, v8p *c)
 {
     int unclosed = 0;
-    pb_status st = pb_json_feed_cursor(&c->j, r->s, c->target == C_SAMPLES ? r->samples_at : r->deltas_at, V8_BLOCK,
-                                       r->salvaging, r->err, &unclosed);
+    pb_status st = pb_json_feed_cursor(&c->j, r->io.s, c->target == C_SAMPLES ? r->samples_at : r->deltas_at, PB_JSON_BLOCK,
+                                       r->salvaging, r->io.err, &unclosed);
     if (unclosed)
-        st = pb_fail(r->err, PB_ERR_TRUNCATED, c->j.rd.pos, "%s ends before its array is closed (did the file change?)",
+        st = pb_fail(r->io.err, PB_ERR_TRUNCATED, c->j.rd.pos, "%s ends before its array is closed (did the file change?)",
                      ctx_name(c->target));
     return st;
 }
@@ -781,7 +764,7 @@ static pb_status emit(v8r *r, uint32_t node, int64_t ts, int64_t w, uint64_t off
     if (w <= 0)
         return PB_OK;
     if ((uint64_t)w > UINT64_MAX / 1000u / 4u)
-        return pb_fail(r->err, PB_ERR_CORRUPT, off, "a sample lasts %lld µs, past any profile's length", (long long)w);
+        return pb_fail(r->io.err, PB_ERR_CORRUPT, off, "a sample lasts %lld µs, past any profile's length", (long long)w);
     wns = (uint64_t)w * 1000u;
     if (n->stack_at != V8_NONE) { /* built before */
         depth = n->stack_len;
@@ -805,9 +788,9 @@ static pb_status emit(v8r *r, uint32_t node, int64_t ts, int64_t w, uint64_t off
         r->synth_ns[n->kind - N_SYNTH] += wns;
     /* the fold (ns ticks) takes a sample's last tick; a stack sink its start, µs */
     t = ts < 0 ? 0 : (uint64_t)ts;
-    if (!r->ts_ns && r->out->sample_ticks && (st = r->out->sample_ticks(r->out, t * 1000u + wns - 1)) != PB_OK)
+    if (!r->io.ts_ns && r->out->sample_ticks && (st = r->out->sample_ticks(r->out, t * 1000u + wns - 1)) != PB_OK)
         return st; /* (a tee: the fold's ticks too) */
-    t = r->ts_ns ? t * 1000u + wns - 1 : t;
+    t = r->io.ts_ns ? t * 1000u + wns - 1 : t;
     if (!depth && (st = pb_sample_noframe(r->out, &ids, &depth)) != PB_OK)
         return st;
     r->emitted++;
@@ -824,9 +807,9 @@ static pb_status same_file(v8r *r)
     struct stat now;
     if (!r->have_stat)
         return PB_OK;
-    if (fstat(fileno(r->s->fp), &now) != 0 || now.st_size != r->st0.st_size || now.st_ino != r->st0.st_ino ||
+    if (fstat(fileno(r->io.s->fp), &now) != 0 || now.st_size != r->st0.st_size || now.st_ino != r->st0.st_ino ||
         now.st_mtim.tv_sec != r->st0.st_mtim.tv_sec || now.st_mtim.tv_nsec != r->st0.st_mtim.tv_nsec)
-        return pb_fail(r->err, PB_ERR_CORRUPT, 0,
+        return pb_fail(r->io.err, PB_ERR_CORRUPT, 0,
                        "the file changed while it was read (its size or modification time moved between the two "
                        "passes)");
     return PB_OK;
@@ -841,10 +824,10 @@ static pb_status pair_up(v8r *r, v8p *a, v8p *b, int64_t *ts, uint32_t *prev, in
         int64_t id = a->q[a->qhead + k], d = b->q[b->qhead + k];
         uint32_t node = node_of(r, id);
         if (node == V8_NONE)
-            return pb_fail(r->err, PB_ERR_CORRUPT, a->j.chunk_off, "a sample names node %lld, which no node has",
+            return pb_fail(r->io.err, PB_ERR_CORRUPT, a->j.chunk_off, "a sample names node %lld, which no node has",
                            (long long)id);
         if ((d > 0 && *ts > INT64_MAX - d) || (d < 0 && *ts < INT64_MIN - d))
-            return pb_fail(r->err, PB_ERR_CORRUPT, b->j.chunk_off, "timeDeltas add up past 63 bits");
+            return pb_fail(r->io.err, PB_ERR_CORRUPT, b->j.chunk_off, "timeDeltas add up past 63 bits");
         *ts += d;
         if (*prev != V8_NONE && (st = emit(r, *prev, *prev_ts, d, a->j.chunk_off)) != PB_OK)
             return st;
@@ -861,51 +844,51 @@ static pb_status pair_up(v8r *r, v8p *a, v8p *b, int64_t *ts, uint32_t *prev, in
     return PB_OK;
 }
 
+/* pass 2 in lockstep (json_feed.h): samples, cursor cur[0], and timeDeltas, cur[1]; the time so far */
+typedef struct {
+    v8r *r;
+    int64_t ts, prev_ts;
+    uint32_t prev;
+} v8_pass2;
+static size_t v8_queued(void *ctx, int i)
+{
+    const v8p *c = &((v8_pass2 *)ctx)->r->cur[i];
+    return c->qn - c->qhead;
+}
+static pb_status v8_step(void *ctx, int i) { return cursor_step(((v8_pass2 *)ctx)->r, &((v8_pass2 *)ctx)->r->cur[i]); }
+static pb_status v8_pair(void *ctx)
+{
+    v8_pass2 *p = (v8_pass2 *)ctx;
+    return pair_up(p->r, &p->r->cur[0], &p->r->cur[1], &p->ts, &p->prev, &p->prev_ts);
+}
+
 static pb_status pass2(v8r *r)
 {
     v8p *a = &r->cur[0], *b = &r->cur[1];
     pb_status st;
-    int64_t ts = r->start_us, prev_ts = 0;
-    uint32_t prev = V8_NONE;
+    v8_pass2 p = {r, r->start_us, 0, V8_NONE};
+    pb_json_lockstep l = {&p, {&a->j, &b->j}, v8_queued, v8_step, v8_pair};
     if ((st = parser_new(r, a, C_SAMPLES)) != PB_OK || (st = parser_new(r, b, C_DELTAS)) != PB_OK)
         return st;
-    while (st == PB_OK) {
-        while (st == PB_OK && a->qn == a->qhead && !a->j.done)
-            st = cursor_step(r, a);
-        while (st == PB_OK && b->qn == b->qhead && !b->j.done)
-            st = cursor_step(r, b);
-        if (st != PB_OK || a->qn == a->qhead || b->qn == b->qhead)
-            break;
-        st = pair_up(r, a, b, &ts, &prev, &prev_ts);
-    }
+    st = pb_json_lockstep_run(&l);
     /* pass 2 read what pass 1 counted, or the file changed in between (a
      * longer array leaves numbers queued; a shorter one pairs fewer) */
     if (st == PB_OK && !r->salvaging && (r->paired != r->nsamples || a->qn != a->qhead || b->qn != b->qhead))
-        st = pb_fail(r->err, PB_ERR_CORRUPT, a->j.chunk_off,
+        st = pb_fail(r->io.err, PB_ERR_CORRUPT, a->j.chunk_off,
                      "the file changed while it was read: pass 1 counted %llu samples and timeDeltas, pass 2 "
                      "paired %llu and the arrays no longer match", (unsigned long long)r->nsamples,
                      (unsigned long long)r->paired);
     if (st == PB_OK)
         st = same_file(r);
     /* the last sample lasts to endTime (salvaged: its end was cut off) */
-    if (st == PB_OK && prev != V8_NONE && r->have_end && !r->salvaging)
-        st = emit(r, prev, prev_ts, r->end_us - prev_ts, pb_src_offset(r->s));
+    if (st == PB_OK && p.prev != V8_NONE && r->have_end && !r->salvaging)
+        st = emit(r, p.prev, p.prev_ts, r->end_us - p.prev_ts, pb_src_offset(r->io.s));
     parser_free(a);
     parser_free(b);
     return st;
 }
 
 /* ---- the decoders -------------------------------------------------------------- */
-/* NEW_FID flags: a script on disk (file: urls, absolute paths) may be found
- * and embedded; node:internal/..., http(s) urls and the like are fake */
-static uint32_t v8_fid_flags(void *ctx, pb_str file)
-{
-    (void)ctx;
-    if (file.len && file.ptr[0] == '/')
-        return PB_FID_VIA_STMT | PB_FID_VIA_SUB;
-    return PB_FID_IS_FAKE | PB_FID_VIA_SUB;
-}
-
 static pb_status attr_u64(v8r *r, const char *key, uint64_t v)
 {
     char buf[32];
@@ -944,7 +927,7 @@ static uint64_t wall_start(const v8r *r)
 {
     struct stat sb;
     uint64_t d = r->have_end && r->end_us > r->start_us ? (uint64_t)(r->end_us - r->start_us) / 1000000u : 0;
-    if (!r->s->fp || fstat(fileno(r->s->fp), &sb) != 0 || sb.st_mtime <= 0)
+    if (!r->io.s->fp || fstat(fileno(r->io.s->fp), &sb) != 0 || sb.st_mtime <= 0)
         return r->start_us > 0 ? (uint64_t)r->start_us / 1000000u : 0;
     return (uint64_t)sb.st_mtime > d ? (uint64_t)sb.st_mtime - d : (uint64_t)sb.st_mtime;
 }
@@ -985,19 +968,19 @@ static pb_status tail_attributes(v8r *r)
 static pb_status check_shape(v8r *r)
 {
     if (!r->have_nodes)
-        return pb_fail(r->err, PB_ERR_CORRUPT, 0, "no \"nodes\" array: not a .cpuprofile");
+        return pb_fail(r->io.err, PB_ERR_CORRUPT, 0, "no \"nodes\" array: not a .cpuprofile");
     if (!r->have_samples || !r->have_deltas)
-        return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0, "no \"%s\" array (a profile without samples, or an older "
+        return pb_fail(r->io.err, PB_ERR_UNSUPPORTED, 0, "no \"%s\" array (a profile without samples, or an older "
                        "format with timestamps)", r->have_samples ? "timeDeltas" : "samples");
     if (r->nsamples != r->ndeltas && !r->salvaging)
-        return pb_fail(r->err, PB_ERR_CORRUPT, 0, "samples has %llu entries but timeDeltas %llu",
+        return pb_fail(r->io.err, PB_ERR_CORRUPT, 0, "samples has %llu entries but timeDeltas %llu",
                        (unsigned long long)r->nsamples, (unsigned long long)r->ndeltas);
     if (!r->have_start)
-        return pb_fail(r->err, PB_ERR_CORRUPT, 0, "no \"startTime\"");
-    if (r->opt->have_thread && (r->opt->thread_name ? strcmp(r->opt->thread_name, "main") : r->opt->thread_id != 0))
-        return pb_fail_nooff(r->err, PB_ERR_UNSUPPORTED, "a .cpuprofile has one thread, 0 (\"main\")");
-    if (!r->s->mem && (!r->s->fp || pb_src_size(r->s) == UINT64_MAX))
-        return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0,
+        return pb_fail(r->io.err, PB_ERR_CORRUPT, 0, "no \"startTime\"");
+    if (r->io.opt->have_thread && (r->io.opt->thread_name ? strcmp(r->io.opt->thread_name, "main") : r->io.opt->thread_id != 0))
+        return pb_fail_nooff(r->io.err, PB_ERR_UNSUPPORTED, "a .cpuprofile has one thread, 0 (\"main\")");
+    if (!r->io.s->mem && (!r->io.s->fp || pb_src_size(r->io.s) == UINT64_MAX))
+        return pb_fail(r->io.err, PB_ERR_UNSUPPORTED, 0,
                        "a .cpuprofile is read in two passes and this input cannot be read again (a pipe?): "
                        "save it to a file first");
     return PB_OK;
@@ -1076,7 +1059,7 @@ static size_t scan_to_array(v8scan *s, const unsigned char *b, size_t n)
 
 static int v8_ints_open(v8r *r, pb_json_ints *c, uint64_t at)
 {
-    return pb_json_ints_open(c, r->s->mem, r->s->mem_len, r->s->mem ? -1 : fileno(r->s->fp), pb_src_size(r->s), at);
+    return pb_json_ints_open(c, r->io.s->mem, r->io.s->mem_len, r->io.s->mem ? -1 : fileno(r->io.s->fp), pb_src_size(r->io.s), at);
 }
 
 /* pass 1: the array (which: 0 samples, 1 timeDeltas) whose '[' is at byte
@@ -1152,12 +1135,12 @@ static pb_status pass1_fast(v8r *r, int *other)
     memset(&sc, 0, sizeof sc);
     if ((st = parser_new(r, pp, 0)) != PB_OK)
         return st;
-    while (st == PB_OK && !*other && (got = pb_src_need(r->s, 1)) > 0) {
-        size_t i = 0, j, n = pb_src_avail(r->s);
-        const unsigned char *b = r->s->p;
-        uint64_t off = pb_src_offset(r->s), end = 0;
-        if (n > V8_BLOCK) /* the blocks of pass1, so yajl's errors fall where they do there */
-            n = V8_BLOCK;
+    while (st == PB_OK && !*other && (got = pb_src_need(r->io.s, 1)) > 0) {
+        size_t i = 0, j, n = pb_src_avail(r->io.s);
+        const unsigned char *b = r->io.s->p;
+        uint64_t off = pb_src_offset(r->io.s), end = 0;
+        if (n > PB_JSON_BLOCK) /* the blocks of pass1, so yajl's errors fall where they do there */
+            n = PB_JSON_BLOCK;
         if (skip_to > off)
             i = skip_to - off >= n ? n : (size_t)(skip_to - off);
         while (i < n && st == PB_OK) {
@@ -1192,17 +1175,17 @@ static pb_status pass1_fast(v8r *r, int *other)
             skip_to = end;
             i = skip_to - off >= n ? n : (size_t)(skip_to - off);
         }
-        r->s->p += n;
+        r->io.s->p += n;
         /* the rest of an array the integer reader read is not read again */
-        if (st == PB_OK && !*other && skip_to > pb_src_offset(r->s))
-            st = pb_src_seek(r->s, skip_to);
+        if (st == PB_OK && !*other && skip_to > pb_src_offset(r->io.s))
+            st = pb_src_seek(r->io.s, skip_to);
     }
     if (r->skim_open)
         *other = 1; /* the input ends inside an array */
     if (st == PB_OK && !*other && got < 0)
-        st = r->err->status ? r->err->status : PB_ERR_IO;
+        st = r->io.err->status ? r->io.err->status : PB_ERR_IO;
     if (st == PB_OK && !*other)
-        st = pb_json_feed_end(&pp->j, pb_src_offset(r->s), r->err);
+        st = pb_json_feed_end(&pp->j, pb_src_offset(r->io.s), r->io.err);
     parser_free(pp);
     return st;
 }
@@ -1227,7 +1210,7 @@ static int stack_ok(v8r *r, uint32_t *dep, uint32_t i)
         i = r->ids[--len];
         d += r->nodes[i].kind != N_ROOT;
         dep[i] = d;
-        if (d > r->opt->max_stack_depth)
+        if (d > r->io.opt->max_stack_depth)
             return 0;
     }
     return 1;
@@ -1285,8 +1268,8 @@ static pb_status add_weight(v8r *r, uint32_t i, int64_t ts, int64_t w)
 static pb_status changed(v8r *r, uint64_t off, const pb_json_ints *c)
 {
     if (c && c->io_errno)
-        return pb_fail(r->err, PB_ERR_IO, off, "cannot read the input again: %s", strerror(c->io_errno));
-    return pb_fail(r->err, PB_ERR_CORRUPT, off, "the file changed while it was read: pass 2 does not read the "
+        return pb_fail(r->io.err, PB_ERR_IO, off, "cannot read the input again: %s", strerror(c->io_errno));
+    return pb_fail(r->io.err, PB_ERR_CORRUPT, off, "the file changed while it was read: pass 2 does not read the "
                    "samples and timeDeltas pass 1 counted (%llu)", (unsigned long long)r->nsamples);
 }
 
@@ -1369,7 +1352,7 @@ static pb_status pass2_fast(v8r *r, int sums, int *other)
     /* the last sample lasts to endTime */
     if (st == PB_OK && prev != V8_NONE && r->have_end && r->end_us > prev_ts) {
         if (!sums) {
-            st = emit(r, prev, prev_ts, r->end_us - prev_ts, pb_src_offset(r->s));
+            st = emit(r, prev, prev_ts, r->end_us - prev_ts, pb_src_offset(r->io.s));
         } else if (prev == run) {
             run_w += r->end_us - prev_ts;
             r->emitted++;
@@ -1417,12 +1400,11 @@ static void v8_free(void *p);
 static pb_status v8_restart(v8r *r)
 {
     v8r keep = *r;
-    r->err->status = PB_OK;
+    r->io.err->status = PB_OK;
     v8_free(r);
-    r->s = keep.s, r->opt = keep.opt, r->err = keep.err, r->out = keep.out, r->warn_sink = keep.warn_sink;
-    r->ts_ns = keep.ts_ns, r->have_stat = keep.have_stat, r->st0 = keep.st0;
+    r->io = keep.io, r->out = keep.out, r->have_stat = keep.have_stat, r->st0 = keep.st0;
     r->last_node = V8_NONE;
-    return pb_src_rewind(r->s);
+    return pb_src_rewind(r->io.s);
 }
 
 static pb_status v8_decode(void *p, pb_sample_sink *out)
@@ -1430,14 +1412,14 @@ static pb_status v8_decode(void *p, pb_sample_sink *out)
     v8r *r = (v8r *)p;
     pb_status st;
     r->out = out;
-    r->have_stat = r->s->fp && fstat(fileno(r->s->fp), &r->st0) == 0;
-    if (r->s->view == PB_VIEW_PLAIN && pb_src_offset(r->s) == 0 &&
-        (r->s->mem || (r->s->fp && pb_src_size(r->s) != UINT64_MAX))) {
+    r->have_stat = r->io.s->fp && fstat(fileno(r->io.s->fp), &r->st0) == 0;
+    if (r->io.s->view == PB_VIEW_PLAIN && pb_src_offset(r->io.s) == 0 &&
+        (r->io.s->mem || (r->io.s->fp && pb_src_size(r->io.s) != UINT64_MAX))) {
         int other = 0;
         /* a consumer of sums: pass 1 only skims the arrays (to their first
          * ']'), pass 2 reads and checks them, and nothing reaches the sink
          * before both passes found nothing amiss */
-        r->skim = !r->ts_ns && out->sums_stacks;
+        r->skim = !r->io.ts_ns && out->sums_stacks;
         st = pass1_fast(r, &other);
         if (r->skim) {
             if (st == PB_OK && !other && check_shape(r) == PB_OK && build_tree(r) == PB_OK &&
@@ -1455,24 +1437,24 @@ static pb_status v8_decode(void *p, pb_sample_sink *out)
                 return st;
             if (fast_ok(r)) {
                 /* sums: what the last sample adds stays within 2^51 µs too */
-                int sums = !r->ts_ns && out->sums_stacks && r->dpos < (uint64_t)V8_TIME_MAX / 2u &&
+                int sums = !r->io.ts_ns && out->sums_stacks && r->dpos < (uint64_t)V8_TIME_MAX / 2u &&
                            (!r->have_end || r->end_us - (r->start_us + r->dsum) < V8_TIME_MAX / 2);
                 if ((st = head_attributes(r)) != PB_OK || (st = pass2_fast(r, sums, NULL)) != PB_OK ||
                     (sums && (st = send_sums(r)) != PB_OK) || (st = tail_attributes(r)) != PB_OK)
                     return st;
                 return r->out->finish(r->out);
             }
-        } else if (st != PB_OK && !(st == PB_ERR_TRUNCATED && r->opt->salvage)) {
+        } else if (st != PB_OK && !(st == PB_ERR_TRUNCATED && r->io.opt->salvage)) {
             return st;
         }
         if ((st = v8_restart(r)) != PB_OK) /* the general path, from the first byte */
             return st;
     }
     st = pass1(r);
-    if (st == PB_ERR_TRUNCATED && r->opt->salvage && r->nodes_closed && r->have_samples && r->have_deltas &&
+    if (st == PB_ERR_TRUNCATED && r->io.opt->salvage && r->nodes_closed && r->have_samples && r->have_deltas &&
         r->have_start) {
-        r->lost = *r->err; /* salvage: the samples before the cut */
-        r->err->status = PB_OK;
+        r->lost = *r->io.err; /* salvage: the samples before the cut */
+        r->io.err->status = PB_OK;
         r->salvaging = 1;
         st = PB_OK;
     }
@@ -1482,8 +1464,8 @@ static pb_status v8_decode(void *p, pb_sample_sink *out)
         return st;
     if (!r->salvaging)
         return PB_OK;
-    *r->err = r->lost;
-    return pb_salvage_warn(r->err, r->warn_sink, "%llu sample%s", (unsigned long long)r->emitted,
+    *r->io.err = r->lost;
+    return pb_salvage_warn(r->io.err, r->io.warn_sink, "%llu sample%s", (unsigned long long)r->emitted,
                            r->emitted == 1 ? "" : "s");
 }
 
@@ -1502,17 +1484,15 @@ static void v8_free(void *p)
 static void v8_init(void *p, pb_source *src, const pb_options *opt, pb_sink *warn_sink, pb_error *err)
 {
     v8r *r = (v8r *)p;
-    r->warn_sink = warn_sink;
-    r->ts_ns = warn_sink != NULL;
-    r->s = src;
-    r->opt = opt;
-    r->err = err;
+    pb_json_io_init(&r->io, src, opt, warn_sink, err);
     r->last_node = V8_NONE;
 }
 
-/* ticks: ns, the weights' unit */
+/* ticks: ns, the weights' unit; NEW_FID flags: a script on disk (file: urls,
+ * absolute paths) may be found and embedded; node:internal/..., http(s)
+ * urls and the like are fake */
 const pb_fold_decoder pb_v8_decoder = {sizeof(v8r), v8_init, NULL, v8_decode, v8_free,
-    {.source_format = "v8", .ticks_per_sec = 1000000000u, .ticks_per_weight = 1, .fid_flags = v8_fid_flags,
+    {.source_format = "v8", .ticks_per_sec = 1000000000u, .ticks_per_weight = 1, .fid_flags = pb_fid_flags_absolute,
      .sampled_spans = 1}};
 
 #endif /* PB_HAVE_YAJL */
