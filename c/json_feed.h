@@ -88,12 +88,12 @@ typedef struct {
     int started;                /* a cursor: 1 reading from the first byte, 2 from its array's key */
 } pb_json_feed;
 
-/* Pass 2's two cursors in lockstep (the arrays a decoder pairs item by
- * item: V8's samples and timeDeltas, speedscope's samples and weights):
- * cursor i (0, 1) is stepped (step(ctx, i): one more block) until it has
- * an item queued (queued(ctx, i) > 0) or its array ended (f[i]->done);
- * pair(ctx) takes one item of each; it ends when either has none (PB_OK)
- * or at the first status not PB_OK. */
+/* Pass 2's two cursors in lockstep (two arrays a decoder pairs item by
+ * item: its samples and their times or weights): cursor i (0, 1) is
+ * stepped (step(ctx, i): one more block) until it has an item queued
+ * (queued(ctx, i) > 0) or its array ended (f[i]->done); pair(ctx) takes one
+ * item of each; it ends when either has none (PB_OK) or at the first
+ * status not PB_OK. */
 typedef struct {
     void *ctx;
     pb_json_feed *f[2];
