@@ -15,7 +15,7 @@ void pb_callev_init(pb_callev *cv, pb_sink *out, pb_error *err, double ticks_per
 }
 
 /* close frames until `keep` remain open */
-static pb_status close_to(pb_callev *cv, size_t keep)
+static pb_status call_events_close_to(pb_callev *cv, size_t keep)
 {
     while (cv->depth > keep) {
         size_t d = --cv->depth;
@@ -53,7 +53,7 @@ pb_status pb_callev_stack_known(pb_callev *cv, const uint32_t *subs, size_t dept
         k = depth;
     while (k < depth && k < cv->depth && cv->f[k].sub == subs[k - b])
         k++;
-    if ((st = close_to(cv, k)) != PB_OK)
+    if ((st = call_events_close_to(cv, k)) != PB_OK)
         return st;
     if (pb_grow((void **)&cv->f, &cv->cap, depth, sizeof *cv->f) < 0)
         return pb_fail(cv->err, PB_ERR_LIMIT, 0, "out of memory for call events");
@@ -72,7 +72,7 @@ pb_status pb_callev_stack_known(pb_callev *cv, const uint32_t *subs, size_t dept
 pb_status pb_callev_base(pb_callev *cv, uint32_t sub)
 {
     pb_status st;
-    if ((st = close_to(cv, cv->base)) != PB_OK)
+    if ((st = call_events_close_to(cv, cv->base)) != PB_OK)
         return st;
     if (pb_grow((void **)&cv->f, &cv->cap, cv->depth + 1, sizeof *cv->f) < 0)
         return pb_fail(cv->err, PB_ERR_LIMIT, 0, "out of memory for call events");
@@ -86,7 +86,7 @@ pb_status pb_callev_base(pb_callev *cv, uint32_t sub)
 pb_status pb_callev_end(pb_callev *cv)
 {
     cv->base = 0;
-    return close_to(cv, 0);
+    return call_events_close_to(cv, 0);
 }
 
 void pb_callev_free(pb_callev *cv)

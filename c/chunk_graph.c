@@ -10,7 +10,7 @@ static const unsigned char cg_wants[PB_TAG_COUNT] = {
     [PB_T_ATTRIBUTE] = 1, [PB_T_NEW_FID] = 1, [PB_T_SUB_INFO] = 1, [PB_T_SUB_CALLERS] = 1,
 };
 
-static int oom(pb_cgraph *g)
+static int cgraph_oom(pb_cgraph *g)
 {
     g->oom = 1;
     return 1; /* stops the producer: PB_ERR_ABORT, which the writer turns into its limit error */
@@ -56,7 +56,7 @@ static uint32_t edge_hash(uint32_t caller, uint32_t callee, uint32_t fid, uint32
 {
     return pb_mix64(((uint64_t)caller << 32 | callee) ^ ((uint64_t)fid << 32 | line) * 0x9E3779B97F4A7C15ull);
 }
-static uint32_t edge_hash_of(const void *ctx, uint32_t id) { return ((const pb_cgraph *)ctx)->edges[id].hash; }
+static uint32_t cgraph_edge_hash_of(const void *ctx, uint32_t id) { return ((const pb_cgraph *)ctx)->edges[id].hash; }
 
 static int sub_of(pb_cgraph *g, pb_str name, uint32_t *sub);
 
@@ -125,14 +125,14 @@ static int on_chunk(pb_sink *self, const pb_chunk *c)
         else if (str_is(c->s[0], "application") && !g->application[0])
             copy_text(g->application, sizeof g->application, c->s[1]);
         else if (primitive_calls(g, c->s[0], c->s[1]) < 0)
-            return oom(g);
+            return cgraph_oom(g);
         return 0;
     case PB_T_NEW_FID: {
         uint32_t fid = c->u[0], id;
         if (pb_strtab_intern(&g->str, c->s[0].ptr, c->s[0].len, &id) < 0 ||
             pb_grow_zero((void **)&g->fid_name, &g->cfid, (size_t)fid + 1, sizeof *g->fid_name) < 0 ||
             pb_grow_zero((void **)&g->fid_flags, &g->cfflags, (size_t)fid + 1, sizeof *g->fid_flags) < 0)
-            return oom(g);
+            return cgraph_oom(g);
         g->fid_flags[fid] = c->u[3];
         if ((size_t)fid + 1 > g->nfid)
             g->nfid = (size_t)fid + 1;
@@ -142,7 +142,7 @@ static int on_chunk(pb_sink *self, const pb_chunk *c)
     case PB_T_SUB_INFO: {
         uint32_t s;
         if (sub_of(g, c->s[0], &s) < 0)
-            return oom(g);
+            return cgraph_oom(g);
         if (!g->subs[s].has_info) { /* the first definition (a fork's copy repeats it) */
             g->subs[s].has_info = 1;
             g->subs[s].fid = c->u[0];
@@ -158,8 +158,8 @@ static int on_chunk(pb_sink *self, const pb_chunk *c)
         if (c->s[1].len == 0)
             return 0;
         if (sub_of(g, c->s[0], &callee) < 0 || sub_of(g, c->s[1], &caller) < 0 ||
-            pb_index_reserve(&g->eix, g->nedges, edge_hash_of, g) < 0)
-            return oom(g);
+            pb_index_reserve(&g->eix, g->nedges, cgraph_edge_hash_of, g) < 0)
+            return cgraph_oom(g);
         h = edge_hash(caller, callee, c->u[0], c->u[1]);
         PB_INDEX_FIND(&g->eix, h, k, i,
                       g->edges[i].caller == caller && g->edges[i].callee == callee && g->edges[i].fid == c->u[0] &&
@@ -167,7 +167,7 @@ static int on_chunk(pb_sink *self, const pb_chunk *c)
         if (i == PB_INDEX_NONE) {
             if (g->nedges >= UINT32_MAX - 1 ||
                 pb_grow((void **)&g->edges, &g->cedges, g->nedges + 1, sizeof *g->edges) < 0)
-                return oom(g);
+                return cgraph_oom(g);
             i = (uint32_t)g->nedges++;
             e = &g->edges[i];
             memset(e, 0, sizeof *e);

@@ -73,7 +73,7 @@ static void compact(chunk_stacks *c);
 
 #define CS_OOM(c) pb_fail((c)->err, PB_ERR_LIMIT, 0, "out of memory while building stacks from call events")
 
-static int name_id(chunk_stacks *c, const char *p, size_t n, uint32_t *id)
+static int cstacks_name_id(chunk_stacks *c, const char *p, size_t n, uint32_t *id)
 {
     return pb_strtab_intern(&c->names, p, n, id) < 0 ? -1 : 0;
 }
@@ -188,7 +188,7 @@ static pb_status sub_return(chunk_stacks *c, uint32_t d, double excl, pb_str nam
     if (d == 0 || d > CS_MAX_DEPTH)
         return pb_fail(c->err, PB_ERR_CORRUPT, pb_src_offset(c->src), "SUB_RETURN at depth %u (1..%u)", d,
                        (unsigned)CS_MAX_DEPTH);
-    if (name_id(c, name.ptr ? name.ptr : "", name.len, &n) < 0 || open_to(c, d) < 0)
+    if (cstacks_name_id(c, name.ptr ? name.ptr : "", name.len, &n) < 0 || open_to(c, d) < 0)
         return CS_OOM(c);
     if (c->npool > 2 * c->paths.len + 4096)
         compact(c);
@@ -240,7 +240,7 @@ static int cs_chunk(pb_sink *self, const pb_chunk *ch)
         }
         return 0;
     case PB_T_SUB_INFO:
-        if (name_id(c, ch->s[0].ptr, ch->s[0].len, &id) < 0)
+        if (cstacks_name_id(c, ch->s[0].ptr, ch->s[0].len, &id) < 0)
             break;
         if (id >= c->nsubinfo) {
             /* zero past nsubinfo: pb_grow_zero made them so, and nothing writes there */
@@ -256,7 +256,7 @@ static int cs_chunk(pb_sink *self, const pb_chunk *ch)
         return 0;
     case PB_T_SUB_CALLERS:
         /* exclusive seconds per callee, for a profile without call events */
-        if (name_id(c, ch->s[0].ptr, ch->s[0].len, &id) < 0)
+        if (cstacks_name_id(c, ch->s[0].ptr, ch->s[0].len, &id) < 0)
             break;
         if (pb_grow_zero((void **)&c->flat, &c->cflat, (size_t)id + 1, sizeof *c->flat) < 0)
             break;
@@ -274,7 +274,7 @@ static int cs_chunk(pb_sink *self, const pb_chunk *ch)
 }
 
 /* a frame for name id n: package::name split at the last "::" */
-static pb_status frame_of(chunk_stacks *c, uint32_t n, uint32_t *fid_out)
+static pb_status cstacks_frame_of(chunk_stacks *c, uint32_t n, uint32_t *fid_out)
 {
     pb_frame fr;
     const char *nm = pb_strtab_ptr(&c->names, n);
@@ -340,7 +340,7 @@ static pb_status emit_all(chunk_stacks *c)
                     st = CS_OOM(c);
                     break;
                 }
-                if (fid_of[nm] == NONE && (st = frame_of(c, nm, &fid_of[nm])) != PB_OK)
+                if (fid_of[nm] == NONE && (st = cstacks_frame_of(c, nm, &fid_of[nm])) != PB_OK)
                     break;
                 ids[n++] = fid_of[nm]; /* innermost first, as samples are */
             }
@@ -352,7 +352,7 @@ static pb_status emit_all(chunk_stacks *c)
             double w = c->flat[i] * 1e9;
             if (w < 0.5)
                 continue;
-            if ((st = weight_ns(c, w, &wns)) == PB_OK && (st = frame_of(c, (uint32_t)i, &fid_of[i])) == PB_OK)
+            if ((st = weight_ns(c, w, &wns)) == PB_OK && (st = cstacks_frame_of(c, (uint32_t)i, &fid_of[i])) == PB_OK)
                 st = o->sample(o, 0, &fid_of[i], 1, wns, 0);
         }
     }

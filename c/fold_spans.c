@@ -139,7 +139,7 @@ struct pb_spans {
     pb_callev cev;          /* the thread's stacks as SUB_RETURNs */
 };
 
-static pb_status oom(pb_spans *f, uint64_t off) { return pb_model_oom(&f->m, off); }
+static pb_status spans_oom(pb_spans *f, uint64_t off) { return pb_model_oom(&f->m, off); }
 
 static void spans_cleanup(void *p) { pb_spans_free((pb_spans *)p); }
 
@@ -185,7 +185,7 @@ static pb_status add_kind(pb_spans *f, pb_str name, uint32_t file, uint32_t line
         return pb_fail(f->err, PB_ERR_LIMIT, 0, "more than %u distinct block names (max_strings)", f->max_names);
     if (pb_grow((void **)&f->kinds, &f->kinds_cap, f->nkinds + 1, sizeof *f->kinds) < 0 ||
         pb_strtab_intern(&f->m.str, name.ptr, name.len, &nid) < 0) /* kind names are stored once per text */
-        return oom(f, 0);
+        return spans_oom(f, 0);
     f->kinds[f->nkinds].name = nid;
     f->kinds[f->nkinds].file = file;
     f->kinds[f->nkinds].line = line;
@@ -199,7 +199,7 @@ pb_status pb_spans_kind(pb_spans *f, pb_str name, pb_str file, uint32_t line, ui
     int r = file.len ? pb_model_file(&f->m, file.ptr, file.len, 0, PB_FID_VIA_STMT | PB_FID_VIA_SUB, &fi)
                      : pb_model_file(&f->m, "(unknown file)", 14, NOFILE_VARIANT, PB_FID_VIA_STMT | PB_FID_VIA_SUB, &fi);
     if (r < 0)
-        return oom(f, 0);
+        return spans_oom(f, 0);
     return add_kind(f, name, fi, line, key);
 }
 
@@ -221,7 +221,7 @@ pb_status pb_spans_dynamic_kind(pb_spans *f, pb_str name, uint32_t base_key, uin
         return pb_fail(f->err, PB_ERR_CORRUPT, 0, "run-time name for unknown kind %u", base_key);
     if (pb_strtab_intern(&f->m.str, name.ptr, name.len, &d) < 0 ||
         pb_grow((void **)&f->dyn_kind, &f->dyn_cap, (size_t)d + 1, sizeof *f->dyn_kind) < 0)
-        return oom(f, 0);
+        return spans_oom(f, 0);
     for (; f->dyn_n <= d; f->dyn_n++)
         f->dyn_kind[f->dyn_n] = NONE;
     if (f->dyn_kind[d] != NONE) {
@@ -238,7 +238,7 @@ pb_status pb_spans_dynamic_kind(pb_spans *f, pb_str name, uint32_t base_key, uin
 /* ---- subs and edges (per thread) ---------------------------------------- */
 static pb_status new_sub(pb_spans *f, const char *name, size_t len, uint32_t file, uint32_t line, uint32_t *sub)
 {
-    return pb_model_sub(&f->m, name, len, file, line, sub) < 0 ? oom(f, 0) : PB_OK;
+    return pb_model_sub(&f->m, name, len, file, line, sub) < 0 ? spans_oom(f, 0) : PB_OK;
 }
 
 /* the sub named `name`, defined (SUB_INFO's file and first line) by the
@@ -250,7 +250,7 @@ static pb_status block_sub(pb_spans *f, const char *name, size_t len, uint32_t k
     const fs_kind *d;
     if (pb_strtab_intern(&f->m.str, name, len, &nid) < 0 ||
         pb_grow((void **)&f->def_kind, &f->def_cap, (size_t)nid + 1, sizeof *f->def_kind) < 0)
-        return oom(f, off);
+        return spans_oom(f, off);
     for (; f->def_n <= nid; f->def_n++)
         f->def_kind[f->def_n] = NONE;
     if (f->def_kind[nid] == NONE)
@@ -275,7 +275,7 @@ static pb_status sub_for_kind(pb_spans *f, uint32_t key, uint32_t *sub, uint64_t
         return pb_fail(f->err, PB_ERR_CORRUPT, off, "span of unknown kind %u", key);
     if (key >= f->sok_n) {
         if (pb_grow((void **)&f->sub_of_kind, &f->sok_cap, f->nkinds, sizeof *f->sub_of_kind))
-            return oom(f, off);
+            return spans_oom(f, off);
         for (; f->sok_n < f->nkinds; f->sok_n++)
             f->sub_of_kind[f->sok_n] = NONE;
     }
@@ -291,7 +291,7 @@ static pb_status sub_for_kind(pb_spans *f, uint32_t key, uint32_t *sub, uint64_t
         if (need > sizeof stackbuf) {
             buf = (char *)malloc(need);
             if (!buf)
-                return oom(f, off);
+                return spans_oom(f, off);
         }
         memcpy(buf, BLOCK_PACKAGE, pl);
         memcpy(buf + pl, "::", 2);
@@ -304,7 +304,7 @@ static pb_status sub_for_kind(pb_spans *f, uint32_t key, uint32_t *sub, uint64_t
         f->sub_of_kind[key] = *sub;
         if (*sub >= f->ks_n) {
             if (pb_grow((void **)&f->kind_of_sub, &f->ks_cap, (size_t)*sub + 1, sizeof *f->kind_of_sub))
-                return oom(f, off);
+                return spans_oom(f, off);
             for (; f->ks_n <= *sub; f->ks_n++)
                 f->kind_of_sub[f->ks_n] = NONE;
         }
@@ -330,21 +330,21 @@ static pb_status get_edge(pb_spans *f, uint32_t caller, uint32_t callee, uint32_
         return PB_OK;
     }
     if (pb_model_edge(&f->m, 0, caller, site->file, caller == f->root_sub ? 0 : site->first, callee, edge) < 0)
-        return oom(f, off);
+        return spans_oom(f, off);
     f->ecache[h].caller = caller;
     f->ecache[h].callee = callee;
     f->ecache[h].edge = *edge;
     if (f->m.nedges > n) {
         if (pb_grow((void **)&f->edge_pos, &f->ep_cap, f->m.nedges, sizeof *f->edge_pos) ||
             pb_grow((void **)&f->edge_stamp, &f->es_cap, f->m.nedges, sizeof *f->edge_stamp))
-            return oom(f, off);
+            return spans_oom(f, off);
         f->edge_stamp[*edge] = 0;
     }
     return PB_OK;
 }
 
 /* ---- chunks ------------------------------------------------------------- */
-static int emit_attr(pb_spans *f, const char *key, const char *val)
+static int spans_emit_attr(pb_spans *f, const char *key, const char *val)
 {
     return pb_emit_attribute(f->sink, key, val);
 }
@@ -380,7 +380,7 @@ pb_status pb_spans_thread_begin(pb_spans *f, const pb_spans_thread *t)
     pl = strlen(t->package ? t->package : "main");
     f->package = (char *)malloc(pl + 1);
     if (!f->package)
-        return oom(f, 0);
+        return spans_oom(f, 0);
     memcpy(f->package, t->package ? t->package : "main", pl + 1);
     f->th.package = f->package;
     pb_model_reset_subs(&f->m); /* subs and edges are per thread */
@@ -399,7 +399,7 @@ pb_status pb_spans_thread_begin(pb_spans *f, const pb_spans_thread *t)
         char *buf = (char *)malloc(need);
         pb_status st;
         if (!buf)
-            return oom(f, 0);
+            return spans_oom(f, 0);
         memcpy(buf, f->package, pl);
         memcpy(buf + pl, "::RUNTIME", 9);
         /* a fresh id even if a block is itself called "RUNTIME" */
@@ -444,7 +444,7 @@ static pb_status adopt(pb_spans *f, size_t k, uint32_t s, uint64_t *children_inc
     }
     /* worst case every pool entry plus one own edge per child */
     if (pb_grow((void **)&f->scratch, &f->scratch_cap, (f->npool - from) + (f->ntop - k), sizeof *f->scratch))
-        return oom(f, off);
+        return spans_oom(f, off);
     /* entries below the adopted roots */
     for (p = from; p < f->npool; p++) {
         fs_ment m = f->pool[p];
@@ -486,7 +486,7 @@ static pb_status adopt(pb_spans *f, size_t k, uint32_t s, uint64_t *children_inc
     f->ntop = k;
     f->npool = from;
     if (pb_grow((void **)&f->pool, &f->pool_cap, from + nout, sizeof *f->pool))
-        return oom(f, off);
+        return spans_oom(f, off);
     memcpy(f->pool + from, f->scratch, nout * sizeof *f->pool);
     f->npool = from + nout;
     *children_incl = sum;
@@ -583,11 +583,11 @@ static pb_status merge_paths(pb_spans *f, size_t from, uint32_t s, uint64_t off)
         f->pstamp = 1;
     }
     if (pb_grow((void **)&f->pscratch, &f->pscratch_cap, f->nppool - from + 1, sizeof *f->pscratch))
-        return oom(f, off);
+        return spans_oom(f, off);
     for (p = from; p < f->nppool; p++) {
         uint32_t q = f->ppool[p].path;
         if (s != NONE && path_prepend(f, s, q, &q))
-            return oom(f, off);
+            return spans_oom(f, off);
         if (f->path_stamp[q] == f->pstamp) {
             f->pscratch[f->path_pos[q]].ns += f->ppool[p].ns;
         } else {
@@ -607,7 +607,7 @@ static pb_status own_stack(pb_spans *f, uint32_t s, uint64_t excl, uint64_t off)
 {
     uint32_t q;
     if (root_path(f, s, &q) || pb_grow((void **)&f->ppool, &f->ppool_cap, f->nppool + 1, sizeof *f->ppool))
-        return oom(f, off);
+        return spans_oom(f, off);
     f->ppool[f->nppool].path = q;
     f->ppool[f->nppool++].ns = excl;
     return PB_OK;
@@ -623,7 +623,7 @@ static uint32_t path_sub(const void *ctx, uint32_t sub)
  * prefix-closed trie (a path's parent is interned before it), so a depth-first
  * walk gives one SUB_RETURN per distinct stack, whatever the order in which
  * roots adopted each other.  Subtrees that hold no time are left out. */
-static pb_status call_events(pb_spans *f)
+static pb_status spans_call_events(pb_spans *f)
 {
     size_t np = f->paths.len, i;
     uint64_t any = 0;
@@ -631,7 +631,7 @@ static pb_status call_events(pb_spans *f)
     if (!np)
         return PB_OK;
     if (pb_grow((void **)&f->ce_w, &f->ce_w_cap, np, sizeof *f->ce_w))
-        return oom(f, 0);
+        return spans_oom(f, 0);
     memset(f->ce_w, 0, np * sizeof *f->ce_w);
     for (i = 0; i < f->nppool; i++) {
         f->ce_w[f->ppool[i].path] += f->ppool[i].ns;
@@ -657,7 +657,7 @@ static pb_status sub_frame_id(pb_spans *f, uint32_t sub, uint32_t *id)
     pb_sample_sink *ss = f->stacks;
     if (sub >= f->sf_n) {
         if (pb_grow((void **)&f->sub_frame, &f->sf_cap, (size_t)sub + 1, sizeof *f->sub_frame))
-            return oom(f, 0);
+            return spans_oom(f, 0);
         for (; f->sf_n <= sub; f->sf_n++)
             f->sub_frame[f->sf_n] = NONE;
     }
@@ -705,13 +705,13 @@ static pb_status flush_stacks(pb_spans *f)
     if (ss && (st = ss->thread(ss, f->th.tid, f->th.pid, f->th.ppid, label)) != PB_OK)
         return st;
 
-    if ((st = call_events(f)) != PB_OK)
+    if ((st = spans_call_events(f)) != PB_OK)
         return st;
     for (p = 0; ss && p < f->nppool; p++) {
         if (f->ppool[p].ns == 0)
             continue;
         if (path_chain(f, f->ppool[p].path, &n))
-            return oom(f, 0);
+            return spans_oom(f, 0);
         for (i = 0; i < n; i++) {
             uint32_t fid;
             if ((st = sub_frame_id(f, f->chain[i], &fid)) != PB_OK)
@@ -769,7 +769,7 @@ pb_status pb_spans_span(pb_spans *f, uint32_t key, uint64_t begin_ns, uint64_t e
                            : "block nesting is %u levels deep; the limit is %u, where the profiler's own reader stops",
                        height, f->max_depth);
     if (pb_grow((void **)&f->top, &f->top_cap, f->ntop + 1, sizeof *f->top))
-        return oom(f, offset);
+        return spans_oom(f, offset);
     r = &f->top[f->ntop];
     r->begin = begin_ns;
     r->end = end_ns;
@@ -846,15 +846,15 @@ pb_status pb_spans_thread_end(pb_spans *f)
 
     snprintf(key, sizeof key, "thread_%llu_blocks", (unsigned long long)f->th.tid);
     snprintf(val, sizeof val, "%llu", (unsigned long long)f->cur.spans);
-    if (emit_attr(f, key, val))
+    if (spans_emit_attr(f, key, val))
         return PB_ERR_ABORT;
     snprintf(key, sizeof key, "thread_%llu_top_level", (unsigned long long)f->th.tid);
     snprintf(val, sizeof val, "%llu", (unsigned long long)f->cur.top_level);
-    if (emit_attr(f, key, val))
+    if (spans_emit_attr(f, key, val))
         return PB_ERR_ABORT;
     snprintf(key, sizeof key, "thread_%llu_max_depth", (unsigned long long)f->th.tid);
     snprintf(val, sizeof val, "%u", f->cur.max_depth);
-    if (emit_attr(f, key, val))
+    if (spans_emit_attr(f, key, val))
         return PB_ERR_ABORT;
 
     if (f->m.nedges > 0) {
@@ -867,7 +867,7 @@ pb_status pb_spans_thread_end(pb_spans *f)
         for (i = 0; i < f->m.nsubs; i++) {
             uint32_t nid = f->m.subs[i].name;
             if (pb_grow((void **)&f->info_sent, &f->is_cap, (size_t)nid + 1, 1) < 0)
-                return oom(f, 0);
+                return spans_oom(f, 0);
             for (; f->is_n <= nid; f->is_n++)
                 f->info_sent[f->is_n] = 0;
             f->m.subs[i].used = !f->info_sent[nid];

@@ -11,7 +11,7 @@
 #define BUF_CAP (PB_JSON_INTS_WINDOW + 64u)
 #define NUM_MAX 24u /* '-', 18 digits and the byte after them, with room */
 
-static int is_ws(unsigned char ch) { return ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t'; }
+static int jint_is_ws(unsigned char ch) { return ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t'; }
 
 int pb_json_ints_open(pb_json_ints *c, const unsigned char *mem, size_t len, int fd, uint64_t size, uint64_t at)
 {
@@ -78,10 +78,10 @@ static int fill(pb_json_ints *c, size_t n)
 }
 
 /* past white space to a byte: PB_JSON_INTS_VALUE, or _OTHER at the end, _IO */
-static int skip_ws(pb_json_ints *c)
+static int jint_skip_ws(pb_json_ints *c)
 {
     for (;;) {
-        while (c->p < c->end && is_ws(*c->p))
+        while (c->p < c->end && jint_is_ws(*c->p))
             c->p++;
         if (c->p < c->end)
             return PB_JSON_INTS_VALUE;
@@ -94,7 +94,7 @@ static int skip_ws(pb_json_ints *c)
 
 int pb_json_ints_begin(pb_json_ints *c)
 {
-    int r = skip_ws(c);
+    int r = jint_skip_ws(c);
     if (r != PB_JSON_INTS_VALUE)
         return r;
     if (*c->p != '[')
@@ -110,8 +110,8 @@ int pb_json_ints_next_any(pb_json_ints *c, int64_t *v)
     uint64_t x = 0;
     unsigned n;
     int neg = 0, r;
-    if (c->p >= c->end || is_ws(*c->p)) {
-        if ((r = skip_ws(c)) != PB_JSON_INTS_VALUE)
+    if (c->p >= c->end || jint_is_ws(*c->p)) {
+        if ((r = jint_skip_ws(c)) != PB_JSON_INTS_VALUE)
             return r;
     }
     if (*c->p == ']') {
@@ -122,8 +122,8 @@ int pb_json_ints_next_any(pb_json_ints *c, int64_t *v)
         if (*c->p != ',')
             return PB_JSON_INTS_OTHER;
         c->p++;
-        if (c->p >= c->end || is_ws(*c->p)) {
-            if ((r = skip_ws(c)) != PB_JSON_INTS_VALUE)
+        if (c->p >= c->end || jint_is_ws(*c->p)) {
+            if ((r = jint_skip_ws(c)) != PB_JSON_INTS_VALUE)
                 return r;
         }
     }
@@ -143,7 +143,7 @@ int pb_json_ints_next_any(pb_json_ints *c, int64_t *v)
             x = x * 10u + (uint64_t)(*q - '0');
     }
     /* what ends it must be there: no 19th digit, fraction or exponent */
-    if (q >= e || !(is_ws(*q) || *q == ',' || *q == ']'))
+    if (q >= e || !(jint_is_ws(*q) || *q == ',' || *q == ']'))
         return PB_JSON_INTS_OTHER;
     c->p = q;
     *v = neg ? -(int64_t)x : (int64_t)x;

@@ -133,7 +133,7 @@ void pb_loss_count_free(pb_loss_count *lc)
 }
 
 /* ---- globs -------------------------------------------------------------- */
-static int is_digit(char c) { return c >= '0' && c <= '9'; }
+static int losses_is_digit(char c) { return c >= '0' && c <= '9'; }
 
 /* does pattern p[0..pn) match all of s[0..sn) */
 static int glob_one(const char *p, size_t pn, const char *s, size_t sn)
@@ -148,7 +148,7 @@ static int glob_one(const char *p, size_t pn, const char *s, size_t sn)
         return 0;
     }
     if (*p == '#') {
-        for (k = 0; k < sn && is_digit(s[k]); k++)
+        for (k = 0; k < sn && losses_is_digit(s[k]); k++)
             if (glob_one(p + 1, pn - 1, s + k + 1, sn - k - 1))
                 return 1;
         return 0;
@@ -255,7 +255,7 @@ static const char *number_text(uint64_t whole, int fractional, double f, char *b
 }
 
 /* "k:count,...": the counts of every k but "" and "0" */
-static const char *status_text(const char *v, char *buf, size_t cap)
+static const char *losses_status_text(const char *v, char *buf, size_t cap)
 {
     uint64_t whole = 0;
     double f = 0;
@@ -296,7 +296,7 @@ const char *pb_loss_count_text(const pb_loss_count *lc, size_t i, char *buf, siz
     switch (lc->kind[i]) {
     case K_ATTR: return v ? v : "0";
     case K_PCT: return pct_text(v, buf, cap);
-    case K_STATUS: return status_text(v, buf, cap);
+    case K_STATUS: return losses_status_text(v, buf, cap);
     case K_CHUNKS: return number_text(lc->slot[i] >= 0 ? lc->tags[lc->slot[i]] : 0, 0, 0, buf, cap);
     case K_SUM:
     case K_KEYS:

@@ -62,7 +62,7 @@ typedef struct {
 #define M_OOM(m) pb_fail((m)->err, PB_ERR_LIMIT, 0, "out of memory while merging profiles")
 
 static uint32_t th_hash(uint32_t input, uint64_t key) { return pb_mix64(key ^ ((uint64_t)input << 40)) ^ input; }
-static uint32_t h_thread(const void *ctx, uint32_t i)
+static uint32_t merge_h_thread(const void *ctx, uint32_t i)
 {
     const m_thread *t = &((const merger *)ctx)->threads[i];
     return th_hash(t->input, t->key);
@@ -104,7 +104,7 @@ static pb_status map_thread(merger *m, uint64_t key, uint64_t *out, int *fresh)
     size_t j;
     uint32_t i;
     *fresh = 0;
-    if (pb_index_reserve(&m->tix, m->nthreads, h_thread, m) < 0)
+    if (pb_index_reserve(&m->tix, m->nthreads, merge_h_thread, m) < 0)
         return M_OOM(m);
     PB_INDEX_FIND(&m->tix, th_hash(m->input, key), j, i, m->threads[i].input == m->input && m->threads[i].key == key);
     if (i != PB_INDEX_NONE) {
@@ -392,7 +392,7 @@ static char spool_dir[PB_ERR_FILE_MAX]; /* where spools go: $TMPDIR, else /tmp *
 
 /* a spool write error is the worker's error, whatever the decoder was
  * doing: "merge: io: <spool dir>: cannot write a merge worker's spool: ..." */
-static pb_status spool_fail(pb_error *err, int e)
+static pb_status merge_spool_fail(pb_error *err, int e)
 {
     char b[128];
     pb_error_init(err, "merge", spool_dir);
@@ -402,7 +402,7 @@ static pb_status spool_fail(pb_error *err, int e)
 static pb_status sp_io(pb_sample_sink *self)
 {
     spooler *w = (spooler *)self->ctx;
-    return spool_fail(self->err, w->werrno);
+    return merge_spool_fail(self->err, w->werrno);
 }
 
 static pb_status sp_attribute(pb_sample_sink *self, const char *key, pb_str v)
@@ -413,7 +413,7 @@ static pb_status sp_attribute(pb_sample_sink *self, const char *key, pb_str v)
         return sp_io(self);
     return PB_OK;
 }
-static pb_status sp_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id)
+static pb_status merge_sp_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id)
 {
     spooler *w = (spooler *)self->ctx;
     unsigned char t = R_FRAME, k = (unsigned char)fr->kind;
@@ -503,7 +503,7 @@ static pb_status sp_graph_line(pb_sample_sink *self, uint64_t key, uint32_t fram
     return sp_keyed(self, R_GLINE, key, &frame, sizeof frame, &line, sizeof line, &cost, sizeof cost);
 }
 
-static const pb_sample_sink spool_calls = {.attribute = sp_attribute, .frame = sp_frame, .thread = sp_thread,
+static const pb_sample_sink spool_calls = {.attribute = sp_attribute, .frame = merge_sp_frame, .thread = sp_thread,
     .sample = sp_sample, .note = sp_note, .finish = sp_finish, .graph_func = sp_graph_func,
     .graph_edge = sp_graph_edge, .graph_line = sp_graph_line, .span = sp_span, .sample_tags = sp_sample_tags};
 
@@ -602,7 +602,7 @@ static int worker(FILE *fp, int fd, const char *const *in, size_t from, size_t t
         uint64_t idx = i;
         pb_status st;
         if (sp_put(fp, &t, 1) || sp_put(fp, &idx, sizeof idx)) {
-            spool_fail(&err, sw.werrno);
+            merge_spool_fail(&err, sw.werrno);
             worker_report_error(fd, &err, PB_ERR_IO);
             return 2;
         }
@@ -610,7 +610,7 @@ static int worker(FILE *fp, int fd, const char *const *in, size_t from, size_t t
         if (st == PB_OK && (sp_put(fp, &d, 1) || sp_put(fp, &idx, sizeof idx)))
             st = PB_ERR_IO;
         if (sw.wfail) /* the spool's error, not what the decoder made of it */
-            st = spool_fail(&err, sw.werrno);
+            st = merge_spool_fail(&err, sw.werrno);
         if (st != PB_OK) {
             worker_report_error(fd, &err, st);
             return 2;
@@ -622,7 +622,7 @@ static int worker(FILE *fp, int fd, const char *const *in, size_t from, size_t t
     }
     errno = 0;
     if (fflush(fp) != 0 || ferror(fp) || (end = ftell(fp)) < 0) {
-        spool_fail(&err, errno);
+        merge_spool_fail(&err, errno);
         worker_report_error(fd, &err, PB_ERR_IO);
         return 2;
     }
@@ -648,7 +648,7 @@ typedef struct {
 } spool_rd;
 
 static int rd(spool_rd *r, void *p, size_t n) { return n == 0 || fread(p, 1, n, r->fp) == n ? 0 : -1; }
-static int rd_str(spool_rd *r, int k, pb_str *s)
+static int merge_rd_str(spool_rd *r, int k, pb_str *s)
 {
     uint64_t n;
     unsigned char u;
@@ -665,7 +665,7 @@ static int rd_str(spool_rd *r, int k, pb_str *s)
  * its completion record */
 /* Over 80 lines, kept whole: one loop over the spool's record kinds, each a few lines; the record
  * format reads best in one place. */
-static pb_status replay(merger *m, spool_rd *r, size_t from, size_t to, uint32_t **map, size_t *cmap, pb_error *err)
+static pb_status merge_replay(merger *m, spool_rd *r, size_t from, size_t to, uint32_t **map, size_t *cmap, pb_error *err)
 {
     int c;
     uint32_t nf = 0, *ids = NULL;
@@ -695,7 +695,7 @@ static pb_status replay(merger *m, spool_rd *r, size_t from, size_t to, uint32_t
         }
         case R_ATTR: {
             pb_str k, v;
-            if (rd_str(r, 0, &k) || rd_str(r, 1, &v))
+            if (merge_rd_str(r, 0, &k) || merge_rd_str(r, 1, &v))
                 BAD();
             st = mg_attribute(&m->ss, k.ptr, v);
             break;
@@ -704,10 +704,10 @@ static pb_status replay(merger *m, spool_rd *r, size_t from, size_t to, uint32_t
             pb_frame fr;
             unsigned char kind;
             memset(&fr, 0, sizeof fr);
-            if (rd(r, &kind, 1) || rd_str(r, 0, &fr.package) || rd_str(r, 1, &fr.name) || rd_str(r, 2, &fr.file) ||
+            if (rd(r, &kind, 1) || merge_rd_str(r, 0, &fr.package) || merge_rd_str(r, 1, &fr.name) || merge_rd_str(r, 2, &fr.file) ||
                 rd(r, &fr.line, sizeof fr.line) || rd(r, &fr.first_line, sizeof fr.first_line) ||
-                rd_str(r, 3, &fr.own) || rd_str(r, 4, &fr.verbatim) || rd(r, &fr.address, sizeof fr.address) ||
-                rd(r, &fr.place, sizeof fr.place) || rd_str(r, 5, &fr.sys_name))
+                merge_rd_str(r, 3, &fr.own) || merge_rd_str(r, 4, &fr.verbatim) || rd(r, &fr.address, sizeof fr.address) ||
+                rd(r, &fr.place, sizeof fr.place) || merge_rd_str(r, 5, &fr.sys_name))
                 BAD();
             fr.kind = (pb_frame_kind)kind;
             if (pb_grow((void **)map, cmap, (size_t)nf + 1, sizeof **map) < 0) {
@@ -724,7 +724,7 @@ static pb_status replay(merger *m, spool_rd *r, size_t from, size_t to, uint32_t
             unsigned char has;
             pb_str l;
             if (rd(r, &key, sizeof key) || rd(r, &pid, sizeof pid) || rd(r, &ppid, sizeof ppid) || rd(r, &has, 1) ||
-                (has && rd_str(r, 0, &l)))
+                (has && merge_rd_str(r, 0, &l)))
                 BAD();
             st = mg_thread(&m->ss, key, pid, ppid, has ? l.ptr : NULL);
             break;
@@ -747,7 +747,7 @@ static pb_status replay(merger *m, spool_rd *r, size_t from, size_t to, uint32_t
         case R_NOTE: {
             pb_str k, a, b;
             uint32_t n;
-            if (rd_str(r, 0, &k) || rd_str(r, 1, &a) || rd_str(r, 2, &b) || rd(r, &n, sizeof n))
+            if (merge_rd_str(r, 0, &k) || merge_rd_str(r, 1, &a) || merge_rd_str(r, 2, &b) || rd(r, &n, sizeof n))
                 BAD();
             st = pb_sample_pass_note(&m->ss, k.ptr, a, b, n);
             break;
@@ -763,7 +763,7 @@ static pb_status replay(merger *m, spool_rd *r, size_t from, size_t to, uint32_t
         }
         case R_TAGS: {
             pb_str op, status;
-            if (!m->ss.sample_tags || rd_str(r, 0, &op) || rd_str(r, 1, &status))
+            if (!m->ss.sample_tags || merge_rd_str(r, 0, &op) || merge_rd_str(r, 1, &status))
                 BAD();
             if (r->none[1])
                 status.ptr = NULL; /* the source records no thread state (samples.h) */
@@ -979,7 +979,7 @@ static void collect_pipes(m_worker *wk, size_t nw, const pb_options *opt, uint64
 }
 
 /* a spool file in $TMPDIR, unlinked at once */
-static FILE *spool_open(pb_error *err)
+static FILE *merge_spool_open(pb_error *err)
 {
     const char *dir = getenv("TMPDIR");
     char *path;
@@ -1048,7 +1048,7 @@ static pb_status merge_jobs(merger *m, const char *const *in, size_t n, const pb
         int pfd[2];
         wk[w].from = w * n / nw;
         wk[w].to = (w + 1) * n / nw;
-        if (!(wk[w].spool = spool_open(err))) {
+        if (!(wk[w].spool = merge_spool_open(err))) {
             st = err->status;
             break;
         }
@@ -1122,7 +1122,7 @@ static pb_status merge_jobs(merger *m, const char *const *in, size_t n, const pb
         rewind(wk[w].spool);
         r.fp = wk[w].spool;
         pb_error_init(err, "merge", in[wk[w].from]);
-        st = replay(m, &r, wk[w].from, wk[w].to, &map, &cmap, err);
+        st = merge_replay(m, &r, wk[w].from, wk[w].to, &map, &cmap, err);
     }
     for (w = 0; w < nw; w++) {
         if (wk[w].spool)
@@ -1301,16 +1301,16 @@ typedef struct {
     size_t n, cap;
     pb_index ix;
 } m_keyset;
-static uint32_t key_hash(m_key k) { return pb_mix64(k.ino ^ (k.dev << 40) ^ (k.dev >> 24)); }
-static uint32_t h_key(const void *ctx, uint32_t i) { return key_hash(((const m_keyset *)ctx)->keys[i]); }
+static uint32_t merge_key_hash(m_key k) { return pb_mix64(k.ino ^ (k.dev << 40) ^ (k.dev >> 24)); }
+static uint32_t merge_h_key(const void *ctx, uint32_t i) { return merge_key_hash(((const m_keyset *)ctx)->keys[i]); }
 /* 1 when k is in the set; else 0, and with add, put it there (-1: out of memory) */
 static int keyset_has(m_keyset *s, m_key k, int add)
 {
     size_t j;
     uint32_t i;
-    if (pb_index_reserve(&s->ix, s->n, h_key, s) < 0)
+    if (pb_index_reserve(&s->ix, s->n, merge_h_key, s) < 0)
         return -1;
-    PB_INDEX_FIND(&s->ix, key_hash(k), j, i, s->keys[i].dev == k.dev && s->keys[i].ino == k.ino);
+    PB_INDEX_FIND(&s->ix, merge_key_hash(k), j, i, s->keys[i].dev == k.dev && s->keys[i].ino == k.ino);
     if (i != PB_INDEX_NONE)
         return 1;
     if (add) {

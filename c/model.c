@@ -362,7 +362,7 @@ void pb_model_reset_subs(pb_model *m)
 }
 
 /* ---- edges ---- */
-static uint32_t edge_hash_of(const void *ctx, uint32_t id)
+static uint32_t model_edge_hash_of(const void *ctx, uint32_t id)
 {
     const pb_medge *e = &((const pb_model *)ctx)->edges[id];
     return pb_model_edge_hash(e->thread, e->caller, e->file, e->line, e->callee);
@@ -376,7 +376,7 @@ int pb_model_edge_add(pb_model *m, uint32_t thread, uint32_t caller, uint32_t fi
     pb_medge *o;
     uint32_t i;
     if (!k) {
-        if (m->nedges >= UINT32_MAX - 1 || pb_index_reserve(&m->eix, m->nedges, edge_hash_of, m) < 0)
+        if (m->nedges >= UINT32_MAX - 1 || pb_index_reserve(&m->eix, m->nedges, model_edge_hash_of, m) < 0)
             return -1;
         PB_INDEX_FIND(&m->eix, pb_model_edge_hash(thread, caller, file, line, callee), k, i,
                       pb_medge_is(&m->edges[i], thread, caller, file, line, callee));

@@ -190,7 +190,7 @@ size_t pb_name_package_end(const char *in, size_t len)
     return at;
 }
 
-static int map_name(pb_present *p, int k, pb_str *s)
+static int present_map_name(pb_present *p, int k, pb_str *s)
 {
     const char *in = s->ptr ? s->ptr : "";
     size_t n = pb_nytprof_name(in, s->len, NULL, 0);
@@ -578,7 +578,7 @@ static int read_source(pb_present *p, int fd, size_t *n)
 }
 
 /* a name from the profile into a message: control bytes as \xHH, at most 120 bytes */
-static void put_name(char *dst, size_t cap, const char *s, size_t n)
+static void present_put_name(char *dst, size_t cap, const char *s, size_t n)
 {
     /* at most 120 bytes of the name, control bytes escaped by the one
      * escaper of every message (pb_escape_controls) */
@@ -601,14 +601,14 @@ static void note_not_embedded(pb_present *p, const char *nm, size_t len, const c
     if (why) {
         if (p->refused < PB_MISSING_LISTED) {
             char esc[sizeof p->listed[0]];
-            put_name(esc, sizeof esc - 2, nm, len);
+            present_put_name(esc, sizeof esc - 2, nm, len);
             snprintf(p->refused_listed[p->refused], sizeof p->refused_listed[0], "'%s' (%s)", esc, why);
         }
         p->refused++;
         return;
     }
     if (p->missing < PB_MISSING_LISTED)
-        put_name(p->listed[p->missing], sizeof p->listed[0], nm, len);
+        present_put_name(p->listed[p->missing], sizeof p->listed[0], nm, len);
     p->missing++;
     if (!len || nm[0] != '/')
         p->missing_rel++;
@@ -626,7 +626,7 @@ static void pe_scan_end(pb_present *p, uint32_t fid, uint32_t lines);
 static int emit_fid(pb_present *p, const pb_chunk *c)
 {
     pb_chunk nc = *c;
-    if (map_name(p, 0, &nc.s[0]) < 0) {
+    if (present_map_name(p, 0, &nc.s[0]) < 0) {
         pb_fail(p->err, PB_ERR_LIMIT, 0, "out of memory while mapping names");
         return -1;
     }
@@ -636,7 +636,7 @@ static int emit_fid(pb_present *p, const pb_chunk *c)
 /* NEW_FID of a file whose source may be embedded */
 /* Over 80 lines, kept whole: one NEW_FID's source lookup, embedding and the bounds on the buffer it
  * holds, in the order the decisions are taken. */
-static int new_fid(pb_present *p, const pb_chunk *c)
+static int present_new_fid(pb_present *p, const pb_chunk *c)
 {
     pb_chunk nc = *c;
     uint32_t fid = c->u[0], line = 0;
@@ -672,7 +672,7 @@ static int new_fid(pb_present *p, const pb_chunk *c)
         if (rc == -1) {
             char msg[256], esc[130];
             int e = errno;
-            put_name(esc, sizeof esc, nm->ptr, nm->len);
+            present_put_name(esc, sizeof esc, nm->ptr, nm->len);
             snprintf(msg, sizeof msg, "convert: warning: cannot read the source of '%s': %s (not embedded)", esc,
                      strerror(e));
             if (p->out->warn)
@@ -1131,7 +1131,7 @@ static int present_chunk(pb_sink *self, const pb_chunk *c)
         nc.s[0].utf8 = 0; /* bytes, as NYTProf writes file names */
         if (nc.s[0].len == 0)
             nc.u[3] |= PB_FID_IS_FAKE; /* no file at all (XS frames): nothing to open */
-        return new_fid(p, &nc);
+        return present_new_fid(p, &nc);
     case PB_T_SUB_RETURN:
         p->saw_return = 1;
         /* fall through */
@@ -1139,12 +1139,12 @@ static int present_chunk(pb_sink *self, const pb_chunk *c)
         nc = *c;
         if (p->pyn && c->tag == PB_T_SUB_INFO)
             pe_place(p, &nc);
-        if (map_name(p, 0, &nc.s[0]) < 0)
+        if (present_map_name(p, 0, &nc.s[0]) < 0)
             goto nomem;
         return fwd(p, &nc);
     case PB_T_SUB_CALLERS:
         nc = *c;
-        if (map_name(p, 0, &nc.s[0]) < 0 || map_name(p, 1, &nc.s[1]) < 0)
+        if (present_map_name(p, 0, &nc.s[0]) < 0 || present_map_name(p, 1, &nc.s[1]) < 0)
             goto nomem;
         if (!p->saw_return && record_edge(p, &nc) < 0)
             goto nomem;

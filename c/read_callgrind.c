@@ -117,13 +117,13 @@ typedef struct {
 
 #define OOM(r) pb_fail((r)->err, PB_ERR_LIMIT, (r)->line_off, "out of memory reading a callgrind file")
 
-static pb_status bad(cg *r, const char *what)
+static pb_status callgrind_bad(cg *r, const char *what)
 {
     return pb_fail(r->err, PB_ERR_CORRUPT, r->line_off, "line %llu: %s", (unsigned long long)r->lineno, what);
 }
 
 /* the next line (without its LF and CR), *eof at the end of the input */
-static pb_status next_line(cg *r, const char **line, size_t *len, int *eof)
+static pb_status callgrind_next_line(cg *r, const char **line, size_t *len, int *eof)
 {
     return pb_src_line(r->s, r->opt.max_record_size, &r->lineno, &r->line_off, r->err, line, len, eof);
 }
@@ -145,7 +145,7 @@ static pb_status name_of(cg *r, cg_ids *t, const char *p, size_t n, uint32_t *ou
     }
     while (i < n && p[i] >= '0' && p[i] <= '9') {
         if (num > (UINT64_MAX - 9) / 10)
-            return bad(r, "a name's id does not fit 64 bits");
+            return callgrind_bad(r, "a name's id does not fit 64 bits");
         num = num * 10 + (uint64_t)(p[i++] - '0');
         digits = 1;
     }
@@ -163,7 +163,7 @@ static pb_status name_of(cg *r, cg_ids *t, const char *p, size_t n, uint32_t *ou
     PB_INDEX_FIND(&t->ix, pb_mix64(num), k, j, t->e[j].num == num);
     if (i >= n) {
         if (j == PB_INDEX_NONE)
-            return bad(r, "a compressed name's id is used before it is defined");
+            return callgrind_bad(r, "a compressed name's id is used before it is defined");
         *out = t->e[j].str;
         return PB_OK;
     }
@@ -252,7 +252,7 @@ static pb_status sum_add(cg *r, cg_sums *t, uint32_t a, uint32_t b, uint32_t lin
 }
 
 /* ---- numbers and positions ---------------------------------------------- */
-static int is_ws(char c) { return c == ' ' || c == '\t'; }
+static int callgrind_is_ws(char c) { return c == ' ' || c == '\t'; }
 
 /* an unsigned decimal or 0x hex number at p[*i..n) */
 static int parse_u64(const char *p, size_t n, size_t *i, uint64_t *v)
@@ -262,7 +262,7 @@ static int parse_u64(const char *p, size_t n, size_t *i, uint64_t *v)
     int any = 0;
     if (j + 1 < n && p[j] == '0' && (p[j + 1] == 'x' || p[j + 1] == 'X')) {
         j += 2;
-        for (; j < n && !is_ws(p[j]); j++) {
+        for (; j < n && !callgrind_is_ws(p[j]); j++) {
             char c = p[j];
             unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0') : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
                        : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10) : 16;
@@ -278,7 +278,7 @@ static int parse_u64(const char *p, size_t n, size_t *i, uint64_t *v)
             x = x * 10 + (uint64_t)(p[j] - '0');
             any = 1;
         }
-        if (j < n && !is_ws(p[j]))
+        if (j < n && !callgrind_is_ws(p[j]))
             return 0;
     }
     *i = j;
@@ -294,7 +294,7 @@ static int parse_pos(const char *p, size_t n, size_t *i, int64_t last, int64_t *
     if (j < n && p[j] == '*') {
         *v = last;
         *i = j + 1;
-        return j + 1 >= n || is_ws(p[j + 1]);
+        return j + 1 >= n || callgrind_is_ws(p[j + 1]);
     }
     if (j < n && (p[j] == '+' || p[j] == '-')) {
         char sgn = p[j++];
@@ -311,20 +311,20 @@ static int parse_pos(const char *p, size_t n, size_t *i, int64_t last, int64_t *
     return 1;
 }
 
-static void skip_ws(const char *p, size_t n, size_t *i)
+static void callgrind_skip_ws(const char *p, size_t n, size_t *i)
 {
-    while (*i < n && is_ws(p[*i]))
+    while (*i < n && callgrind_is_ws(p[*i]))
         (*i)++;
 }
 
 /* the next blank-separated word of p[*i..n): 1 with it at p[*b..*i), 0 at the end */
 static int next_word(const char *p, size_t n, size_t *i, size_t *b)
 {
-    skip_ws(p, n, i);
+    callgrind_skip_ws(p, n, i);
     if (*i >= n)
         return 0;
     *b = *i;
-    while (*i < n && !is_ws(p[*i]))
+    while (*i < n && !callgrind_is_ws(p[*i]))
         (*i)++;
     return 1;
 }
@@ -339,9 +339,9 @@ static pb_status cost_line(cg *r, const char *p, size_t n, uint32_t *line, uint6
     *line = 0;
     *cost = 0;
     for (k = 0; k < r->npos; k++) {
-        skip_ws(p, n, &i);
+        callgrind_skip_ws(p, n, &i);
         if (!parse_pos(p, n, &i, r->last[k], &v[k]))
-            return bad(r, "a cost line's position is not a number, +N, -N or *");
+            return callgrind_bad(r, "a cost line's position is not a number, +N, -N or *");
     }
     for (k = 0; k < r->npos; k++)
         r->last[k] = v[k];
@@ -351,13 +351,13 @@ static pb_status cost_line(cg *r, const char *p, size_t n, uint32_t *line, uint6
     }
     for (e = 0;; e++) {
         uint64_t x;
-        skip_ws(p, n, &i);
+        callgrind_skip_ws(p, n, &i);
         if (i >= n)
             break;
         if (!parse_u64(p, n, &i, &x))
-            return bad(r, "a cost is not a number");
+            return callgrind_bad(r, "a cost is not a number");
         if (e >= r->nevents)
-            return bad(r, "a cost line has more costs than events");
+            return callgrind_bad(r, "a cost line has more costs than events");
         if (e == r->event)
             *cost = x;
     }
@@ -380,11 +380,11 @@ static pb_status header_line(cg *r, const char *p, size_t n, size_t colon)
     size_t v = colon + 1;
     const char *key = p;
     size_t kl = colon;
-    skip_ws(p, n, &v);
+    callgrind_skip_ws(p, n, &v);
     if (kl == 6 && !memcmp(key, "events", 6)) {
         size_t i = v;
         if (r->have_events)
-            return bad(r, "a second events: line");
+            return callgrind_bad(r, "a second events: line");
         r->have_events = 1;
         size_t b;
         while (next_word(p, n, &i, &b)) {
@@ -393,7 +393,7 @@ static pb_status header_line(cg *r, const char *p, size_t n, size_t colon)
             snprintf(r->events[r->nevents++], sizeof r->events[0], "%.*s", (int)(i - b), p + b);
         }
         if (!r->nevents)
-            return bad(r, "an events: line names no event");
+            return callgrind_bad(r, "an events: line names no event");
         r->event = 0;
         if (r->opt.sample_type && *r->opt.sample_type) {
             unsigned e;
@@ -428,18 +428,18 @@ static pb_status header_line(cg *r, const char *p, size_t n, size_t colon)
             r->npos++;
         }
         if (!r->npos)
-            return bad(r, "a positions: line names no position");
+            return callgrind_bad(r, "a positions: line names no position");
         r->last[0] = r->last[1] = 0;
     } else if ((kl == 7 && !memcmp(key, "summary", 7)) || (kl == 6 && !memcmp(key, "totals", 6))) {
         size_t i = v;
         unsigned e;
         uint64_t x = 0, got = 0;
         for (e = 0;; e++) {
-            skip_ws(p, n, &i);
+            callgrind_skip_ws(p, n, &i);
             if (i >= n)
                 break;
             if (!parse_u64(p, n, &i, &x))
-                return bad(r, "a summary: or totals: cost is not a number");
+                return callgrind_bad(r, "a summary: or totals: cost is not a number");
             if (e == r->event)
                 got = x;
         }
@@ -451,7 +451,7 @@ static pb_status header_line(cg *r, const char *p, size_t n, size_t colon)
         size_t i = v;
         uint64_t t;
         if (!parse_u64(p, n, &i, &t))
-            return bad(r, "a thread: line's value is not a number");
+            return callgrind_bad(r, "a thread: line's value is not a number");
         if (t != r->thread) {
             r->thread = t;
             r->cur = NONE;
@@ -473,7 +473,7 @@ static pb_status current(cg *r, uint32_t *fn)
     pb_status st;
     if (r->cur == NONE) {
         if (r->fnid == NONE)
-            return bad(r, "a cost line before any fn=");
+            return callgrind_bad(r, "a cost line before any fn=");
         if ((st = fn_get(r, r->fl, r->fnid, &r->cur)) != PB_OK)
             return st;
     }
@@ -492,7 +492,7 @@ static pb_status body_line(cg *r, const char *p, size_t n)
     char c = p[0];
     if ((c >= '0' && c <= '9') || c == '+' || c == '-' || c == '*') {
         if (!r->have_events)
-            return bad(r, "a cost line before the events: line");
+            return callgrind_bad(r, "a cost line before the events: line");
         if (!r->npos)
             r->npos = 1, r->pos_line = 1;
         if ((st = current(r, &fn)) != PB_OK || (st = cost_line(r, p, n, &line, &cost)) != PB_OK)
@@ -524,7 +524,7 @@ static pb_status body_line(cg *r, const char *p, size_t n)
         return sum_add(r, &r->ln, fn, r->fi != NONE ? r->fi : r->fl, line, 0, cost, "a line's cost");
     }
     if (r->in_call)
-        return bad(r, "a calls= line is not followed by its cost line");
+        return callgrind_bad(r, "a calls= line is not followed by its cost line");
     if (starts(p, n, "fn=", &a)) {
         if ((st = name_of(r, &r->fns, p + a, n - a, &r->fnid)) != PB_OK)
             return st;
@@ -560,9 +560,9 @@ static pb_status body_line(cg *r, const char *p, size_t n)
     if (starts(p, n, "calls=", &a)) {
         size_t i = a;
         if (r->cfn == NONE)
-            return bad(r, "calls= without a cfn=");
+            return callgrind_bad(r, "calls= without a cfn=");
         if (!parse_u64(p, n, &i, &r->pending_calls))
-            return bad(r, "calls= count is not a number");
+            return callgrind_bad(r, "calls= count is not a number");
         /* calls=0 (go tool pprof writes it): callgrind_annotate reads the
          * next cost line as the caller's own cost, and so do we */
         r->in_call = r->pending_calls > 0;
@@ -583,7 +583,7 @@ static pb_status body_line(cg *r, const char *p, size_t n)
                 return header_line(r, p, n, (size_t)(colon - p));
         }
     }
-    return bad(r, "not a callgrind line");
+    return callgrind_bad(r, "not a callgrind line");
 }
 
 /* ---- into the sink -------------------------------------------------------- */
@@ -593,7 +593,7 @@ static int is_unknown(cg *r, uint32_t s)
            (pb_strtab_len(&r->str, s) == 3 && !memcmp(pb_strtab_ptr(&r->str, s), "???", 3));
 }
 
-static pb_status frame_of(cg *r, uint32_t fi, uint32_t file, uint32_t *id)
+static pb_status callgrind_frame_of(cg *r, uint32_t fi, uint32_t file, uint32_t *id)
 {
     cg_fn *f = &r->fn[fi];
     pb_frame pf;
@@ -634,9 +634,9 @@ static pb_status frame_of(cg *r, uint32_t fi, uint32_t file, uint32_t *id)
     return r->out->frame(r->out, &pf, id);
 }
 
-static pb_status attr(cg *r, const char *k, const char *v) { return r->out->attribute(r->out, k, pb_str_c(v)); }
+static pb_status callgrind_attr(cg *r, const char *k, const char *v) { return r->out->attribute(r->out, k, pb_str_c(v)); }
 
-static pb_status flush(cg *r)
+static pb_status callgrind_flush(cg *r)
 {
     size_t i;
     pb_status st;
@@ -644,24 +644,24 @@ static pb_status flush(cg *r)
     size_t w = 0;
     uint64_t *ncallers;
     uint64_t last_thread = UINT64_MAX;
-    if ((st = attr(r, "call_graph", "exact")) != PB_OK)
+    if ((st = callgrind_attr(r, "call_graph", "exact")) != PB_OK)
         return st;
     buf[0] = '\0';
     for (i = 0; i < r->nevents && w < sizeof buf; i++)
         w += (size_t)snprintf(buf + w, sizeof buf - w, "%s%s", i ? "," : "", r->events[i]);
-    if ((st = attr(r, "graph_events", buf)) != PB_OK || (st = attr(r, "graph_event", r->events[r->event])) != PB_OK ||
-        (st = attr(r, "graph_cost_unit", r->events[r->event])) != PB_OK)
+    if ((st = callgrind_attr(r, "graph_events", buf)) != PB_OK || (st = callgrind_attr(r, "graph_event", r->events[r->event])) != PB_OK ||
+        (st = callgrind_attr(r, "graph_cost_unit", r->events[r->event])) != PB_OK)
         return st;
-    if (r->creator[0] && (st = attr(r, "graph_producer", r->creator)) != PB_OK)
+    if (r->creator[0] && (st = callgrind_attr(r, "graph_producer", r->creator)) != PB_OK)
         return st;
     if (r->have_summary || r->have_totals) {
         snprintf(buf, sizeof buf, "%llu", (unsigned long long)(r->have_summary && r->summary ? r->summary : r->totals));
-        if ((st = attr(r, "graph_total", buf)) != PB_OK)
+        if ((st = callgrind_attr(r, "graph_total", buf)) != PB_OK)
             return st;
     }
-    if (r->err->file[0] && (st = attr(r, "application", r->err->file)) != PB_OK)
+    if (r->err->file[0] && (st = callgrind_attr(r, "application", r->err->file)) != PB_OK)
         return st;
-    if ((st = attr(r, "basetime", "0")) != PB_OK)
+    if ((st = callgrind_attr(r, "basetime", "0")) != PB_OK)
         return st;
     /* threads, then every function's frame and totals */
     for (i = 0; i < r->nfn; i++) {
@@ -676,7 +676,7 @@ static pb_status flush(cg *r)
                                      label)) != PB_OK)
                 return st;
         }
-        if ((st = frame_of(r, (uint32_t)i, f->file, &f->frame)) != PB_OK)
+        if ((st = callgrind_frame_of(r, (uint32_t)i, f->file, &f->frame)) != PB_OK)
             return st;
         memset(&g, 0, sizeof g);
         g.frame = f->frame;
@@ -690,7 +690,7 @@ static pb_status flush(cg *r)
         const cg_sum *l = &r->ln.e[i]; /* a: function, b: file */
         const cg_fn *f = &r->fn[l->a];
         uint32_t frame = f->frame;
-        if (l->b != f->file && (st = frame_of(r, l->a, l->b, &frame)) != PB_OK)
+        if (l->b != f->file && (st = callgrind_frame_of(r, l->a, l->b, &frame)) != PB_OK)
             return st;
         if (l->cost && r->out->graph_line && (st = r->out->graph_line(r->out, f->thread, frame, l->line, l->cost)) != PB_OK)
             return st;
@@ -747,7 +747,7 @@ static pb_status cg_run(void *p, pb_sample_sink *out)
     int eof = 0;
     r->out = out;
     for (;;) {
-        if ((st = next_line(r, &line, &len, &eof)) != PB_OK)
+        if ((st = callgrind_next_line(r, &line, &len, &eof)) != PB_OK)
             return st;
         if (eof)
             break;
@@ -760,7 +760,7 @@ static pb_status cg_run(void *p, pb_sample_sink *out)
         return pb_fail(r->err, PB_ERR_TRUNCATED, pb_src_offset(r->s), "the file ends after a calls= line");
     if (!r->have_events)
         return pb_fail(r->err, PB_ERR_CORRUPT, pb_src_offset(r->s), "no events: line (not a callgrind file)");
-    if ((st = flush(r)) != PB_OK)
+    if ((st = callgrind_flush(r)) != PB_OK)
         return st;
     return out->finish(out);
 }

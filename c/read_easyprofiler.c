@@ -94,7 +94,7 @@ typedef struct {
 } ep_rd;
 
 /* n bytes for `what` (a whole record or its fixed part) */
-static pb_status need(ep_rd *r, size_t n, const char *what)
+static pb_status easyprofiler_need(ep_rd *r, size_t n, const char *what)
 {
     r->rd.rec = what;
     return pb_rd_need(&r->rd, n, "");
@@ -114,7 +114,7 @@ static pb_status rec_limit(ep_rd *r, size_t size, uint64_t off, const char *what
 static pb_status record_size(ep_rd *r, uint64_t off, const char *size_what, const char *rec_what, uint16_t *size)
 {
     pb_status st;
-    if ((st = need(r, 2, size_what)) != PB_OK)
+    if ((st = easyprofiler_need(r, 2, size_what)) != PB_OK)
         return st;
     *size = pb_le16(r->s->p);
     return rec_limit(r, *size, off, rec_what);
@@ -127,7 +127,7 @@ static pb_status thread_count(ep_rd *r, uint64_t tid, const char *noun, uint32_t
     char what[112];
     pb_status st;
     snprintf(what, sizeof what, "thread %llu %s count", (unsigned long long)tid, noun);
-    if ((st = need(r, 4, what)) != PB_OK)
+    if ((st = easyprofiler_need(r, 4, what)) != PB_OK)
         return st;
     r->rd.rec = ""; /* not the message buffer that ends here */
     *count = pb_le32(r->s->p);
@@ -151,7 +151,7 @@ static pb_status record_cut(ep_rd *r, uint64_t off, unsigned size, const char *l
                    pb_src_avail(r->s) >= 2 ? pb_src_avail(r->s) - 2 : 0);
 }
 
-static void warn(ep_rd *r, const char *msg)
+static void easyprofiler_warn(ep_rd *r, const char *msg)
 {
     if (r->sink->warn) {
         char buf[600];
@@ -361,8 +361,8 @@ static int emit_attr_bytes(ep_rd *r, const char *key, const unsigned char *v, si
 }
 
 /* ---- header ------------------------------------------------------------ */
-/* the fields after signature and version (p: the header; need() done) */
-static pb_status header_fields(ep_rd *r, const unsigned char *p, uint64_t *begin, uint64_t *end)
+/* the fields after signature and version (p: the header; easyprofiler_need() done) */
+static pb_status easyprofiler_header_fields(ep_rd *r, const unsigned char *p, uint64_t *begin, uint64_t *end)
 {
     uint32_t v = r->version;
     p += 8;
@@ -457,7 +457,7 @@ static pb_status header_chunks(ep_rd *r, const char *vs)
     return PB_OK;
 }
 
-static pb_status read_header(ep_rd *r)
+static pb_status easyprofiler_read_header(ep_rd *r)
 {
     const unsigned char *p;
     uint32_t sig, v;
@@ -466,7 +466,7 @@ static pb_status read_header(ep_rd *r)
     pb_status st;
     char vs[32], t[64];
 
-    if ((st = need(r, 8, "file header (signature and version)")) != PB_OK)
+    if ((st = easyprofiler_need(r, 8, "file header (signature and version)")) != PB_OK)
         return st;
     p = r->s->p;
     sig = pb_le32(p);
@@ -491,12 +491,12 @@ static pb_status read_header(ep_rd *r)
         hsize = 72;
     snprintf(vs, sizeof vs, "%u.%u.%u", v >> 24, (v >> 16) & 0xFF, v & 0xFFFF);
     snprintf(t, sizeof t, "file header of version %s", vs);
-    if ((st = need(r, hsize, t)) != PB_OK)
+    if ((st = easyprofiler_need(r, hsize, t)) != PB_OK)
         return st;
-    if ((st = header_fields(r, r->s->p, &begin, &end)) != PB_OK || (st = header_chunks(r, vs)) != PB_OK)
+    if ((st = easyprofiler_header_fields(r, r->s->p, &begin, &end)) != PB_OK || (st = header_chunks(r, vs)) != PB_OK)
         return st;
     if (r->blocks_count == 0)
-        warn(r, "the file has 0 blocks (a dump taken while a top-level block is still open writes none; "
+        easyprofiler_warn(r, "the file has 0 blocks (a dump taken while a top-level block is still open writes none; "
                 "upstream issues #135 and #218). EasyProfiler's own reader refuses such a file; it is read "
                 "here as a profile without calls");
     r->s->p += hsize;
@@ -518,7 +518,7 @@ static pb_status read_descriptors(ep_rd *r, uint32_t count)
         if (pb_src_need(r->s, 2) <= 0) {
             char what[96];
             snprintf(what, sizeof what, "descriptor %u of %u: its record size", i, count);
-            if ((st = need(r, 2, what)) != PB_OK)
+            if ((st = easyprofiler_need(r, 2, what)) != PB_OK)
                 return st;
         }
         size = pb_le16(r->s->p);
@@ -574,7 +574,7 @@ static pb_status read_descriptors(ep_rd *r, uint32_t count)
  * program name; EasyProfiler registers a block descriptor when the program
  * first runs that block, so the first descriptor's source file is the
  * program's (ep_basic.cpp); without one, the input's base name */
-static pb_status application(ep_rd *r)
+static pb_status easyprofiler_application(ep_rd *r)
 {
     const char *f = r->err->file, *b = strrchr(f, '/');
     const char *app = r->app ? r->app : f[0] ? (b ? b + 1 : f) : "easyprofiler";
@@ -582,7 +582,7 @@ static pb_status application(ep_rd *r)
 }
 
 /* ---- threads --------------------------------------------------------------- */
-static int thread_selected(const ep_rd *r, uint64_t tid, const unsigned char *name, size_t nl)
+static int easyprofiler_thread_selected(const ep_rd *r, uint64_t tid, const unsigned char *name, size_t nl)
 {
     const pb_options *o = r->opt;
     if (!o->have_thread)
@@ -693,7 +693,7 @@ static pb_status thread_head(ep_rd *r, uint32_t index, uint64_t *tidp, int *sel)
     char what[112];
 
     snprintf(what, sizeof what, "thread %u id and name size", index);
-    if ((st = need(r, tsz + 2, what)) != PB_OK)
+    if ((st = easyprofiler_need(r, tsz + 2, what)) != PB_OK)
         return st;
     p = r->s->p;
     *tidp = tid = r->tid64 ? pb_le64(p) : pb_le32(p);
@@ -702,7 +702,7 @@ static pb_status thread_head(ep_rd *r, uint32_t index, uint64_t *tidp, int *sel)
     if ((st = rec_limit(r, name_size, toff, "thread name")) != PB_OK)
         return st;
     snprintf(what, sizeof what, "thread %llu name of %u bytes", (unsigned long long)tid, name_size);
-    if ((st = need(r, name_size, what)) != PB_OK)
+    if ((st = easyprofiler_need(r, name_size, what)) != PB_OK)
         return st;
     nl = 0;
     while (nl < name_size && r->s->p[nl])
@@ -719,7 +719,7 @@ static pb_status thread_head(ep_rd *r, uint32_t index, uint64_t *tidp, int *sel)
             snprintf(r->threads_seen + used, sizeof r->threads_seen - used, "%s%llu \"%.*s\"", used ? ", " : "",
                      (unsigned long long)tid, (int)(nl > 24 ? 24 : nl), (const char *)name);
     }
-    *sel = thread_selected(r, tid, name, nl);
+    *sel = easyprofiler_thread_selected(r, tid, name, nl);
     if (*sel)
         st = thread_begin(r, tid, name, nl, toff);
     drop_name(r);
@@ -768,7 +768,7 @@ static pb_status block_window(ep_rd *r, uint64_t tid, uint32_t i, uint32_t count
         char what[112];
         snprintf(what, sizeof what, "block record %u of %u in thread %llu: its size", i, count,
                  (unsigned long long)tid);
-        if ((st = need(r, 2, what)) != PB_OK)
+        if ((st = easyprofiler_need(r, 2, what)) != PB_OK)
             return st;
     }
     size = pb_le16(r->s->p);
@@ -828,7 +828,7 @@ static pb_status fold_block(ep_rd *r, uint64_t tid, const ep_desc *d, uint32_t k
             snprintf(msg, sizeof msg,
                      "block record at byte %llu ends before it begins; given length 0 (further such "
                      "records are not reported)", (unsigned long long)off);
-            warn(r, msg);
+            easyprofiler_warn(r, msg);
             r->warned_backwards = 1;
         }
         e_ns = b_ns;
@@ -908,7 +908,7 @@ static pb_status signature(ep_rd *r, const char *need_what, const char *what)
 {
     uint64_t off = pb_src_offset(r->s);
     pb_status st;
-    if ((st = need(r, 4, need_what)) != PB_OK)
+    if ((st = easyprofiler_need(r, 4, need_what)) != PB_OK)
         return st;
     if (pb_le32(r->s->p) != EP_SIGNATURE)
         return pb_fail(r->err, PB_ERR_CORRUPT, off, "%s is 0x%08x, expected 0x%08x", what, pb_le32(r->s->p),
@@ -966,7 +966,7 @@ trailing: {
         char msg[128];
         if ((st = pb_rd_trailing(&r->rd, "bytes after the end signature at byte %llu are ignored", msg,
                                  sizeof msg)) == PB_OK && msg[0])
-            warn(r, msg);
+            easyprofiler_warn(r, msg);
         return st;
     }
 }
@@ -980,13 +980,13 @@ static pb_status read_end(ep_rd *r)
         char msg[200];
         snprintf(msg, sizeof msg, "the header counts %llu blocks and context switches, the file holds %llu",
                  (unsigned long long)r->blocks_count, (unsigned long long)r->records);
-        warn(r, msg);
+        easyprofiler_warn(r, msg);
     }
     if (r->dropped) {
         char msg[160];
         snprintf(msg, sizeof msg, "%llu block%s ended before profiling began and %s dropped (as the real reader does)",
                  (unsigned long long)r->dropped, r->dropped == 1 ? "" : "s", r->dropped == 1 ? "was" : "were");
-        warn(r, msg);
+        easyprofiler_warn(r, msg);
     }
     if (opt->have_thread && !r->matched) {
         if (opt->thread_name)
@@ -1021,8 +1021,8 @@ static pb_status ep_blocks(ep_rd *r)
 {
     pb_status st;
     uint32_t t;
-    if ((st = read_header(r)) != PB_OK || (st = read_descriptors(r, r->desc_count)) != PB_OK ||
-        (st = application(r)) != PB_OK)
+    if ((st = easyprofiler_read_header(r)) != PB_OK || (st = read_descriptors(r, r->desc_count)) != PB_OK ||
+        (st = easyprofiler_application(r)) != PB_OK)
         return st;
     for (t = 0;; t++) {
         if (r->version >= V(2, 1, 0)) {

@@ -92,8 +92,8 @@ typedef struct {
 
 #define F_OOM(r) pb_fail((r)->err, PB_ERR_LIMIT, pb_src_offset((r)->s), "out of memory")
 
-static int is_digit(int c) { return c >= '0' && c <= '9'; }
-static int is_space(int c) { return c == ' ' || c == '\t'; }
+static int folded_is_digit(int c) { return c >= '0' && c <= '9'; }
+static int folded_is_space(int c) { return c == ' ' || c == '\t'; }
 
 /* The line's weight: the digits after its last run of blanks.  *stack_len
  * = what comes before that (trailing blanks dropped).  0, or -1 when the
@@ -102,11 +102,11 @@ static int split_weight(const char *p, size_t n, size_t *stack_len, uint64_t *w)
 {
     size_t k = n, i;
     uint64_t v = 0;
-    while (k > 0 && is_digit((unsigned char)p[k - 1]))
+    while (k > 0 && folded_is_digit((unsigned char)p[k - 1]))
         k--;
-    if (k == n || k == 0 || !is_space((unsigned char)p[k - 1]))
+    if (k == n || k == 0 || !folded_is_space((unsigned char)p[k - 1]))
         return -1;
-    for (i = k; i > 0 && is_space((unsigned char)p[i - 1]); i--)
+    for (i = k; i > 0 && folded_is_space((unsigned char)p[i - 1]); i--)
         ;
     *stack_len = i; /* also for -2: its error points at the weight */
     for (i = k; i < n; i++) {
@@ -158,7 +158,7 @@ static int line_shape(const unsigned char *p, size_t n)
     for (i = 0; i < n; i++)
         if ((p[i] < 0x20 && p[i] != '\t') || p[i] == 0x7F)
             return 0;
-    return split_weight((const char *)p, n, &sl, &w) == 0 && sl > 0 && !is_space(p[0]);
+    return split_weight((const char *)p, n, &sl, &w) == 0 && sl > 0 && !folded_is_space(p[0]);
 }
 
 /* a first line longer than what the sniffer sees (a deep stack): at least
@@ -167,7 +167,7 @@ static int line_shape(const unsigned char *p, size_t n)
 static int long_first_line(const unsigned char *p, size_t n)
 {
     size_t i, frames = 0, flen = 0;
-    if (n == 0 || is_space(p[0]) || p[0] == '[')
+    if (n == 0 || folded_is_space(p[0]) || p[0] == '[')
         return 0;
     for (i = 0; i < n; i++) {
         if ((p[i] < 0x20 && p[i] != '\t') || p[i] == 0x7F || p[i] == '{' || p[i] == '}')
@@ -204,12 +204,12 @@ int pb_folded_sniff(const unsigned char *p, size_t len, int whole)
 }
 
 /* the next line (without its LF and CR), *eof at the end of the input */
-static pb_status next_line(fr *r, const char **line, size_t *len, int *eof)
+static pb_status folded_next_line(fr *r, const char **line, size_t *len, int *eof)
 {
     return pb_src_line(r->s, r->opt.max_record_size, &r->lineno, &r->line_off, r->err, line, len, eof);
 }
 
-static pb_status bad(fr *r, size_t at, const char *what)
+static pb_status folded_bad(fr *r, size_t at, const char *what)
 {
     return pb_fail(r->err, PB_ERR_CORRUPT, r->line_off + at, "line %llu %s", (unsigned long long)r->lineno, what);
 }
@@ -217,7 +217,7 @@ static pb_status bad(fr *r, size_t at, const char *what)
 /* ---- frames ---------------------------------------------------------------- */
 static int hexval(int c)
 {
-    return is_digit(c) ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+    return folded_is_digit(c) ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
 }
 
 /* t[0..n) with each \xHH as its byte, into r->buf; the length */
@@ -243,7 +243,7 @@ static int cpython_shape(const char *t, size_t n, size_t *c1, size_t *c2, int32_
     size_t k = n, i;
     int32_t v = 0;
     const char *c;
-    while (k > 0 && is_digit((unsigned char)t[k - 1]))
+    while (k > 0 && folded_is_digit((unsigned char)t[k - 1]))
         k--;
     if (k == n || n - k > 9 || k < 4 || t[k - 1] != ':')
         return 0;
@@ -328,7 +328,7 @@ static pb_status frame_id(fr *r, const char *t, size_t n, size_t at, uint32_t *i
     pb_status st;
     size_t u;
     if (n == 0)
-        return bad(r, at, "has an empty frame (two ';' in a row, or one at an end)");
+        return folded_bad(r, at, "has an empty frame (two ';' in a row, or one at an end)");
     if ((found = pb_strtab_intern(&r->frames, t, n, &e)) < 0)
         return F_OOM(r);
     if (found) {
@@ -366,7 +366,7 @@ static int root_frame(const char *f, size_t n, int process, const char **lab, si
     if (n <= 8 || memcmp(f, py, 8) != 0)
         return 0;
     if (process) { /* process N:"command line" */
-        for (k = 8; k < n && is_digit((unsigned char)f[k]); k++)
+        for (k = 8; k < n && folded_is_digit((unsigned char)f[k]); k++)
             ;
         if (k == 8 || (k < n && f[k] != ':'))
             return 0;
@@ -383,7 +383,7 @@ static int root_frame(const char *f, size_t n, int process, const char **lab, si
 
 /* --thread: the label (its thread part after a '/') as a decimal or 0x
  * number, or the whole label as a name */
-static int thread_selected(const fr *r, const char *label, size_t n)
+static int folded_thread_selected(const fr *r, const char *label, size_t n)
 {
     const char *t = label, *slash = (const char *)memchr(label, '/', n);
     size_t tl = n;
@@ -397,7 +397,7 @@ static int thread_selected(const fr *r, const char *label, size_t n)
         t = slash + 1;
         tl = n - (size_t)(t - label);
     }
-    if (tl == 0 || tl >= sizeof num || !is_digit((unsigned char)t[0]))
+    if (tl == 0 || tl >= sizeof num || !folded_is_digit((unsigned char)t[0]))
         return 0;
     memcpy(num, t, tl);
     num[tl] = '\0';
@@ -439,7 +439,7 @@ static pb_status line_thread(fr *r, const char *stack, size_t n, size_t *skip, u
     if (pb_strtab_intern(&r->labels, label, k, &li) < 0 ||
         pb_grow((void **)&r->selected, &r->csel, (size_t)e + 1, 1) < 0)
         return F_OOM(r);
-    *take = r->selected[e] = (unsigned char)thread_selected(r, label, k);
+    *take = r->selected[e] = (unsigned char)folded_thread_selected(r, label, k);
     if (!*take)
         return PB_OK;
     r->any_selected = 1;
@@ -505,7 +505,7 @@ static pb_status choose_column(fr *r, int cols)
     return r->out->attribute(r->out, "sample_type", pb_str_c(column_type[r->column]));
 }
 
-static pb_status one_line(fr *r, const char *p, size_t n)
+static pb_status folded_one_line(fr *r, const char *p, size_t n)
 {
     size_t sl, skip, i, start, depth = 0;
     uint64_t ws[2], w, key;
@@ -513,14 +513,14 @@ static pb_status one_line(fr *r, const char *p, size_t n)
     int rc, take, cols;
     for (i = 0; i < n; i++)
         if ((unsigned char)p[i] < 0x20 && p[i] != '\t')
-            return bad(r, i, "holds a control character (not a text line of folded stacks)");
+            return folded_bad(r, i, "holds a control character (not a text line of folded stacks)");
     if ((rc = split_weights(p, n, &sl, ws, &cols)) == -2)
         return pb_fail(r->err, PB_ERR_LIMIT, r->line_off + sl, "line %llu: its weight does not fit 63 bits",
                        (unsigned long long)r->lineno);
     if (rc < 0)
-        return bad(r, n, "does not end in white space and a weight (an integer)");
+        return folded_bad(r, n, "does not end in white space and a weight (an integer)");
     if (sl == 0)
-        return bad(r, 0, "has a weight but no stack");
+        return folded_bad(r, 0, "has a weight but no stack");
     if (!r->columns && (st = choose_column(r, cols)) != PB_OK)
         return st;
     if (cols != r->columns)
@@ -558,7 +558,7 @@ static pb_status one_line(fr *r, const char *p, size_t n)
 
 /* what nytprofhtml's page header names: the file, and when it was written
  * (a folded file keeps no date: its mtime stands for the run's) */
-static pb_status header(fr *r) { return pb_sample_file_header(r->out, r->err->file, r->s, 0); }
+static pb_status folded_header(fr *r) { return pb_sample_file_header(r->out, r->err->file, r->s, 0); }
 
 static pb_status folded_decode(void *p, pb_sample_sink *out)
 {
@@ -566,7 +566,7 @@ static pb_status folded_decode(void *p, pb_sample_sink *out)
     pb_status st;
     int got;
     r->out = out;
-    if ((st = header(r)) != PB_OK)
+    if ((st = folded_header(r)) != PB_OK)
         return st;
     /* a UTF-8 byte order mark (a Windows editor's) is no part of the first frame */
     if ((got = pb_src_need(r->s, 3)) < 0)
@@ -577,17 +577,17 @@ static pb_status folded_decode(void *p, pb_sample_sink *out)
         const char *p = NULL;
         size_t n = 0, i;
         int eof = 0;
-        if ((st = next_line(r, &p, &n, &eof)) != PB_OK)
+        if ((st = folded_next_line(r, &p, &n, &eof)) != PB_OK)
             return st;
         if (eof)
             break;
-        for (i = 0; i < n && is_space((unsigned char)p[i]); i++)
+        for (i = 0; i < n && folded_is_space((unsigned char)p[i]); i++)
             ;
         if (i == n)
             continue; /* blank */
         if (i > 0)
-            return bad(r, 0, "starts with white space");
-        if ((st = one_line(r, p, n)) != PB_OK)
+            return folded_bad(r, 0, "starts with white space");
+        if ((st = folded_one_line(r, p, n)) != PB_OK)
             return st;
     }
     if (r->opt.have_thread && !r->any_selected)

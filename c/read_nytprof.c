@@ -99,14 +99,14 @@ static inline pb_status rd_nv(nyt_rd *r, double *v, const char *field)
 /* Read a string; if keep >= 0 it is copied to scratch[keep] so that later
  * reads of the same record cannot move it.  A length past the end of a plain
  * file is truncation, not a limit. */
-static pb_status rd_str(nyt_rd *r, pb_str *out, int keep, const char *field)
+static pb_status nytprof_rd_str(nyt_rd *r, pb_str *out, int keep, const char *field)
 {
     return pb_rd_nytp_str(&r->rd, out, keep >= 0 ? &r->scratch[keep] : NULL, keep >= 0 ? &r->scap[keep] : NULL,
                           field, 1, "%s record: %s of %u bytes is longer than max_record_size (%llu bytes)");
 }
 
 /* A text chunk: the bytes up to and including "\n".  *len includes it. */
-static pb_status rd_line(nyt_rd *r, const char **line, size_t *len)
+static pb_status nytprof_rd_line(nyt_rd *r, const char **line, size_t *len)
 {
     return pb_rd_line(&r->rd, line, len, r->rd.max_record);
 }
@@ -125,7 +125,7 @@ static const pb_format_row *converted_from(pb_str fmt)
     return pb_format_get(pb_format_from_name(name));
 }
 
-static pb_status text_chunk(nyt_rd *r, unsigned char tag)
+static pb_status nytprof_text_chunk(nyt_rd *r, unsigned char tag)
 {
     const char *line;
     size_t len;
@@ -133,7 +133,7 @@ static pb_status text_chunk(nyt_rd *r, unsigned char tag)
     pb_status st;
     const char *eq;
     r->rd.rec = tag == '#' ? "COMMENT" : tag == ':' ? "ATTRIBUTE" : "OPTION";
-    if ((st = rd_line(r, &line, &len)) != PB_OK)
+    if ((st = nytprof_rd_line(r, &line, &len)) != PB_OK)
         return st;
     if (tag == '#') {
         pb_chunk_comment(&c, pb_str_make(line, len, 0));
@@ -182,7 +182,7 @@ static pb_status text_chunk(nyt_rd *r, unsigned char tag)
  * space (or none) between the fields, signs, leading zeros and trailing text
  * are accepted; the major version must be 5; a minor above 0 only warns; the
  * minor is delivered as NYTProf delivers it (as an unsigned 32-bit value). */
-static pb_status read_header(nyt_rd *r)
+static pb_status nytprof_read_header(nyt_rd *r)
 {
     const char *line;
     size_t len;
@@ -197,7 +197,7 @@ static pb_status read_header(nyt_rd *r)
         return pb_fail(r->err, PB_ERR_CORRUPT, pb_src_offset(r->s),
                        "not a NYTProf file: it does not start with \"NYTProf\"");
     }
-    if ((st = rd_line(r, &line, &len)) != PB_OK)
+    if ((st = nytprof_rd_line(r, &line, &len)) != PB_OK)
         return st;
     if (!(tmp = pb_memdup0(line, len)))
         return pb_fail(r->err, PB_ERR_LIMIT, 0, "out of memory for the %zu-byte header line", len);
@@ -237,7 +237,7 @@ static pb_status rd_tables(nyt_rd *r, unsigned char tag, pb_chunk *c)
             RET(rd_u32(r, &v[3], "flags"));
             RET(rd_u32(r, &v[4], "size"));
             RET(rd_u32(r, &v[5], "mtime"));
-            RET(rd_str(r, &name, -1, "file name"));
+            RET(nytprof_rd_str(r, &name, -1, "file name"));
             pb_chunk_new_fid(c, v[0], v[1], v[2], v[3], v[4], v[5], name);
         }
         return PB_OK;
@@ -248,7 +248,7 @@ static pb_status rd_tables(nyt_rd *r, unsigned char tag, pb_chunk *c)
             pb_str text;
             RET(rd_u32(r, &fid, "fid"));
             RET(rd_u32(r, &line, "line"));
-            RET(rd_str(r, &text, -1, "source text"));
+            RET(nytprof_rd_str(r, &text, -1, "source text"));
             pb_chunk_src_line(c, fid, line, text);
         }
         return PB_OK;
@@ -258,7 +258,7 @@ static pb_status rd_tables(nyt_rd *r, unsigned char tag, pb_chunk *c)
             uint32_t fid, first, last;
             pb_str name;
             RET(rd_u32(r, &fid, "fid"));
-            RET(rd_str(r, &name, 0, "sub name"));
+            RET(nytprof_rd_str(r, &name, 0, "sub name"));
             RET(rd_u32(r, &first, "first line"));
             RET(rd_u32(r, &last, "last line"));
             pb_chunk_sub_info(c, fid, first, last, name);
@@ -272,13 +272,13 @@ static pb_status rd_tables(nyt_rd *r, unsigned char tag, pb_chunk *c)
             pb_str caller, called;
             RET(rd_u32(r, &fid, "fid"));
             RET(rd_u32(r, &line, "line"));
-            RET(rd_str(r, &caller, 0, "caller name"));
+            RET(nytprof_rd_str(r, &caller, 0, "caller name"));
             RET(rd_u32(r, &count, "call count"));
             RET(rd_nv(r, &incl, "inclusive time"));
             RET(rd_nv(r, &excl, "exclusive time"));
             RET(rd_nv(r, &reci, "recursive time"));
             RET(rd_u32(r, &depth, "recursion depth"));
-            RET(rd_str(r, &called, -1, "called sub name"));
+            RET(nytprof_rd_str(r, &called, -1, "called sub name"));
             pb_chunk_sub_callers(c, fid, line, count, incl, excl, reci, depth, called, caller);
         }
         return PB_OK;
@@ -340,7 +340,7 @@ static pb_status rd_record(nyt_rd *r, unsigned char tag, pb_chunk *c)
             RET(rd_u32(r, &depth, "depth"));
             RET(rd_nv(r, &incl, "inclusive ticks"));
             RET(rd_nv(r, &excl, "exclusive ticks"));
-            RET(rd_str(r, &name, -1, "sub name"));
+            RET(nytprof_rd_str(r, &name, -1, "sub name"));
             pb_chunk_sub_return(c, depth, incl, excl, name);
             r->ret_depth = depth;
         }
@@ -416,7 +416,7 @@ pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, 
     r->salvage = opt && opt->salvage;
     memset(&c, 0, sizeof c);
 
-    TRY(read_header(r));
+    TRY(nytprof_read_header(r));
     for (;;) {
         unsigned char tag;
         int got;
@@ -451,7 +451,7 @@ pb_status pb_read_nytprof(pb_source *src, const pb_options *opt, pb_sink *sink, 
         case '#':
         case ':':
         case '!':
-            TRY(text_chunk(r, tag));
+            TRY(nytprof_text_chunk(r, tag));
             break;
         case 'z':
             if (r->deflated) {

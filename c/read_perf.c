@@ -47,7 +47,7 @@
  * sum): ns for cpu-clock and task-clock (ATTRIBUTE sample_weight_unit ns,
  * clock cpu), a count of the event otherwise (cycles, instructions, page
  * faults: one count is shown as 1 ns, as a profile.proto's counts are); 1 per sample
- * when -F printed no period (shown as 1 µs: prepare()).  A period of 0 carries nothing.
+ * when -F printed no period (shown as 1 µs: perf_prepare()).  A period of 0 carries nothing.
  *
  * Threads: each distinct (comm, pid, tid) is a thread, labelled as
  * stackcollapse-perf.pl --tid labels it, "comm-pid/tid" (spaces in comm
@@ -120,21 +120,21 @@ typedef struct {
 
 #define P_OOM(r) pb_fail((r)->err, PB_ERR_LIMIT, pb_src_offset((r)->s), "out of memory")
 
-static int is_digit(int c) { return c >= '0' && c <= '9'; }
-static int is_space(int c) { return c == ' ' || c == '\t'; }
-static int is_hex(int c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+static int perf_is_digit(int c) { return c >= '0' && c <= '9'; }
+static int perf_is_space(int c) { return c == ' ' || c == '\t'; }
+static int is_hex(int c) { return perf_is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
 /* ---- header lines -------------------------------------------------------- */
 /* the token at p[*i..n) after white space: [*a, *b); 0 at the end */
 static int token(const char *p, size_t n, size_t *i, size_t *a, size_t *b)
 {
     size_t k = *i;
-    while (k < n && is_space((unsigned char)p[k]))
+    while (k < n && perf_is_space((unsigned char)p[k]))
         k++;
     if (k == n)
         return 0;
     *a = k;
-    while (k < n && !is_space((unsigned char)p[k]))
+    while (k < n && !perf_is_space((unsigned char)p[k]))
         k++;
     *b = k;
     *i = k;
@@ -147,12 +147,12 @@ static int all_digits(const char *p, size_t n)
     if (n == 0 || n > 19)
         return 0;
     for (i = 0; i < n; i++)
-        if (!is_digit((unsigned char)p[i]))
+        if (!perf_is_digit((unsigned char)p[i]))
             return 0;
     return 1;
 }
 
-static uint64_t num(const char *p, size_t n)
+static uint64_t perf_num(const char *p, size_t n)
 {
     uint64_t v = 0;
     size_t i;
@@ -177,7 +177,7 @@ static int time_token(const char *t, size_t n, uint64_t *ns)
         return 0;
     for (i = 0; i < 9; i++)
         frac = frac * 10 + (uint64_t)(i < fl ? dot[1 + i] - '0' : 0);
-    *ns = num(t, il) * 1000000000u + frac;
+    *ns = perf_num(t, il) * 1000000000u + frac;
     return 1;
 }
 
@@ -198,10 +198,10 @@ static int header_tail(const char *p, size_t n, size_t i, ph *h)
               : all_digits(p + a, b - a)) {
         if (slash) {
             h->have_pid = 1;
-            h->pid = num(p + a, (size_t)(slash - (p + a)));
-            h->tid = num(slash + 1, (size_t)(p + b - slash - 1));
+            h->pid = perf_num(p + a, (size_t)(slash - (p + a)));
+            h->tid = perf_num(slash + 1, (size_t)(p + b - slash - 1));
         } else {
-            h->tid = num(p + a, b - a);
+            h->tid = perf_num(p + a, b - a);
         }
         h->have_tid = any = 1;
         if (!token(p, n, &k, &a, &b))
@@ -220,7 +220,7 @@ static int header_tail(const char *p, size_t n, size_t i, ph *h)
     }
     if (all_digits(p + a, b - a)) {
         h->have_period = any = 1;
-        h->period = num(p + a, b - a);
+        h->period = perf_num(p + a, b - a);
         if (!token(p, n, &k, &a, &b))
             return 1;
     }
@@ -236,11 +236,11 @@ static int header_tail(const char *p, size_t n, size_t i, ph *h)
     } else {
         k = a; /* what follows the time (no event printed) */
     }
-    while (k < n && is_space((unsigned char)p[k]))
+    while (k < n && perf_is_space((unsigned char)p[k]))
         k++;
     h->rest = p + k;
     h->rest_len = n - k;
-    while (h->rest_len && is_space((unsigned char)h->rest[h->rest_len - 1]))
+    while (h->rest_len && perf_is_space((unsigned char)h->rest[h->rest_len - 1]))
         h->rest_len--;
     return any;
 }
@@ -251,7 +251,7 @@ static int header_tail(const char *p, size_t n, size_t i, ph *h)
 static int parse_header(const char *p, size_t n, ph *h)
 {
     size_t i = 0, e;
-    while (i < n && is_space((unsigned char)p[i]))
+    while (i < n && perf_is_space((unsigned char)p[i]))
         i++;
     if (i == n)
         return 0;
@@ -261,7 +261,7 @@ static int parse_header(const char *p, size_t n, ph *h)
         return 1;
     }
     for (e = i; e < n && e - i <= 64; e++) {
-        if (!is_space((unsigned char)p[e]) || e == i || is_space((unsigned char)p[e - 1]))
+        if (!perf_is_space((unsigned char)p[e]) || e == i || perf_is_space((unsigned char)p[e - 1]))
             continue;
         if (header_tail(p, n, e, h)) {
             h->comm = p + i;
@@ -284,16 +284,16 @@ typedef struct {
 static int parse_frame(const char *p, size_t n, pf_line *f)
 {
     size_t i = 0, a, q, k;
-    while (i < n && is_space((unsigned char)p[i]))
+    while (i < n && perf_is_space((unsigned char)p[i]))
         i++;
     a = i;
     while (i < n && is_hex((unsigned char)p[i]))
         i++;
-    if (i == a || (i < n && !is_space((unsigned char)p[i])))
+    if (i == a || (i < n && !perf_is_space((unsigned char)p[i])))
         return 0;
-    while (i < n && is_space((unsigned char)p[i]))
+    while (i < n && perf_is_space((unsigned char)p[i]))
         i++;
-    while (n > i && is_space((unsigned char)p[n - 1]))
+    while (n > i && perf_is_space((unsigned char)p[n - 1]))
         n--;
     f->have_dso = 0;
     f->dso = "";
@@ -317,7 +317,7 @@ static int parse_frame(const char *p, size_t n, pf_line *f)
     f->sym = p + i;
     f->sym_len = n - i;
     /* "+0x<hex>" at the end */
-    for (k = f->sym_len; k > 0 && (is_digit((unsigned char)f->sym[k - 1]) || (f->sym[k - 1] >= 'a' && f->sym[k - 1] <= 'f'));
+    for (k = f->sym_len; k > 0 && (perf_is_digit((unsigned char)f->sym[k - 1]) || (f->sym[k - 1] >= 'a' && f->sym[k - 1] <= 'f'));
          k--)
         ;
     if (k < f->sym_len && k >= 3 && f->sym[k - 1] == 'x' && f->sym[k - 2] == '0' && f->sym[k - 3] == '+')
@@ -325,7 +325,7 @@ static int parse_frame(const char *p, size_t n, pf_line *f)
     return 1;
 }
 
-static pb_status bad(pr *r, size_t at, const char *what)
+static pb_status perf_bad(pr *r, size_t at, const char *what)
 {
     return pb_fail(r->err, PB_ERR_CORRUPT, r->line_off + at, "line %llu %s", (unsigned long long)r->lineno, what);
 }
@@ -418,7 +418,7 @@ static size_t package_len(const char *t, size_t n)
 }
 
 /* the sink id of the frame named t[0..n) */
-static pb_status name_id(pr *r, const char *t, size_t n, uint32_t *id)
+static pb_status perf_name_id(pr *r, const char *t, size_t n, uint32_t *id)
 {
     uint32_t e;
     int found, u8;
@@ -511,7 +511,7 @@ static pb_status frame_line(pr *r, const pf_line *f, size_t at)
                     continue;
                 w = 0;
                 tidy_piece(r, s + start, k - start, f, pieces > 0, &w);
-                if ((st = name_id(r, r->buf, w, &id)) != PB_OK)
+                if ((st = perf_name_id(r, r->buf, w, &id)) != PB_OK)
                     return st;
                 if (pb_append((void **)&r->pool, &r->npool, &r->cpool, &id, 1, sizeof id) < 0)
                     return P_OOM(r);
@@ -535,7 +535,7 @@ static pb_status frame_line(pr *r, const pf_line *f, size_t at)
 }
 
 /* ---- threads and events ------------------------------------------------------ */
-static int thread_selected(const pr *r, const ph *h, const char *label, size_t n)
+static int perf_thread_selected(const pr *r, const ph *h, const char *label, size_t n)
 {
     if (!r->opt.have_thread)
         return 1;
@@ -572,7 +572,7 @@ static pb_status sample_thread(pr *r, const ph *h)
                        (unsigned)r->opt.max_strings);
     if (pb_grow((void **)&r->selected, &r->csel, (size_t)e + 1, 1) < 0)
         return P_OOM(r);
-    r->take = r->selected[e] = (unsigned char)thread_selected(r, h, label, k);
+    r->take = r->selected[e] = (unsigned char)perf_thread_selected(r, h, label, k);
     if (!r->take)
         return PB_OK;
     r->any_selected = 1;
@@ -591,13 +591,13 @@ static pb_status event_index(pr *r, const char *ev, size_t n, uint32_t *e)
     return PB_OK;
 }
 
-static pb_status attr(pr *r, const char *key, const char *val)
+static pb_status perf_attr(pr *r, const char *key, const char *val)
 {
     return r->out->attribute(r->out, key, pb_str_make(val, strlen(val), pb_utf8_valid(val, strlen(val))));
 }
 
 /* the attributes that say what a weight is, before the first sample */
-static pb_status announce(pr *r, const ph *h)
+static pb_status perf_announce(pr *r, const ph *h)
 {
     char buf[256];
     pb_status st;
@@ -614,16 +614,16 @@ static pb_status announce(pr *r, const ph *h)
          * adds to time as every sampled profile's does */
         snprintf(buf, sizeof buf, "%.*s%s", (int)(h->event_len > 200 ? 200 : h->event_len), h->event,
                  h->have_period ? "" : "/samples");
-        if ((st = attr(r, "sample_type", buf)) != PB_OK)
+        if ((st = perf_attr(r, "sample_type", buf)) != PB_OK)
             return st;
         ns = h->have_period && ((base == 9 && memcmp(h->event, "cpu-clock", 9) == 0) ||
                                 (base == 10 && memcmp(h->event, "task-clock", 10) == 0));
     }
     if (ns) {
-        if ((st = attr(r, "sample_weight_unit", "ns")) != PB_OK || (st = attr(r, "clock", "cpu")) != PB_OK)
+        if ((st = perf_attr(r, "sample_weight_unit", "ns")) != PB_OK || (st = perf_attr(r, "clock", "cpu")) != PB_OK)
             return st;
     }
-    return attr(r, "sample_weight", ns ? "the period, ns of CPU time"
+    return perf_attr(r, "sample_weight", ns ? "the period, ns of CPU time"
                                        : h->have_period ? "the period, a count of the event" : "1 per sample");
 }
 
@@ -676,10 +676,10 @@ static pb_status start_sample(pr *r, const ph *h)
         r->chain = 0;
     if (!r->take)
         return PB_OK;
-    if (!r->announced && (st = announce(r, h)) != PB_OK)
+    if (!r->announced && (st = perf_announce(r, h)) != PB_OK)
         return st;
     if (r->period_mode != h->have_period)
-        return bad(r, 0, h->have_period ? "prints a period, where the samples before it print none"
+        return perf_bad(r, 0, h->have_period ? "prints a period, where the samples before it print none"
                                         : "prints no period, where the samples before it print one");
     if ((st = sample_thread(r, h)) != PB_OK || !r->take)
         return st;
@@ -722,27 +722,27 @@ static pb_status comment(pr *r, const char *p, size_t n)
         for (k = (size_t)(c - p) + 1; k < n && p[k] == ' '; k++)
             ;
         snprintf(val, sizeof val, "%.*s", (int)(n - k > 400 ? 400 : n - k), p + k);
-        return attr(r, cmd ? "cmdline" : "perf_version", val);
+        return perf_attr(r, cmd ? "cmdline" : "perf_version", val);
     }
     return PB_OK;
 }
 
 /* ---- lines ---------------------------------------------------------------------- */
 /* the next line (without its LF and CR), *eof at the end of the input */
-static pb_status next_line(pr *r, const char **line, size_t *len, int *eof)
+static pb_status perf_next_line(pr *r, const char **line, size_t *len, int *eof)
 {
     return pb_src_line(r->s, r->opt.max_record_size, &r->lineno, &r->line_off, r->err, line, len, eof);
 }
 
-static pb_status one_line(pr *r, const char *p, size_t n)
+static pb_status perf_one_line(pr *r, const char *p, size_t n)
 {
     size_t i;
     ph h;
     pf_line f;
     for (i = 0; i < n; i++)
         if (((unsigned char)p[i] < 0x20 && p[i] != '\t') || p[i] == 0x7F)
-            return bad(r, i, "holds a control character (not perf script text)");
-    for (i = 0; i < n && is_space((unsigned char)p[i]); i++)
+            return perf_bad(r, i, "holds a control character (not perf script text)");
+    for (i = 0; i < n && perf_is_space((unsigned char)p[i]); i++)
         ;
     if (i == n) /* blank: the sample ends */
         return end_sample(r);
@@ -756,7 +756,7 @@ static pb_status one_line(pr *r, const char *p, size_t n)
     }
     if (i > 0 && r->in_sample && r->chain)
         return PB_OK; /* a source line under a frame (perf script -F+srcline) */
-    return bad(r, 0, i > 0 ? "is neither a frame (address symbol (dso)) nor a sample's header"
+    return perf_bad(r, 0, i > 0 ? "is neither a frame (address symbol (dso)) nor a sample's header"
                            : "is not a sample's header (comm tid time: period event:)");
 }
 
@@ -773,7 +773,7 @@ static pb_status events_list(pr *r, char *list, size_t cap)
 
 static pb_status header_attrs(pr *r)
 {
-    pb_status st = attr(r, "profiler", "perf script");
+    pb_status st = perf_attr(r, "profiler", "perf script");
     return st != PB_OK ? st : pb_sample_file_header(r->out, r->err->file, r->s, 0);
 }
 
@@ -789,11 +789,11 @@ static pb_status perf_decode(void *p, pb_sample_sink *out)
         const char *line = NULL;
         size_t n = 0;
         int eof = 0;
-        if ((st = next_line(r, &line, &n, &eof)) != PB_OK)
+        if ((st = perf_next_line(r, &line, &n, &eof)) != PB_OK)
             return st;
         if (eof)
             break;
-        if ((st = one_line(r, line, n)) != PB_OK)
+        if ((st = perf_one_line(r, line, n)) != PB_OK)
             return st;
     }
     if ((st = end_sample(r)) != PB_OK)
@@ -817,13 +817,13 @@ static pb_status perf_decode(void *p, pb_sample_sink *out)
         return pb_fail_nooff(r->err, PB_ERR_UNSUPPORTED, "no thread %llu in this file (its threads: %s%s)",
                        (unsigned long long)r->opt.thread_id, tl, i < r->threads.n ? ", ..." : "");
     }
-    if (r->events.n && (st = attr(r, "sample_types", list)) != PB_OK)
+    if (r->events.n && (st = perf_attr(r, "sample_types", list)) != PB_OK)
         return st;
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)r->other);
-    if (r->other && (st = attr(r, "perf_other_event_samples", buf)) != PB_OK)
+    if (r->other && (st = perf_attr(r, "perf_other_event_samples", buf)) != PB_OK)
         return st;
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)r->taken);
-    if ((st = attr(r, "total_samples", buf)) != PB_OK)
+    if ((st = perf_attr(r, "total_samples", buf)) != PB_OK)
         return st;
     return r->out->finish(r->out);
 }
@@ -832,7 +832,7 @@ static pb_status perf_decode(void *p, pb_sample_sink *out)
  * events' counts shown as 1 ns each); where perf script printed no period
  * (the first sample header in the first 64 KB says so) a sample is one
  * unit, shown as 1 µs, as folded stacks' counts are. */
-static pb_status prepare(void *p, pb_fold_config *cfg)
+static pb_status perf_prepare(void *p, pb_fold_config *cfg)
 {
     pr *r = (pr *)p;
     pb_source *s = r->s;
@@ -844,7 +844,7 @@ static pb_status prepare(void *p, pb_fold_config *cfg)
         const char *t = (const char *)s->p + i, *nl = (const char *)memchr(t, '\n', len - i);
         size_t n = nl ? (size_t)(nl - t) : len - i, b;
         ph h;
-        for (b = 0; b < n && is_space((unsigned char)t[b]); b++)
+        for (b = 0; b < n && perf_is_space((unsigned char)t[b]); b++)
             ;
         if (b < n && t[0] != '#') { /* the first sample's header */
             if (parse_header(t, n, &h) && !h.have_period) {
@@ -861,7 +861,7 @@ static pb_status prepare(void *p, pb_fold_config *cfg)
     return PB_OK;
 }
 
-static void pr_init(void *p, pb_source *src, const pb_options *opt, pb_sink *warn_sink, pb_error *err)
+static void perf_pr_init(void *p, pb_source *src, const pb_options *opt, pb_sink *warn_sink, pb_error *err)
 {
     pr *r = (pr *)p;
     pb_options_copy(&r->opt, opt);
@@ -872,7 +872,7 @@ static void pr_init(void *p, pb_source *src, const pb_options *opt, pb_sink *war
     r->period_mode = -1;
 }
 
-static void pr_free(void *p)
+static void perf_pr_free(void *p)
 {
     pr *r = (pr *)p;
     pb_strtab_free(&r->raw);
@@ -882,8 +882,8 @@ static void pr_free(void *p)
     PB_FREE_ALL(r->raw_first, r->raw_count, r->pool, r->name_sink, r->selected, r->ids, r->buf, r->key_buf);
 }
 
-/* ticks: ns (cpu-clock, task-clock), one count as 1 ns; see prepare() */
-const pb_fold_decoder pb_perf_decoder = {sizeof(pr), pr_init, prepare, perf_decode, pr_free,
+/* ticks: ns (cpu-clock, task-clock), one count as 1 ns; see perf_prepare() */
+const pb_fold_decoder pb_perf_decoder = {sizeof(pr), perf_pr_init, perf_prepare, perf_decode, perf_pr_free,
     {.source_format = "perf", .ticks_per_sec = 1000000000u, .ticks_per_weight = 1, .sampled_spans = 1}};
 
 /* ---- detection ------------------------------------------------------------------ */
@@ -906,7 +906,7 @@ int pb_perf_sniff(const unsigned char *p, size_t len, int whole)
         for (k = 0; k < n; k++)
             if (((unsigned char)t[i + k] < 0x20 && t[i + k] != '\t') || t[i + k] == 0x7F)
                 return 0;
-        for (b = 0; b < n && is_space((unsigned char)t[i + b]); b++)
+        for (b = 0; b < n && perf_is_space((unsigned char)t[i + b]); b++)
             ;
         if (b == n || (headers == 0 && t[i] == '#')) {
             /* blank, or a comment before the first sample */

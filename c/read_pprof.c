@@ -237,7 +237,7 @@ typedef struct {
     uint64_t replay_n;          /* ... and the samples it stands for */
 } pr;
 
-static pb_status oom(pr *r) { return pb_rd_oom(&r->rd); }
+static pb_status pprof_oom(pr *r) { return pb_rd_oom(&r->rd); }
 
 static pb_status corrupt_at(pr *r, uint64_t off, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -394,14 +394,14 @@ static msg sub_msg(const msg *m, const fld *f, const char *rec)
 static char *clean_copy(pr *r, char **buf, size_t *cap, const char *s, size_t n)
 {
     if (n >= SIZE_MAX || pb_grow((void **)buf, cap, n + 1, 1) < 0)
-        return oom(r), NULL;
+        return pprof_oom(r), NULL;
     memcpy(*buf, s, n);
     (*buf)[n] = '\0';
     pb_controls_to_spaces(*buf, n);
     return *buf;
 }
 
-static const char *str_at(const pr *r, uint32_t i, size_t *len)
+static const char *pprof_str_at(const pr *r, uint32_t i, size_t *len)
 {
     *len = (size_t)(r->soff[i + 1] - r->soff[i] - 1);
     return r->arena + r->soff[i];
@@ -416,7 +416,7 @@ static pb_status add_string(pr *r, const unsigned char *p, size_t n)
         return corrupt_at(r, pb_src_offset(r->s), "string_table[0] must be the empty string, it is %zu bytes", n);
     if (pb_grow((void **)&r->arena, &r->carena, r->narena + n + 1, 1) < 0 ||
         pb_grow((void **)&r->soff, &r->cstr, r->nstr + 2, sizeof *r->soff) < 0)
-        return oom(r);
+        return pprof_oom(r);
     if (n)
         memcpy(r->arena + r->narena, p, n);
     r->arena[r->narena + n] = '\0';
@@ -491,7 +491,7 @@ static int full(pr *r, uint64_t off, size_t n, const char *what)
 /* append item (elem bytes) to the table *arr of *n entries (*cap allocated): 0, or -1 out of memory */
 static int push(pr *r, void **arr, size_t *n, size_t *cap, const void *item, size_t elem)
 {
-    return pb_append(arr, n, cap, item, 1, elem) < 0 ? (oom(r), -1) : 0;
+    return pb_append(arr, n, cap, item, 1, elem) < 0 ? (pprof_oom(r), -1) : 0;
 }
 
 static int read_function(pr *r, msg *m)
@@ -518,7 +518,7 @@ static int read_location(pr *r, msg *m)
             if (want_wt(r, m, &f, WT_LEN) < 0 || full(r, msg_off(m), r->nlines, "location lines") < 0)
                 return -1;
             if (pb_grow((void **)&r->lines, &r->clines, r->nlines + 1, sizeof *r->lines) < 0)
-                return oom(r), -1;
+                return pprof_oom(r), -1;
             lm = sub_msg(m, &f, "Line");
             if (read_line(r, &lm, &r->lines[r->nlines]) < 0)
                 return -1;
@@ -890,8 +890,8 @@ static pb_status each_top(pr *r, int (*fn)(pr *r, const top *t))
 /* ---- after pass 1: indexes, checks, the sample type ---------------------------- */
 static uint64_t func_id(const pr *r, uint32_t i) { return r->funcs[i].id; }
 static uint64_t loc_id(const pr *r, uint32_t i) { return r->locs[i].id; }
-static uint32_t h_func(const void *c, uint32_t i) { return pb_mix64(func_id((const pr *)c, i)); }
-static uint32_t h_loc(const void *c, uint32_t i) { return pb_mix64(loc_id((const pr *)c, i)); }
+static uint32_t pprof_h_func(const void *c, uint32_t i) { return pb_mix64(func_id((const pr *)c, i)); }
+static uint32_t pprof_h_loc(const void *c, uint32_t i) { return pb_mix64(loc_id((const pr *)c, i)); }
 static uint64_t map_id(const pr *r, uint32_t i) { return r->maps[i].id; }
 static uint32_t h_map(const void *c, uint32_t i) { return pb_mix64(map_id((const pr *)c, i)); }
 
@@ -903,7 +903,7 @@ static pb_status index_one(pr *r, pb_index *ix, uint32_t i, uint32_t (*hash)(con
     uint32_t id;
     uint64_t want = id_of(r, i);
     if (pb_index_reserve(ix, i, hash, r) < 0)
-        return oom(r);
+        return pprof_oom(r);
     PB_INDEX_FIND(ix, pb_mix64(want), k, id, id_of(r, id) == want);
     if (id != PB_INDEX_NONE)
         return corrupt_at(r, 0, "two %s have the id %llu", what, (unsigned long long)want);
@@ -920,11 +920,11 @@ static pb_status index_ids(pr *r)
         if (fn->name >= r->nstr || fn->sysname >= r->nstr || fn->file >= r->nstr)
             return corrupt_at(r, 0, "function %llu names a string past the string table's %zu",
                               (unsigned long long)fn->id, r->nstr);
-        if ((st = index_one(r, &r->tfunc, (uint32_t)i, h_func, func_id, "functions")) != PB_OK)
+        if ((st = index_one(r, &r->tfunc, (uint32_t)i, pprof_h_func, func_id, "functions")) != PB_OK)
             return st;
     }
     for (i = 0; i < r->nlocs; i++)
-        if ((st = index_one(r, &r->tloc, (uint32_t)i, h_loc, loc_id, "locations")) != PB_OK)
+        if ((st = index_one(r, &r->tloc, (uint32_t)i, pprof_h_loc, loc_id, "locations")) != PB_OK)
             return st;
     {   /* dense ids (1..n, as every writer numbers them): a direct map, of
          * at most 2 x the locations read + 64 entries; the rest through tloc */
@@ -935,7 +935,7 @@ static pb_status index_ids(pr *r)
         if (r->nlocs && top < (uint64_t)r->nlocs * 2 + 64) {
             if (!(r->locmap = (uint32_t *)malloc(((size_t)top + 1) * sizeof *r->locmap)) ||
                 !(r->locfr = (uint32_t *)calloc((size_t)top + 1, sizeof *r->locfr)))
-                return oom(r);
+                return pprof_oom(r);
             memset(r->locmap, 0xff, ((size_t)top + 1) * sizeof *r->locmap); /* P_NONE */
             for (i = 0; i < r->nlocs; i++)
                 r->locmap[r->locs[i].id] = (uint32_t)i;
@@ -954,7 +954,7 @@ static pb_status index_ids(pr *r)
             size_t k;
             uint32_t id;
             if (pb_index_reserve(&r->tmap, i, h_map, r) < 0)
-                return oom(r);
+                return pprof_oom(r);
             PB_INDEX_FIND(&r->tmap, pb_mix64(r->maps[i].id), k, id, r->maps[id].id == r->maps[i].id);
             if (id == PB_INDEX_NONE)
                 pb_index_set(&r->tmap, k, (uint32_t)i);
@@ -963,7 +963,7 @@ static pb_status index_ids(pr *r)
     return PB_OK;
 }
 
-static const char *type_name(const pr *r, const p_vt *vt, size_t *len) { return str_at(r, vt->type, len); }
+static const char *type_name(const pr *r, const p_vt *vt, size_t *len) { return pprof_str_at(r, vt->type, len); }
 
 /* "type/unit,..." of every sample type into buf */
 static void type_list(const pr *r, char *buf, size_t cap)
@@ -971,7 +971,7 @@ static void type_list(const pr *r, char *buf, size_t cap)
     size_t i, n = 0, l1, l2;
     buf[0] = '\0';
     for (i = 0; i < r->ntypes && n + 1 < cap; i++) {
-        const char *t = str_at(r, r->types[i].type, &l1), *u = str_at(r, r->types[i].unit, &l2);
+        const char *t = pprof_str_at(r, r->types[i].type, &l1), *u = pprof_str_at(r, r->types[i].unit, &l2);
         n += (size_t)snprintf(buf + n, cap - n, "%s%.*s/%.*s", i ? "," : "", (int)(l1 > 200 ? 200 : l1), t,
                               (int)(l2 > 200 ? 200 : l2), u);
     }
@@ -994,7 +994,7 @@ static pb_status choose_type(pr *r)
     if (r->ntypes == 0)
         return corrupt_at(r, 0, "the profile declares no sample_type");
     if (!want && r->default_type > 0)
-        want = str_at(r, (uint32_t)r->default_type, &len);
+        want = pprof_str_at(r, (uint32_t)r->default_type, &len);
     r->vindex = (uint32_t)r->ntypes - 1;
     if (want) {
         for (i = 0; i < r->ntypes; i++)
@@ -1013,12 +1013,12 @@ static pb_status choose_type(pr *r)
         }
         r->vindex = (uint32_t)i;
     }
-    r->unit_ns = pb_time_unit_ns(str_at(r, r->types[r->vindex].unit, &len)); /* samples.h */
+    r->unit_ns = pb_time_unit_ns(pprof_str_at(r, r->types[r->vindex].unit, &len)); /* samples.h */
     return PB_OK;
 }
 
 /* ---- attributes ---------------------------------------------------------------- */
-static pb_status attr(pr *r, const char *key, const char *val)
+static pb_status pprof_attr(pr *r, const char *key, const char *val)
 {
     return r->out->attribute(r->out, key, pb_str_c(val));
 }
@@ -1027,7 +1027,7 @@ static pb_status attr_i64(pr *r, const char *key, int64_t v)
 {
     char buf[32];
     snprintf(buf, sizeof buf, "%lld", (long long)v);
-    return attr(r, key, buf);
+    return pprof_attr(r, key, buf);
 }
 
 /* a string of the table as an attribute value: control bytes as spaces (an
@@ -1035,7 +1035,7 @@ static pb_status attr_i64(pr *r, const char *key, int64_t v)
 static pb_status attr_str(pr *r, const char *key, uint32_t si)
 {
     size_t len;
-    const char *s = str_at(r, si, &len);
+    const char *s = pprof_str_at(r, si, &len);
     /* the copy is r's (a chunk consumer may never return from attribute()) */
     char *t = clean_copy(r, &r->abuf, &r->cabuf, s, len);
     if (!t)
@@ -1047,10 +1047,10 @@ static pb_status vt_attr(pr *r, const char *key, const p_vt *vt)
 {
     char buf[512];
     size_t l1, l2;
-    const char *t = str_at(r, vt->type, &l1), *u = str_at(r, vt->unit, &l2);
+    const char *t = pprof_str_at(r, vt->type, &l1), *u = pprof_str_at(r, vt->unit, &l2);
     snprintf(buf, sizeof buf, "%.*s/%.*s", (int)(l1 > 200 ? 200 : l1), t, (int)(l2 > 200 ? 200 : l2), u);
     pb_controls_to_spaces(buf, strlen(buf));
-    return attr(r, key, buf);
+    return pprof_attr(r, key, buf);
 }
 
 static pb_status comments_attr(pr *r)
@@ -1065,22 +1065,22 @@ static pb_status comments_attr(pr *r)
     return st;
 }
 
-static pb_status head_attributes(pr *r)
+static pb_status pprof_head_attributes(pr *r)
 {
     pb_status st;
     char list[1024];
     size_t len;
-    const char *clock = str_at(r, r->types[r->vindex].type, &len);
+    const char *clock = pprof_str_at(r, r->types[r->vindex].type, &len);
     type_list(r, list, sizeof list);
-    if ((st = attr(r, "profiler", "pprof (profile.proto)")) != PB_OK ||
-        (st = attr(r, "compression", r->gzip ? "gzip" : "none")) != PB_OK ||
-        (st = attr(r, "sample_types", list)) != PB_OK ||
+    if ((st = pprof_attr(r, "profiler", "pprof (profile.proto)")) != PB_OK ||
+        (st = pprof_attr(r, "compression", r->gzip ? "gzip" : "none")) != PB_OK ||
+        (st = pprof_attr(r, "sample_types", list)) != PB_OK ||
         (st = vt_attr(r, "sample_type", &r->types[r->vindex])) != PB_OK ||
         (r->default_type > 0 && (st = attr_str(r, "default_sample_type", (uint32_t)r->default_type)) != PB_OK))
         return st;
-    if (r->unit_ns && (st = attr(r, "sample_weight_unit", "ns")) != PB_OK)
+    if (r->unit_ns && (st = pprof_attr(r, "sample_weight_unit", "ns")) != PB_OK)
         return st;
-    if (r->unit_ns && (st = attr(r, "clock", !strncmp(clock, "cpu", 3) ? "cpu" : "wall")) != PB_OK)
+    if (r->unit_ns && (st = pprof_attr(r, "clock", !strncmp(clock, "cpu", 3) ? "cpu" : "wall")) != PB_OK)
         return st;
     if (r->have_period_type && (st = vt_attr(r, "period_type", &r->period_type)) != PB_OK)
         return st;
@@ -1094,7 +1094,7 @@ static pb_status head_attributes(pr *r)
         if ((st = attr_i64(r, "duration_nanos", r->duration_nanos)) != PB_OK)
             return st;
         snprintf(buf, sizeof buf, "%.9f", (double)r->duration_nanos / 1e9);
-        if ((st = attr(r, "profile_duration_sec", buf)) != PB_OK)
+        if ((st = pprof_attr(r, "profile_duration_sec", buf)) != PB_OK)
             return st;
     }
     if ((r->drop_frames > 0 && (uint64_t)r->drop_frames < r->nstr &&
@@ -1105,7 +1105,7 @@ static pb_status head_attributes(pr *r)
     return comments_attr(r);
 }
 
-static pb_status end_attributes(pr *r)
+static pb_status pprof_end_attributes(pr *r)
 {
     pb_status st;
     char buf[32];
@@ -1113,7 +1113,7 @@ static pb_status end_attributes(pr *r)
         /* the main binary's base name, as go tool pprof's "File:" line (not
          * the directory it was built in on the recording machine) */
         size_t len, k;
-        const char *s = str_at(r, r->maps[0].file, &len);
+        const char *s = pprof_str_at(r, r->maps[0].file, &len);
         char *t = clean_copy(r, &r->abuf, &r->cabuf, s, len);
         if (!t)
             return r->err->status;
@@ -1125,12 +1125,12 @@ static pb_status end_attributes(pr *r)
                                pb_str_make(t + k, len - k, pb_has_high(t + k, len - k) && pb_utf8_valid(t + k, len - k)));
     } else {
         const char *f = r->err->file, *b = strrchr(f, '/');
-        st = attr(r, "application", f[0] ? (b ? b + 1 : f) : "pprof");
+        st = pprof_attr(r, "application", f[0] ? (b ? b + 1 : f) : "pprof");
     }
     if (st != PB_OK)
         return st;
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)r->samples);
-    return attr(r, "total_samples", buf);
+    return pprof_attr(r, "total_samples", buf);
 }
 
 /* ---- frames: a location's lines -> sink ids ------------------------------------ */
@@ -1159,7 +1159,7 @@ static pb_status split_name(pr *r, const char *s, size_t len, pb_str *pkg, pb_st
         return PB_OK;
     }
     if (pb_grow((void **)&r->pkgbuf, &r->cpkg, dot * 2 + 1, 1) < 0)
-        return oom(r);
+        return pprof_oom(r);
     n = pb_sep_to_colons(r->pkgbuf, s, dot, '/');
     *pkg = pb_str_make(r->pkgbuf, n, pb_has_high(r->pkgbuf, n));
     *name = pb_str_make(s + dot + 1, len - dot - 1, pb_has_high(s + dot + 1, len - dot - 1));
@@ -1197,8 +1197,8 @@ static pb_status intern_line(pr *r, const p_loc *lc, const p_line *ln, uint32_t 
         return corrupt_at(r, pb_src_offset(r->s), "location %llu names function %llu, which the profile does not define",
                           (unsigned long long)lc->id, (unsigned long long)ln->func);
     fn = &r->funcs[fi];
-    name = str_at(r, fn->name, &len);
-    file = str_at(r, fn->file, &flen);
+    name = pprof_str_at(r, fn->name, &len);
+    file = pprof_str_at(r, fn->file, &flen);
     if ((st = split_name(r, name, len, &fr.package, &fr.name)) != PB_OK)
         return st;
     fr.own = pb_str_make(name, len, pb_has_high(name, len));
@@ -1207,7 +1207,7 @@ static pb_status intern_line(pr *r, const p_loc *lc, const p_line *ln, uint32_t 
     fr.first_line = fn->start_line > 0 && fn->start_line <= INT32_MAX ? (int32_t)fn->start_line : 0;
     place(r, lc, &fr);
     fr.place = ln != &r->lines[lc->line0 + lc->nlines - 1] ? PB_PLACE_INLINED : 0; /* not the last Line */
-    name = str_at(r, fn->sysname, &len);
+    name = pprof_str_at(r, fn->sysname, &len);
     fr.sys_name = pb_str_make(name, len, pb_has_high(name, len));
     return r->out->frame(r->out, &fr, id);
 }
@@ -1219,7 +1219,7 @@ static pb_status intern_address(pr *r, const p_loc *lc, uint32_t *id)
     char buf[32];
     size_t flen = 0;
     const p_map *mp = find_map(r, lc->mapping);
-    const char *file = mp ? str_at(r, mp->file, &flen) : "";
+    const char *file = mp ? pprof_str_at(r, mp->file, &flen) : "";
     memset(&fr, 0, sizeof fr);
     fr.kind = PB_FRAME_XSUB;
     snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)lc->address);
@@ -1240,7 +1240,7 @@ static pb_status loc_ids(pr *r, uint32_t li, const uint32_t **ids, uint32_t *n)
     pb_status st;
     if (lc->ids == P_NONE) {
         if (r->nids + cnt > UINT32_MAX - 1 || pb_grow((void **)&r->ids, &r->cids, r->nids + cnt, sizeof *r->ids) < 0)
-            return oom(r);
+            return pprof_oom(r);
         for (k = 0; k < cnt; k++) {
             st = lc->nlines ? intern_line(r, lc, &r->lines[lc->line0 + k], &r->ids[r->nids + k])
                             : intern_address(r, lc, &r->ids[r->nids + k]);
@@ -1295,11 +1295,11 @@ static int keep_label(pr *r, uint64_t key, uint64_t str, uint64_t num, uint64_t 
     if (key >= r->nstr || str >= r->nstr)
         return 0; /* the caller's error */
     memset(&lb, 0, sizeof lb);
-    t = str_at(r, (uint32_t)key, &len);
+    t = pprof_str_at(r, (uint32_t)key, &len);
     lb.key = pb_str_make(t, len, pb_has_high(t, len));
-    t = str_at(r, (uint32_t)str, &len);
+    t = pprof_str_at(r, (uint32_t)str, &len);
     lb.str = pb_str_make(t, len, pb_has_high(t, len));
-    t = str_at(r, (uint32_t)unit, &len);
+    t = pprof_str_at(r, (uint32_t)unit, &len);
     lb.num_unit = pb_str_make(t, len, pb_has_high(t, len));
     lb.num = (int64_t)num;
     lb.is_num = is_num;
@@ -1337,7 +1337,7 @@ static int read_label(pr *r, msg *m, p_sample *sm)
                    (unsigned long long)(key >= r->nstr ? key : str), r->nstr);
         return -1;
     }
-    kn = str_at(r, (uint32_t)key, &len);
+    kn = pprof_str_at(r, (uint32_t)key, &len);
     is_num = is_num && !str;
     if (!strcmp(kn, "thread") || (!strcmp(kn, "tid") && !sm->named)) {
         sm->named = !strcmp(kn, "thread"); /* a thread's name wins over its id */
@@ -1368,7 +1368,7 @@ static inline int read_sample(pr *r, msg *m, p_sample *sm)
             size_t most = r->nslocs + (f.len < r->opt->max_stack_depth ? f.len : r->opt->max_stack_depth) + 1;
             uint64_t v;
             if (pb_grow((void **)&r->slocs, &r->cslocs, most, sizeof *r->slocs) < 0)
-                return oom(r), -1;
+                return pprof_oom(r), -1;
             while (pk.p < pk.end) {
                 if (msg_varint(&pk, &v) < 0) {
                     corrupt_at(r, msg_off(&pk), "%s field %u: a packed varint runs past its %zu bytes", m->rec,
@@ -1413,11 +1413,11 @@ static const char *label_text(const pr *r, const p_label *l, char *buf, size_t c
         snprintf(buf, cap, "%lld", (long long)l->num);
         return buf;
     }
-    return str_at(r, l->str, &len);
+    return pprof_str_at(r, l->str, &len);
 }
 
 /* the 1 when a thread is selected by --thread (a number or a name) */
-static int thread_selected(const pr *r, const char *label)
+static int pprof_thread_selected(const pr *r, const char *label)
 {
     char *end;
     unsigned long long v;
@@ -1455,7 +1455,7 @@ static pb_status thread_of(pr *r, const p_sample *sm, uint64_t off, uint32_t *ke
     lt = strlen(t);
     lp = strlen(p);
     if (lt > SIZE_MAX / 2 - lp || pb_grow((void **)&r->abuf, &r->cabuf, lt + lp + 2, 1) < 0)
-        return oom(r);
+        return pprof_oom(r);
     memcpy(r->abuf, t, lt);
     r->abuf[lt] = '\0';
     memcpy(r->abuf + lt + 1, p, lp);
@@ -1463,20 +1463,20 @@ static pb_status thread_of(pr *r, const p_sample *sm, uint64_t off, uint32_t *ke
     pb_controls_to_spaces(r->abuf, lt);
     pb_controls_to_spaces(r->abuf + lt + 1, lp);
     if ((k = pb_strtab_intern(&r->threads, r->abuf, lt + 1 + lp, &i)) < 0)
-        return oom(r);
+        return pprof_oom(r);
     if (k == 0) {
         if (i >= r->opt->max_threads)
             return pb_fail(r->err, PB_ERR_LIMIT, off, "more than max_threads (%u) threads (thread and tid labels)",
                            r->opt->max_threads);
         if (pb_grow((void **)&r->tsel, &r->ctsel, (size_t)i + 1, 1) < 0)
-            return oom(r);
+            return pprof_oom(r);
         t = thread_label(r, i, &p);
-        r->tsel[i] = (unsigned char)thread_selected(r, t);
+        r->tsel[i] = (unsigned char)pprof_thread_selected(r, t);
         if (r->tsel[i]) {
             if ((st = r->out->thread(r->out, i, i + 1, 0, t)) != PB_OK)
                 return st;
             snprintf(attr_key, sizeof attr_key, "thread_%u_pid", (unsigned)i + 1);
-            if (*p && (st = attr(r, attr_key, p)) != PB_OK)
+            if (*p && (st = pprof_attr(r, attr_key, p)) != PB_OK)
                 return st;
         }
     }
@@ -1551,7 +1551,7 @@ static int sample_field(pr *r, const top *t)
     /* room for the frames: max_stack_depth at most (checked per location) */
     if (pb_grow((void **)&r->stack, &r->cstack, r->nslocs < r->opt->max_stack_depth ? r->nslocs : r->opt->max_stack_depth,
                 sizeof *r->stack) < 0)
-        return oom(r), -1;
+        return pprof_oom(r), -1;
     for (i = 0; i < r->nslocs; i++) {
         uint64_t id = r->slocs[i];
         uint32_t li, e = id < r->nlocmap ? r->locfr[id] : 0;
@@ -1587,7 +1587,7 @@ static int sample_field(pr *r, const top *t)
             return -1;
         }
         if (d + n > r->cstack && pb_grow((void **)&r->stack, &r->cstack, d + n, sizeof *r->stack) < 0)
-            return oom(r), -1;
+            return pprof_oom(r), -1;
         for (j = 0; j < n; j++)
             r->stack[d++] = ids[j];
     }
@@ -1709,7 +1709,7 @@ static pb_status agg_replay(pr *r)
 }
 
 /* ---- the decoder ------------------------------------------------------------------- */
-static void pr_free(void *p)
+static void pprof_pr_free(void *p)
 {
     pr *r = (pr *)p;
     PB_FREE_ALL(r->arena, r->soff, r->funcs, r->locs, r->lines, r->maps, r->types, r->comments, r->ids, r->stack,
@@ -1722,7 +1722,7 @@ static void pr_free(void *p)
     pb_index_free(&r->tmap);
 }
 
-static void pr_init(void *p, pb_source *src, const pb_options *opt, pb_sink *warn_sink, pb_error *err)
+static void pprof_pr_init(void *p, pb_source *src, const pb_options *opt, pb_sink *warn_sink, pb_error *err)
 {
     pr *r = (pr *)p;
     (void)warn_sink;
@@ -1765,7 +1765,7 @@ static pb_status open_pass(pr *r)
 }
 
 /* pass 1: the tables (and the checks they allow) */
-static pb_status prepare(void *p, pb_fold_config *cfg)
+static pb_status pprof_prepare(void *p, pb_fold_config *cfg)
 {
     pr *r = (pr *)p;
     pb_status st;
@@ -1779,7 +1779,7 @@ static pb_status prepare(void *p, pb_fold_config *cfg)
     if ((st = index_ids(r)) != PB_OK || (st = choose_type(r)) != PB_OK)
         return st;
     if (pb_grow((void **)&r->values, &r->cvalues, r->ntypes, sizeof *r->values) < 0)
-        return oom(r);
+        return pprof_oom(r);
     if ((st = pb_src_rewind(r->s)) != PB_OK)
         return st;
     return open_pass(r);
@@ -1800,11 +1800,11 @@ static pb_status columns_and_mappings(pr *r)
     if (r->out->columns) {
         memset(&c, 0, sizeof c);
         if (!(names = (pb_str *)calloc(r->ntypes * 2, sizeof *names)))
-            return oom(r);
+            return pprof_oom(r);
         for (i = 0; i < r->ntypes; i++) {
-            t = str_at(r, r->types[i].type, &len);
+            t = pprof_str_at(r, r->types[i].type, &len);
             names[i] = pb_str_make(t, len, pb_has_high(t, len));
-            t = str_at(r, r->types[i].unit, &len);
+            t = pprof_str_at(r, r->types[i].unit, &len);
             names[r->ntypes + i] = pb_str_make(t, len, pb_has_high(t, len));
         }
         c.type = names;
@@ -1813,9 +1813,9 @@ static pb_status columns_and_mappings(pr *r)
         /* --sample-type names the default; else the profile's own */
         c.dflt = r->opt->sample_type || r->default_type > 0 ? r->vindex : UINT32_MAX;
         if (r->have_period_type) {
-            t = str_at(r, r->period_type.type, &len);
+            t = pprof_str_at(r, r->period_type.type, &len);
             c.period_type = pb_str_make(t, len, pb_has_high(t, len));
-            t = str_at(r, r->period_type.unit, &len);
+            t = pprof_str_at(r, r->period_type.unit, &len);
             c.period_unit = pb_str_make(t, len, pb_has_high(t, len));
         }
         c.period = r->period;
@@ -1830,9 +1830,9 @@ static pb_status columns_and_mappings(pr *r)
         mp.start = m->start;
         mp.limit = m->limit;
         mp.offset = m->offset;
-        t = str_at(r, m->file, &len);
+        t = pprof_str_at(r, m->file, &len);
         mp.file = pb_str_make(t, len, pb_has_high(t, len));
-        t = str_at(r, m->build_id, &len);
+        t = pprof_str_at(r, m->build_id, &len);
         mp.build_id = pb_str_make(t, len, pb_has_high(t, len));
         mp.flags = m->flags;
         if ((st = r->out->mapping(r->out, &mp, &r->maps[i].sink_id)) != PB_OK)
@@ -1847,7 +1847,7 @@ static pb_status pprof_decode(void *p, pb_sample_sink *out)
     pr *r = (pr *)p;
     pb_status st;
     r->out = out;
-    if ((st = head_attributes(r)) != PB_OK || (st = columns_and_mappings(r)) != PB_OK ||
+    if ((st = pprof_head_attributes(r)) != PB_OK || (st = columns_and_mappings(r)) != PB_OK ||
         (st = agg_replay(r)) != PB_OK)
         return st;
     if (r->opt->have_thread) {
@@ -1869,14 +1869,14 @@ static pb_status pprof_decode(void *p, pb_sample_sink *out)
                                  (unsigned long long)r->opt->thread_id, list);
         }
     }
-    if ((st = end_attributes(r)) != PB_OK)
+    if ((st = pprof_end_attributes(r)) != PB_OK)
         return st;
     return r->out->finish(r->out);
 }
 
 /* ticks: ns, or one unit of a count or size as 1 ns; nytprof.out's time is the sampled time; a
  * weight past INT32_MAX ns splits into TIME_LINEs charged to max_statements (split) */
-const pb_fold_decoder pb_pprof_decoder = {sizeof(pr), pr_init, prepare, pprof_decode, pr_free,
+const pb_fold_decoder pb_pprof_decoder = {sizeof(pr), pprof_pr_init, pprof_prepare, pprof_decode, pprof_pr_free,
     {.source_format = "pprof", .ticks_per_sec = 1000000000u, .ticks_per_weight = 1, .sampled_spans = 1,
      .split = {.words = "a sample of weight {weight} needs more TIME_LINE chunks than the {left} left of max_statements",
                .sample_at = sample_at}}};

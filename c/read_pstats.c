@@ -101,7 +101,7 @@ typedef struct {
 
 #define OOM(r) pb_fail((r)->err, PB_ERR_LIMIT, pb_src_offset((r)->s), "out of memory reading a pstats file")
 
-static pb_status need(ps *r, size_t n, const char *what)
+static pb_status pstats_need(ps *r, size_t n, const char *what)
 {
     int got = pb_src_need(r->s, n);
     if (got == 1)
@@ -113,7 +113,7 @@ static pb_status need(ps *r, size_t n, const char *what)
 
 static pb_status rd_i32(ps *r, int32_t *v, const char *what)
 {
-    pb_status st = need(r, 4, what);
+    pb_status st = pstats_need(r, 4, what);
     if (st != PB_OK)
         return st;
     *v = (int32_t)pb_le32(r->s->p);
@@ -126,7 +126,7 @@ static mv *node(ps *r, uint32_t ref)
     return ref & PER ? &r->per.v[ref & ~PER] : &r->tmp.v[ref];
 }
 
-static pb_status new_node(ps *r, int per, uint8_t t, uint32_t *ref)
+static pb_status pstats_new_node(ps *r, int per, uint8_t t, uint32_t *ref)
 {
     arena *a = per ? &r->per : &r->tmp;
     if (a->n >= 0x7FFFFFF0u || pb_grow((void **)&a->v, &a->cap, a->n + 1, sizeof *a->v) < 0)
@@ -149,7 +149,7 @@ static pb_status ref_reserve(ps *r, uint32_t ref)
 /* a container's node, its reference reserved first when flag (FLAG_REF) */
 static pb_status new_ref_node(ps *r, int per, uint8_t t, int flag, uint32_t *ref)
 {
-    pb_status st = new_node(r, per, t, ref);
+    pb_status st = pstats_new_node(r, per, t, ref);
     return st != PB_OK || !flag ? st : ref_reserve(r, *ref);
 }
 
@@ -198,12 +198,12 @@ static pb_status read_str(ps *r, size_t n, int per, int flag, uint32_t *out)
     pb_status st;
     uint32_t id;
     mv *v;
-    if ((st = need(r, n, "a string")) != PB_OK)
+    if ((st = pstats_need(r, n, "a string")) != PB_OK)
         return st;
     if (pb_strtab_intern(&r->str, (const char *)r->s->p, n, &id) < 0)
         return OOM(r);
     r->s->p += n;
-    if ((st = new_node(r, per, V_STR, out)) != PB_OK)
+    if ((st = pstats_new_node(r, per, V_STR, out)) != PB_OK)
         return st;
     v = node(r, *out);
     v->s = id;
@@ -219,7 +219,7 @@ static pb_status read_items(ps *r, int depth, int per, uint32_t ref, int64_t n, 
     pb_status st;
     for (i = 0; dict || i < n; i++) {
         if (dict) {
-            if ((st = need(r, 1, "a dict")) != PB_OK)
+            if ((st = pstats_need(r, 1, "a dict")) != PB_OK)
                 return st;
             if (r->s->p[0] == '0') {
                 r->s->p++;
@@ -249,7 +249,7 @@ static pb_status read_code(ps *r, int depth, int per, uint32_t ref)
     int nints, nobj, i, old;
     pb_status st;
     uint32_t c, name = 0, file = 0;
-    if ((st = need(r, 25, "a code object")) != PB_OK)
+    if ((st = pstats_need(r, 25, "a code object")) != PB_OK)
         return st;
     old = (r->s->p[20] & 0x7F) != 's' && (r->s->p[24] & 0x7F) == 's';
     nints = old ? 6 : 5;
@@ -300,7 +300,7 @@ static pb_status read_obj(ps *r, int depth, int per, uint32_t *out)
     mv *v;
     if (depth > PSTATS_MAX_DEPTH)
         return pb_fail(r->err, PB_ERR_LIMIT, off, "marshal objects nested more than %d deep", PSTATS_MAX_DEPTH);
-    if ((st = need(r, 1, "an object")) != PB_OK)
+    if ((st = pstats_need(r, 1, "an object")) != PB_OK)
         return st;
     code = r->s->p[0];
     r->s->p++;
@@ -310,12 +310,12 @@ static pb_status read_obj(ps *r, int depth, int per, uint32_t *out)
         per = 1; /* a referenced object lives as long as the file */
     switch (type) {
     case 'N': case 'T': case 'F': case 'S': case '.':
-        if ((st = new_node(r, per, type == 'T' || type == 'F' ? V_BOOL : V_NONE, out)) != PB_OK)
+        if ((st = pstats_new_node(r, per, type == 'T' || type == 'F' ? V_BOOL : V_NONE, out)) != PB_OK)
             return st;
         node(r, *out)->i = type == 'T';
         return flag ? ref_reserve(r, *out) : PB_OK;
     case 'i':
-        if ((st = rd_i32(r, &n, "an int")) != PB_OK || (st = new_node(r, per, V_INT, out)) != PB_OK)
+        if ((st = rd_i32(r, &n, "an int")) != PB_OK || (st = pstats_new_node(r, per, V_INT, out)) != PB_OK)
             return st;
         node(r, *out)->i = n;
         return flag ? ref_reserve(r, *out) : PB_OK;
@@ -331,7 +331,7 @@ static pb_status read_obj(ps *r, int depth, int per, uint32_t *out)
             return pb_fail(r->err, PB_ERR_LIMIT, off, "a long of %ld digits", (long)n);
         for (i = 0; i < (n < 0 ? -n : n); i++) {
             unsigned dg;
-            if ((st = need(r, 2, "a long")) != PB_OK)
+            if ((st = pstats_need(r, 2, "a long")) != PB_OK)
                 return st;
             dg = pb_le16(r->s->p);
             r->s->p += 2;
@@ -344,7 +344,7 @@ static pb_status read_obj(ps *r, int depth, int per, uint32_t *out)
             d += dg * scale;
             scale *= 32768.0;
         }
-        if ((st = new_node(r, per, V_INT, out)) != PB_OK)
+        if ((st = pstats_new_node(r, per, V_INT, out)) != PB_OK)
             return st;
         v = node(r, *out);
         if (big || u > (uint64_t)INT64_MAX) {
@@ -356,7 +356,7 @@ static pb_status read_obj(ps *r, int depth, int per, uint32_t *out)
         return flag ? ref_reserve(r, *out) : PB_OK;
     }
     case 'g':
-        if ((st = need(r, 8, "a float")) != PB_OK || (st = new_node(r, per, V_FLOAT, out)) != PB_OK)
+        if ((st = pstats_need(r, 8, "a float")) != PB_OK || (st = pstats_new_node(r, per, V_FLOAT, out)) != PB_OK)
             return st;
         node(r, *out)->d = pb_le_f64(r->s->p);
         r->s->p += 8;
@@ -364,16 +364,16 @@ static pb_status read_obj(ps *r, int depth, int per, uint32_t *out)
     case 'f': {
         char buf[260];
         size_t len;
-        if ((st = need(r, 1, "a float")) != PB_OK)
+        if ((st = pstats_need(r, 1, "a float")) != PB_OK)
             return st;
         len = r->s->p[0];
         r->s->p++;
-        if ((st = need(r, len, "a float")) != PB_OK)
+        if ((st = pstats_need(r, len, "a float")) != PB_OK)
             return st;
         memcpy(buf, r->s->p, len);
         buf[len] = '\0';
         r->s->p += len;
-        if ((st = new_node(r, per, V_FLOAT, out)) != PB_OK)
+        if ((st = pstats_new_node(r, per, V_FLOAT, out)) != PB_OK)
             return st;
         node(r, *out)->d = strtod(buf, NULL);
         return flag ? ref_reserve(r, *out) : PB_OK;
@@ -385,7 +385,7 @@ static pb_status read_obj(ps *r, int depth, int per, uint32_t *out)
             return pb_fail(r->err, PB_ERR_CORRUPT, off, "a string of %ld bytes", (long)n);
         return read_str(r, (size_t)n, per, flag, out);
     case 'z': case 'Z':
-        if ((st = need(r, 1, "a string")) != PB_OK)
+        if ((st = pstats_need(r, 1, "a string")) != PB_OK)
             return st;
         n = r->s->p[0];
         r->s->p++;
@@ -405,7 +405,7 @@ static pb_status read_obj(ps *r, int depth, int per, uint32_t *out)
     }
     case '(': case '[': case ')':
         if (type == ')') {
-            if ((st = need(r, 1, "a tuple")) != PB_OK)
+            if ((st = pstats_need(r, 1, "a tuple")) != PB_OK)
                 return st;
             n = r->s->p[0];
             r->s->p++;
@@ -427,7 +427,7 @@ static pb_status read_obj(ps *r, int depth, int per, uint32_t *out)
             return st;
         return read_seq(r, depth, per, V_OTHER, flag, out, n, "a set", off);
     case 'y':
-        if ((st = need(r, 16, "a complex")) != PB_OK || (st = new_node(r, per, V_OTHER, out)) != PB_OK)
+        if ((st = pstats_need(r, 16, "a complex")) != PB_OK || (st = pstats_new_node(r, per, V_OTHER, out)) != PB_OK)
             return st;
         r->s->p += 16;
         return flag ? ref_reserve(r, *out) : PB_OK;
@@ -437,32 +437,32 @@ static pb_status read_obj(ps *r, int depth, int per, uint32_t *out)
 }
 
 /* ---- the pstats shape ------------------------------------------------------ */
-static uint32_t key_hash(uint32_t file, uint32_t line, uint32_t func)
+static uint32_t pstats_key_hash(uint32_t file, uint32_t line, uint32_t func)
 {
     return pb_mix64(((uint64_t)file << 32 | func) ^ ((uint64_t)line * UINT64_C(0x9E3779B97F4A7C15)));
 }
 static uint32_t key_hash_of(const void *ctx, uint32_t i)
 {
     const pkey *k = &((const ps *)ctx)->keys[i];
-    return key_hash(k->file, k->line, k->func);
+    return pstats_key_hash(k->file, k->line, k->func);
 }
 static uint32_t name_hash_of(const void *ctx, uint32_t i)
 {
     const pname *k = &((const ps *)ctx)->names[i];
-    return key_hash(k->file, 0, k->func);
+    return pstats_key_hash(k->file, 0, k->func);
 }
 
 static int is_num(const mv *v) { return v->t == V_INT || v->t == V_FLOAT || v->t == V_BOOL; }
-static double num(const mv *v) { return v->t == V_FLOAT ? v->d : (double)v->i; }
+static double pstats_num(const mv *v) { return v->t == V_FLOAT ? v->d : (double)v->i; }
 static uint64_t count_of(const mv *v)
 {
-    double d = num(v);
+    double d = pstats_num(v);
     return d <= 0 || d != d ? 0 : d >= 1.8e19 ? UINT64_MAX : (uint64_t)d;
 }
 /* seconds -> ns (below 0 or not a number: 0) */
 static uint64_t ns_of(const mv *v)
 {
-    double d = num(v) * 1e9;
+    double d = pstats_num(v) * 1e9;
     return d <= 0 || d != d ? 0 : d >= 1.8e19 ? UINT64_MAX : (uint64_t)(d + 0.5);
 }
 
@@ -485,11 +485,11 @@ static pb_status key_of(ps *r, uint32_t kref, uint32_t *out)
     if (f->t != V_STR || !is_num(l) || (fn->t != V_STR && fn->t != V_CODE))
         return corrupt(r, "a pstats key is not a (file, line, function) tuple");
     file = f->s;
-    line = num(l) > 0 && num(l) < 2147483647.0 ? (uint32_t)num(l) : 0;
+    line = pstats_num(l) > 0 && pstats_num(l) < 2147483647.0 ? (uint32_t)pstats_num(l) : 0;
     func = fn->s; /* a code object: its co_name */
     if (pb_index_reserve(&r->tkeys, r->nkeys, key_hash_of, r) < 0)
         return OOM(r);
-    PB_INDEX_FIND(&r->tkeys, key_hash(file, line, func), slot, i,
+    PB_INDEX_FIND(&r->tkeys, pstats_key_hash(file, line, func), slot, i,
                   r->keys[i].file == file && r->keys[i].line == line && r->keys[i].func == func);
     if (i == PB_INDEX_NONE) {
         if (r->nkeys >= 0x7FFFFFF0u ||
@@ -524,7 +524,7 @@ static pb_status key_frame(ps *r, uint32_t i, uint32_t *id)
     }
     if (pb_index_reserve(&r->tnames, r->nnames, name_hash_of, r) < 0)
         return OOM(r);
-    PB_INDEX_FIND(&r->tnames, key_hash(file, 0, func), s2, j, r->names[j].file == file && r->names[j].func == func);
+    PB_INDEX_FIND(&r->tnames, pstats_key_hash(file, 0, func), s2, j, r->names[j].file == file && r->names[j].func == func);
     if (j == PB_INDEX_NONE) {
         if (pb_index_add(&r->tnames, s2, (void **)&r->names, &r->cnames, r->nnames, sizeof *r->names) < 0)
             return OOM(r);
@@ -553,7 +553,7 @@ static pb_status key_frame(ps *r, uint32_t i, uint32_t *id)
     return PB_OK;
 }
 
-static pb_status announce(ps *r)
+static pb_status pstats_announce(ps *r)
 {
     pb_status st;
     if (r->announced)
@@ -638,12 +638,12 @@ static pb_status entry(ps *r, uint32_t kref, uint32_t vref)
 }
 
 /* the kept entries into the sink: frames, functions, edges */
-static pb_status flush(ps *r)
+static pb_status pstats_flush(ps *r)
 {
     size_t i, j;
     pb_status st;
     uint64_t interval = 0;
-    if ((st = announce(r)) != PB_OK)
+    if ((st = pstats_announce(r)) != PB_OK)
         return st;
     /* sampled: ct = nc x the interval (CPython's replay); an edge's count
      * of samples stands for count x the interval of its callee's time */
@@ -712,7 +712,7 @@ static pb_status ps_run(void *p, pb_sample_sink *out)
     uint32_t k, v;
     int more;
     r->out = out;
-    if ((st = need(r, 1, "the pstats dict")) != PB_OK)
+    if ((st = pstats_need(r, 1, "the pstats dict")) != PB_OK)
         return st;
     code = r->s->p[0];
     if ((code & 0x7F) != '{')
@@ -722,7 +722,7 @@ static pb_status ps_run(void *p, pb_sample_sink *out)
     if ((code & 0x80) && (st = ref_reserve(r, UINT32_MAX)) != PB_OK)
         return st;
     for (more = 1; more;) {
-        if ((st = need(r, 1, "the pstats dict")) != PB_OK)
+        if ((st = pstats_need(r, 1, "the pstats dict")) != PB_OK)
             return st;
         if (r->s->p[0] == '0') {
             r->s->p++;
@@ -738,7 +738,7 @@ static pb_status ps_run(void *p, pb_sample_sink *out)
             return r->err->status;
         return pb_fail(r->err, PB_ERR_CORRUPT, pb_src_offset(r->s), "bytes after the pstats dict");
     }
-    if ((st = flush(r)) != PB_OK)
+    if ((st = pstats_flush(r)) != PB_OK)
         return st;
     /* the profile module's callers hold a count only: their times are not the file's */
     if (r->plain_counts && !r->sampled && (st = out->attribute(out, "graph_edge_times", pb_str_c("none"))) != PB_OK)

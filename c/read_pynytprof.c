@@ -199,12 +199,12 @@ typedef struct {
 
 #define TRY(x) do { pb_status st_ = (x); if (st_ != PB_OK) return st_; } while (0)
 
-static pb_status emit(pyn *r)
+static pb_status pynytprof_emit(pyn *r)
 {
     return pb_emit(r->sink, &r->c) ? PB_ERR_ABORT : PB_OK;
 }
 
-static pb_status emit_attr(pyn *r, const char *key, const char *value)
+static pb_status pynytprof_emit_attr(pyn *r, const char *key, const char *value)
 {
     return pb_emit_attribute(r->sink, key, value) ? PB_ERR_ABORT : PB_OK;
 }
@@ -214,7 +214,7 @@ static pb_status emit_attr_u64(pyn *r, const char *key, uint64_t v)
     return pb_emit_attribute_u64(r->sink, key, v) ? PB_ERR_ABORT : PB_OK;
 }
 
-static void warn(pyn *r, const char *msg)
+static void pynytprof_warn(pyn *r, const char *msg)
 {
     if (r->sink->warn) {
         char buf[300];
@@ -223,11 +223,11 @@ static void warn(pyn *r, const char *msg)
     }
 }
 
-static pb_status oom(pyn *r) { return pb_rd_oom(&r->rd); }
+static pb_status pynytprof_oom(pyn *r) { return pb_rd_oom(&r->rd); }
 
 static pb_status grow(pyn *r, void **p, size_t *cap, size_t need, size_t elem)
 {
-    return pb_grow(p, cap, need, elem) < 0 ? oom(r) : PB_OK;
+    return pb_grow(p, cap, need, elem) < 0 ? pynytprof_oom(r) : PB_OK;
 }
 
 /* n bytes of the current framed chunk, at src->p */
@@ -325,14 +325,14 @@ static pb_status ck_zstr(pyn *r, size_t *len, const char *field)
 
 /* ---- fids -------------------------------------------------------------- */
 /* a file of the model, its NEW_FID sent now; *out: its fid */
-static pb_status new_fid(pyn *r, uint64_t off, uint32_t *out, uint32_t eval_fid, uint32_t eval_line, uint32_t flags,
+static pb_status pynytprof_new_fid(pyn *r, uint64_t off, uint32_t *out, uint32_t eval_fid, uint32_t eval_line, uint32_t flags,
                          uint32_t size, uint32_t mtime, pb_str name)
 {
     uint32_t file;
     if (r->m.nfids >= r->opt->max_strings)
         return pb_fail(r->err, PB_ERR_LIMIT, off, "more than %u files (max_strings)", r->opt->max_strings);
     if (pb_model_file_new(&r->m, name, flags, eval_fid, eval_line, size, mtime, &file) < 0)
-        return oom(r);
+        return pynytprof_oom(r);
     return pb_model_fid(&r->m, file, out);
 }
 
@@ -344,12 +344,12 @@ static pb_status lost_fid(pyn *r, uint32_t file_fid, uint32_t *ours)
     if (map_get(&r->fidmap, file_fid, ours))
         return PB_OK;
     snprintf(name, sizeof name, "pynytprof-fid%u-path-not-recorded", r->m.nfids + 1);
-    TRY(new_fid(r, pb_src_offset(r->s), &f, 0, 0, PB_FID_IS_FAKE, 0, 0, pb_str_c(name))); /* no source to look for */
+    TRY(pynytprof_new_fid(r, pb_src_offset(r->s), &f, 0, 0, PB_FID_IS_FAKE, 0, 0, pb_str_c(name))); /* no source to look for */
     if (!map_put(&r->fidmap, file_fid, f))
-        return oom(r);
+        return pynytprof_oom(r);
     snprintf(key, sizeof key, "source_path_lost_fid%u", f);
     snprintf(name, sizeof name, "file fid %u: the Pynytprof file records no path for it", file_fid);
-    TRY(emit_attr(r, key, name));
+    TRY(pynytprof_emit_attr(r, key, name));
     *ours = f;
     return PB_OK;
 }
@@ -381,7 +381,7 @@ static pb_status inc_attr(pyn *r, uint32_t fid, uint32_t line, uint64_t inc)
 
 /* ---- subs -------------------------------------------------------------- */
 /* "main::" + name with '.' -> '::' into r->nbuf */
-static pb_status map_name(pyn *r, const char *name, size_t len)
+static pb_status pynytprof_map_name(pyn *r, const char *name, size_t len)
 {
     size_t i, o = 6, dots = 0;
     for (i = 0; i < len; i++)
@@ -407,11 +407,11 @@ static pb_status set_sub(pyn *r, uint32_t sid, const char *name, size_t len, uin
     if (map_get(&r->sidmap, sid, idx)) {
         char msg[128];
         snprintf(msg, sizeof msg, "sub id %u named again after it was used; keeping its first name", sid);
-        warn(r, msg);
+        pynytprof_warn(r, msg);
         return PB_OK;
     }
     if (name) {
-        TRY(map_name(r, name, len));
+        TRY(pynytprof_map_name(r, name, len));
     } else {
         snprintf(ph, sizeof ph, "main::pynytprof_sid_%u", sid);
         TRY(grow(r, (void **)&r->nbuf, &r->nbufcap, strlen(ph) + 1, 1));
@@ -422,7 +422,7 @@ static pb_status set_sub(pyn *r, uint32_t sid, const char *name, size_t len, uin
                        r->opt->max_strings);
     TRY(sub_file(r)); /* model file 0: fid 1 */
     if (pb_model_sub_new(&r->m, r->nbuf, strlen(r->nbuf), 0, 0, idx) < 0 || !map_put(&r->sidmap, sid, *idx))
-        return oom(r);
+        return pynytprof_oom(r);
     return pb_model_emit_sub_info(&r->m, *idx);
 }
 
@@ -432,7 +432,7 @@ static pb_status use_sub(pyn *r, uint32_t sid, uint32_t *idx)
     if (!map_get(&r->sidmap, sid, idx)) {
         if (!r->names_note_done) {
             r->names_note_done = 1;
-            TRY(emit_attr(r, "source_sub_names",
+            TRY(pynytprof_emit_attr(r, "source_sub_names",
                           "not recorded for some subs; they are named main::pynytprof_sid_<sid>"));
         }
         TRY(set_sub(r, sid, NULL, 0, idx));
@@ -441,7 +441,7 @@ static pb_status use_sub(pyn *r, uint32_t sid, uint32_t *idx)
 }
 
 /* ---- text header (dialects B, C, D) ---------------------------------- */
-static pb_status rd_line(pyn *r, const char **line, size_t *len)
+static pb_status pynytprof_rd_line(pyn *r, const char **line, size_t *len)
 {
     return pb_rd_line(&r->rd, line, len, UINT64_MAX);
 }
@@ -457,7 +457,7 @@ static int is_uint(const char *p, size_t n)
     return 1;
 }
 
-static pb_status text_chunk(pyn *r, unsigned char tag)
+static pb_status pynytprof_text_chunk(pyn *r, unsigned char tag)
 {
     pb_str line, key, val;
     int kv;
@@ -466,22 +466,22 @@ static pb_status text_chunk(pyn *r, unsigned char tag)
     TRY(nytp_read_text(&r->rd, tag, UINT64_MAX, &line, &key, &val, &kv));
     if (tag == '#') {
         pb_chunk_comment(&r->c, line);
-        return emit(r);
+        return pynytprof_emit(r);
     }
     if (!kv) {
         char msg[128];
         snprintf(msg, sizeof msg, NYTP_TEXT_MALFORMED, r->rd.rec, (unsigned long long)off);
-        warn(r, msg);
+        pynytprof_warn(r, msg);
         return PB_OK;
     }
     {
         if (tag == '!') {
             pb_chunk_option(&r->c, key, val);
-            return emit(r);
+            return pynytprof_emit(r);
         }
 #define KEYIS(k) (key.len == sizeof(k) - 1 && memcmp(key.ptr, k, sizeof(k) - 1) == 0)
         if (KEYIS("nv_size") && !(val.len == 1 && val.ptr[0] == '8')) {
-            warn(r, "header says nv_size is not 8; written as 8 (the times we emit are doubles)");
+            pynytprof_warn(r, "header says nv_size is not 8; written as 8 (the times we emit are doubles)");
             val = pb_str_c("8");
         } else if (KEYIS("ticks_per_sec")) {
             double t = 0;
@@ -492,7 +492,7 @@ static pb_status text_chunk(pyn *r, unsigned char tag)
                 t = strtod(tmp, NULL);
             }
             if (t <= 0) {
-                warn(r, "header ticks_per_sec is missing or invalid; using 10000000 (Pynytprof's 100 ns ticks)");
+                pynytprof_warn(r, "header ticks_per_sec is missing or invalid; using 10000000 (Pynytprof's 100 ns ticks)");
                 val = pb_str_c("10000000");
                 t = PYN_DEFAULT_TPS;
             }
@@ -514,7 +514,7 @@ static pb_status text_chunk(pyn *r, unsigned char tag)
                  * at the end as it was */
                 r->app_pending = (char *)malloc(3);
                 if (!r->app_pending)
-                    return oom(r);
+                    return pynytprof_oom(r);
                 memcpy(r->app_pending, "-e", 3);
                 return PB_OK;
             }
@@ -522,7 +522,7 @@ static pb_status text_chunk(pyn *r, unsigned char tag)
         }
 #undef KEYIS
         pb_chunk_attribute(&r->c, key, val);
-        return emit(r);
+        return pynytprof_emit(r);
     }
 }
 
@@ -531,16 +531,16 @@ static pb_status source_attrs(pyn *r)
     char d[2];
     d[0] = r->dialect;
     d[1] = '\0';
-    TRY(emit_attr(r, "source_format", "pynytprof"));
-    TRY(emit_attr(r, "profiler", "Pynytprof"));
-    return emit_attr(r, "source_dialect", d);
+    TRY(pynytprof_emit_attr(r, "source_format", "pynytprof"));
+    TRY(pynytprof_emit_attr(r, "profiler", "Pynytprof"));
+    return pynytprof_emit_attr(r, "source_dialect", d);
 }
 
 static pb_status pid_start(pyn *r)
 {
     r->pid_started = 1;
     pb_chunk_pid_start(&r->c, r->pid, r->ppid, r->start_time);
-    return emit(r);
+    return pynytprof_emit(r);
 }
 
 /* NYTProf divides by ticks_per_sec as chunks arrive: it must come first */
@@ -582,19 +582,19 @@ static pb_status chunk_F_full(pyn *r)
         if (map_get(&r->fidmap, file_fid, &ours)) {
             char msg[96];
             snprintf(msg, sizeof msg, "file fid %u defined twice; the second path is ignored", file_fid);
-            warn(r, msg);
+            pynytprof_warn(r, msg);
             continue;
         }
-        TRY(new_fid(r, pb_src_offset(r->s), &ours, 0, 0, flags, size, mtime, pb_str_make(r->sbuf, len, 0)));
+        TRY(pynytprof_new_fid(r, pb_src_offset(r->s), &ours, 0, 0, flags, size, mtime, pb_str_make(r->sbuf, len, 0)));
         if (!map_put(&r->fidmap, file_fid, ours))
-            return oom(r);
+            return pynytprof_oom(r);
         /* the program's path names the report (a path with a newline cannot
          * be an ATTRIBUTE value: the next file's, else "-e", stands) */
         if (((!r->saw_application && r->dialect == 'A') || r->app_pending) && !memchr(r->sbuf, '\n', len)) {
             r->saw_application = 1;
             free(r->app_pending);
             r->app_pending = NULL;
-            TRY(emit_attr(r, "application", r->sbuf));
+            TRY(pynytprof_emit_attr(r, "application", r->sbuf));
         }
     }
     return PB_OK;
@@ -631,7 +631,7 @@ static pb_status line_entry(pyn *r, uint32_t fid, uint32_t line, uint32_t *idx, 
     r->lines[r->nlines].line = line;
     *idx = (uint32_t)r->nlines++;
     if (!map_put(&r->linemap, key, *idx))
-        return oom(r);
+        return pynytprof_oom(r);
     return PB_OK;
 }
 
@@ -682,7 +682,7 @@ static pb_status chunk_S(pyn *r)
                 /* the log already gave this file's statements */
                 if (!r->s_after_log_warned) {
                     r->s_after_log_warned = 1;
-                    warn(r, "S chunk after the statement log: its counts are not added again");
+                    pynytprof_warn(r, "S chunk after the statement log: its counts are not added again");
                 }
             } else {
                 pyn_line *L;
@@ -783,7 +783,7 @@ static pb_status chunk_D_log(pyn *r)
                 uint64_t ticks = (uint64_t)((double)dur * r->tps / 1e9 + 0.5);
                 if (!warned) {
                     warned = 1;
-                    warn(r, "statement log has lines the S summary lacks; their time comes from the log");
+                    pynytprof_warn(r, "statement log has lines the S summary lacks; their time comes from the log");
                 }
                 r->sum_ticks += ticks;
                 TRY(emit_statements(r, fid, line, 1, ticks));
@@ -812,7 +812,7 @@ static pb_status chunk_D_log(pyn *r)
             if (pass == 2) {
                 snprintf(msg, sizeof msg, "%llu bytes after the end of the D statement log, skipped",
                          (unsigned long long)(r->chunk_end - pb_src_offset(r->s)));
-                warn(r, msg);
+                pynytprof_warn(r, msg);
             }
             TRY(skip_chunk(r, "trailing bytes"));
         }
@@ -822,12 +822,12 @@ static pb_status chunk_D_log(pyn *r)
 
 /* a caller -> callee pair, an exact edge of the model on fid 1, line 0 (no
  * call site recorded); records of the same pair add up */
-static pb_status add_edge(pyn *r, uint32_t ci, uint32_t ce, uint32_t calls, uint64_t ticks)
+static pb_status pynytprof_add_edge(pyn *r, uint32_t ci, uint32_t ce, uint32_t calls, uint64_t ticks)
 {
     pb_medge *e;
     uint32_t i;
     if (pb_model_edge(&r->m, 0, ci, 0, 0, ce, &i) < 0)
-        return oom(r);
+        return pynytprof_oom(r);
     e = &r->m.edges[i];
     e->count += calls;
     e->incl = ticks > UINT64_MAX - e->incl ? UINT64_MAX : e->incl + ticks;
@@ -857,7 +857,7 @@ static pb_status chunk_C(pyn *r)
         TRY(use_sub(r, u[1], &ce));
         if (u[2])
             r->have_calls = 1;
-        TRY(add_edge(r, ci, ce, u[2], w[0]));
+        TRY(pynytprof_add_edge(r, ci, ce, u[2], w[0]));
     }
     return PB_OK;
 }
@@ -871,19 +871,19 @@ static pb_status chunk_header_kv(pyn *r, int is_A)
         TRY(ck_zstr(r, &len, "key=value entry"));
         eq = strchr(r->sbuf, '=');
         if (!eq) {
-            warn(r, "header entry without '=' skipped");
+            pynytprof_warn(r, "header entry without '=' skipped");
             continue;
         }
         *eq = '\0';
         if (!strcmp(r->sbuf, "ticks_per_sec")) {
             double t = is_uint(eq + 1, strlen(eq + 1)) ? strtod(eq + 1, NULL) : 0;
             if (t <= 0) {
-                warn(r, "header ticks_per_sec is missing or invalid; using 10000000 (Pynytprof's 100 ns ticks)");
+                pynytprof_warn(r, "header ticks_per_sec is missing or invalid; using 10000000 (Pynytprof's 100 ns ticks)");
                 t = PYN_DEFAULT_TPS;
             }
             if (!r->tps_emitted || r->tps != t) {
                 if (r->pid_started) {
-                    warn(r, "ticks_per_sec given after the data started; ignored");
+                    pynytprof_warn(r, "ticks_per_sec given after the data started; ignored");
                     continue;
                 }
                 r->tps = t;
@@ -898,7 +898,7 @@ static pb_status chunk_header_kv(pyn *r, int is_A)
                 v /= 1e9; /* A gives nanoseconds */
             r->start_time = v;
         }
-        TRY(emit_attr(r, is_A ? (!strcmp(r->sbuf, "start_time") ? "start_time_ns" : r->sbuf) : r->sbuf, eq + 1));
+        TRY(pynytprof_emit_attr(r, is_A ? (!strcmp(r->sbuf, "start_time") ? "start_time_ns" : r->sbuf) : r->sbuf, eq + 1));
     }
     return PB_OK;
 }
@@ -939,7 +939,7 @@ static pb_status framed_chunks(pyn *r)
         case 'C': TRY(chunk_C(r)); break;
         case 'E':
             if (len) {
-                warn(r, "E chunk has a payload; skipped");
+                pynytprof_warn(r, "E chunk has a payload; skipped");
                 TRY(skip_chunk(r, "payload"));
             }
             return PB_OK;
@@ -985,8 +985,8 @@ static pb_status tok_new_fid(pyn *r, uint64_t off)
         return pb_fail(r->err, PB_ERR_CORRUPT, off, "NEW_FID %u names eval fid %u, which is not defined", v[0],
                        v[1]);
     if (r->m.nfids < r->opt->max_strings && !map_put(&r->fidmap, v[0], r->m.nfids + 1))
-        return oom(r);
-    return new_fid(r, off, &fid, efid, v[1] ? v[2] : 0, v[3], v[4], v[5], r->v.s[0]);
+        return pynytprof_oom(r);
+    return pynytprof_new_fid(r, off, &fid, efid, v[1] ? v[2] : 0, v[3], v[4], v[5], r->v.s[0]);
 }
 
 /* Over 80 lines, kept whole: one loop over the token kinds of the stream, each a few lines. */
@@ -1001,7 +1001,7 @@ static pb_status token_stream(pyn *r)
         if (tag < 0)
             return PB_OK;
         if (nytp_text_tag(tag)) {
-            TRY(text_chunk(r, (unsigned char)tag));
+            TRY(pynytprof_text_chunk(r, (unsigned char)tag));
             continue;
         }
         if (tag == 'P') {
@@ -1026,24 +1026,24 @@ static pb_status token_stream(pyn *r)
                 pb_chunk_time_line(&r->c, (int32_t)t[0], fid, t[2]);
             else
                 pb_chunk_time_block(&r->c, (int32_t)t[0], fid, t[2], t[3], t[4]);
-            TRY(emit(r));
+            TRY(pynytprof_emit(r));
             break;
         }
         case '-':
             pb_chunk_discount(&r->c);
-            TRY(emit(r));
+            TRY(pynytprof_emit(r));
             break;
         case 'S':
             TRY(nytp_read_record(&r->rd, v, NYTP_SRC_LINE));
             TRY(map_fid_tok(r, v->u[0], &fid));
             pb_chunk_src_line(&r->c, fid, v->u[1], v->s[0]);
-            TRY(emit(r));
+            TRY(pynytprof_emit(r));
             break;
         case 's':
             TRY(nytp_read_record(&r->rd, v, NYTP_SUB_INFO));
             TRY(map_fid_tok(r, v->u[0], &fid));
             pb_chunk_sub_info(&r->c, fid, v->u[1], v->u[2], v->s[0]);
-            TRY(emit(r));
+            TRY(pynytprof_emit(r));
             break;
         case 'c':
             TRY(nytp_read_record(&r->rd, v, NYTP_SUB_CALLERS));
@@ -1054,17 +1054,17 @@ static pb_status token_stream(pyn *r)
                 r->have_calls = 1;
             pb_chunk_sub_callers(&r->c, fid, v->u[1], v->u[2], v->nv[0], v->nv[1], v->nv[2], v->u[3], v->s[0],
                                  v->s[1]);
-            TRY(emit(r));
+            TRY(pynytprof_emit(r));
             break;
         case 'p':
             TRY(nytp_read_record(&r->rd, v, NYTP_PID_END));
             if (!r->saw_overhead) {
                 r->saw_overhead = 1;
-                TRY(emit_attr(r, "cumulative_overhead_ticks", "0"));
+                TRY(pynytprof_emit_attr(r, "cumulative_overhead_ticks", "0"));
             }
             r->pid_ended = 1;
             pb_chunk_pid_end(&r->c, v->u[0], v->nv[0]);
-            TRY(emit(r));
+            TRY(pynytprof_emit(r));
             break;
         case 'z':
             return pb_fail(r->err, PB_ERR_UNSUPPORTED, off, "compressed data ('z'): Pynytprof never compresses");
@@ -1106,7 +1106,7 @@ const char *pb_pynytprof_dialect(const unsigned char *p, size_t len)
 }
 
 /* ---- top level ----------------------------------------------------------- */
-static pb_status finish(pyn *r)
+static pb_status pynytprof_finish(pyn *r)
 {
     size_t i;
     if (r->dialect == 'C') {
@@ -1119,7 +1119,7 @@ static pb_status finish(pyn *r)
                 snprintf(msg, sizeof msg,
                          "line %u: the statement log has %llu executions, the S record %llu; using the S record",
                          L->line, (unsigned long long)L->log_n, (unsigned long long)L->calls);
-                warn(r, msg);
+                pynytprof_warn(r, msg);
             }
             TRY(emit_statements(r, L->fid, L->line, L->calls, L->exc));
         }
@@ -1127,12 +1127,12 @@ static pb_status finish(pyn *r)
     TRY(before_data(r));
     TRY(emit_edges(r));
     if (r->app_pending) {
-        TRY(emit_attr(r, "application", r->app_pending));
+        TRY(pynytprof_emit_attr(r, "application", r->app_pending));
         free(r->app_pending);
         r->app_pending = NULL;
     }
     if (!r->saw_overhead)
-        TRY(emit_attr(r, "cumulative_overhead_ticks", "0"));
+        TRY(pynytprof_emit_attr(r, "cumulative_overhead_ticks", "0"));
     if (!r->pid_ended) {
         double t = (double)(r->sum_ticks > r->max_ticks ? r->sum_ticks : r->max_ticks);
         double d, end;
@@ -1152,7 +1152,7 @@ static pb_status finish(pyn *r)
             end += (end > 0 ? end : -end) * 2.3e-16 + 1e-300;
         r->pid_ended = 1;
         pb_chunk_pid_end(&r->c, r->pid, end);
-        TRY(emit(r));
+        TRY(pynytprof_emit(r));
     }
     return PB_OK;
 }
@@ -1162,7 +1162,7 @@ static pb_status trailing(pyn *r)
     char msg[128];
     TRY(pb_rd_trailing(&r->rd, "bytes after the end chunk at byte %llu, ignored", msg, sizeof msg));
     if (msg[0])
-        warn(r, msg);
+        pynytprof_warn(r, msg);
     return PB_OK;
 }
 
@@ -1173,7 +1173,7 @@ static pb_status read_version_line(pyn *r)
     char tmp[64];
     int major = -1, minor = -1;
     r->rd.rec = "header";
-    TRY(rd_line(r, &line, &len));
+    TRY(pynytprof_rd_line(r, &line, &len));
     if (len >= sizeof tmp)
         return pb_fail(r->err, PB_ERR_CORRUPT, 0, "header line is %zu bytes long", len);
     memcpy(tmp, line, len);
@@ -1184,7 +1184,7 @@ static pb_status read_version_line(pyn *r)
         return pb_fail(r->err, PB_ERR_UNSUPPORTED, 0, "header says version %d.%d; Pynytprof writes 5.0", major, minor);
     pb_chunk_version(&r->c, 5, (uint32_t)minor);
     r->version_done = 1;
-    return emit(r);
+    return pynytprof_emit(r);
 }
 
 static pb_status pyn_decode(pyn *r)
@@ -1207,12 +1207,12 @@ static pb_status pyn_decode(pyn *r)
         s->p += 20;
         pb_chunk_version(&r->c, 5, 0);
         r->version_done = 1;
-        TRY(emit(r));
+        TRY(pynytprof_emit(r));
         TRY(source_attrs(r));
-        TRY(emit_attr(r, "nv_size", "8"));
+        TRY(pynytprof_emit_attr(r, "nv_size", "8"));
         TRY(framed_chunks(r));
         TRY(trailing(r));
-        return finish(r);
+        return pynytprof_finish(r);
     }
     TRY(read_version_line(r));
     for (;;) {
@@ -1226,7 +1226,7 @@ static pb_status pyn_decode(pyn *r)
         b = *s->p;
         if (!nytp_text_tag(b))
             break;
-        TRY(text_chunk(r, b));
+        TRY(pynytprof_text_chunk(r, b));
     }
     if (*s->p == '\n') {
         r->dialect = 'B';
@@ -1234,7 +1234,7 @@ static pb_status pyn_decode(pyn *r)
         TRY(source_attrs(r));
         TRY(framed_chunks(r));
         TRY(trailing(r));
-        return finish(r);
+        return pynytprof_finish(r);
     }
     if (*s->p == 'P') {
         TRY(raw_need(r, 18, "P", "pid, ppid, start time and the next tag"));
@@ -1248,7 +1248,7 @@ static pb_status pyn_decode(pyn *r)
         } else {
             TRY(token_stream(r));
         }
-        return finish(r);
+        return pynytprof_finish(r);
     }
     return pb_fail(r->err, PB_ERR_UNSUPPORTED, pb_src_offset(s),
                    "Pynytprof layout not known: after the text header comes byte 0x%02x "
@@ -1300,7 +1300,7 @@ pb_status pb_read_pynytprof(pb_source *src, const pb_options *opt, pb_sink *sink
         pb_error keep = *err;
         uint64_t n = sink->seq - seq0;
         err->status = PB_OK;
-        st = finish(r);
+        st = pynytprof_finish(r);
         if (st == PB_OK) {
             *err = keep;
             pb_src_error_to_file(src, err); /* the cut's offset in the file, not in the inflated data */

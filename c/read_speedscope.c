@@ -191,7 +191,7 @@ struct ssr {
     ssp p1, c[2];
 };
 
-static pb_status oom(ssr *r, uint64_t off) { return pb_fail(r->io.err, PB_ERR_LIMIT, off, "out of memory"); }
+static pb_status speedscope_oom(ssr *r, uint64_t off) { return pb_fail(r->io.err, PB_ERR_LIMIT, off, "out of memory"); }
 
 /* without libm: |x| < lim (NaN fails), and x rounded half away from 0
  * (|x| well inside int64) */
@@ -200,8 +200,8 @@ static int64_t round_i64(double x) { return x >= 0 ? (int64_t)(x + 0.5) : -(int6
 
 #define P(x) ((ssp *)(x))
 
-static int complain(ssp *p, pb_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int complain(ssp *p, pb_status st, const char *fmt, ...)
+static int speedscope_complain(ssp *p, pb_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int speedscope_complain(ssp *p, pb_status st, const char *fmt, ...)
 {
     if (!p->j.fail) {
         va_list ap;
@@ -223,14 +223,14 @@ static int sink_fail(ssp *p, pb_status st)
     return 0;
 }
 
-static int cur_ctx(const ssp *p) { return pb_json_feed_ctx(&p->j); }
+static int speedscope_cur_ctx(const ssp *p) { return pb_json_feed_ctx(&p->j); }
 
-static int key_is(const unsigned char *k, size_t n, const char *s) { return n == strlen(s) && !memcmp(k, s, n); }
+static int speedscope_key_is(const unsigned char *k, size_t n, const char *s) { return n == strlen(s) && !memcmp(k, s, n); }
 
 static int unit_of(const unsigned char *s, size_t n)
 {
-    return key_is(s, n, "none") ? U_NONE : key_is(s, n, "nanoseconds") ? U_NS : key_is(s, n, "microseconds") ? U_US
-         : key_is(s, n, "milliseconds") ? U_MS : key_is(s, n, "seconds") ? U_S : key_is(s, n, "bytes") ? U_BYTES
+    return speedscope_key_is(s, n, "none") ? U_NONE : speedscope_key_is(s, n, "nanoseconds") ? U_NS : speedscope_key_is(s, n, "microseconds") ? U_US
+         : speedscope_key_is(s, n, "milliseconds") ? U_MS : speedscope_key_is(s, n, "seconds") ? U_S : speedscope_key_is(s, n, "bytes") ? U_BYTES
          : U_UNKNOWN;
 }
 
@@ -251,19 +251,19 @@ static ss_prof *prof_now(ssp *p) { return &p->r->profs[p->target ? p->tprof : p-
 static int ss_map_key(void *ctx, const unsigned char *k, size_t n)
 {
     ssp *p = P(ctx);
-    int c = cur_ctx(p);
+    int c = speedscope_cur_ctx(p);
     p->key = c > 0 && c < C_N ? pb_json_key_of(ctx_keys[c], k, n) : K_OTHER;
     if (c == C_TOP) {
         if (!p->target && p->key == K_PROFILES && p->r->have_profiles)
-            return complain(p, PB_ERR_CORRUPT, "the file has two \"profiles\" keys");
+            return speedscope_complain(p, PB_ERR_CORRUPT, "the file has two \"profiles\" keys");
         if (!p->target && p->key == K_SHARED && p->r->have_shared)
-            return complain(p, PB_ERR_CORRUPT, "the file has two \"shared\" keys");
+            return speedscope_complain(p, PB_ERR_CORRUPT, "the file has two \"shared\" keys");
     } else if (c == C_PROFILE) {
         if (!p->target && (p->key == K_SAMPLES || p->key == K_WEIGHTS || p->key == K_EVENTS)) {
             int a = p->key == K_SAMPLES ? A_SAMPLES : p->key == K_WEIGHTS ? A_WEIGHTS : A_EVENTS;
             ss_prof *pr = prof_now(p);
             if (pr->have[a])
-                return complain(p, PB_ERR_CORRUPT, "profile %zu has two \"%.*s\" keys", p->r->nprofs - 1, (int)n,
+                return speedscope_complain(p, PB_ERR_CORRUPT, "profile %zu has two \"%.*s\" keys", p->r->nprofs - 1, (int)n,
                                 (const char *)k);
             if (k >= p->j.chunk && k + n < p->j.chunk + p->j.chunk_len && k[n] == '"')
                 pr->at[a] = p->j.chunk_off + (uint64_t)(k - p->j.chunk) + n + 1;
@@ -277,9 +277,9 @@ static int new_frame(ssp *p)
     ssr *r = p->r;
     ss_frame *f;
     if (r->nframes >= r->io.opt->max_frames)
-        return complain(p, PB_ERR_LIMIT, "more frames than max_frames (%u) allows", (unsigned)r->io.opt->max_frames);
+        return speedscope_complain(p, PB_ERR_LIMIT, "more frames than max_frames (%u) allows", (unsigned)r->io.opt->max_frames);
     if (pb_grow((void **)&r->frames, &r->cframes, r->nframes + 1, sizeof *r->frames) < 0)
-        return complain(p, PB_ERR_LIMIT, "out of memory");
+        return speedscope_complain(p, PB_ERR_LIMIT, "out of memory");
     f = &r->frames[r->nframes++];
     memset(f, 0, sizeof *f);
     f->line = f->col = -1;
@@ -292,9 +292,9 @@ static int new_prof(ssp *p)
     ssr *r = p->r;
     ss_prof *pr;
     if (r->nprofs >= r->io.opt->max_frames || r->nprofs >= UINT32_MAX - 1)
-        return complain(p, PB_ERR_LIMIT, "more profiles than max_frames (%u) allows", (unsigned)r->io.opt->max_frames);
+        return speedscope_complain(p, PB_ERR_LIMIT, "more profiles than max_frames (%u) allows", (unsigned)r->io.opt->max_frames);
     if (pb_grow((void **)&r->profs, &r->cprofs, r->nprofs + 1, sizeof *r->profs) < 0)
-        return complain(p, PB_ERR_LIMIT, "out of memory");
+        return speedscope_complain(p, PB_ERR_LIMIT, "out of memory");
     pr = &r->profs[r->nprofs++];
     memset(pr, 0, sizeof *pr);
     pr->off = p->j.chunk_off + (p->j.h ? yajl_get_bytes_consumed(p->j.h) : 0);
@@ -303,9 +303,9 @@ static int new_prof(ssp *p)
 }
 
 /* the context a container opens, or C_SKIP; *ok 0: the wrong kind of value */
-static int open_ctx(ssp *p, int is_map, int *ok)
+static int speedscope_open_ctx(ssp *p, int is_map, int *ok)
 {
-    int c = cur_ctx(p), k = p->key;
+    int c = speedscope_cur_ctx(p), k = p->key;
     *ok = 1;
     if (p->j.depth == 0) {
         if (p->target && p->j.started == 2) {
@@ -367,11 +367,11 @@ static const char *ctx_what(int c) { return c >= 0 && c < C_N ? ctx_names[c] : "
 static int ss_open(void *ctx, int is_map)
 {
     ssp *p = P(ctx);
-    int ok, c = open_ctx(p, is_map, &ok), pc = cur_ctx(p);
+    int ok, c = speedscope_open_ctx(p, is_map, &ok), pc = speedscope_cur_ctx(p);
     if (!ok) {
         if (p->j.depth == 0)
-            return complain(p, PB_ERR_CORRUPT, "a speedscope file is a JSON object; this is an array");
-        return complain(p, PB_ERR_CORRUPT, "%s where %s belongs (in %s)", is_map ? "an object" : "an array",
+            return speedscope_complain(p, PB_ERR_CORRUPT, "a speedscope file is a JSON object; this is an array");
+        return speedscope_complain(p, PB_ERR_CORRUPT, "%s where %s belongs (in %s)", is_map ? "an object" : "an array",
                         pc == C_FRAMES || pc == C_PROFILES || pc == C_EVENTS ? "an object"
                         : pc == C_SAMPLES ? "an array of frame indices" : "a different value",
                         ctx_what(pc));
@@ -405,7 +405,7 @@ static int ss_open(void *ctx, int is_map)
     } else if (c == C_STACK && p->in_target) {
         if (pb_grow((void **)&p->qstart, &p->cq, p->nq + 2, sizeof *p->qstart) < 0 ||
             pb_grow((void **)&p->qoff, &p->cqoff, p->nq + 1, sizeof *p->qoff) < 0)
-            return complain(p, PB_ERR_LIMIT, "out of memory");
+            return speedscope_complain(p, PB_ERR_LIMIT, "out of memory");
         p->qstart[p->nq] = p->nqids;
         p->qoff[p->nq] = p->j.chunk_off + yajl_get_bytes_consumed(p->j.h);
     }
@@ -427,10 +427,10 @@ static int ss_close(void *ctx)
         return 1;
     p->key = K_OTHER;
     if (c == C_FRAME && !p->target && !p->r->frames[p->r->nframes - 1].have_name)
-        return complain(p, PB_ERR_CORRUPT, "frame %zu has no \"name\"", p->r->nframes - 1);
+        return speedscope_complain(p, PB_ERR_CORRUPT, "frame %zu has no \"name\"", p->r->nframes - 1);
     if (c == C_EVENT) {
         if ((p->ev_have & 7) != 7)
-            return complain(p, PB_ERR_CORRUPT, "an event lacks its %s",
+            return speedscope_complain(p, PB_ERR_CORRUPT, "an event lacks its %s",
                             !(p->ev_have & 1) ? "\"type\"" : !(p->ev_have & 2) ? "\"frame\"" : "\"at\"");
         if (!p->target)
             return event_pass1(p);
@@ -444,19 +444,19 @@ static int ss_close(void *ctx)
         ss_prof *pr = prof_now(p);
         size_t i = r->nprofs - 1;
         if (pr->type == P_NONE)
-            return complain(p, PB_ERR_CORRUPT, "profile %zu has no \"type\" (sampled or evented)", i);
+            return speedscope_complain(p, PB_ERR_CORRUPT, "profile %zu has no \"type\" (sampled or evented)", i);
         if (pr->unit == U_UNKNOWN)
-            return complain(p, PB_ERR_CORRUPT, "profile %zu has no \"unit\"", i);
+            return speedscope_complain(p, PB_ERR_CORRUPT, "profile %zu has no \"unit\"", i);
         if (pr->type == P_SAMPLED && (!pr->have[A_SAMPLES] || !pr->have[A_WEIGHTS]))
-            return complain(p, PB_ERR_CORRUPT, "sampled profile %zu has no \"%s\" array", i,
+            return speedscope_complain(p, PB_ERR_CORRUPT, "sampled profile %zu has no \"%s\" array", i,
                             pr->have[A_SAMPLES] ? "weights" : "samples");
         if (pr->type == P_SAMPLED && pr->count[A_SAMPLES] != pr->count[A_WEIGHTS])
-            return complain(p, PB_ERR_CORRUPT, "sampled profile %zu has %llu samples but %llu weights", i,
+            return speedscope_complain(p, PB_ERR_CORRUPT, "sampled profile %zu has %llu samples but %llu weights", i,
                             (unsigned long long)pr->count[A_SAMPLES], (unsigned long long)pr->count[A_WEIGHTS]);
         if (pr->type == P_EVENTED && !pr->have[A_EVENTS])
-            return complain(p, PB_ERR_CORRUPT, "evented profile %zu has no \"events\" array", i);
+            return speedscope_complain(p, PB_ERR_CORRUPT, "evented profile %zu has no \"events\" array", i);
         if (pr->type == P_EVENTED && r->nopen)
-            return complain(p, PB_ERR_CORRUPT, "evented profile %zu ends with %zu frame%s still open (frame %u "
+            return speedscope_complain(p, PB_ERR_CORRUPT, "evented profile %zu ends with %zu frame%s still open (frame %u "
                             "last)", i, r->nopen, r->nopen == 1 ? "" : "s", r->open[r->nopen - 1]);
     }
     if (p->target && p->in_target && (c == C_SAMPLES || c == C_WEIGHTS || c == C_EVENTS) &&
@@ -472,30 +472,30 @@ static int64_t index_of(double v) { return v >= 0 && v < 4294967295.0 && v == (d
 
 static int ss_number(ssp *p, double v, int64_t iv, int integral)
 {
-    int c = cur_ctx(p), k = p->key;
+    int c = speedscope_cur_ctx(p), k = p->key;
     ssr *r = p->r;
     if (!p->j.depth)
-        return complain(p, PB_ERR_CORRUPT, "a speedscope file is a JSON object; this is a number");
+        return speedscope_complain(p, PB_ERR_CORRUPT, "a speedscope file is a JSON object; this is a number");
     if (c == C_STACK) {
         int64_t ix = integral ? (iv >= 0 && iv < (int64_t)UINT32_MAX ? iv : -1) : index_of(v);
         if (ix < 0)
-            return complain(p, PB_ERR_CORRUPT, "a sample's frame index is not a non-negative integer");
+            return speedscope_complain(p, PB_ERR_CORRUPT, "a sample's frame index is not a non-negative integer");
         if (!p->target) {
             if (++r->nopen > r->io.opt->max_stack_depth)
-                return complain(p, PB_ERR_LIMIT, "a sample's stack is deeper than max_stack_depth (%u)",
+                return speedscope_complain(p, PB_ERR_LIMIT, "a sample's stack is deeper than max_stack_depth (%u)",
                                 (unsigned)r->io.opt->max_stack_depth);
             return 1;
         }
         if (!p->in_target)
             return 1;
         if (pb_grow((void **)&p->qids, &p->cqids, p->nqids + 1, sizeof *p->qids) < 0)
-            return complain(p, PB_ERR_LIMIT, "out of memory");
+            return speedscope_complain(p, PB_ERR_LIMIT, "out of memory");
         p->qids[p->nqids++] = (uint32_t)ix;
         return 1;
     }
     if (c == C_WEIGHTS) {
         if (!(v >= 0) || v > 9e18)
-            return complain(p, PB_ERR_CORRUPT, "a weight is %g: not a number of 0 or more", v);
+            return speedscope_complain(p, PB_ERR_CORRUPT, "a weight is %g: not a number of 0 or more", v);
         if (!p->target) {
             prof_now(p)->count[A_WEIGHTS]++;
             return 1;
@@ -503,7 +503,7 @@ static int ss_number(ssp *p, double v, int64_t iv, int integral)
         if (!p->in_target)
             return 1;
         if (pb_grow((void **)&p->qw, &p->cqw, p->nqw + 1, sizeof *p->qw) < 0)
-            return complain(p, PB_ERR_LIMIT, "out of memory");
+            return speedscope_complain(p, PB_ERR_LIMIT, "out of memory");
         p->qw[p->nqw++] = v;
         return 1;
     }
@@ -515,14 +515,14 @@ static int ss_number(ssp *p, double v, int64_t iv, int integral)
         return 1;
     }
     if (c == C_SAMPLES || c == C_EVENTS || c == C_FRAMES || c == C_PROFILES)
-        return complain(p, PB_ERR_CORRUPT, "a number where %s belongs (in %s)",
+        return speedscope_complain(p, PB_ERR_CORRUPT, "a number where %s belongs (in %s)",
                         c == C_SAMPLES ? "an array of frame indices" : "an object", ctx_what(c));
     if (p->target)
         return 1;
     if (c == C_TOP && k == K_ACTIVE)
         r->active = v, r->have_active = 1;
     else if (c == C_TOP && (k == K_SCHEMA || k == K_NAME || k == K_EXPORTER))
-        return complain(p, PB_ERR_CORRUPT, "a number as the file's %s", k == K_SCHEMA ? "$schema" : k == K_NAME ? "name" : "exporter");
+        return speedscope_complain(p, PB_ERR_CORRUPT, "a number as the file's %s", k == K_SCHEMA ? "$schema" : k == K_NAME ? "name" : "exporter");
     else if (c == C_FRAME && (k == K_LINE || k == K_COL)) {
         int32_t x = v >= 0 && v < 2147483647.0 ? (int32_t)v : -1;
         if (k == K_LINE)
@@ -530,17 +530,17 @@ static int ss_number(ssp *p, double v, int64_t iv, int integral)
         else
             r->frames[r->nframes - 1].col = x;
     } else if (c == C_FRAME && (k == K_NAME || k == K_FILE)) {
-        return complain(p, PB_ERR_CORRUPT, "a frame's %s is a number, not a string", k == K_NAME ? "name" : "file");
+        return speedscope_complain(p, PB_ERR_CORRUPT, "a frame's %s is a number, not a string", k == K_NAME ? "name" : "file");
     } else if (c == C_PROFILE && (k == K_START || k == K_END)) {
         ss_prof *pr = prof_now(p);
         if (!within(v, 9e15))
-            return complain(p, PB_ERR_CORRUPT, "a profile's %s is out of range", k == K_START ? "startValue" : "endValue");
+            return speedscope_complain(p, PB_ERR_CORRUPT, "a profile's %s is out of range", k == K_START ? "startValue" : "endValue");
         if (k == K_START)
             pr->start = v, pr->have_start = 1;
         else
             pr->end = v, pr->have_end = 1;
     } else if (c == C_PROFILE && (k == K_TYPE || k == K_NAME || k == K_UNIT)) {
-        return complain(p, PB_ERR_CORRUPT, "a number as a profile's %s", k == K_TYPE ? "type" : k == K_NAME ? "name" : "unit");
+        return speedscope_complain(p, PB_ERR_CORRUPT, "a number as a profile's %s", k == K_TYPE ? "type" : k == K_NAME ? "name" : "unit");
     }
     return 1;
 }
@@ -550,24 +550,24 @@ static int ss_double(void *ctx, double d) { return ss_number(P(ctx), d, 0, 0); }
 
 static int ss_other(ssp *p, const char *what)
 {
-    int c = cur_ctx(p), k = p->key;
+    int c = speedscope_cur_ctx(p), k = p->key;
     if (!p->j.depth)
-        return complain(p, PB_ERR_CORRUPT, "a speedscope file is a JSON object; this is %s", what);
+        return speedscope_complain(p, PB_ERR_CORRUPT, "a speedscope file is a JSON object; this is %s", what);
     if (c == C_STACK || c == C_WEIGHTS)
-        return complain(p, PB_ERR_CORRUPT, "%s in %s, where numbers belong", what, ctx_what(c));
+        return speedscope_complain(p, PB_ERR_CORRUPT, "%s in %s, where numbers belong", what, ctx_what(c));
     if (c == C_SAMPLES || c == C_EVENTS || c == C_FRAMES || c == C_PROFILES)
-        return complain(p, PB_ERR_CORRUPT, "%s where %s belongs (in %s)", what,
+        return speedscope_complain(p, PB_ERR_CORRUPT, "%s where %s belongs (in %s)", what,
                         c == C_SAMPLES ? "an array of frame indices" : "an object", ctx_what(c));
     if (c == C_EVENT && (k == K_FRAME || k == K_AT))
-        return complain(p, PB_ERR_CORRUPT, "an event's %s is %s, not a number", k == K_FRAME ? "frame" : "at", what);
+        return speedscope_complain(p, PB_ERR_CORRUPT, "an event's %s is %s, not a number", k == K_FRAME ? "frame" : "at", what);
     if (c == C_PROFILE && (k == K_START || k == K_END))
-        return complain(p, PB_ERR_CORRUPT, "a profile's %s is %s, not a number", k == K_START ? "startValue" : "endValue", what);
+        return speedscope_complain(p, PB_ERR_CORRUPT, "a profile's %s is %s, not a number", k == K_START ? "startValue" : "endValue", what);
     if (c == C_TOP && (k == K_SHARED || k == K_PROFILES))
-        return complain(p, PB_ERR_CORRUPT, "the file's %s is %s", k == K_SHARED ? "shared" : "profiles", what);
+        return speedscope_complain(p, PB_ERR_CORRUPT, "the file's %s is %s", k == K_SHARED ? "shared" : "profiles", what);
     if (c == C_SHARED && k == K_FRAMES)
-        return complain(p, PB_ERR_CORRUPT, "shared.frames is %s, not an array", what);
+        return speedscope_complain(p, PB_ERR_CORRUPT, "shared.frames is %s, not an array", what);
     if (c == C_PROFILE && (k == K_SAMPLES || k == K_WEIGHTS || k == K_EVENTS))
-        return complain(p, PB_ERR_CORRUPT, "a profile's %s is %s, not an array",
+        return speedscope_complain(p, PB_ERR_CORRUPT, "a profile's %s is %s, not an array",
                         k == K_SAMPLES ? "samples" : k == K_WEIGHTS ? "weights" : "events", what);
     return 1;
 }
@@ -580,9 +580,9 @@ static int keep(ssp *p, const unsigned char *s, size_t n, size_t *at, uint32_t *
 {
     ssr *r = p->r;
     if (n > r->io.opt->max_record_size || n > UINT32_MAX - 1)
-        return complain(p, PB_ERR_LIMIT, "a string longer than max_record_size");
+        return speedscope_complain(p, PB_ERR_LIMIT, "a string longer than max_record_size");
     if (pb_grow((void **)&r->str, &r->cstr, r->nstr + n + 1, 1) < 0)
-        return complain(p, PB_ERR_LIMIT, "out of memory");
+        return speedscope_complain(p, PB_ERR_LIMIT, "out of memory");
     memcpy(r->str + r->nstr, s, n);
     r->str[r->nstr + n] = '\0';
     *at = r->nstr;
@@ -595,10 +595,10 @@ static int ss_string(void *ctx, const unsigned char *s, size_t n)
 {
     ssp *p = P(ctx);
     ssr *r = p->r;
-    int c = cur_ctx(p), k = p->key;
+    int c = speedscope_cur_ctx(p), k = p->key;
     if (c == C_EVENT && k == K_TYPE) {
         if (n != 1 || (s[0] != 'O' && s[0] != 'C'))
-            return complain(p, PB_ERR_CORRUPT, "an event's type is \"%.*s\", not \"O\" or \"C\"", n > 20 ? 20 : (int)n,
+            return speedscope_complain(p, PB_ERR_CORRUPT, "an event's type is \"%.*s\", not \"O\" or \"C\"", n > 20 ? 20 : (int)n,
                             (const char *)s);
         p->ev_type = s[0];
         p->ev_have |= 1;
@@ -626,17 +626,17 @@ static int ss_string(void *ctx, const unsigned char *s, size_t n)
         if (k == K_FILE)
             return keep(p, s, n, &f->file_at, &f->file_len);
         if (k == K_LINE || k == K_COL)
-            return complain(p, PB_ERR_CORRUPT, "a frame's %s is a string, not a number", k == K_LINE ? "line" : "col");
+            return speedscope_complain(p, PB_ERR_CORRUPT, "a frame's %s is a string, not a number", k == K_LINE ? "line" : "col");
     } else {
         ss_prof *pr = prof_now(p);
         if (k == K_TYPE) {
-            pr->type = key_is(s, n, "sampled") ? P_SAMPLED : key_is(s, n, "evented") ? P_EVENTED : P_NONE;
+            pr->type = speedscope_key_is(s, n, "sampled") ? P_SAMPLED : speedscope_key_is(s, n, "evented") ? P_EVENTED : P_NONE;
             if (pr->type == P_NONE)
-                return complain(p, PB_ERR_UNSUPPORTED, "a profile of type \"%.*s\" (speedscope 1.25 knows sampled "
+                return speedscope_complain(p, PB_ERR_UNSUPPORTED, "a profile of type \"%.*s\" (speedscope 1.25 knows sampled "
                                 "and evented)", n > 40 ? 40 : (int)n, (const char *)s);
         } else if (k == K_UNIT) {
             if ((pr->unit = unit_of(s, n)) == U_UNKNOWN)
-                return complain(p, PB_ERR_UNSUPPORTED, "a profile's unit is \"%.*s\" (speedscope 1.25 knows none, "
+                return speedscope_complain(p, PB_ERR_UNSUPPORTED, "a profile's unit is \"%.*s\" (speedscope 1.25 knows none, "
                                 "nanoseconds, microseconds, milliseconds, seconds, bytes)", n > 40 ? 40 : (int)n,
                                 (const char *)s);
         } else if (k == K_NAME) {
@@ -652,11 +652,11 @@ static int event_pass1(ssp *p)
     ss_prof *pr = prof_now(p);
     int64_t f = index_of(p->ev_frame);
     if (f < 0)
-        return complain(p, PB_ERR_CORRUPT, "an event's frame is not a non-negative integer");
+        return speedscope_complain(p, PB_ERR_CORRUPT, "an event's frame is not a non-negative integer");
     if (!within(p->ev_at, 9e15))
-        return complain(p, PB_ERR_CORRUPT, "an event's at is out of range");
+        return speedscope_complain(p, PB_ERR_CORRUPT, "an event's at is out of range");
     if (pr->count[A_EVENTS] && p->ev_at < pr->last_at)
-        return complain(p, PB_ERR_CORRUPT, "an event's at (%.17g) is before the previous event's (%.17g)", p->ev_at,
+        return speedscope_complain(p, PB_ERR_CORRUPT, "an event's at (%.17g) is before the previous event's (%.17g)", p->ev_at,
                         pr->last_at);
     if (!pr->count[A_EVENTS])
         pr->first_at = p->ev_at;
@@ -664,19 +664,19 @@ static int event_pass1(ssp *p)
     pr->count[A_EVENTS]++;
     if (p->ev_type == 'O') {
         if (r->nopen >= r->io.opt->max_stack_depth)
-            return complain(p, PB_ERR_LIMIT, "frames nest deeper than max_stack_depth (%u)",
+            return speedscope_complain(p, PB_ERR_LIMIT, "frames nest deeper than max_stack_depth (%u)",
                             (unsigned)r->io.opt->max_stack_depth);
         if (pb_grow((void **)&r->open, &r->copen, r->nopen + 1, sizeof *r->open) < 0)
-            return complain(p, PB_ERR_LIMIT, "out of memory");
+            return speedscope_complain(p, PB_ERR_LIMIT, "out of memory");
         r->open[r->nopen++] = (uint32_t)f;
         if (r->nopen > r->max_nest)
             r->max_nest = r->nopen;
         return 1;
     }
     if (!r->nopen)
-        return complain(p, PB_ERR_CORRUPT, "a C event closes frame %lld, but no frame is open", (long long)f);
+        return speedscope_complain(p, PB_ERR_CORRUPT, "a C event closes frame %lld, but no frame is open", (long long)f);
     if (r->open[r->nopen - 1] != (uint32_t)f)
-        return complain(p, PB_ERR_CORRUPT, "a C event closes frame %lld, but frame %u was opened last", (long long)f,
+        return speedscope_complain(p, PB_ERR_CORRUPT, "a C event closes frame %lld, but frame %u was opened last", (long long)f,
                         r->open[r->nopen - 1]);
     r->nopen--;
     return 1;
@@ -688,35 +688,35 @@ static const yajl_callbacks ss_callbacks = {
 };
 
 /* ---- feeding a parser ---------------------------------------------------- */
-static pb_status parser_new(ssr *r, ssp *p, int target, uint32_t tprof)
+static pb_status speedscope_parser_new(ssr *r, ssp *p, int target, uint32_t tprof)
 {
     memset(p, 0, sizeof *p);
     p->r = r;
     p->target = target;
     p->tprof = tprof;
-    return pb_json_feed_open(&p->j, &ss_callbacks, p, target) < 0 ? oom(r, 0) : PB_OK;
+    return pb_json_feed_open(&p->j, &ss_callbacks, p, target) < 0 ? speedscope_oom(r, 0) : PB_OK;
 }
 
-static void parser_free(ssp *p)
+static void speedscope_parser_free(ssp *p)
 {
     pb_json_feed_close(&p->j);
     PB_FREE_ALL(p->qids, p->qstart, p->qoff, p->qw);
     memset(p, 0, sizeof *p);
 }
 
-static pb_status pass1(ssr *r)
+static pb_status speedscope_pass1(ssr *r)
 {
     ssp *pp = &r->p1;
     pb_status st;
-    if ((st = parser_new(r, pp, 0, 0)) != PB_OK)
+    if ((st = speedscope_parser_new(r, pp, 0, 0)) != PB_OK)
         return st;
     st = pb_json_feed_source(&pp->j, r->io.s, PB_JSON_BLOCK, r->io.err);
-    parser_free(pp);
+    speedscope_parser_free(pp);
     return st;
 }
 
 /* one block more for cursor c */
-static pb_status cursor_step(ssr *r, ssp *c)
+static pb_status speedscope_cursor_step(ssr *r, ssp *c)
 {
     int unclosed = 0;
     pb_status st = pb_json_feed_cursor(&c->j, r->io.s, r->profs[c->tprof].at[c->target - 1], PB_JSON_BLOCK, 0, r->io.err,
@@ -790,7 +790,7 @@ static int to_ticks(const ssr *r, double v, int64_t *out)
 }
 
 /* one sample of the current profile: stack ids innermost first already in r->ids */
-static pb_status emit(ssr *r, uint32_t depth, uint64_t w, uint64_t off)
+static pb_status speedscope_emit(ssr *r, uint32_t depth, uint64_t w, uint64_t off)
 {
     const uint32_t *ids = r->ids;
     int64_t t0 = r->last_ns - r->base_ns;
@@ -819,35 +819,35 @@ static int event_cursor(ssp *p)
     int64_t t;
     pb_status st = PB_OK;
     if (to_ticks(r, p->ev_at, &t) < 0)
-        return complain(p, PB_ERR_CORRUPT, "an event's at does not fit 63 bits of ns");
+        return speedscope_complain(p, PB_ERR_CORRUPT, "an event's at does not fit 63 bits of ns");
     if (f >= r->nframes)
-        return complain(p, PB_ERR_CORRUPT, "an event names frame %u, but shared.frames has %zu frames", f, r->nframes);
+        return speedscope_complain(p, PB_ERR_CORRUPT, "an event names frame %u, but shared.frames has %zu frames", f, r->nframes);
     if (t < r->last_ns)
         t = r->last_ns; /* rounding cannot go back */
     if (r->out && r->nopen && t > r->last_ns) {
         uint32_t d = 0;
         size_t i;
         if (pb_grow((void **)&r->ids, &r->cids, r->nopen, sizeof *r->ids) < 0)
-            return complain(p, PB_ERR_LIMIT, "out of memory");
+            return speedscope_complain(p, PB_ERR_LIMIT, "out of memory");
         for (i = r->nopen; i-- > 0;) {
             if ((st = sink_frame(r, r->open[i], off, &r->ids[d])) != PB_OK)
                 return sink_fail(p, st);
             d++;
         }
-        if ((st = emit(r, d, (uint64_t)(t - r->last_ns), off)) != PB_OK)
+        if ((st = speedscope_emit(r, d, (uint64_t)(t - r->last_ns), off)) != PB_OK)
             return sink_fail(p, st);
     }
     r->last_ns = t;
     if (p->ev_type == 'O') {
         if (pb_grow((void **)&r->open, &r->copen, r->nopen + 1, sizeof *r->open) < 0 ||
             pb_grow((void **)&r->open_at, &r->copen_at, r->nopen + 1, sizeof *r->open_at) < 0)
-            return complain(p, PB_ERR_LIMIT, "out of memory");
+            return speedscope_complain(p, PB_ERR_LIMIT, "out of memory");
         r->open[r->nopen] = f;
         r->open_at[r->nopen++] = (uint64_t)(t - r->base_ns);
         return 1;
     }
     if (!r->nopen || r->open[r->nopen - 1] != f)
-        return complain(p, PB_ERR_CORRUPT, "a C event closes frame %u, which is not the frame open last (did the file "
+        return speedscope_complain(p, PB_ERR_CORRUPT, "a C event closes frame %u, which is not the frame open last (did the file "
                         "change?)", f);
     r->nopen--;
     if (r->out && r->out->span) {
@@ -878,7 +878,7 @@ static int event_cursor(ssp *p)
 }
 
 /* pairs of (stack, weight) from the heads of both queues */
-static pb_status pair_up(ssr *r, ssp *a, ssp *b)
+static pb_status speedscope_pair_up(ssr *r, ssp *a, ssp *b)
 {
     size_t m = a->nq - a->qhead < b->nqw - b->qhead ? a->nq - a->qhead : b->nqw - b->qhead, k;
     pb_status st;
@@ -890,11 +890,11 @@ static pb_status pair_up(ssr *r, ssp *a, ssp *b)
         if (to_ticks(r, b->qw[b->qhead + k], &w) < 0 || w > INT64_MAX - r->last_ns)
             return pb_fail(r->io.err, PB_ERR_CORRUPT, b->j.chunk_off, "the weights add up past 63 bits of ns");
         if (pb_grow((void **)&r->ids, &r->cids, to - from + 1, sizeof *r->ids) < 0)
-            return oom(r, off);
+            return speedscope_oom(r, off);
         for (i = to; i-- > from;)
             if ((st = sink_frame(r, a->qids[i], off, &r->ids[d++])) != PB_OK)
                 return st;
-        if ((st = emit(r, d, (uint64_t)w, off)) != PB_OK)
+        if ((st = speedscope_emit(r, d, (uint64_t)w, off)) != PB_OK)
             return st;
         r->last_ns += w;
     }
@@ -926,8 +926,8 @@ static size_t ss_queued(void *ctx, int i)
     const ssp *c = &((ssr *)ctx)->c[i];
     return (i ? c->nqw : c->nq) - c->qhead;
 }
-static pb_status ss_step(void *ctx, int i) { return cursor_step((ssr *)ctx, &((ssr *)ctx)->c[i]); }
-static pb_status ss_pair(void *ctx) { return pair_up((ssr *)ctx, &((ssr *)ctx)->c[0], &((ssr *)ctx)->c[1]); }
+static pb_status ss_step(void *ctx, int i) { return speedscope_cursor_step((ssr *)ctx, &((ssr *)ctx)->c[i]); }
+static pb_status ss_pair(void *ctx) { return speedscope_pair_up((ssr *)ctx, &((ssr *)ctx)->c[0], &((ssr *)ctx)->c[1]); }
 
 static pb_status pass2_profile(ssr *r, uint32_t i)
 {
@@ -939,17 +939,17 @@ static pb_status pass2_profile(ssr *r, uint32_t i)
     if ((st = prof_start_ns(r, i, &r->last_ns)) != PB_OK)
         return st;
     if (pr->type == P_EVENTED) {
-        if ((st = parser_new(r, a, 1 + A_EVENTS, i)) != PB_OK)
+        if ((st = speedscope_parser_new(r, a, 1 + A_EVENTS, i)) != PB_OK)
             return st;
         while (st == PB_OK && !a->j.done)
-            st = cursor_step(r, a);
-        parser_free(a);
+            st = speedscope_cursor_step(r, a);
+        speedscope_parser_free(a);
         if (st == PB_OK && r->nopen)
             st = pb_fail(r->io.err, PB_ERR_CORRUPT, pr->off, "evented profile %u ends with frames open (did the file "
                          "change?)", i);
         return st;
     }
-    if ((st = parser_new(r, a, 1 + A_SAMPLES, i)) != PB_OK || (st = parser_new(r, b, 1 + A_WEIGHTS, i)) != PB_OK)
+    if ((st = speedscope_parser_new(r, a, 1 + A_SAMPLES, i)) != PB_OK || (st = speedscope_parser_new(r, b, 1 + A_WEIGHTS, i)) != PB_OK)
         return st;
     {
         pb_json_lockstep l = {r, {&a->j, &b->j}, ss_queued, ss_step, ss_pair};
@@ -958,13 +958,13 @@ static pb_status pass2_profile(ssr *r, uint32_t i)
     if (st == PB_OK && (a->nq != a->qhead || b->nqw != b->qhead))
         st = pb_fail(r->io.err, PB_ERR_CORRUPT, pr->off, "profile %u's samples and weights differ in number (did the "
                      "file change?)", i);
-    parser_free(a);
-    parser_free(b);
+    speedscope_parser_free(a);
+    speedscope_parser_free(b);
     return st;
 }
 
 /* ---- choosing profiles, attributes --------------------------------------- */
-static int name_is(const ssr *r, const ss_prof *pr, const char *s)
+static int speedscope_name_is(const ssr *r, const ss_prof *pr, const char *s)
 {
     return pr->name_len == strlen(s) && !memcmp(r->str + pr->name_at, s, pr->name_len);
 }
@@ -987,7 +987,7 @@ static pb_status choose(ssr *r, int *all_evented)
     for (i = 0; i < r->nprofs; i++) {
         ss_prof *pr = &r->profs[i];
         if (r->io.opt->have_thread) {
-            if (r->io.opt->thread_name ? !name_is(r, pr, r->io.opt->thread_name) : r->io.opt->thread_id != i)
+            if (r->io.opt->thread_name ? !speedscope_name_is(r, pr, r->io.opt->thread_name) : r->io.opt->thread_id != i)
                 continue;
         }
         pr->selected = 1;
@@ -1128,7 +1128,7 @@ static pb_status ss_prepare(void *state, pb_fold_config *cfg)
     ssr *r = (ssr *)state;
     pb_status st;
     int all_evented = 0;
-    if ((st = pass1(r)) != PB_OK || (st = choose(r, &all_evented)) != PB_OK)
+    if ((st = speedscope_pass1(r)) != PB_OK || (st = choose(r, &all_evented)) != PB_OK)
         return st;
     /* sampled (or mixed), or deeper than the span fold nests: the sample fold */
     if (!all_evented || r->max_nest > PB_SPANS_MAX_DEPTH)
@@ -1164,9 +1164,9 @@ static pb_status speedscope_decode(void *state, pb_sample_sink *out)
 static void ss_free(void *state)
 {
     ssr *r = (ssr *)state;
-    parser_free(&r->p1);
-    parser_free(&r->c[0]);
-    parser_free(&r->c[1]);
+    speedscope_parser_free(&r->p1);
+    speedscope_parser_free(&r->c[0]);
+    speedscope_parser_free(&r->c[1]);
     PB_FREE_ALL(r->frames, r->profs, r->str, r->open, r->open_at, r->ids);
     memset(r, 0, sizeof *r);
 }
@@ -1215,7 +1215,7 @@ static pb_status spans_run(void *state, pb_sink *sink, pb_sample_sink *out)
             return PB_ERR_ABORT;
     }
     if (!(r->spans = pb_spans_new(sink, r->io.opt, r->io.err)))
-        return oom(r, 0);
+        return speedscope_oom(r, 0);
     for (i = 0; i < r->nprofs && st == PB_OK; i++) {
         pb_spans_thread th;
         ss_prof *pr = &r->profs[i];

@@ -476,7 +476,7 @@ static pb_status sp_header_facts(sp_dec *d)
  * consumed; intern it and append its id. */
 /* Over 80 lines, kept whole: one switch over the frame record kinds, then the interning they share.
  * */
-static pb_status sp_frame(sp_dec *d, unsigned tag, size_t depth)
+static pb_status statprofiler_sp_frame(sp_dec *d, unsigned tag, size_t depth)
 {
     sp_rd *r = &d->r;
     sp_stream *st = &r->st;
@@ -732,7 +732,7 @@ static pb_status sp_body(sp_dec *d)
             if (!in_sample)
                 return pb_fail(r->err, PB_ERR_CORRUPT, r->rec_off, "%s record outside a sample (no SAMPLE_START)",
                                r->rd.rec);
-            if ((rc = sp_frame(d, tag, depth)) != PB_OK)
+            if ((rc = statprofiler_sp_frame(d, tag, depth)) != PB_OK)
                 return rc;
             depth++;
             outer_tag = tag;

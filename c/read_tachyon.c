@@ -138,11 +138,11 @@ typedef struct {
     pb_sink *warn_sink;            /* chunk sink for the salvage warning (NULL: none) */
 } tr;
 
-static pb_status oom(tr *r) { return pb_rd_oom(&r->rd); }
+static pb_status tachyon_oom(tr *r) { return pb_rd_oom(&r->rd); }
 
 /* Need n bytes at s->p, for `what` of record `rec`: truncated error if the
  * input (or the region) ends first. */
-static inline pb_status need(tr *r, size_t n, const char *rec, const char *what)
+static inline pb_status tachyon_need(tr *r, size_t n, const char *rec, const char *what)
 {
     r->rd.rec = rec;
     return pb_rd_need(&r->rd, n, what);
@@ -167,7 +167,7 @@ static inline pb_status varint32(tr *r, uint32_t *v, const char *rec, const char
 #define FRAME_OFF_AT(r) ((r)->layout == PB_TACH_315 ? 48 : 44)
 
 /* the header's fields as one layout reads them */
-static void header_fields(const unsigned char *h, int swap, int layout, pb_tach_header *t)
+static void tachyon_header_fields(const unsigned char *h, int swap, int layout, pb_tach_header *t)
 {
     memset(t, 0, sizeof *t);
     t->layout = layout;
@@ -201,8 +201,8 @@ int pb_tachyon_header(const unsigned char *h, int swap, uint64_t file_size, pb_t
 {
     pb_tach_header a, b;
     int pa, pb_, fa, fb;
-    header_fields(h, swap, PB_TACH_314, &a);
-    header_fields(h, swap, PB_TACH_315, &b);
+    tachyon_header_fields(h, swap, PB_TACH_314, &a);
+    tachyon_header_fields(h, swap, PB_TACH_315, &b);
     pa = header_possible(h, &a);
     pb_ = header_possible(h, &b);
     /* with the size known, the tables must also end before the footer:
@@ -259,7 +259,7 @@ static const char *capture_text(uint32_t field, char *buf, size_t cap)
 /* Thread status flags of a sample (the status byte; tachyon-format.md,
  * CPython's THREAD_STATUS_* constants) as comma-separated names; bits CPython
  * does not name become "bit6", "bit7".  buf: at least 96 bytes. */
-static size_t status_text(unsigned status, char *buf, size_t cap)
+static size_t tachyon_status_text(unsigned status, char *buf, size_t cap)
 {
     static const char *const names[8] = {"has_gil", "on_cpu", "unknown", "gil_requested", "has_exception",
                                          "main_thread", "bit6", "bit7"};
@@ -364,7 +364,7 @@ static pb_str opcode_name(const tr *r, unsigned op, char *buf, size_t cap)
 
 /* Over 80 lines, kept whole: one check per header field, in the layout's order, each with its own
  * message. */
-static pb_status read_header(tr *r)
+static pb_status tachyon_read_header(tr *r)
 {
     pb_source *s = r->s;
     unsigned char h[T_HEADER];
@@ -403,8 +403,8 @@ static pb_status read_header(tr *r)
         r->layout = pb_tachyon_header(h, r->swap, r->size, &th);
         if (!r->layout) {
             pb_tach_header a, b;
-            header_fields(h, r->swap, PB_TACH_314, &a);
-            header_fields(h, r->swap, PB_TACH_315, &b);
+            tachyon_header_fields(h, r->swap, PB_TACH_314, &a);
+            tachyon_header_fields(h, r->swap, PB_TACH_315, &b);
             return pb_fail(r->err, PB_ERR_CORRUPT, 28,
                            "header: neither v1 header layout is consistent (read as pre-3.15: string table at %llu, "
                            "frame table at %llu, reserved bytes 56..63 %s; read as 3.15.0: string table at %llu, "
@@ -463,7 +463,7 @@ static pb_status read_footer(tr *r)
     pb_src_set_limit(r->s, UINT64_MAX);
     if ((st = pb_src_seek(r->s, r->footer_off)) != PB_OK)
         return st;
-    if ((st = need(r, T_FOOTER, "footer", "counts")) != PB_OK)
+    if ((st = tachyon_need(r, T_FOOTER, "footer", "counts")) != PB_OK)
         return st;
     r->nstrings_decl = pb_load32(r->s->p, r->swap);
     r->nframes_decl = pb_load32(r->s->p + 4, r->swap);
@@ -512,7 +512,7 @@ static pb_status read_strings(tr *r)
         if ((uint64_t)len * 3 + 1 > SIZE_MAX - r->strused ||
             pb_grow((void **)&r->strbuf, &r->strcap, r->strused + (size_t)len * 3 + 1, 1) < 0 ||
             pb_grow((void **)&r->strs, &r->cstr, r->nstr + 1, sizeof *r->strs) < 0)
-            return oom(r);
+            return tachyon_oom(r);
         {
             size_t out = pb_utf8_repair(r->strbuf + r->strused, (const char *)s->p, len);
             r->strbuf[r->strused + out] = '\0';
@@ -566,7 +566,7 @@ static pb_status read_frames(tr *r, uint64_t *end)
                            r->nframes_decl);
         }
         if (pb_grow((void **)&r->frames, &r->cframes, r->nframes + 1, sizeof *r->frames) < 0)
-            return oom(r);
+            return tachyon_oom(r);
         r->frames[r->nframes].opcode = *s->p++;
         r->frames[r->nframes].file = v[0];
         r->frames[r->nframes].func = v[1];
@@ -582,7 +582,7 @@ static pb_status read_frames(tr *r, uint64_t *end)
         size_t n;
         r->cache = (uint32_t *)malloc(r->nframes * sizeof *r->cache);
         if (!r->cache)
-            return oom(r);
+            return tachyon_oom(r);
         for (n = 0; n < r->nframes; n++)
             r->cache[n] = T_NONE;
     }
@@ -607,7 +607,7 @@ static pb_status read_trailer(tr *r, uint64_t frames_end)
     pb_src_set_limit(s, UINT64_MAX);
     if ((st = pb_src_seek(s, r->footer_off - 16)) != PB_OK)
         return st;
-    if ((st = need(r, 16, "stats trailer", "signature")) != PB_OK)
+    if ((st = tachyon_need(r, 16, "stats trailer", "signature")) != PB_OK)
         return st;
     if (memcmp(s->p, "TACHSTAT", 8) != 0)
         return PB_OK;
@@ -616,7 +616,7 @@ static pb_status read_trailer(tr *r, uint64_t frames_end)
         return PB_OK;
     if ((st = pb_src_seek(s, r->footer_off - size)) != PB_OK)
         return st;
-    if ((st = need(r, size, "stats trailer", "fields")) != PB_OK)
+    if ((st = tachyon_need(r, size, "stats trailer", "fields")) != PB_OK)
         return st;
     memcpy(t, s->p, size);
     r->have_stats = 1;
@@ -630,20 +630,20 @@ static pb_status read_trailer(tr *r, uint64_t frames_end)
 }
 
 /* ---- attributes ----------------------------------------------------------- */
-static pb_status attr(tr *r, const char *key, const char *val)
+static pb_status tachyon_attr(tr *r, const char *key, const char *val)
 {
     return r->out->attribute(r->out, key, pb_str_c(val));
 }
-static pb_status attr_u64(tr *r, const char *key, uint64_t v)
+static pb_status tachyon_attr_u64(tr *r, const char *key, uint64_t v)
 {
     char buf[32];
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
-    return attr(r, key, buf);
+    return tachyon_attr(r, key, buf);
 }
 static pb_status attr_f64(tr *r, const char *key, double v)
 {
     char buf[64];
-    return attr(r, key, pb_fmt_double(buf, sizeof buf, v));
+    return tachyon_attr(r, key, pb_fmt_double(buf, sizeof buf, v));
 }
 
 /* NYTProf's basetime is wall-clock seconds, but the header's start time is
@@ -651,7 +651,7 @@ static pb_status attr_f64(tr *r, const char *key, double v)
  * profile ended) minus the profile's duration (the stats trailer's, else
  * samples x interval) is the best wall-clock start the file offers.  Without
  * a file (a buffer) the monotonic seconds remain. */
-static uint64_t wall_start(tr *r)
+static uint64_t tachyon_wall_start(tr *r)
 {
     struct stat sb;
     double dur;
@@ -675,39 +675,39 @@ static pb_status header_attributes(tr *r)
     char feat[64];
     int k;
     snprintf(buf, sizeof buf, "%u.%u.%u", r->pyver[0], r->pyver[1], r->pyver[2]);
-    if ((st = attr_u64(r, "source_format_version", r->version)) != PB_OK ||
-        (st = attr(r, "python_version", buf)) != PB_OK ||
-        (st = attr_u64(r, "basetime", wall_start(r))) != PB_OK ||
-        (st = attr_u64(r, "start_time_us", r->start_time)) != PB_OK ||
-        (st = attr_u64(r, "sample_interval_us", r->interval)) != PB_OK ||
-        (st = attr_u64(r, "total_samples", r->sample_count)) != PB_OK ||
-        (st = attr_u64(r, "thread_count", r->thread_count)) != PB_OK ||
-        (st = attr(r, "compression", r->compression ? "zstd" : "none")) != PB_OK ||
-        (st = attr(r, "byte_order", (r->swap ? !pb_host_little() : pb_host_little()) ? "little" : "big")) != PB_OK ||
-        (st = attr(r, "header_layout", r->layout == PB_TACH_315 ? "3.15" : "3.14")) != PB_OK)
+    if ((st = tachyon_attr_u64(r, "source_format_version", r->version)) != PB_OK ||
+        (st = tachyon_attr(r, "python_version", buf)) != PB_OK ||
+        (st = tachyon_attr_u64(r, "basetime", tachyon_wall_start(r))) != PB_OK ||
+        (st = tachyon_attr_u64(r, "start_time_us", r->start_time)) != PB_OK ||
+        (st = tachyon_attr_u64(r, "sample_interval_us", r->interval)) != PB_OK ||
+        (st = tachyon_attr_u64(r, "total_samples", r->sample_count)) != PB_OK ||
+        (st = tachyon_attr_u64(r, "thread_count", r->thread_count)) != PB_OK ||
+        (st = tachyon_attr(r, "compression", r->compression ? "zstd" : "none")) != PB_OK ||
+        (st = tachyon_attr(r, "byte_order", (r->swap ? !pb_host_little() : pb_host_little()) ? "little" : "big")) != PB_OK ||
+        (st = tachyon_attr(r, "header_layout", r->layout == PB_TACH_315 ? "3.15" : "3.14")) != PB_OK)
         return st;
     /* the 3.15 header's field at 60: mode and capture features, as
      * CPython's get_info() reports them */
     if (r->mode_field) {
-        if ((st = attr_u64(r, "profiling_mode_field", r->mode_field)) != PB_OK)
+        if ((st = tachyon_attr_u64(r, "profiling_mode_field", r->mode_field)) != PB_OK)
             return st;
-        if (mode && (st = attr(r, "profiling_mode", mode)) != PB_OK)
+        if (mode && (st = tachyon_attr(r, "profiling_mode", mode)) != PB_OK)
             return st;
         if (PB_TACH_HAS_CAPTURE(r->mode_field) &&
-            (st = attr(r, "capture_features", capture_text(r->mode_field, feat, sizeof feat))) != PB_OK)
+            (st = tachyon_attr(r, "capture_features", capture_text(r->mode_field, feat, sizeof feat))) != PB_OK)
             return st;
     }
     /* who made it and what its times mean (Devel::ProfileBridge, "Times") */
-    if ((st = attr(r, "profiler", "CPython sampling profiler (profiling.sampling, binary format)")) != PB_OK ||
-        (st = attr(r, "profiler_version", buf)) != PB_OK ||
-        (st = attr(r, "clock", mode ? mode : "not recorded (the profiler's default is wall-clock)")) != PB_OK)
+    if ((st = tachyon_attr(r, "profiler", "CPython sampling profiler (profiling.sampling, binary format)")) != PB_OK ||
+        (st = tachyon_attr(r, "profiler_version", buf)) != PB_OK ||
+        (st = tachyon_attr(r, "clock", mode ? mode : "not recorded (the profiler's default is wall-clock)")) != PB_OK)
         return st;
     if (r->have_stats) {
         for (k = 0; k < 4; k++)
             if (k < 2 || (r->stats_flags & (1u << (k - 2))))
                 if ((st = attr_f64(r, stat_names[k], r->stats[k])) != PB_OK)
                     return st;
-        if ((st = attr_u64(r, "profile_stats_trailer_bytes", r->stats_size)) != PB_OK)
+        if ((st = tachyon_attr_u64(r, "profile_stats_trailer_bytes", r->stats_size)) != PB_OK)
             return st;
     }
     return PB_OK;
@@ -715,7 +715,7 @@ static pb_status header_attributes(tr *r)
 
 /* ---- frames -> sink ids ----------------------------------------------------- */
 /* sink id of frame index fi (already range-checked) */
-static pb_status intern(tr *r, uint32_t fi, uint64_t off, uint32_t *id)
+static pb_status tachyon_intern(tr *r, uint32_t fi, uint64_t off, uint32_t *id)
 {
     const t_frame *fr = &r->frames[fi];
     pb_frame pf;
@@ -733,7 +733,7 @@ static pb_status intern(tr *r, uint32_t fi, uint64_t off, uint32_t *id)
     memset(&pf, 0, sizeof pf);
     /* own: CPython's own name, the qualname */
     if (pb_python_frame(&pf, &r->pkgbuf, &r->pkgcap, &r->namebuf, &r->namecap, file, flen, func, fnlen, NULL) < 0)
-        return oom(r);
+        return tachyon_oom(r);
     pf.line = fr->line;
     pf.first_line = -1;
     if ((st = r->out->frame(r->out, &pf, id)) != PB_OK)
@@ -754,7 +754,7 @@ static uint32_t thread_hash(const void *ctx, uint32_t i)
     return tmix(t->tid, t->iid);
 }
 
-static pb_status get_thread(tr *r, uint64_t tid, uint32_t iid, uint64_t rec_off, t_thread **out)
+static pb_status tachyon_get_thread(tr *r, uint64_t tid, uint32_t iid, uint64_t rec_off, t_thread **out)
 {
     size_t k;
     uint32_t i;
@@ -772,12 +772,12 @@ static pb_status get_thread(tr *r, uint64_t tid, uint32_t iid, uint64_t rec_off,
                        "the %u the header declares",
                        (unsigned long long)tid, iid, r->thread_count);
     if (pb_index_reserve(&r->tix, r->nthreads, thread_hash, r) < 0)
-        return oom(r);
+        return tachyon_oom(r);
     if (pb_grow((void **)&r->threads, &r->cthreads, r->nthreads + 1, sizeof *r->threads) < 0)
-        return oom(r);
+        return tachyon_oom(r);
     t = (t_thread *)malloc(sizeof *t);
     if (!t)
-        return oom(r);
+        return tachyon_oom(r);
     t->tid = tid;
     t->iid = iid;
     t->index = (uint32_t)r->nthreads;
@@ -814,7 +814,7 @@ static pb_status grow_stack(tr *r, t_thread *t, uint32_t nd)
     if (!nf || !ni) {
         free(nf);
         free(ni);
-        return oom(r);
+        return tachyon_oom(r);
     }
     if (depth) {
         memcpy(nf + ncap - depth, t->fidx + t->start, depth * sizeof *nf);
@@ -866,7 +866,7 @@ static pb_status blind_ids(tr *r, t_thread *t, uint32_t at, uint32_t n)
         if (fi >= r->ccache) {
             size_t old = r->ccache, j;
             if (pb_grow((void **)&r->cache, &r->ccache, (size_t)fi + 1, sizeof *r->cache) < 0)
-                return oom(r);
+                return tachyon_oom(r);
             for (j = old; j < r->ccache; j++)
                 r->cache[j] = T_NONE;
         }
@@ -902,7 +902,7 @@ static pb_status ids_for(tr *r, t_thread *t, uint32_t at, uint32_t n, uint64_t o
         uint32_t fi = t->fidx[k], id = r->cache[fi];
         if (id == T_NONE && !r->frames[fi].own) {
             const t_frame *fr = &r->frames[fi];
-            if ((st = intern(r, fi, off, &id)) != PB_OK)
+            if ((st = tachyon_intern(r, fi, off, &id)) != PB_OK)
                 return st;
             /* the main script: the <module> frame nearest the root */
             if (fr->func < r->nstr && fr->file < r->nstr && r->strs[fr->func].len == 8 &&
@@ -930,7 +930,7 @@ static pb_status emit_sample(tr *r, t_thread *t, uint64_t weight, uint64_t ts, u
     if (r->out->sample_tags) {
         char obuf[16], sbuf[96];
         pb_str ops = op != T_NO_OPCODE ? opcode_name(r, op, obuf, sizeof obuf) : pb_str_make("", 0, 0);
-        size_t sl = status_text(status, sbuf, sizeof sbuf);
+        size_t sl = tachyon_status_text(status, sbuf, sizeof sbuf);
         if ((st = r->out->sample_tags(r->out, ops, pb_str_make(sbuf, sl, 0))) != PB_OK)
             return st;
     }
@@ -939,7 +939,7 @@ static pb_status emit_sample(tr *r, t_thread *t, uint64_t weight, uint64_t ts, u
          * CPython's collectors see the stack */
         uint32_t k, n = 0;
         if (pb_grow((void **)&r->kept, &r->ckept, t->cap - t->start, sizeof *r->kept) < 0)
-            return oom(r);
+            return tachyon_oom(r);
         for (k = t->start; k < t->cap; k++)
             if (!r->frames[t->fidx[k]].own)
                 r->kept[n++] = t->ids[k];
@@ -990,7 +990,7 @@ static pb_status replay_repeat(tr *r, t_thread *t, uint64_t rec_off, uint64_t re
         } else {
             if ((st = varint(r, &delta, 0, "REPEAT record", "timestamp delta")) != PB_OK)
                 return st;
-            if ((st = need(r, 1, "REPEAT record", "status byte")) != PB_OK)
+            if ((st = tachyon_need(r, 1, "REPEAT record", "status byte")) != PB_OK)
                 return st;
             status = *s->p++;
         }
@@ -1024,7 +1024,7 @@ static pb_status replay_stack(tr *r, t_thread *t, unsigned enc, uint64_t rec_off
     uint32_t a, b, depth = t->cap - t->start, keep, push, nd;
     if ((st = varint(r, &delta, 0, rec, "timestamp delta")) != PB_OK)
         return st;
-    if ((st = need(r, 1, rec, "status byte")) != PB_OK)
+    if ((st = tachyon_need(r, 1, rec, "status byte")) != PB_OK)
         return st;
     status = *s->p++;
     if ((st = varint32(r, &a, rec, enc == 1 ? "depth" : enc == 2 ? "shared count" : "pop count")) != PB_OK)
@@ -1074,7 +1074,7 @@ static pb_status replay_stack(tr *r, t_thread *t, unsigned enc, uint64_t rec_off
     return PB_OK;
 }
 
-static pb_status replay(tr *r)
+static pb_status tachyon_replay(tr *r)
 {
     pb_source *s = r->s;
     pb_status st;
@@ -1099,7 +1099,7 @@ static pb_status replay(tr *r)
         iid = pb_load32(s->p + 8, r->swap);
         enc = s->p[12];
         s->p += 13;
-        if ((st = get_thread(r, tid, iid, rec_off, &t)) != PB_OK)
+        if ((st = tachyon_get_thread(r, tid, iid, rec_off, &t)) != PB_OK)
             return st;
         if (enc == 0) {
             if ((st = replay_repeat(r, t, rec_off, region_end)) != PB_OK)
@@ -1119,7 +1119,7 @@ static pb_status replay(tr *r)
     return PB_OK;
 }
 
-static pb_status end_attributes(tr *r)
+static pb_status tachyon_end_attributes(tr *r)
 {
     pb_status st;
     char buf[32 * 256 + 1];
@@ -1132,7 +1132,7 @@ static pb_status end_attributes(tr *r)
     } else {
         const char *f = r->err->file;
         const char *b = strrchr(f, '/');
-        st = attr(r, "application", f[0] ? (b ? b + 1 : f) : "tachyon");
+        st = tachyon_attr(r, "application", f[0] ? (b ? b + 1 : f) : "tachyon");
     }
     if (st != PB_OK)
         return st;
@@ -1141,9 +1141,9 @@ static pb_status end_attributes(tr *r)
         if (r->hist[k])
             n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%d:%llu", n ? "," : "", k,
                                   (unsigned long long)r->hist[k]);
-    if (r->op_samples && (st = attr_u64(r, "opcode_samples", r->op_samples)) != PB_OK)
+    if (r->op_samples && (st = tachyon_attr_u64(r, "opcode_samples", r->op_samples)) != PB_OK)
         return st;
-    return attr(r, "sample_status_counts", buf);
+    return tachyon_attr(r, "sample_status_counts", buf);
 }
 
 static void tr_free(void *p)
@@ -1158,13 +1158,13 @@ static void tr_free(void *p)
 
 /* header + tables; leaves src at the start of the sample region; the fold's
  * weight is the sampling interval */
-static pb_status prepare(void *p, pb_fold_config *cfg)
+static pb_status tachyon_prepare(void *p, pb_fold_config *cfg)
 {
     tr *r = (tr *)p;
     pb_status st;
     uint64_t frames_end = 0;
     r->row = cfg->row;
-    st = read_header(r);
+    st = tachyon_read_header(r);
     if (st == PB_ERR_TRUNCATED && r->opt->salvage && r->header_ok && r->size != UINT64_MAX &&
         r->size >= T_HEADER) {
         /* cut before its tables: replay the samples that are there, with
@@ -1187,7 +1187,7 @@ static pb_status prepare(void *p, pb_fold_config *cfg)
     return PB_OK;
 }
 
-static pb_status end_attributes(tr *r);
+static pb_status tachyon_end_attributes(tr *r);
 
 /* salvage: close the fold on the samples replayed so far, then warn with the
  * error that stopped us (the lost tables in blind mode, else the cut) */
@@ -1196,7 +1196,7 @@ static pb_status salvage_end(tr *r)
     pb_status st;
     pb_error why = r->blind ? r->lost : *r->err;
     r->err->status = PB_OK;
-    if ((st = end_attributes(r)) != PB_OK || (st = r->out->finish(r->out)) != PB_OK) {
+    if ((st = tachyon_end_attributes(r)) != PB_OK || (st = r->out->finish(r->out)) != PB_OK) {
         if (r->err->status == PB_OK)
             r->err->status = st;
         return st;
@@ -1226,7 +1226,7 @@ static pb_status tachyon_decode(void *p, pb_sample_sink *out)
         if (!lim || bound < lim)
             r->s->max_inflated = bound;
     }
-    st = replay(r);
+    st = tachyon_replay(r);
     if (r->opt->salvage && (r->blind || st == PB_ERR_TRUNCATED) && (st == PB_OK || st == PB_ERR_TRUNCATED))
         return salvage_end(r);
     if (st == PB_ERR_LIMIT && bound && r->s->max_inflated == bound &&
@@ -1258,7 +1258,7 @@ static pb_status tachyon_decode(void *p, pb_sample_sink *out)
                            (unsigned long long)r->opt->thread_id, list, i < r->nthreads ? ", ..." : "");
         }
     }
-    if ((st = end_attributes(r)) != PB_OK)
+    if ((st = tachyon_end_attributes(r)) != PB_OK)
         return st;
     return r->out->finish(r->out);
 }
@@ -1276,9 +1276,9 @@ static void tr_init(void *p, pb_source *src, const pb_options *opt, pb_sink *war
     r->max_depth = opt->max_stack_depth && opt->max_stack_depth < T_MAX_DEPTH ? opt->max_stack_depth : T_MAX_DEPTH;
 }
 
-/* nytprof.out's time is the sampled time; the weight: prepare(); weight x interval ticks split into
+/* nytprof.out's time is the sampled time; the weight: tachyon_prepare(); weight x interval ticks split into
  * TIME_LINEs charged to max_statements (split): a huge interval turns a few bytes into many */
-const pb_fold_decoder pb_tachyon_decoder = {sizeof(tr), tr_init, prepare, tachyon_decode, tr_free,
+const pb_fold_decoder pb_tachyon_decoder = {sizeof(tr), tr_init, tachyon_prepare, tachyon_decode, tr_free,
     {.source_format = "tachyon", .ticks_per_sec = 1000000, .fid_flags = pb_fid_flags_angled, .sampled_spans = 1,
      .split = {.words = "sample of weight {weight} x {interval} us needs {extra} more TIME_LINE chunks than the "
                         "{left} left of max_statements"}}};

@@ -217,13 +217,13 @@ struct v8r {
 
 static const char *const synth_names[3] = { "(program)", "(idle)", "(garbage collector)" };
 
-static pb_status oom(v8r *r, uint64_t off) { return pb_fail(r->io.err, PB_ERR_LIMIT, off, "out of memory"); }
+static pb_status v8_oom(v8r *r, uint64_t off) { return pb_fail(r->io.err, PB_ERR_LIMIT, off, "out of memory"); }
 
 /* ---- pass 1 and the cursors: yajl callbacks ------------------------------- */
 #define P(ctx) ((v8p *)(ctx))
 
 /* a complaint from inside a callback: kept, and yajl told to stop */
-static int complain(v8p *p, pb_status st, const char *fmt, const char *a)
+static int v8_complain(v8p *p, pb_status st, const char *fmt, const char *a)
 {
     if (!p->j.fail) {
         p->j.fail = st;
@@ -232,7 +232,7 @@ static int complain(v8p *p, pb_status st, const char *fmt, const char *a)
     return 0;
 }
 
-static int cur_ctx(const v8p *p) { return pb_json_feed_ctx(&p->j); }
+static int v8_cur_ctx(const v8p *p) { return pb_json_feed_ctx(&p->j); }
 
 static const char *ctx_name(int c)
 {
@@ -248,7 +248,7 @@ static const char *ctx_name(int c)
 static int v8_map_key(void *ctx, const unsigned char *k, size_t n)
 {
     v8p *p = P(ctx);
-    int c = cur_ctx(p);
+    int c = v8_cur_ctx(p);
     p->key = c > 0 && c < C_N ? pb_json_key_of(ctx_keys[c], k, n) : K_OTHER;
     if (c == C_TOP) {
         if (!p->target && (p->key == K_SAMPLES || p->key == K_DELTAS)) {
@@ -256,23 +256,23 @@ static int v8_map_key(void *ctx, const unsigned char *k, size_t n)
             uint64_t *at = p->key == K_SAMPLES ? &r->samples_at : &r->deltas_at;
             int *seen = p->key == K_SAMPLES ? &r->have_samples : &r->have_deltas;
             if (*seen)
-                return complain(p, PB_ERR_CORRUPT, "the profile has two \"%s\" keys", p->key == K_SAMPLES ? "samples" : "timeDeltas");
+                return v8_complain(p, PB_ERR_CORRUPT, "the profile has two \"%s\" keys", p->key == K_SAMPLES ? "samples" : "timeDeltas");
             /* the key's bytes in the block fed, then its closing quote: the
              * cursor starts after them */
             if (k >= p->j.chunk && k + n < p->j.chunk + p->j.chunk_len && k[n] == '"')
                 *at = p->j.chunk_off + (uint64_t)(k - p->j.chunk) + n + 1;
         }
         if (!p->target && p->key == K_NODES && p->r->have_nodes)
-            return complain(p, PB_ERR_CORRUPT, "the profile has two \"%s\" keys", "nodes");
+            return v8_complain(p, PB_ERR_CORRUPT, "the profile has two \"%s\" keys", "nodes");
     }
     return 1;
 }
 
 /* the context a container opens (is_map: '{' else '['), or -1 when it is
  * the wrong kind of value for its place */
-static int open_ctx(v8p *p, int is_map, int *ok)
+static int v8_open_ctx(v8p *p, int is_map, int *ok)
 {
-    int c = cur_ctx(p), k = p->key;
+    int c = v8_cur_ctx(p), k = p->key;
     *ok = 1;
     if (p->j.depth == 0) {
         if (p->target && p->j.started == 2) {
@@ -310,14 +310,14 @@ static int open_ctx(v8p *p, int is_map, int *ok)
     return C_SKIP;
 }
 
-static int new_node(v8p *p)
+static int v8_new_node(v8p *p)
 {
     v8r *r = p->r;
     v8_node *n;
     if (r->nnodes >= r->io.opt->max_frames)
-        return complain(p, PB_ERR_LIMIT, "more nodes than max_frames allows%s", "");
+        return v8_complain(p, PB_ERR_LIMIT, "more nodes than max_frames allows%s", "");
     if (pb_grow((void **)&r->nodes, &r->cnodes, r->nnodes + 1, sizeof *r->nodes) < 0)
-        return complain(p, PB_ERR_LIMIT, "out of memory%s", "");
+        return v8_complain(p, PB_ERR_LIMIT, "out of memory%s", "");
     n = &r->nodes[r->nnodes++];
     memset(n, 0, sizeof *n);
     n->parent = V8_NONE;
@@ -330,14 +330,14 @@ static int new_node(v8p *p)
 static int v8_open(void *ctx, int is_map)
 {
     v8p *p = P(ctx);
-    int ok, c = open_ctx(p, is_map, &ok);
+    int ok, c = v8_open_ctx(p, is_map, &ok);
     if (!ok) {
-        int pc = cur_ctx(p);
+        int pc = v8_cur_ctx(p);
         if (p->j.depth == 0)
-            return complain(p, PB_ERR_CORRUPT, "%s", "a .cpuprofile is a JSON object; this is an array");
+            return v8_complain(p, PB_ERR_CORRUPT, "%s", "a .cpuprofile is a JSON object; this is an array");
         if (pc == C_SAMPLES || pc == C_DELTAS || pc == C_CHILDREN)
-            return complain(p, PB_ERR_CORRUPT, "an element of %s is not a number", ctx_name(pc));
-        return complain(p, PB_ERR_CORRUPT, "%s", pc == C_NODES ? "an element of nodes is not an object"
+            return v8_complain(p, PB_ERR_CORRUPT, "an element of %s is not a number", ctx_name(pc));
+        return v8_complain(p, PB_ERR_CORRUPT, "%s", pc == C_NODES ? "an element of nodes is not an object"
                                                  : is_map ? "an object where an array belongs (nodes, samples, "
                                                             "timeDeltas, children)"
                                                           : "an array where an object belongs (callFrame)");
@@ -353,7 +353,7 @@ static int v8_open(void *ctx, int is_map)
         if (c == C_DELTAS)
             p->r->have_deltas = 1;
         if (c == C_NODE)
-            return new_node(p);
+            return v8_new_node(p);
     }
     return 1;
 }
@@ -370,9 +370,9 @@ static int v8_close(void *ctx)
     if (c == C_NODE) {
         v8_node *n = &p->r->nodes[p->r->nnodes - 1];
         if (!n->have_id)
-            return complain(p, PB_ERR_CORRUPT, "a node has no %s", "\"id\"");
+            return v8_complain(p, PB_ERR_CORRUPT, "a node has no %s", "\"id\"");
         if (!n->have_frame)
-            return complain(p, PB_ERR_CORRUPT, "a node has no %s", "\"callFrame\"");
+            return v8_complain(p, PB_ERR_CORRUPT, "a node has no %s", "\"callFrame\"");
     }
     if (p->target && c == p->target) {
         p->j.done = 1;
@@ -385,11 +385,11 @@ static int v8_close(void *ctx)
     return 1;
 }
 
-static int add_edge(v8p *p, int is_child, int64_t other)
+static int v8_add_edge(v8p *p, int is_child, int64_t other)
 {
     v8r *r = p->r;
     if (pb_grow((void **)&r->edges, &r->cedges, r->nedges + 1, sizeof *r->edges) < 0)
-        return complain(p, PB_ERR_LIMIT, "out of memory%s", "");
+        return v8_complain(p, PB_ERR_LIMIT, "out of memory%s", "");
     r->edges[r->nedges].node = (uint32_t)(r->nnodes - 1);
     r->edges[r->nedges].is_child = is_child;
     r->edges[r->nedges].other = other;
@@ -411,7 +411,7 @@ static int array_number(v8p *p, int c, int64_t v)
     if (c != p->target)
         return 1;
     if (pb_grow((void **)&p->q, &p->qcap, p->qn + 1, sizeof *p->q) < 0)
-        return complain(p, PB_ERR_LIMIT, "out of memory%s", "");
+        return v8_complain(p, PB_ERR_LIMIT, "out of memory%s", "");
     p->q[p->qn++] = v;
     return 1;
 }
@@ -426,11 +426,11 @@ static int node_number(v8p *p, int c, int64_t v, int integral)
     n = &p->r->nodes[p->r->nnodes - 1];
     if (c == C_NODE && (k == K_ID || k == K_PARENT)) {
         if (!integral)
-            return complain(p, PB_ERR_CORRUPT, "a node's %s is not an integer", k == K_ID ? "id" : "parent");
+            return v8_complain(p, PB_ERR_CORRUPT, "a node's %s is not an integer", k == K_ID ? "id" : "parent");
         if (k == K_PARENT)
-            return add_edge(p, 0, v);
+            return v8_add_edge(p, 0, v);
         if (n->have_id)
-            return complain(p, PB_ERR_CORRUPT, "a node has two %s", "ids");
+            return v8_complain(p, PB_ERR_CORRUPT, "a node has two %s", "ids");
         n->id = v;
         n->have_id = 1;
     } else if (c == C_CALLFRAME && (k == K_LINE || k == K_COL)) {
@@ -441,20 +441,20 @@ static int node_number(v8p *p, int c, int64_t v, int integral)
             n->col = x;
     } else if (c == C_CHILDREN) {
         if (!integral)
-            return complain(p, PB_ERR_CORRUPT, "a child id of a node is not an integer%s", "");
-        return add_edge(p, 1, v);
+            return v8_complain(p, PB_ERR_CORRUPT, "a child id of a node is not an integer%s", "");
+        return v8_add_edge(p, 1, v);
     }
     return 1;
 }
 
 static int v8_number(v8p *p, int64_t v, int integral)
 {
-    int c = cur_ctx(p);
+    int c = v8_cur_ctx(p);
     if (!p->j.depth)
-        return complain(p, PB_ERR_CORRUPT, "%s", "a .cpuprofile is a JSON object; this is a number");
+        return v8_complain(p, PB_ERR_CORRUPT, "%s", "a .cpuprofile is a JSON object; this is a number");
     if (c == C_SAMPLES || c == C_DELTAS) {
         if (!integral)
-            return complain(p, PB_ERR_CORRUPT, "an element of %s is not an integer", ctx_name(c));
+            return v8_complain(p, PB_ERR_CORRUPT, "an element of %s is not an integer", ctx_name(c));
         return array_number(p, c, v);
     }
     if (p->target)
@@ -468,7 +468,7 @@ static int v8_number(v8p *p, int64_t v, int integral)
         return 1;
     }
     if (c == C_NODES)
-        return complain(p, PB_ERR_CORRUPT, "%s", "an element of nodes is not an object");
+        return v8_complain(p, PB_ERR_CORRUPT, "%s", "an element of nodes is not an object");
     return node_number(p, c, v, integral);
 }
 
@@ -478,7 +478,7 @@ static int v8_double(void *ctx, double d)
 {
     v8p *p = P(ctx);
     /* startTime/endTime written as doubles (some tools): whole µs */
-    if (cur_ctx(p) == C_TOP && (p->key == K_START || p->key == K_END) && d > -9e15 && d < 9e15)
+    if (v8_cur_ctx(p) == C_TOP && (p->key == K_START || p->key == K_END) && d > -9e15 && d < 9e15)
         return v8_number(p, (int64_t)d, 1);
     return v8_number(p, 0, 0);
 }
@@ -486,19 +486,19 @@ static int v8_double(void *ctx, double d)
 /* a value that is not a number where one belongs */
 static int v8_other(v8p *p, const char *what)
 {
-    int c = cur_ctx(p);
+    int c = v8_cur_ctx(p);
     if (!p->j.depth)
-        return complain(p, PB_ERR_CORRUPT, "a .cpuprofile is a JSON object; this is %s", what);
+        return v8_complain(p, PB_ERR_CORRUPT, "a .cpuprofile is a JSON object; this is %s", what);
     if (c == C_SAMPLES || c == C_DELTAS || c == C_CHILDREN)
-        return complain(p, PB_ERR_CORRUPT, "an element of %s is not a number", ctx_name(c));
+        return v8_complain(p, PB_ERR_CORRUPT, "an element of %s is not a number", ctx_name(c));
     if (p->target)
         return 1;
     if (c == C_NODES)
-        return complain(p, PB_ERR_CORRUPT, "%s", "an element of nodes is not an object");
+        return v8_complain(p, PB_ERR_CORRUPT, "%s", "an element of nodes is not an object");
     if (c == C_TOP && (p->key == K_NODES || p->key == K_SAMPLES || p->key == K_DELTAS))
-        return complain(p, PB_ERR_CORRUPT, "%s where an array belongs (nodes, samples, timeDeltas)", what);
+        return v8_complain(p, PB_ERR_CORRUPT, "%s where an array belongs (nodes, samples, timeDeltas)", what);
     if (c == C_NODE && (p->key == K_ID || p->key == K_CALLFRAME || p->key == K_CHILDREN))
-        return complain(p, PB_ERR_CORRUPT, "%s as a node's id, callFrame or children", what);
+        return v8_complain(p, PB_ERR_CORRUPT, "%s as a node's id, callFrame or children", what);
     return 1;
 }
 
@@ -510,13 +510,13 @@ static int v8_string(void *ctx, const unsigned char *s, size_t n)
     v8p *p = P(ctx);
     v8r *r = p->r;
     v8_node *nd;
-    if (p->target || cur_ctx(p) != C_CALLFRAME || (p->key != K_FNAME && p->key != K_URL))
+    if (p->target || v8_cur_ctx(p) != C_CALLFRAME || (p->key != K_FNAME && p->key != K_URL))
         return v8_other(p, "a string");
     nd = &r->nodes[r->nnodes - 1];
     if (n > r->io.opt->max_record_size || n > UINT32_MAX)
-        return complain(p, PB_ERR_LIMIT, "a name longer than max_record_size%s", "");
+        return v8_complain(p, PB_ERR_LIMIT, "a name longer than max_record_size%s", "");
     if (pb_grow((void **)&r->str, &r->cstr, r->nstr + n + 1, 1) < 0)
-        return complain(p, PB_ERR_LIMIT, "out of memory%s", "");
+        return v8_complain(p, PB_ERR_LIMIT, "out of memory%s", "");
     memcpy(r->str + r->nstr, s, n);
     if (p->key == K_FNAME)
         nd->name_at = r->nstr, nd->name_len = (uint32_t)n;
@@ -533,16 +533,16 @@ static const yajl_callbacks v8_callbacks = {
 };
 
 /* ---- feeding a parser (json_feed.c) ---------------------------------------- */
-static pb_status parser_new(v8r *r, v8p *p, int target)
+static pb_status v8_parser_new(v8r *r, v8p *p, int target)
 {
     memset(p, 0, sizeof *p);
     p->r = r;
     p->target = target;
     /* a cursor that starts at its array stops after it */
-    return pb_json_feed_open(&p->j, &v8_callbacks, p, target) < 0 ? oom(r, 0) : PB_OK;
+    return pb_json_feed_open(&p->j, &v8_callbacks, p, target) < 0 ? v8_oom(r, 0) : PB_OK;
 }
 
-static void parser_free(v8p *p)
+static void v8_parser_free(v8p *p)
 {
     pb_json_feed_close(&p->j);
     free(p->q);
@@ -555,14 +555,14 @@ static pb_status feed(v8p *p, const unsigned char *b, size_t n, uint64_t off)
 }
 
 /* pass 1: the whole input through the source */
-static pb_status pass1(v8r *r)
+static pb_status v8_pass1(v8r *r)
 {
     v8p *pp = &r->p1;
     pb_status st;
-    if ((st = parser_new(r, pp, 0)) != PB_OK)
+    if ((st = v8_parser_new(r, pp, 0)) != PB_OK)
         return st;
     st = pb_json_feed_source(&pp->j, r->io.s, PB_JSON_BLOCK, r->io.err);
-    parser_free(pp);
+    v8_parser_free(pp);
     return st;
 }
 
@@ -584,7 +584,7 @@ static uint32_t node_of(v8r *r, int64_t id)
     return i;
 }
 
-static int name_is(const v8r *r, const v8_node *n, const char *s)
+static int v8_name_is(const v8r *r, const v8_node *n, const char *s)
 {
     return n->name_len == strlen(s) && !memcmp(r->str + n->name_at, s, n->name_len);
 }
@@ -601,7 +601,7 @@ static pb_status dense_ids(v8r *r)
             n = (size_t)r->nodes[i].id + 1;
     }
     if (!(r->dense = (uint32_t *)malloc((n ? n : 1) * sizeof *r->dense)))
-        return oom(r, 0);
+        return v8_oom(r, 0);
     for (i = 0; i < n; i++)
         r->dense[i] = V8_NONE;
     for (i = 0; i < r->nnodes; i++)
@@ -618,12 +618,12 @@ static pb_status build_tree(v8r *r)
     for (i = 0; i < r->nnodes; i++) {
         v8_node *n = &r->nodes[i];
         if (pb_index_reserve(&r->ix, i, node_hash, r) < 0)
-            return oom(r, 0);
+            return v8_oom(r, 0);
         PB_INDEX_FIND(&r->ix, pb_mix64((uint64_t)n->id), k, j, r->nodes[j].id == n->id);
         if (j != PB_INDEX_NONE)
             return pb_fail(r->io.err, PB_ERR_CORRUPT, 0, "two nodes have the id %lld", (long long)n->id);
         pb_index_set(&r->ix, k, (uint32_t)i);
-        n->kind = name_is(r, n, "(root)") ? N_ROOT : N_FUNC;
+        n->kind = v8_name_is(r, n, "(root)") ? N_ROOT : N_FUNC;
         if (n->col >= 0)
             r->col_frames++;
     }
@@ -648,7 +648,7 @@ static pb_status put_pkg(v8r *r, const char *u, size_t n, size_t *len)
     size_t i, s = 0, e = n, w = 0, from;
     int node = n > 5 && !memcmp(u, "node:", 5);
     if (pb_grow((void **)&r->pkg, &r->cpkg, n * 2 + 8, 1) < 0)
-        return oom(r, 0);
+        return v8_oom(r, 0);
     if (node) {
         memcpy(r->pkg, "node::", 6);
         w = 6;
@@ -681,7 +681,7 @@ static pb_status put_pkg(v8r *r, const char *u, size_t n, size_t *len)
     return PB_OK;
 }
 
-static pb_status intern(v8r *r, v8_node *n)
+static pb_status v8_intern(v8r *r, v8_node *n)
 {
     pb_frame f;
     const char *name = r->str + n->name_at, *url = r->str + n->url_at;
@@ -730,10 +730,10 @@ static pb_status stack_of(v8r *r, uint32_t i, uint32_t *depth, uint64_t off)
             continue;
         if (d >= max)
             return pb_fail(r->io.err, PB_ERR_LIMIT, off, "a sample's stack is deeper than max_stack_depth (%u)", max);
-        if (n->frame == V8_NONE && (st = intern(r, n)) != PB_OK)
+        if (n->frame == V8_NONE && (st = v8_intern(r, n)) != PB_OK)
             return st;
         if (pb_grow((void **)&r->ids, &r->cids, d + 1, sizeof *r->ids) < 0)
-            return oom(r, off);
+            return v8_oom(r, off);
         r->ids[d++] = n->frame;
     }
     *depth = d;
@@ -742,7 +742,7 @@ static pb_status stack_of(v8r *r, uint32_t i, uint32_t *depth, uint64_t off)
 
 /* ---- pass 2: the two cursors in lockstep ------------------------------------- */
 /* one block more for cursor c: 0 read, or the error */
-static pb_status cursor_step(v8r *r, v8p *c)
+static pb_status v8_cursor_step(v8r *r, v8p *c)
 {
     int unclosed = 0;
     pb_status st = pb_json_feed_cursor(&c->j, r->io.s, c->target == C_SAMPLES ? r->samples_at : r->deltas_at, PB_JSON_BLOCK,
@@ -754,7 +754,7 @@ static pb_status cursor_step(v8r *r, v8p *c)
 }
 
 /* the sample with weight w µs that began at ts µs */
-static pb_status emit(v8r *r, uint32_t node, int64_t ts, int64_t w, uint64_t off)
+static pb_status v8_emit(v8r *r, uint32_t node, int64_t ts, int64_t w, uint64_t off)
 {
     uint32_t depth = 0;
     uint64_t wns, t;
@@ -816,7 +816,7 @@ static pb_status same_file(v8r *r)
 }
 
 /* pairs of (node id, delta) from the heads of both queues */
-static pb_status pair_up(v8r *r, v8p *a, v8p *b, int64_t *ts, uint32_t *prev, int64_t *prev_ts)
+static pb_status v8_pair_up(v8r *r, v8p *a, v8p *b, int64_t *ts, uint32_t *prev, int64_t *prev_ts)
 {
     size_t k, m = a->qn - a->qhead < b->qn - b->qhead ? a->qn - a->qhead : b->qn - b->qhead;
     pb_status st;
@@ -829,7 +829,7 @@ static pb_status pair_up(v8r *r, v8p *a, v8p *b, int64_t *ts, uint32_t *prev, in
         if ((d > 0 && *ts > INT64_MAX - d) || (d < 0 && *ts < INT64_MIN - d))
             return pb_fail(r->io.err, PB_ERR_CORRUPT, b->j.chunk_off, "timeDeltas add up past 63 bits");
         *ts += d;
-        if (*prev != V8_NONE && (st = emit(r, *prev, *prev_ts, d, a->j.chunk_off)) != PB_OK)
+        if (*prev != V8_NONE && (st = v8_emit(r, *prev, *prev_ts, d, a->j.chunk_off)) != PB_OK)
             return st;
         *prev = node;
         *prev_ts = *ts;
@@ -855,11 +855,11 @@ static size_t v8_queued(void *ctx, int i)
     const v8p *c = &((v8_pass2 *)ctx)->r->cur[i];
     return c->qn - c->qhead;
 }
-static pb_status v8_step(void *ctx, int i) { return cursor_step(((v8_pass2 *)ctx)->r, &((v8_pass2 *)ctx)->r->cur[i]); }
+static pb_status v8_step(void *ctx, int i) { return v8_cursor_step(((v8_pass2 *)ctx)->r, &((v8_pass2 *)ctx)->r->cur[i]); }
 static pb_status v8_pair(void *ctx)
 {
     v8_pass2 *p = (v8_pass2 *)ctx;
-    return pair_up(p->r, &p->r->cur[0], &p->r->cur[1], &p->ts, &p->prev, &p->prev_ts);
+    return v8_pair_up(p->r, &p->r->cur[0], &p->r->cur[1], &p->ts, &p->prev, &p->prev_ts);
 }
 
 static pb_status pass2(v8r *r)
@@ -868,7 +868,7 @@ static pb_status pass2(v8r *r)
     pb_status st;
     v8_pass2 p = {r, r->start_us, 0, V8_NONE};
     pb_json_lockstep l = {&p, {&a->j, &b->j}, v8_queued, v8_step, v8_pair};
-    if ((st = parser_new(r, a, C_SAMPLES)) != PB_OK || (st = parser_new(r, b, C_DELTAS)) != PB_OK)
+    if ((st = v8_parser_new(r, a, C_SAMPLES)) != PB_OK || (st = v8_parser_new(r, b, C_DELTAS)) != PB_OK)
         return st;
     st = pb_json_lockstep_run(&l);
     /* pass 2 read what pass 1 counted, or the file changed in between (a
@@ -882,14 +882,14 @@ static pb_status pass2(v8r *r)
         st = same_file(r);
     /* the last sample lasts to endTime (salvaged: its end was cut off) */
     if (st == PB_OK && p.prev != V8_NONE && r->have_end && !r->salvaging)
-        st = emit(r, p.prev, p.prev_ts, r->end_us - p.prev_ts, pb_src_offset(r->io.s));
-    parser_free(a);
-    parser_free(b);
+        st = v8_emit(r, p.prev, p.prev_ts, r->end_us - p.prev_ts, pb_src_offset(r->io.s));
+    v8_parser_free(a);
+    v8_parser_free(b);
     return st;
 }
 
 /* ---- the decoders -------------------------------------------------------------- */
-static pb_status attr_u64(v8r *r, const char *key, uint64_t v)
+static pb_status v8_attr_u64(v8r *r, const char *key, uint64_t v)
 {
     char buf[32];
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
@@ -900,7 +900,7 @@ static pb_status attr_u64(v8r *r, const char *key, uint64_t v)
  * name the program; the base name of the first script in node order with a
  * file: url (node's main module comes before the modules it loads), else
  * "node" */
-static pb_status application(v8r *r)
+static pb_status v8_application(v8r *r)
 {
     size_t i;
     for (i = 0; i < r->nnodes; i++) {
@@ -923,7 +923,7 @@ static pb_status application(v8r *r)
 /* NYTProf's basetime is wall-clock seconds; startTime is a monotonic clock:
  * the file's mtime (written when the profile ended) less the profile's
  * length, as for other sampled formats; a buffer keeps the monotonic seconds */
-static uint64_t wall_start(const v8r *r)
+static uint64_t v8_wall_start(const v8r *r)
 {
     struct stat sb;
     uint64_t d = r->have_end && r->end_us > r->start_us ? (uint64_t)(r->end_us - r->start_us) / 1000000u : 0;
@@ -932,16 +932,16 @@ static uint64_t wall_start(const v8r *r)
     return (uint64_t)sb.st_mtime > d ? (uint64_t)sb.st_mtime - d : (uint64_t)sb.st_mtime;
 }
 
-static pb_status head_attributes(v8r *r)
+static pb_status v8_head_attributes(v8r *r)
 {
     pb_sample_sink *o = r->out;
     pb_status st;
     char buf[64];
-    if ((st = application(r)) != PB_OK || (st = attr_u64(r, "basetime", wall_start(r))) != PB_OK)
+    if ((st = v8_application(r)) != PB_OK || (st = v8_attr_u64(r, "basetime", v8_wall_start(r))) != PB_OK)
         return st;
     if ((st = o->attribute(o, "sample_weight_unit", pb_str_c("ns"))) != PB_OK ||
         (st = o->attribute(o, "v8_nodes", pb_str_c((snprintf(buf, sizeof buf, "%zu", r->nnodes), buf)))) != PB_OK ||
-        (st = attr_u64(r, "v8_samples", r->nsamples)) != PB_OK)
+        (st = v8_attr_u64(r, "v8_samples", r->nsamples)) != PB_OK)
         return st;
     if (r->have_start && r->have_end && r->end_us >= r->start_us) {
         snprintf(buf, sizeof buf, "%.6f", (double)(r->end_us - r->start_us) / 1e6);
@@ -957,11 +957,11 @@ static pb_status tail_attributes(v8r *r)
     pb_status st = PB_OK;
     unsigned k;
     for (k = 0; k < 3 && st == PB_OK; k++)
-        st = attr_u64(r, keys[k], r->synth_ns[k]);
+        st = v8_attr_u64(r, keys[k], r->synth_ns[k]);
     if (st == PB_OK && r->col_frames)
-        st = attr_u64(r, "v8_column_frames", r->col_frames);
+        st = v8_attr_u64(r, "v8_column_frames", r->col_frames);
     if (st == PB_OK && r->pos_ticks)
-        st = attr_u64(r, "v8_position_ticks", r->pos_ticks);
+        st = v8_attr_u64(r, "v8_position_ticks", r->pos_ticks);
     return st;
 }
 
@@ -1072,14 +1072,14 @@ static pb_status fast_array(v8r *r, int which, uint64_t at, uint64_t *end, int *
     int k;
     uint64_t n = 0;
     if (v8_ints_open(r, &c, at) < 0)
-        return oom(r, at);
+        return v8_oom(r, at);
     if (which == 0)
         pb_json_ints_runs(&c); /* node ids come in runs */
     k = pb_json_ints_begin(&c);
     if (which == 0) {
         if (!r->seen && !(r->seen = (uint64_t *)calloc(V8_SEEN_IDS / 64u, sizeof *r->seen))) {
             pb_json_ints_free(&c);
-            return oom(r, at);
+            return v8_oom(r, at);
         }
         int64_t last = -1;
         while (k == PB_JSON_INTS_VALUE && (k = pb_json_ints_next(&c, &v)) == PB_JSON_INTS_VALUE) {
@@ -1133,7 +1133,7 @@ static pb_status pass1_fast(v8r *r, int *other)
     int got = 0; /* (set by the loop's first test) */
     uint64_t skip_to = 0; /* the bytes before it are an array's, read */
     memset(&sc, 0, sizeof sc);
-    if ((st = parser_new(r, pp, 0)) != PB_OK)
+    if ((st = v8_parser_new(r, pp, 0)) != PB_OK)
         return st;
     while (st == PB_OK && !*other && (got = pb_src_need(r->io.s, 1)) > 0) {
         size_t i = 0, j, n = pb_src_avail(r->io.s);
@@ -1186,7 +1186,7 @@ static pb_status pass1_fast(v8r *r, int *other)
         st = r->io.err->status ? r->io.err->status : PB_ERR_IO;
     if (st == PB_OK && !*other)
         st = pb_json_feed_end(&pp->j, pb_src_offset(r->io.s), r->io.err);
-    parser_free(pp);
+    v8_parser_free(pp);
     return st;
 }
 
@@ -1257,7 +1257,7 @@ static pb_status add_weight(v8r *r, uint32_t i, int64_t ts, int64_t w)
     v8_node *n = &r->nodes[i];
     if (!n->w) {
         if (pb_grow((void **)&r->order, &r->corder, r->norder + 1, sizeof *r->order) < 0)
-            return oom(r, 0);
+            return v8_oom(r, 0);
         r->order[r->norder++] = i;
         n->t0 = ts;
     }
@@ -1288,10 +1288,10 @@ static pb_status pass2_fast(v8r *r, int sums, int *other)
     int64_t run_ts = 0, run_w = 0;
     uint64_t k = 0, tot = 0;
     if (v8_ints_open(r, &a, r->arr_at[0]) < 0)
-        return oom(r, r->arr_at[0]);
+        return v8_oom(r, r->arr_at[0]);
     if (v8_ints_open(r, &b, r->arr_at[1]) < 0) {
         pb_json_ints_free(&a);
-        return oom(r, r->arr_at[1]);
+        return v8_oom(r, r->arr_at[1]);
     }
     pb_json_ints_runs(&a);
     ka = pb_json_ints_begin(&a);
@@ -1317,7 +1317,7 @@ static pb_status pass2_fast(v8r *r, int sums, int *other)
             tot += (uint64_t)d;
         if (prev != V8_NONE && d > 0) {
             if (!sums) {
-                if ((st = emit(r, prev, prev_ts, d, pb_json_ints_offset(&a))) != PB_OK)
+                if ((st = v8_emit(r, prev, prev_ts, d, pb_json_ints_offset(&a))) != PB_OK)
                     break;
             } else if (prev == run) {
                 run_w += d;
@@ -1352,7 +1352,7 @@ static pb_status pass2_fast(v8r *r, int sums, int *other)
     /* the last sample lasts to endTime */
     if (st == PB_OK && prev != V8_NONE && r->have_end && r->end_us > prev_ts) {
         if (!sums) {
-            st = emit(r, prev, prev_ts, r->end_us - prev_ts, pb_src_offset(r->io.s));
+            st = v8_emit(r, prev, prev_ts, r->end_us - prev_ts, pb_src_offset(r->io.s));
         } else if (prev == run) {
             run_w += r->end_us - prev_ts;
             r->emitted++;
@@ -1375,7 +1375,7 @@ static pb_status send_sums(v8r *r)
     uint64_t e = r->emitted;
     size_t i;
     for (i = 0; i < r->norder && st == PB_OK; i++)
-        st = emit(r, r->order[i], r->nodes[r->order[i]].t0, (int64_t)r->nodes[r->order[i]].w, 0);
+        st = v8_emit(r, r->order[i], r->nodes[r->order[i]].t0, (int64_t)r->nodes[r->order[i]].w, 0);
     r->emitted = e;
     return st;
 }
@@ -1424,7 +1424,7 @@ static pb_status v8_decode(void *p, pb_sample_sink *out)
         if (r->skim) {
             if (st == PB_OK && !other && check_shape(r) == PB_OK && build_tree(r) == PB_OK &&
                 (st = pass2_fast(r, 1, &other)) == PB_OK && !other && sums_ok(r)) {
-                if ((st = head_attributes(r)) != PB_OK || (st = send_sums(r)) != PB_OK ||
+                if ((st = v8_head_attributes(r)) != PB_OK || (st = send_sums(r)) != PB_OK ||
                     (st = tail_attributes(r)) != PB_OK)
                     return st;
                 return r->out->finish(r->out);
@@ -1439,7 +1439,7 @@ static pb_status v8_decode(void *p, pb_sample_sink *out)
                 /* sums: what the last sample adds stays within 2^51 µs too */
                 int sums = !r->io.ts_ns && out->sums_stacks && r->dpos < (uint64_t)V8_TIME_MAX / 2u &&
                            (!r->have_end || r->end_us - (r->start_us + r->dsum) < V8_TIME_MAX / 2);
-                if ((st = head_attributes(r)) != PB_OK || (st = pass2_fast(r, sums, NULL)) != PB_OK ||
+                if ((st = v8_head_attributes(r)) != PB_OK || (st = pass2_fast(r, sums, NULL)) != PB_OK ||
                     (sums && (st = send_sums(r)) != PB_OK) || (st = tail_attributes(r)) != PB_OK)
                     return st;
                 return r->out->finish(r->out);
@@ -1450,7 +1450,7 @@ static pb_status v8_decode(void *p, pb_sample_sink *out)
         if ((st = v8_restart(r)) != PB_OK) /* the general path, from the first byte */
             return st;
     }
-    st = pass1(r);
+    st = v8_pass1(r);
     if (st == PB_ERR_TRUNCATED && r->io.opt->salvage && r->nodes_closed && r->have_samples && r->have_deltas &&
         r->have_start) {
         r->lost = *r->io.err; /* salvage: the samples before the cut */
@@ -1459,7 +1459,7 @@ static pb_status v8_decode(void *p, pb_sample_sink *out)
         st = PB_OK;
     }
     if (st != PB_OK || (st = check_shape(r)) != PB_OK || (st = build_tree(r)) != PB_OK ||
-        (st = head_attributes(r)) != PB_OK || (st = pass2(r)) != PB_OK || (st = tail_attributes(r)) != PB_OK ||
+        (st = v8_head_attributes(r)) != PB_OK || (st = pass2(r)) != PB_OK || (st = tail_attributes(r)) != PB_OK ||
         (st = r->out->finish(r->out)) != PB_OK)
         return st;
     if (!r->salvaging)
@@ -1472,9 +1472,9 @@ static pb_status v8_decode(void *p, pb_sample_sink *out)
 static void v8_free(void *p)
 {
     v8r *r = (v8r *)p;
-    parser_free(&r->p1);
-    parser_free(&r->cur[0]);
-    parser_free(&r->cur[1]);
+    v8_parser_free(&r->p1);
+    v8_parser_free(&r->cur[0]);
+    v8_parser_free(&r->cur[1]);
     pb_index_free(&r->ix);
     PB_FREE_ALL(r->nodes, r->edges, r->str, r->ids, r->pkg, r->dense, r->seen, r->pool, r->order);
     memset(r, 0, sizeof *r);

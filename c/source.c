@@ -876,7 +876,7 @@ uint64_t pb_src_mtime(const pb_source *s)
 
 /* the copy's own error, naming the input itself: a limit at the byte
  * reached; the system's refusal as gzip's (an inflated copy) or ours */
-static pb_status spool_fail(pb_source *s, FILE *fp, pb_status st, uint64_t off, const char *what)
+static pb_status source_spool_fail(pb_source *s, FILE *fp, pb_status st, uint64_t off, const char *what)
 {
     int e = errno;
     if (fp)
@@ -905,11 +905,11 @@ pb_status pb_src_spool(pb_source *s, uint64_t limit)
         return pb_fail(s->err, PB_ERR_USAGE, pb_src_offset(s), "an input is spooled only from its first byte");
     snprintf(path, sizeof path, "%s/profbridge-in-XXXXXX", dir && *dir ? dir : "/tmp");
     if ((fd = mkstemp(path)) < 0) /* O_CREAT | O_EXCL */
-        return spool_fail(s, NULL, PB_ERR_IO, 0, NULL);
+        return source_spool_fail(s, NULL, PB_ERR_IO, 0, NULL);
     unlink(path); /* nameless from now on: gone on every path, a kill included */
     if (!(fp = fdopen(fd, "w+b"))) {
         close(fd);
-        return spool_fail(s, NULL, PB_ERR_IO, 0, NULL);
+        return source_spool_fail(s, NULL, PB_ERR_IO, 0, NULL);
     }
     snprintf(what, sizeof what, "holds more than max_decompressed_bytes (%llu) bytes to copy to a temporary file",
              (unsigned long long)limit);
@@ -917,9 +917,9 @@ pb_status pb_src_spool(pb_source *s, uint64_t limit)
     for (chunk = s->buf;;) {
         size_t n = (size_t)(s->end - s->p);
         if (n && (total += n) > limit)
-            return spool_fail(s, fp, PB_ERR_LIMIT, limit, what);
+            return source_spool_fail(s, fp, PB_ERR_LIMIT, limit, what);
         if (n && fwrite(s->p, 1, n, fp) != n)
-            return spool_fail(s, fp, PB_ERR_IO, 0, NULL);
+            return source_spool_fail(s, fp, PB_ERR_IO, 0, NULL);
         s->p = s->end = s->base = chunk;
         if (!(n = raw_read(s, chunk, s->cap)))
             break;
@@ -930,7 +930,7 @@ pb_status pb_src_spool(pb_source *s, uint64_t limit)
         s->end = chunk + n;
     }
     if (fflush(fp) != 0)
-        return spool_fail(s, fp, PB_ERR_IO, 0, NULL);
+        return source_spool_fail(s, fp, PB_ERR_IO, 0, NULL);
     /* dated as the profile: the decoders that date a run by its file's mtime read it */
     if ((mtime = pb_src_mtime(s)) != 0) {
         struct timespec ts[2];
@@ -945,7 +945,7 @@ pb_status pb_src_spool(pb_source *s, uint64_t limit)
     s->own_fp = 1;
     s->in_stream = 0;
     if (fseeko(fp, 0, SEEK_SET) != 0)
-        return spool_fail(s, NULL, PB_ERR_IO, 0, NULL);
+        return source_spool_fail(s, NULL, PB_ERR_IO, 0, NULL);
     s->raw_pos = 0;
     s->raw_eof = 0;
     s->raw_size = total;

@@ -17,7 +17,7 @@ void pb_tick_spool_init(pb_tick_spool *s, pb_error *err, const char *what, const
     s->oom = oom;
 }
 
-static pb_status spool_open(pb_tick_spool *s)
+static pb_status tick_spool_spool_open(pb_tick_spool *s)
 {
     char path[4200];
     const char *dir = getenv("TMPDIR");
@@ -41,7 +41,7 @@ pb_status pb_tick_put(pb_tick_spool *s, pb_tick_chain *c, const pb_tick_rec *r)
         const char *p = (const char *)c->buf;
         size_t left = PB_TICK_BLK * sizeof *c->buf;
         uint64_t at = s->end;
-        if (s->fd < 0 && spool_open(s) != PB_OK)
+        if (s->fd < 0 && tick_spool_spool_open(s) != PB_OK)
             return s->err->status;
         if (pb_grow((void **)&c->blocks, &c->cblocks, c->nblocks + 1, sizeof *c->blocks) < 0)
             return pb_fail(s->err, PB_ERR_LIMIT, 0, "%s", s->oom);

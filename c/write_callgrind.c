@@ -47,7 +47,7 @@
 
 /* a name on one line, UTF-8: control bytes as spaces, a byte that starts no
  * UTF-8 sequence as U+FFFD (as the other call-graph target does) */
-static void put_name(FILE *fp, pb_str s)
+static void callgrind_out_put_name(FILE *fp, pb_str s)
 {
     size_t i;
     char *buf = NULL;
@@ -73,7 +73,7 @@ static void put_compressed(FILE *fp, const char *key, uint32_t *ids, uint32_t *n
     }
     ids[slot] = ++*next;
     fprintf(fp, "%s=(%u) ", key, ids[slot]);
-    put_name(fp, name);
+    callgrind_out_put_name(fp, name);
     putc('\n', fp);
 }
 
@@ -124,9 +124,9 @@ pb_status pb_callgrind_write(const pb_cgraph *g, FILE *fp, pb_error *werr)
     }
 
     fprintf(fp, "# callgrind format\nversion: 1\ncreator: Devel::ProfileBridge\ncmd: ");
-    put_name(fp, pb_str_c(g->application[0] ? g->application : g->source_format[0] ? g->source_format : "profile"));
+    callgrind_out_put_name(fp, pb_str_c(g->application[0] ? g->application : g->source_format[0] ? g->source_format : "profile"));
     fprintf(fp, "\npositions: line\nevents: ");
-    put_name(fp, pb_str_c(pb_cgraph_unit_name(g)));
+    callgrind_out_put_name(fp, pb_str_c(pb_cgraph_unit_name(g)));
     fprintf(fp, "\nsummary: %llu\n", (unsigned long long)total);
     for (i = 0; i < ns; i++) {
         const pb_cg_sub *s = &g->subs[i];

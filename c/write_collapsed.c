@@ -44,7 +44,7 @@ struct pb_collapse {
 #define C_OOM(c) pb_fail((c)->w.err, PB_ERR_LIMIT, 0, "out of memory while collapsing stacks")
 
 static uint32_t h_node(const void *c, uint32_t i) { return ((const pb_collapse *)c)->nodes[i].h; }
-static uint32_t h_thread(const void *c, uint32_t i) { return pb_mix64(((const pb_collapse *)c)->threads[i].key); }
+static uint32_t collapsed_h_thread(const void *c, uint32_t i) { return pb_mix64(((const pb_collapse *)c)->threads[i].key); }
 
 #define C_ESCAPED(ch) ((ch) == ';' || (ch) == '\n' || (ch) == '\r' || (ch) == '\0' || (ch) == '\\')
 
@@ -133,7 +133,7 @@ static pb_status cs_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
 }
 
 /* a new node, indexed at slot k of tnodes (where the probe for it ended) */
-static pb_status new_node(pb_collapse *c, uint32_t parent, uint32_t sub, uint32_t thread, uint32_t h, size_t k,
+static pb_status collapsed_new_node(pb_collapse *c, uint32_t parent, uint32_t sub, uint32_t thread, uint32_t h, size_t k,
                           uint32_t *idx)
 {
     c_node *n;
@@ -158,7 +158,7 @@ static pb_status remember_thread(pb_collapse *c, uint64_t key, uint32_t ti)
     return PB_OK;
 }
 
-static pb_status get_thread(pb_collapse *c, uint64_t key, uint32_t *idx)
+static pb_status collapsed_get_thread(pb_collapse *c, uint64_t key, uint32_t *idx)
 {
     uint32_t i;
     size_t j;
@@ -168,7 +168,7 @@ static pb_status get_thread(pb_collapse *c, uint64_t key, uint32_t *idx)
         *idx = c->last_ti;
         return PB_OK;
     }
-    if (pb_index_reserve(&c->tthreads, c->nthreads, h_thread, c) < 0)
+    if (pb_index_reserve(&c->tthreads, c->nthreads, collapsed_h_thread, c) < 0)
         return C_OOM(c);
     PB_INDEX_FIND(&c->tthreads, pb_mix64(key), j, i, c->threads[i].key == key);
     if ((*idx = i) != PB_INDEX_NONE)
@@ -190,7 +190,7 @@ static pb_status get_thread(pb_collapse *c, uint64_t key, uint32_t *idx)
         if (pb_index_reserve(&c->tnodes, c->nnodes, h_node, c) < 0)
             return C_OOM(c);
         PB_INDEX_FIND(&c->tnodes, h, j, i, 0); /* to the first empty slot */
-        pb_status st = new_node(c, NONE, NONE, *idx, h, j, &c->threads[*idx].root);
+        pb_status st = collapsed_new_node(c, NONE, NONE, *idx, h, j, &c->threads[*idx].root);
         return st != PB_OK ? st : remember_thread(c, key, *idx);
     }
 }
@@ -203,7 +203,7 @@ static pb_status cs_thread(pb_sample_sink *self, uint64_t key, uint32_t pid, uin
     char *l;
     (void)pid;
     (void)ppid;
-    if ((st = get_thread(c, key, &ti)) != PB_OK)
+    if ((st = collapsed_get_thread(c, key, &ti)) != PB_OK)
         return st;
     if (!label)
         return PB_OK;
@@ -221,7 +221,7 @@ static pb_status cs_thread_root(pb_sample_sink *self, uint64_t key, pb_str root)
     pb_status st;
     size_t n = 0;
     char *r;
-    if ((st = get_thread(c, key, &ti)) != PB_OK)
+    if ((st = collapsed_get_thread(c, key, &ti)) != PB_OK)
         return st;
     if (root.len && (st = verbatim_name(c, root, 1, &n)) != PB_OK) /* as the frames: valid UTF-8 */
         return st;
@@ -248,12 +248,12 @@ static pb_status cs_sample(pb_sample_sink *self, uint64_t thread_key, const uint
         return st;
     if (c->diff)
         thread_key = 0; /* a diff compares stacks, whatever thread ran them */
-    if ((st = get_thread(c, thread_key, &ti)) != PB_OK)
+    if ((st = collapsed_get_thread(c, thread_key, &ti)) != PB_OK)
         return st;
     t = &c->threads[ti];
     /* a stack seen before: its weight summed in the table, no walk (the
      * cursor keeps the last walked sample and its path, still true for each
-     * other); flush() moves the sums to the nodes */
+     * other); collapsed_flush() moves the sums to the nodes */
     if ((h = pb_stack_table_find(&c->stacks, ti, ids, depth)) != NULL)
         return pb_checked_add(c->w.err, &h->sum, weight, "a stack's weight", "");
     if (c->stacks.oom)
@@ -290,7 +290,7 @@ static pb_status walk(pb_collapse *c, c_thread *t, uint32_t ti, const uint32_t *
             return C_OOM(c);
         PB_INDEX_FIND(&c->tnodes, h, k, node,
                       c->nodes[node].h == h && c->nodes[node].parent == parent && c->nodes[node].sub == sub);
-        if (node == PB_INDEX_NONE && (st = new_node(c, parent, sub, ti, h, k, &node)) != PB_OK)
+        if (node == PB_INDEX_NONE && (st = collapsed_new_node(c, parent, sub, ti, h, k, &node)) != PB_OK)
             return st;
         t->cur.path[j] = node;
     }
@@ -300,7 +300,7 @@ static pb_status walk(pb_collapse *c, c_thread *t, uint32_t ti, const uint32_t *
 
 /* the table's sums onto their leaves (before the lines, and when a diff's
  * side changes) */
-static pb_status flush(pb_collapse *c)
+static pb_status collapsed_flush(pb_collapse *c)
 {
     size_t off = 0;
     pb_stack_head *h;
@@ -341,7 +341,7 @@ static pb_status write_lines(pb_collapse *c)
     c_line *lines = NULL;
     size_t nlines = 0, clines = 0, i;
     pb_status st = PB_OK;
-    if ((st = flush(c)) != PB_OK)
+    if ((st = collapsed_flush(c)) != PB_OK)
         return st;
     for (i = 0; i < c->nnodes; i++) {
         const c_node *n = &c->nodes[i];
@@ -424,7 +424,7 @@ pb_collapse *pb_collapse_diff_new(FILE *out, pb_error *err)
 
 pb_status pb_collapse_diff_side(pb_collapse *c, int after)
 {
-    pb_status st = flush(c); /* the sums so far are the side's before */
+    pb_status st = collapsed_flush(c); /* the sums so far are the side's before */
     c->side = after ? 1 : 0;
     return st;
 }

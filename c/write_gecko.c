@@ -144,17 +144,17 @@ typedef struct {
 #define CLK(g) (&(g)->clk[(g)->nclk - 1])
 
 static uint32_t h_func2(uint32_t name, uint32_t file) { return pb_mix64(((uint64_t)name << 32) | file); }
-static uint32_t h_func(const void *c, uint32_t i)
+static uint32_t gecko_h_func(const void *c, uint32_t i)
 {
     const g_func *f = &((const pb_gecko *)c)->funcs[i];
     return h_func2(f->name, f->file);
 }
-static uint32_t h_thread(const void *c, uint32_t i) { return pb_mix64(((const pb_gecko *)c)->threads[i].key); }
+static uint32_t gecko_h_thread(const void *c, uint32_t i) { return pb_mix64(((const pb_gecko *)c)->threads[i].key); }
 static uint32_t h_key2(unsigned kind, uint32_t t, uint32_t a, uint32_t b)
 {
     return pb_mix64(((uint64_t)t << 34) ^ ((uint64_t)kind << 32) ^ a) ^ pb_mix64(((uint64_t)b << 8) | kind);
 }
-static uint32_t h_key(const void *c, uint32_t i)
+static uint32_t gecko_h_key(const void *c, uint32_t i)
 {
     const l_key *k = &((const pb_gecko *)c)->keys[i];
     return h_key2(k->kind, k->thread, k->a, k->b);
@@ -185,7 +185,7 @@ static pb_status chain_walk(pb_gecko *g, const g_chain *c, g_rec *tmp, rec_fn fn
 }
 
 /* ---- interning --------------------------------------------------------------- */
-static pb_status intern(pb_gecko *g, const char *p, size_t n, uint32_t *id)
+static pb_status gecko_intern(pb_gecko *g, const char *p, size_t n, uint32_t *id)
 {
     return pb_strtab_intern(&g->strs, p ? p : "", n, id) < 0 ? G_OOM(g) : PB_OK;
 }
@@ -244,7 +244,7 @@ static pb_status gk_attribute(pb_sample_sink *self, const char *key, pb_str v)
     for (d = 7; d < kl && key[d] >= '0' && key[d] <= '9'; d++)
         ;
     if (kl > 12 && !strncmp(key, "thread_", 7) && d > 7 && d < 24 + 7 && !strcmp(key + d, "_name") && v.len) {
-        if (pb_strtab_intern(&g->tlabels, key + 7, d - 7, &lid) < 0 || intern(g, v.ptr, v.len, &nid) != PB_OK ||
+        if (pb_strtab_intern(&g->tlabels, key + 7, d - 7, &lid) < 0 || gecko_intern(g, v.ptr, v.len, &nid) != PB_OK ||
             pb_grow_zero((void **)&g->tname, &g->ctname, (size_t)lid + 1, sizeof *g->tname) < 0)
             return G_OOM(g);
         g->tname[lid] = nid + 1;
@@ -262,8 +262,8 @@ static pb_status gk_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
     if (pb_grow((void **)&g->namebuf, &g->cnamebuf, need, 1) < 0)
         return G_OOM(g);
     pb_frame_shown_name(fr, g->namebuf, need);
-    if (intern(g, g->namebuf, need - 1, &name) != PB_OK || intern(g, fp, fr->file.len, &file) != PB_OK ||
-        pb_index_reserve(&g->fnix, g->nfuncs, h_func, g) < 0)
+    if (gecko_intern(g, g->namebuf, need - 1, &name) != PB_OK || gecko_intern(g, fp, fr->file.len, &file) != PB_OK ||
+        pb_index_reserve(&g->fnix, g->nfuncs, gecko_h_func, g) < 0)
         return G_OOM(g);
     PB_INDEX_FIND(&g->fnix, h_func2(name, file), j, i, g->funcs[i].name == name && g->funcs[i].file == file);
     if (i == PB_INDEX_NONE) {
@@ -291,7 +291,7 @@ static pb_status gk_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
     return PB_OK;
 }
 
-static pb_status get_thread(pb_gecko *g, uint64_t key, const char *label, uint32_t pid, uint32_t *ti)
+static pb_status gecko_get_thread(pb_gecko *g, uint64_t key, const char *label, uint32_t pid, uint32_t *ti)
 {
     size_t j;
     uint32_t i;
@@ -300,7 +300,7 @@ static pb_status get_thread(pb_gecko *g, uint64_t key, const char *label, uint32
         *ti = g->last_ti;
         return PB_OK;
     }
-    if (pb_index_reserve(&g->tix, g->nthreads, h_thread, g) < 0)
+    if (pb_index_reserve(&g->tix, g->nthreads, gecko_h_thread, g) < 0)
         return G_OOM(g);
     PB_INDEX_FIND(&g->tix, pb_mix64(key), j, i, g->threads[i].key == key);
     if (i == PB_INDEX_NONE) {
@@ -328,7 +328,7 @@ static pb_status gk_thread(pb_sample_sink *self, uint64_t key, uint32_t pid, uin
 {
     uint32_t ti;
     (void)ppid;
-    return get_thread((pb_gecko *)self->ctx, key, label ? label : "", pid, &ti);
+    return gecko_get_thread((pb_gecko *)self->ctx, key, label ? label : "", pid, &ti);
 }
 
 /* a thread's local row of kind for (a, b): found or appended to rows */
@@ -337,7 +337,7 @@ static pb_status local(pb_gecko *g, uint32_t ti, unsigned kind, uint32_t a, uint
 {
     size_t j;
     uint32_t i, h = h_key2(kind, ti, a, b);
-    if (pb_index_reserve(&g->kix, g->nkeys, h_key, g) < 0)
+    if (pb_index_reserve(&g->kix, g->nkeys, gecko_h_key, g) < 0)
         return G_OOM(g);
     PB_INDEX_FIND(&g->kix, h, j, i,
                   g->keys[i].kind == kind && g->keys[i].thread == ti && g->keys[i].a == a && g->keys[i].b == b);
@@ -434,7 +434,7 @@ static pb_status status_markers(pb_gecko *g, g_thread *t, const uint32_t *ids, u
     uint32_t d;
     if (!g->st_interned) {
         for (k = 0; k < N_ST; k++)
-            if (intern(g, st_name[k], strlen(st_name[k]), &g->st_sid[k]) != PB_OK)
+            if (gecko_intern(g, st_name[k], strlen(st_name[k]), &g->st_sid[k]) != PB_OK)
                 return g->w.err->status;
         g->st_interned = 1;
     }
@@ -495,7 +495,7 @@ static pb_status gk_sample(pb_sample_sink *self, uint64_t key, const uint32_t *i
     g_clock *c = CLK(g);
     int status = g->have_status;
     g->have_status = 0;
-    if ((st = get_thread(g, key, NULL, 0, &ti)) != PB_OK)
+    if ((st = gecko_get_thread(g, key, NULL, 0, &ti)) != PB_OK)
         return st;
     if (!weight)
         return PB_OK;
@@ -558,7 +558,7 @@ static pb_status gk_span(pb_sample_sink *self, uint64_t key, uint32_t frame, uin
     uint32_t ti;
     pb_status st;
     g_clock *c = CLK(g);
-    if ((st = get_thread(g, key, NULL, 0, &ti)) != PB_OK)
+    if ((st = gecko_get_thread(g, key, NULL, 0, &ti)) != PB_OK)
         return st;
     if (frame >= g->nframes)
         return pb_fail(g->w.err, PB_ERR_CORRUPT, 0, "span uses frame id %u, only %zu interned", frame, g->nframes);
@@ -613,7 +613,7 @@ static void put_rel(g_out *o, uint64_t v, uint64_t base, unsigned dec)
         put_fixed(o, 1, base - v, dec);
 }
 
-static pb_str str_of(const char *p, size_t n) { return pb_str_make(p, n, pb_str_wide(p, n)); }
+static pb_str gecko_str_of(const char *p, size_t n) { return pb_str_make(p, n, pb_str_wide(p, n)); }
 
 typedef struct {
     g_out *o;
@@ -702,7 +702,7 @@ static void marker_row(pb_gecko *g, void *ctx, const g_rec *r)
     o_puts(",\"duration\":", w->o);
     put_fixed(w->o, 0, r->b > r->a ? r->b - r->a : 0, 6); /* a clock that went back: 0 */
     o_puts(",\"tid\":", w->o);
-    n = str_of(w->t->label, strlen(w->t->label));
+    n = gecko_str_of(w->t->label, strlen(w->t->label));
     pb_jout_str(w->o, &n);
     o_puts("}]", w->o);
 }
@@ -741,7 +741,7 @@ static pb_status put_location(pb_gecko *g, g_out *o, const g_func *f)
     if (fl.len && f->line > 0)
         n += (size_t)snprintf(g->namebuf + n, sizeof num, ":%ld", (long)f->line);
     g->namebuf[n++] = ')';
-    s = str_of(g->namebuf, n);
+    s = gecko_str_of(g->namebuf, n);
     pb_jout_str(o, &s);
     return PB_OK;
 }
@@ -767,7 +767,7 @@ static pb_status write_thread(pb_gecko *g, g_out *o, g_thread *t, size_t ti, g_r
         nm = pb_strtab_str(&g->strs, g->tname[lid] - 1);
     } else {
         snprintf(buf, sizeof buf, "Thread-%s", t->label);
-        nm = str_of(buf, strlen(buf));
+        nm = gecko_str_of(buf, strlen(buf));
     }
     pb_jout_str(o, &nm);
     o_printf(o, ",\"processType\":\"default\",\"registerTime\":0,\"unregisterTime\":null,\"pid\":%u,\"tid\":", t->pid);
@@ -777,11 +777,11 @@ static pb_status write_thread(pb_gecko *g, g_out *o, g_thread *t, size_t ti, g_r
         /* a JSON number: digits, no leading zero ("070" stays a string) */
         o_puts(t->label, o);
     } else {
-        nm = str_of(t->label, strlen(t->label));
+        nm = gecko_str_of(t->label, strlen(t->label));
         pb_jout_str(o, &nm);
     }
     o_puts(",\"processName\":", o);
-    nm = str_of(g->w.title, strlen(g->w.title));
+    nm = gecko_str_of(g->w.title, strlen(g->w.title));
     pb_jout_str(o, &nm);
     /* samples, then one of no stack where the last one ends (the speedscope app
      * closes the last sample's frames there) */
@@ -929,7 +929,7 @@ static pb_status finish_out(pb_gecko *g, g_out *o)
                "\"presymbolicated\":true,\"markerSchema\":[],\"product\":",
             cat_json);
     {
-        pb_str t = str_of(g->w.title, strlen(g->w.title));
+        pb_str t = gecko_str_of(g->w.title, strlen(g->w.title));
         pb_jout_str(o, &t);
     }
     o_puts(",\"importedFrom\":", o);
@@ -938,7 +938,7 @@ static pb_status finish_out(pb_gecko *g, g_out *o)
         pb_str t;
         snprintf(from, sizeof from, "Devel::ProfileBridge " PB_VERSION_STRING "%s%s%s", *g->source ? " (" : "",
                  g->source, *g->source ? ")" : "");
-        t = str_of(from, strlen(from));
+        t = gecko_str_of(from, strlen(from));
         pb_jout_str(o, &t);
     }
     o_puts(",\"profbridge\":{\"sampleTimes\":\"", o);

@@ -387,7 +387,7 @@ static int put_bytes(pb_nytprof_writer *w, const void *data, size_t n)
 }
 
 /* The fast helpers below assume room() made REC_ROOM bytes available. */
-static inline void put_tag(pb_nytprof_writer *w, unsigned char tag)
+static inline void nytprof_out_put_tag(pb_nytprof_writer *w, unsigned char tag)
 {
     w->stage[w->slen++] = tag;
     w->bytes_in++;
@@ -429,7 +429,7 @@ static int put_str(pb_nytprof_writer *w, const pb_str *s, const char *what, pb_t
     if ((uint64_t)s->len > UINT32_MAX)
         return w_fail(w, PB_ERR_LIMIT, CHUNK_FMT ": %s is %zu bytes; the format holds at most 4 GiB - 1",
                       CHUNK_ARGS(w, tag), what, s->len);
-    put_tag(w, s->utf8 ? NYTP_STRING_UTF8 : NYTP_STRING);
+    nytprof_out_put_tag(w, s->utf8 ? NYTP_STRING_UTF8 : NYTP_STRING);
     put_u32(w, (uint32_t)s->len);
     return put_bytes(w, s->ptr, s->len);
 }
@@ -439,7 +439,7 @@ static int put_str(pb_nytprof_writer *w, const pb_str *s, const char *what, pb_t
 static int put_head_str(pb_nytprof_writer *w, unsigned char t, const pb_chunk *c, unsigned k, const pb_str *s,
                         const char *what)
 {
-    put_tag(w, t);
+    nytprof_out_put_tag(w, t);
     put_u32s(w, c->u, k);
     return put_str(w, s, what, c->tag);
 }
@@ -451,7 +451,7 @@ static int start_deflate(pb_nytprof_writer *w)
     int rc;
     if (room(w, 1) < 0)
         return -1;
-    put_tag(w, 'z');
+    nytprof_out_put_tag(w, 'z');
     if (flush_here(w) < 0)
         return -1;
     memset(&w->dest.z, 0, sizeof w->dest.z);
@@ -501,7 +501,7 @@ static int put_comment_text(pb_nytprof_writer *w, const char *p, size_t len)
 {
     if (room(w, 1) < 0)
         return -1;
-    put_tag(w, '#');
+    nytprof_out_put_tag(w, '#');
     if (put_bytes(w, p, len) < 0)
         return -1;
     if (len == 0 || p[len - 1] != '\n')
@@ -546,7 +546,7 @@ static int check_text(pb_nytprof_writer *w, const pb_chunk *c)
     return 0;
 }
 
-static int key_is(const pb_str *k, const char *name)
+static int nytprof_out_key_is(const pb_str *k, const char *name)
 {
     size_t n = strlen(name);
     return k->len == n && memcmp(k->ptr, name, n) == 0;
@@ -558,7 +558,7 @@ static int w_attribute(pb_nytprof_writer *w, const pb_chunk *c, unsigned char ta
     if (check_text(w, c) < 0)
         return -1;
     if (tag == ':') {
-        if (key_is(k, "ticks_per_sec")) {
+        if (nytprof_out_key_is(k, "ticks_per_sec")) {
             /* Perl numifies the value; 0 (or no number) makes nytprofhtml divide by zero */
             char num[64];
             double d;
@@ -577,11 +577,11 @@ static int w_attribute(pb_nytprof_writer *w, const pb_chunk *c, unsigned char ta
                               CHUNK_FMT ": ticks_per_sec is \"%s\"; nytprofhtml needs a non-zero number",
                               CHUNK_ARGS(w, c->tag), num);
             w->have_tps = 1;
-        } else if (key_is(k, "source_format")) {
+        } else if (nytprof_out_key_is(k, "source_format")) {
             /* a foreign stream, seen before the binary part starts */
             if (w->level_auto && !w->binary_started && !w->deflating)
                 w->level = PB_NYTPROF_WRITER_FOREIGN_LEVEL;
-        } else if (key_is(k, "nv_size") && !(v->len == 1 && v->ptr[0] == '8')) {
+        } else if (nytprof_out_key_is(k, "nv_size") && !(v->len == 1 && v->ptr[0] == '8')) {
             return w_fail(w, PB_ERR_UNSUPPORTED,
                           CHUNK_FMT ": nv_size is \"%.*s\"; this writer stores NVs as 8-byte doubles",
                           CHUNK_ARGS(w, c->tag), (int)(v->len > 20 ? 20 : v->len), v->ptr);
@@ -589,7 +589,7 @@ static int w_attribute(pb_nytprof_writer *w, const pb_chunk *c, unsigned char ta
     }
     if (room(w, 1) < 0)
         return -1;
-    put_tag(w, tag);
+    nytprof_out_put_tag(w, tag);
     if (put_bytes(w, k->ptr, k->len) < 0 || put_bytes(w, "=", 1) < 0 || put_bytes(w, v->ptr, v->len) < 0)
         return -1;
     return put_bytes(w, "\n", 1);
@@ -655,7 +655,7 @@ static int begin_binary(pb_nytprof_writer *w, const pb_chunk *c)
 static inline void put_timed(pb_nytprof_writer *w, unsigned char t, const pb_chunk *c, unsigned k)
 {
     w->have_time = 1;
-    put_tag(w, t);
+    nytprof_out_put_tag(w, t);
     put_u32(w, (uint32_t)c->ticks);
     put_u32s(w, c->u, k);
 }
@@ -743,7 +743,7 @@ static int w_string_record(pb_nytprof_writer *w, const pb_chunk *c)
         put_u32(w, c->u[3]);
         return put_str(w, &c->s[0], "called sub name", c->tag);
     case PB_T_SUB_RETURN:
-        put_tag(w, '<');
+        nytprof_out_put_tag(w, '<');
         put_u32(w, c->u[0]);
         put_nvs(w, c->n, 2);
         return put_str(w, &c->s[0], "sub name", c->tag);
@@ -771,7 +771,7 @@ static int w_record(pb_nytprof_writer *w, const pb_chunk *c)
         if (!w->have_pid_start || c->n[0] < w->first_start)
             w->first_start = c->n[0];
         w->have_pid_start = 1;
-        put_tag(w, 'P');
+        nytprof_out_put_tag(w, 'P');
         put_u32s(w, c->u, 2);
         put_nv(w, c->n[0]);
         return 0;
@@ -779,7 +779,7 @@ static int w_record(pb_nytprof_writer *w, const pb_chunk *c)
         if (!w->have_pid_end || c->n[0] > w->last_end)
             w->last_end = c->n[0];
         w->have_pid_end = 1;
-        put_tag(w, 'p');
+        nytprof_out_put_tag(w, 'p');
         put_u32(w, c->u[0]);
         put_nv(w, c->n[0]);
         return 0;
@@ -790,10 +790,10 @@ static int w_record(pb_nytprof_writer *w, const pb_chunk *c)
         put_timed(w, '*', c, 4);
         return 0;
     case PB_T_DISCOUNT:
-        put_tag(w, '-');
+        nytprof_out_put_tag(w, '-');
         return 0;
     case PB_T_SUB_ENTRY:
-        put_tag(w, '>');
+        nytprof_out_put_tag(w, '>');
         put_u32s(w, c->u, 2);
         return 0;
     default:
@@ -970,7 +970,7 @@ static pb_status fail_close(pb_nytprof_writer *w, pb_error *err)
 }
 
 /* the final checks, then flush */
-static int finish(pb_nytprof_writer *w)
+static int nytprof_out_finish(pb_nytprof_writer *w)
 {
     if (w->has_pending && write_pending(w) < 0)
         return -1;
@@ -1013,7 +1013,7 @@ pb_status pb_nytprof_writer_close(pb_nytprof_writer *w, pb_error *err)
 {
     if (!w)
         return err ? pb_fail_nooff(err, PB_ERR_IO, "no writer") : PB_ERR_IO;
-    if (w->failed || finish(w) < 0)
+    if (w->failed || nytprof_out_finish(w) < 0)
         return fail_close(w, err);
     if (w->dest.out) {
         pb_error e;

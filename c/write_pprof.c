@@ -46,20 +46,20 @@ static void put_varint(pbuf *b, uint64_t v)
 
 enum { WT_VARINT = 0, WT_LEN = 2 };
 
-static void put_tag(pbuf *b, uint32_t field, int wt) { put_varint(b, ((uint64_t)field << 3) | (uint64_t)wt); }
+static void pprof_out_put_tag(pbuf *b, uint32_t field, int wt) { put_varint(b, ((uint64_t)field << 3) | (uint64_t)wt); }
 
 /* a scalar field (proto3: zero is the default and is left out) */
 static void put_u(pbuf *b, uint32_t field, uint64_t v)
 {
     if (v) {
-        put_tag(b, field, WT_VARINT);
+        pprof_out_put_tag(b, field, WT_VARINT);
         put_varint(b, v);
     }
 }
 
 static void put_len(pbuf *b, uint32_t field, const void *d, size_t n)
 {
-    put_tag(b, field, WT_LEN);
+    pprof_out_put_tag(b, field, WT_LEN);
     put_varint(b, n);
     put(b, d, n);
 }
@@ -149,10 +149,10 @@ typedef struct pb_pprof {
 
 #define OOM(p) pb_fail((p)->w.err, PB_ERR_LIMIT, 0, "out of memory while building the pprof profile")
 
-static uint32_t h_func(const void *p, uint32_t i) { return ((const pb_pprof *)p)->funcs[i].hash; }
-static uint32_t h_loc(const void *p, uint32_t i) { return ((const pb_pprof *)p)->locs[i].hash; }
-static uint32_t h_thread(const void *p, uint32_t i) { return pb_mix64(((const pb_pprof *)p)->threads[i].key); }
-static uint32_t h_stack(const void *p, uint32_t i) { return ((const pb_pprof *)p)->stacks[i].hash; }
+static uint32_t pprof_out_h_func(const void *p, uint32_t i) { return ((const pb_pprof *)p)->funcs[i].hash; }
+static uint32_t pprof_out_h_loc(const void *p, uint32_t i) { return ((const pb_pprof *)p)->locs[i].hash; }
+static uint32_t pprof_out_h_thread(const void *p, uint32_t i) { return pb_mix64(((const pb_pprof *)p)->threads[i].key); }
+static uint32_t pprof_out_h_stack(const void *p, uint32_t i) { return ((const pb_pprof *)p)->stacks[i].hash; }
 
 static int str_id(pb_pprof *p, const char *s, size_t n, uint32_t *id)
 {
@@ -224,7 +224,7 @@ static pb_status pp_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
         goto location; /* no function: the address is all there is */
     /* the function */
     h = pb_mix64(((uint64_t)name << 32) ^ ((uint64_t)file << 8) ^ (uint64_t)first ^ ((uint64_t)sys << 40));
-    if (pb_index_reserve(&p->tfuncs, p->nfuncs, h_func, p) < 0)
+    if (pb_index_reserve(&p->tfuncs, p->nfuncs, pprof_out_h_func, p) < 0)
         return OOM(p);
     PB_INDEX_FIND(&p->tfuncs, h, j, i,
                   p->funcs[i].hash == h && p->funcs[i].name == name && p->funcs[i].file == file &&
@@ -245,7 +245,7 @@ location:
     /* the frame: (function, line, and where the source puts it) */
     h = pb_mix64(((uint64_t)fi << 32) ^ (uint64_t)line) ^ pb_mix64(fr->address ^ ((uint64_t)fr->mapping << 32) ^
                                                                    ((uint64_t)fr->place << 60));
-    if (pb_index_reserve(&p->tlocs, p->nlocs, h_loc, p) < 0)
+    if (pb_index_reserve(&p->tlocs, p->nlocs, pprof_out_h_loc, p) < 0)
         return OOM(p);
     PB_INDEX_FIND(&p->tlocs, h, j, i,
                   p->locs[i].hash == h && p->locs[i].func == fi && p->locs[i].line == line &&
@@ -266,11 +266,11 @@ location:
     return PB_OK;
 }
 
-static pb_status get_thread(pb_pprof *p, uint64_t key, uint32_t *ti)
+static pb_status pprof_out_get_thread(pb_pprof *p, uint64_t key, uint32_t *ti)
 {
     uint32_t i;
     size_t j;
-    if (pb_index_reserve(&p->tthreads, p->nthreads, h_thread, p) < 0)
+    if (pb_index_reserve(&p->tthreads, p->nthreads, pprof_out_h_thread, p) < 0)
         return OOM(p);
     PB_INDEX_FIND(&p->tthreads, pb_mix64(key), j, i, p->threads[i].key == key);
     if ((*ti = i) != PB_INDEX_NONE)
@@ -296,7 +296,7 @@ static pb_status pp_thread(pb_sample_sink *self, uint64_t key, uint32_t pid, uin
     uint32_t ti;
     pb_status st;
     (void)ppid;
-    if ((st = get_thread(p, key, &ti)) != PB_OK)
+    if ((st = pprof_out_get_thread(p, key, &ti)) != PB_OK)
         return st;
     p->threads[ti].pid = pid;
     if (label && str_id(p, label, strlen(label), &p->threads[ti].label) < 0)
@@ -344,7 +344,7 @@ static pb_status pp_sample(pb_sample_sink *self, uint64_t thread_key, const uint
     int pend = p->have_pend;
     p->tag_op = p->tag_status = 0; /* the tags are this sample's only */
     p->have_pend = 0;               /* so are the values and labels */
-    if ((st = get_thread(p, thread_key, &ti)) != PB_OK)
+    if ((st = pprof_out_get_thread(p, thread_key, &ti)) != PB_OK)
         return st;
     /* a stack's weight is at most its thread's: checking the threads' sums
      * (and their products with the interval, in pp_finish) covers both */
@@ -365,7 +365,7 @@ static pb_status pp_sample(pb_sample_sink *self, uint64_t thread_key, const uint
             return pb_fail(p->w.err, PB_ERR_CORRUPT, 0, "sample uses frame id %u, only %zu interned", ids[i], p->nlocs);
     h = pb_mix64(ti ^ ((uint64_t)p->base << 40) ^ ((uint64_t)op << 20) ^ ((uint64_t)status << 44)) ^
         pb_hash_bytes((const char *)ids, depth * sizeof *ids) ^ pb_mix64((uint64_t)labels << 8);
-    if (pb_index_reserve(&p->tstacks, p->nstacks, h_stack, p) < 0)
+    if (pb_index_reserve(&p->tstacks, p->nstacks, pprof_out_h_stack, p) < 0)
         return OOM(p);
     PB_INDEX_FIND(&p->tstacks, h, j, i,
                   p->stacks[i].hash == h && p->stacks[i].thread == ti && p->stacks[i].depth == depth &&
@@ -790,7 +790,7 @@ static pb_status pp_finish(pb_sample_sink *self)
             value_type(m, s, 11, p->period_type, p->period_unit);
         put_u(m, 12, (uint64_t)p->period);
         for (i = 0; i < p->ncomments; i++) {
-            put_tag(m, 13, WT_VARINT);
+            pprof_out_put_tag(m, 13, WT_VARINT);
             put_varint(m, p->comments[i]);
         }
         put_u(m, 14, p->dflt);

@@ -218,7 +218,7 @@ static size_t strip_at_line(const char *f, size_t n, uint32_t line)
     return line && n > bl && memcmp(f + n - bl, b, bl) == 0 ? n - bl : n;
 }
 
-static uint32_t key_hash(const pkey *k) { return pb_hash_bytes(k->func, k->flen) ^ pb_mix64(((uint64_t)k->file << 32) | k->line); }
+static uint32_t pstats_out_key_hash(const pkey *k) { return pb_hash_bytes(k->func, k->flen) ^ pb_mix64(((uint64_t)k->file << 32) | k->line); }
 
 typedef struct {
     pkey *k;
@@ -305,7 +305,7 @@ pb_status pb_pstats_write(const pb_cgraph *g, FILE *fp, pb_error *werr)
             k->flen = pass == 0 ? py_func(name, file, fn + fo) : (memcpy(fn + fo, name.ptr, name.len), name.len);
             if (pass == 0)
                 k->flen = strip_at_line(k->func, k->flen, k->line);
-            kh[i] = key_hash(k);
+            kh[i] = pstats_out_key_hash(k);
             if (pb_index_reserve(&kix, i, keyset_hash_of, &ks) < 0) {
                 st = pb_fail_nooff(werr, PB_ERR_LIMIT, "out of memory");
                 goto done;

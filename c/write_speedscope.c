@@ -64,7 +64,7 @@ typedef struct {
     uint64_t origin;       /* the earliest sample time (µs): time 0 of every timed thread */
     int time_order;        /* 0: every thread as summed stacks, whatever times its samples have (pb_options) */
     int have_origin;
-    uint64_t last_key;     /* the thread get_thread() found last (spans come thread by thread) */
+    uint64_t last_key;     /* the thread speedscope_out_get_thread() found last (spans come thread by thread) */
     uint32_t last_ti;
     int have_last;
     /* the threads' names (ATTRIBUTE thread_<label>_name: e.g. a block
@@ -78,14 +78,14 @@ typedef struct {
 #define NONE UINT32_MAX
 #define S_OOM(s) pb_fail((s)->w.err, PB_ERR_LIMIT, 0, "out of memory while building the speedscope file")
 
-static uint32_t frame_hash(uint32_t name, uint32_t file) { return pb_mix64(((uint64_t)name << 32) | file); }
+static uint32_t speedscope_out_frame_hash(uint32_t name, uint32_t file) { return pb_mix64(((uint64_t)name << 32) | file); }
 static uint32_t h_frame(const void *s, uint32_t i)
 {
     const s_frame *f = &((const pb_speedscope *)s)->frames[i];
-    return frame_hash(f->name, f->file);
+    return speedscope_out_frame_hash(f->name, f->file);
 }
-static uint32_t h_thread(const void *s, uint32_t i) { return pb_mix64(((const pb_speedscope *)s)->threads[i].key); }
-static uint32_t h_stack(const void *s, uint32_t i) { return ((const pb_speedscope *)s)->stacks[i].hash; }
+static uint32_t speedscope_out_h_thread(const void *s, uint32_t i) { return pb_mix64(((const pb_speedscope *)s)->threads[i].key); }
+static uint32_t speedscope_out_h_stack(const void *s, uint32_t i) { return ((const pb_speedscope *)s)->stacks[i].hash; }
 
 static pb_status sc_attribute(pb_sample_sink *self, const char *key, pb_str v)
 {
@@ -147,7 +147,7 @@ static pb_status sc_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
         pb_strtab_intern(&s->strs, fr->file.ptr ? fr->file.ptr : "", fr->file.len, &file) < 0 ||
         pb_index_reserve(&s->fix, s->nframes, h_frame, s) < 0)
         return S_OOM(s);
-    h = frame_hash(name, file);
+    h = speedscope_out_frame_hash(name, file);
     PB_INDEX_FIND(&s->fix, h, j, i, s->frames[i].name == name && s->frames[i].file == file);
     if (i != PB_INDEX_NONE) {
         f = &s->frames[i];
@@ -166,7 +166,7 @@ static pb_status sc_frame(pb_sample_sink *self, const pb_frame *fr, uint32_t *id
     return PB_OK;
 }
 
-static pb_status get_thread(pb_speedscope *s, uint64_t key, const char *label, uint32_t *ti)
+static pb_status speedscope_out_get_thread(pb_speedscope *s, uint64_t key, const char *label, uint32_t *ti)
 {
     size_t j;
     s_thread *t;
@@ -175,7 +175,7 @@ static pb_status get_thread(pb_speedscope *s, uint64_t key, const char *label, u
         *ti = s->last_ti;
         return PB_OK;
     }
-    if (pb_index_reserve(&s->tix, s->nthreads, h_thread, s) < 0)
+    if (pb_index_reserve(&s->tix, s->nthreads, speedscope_out_h_thread, s) < 0)
         return S_OOM(s);
     PB_INDEX_FIND(&s->tix, pb_mix64(key), j, i, s->threads[i].key == key);
     if (i != PB_INDEX_NONE) {
@@ -205,7 +205,7 @@ static pb_status sc_thread(pb_sample_sink *self, uint64_t key, uint32_t pid, uin
 {
     uint32_t ti;
     (void)pid, (void)ppid;
-    return get_thread((pb_speedscope *)self->ctx, key, label, &ti);
+    return speedscope_out_get_thread((pb_speedscope *)self->ctx, key, label, &ti);
 }
 
 /* the sample's record in its thread's chain, for a timed thread's events */
@@ -234,7 +234,7 @@ static pb_status sc_sample(pb_sample_sink *self, uint64_t key, const uint32_t *i
     size_t j, off;
     pb_status st;
     (void)ts;
-    if ((st = get_thread(s, key, NULL, &ti)) != PB_OK)
+    if ((st = speedscope_out_get_thread(s, key, NULL, &ti)) != PB_OK)
         return st;
     if (!weight)
         return PB_OK;
@@ -253,7 +253,7 @@ static pb_status sc_sample(pb_sample_sink *self, uint64_t key, const uint32_t *i
     if ((st = pb_checked_add(s->w.err, &s->threads[ti].total, weight, "a thread's sample weight", "")) != PB_OK)
         return st;
     h = pb_mix64(ti) ^ pb_hash_bytes((const char *)s->path, depth * sizeof *s->path);
-    if (pb_index_reserve(&s->six, s->nstacks, h_stack, s) < 0)
+    if (pb_index_reserve(&s->six, s->nstacks, speedscope_out_h_stack, s) < 0)
         return S_OOM(s);
     PB_INDEX_FIND(&s->six, h, j, si,
                   s->stacks[si].hash == h && s->stacks[si].thread == ti && s->stacks[si].depth == depth &&
@@ -284,7 +284,7 @@ static pb_status sc_span(pb_sample_sink *self, uint64_t key, uint32_t frame, uin
     uint32_t ti;
     s_thread *t;
     pb_status st;
-    if ((st = get_thread(s, key, NULL, &ti)) != PB_OK)
+    if ((st = speedscope_out_get_thread(s, key, NULL, &ti)) != PB_OK)
         return st;
     if (frame >= s->nframes)
         return pb_fail(s->w.err, PB_ERR_CORRUPT, 0, "span uses frame id %u, only %zu interned", frame, s->nframes);
@@ -427,7 +427,7 @@ typedef struct {
     pb_status st;
 } s_timed;
 
-static void close_to(s_timed *c, size_t m, uint64_t at)
+static void speedscope_out_close_to(s_timed *c, size_t m, uint64_t at)
 {
     while (c->nopen > m) {
         c->nopen--;
@@ -454,11 +454,11 @@ static void timed_one(void *p, const pb_tick_rec *r)
     if (at < c->end)
         at = c->end; /* overlaps the sample before: starts at its end */
     if (at > c->end) {
-        close_to(c, 0, c->end); /* idle from the end of the sample before */
+        speedscope_out_close_to(c, 0, c->end); /* idle from the end of the sample before */
     } else {
         while (m < c->nopen && m < sk->depth && c->open[m] == fr[m])
             m++;
-        close_to(c, m, at);
+        speedscope_out_close_to(c, m, at);
     }
     if (pb_grow((void **)&c->open, &c->copen, sk->depth, sizeof *c->open) < 0) {
         c->st = S_OOM(s);
@@ -486,7 +486,7 @@ static pb_status write_timed(pb_speedscope *s, s_thread *th, s_out *w, uint64_t 
     PB_JOUT_LIT(w, ",\"unit\":\"nanoseconds\",\"startValue\":0,\"events\":[");
     st = pb_tick_walk(&s->spool, &th->ticks, tmp, timed_one, &c);
     if (st == PB_OK && (st = c.st) == PB_OK) {
-        close_to(&c, 0, c.end);
+        speedscope_out_close_to(&c, 0, c.end);
         PB_JOUT_LIT(w, "],\"endValue\":");
         pb_jout_u64(w, c.end);
     }
@@ -495,7 +495,7 @@ static pb_status write_timed(pb_speedscope *s, s_thread *th, s_out *w, uint64_t 
 }
 
 /* a name is UTF-8 text only when it is valid UTF-8 (the model's rule); else bytes */
-static pb_str str_of(const char *p, size_t n) { return pb_str_make(p, n, pb_str_wide(p, n)); }
+static pb_str speedscope_out_str_of(const char *p, size_t n) { return pb_str_make(p, n, pb_str_wide(p, n)); }
 
 /* Over 80 lines, kept whole: the shared frame list, then each thread's profile, written in the
  * order the file lays them out. */
@@ -508,7 +508,7 @@ static pb_status sc_finish(pb_sample_sink *self)
     s_out *w;
     pb_tick_rec *tmp = NULL;
     uint64_t unit = s->facts.weight_ns ? 1 : s->facts.interval_ns; /* ns per unit of weight; 0: counts */
-    pb_str t = str_of(s->w.title, strlen(s->w.title));
+    pb_str t = speedscope_out_str_of(s->w.title, strlen(s->w.title));
     for (i = 0; i < s->nthreads; i++) {
         uint64_t ns;
         pb_status st;
@@ -554,7 +554,7 @@ static pb_status sc_finish(pb_sample_sink *self)
             free(tmp);
             return s->w.err->status;
         }
-        l = str_of(nm, strlen(nm));
+        l = speedscope_out_str_of(nm, strlen(nm));
         if (th->nspans || (th->timed && unit)) {
             pb_status st;
             fputs(i ? ",{\"type\":\"evented\",\"name\":" : "{\"type\":\"evented\",\"name\":", o);

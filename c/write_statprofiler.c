@@ -478,7 +478,7 @@ pb_status pb_spw_start_sample(pb_spw *w, uint32_t weight, pb_str op_name)
 }
 
 /* a string at q, as w_string() puts it; returns the byte after it */
-static unsigned char *str_at(unsigned char *q, pb_str s)
+static unsigned char *statprofiler_out_str_at(unsigned char *q, pb_str s)
 {
     *q++ = s.utf8 ? 1 : 0;
     q += venc(q, (uint32_t)s.len);
@@ -496,7 +496,7 @@ pb_status pb_spw_sub_frame(pb_spw *w, pb_str package, pb_str name, pb_str file, 
         unsigned char *q = w->buf + w->len;
         *q++ = 3;
         q += venc(q, (uint32_t)payload);
-        q = str_at(str_at(str_at(q, package), name), file);
+        q = statprofiler_out_str_at(statprofiler_out_str_at(statprofiler_out_str_at(q, package), name), file);
         q += venc(q, (uint32_t)line);
         q += venc(q, (uint32_t)first_line);
         w->len = (size_t)(q - w->buf);
@@ -770,7 +770,7 @@ static pb_status k_use(pb_spw_sink *k, size_t ti)
     return PB_OK;
 }
 
-static uint32_t h_thread(const void *k, uint32_t i) { return pb_mix64(((const pb_spw_sink *)k)->th[i].key); }
+static uint32_t statprofiler_out_h_thread(const void *k, uint32_t i) { return pb_mix64(((const pb_spw_sink *)k)->th[i].key); }
 
 /* Before the first trace's header: what a tick is.  A StatProfiler record's
  * weight counts ticks of the header's interval (µs), so ns weights (recorded
@@ -810,7 +810,7 @@ static k_thread *k_thread_get(pb_spw_sink *k, uint64_t key, uint32_t pid, pb_sta
     *st = PB_OK;
     if ((*st = k_units(k)) != PB_OK)
         return NULL;
-    if (pb_index_reserve(&k->tab, k->nth, h_thread, k) < 0) {
+    if (pb_index_reserve(&k->tab, k->nth, statprofiler_out_h_thread, k) < 0) {
         *st = k_oom(k);
         return NULL;
     }
