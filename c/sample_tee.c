@@ -192,7 +192,8 @@ static pb_status tee_sample(pb_sample_sink *self, uint64_t thread_key, const uin
     if (t->ss.tick_joins) { /* each_tick: held for a run that may join it */
         if (depth > t->held_cap && pb_grow((void **)&t->held_ids, &t->held_cap, depth, sizeof *t->held_ids) < 0)
             return pb_fail(self->err, PB_ERR_LIMIT, 0, "out of memory counting the losses (a stack)");
-        memcpy(t->held_ids, t->ids, (size_t)depth * sizeof *t->ids);
+        if (depth) /* (an empty stack may have no arrays yet) */
+            memcpy(t->held_ids, t->ids, (size_t)depth * sizeof *t->ids);
         t->held = 1;
         t->held_key = thread_key;
         t->held_depth = depth;
