@@ -153,14 +153,15 @@ static pb_status tee_sample(pb_sample_sink *self, uint64_t thread_key, const uin
     /* the writer sums stacks: a run of samples of one stack (its ids) goes
      * to it as one (samples.h sums_stacks); each to the fold */
     same = t->run_on && thread_key == t->run_key && depth == t->run_depth && weight && weight < TEE_RUN_MAX &&
-           t->run_weight + weight < TEE_RUN_MAX && !memcmp(ids, t->run_ids, (size_t)depth * sizeof *ids);
+           t->run_weight + weight < TEE_RUN_MAX && (!depth || !memcmp(ids, t->run_ids, (size_t)depth * sizeof *ids));
     if (same) {
         t->run_weight += weight;
     } else {
         FLUSH(t);
         if (t->runs && !tagged && weight && weight < TEE_RUN_MAX &&
             (depth <= t->run_cap || pb_grow((void **)&t->run_ids, &t->run_cap, depth, sizeof *t->run_ids) == 0)) {
-            memcpy(t->run_ids, ids, (size_t)depth * sizeof *ids);
+            if (depth) /* (an empty stack may have no arrays yet) */
+                memcpy(t->run_ids, ids, (size_t)depth * sizeof *ids);
             t->run_on = 1;
             t->run_key = thread_key;
             t->run_depth = depth;
